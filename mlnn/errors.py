@@ -1,0 +1,22 @@
+"""The project's exception types.
+
+Every error that bad input can provoke is raised as (a subclass of) :class:`MLNNError`, with a
+message that names the argument, file or line at fault. ``MLNNError`` derives from ``ValueError``
+so that code catching ``ValueError`` keeps working.
+"""
+
+
+class MLNNError(ValueError):
+    """Bad input or an impossible request: the message says which argument and why."""
+
+
+class DataFormatError(MLNNError):
+    """A data file is malformed; the message names the file and, where known, the line."""
+
+
+class ChecksumError(MLNNError):
+    """A downloaded or cached file does not have the expected SHA-256 checksum."""
+
+
+class ModelFileError(MLNNError):
+    """A model file is truncated, tampered with, or of an unknown format version."""
