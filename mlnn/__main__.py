@@ -1,0 +1,5 @@
+import sys
+
+from mlnn.cli import main
+
+sys.exit(main())
