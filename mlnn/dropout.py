@@ -1,0 +1,53 @@
+"""Dropout (Hinton et al. 2012; paper Sec. 3.5), as explicit masks.
+
+Each unit is kept with probability 1 − rate. We use *inverted* dropout: a kept unit is scaled by
+1 / (1 − rate) during training, so the mask entries are 0 or 1/(1 − rate) and nothing changes at
+test time. This is equivalent to Hinton et al.'s weight scaling (train unscaled, multiply the
+outgoing weights by 1 − rate at test time): both make the expected training-time input of the next
+layer equal its test-time input.
+
+The masks are plain arrays made from an explicit ``numpy.random.Generator``, so a forward/backward
+pass with a fixed mask is deterministic and can be gradient-checked.
+"""
+
+import numpy as np
+
+from mlnn.errors import MLNNError
+
+
+def check_rate(rate, name="dropout"):
+    """Validate a dropout rate: a number in [0, 1)."""
+    if not isinstance(rate, (int, float, np.floating)) or not 0 <= rate < 1:
+        raise MLNNError(f"{name} must be a number in [0, 1), got {rate!r}")
+    return float(rate)
+
+
+def hidden_mask(shape, rate, rng, dtype=np.float64):
+    """A dropout mask for the hidden units h (n × F): entries 0 or 1/(1 − rate), or None if rate 0."""
+    rate = check_rate(rate)
+    if rate == 0:
+        return None
+    keep = rng.random(shape, dtype=np.float32) >= rate
+    return keep.astype(dtype) * np.dtype(dtype).type(1 / (1 - rate))
+
+
+def input_mask(X, rate, rng):
+    """A dropout mask over the *stored* entries of a CSR input X: one value per ``X.data`` entry.
+
+    Zero inputs contribute nothing whether dropped or not, so only the nonzeros need a mask; the
+    dropped input is ``X`` with ``data * mask`` (see :func:`apply_input_mask`). Returns None if rate 0.
+    """
+    rate = check_rate(rate, "input_dropout")
+    if rate == 0:
+        return None
+    keep = rng.random(X.nnz, dtype=np.float32) >= rate
+    return keep.astype(X.dtype) * X.dtype.type(1 / (1 - rate))
+
+
+def apply_input_mask(X, mask):
+    """The CSR matrix X with its stored values multiplied by ``mask`` (X itself is not modified)."""
+    if mask is None:
+        return X
+    X_dropped = X.copy()
+    X_dropped.data = X.data * mask
+    return X_dropped

@@ -1,0 +1,166 @@
+"""The two loss functions of the paper and their output deltas δ2 = ∂J/∂z2 (Sec. 3.2, 3.4).
+
+Notation (one document per row): ``z2`` (n × L) output pre-activations, ``o = f_o(z2)`` (n × L)
+outputs, ``Y`` (n × L, dense 0/1) the relevant labels y; ȳ are the irrelevant ones.
+
+Each loss is paired explicitly with its output activation (:attr:`Loss.output`): the delta it
+returns is ∂J/∂z2 *through that activation*, so the network never assumes ``o − y``.
+
+Reduction. ``per_document`` returns the loss J_i of each document; ``value`` is the mean over the
+n documents of the minibatch, J = (1/n) Σ_i J_i. ``delta`` returns the paper's per-document δ2
+(row i is ∂J_i/∂z2_i); the network divides by n when it forms the parameter gradients, so those
+are the gradients of the mean J.
+"""
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+from scipy.special import log_expit
+
+from mlnn.activations import ACTIVATIONS
+from mlnn.errors import MLNNError
+
+
+class Loss(ABC):
+    """Base class: a loss J(o, y) paired with its output activation ``output``."""
+
+    name = None
+    output = None
+
+    @abstractmethod
+    def per_document(self, z2, o, Y):
+        """J_i for each row, shape (n,)."""
+
+    @abstractmethod
+    def delta(self, z2, o, Y):
+        """δ2 = ∂J_i/∂z2_i for each row, shape (n, L)."""
+
+    def value(self, z2, o, Y):
+        """J = (1/n) Σ_i J_i, the mean loss over the minibatch."""
+        return float(np.mean(self.per_document(z2, o, Y))) if len(Y) else 0.0
+
+    def excluded(self, Y):
+        """Boolean mask of documents the loss is undefined for (and so leaves out); none here."""
+        return np.zeros(len(Y), dtype=bool)
+
+
+class CrossEntropy(Loss):
+    r"""Cross-entropy over independent sigmoid outputs (paper Eq. 6).
+
+    J_i = − Σ_l [ y_l log o_l + (1 − y_l) log(1 − o_l) ],   o_l = σ(z2_l).
+
+    Computed from the logits with log σ(z) and log(1 − σ(z)) = log σ(−z)
+    (:func:`scipy.special.log_expit`), so it is finite for any finite z2.
+
+    Delta (Sec. 3.2): with δ2_l = ∂J/∂o_l · f_o'(z2_l) and f_o' = o(1 − o),
+
+        δ2_l = ( −y_l / o_l + (1 − y_l) / (1 − o_l) ) · o_l (1 − o_l) = o_l − y_l.
+    """
+
+    name = "ce"
+    output = ACTIVATIONS["sigmoid"]
+
+    def per_document(self, z2, o, Y):
+        return -(Y * log_expit(z2) + (1 - Y) * log_expit(-z2)).sum(axis=1)
+
+    def delta(self, z2, o, Y):
+        return o - Y
+
+
+class PairwiseExponential(Loss):
+    r"""BP-MLL's pairwise exponential error (PWE, paper Eq. 3) over tanh outputs.
+
+    J_i = 1 / (|y| |ȳ|) · Σ_{p ∈ y} Σ_{n ∈ ȳ} exp(−(o_p − o_n)).
+
+    Delta (Sec. 3.4), with f_o'(z) = (1 + o)(1 − o) for tanh outputs:
+
+        δ2_p = −1/(|y||ȳ|) · Σ_{n ∈ ȳ} exp(−(o_p − o_n)) · (1 + o_p)(1 − o_p)     for p ∈ y
+        δ2_n = +1/(|y||ȳ|) · Σ_{p ∈ y} exp(−(o_p − o_n)) · (1 + o_n)(1 − o_n)     for n ∈ ȳ
+
+    Two forms compute the same numbers:
+
+    ``form="pairwise"``: the literal double sum, O(|y| · |ȳ|) per document — the cost the paper
+    attributes to PWE (up to L²/4 pairs).
+
+    ``form="factorised"`` (default): exp(−(o_p − o_n)) = exp(−o_p) · exp(o_n), so the double sum is
+    a product of two single sums, S_y = Σ_{p∈y} exp(−o_p) and S_ȳ = Σ_{n∈ȳ} exp(o_n):
+
+        J_i = S_y · S_ȳ / (|y||ȳ|),
+        ∂J_i/∂o_p = −exp(−o_p) · S_ȳ / (|y||ȳ|),   ∂J_i/∂o_n = exp(o_n) · S_y / (|y||ȳ|),
+
+    which is O(L) per document. Since o ∈ [−1, 1] every exponential lies in [e⁻¹, e].
+
+    Undefined documents. PWE needs at least one relevant and one irrelevant label. As in BP-MLL,
+    documents with no relevant label or with all labels relevant are excluded: their J_i and δ2
+    rows are 0 (they still count in the minibatch size n of the mean). :meth:`excluded` says which.
+    """
+
+    name = "pwe"
+    output = ACTIVATIONS["tanh"]
+    FORMS = ("factorised", "pairwise")
+
+    def __init__(self, form="factorised"):
+        if form not in self.FORMS:
+            raise MLNNError(f"unknown PWE form {form!r}; choose one of {list(self.FORMS)}")
+        self.form = form
+
+    def __repr__(self):
+        return f"PairwiseExponential(form={self.form!r})"
+
+    def excluded(self, Y):
+        n_relevant = np.count_nonzero(Y, axis=1)
+        return (n_relevant == 0) | (n_relevant == Y.shape[1])
+
+    def per_document(self, z2, o, Y):
+        if self.form == "pairwise":
+            return self._pairwise(o, Y)[0]
+        return self._factorised(o, Y)[0]
+
+    def delta(self, z2, o, Y):
+        dJ_do = self._pairwise(o, Y)[1] if self.form == "pairwise" else self._factorised(o, Y)[1]
+        return dJ_do * self.output.grad(z2, o)
+
+    def _normaliser(self, Y):
+        """1 / (|y||ȳ|) per document, 0 for excluded documents."""
+        n_relevant = np.count_nonzero(Y, axis=1)
+        pairs = n_relevant * (Y.shape[1] - n_relevant)
+        return np.divide(1.0, pairs, out=np.zeros(len(Y)), where=pairs > 0).astype(Y.dtype)
+
+    def _factorised(self, o, Y):
+        """(J_i, ∂J_i/∂o) by the factorised O(L) form."""
+        relevant = Y > 0
+        norm = self._normaliser(Y)[:, None]
+        exp_o = np.exp(o)
+        exp_minus_o = 1 / exp_o
+        S_y = np.where(relevant, exp_minus_o, 0).sum(axis=1, keepdims=True)
+        S_ybar = np.where(relevant, 0, exp_o).sum(axis=1, keepdims=True)
+        J = (norm * S_y * S_ybar)[:, 0]
+        dJ_do = norm * np.where(relevant, -exp_minus_o * S_ybar, exp_o * S_y)
+        return J, dJ_do
+
+    def _pairwise(self, o, Y):
+        """(J_i, ∂J_i/∂o) by the literal double sum over (relevant, irrelevant) pairs."""
+        J = np.zeros(len(o), dtype=o.dtype)
+        dJ_do = np.zeros_like(o)
+        norm = self._normaliser(Y)
+        for i in np.flatnonzero(norm):
+            p = np.flatnonzero(Y[i] > 0)
+            n = np.flatnonzero(Y[i] == 0)
+            E = np.exp(-(o[i, p][:, None] - o[i, n][None, :]))   # E[a, b] = exp(−(o_p − o_n))
+            J[i] = norm[i] * E.sum()
+            dJ_do[i, p] = -norm[i] * E.sum(axis=1)
+            dJ_do[i, n] = norm[i] * E.sum(axis=0)
+        return J, dJ_do
+
+
+LOSSES = {"ce": CrossEntropy, "pwe": PairwiseExponential}
+
+
+def get_loss(name):
+    """A loss by name (``ce`` or ``pwe``), or pass a :class:`Loss` instance through."""
+    if isinstance(name, Loss):
+        return name
+    try:
+        return LOSSES[name]()
+    except (KeyError, TypeError):
+        raise MLNNError(f"unknown loss {name!r}; choose one of {sorted(LOSSES)}") from None

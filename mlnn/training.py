@@ -1,0 +1,182 @@
+"""Minibatch training: shuffling, dropout, validation every k updates, early stopping (Sec. 3.5, 4).
+
+:func:`train` runs epochs of minibatch updates
+
+    forward (with dropout masks) → δ2 = loss.delta → backward → optimizer.step
+
+and, every ``eval_every`` parameter updates, evaluates the network on validation data. The x-axis
+of the paper's convergence plots (Figs. 3, 4) is this number of parameter updates; each
+evaluation is one record of the returned :class:`History`.
+
+Early stopping (:class:`EarlyStopping`) watches one validation measure (rank loss by default,
+as the paper selects on it), keeps a copy of the best parameters, stops after ``patience``
+evaluations without improvement and restores the best parameters at the end.
+"""
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mlnn.dropout import apply_input_mask, check_rate, hidden_mask, input_mask
+from mlnn.errors import MLNNError
+from mlnn.validation import check_X, check_Y, check_positive_int
+
+
+@dataclass
+class History:
+    """One record per evaluation: ``updates``, ``epoch``, ``elapsed`` (s), ``train_loss`` (mean
+    loss over the minibatches since the previous record), ``excluded`` (documents the loss left
+    out so far, see :meth:`mlnn.losses.Loss.excluded`) and the validation measures."""
+
+    records: list = field(default_factory=list)
+    best: dict = None
+    stopped_early: bool = False
+
+    def column(self, key):
+        """The values of one field over the records, as an array."""
+        return np.array([record.get(key, np.nan) for record in self.records], dtype=float)
+
+    def as_dict(self):
+        """A plain-data copy (for saving): ``{key: [values...]}``."""
+        keys = sorted({key for record in self.records for key in record})
+        return {key: self.column(key).tolist() for key in keys}
+
+
+class EarlyStopping:
+    """Stop when ``monitor`` has not improved by more than ``min_delta`` for ``patience`` evaluations.
+
+    ``mode`` is ``"min"`` (rank loss, one-error, coverage) or ``"max"`` (MAP, F1).
+    """
+
+    def __init__(self, monitor="rankloss", mode="min", patience=5, min_delta=0.0):
+        if mode not in ("min", "max"):
+            raise MLNNError(f"unknown early-stopping mode {mode!r}; choose 'min' or 'max'")
+        self.monitor, self.mode = monitor, mode
+        self.patience = check_positive_int(patience, "patience")
+        self.min_delta = float(min_delta)
+        self.best_value, self.best_params, self.best_record, self.bad_evaluations = None, None, None, 0
+
+    def improved(self, value):
+        if self.best_value is None:
+            return True
+        gain = self.best_value - value if self.mode == "min" else value - self.best_value
+        return gain > self.min_delta
+
+    def update(self, record, params):
+        """Register one evaluation; returns True when training should stop."""
+        if self.monitor not in record:
+            raise MLNNError(f"early stopping monitors {self.monitor!r}, which validation does not "
+                            f"report; it reports {sorted(record)}")
+        value = record[self.monitor]
+        if self.improved(value):
+            self.best_value, self.best_record, self.bad_evaluations = value, dict(record), 0
+            self.best_params = {name: array.copy() for name, array in params.items()}
+        else:
+            self.bad_evaluations += 1
+        return self.bad_evaluations >= self.patience
+
+    def restore(self, params):
+        """Copy the best parameters back into ``params`` (in place)."""
+        if self.best_params is not None:
+            for name, array in self.best_params.items():
+                params[name][...] = array
+
+
+def ranking_validation(network, X_val, Y_val):
+    """The default validation: the four ranking measures of :mod:`mlnn.metrics` on (X_val, Y_val)."""
+    from mlnn.metrics import ranking_measures
+    return ranking_measures(Y_val, network.scores(X_val))
+
+
+def minibatches(X, Y, batch_size, rng):
+    """One epoch of (X_batch, Y_batch) in a random order: X and Y are permuted once, then sliced.
+
+    Slicing contiguous rows of CSR is cheap (no index sorting); Y_batch is dense 0/1 in X's dtype.
+    """
+    order = rng.permutation(X.shape[0])
+    X, Y = X[order], Y[order]
+    for start in range(0, X.shape[0], batch_size):
+        stop = start + batch_size
+        yield X[start:stop], Y[start:stop].toarray().astype(X.dtype)
+
+
+def train(network, loss, optimizer, X, Y, *, batch_size=64, max_epochs=100, max_updates=None,
+          dropout=0.0, input_dropout=0.0, X_val=None, Y_val=None, eval_every=None,
+          validate=ranking_validation, early_stopping=None, callbacks=(), random_state=None,
+          verbose=None):
+    """Train ``network`` in place with minibatch gradient descent; returns a :class:`History`.
+
+    X (n × D, CSR or dense) and Y (n × L, 0/1) are the training data; ``loss`` must be paired with
+    the network's output activation. ``dropout`` is the rate on the hidden units, ``input_dropout``
+    on the input features. ``eval_every`` counts parameter updates between evaluations (default:
+    once per epoch); with validation data each record carries ``validate(network, X_val, Y_val)``.
+    ``callbacks`` are called as ``callback(record, network)`` after each evaluation; one returning
+    True stops training. ``verbose`` is a callable taking each record (e.g. a progress printer).
+    """
+    if loss.output.name != network.output.name:
+        raise MLNNError(f"loss {loss.name!r} needs {loss.output.name} output units, but the network "
+                        f"has {network.output.name} outputs")
+    D, F, L = network.shape
+    X = check_X(X, "X", n_features=D, dtype=network.dtype)
+    Y = check_Y(Y, "Y", n_samples=X.shape[0], n_labels=L)
+    if X.shape[0] == 0:
+        raise MLNNError("X has no documents to train on")
+    if (X_val is None) != (Y_val is None):
+        raise MLNNError("give both X_val and Y_val, or neither")
+    if X_val is not None:
+        X_val = check_X(X_val, "X_val", n_features=D, dtype=network.dtype)
+        Y_val = check_Y(Y_val, "Y_val", n_samples=X_val.shape[0], n_labels=L)
+    if early_stopping is not None and X_val is None:
+        raise MLNNError("early stopping needs validation data (X_val, Y_val)")
+    batch_size = check_positive_int(batch_size, "batch_size")
+    max_epochs = check_positive_int(max_epochs, "max_epochs")
+    dropout, input_dropout = check_rate(dropout), check_rate(input_dropout, "input_dropout")
+    batches_per_epoch = -(-X.shape[0] // batch_size)
+    eval_every = batches_per_epoch if eval_every is None else check_positive_int(eval_every,
+                                                                                  "eval_every")
+    rng = np.random.default_rng(random_state)
+    history = History()
+    state = {"updates": 0, "loss_sum": 0.0, "batches": 0, "excluded": 0, "start": time.perf_counter()}
+
+    def evaluate(epoch):
+        optimizer.flush(network.params)
+        record = {"updates": state["updates"], "epoch": epoch,
+                  "train_loss": state["loss_sum"] / max(state["batches"], 1),
+                  "excluded": state["excluded"]}
+        if X_val is not None:
+            record.update(validate(network, X_val, Y_val))
+        record["elapsed"] = time.perf_counter() - state["start"]
+        state["loss_sum"], state["batches"] = 0.0, 0
+        history.records.append(record)
+        if verbose is not None:
+            verbose(record)
+        stop = early_stopping is not None and early_stopping.update(record, network.params)
+        return any([bool(callback(record, network)) for callback in callbacks]) or stop
+
+    stop = False
+    for epoch in range(1, max_epochs + 1):
+        for X_batch, Y_batch in minibatches(X, Y, batch_size, rng):
+            X_batch = apply_input_mask(X_batch, input_mask(X_batch, input_dropout, rng))
+            mask = hidden_mask((X_batch.shape[0], F), dropout, rng, network.dtype)
+            cache = network.forward(X_batch, mask)
+            delta2 = loss.delta(cache.z2, cache.o, Y_batch)
+            optimizer.step(network.params, network.backward(cache, delta2).params())
+            state["updates"] += 1
+            state["batches"] += 1
+            state["loss_sum"] += loss.value(cache.z2, cache.o, Y_batch)
+            state["excluded"] += int(np.count_nonzero(loss.excluded(Y_batch)))
+            if state["updates"] % eval_every == 0 or state["updates"] == max_updates:
+                stop = evaluate(epoch)
+            if stop or state["updates"] == max_updates:
+                break
+        if stop or state["updates"] == max_updates:
+            break
+    if state["batches"]:
+        evaluate(epoch)
+    optimizer.flush(network.params)
+    if early_stopping is not None:
+        history.stopped_early = stop
+        history.best = early_stopping.best_record
+        early_stopping.restore(network.params)
+    return history

@@ -1,0 +1,86 @@
+"""Input checks shared by the network, the trainer and the estimator.
+
+Each check either returns the input in the canonical form (X: CSR with sorted indices, float of
+the requested dtype; Y: dense or CSR 0/1) or raises :class:`~mlnn.errors.MLNNError` naming the
+argument and the problem, so that bad input never surfaces as a traceback from inside NumPy.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from mlnn.errors import MLNNError
+
+
+def check_X(X, name="X", n_features=None, dtype=np.float64):
+    """Return X (n × D) as a CSR matrix of ``dtype`` with sorted indices.
+
+    Accepts any scipy.sparse matrix/array or a dense 2-D array-like. Dense input is converted to
+    CSR, so dense and sparse input take the same code path and give identical results.
+    """
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+    else:
+        try:
+            X = np.asarray(X)
+        except Exception as error:  # e.g. ragged nested lists
+            raise MLNNError(f"{name} must be a 2-D array or sparse matrix: {error}") from None
+        if X.ndim != 2:
+            raise MLNNError(f"{name} must be 2-D (documents × features), got shape {X.shape}")
+        if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
+            raise MLNNError(f"{name} must hold real numbers, got dtype {X.dtype}")
+        X = sp.csr_matrix(X)
+    if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
+        raise MLNNError(f"{name} must hold real numbers, got dtype {X.dtype}")
+    if X.dtype != dtype:
+        X = X.astype(dtype)
+    if not np.all(np.isfinite(X.data)):
+        bad = np.flatnonzero(~np.isfinite(X.data))[0]
+        row = np.searchsorted(X.indptr, bad, side="right") - 1
+        raise MLNNError(f"{name} contains NaN or infinite values (first in row {row})")
+    if n_features is not None and X.shape[1] != n_features:
+        raise MLNNError(f"{name} has {X.shape[1]} features (columns), expected {n_features}")
+    if not X.has_sorted_indices:
+        X = X.sorted_indices()
+    return X
+
+
+def check_Y(Y, name="Y", n_samples=None, n_labels=None):
+    """Return the 0/1 label matrix Y (n × L) as CSR int8; raise if it is not 0/1 or mis-shaped."""
+    if sp.issparse(Y):
+        Y = sp.csr_matrix(Y)
+        values = Y.data
+    else:
+        Y = np.asarray(Y)
+        if Y.ndim != 2:
+            raise MLNNError(f"{name} must be 2-D (documents × labels), got shape {Y.shape}")
+        values = Y.ravel()
+    if values.dtype.kind not in "biuf":
+        raise MLNNError(f"{name} must hold 0/1 values, got dtype {values.dtype}")
+    if values.size and not np.all((values == 0) | (values == 1)):
+        raise MLNNError(f"{name} must be a 0/1 label matrix; found values other than 0 and 1")
+    if n_samples is not None and Y.shape[0] != n_samples:
+        raise MLNNError(f"{name} has {Y.shape[0]} rows but X has {n_samples} documents")
+    if n_labels is not None and Y.shape[1] != n_labels:
+        raise MLNNError(f"{name} has {Y.shape[1]} labels (columns), expected {n_labels}")
+    Y = sp.csr_matrix(Y, dtype=np.int8)
+    Y.eliminate_zeros()
+    return Y
+
+
+def check_positive_int(value, name):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise MLNNError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def check_positive_float(value, name):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
+            or not np.isfinite(value) or value <= 0:
+        raise MLNNError(f"{name} must be a positive finite number, got {value!r}")
+    return float(value)
+
+
+def check_choice(value, name, choices):
+    if value not in choices:
+        raise MLNNError(f"unknown {name} {value!r}; choose one of {list(choices)}")
+    return value
