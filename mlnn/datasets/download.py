@@ -1,0 +1,143 @@
+"""Downloads of the canonical public archives, verified by SHA-256.
+
+All URLs and checksums live in :data:`SOURCES` (files that :func:`fetch` can download and
+verify) and :data:`MANUAL_SOURCES` (where the other datasets are published; their archives
+are RAR files or converted copies, so there is no single canonical file to pin).
+
+:func:`fetch_file` streams the download into a temporary file in the destination directory,
+hashing on the way; only a file with the expected checksum is moved into place (an atomic
+``os.replace``), so an interrupted or corrupted download never leaves a half-written file under
+the final name. A file that is already present and verifies is not downloaded again.
+"""
+
+import hashlib
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from mlnn.errors import ChecksumError, MLNNError
+
+
+@dataclass(frozen=True)
+class Source:
+    """One downloadable file: where it goes under the data directory, its URL and SHA-256."""
+    filename: str
+    url: str
+    sha256: str
+
+
+#: Datasets whose canonical archive is pinned by checksum.
+SOURCES = {
+    # Lewis's Distribution 1.0 as served by the UCI KDD archive (22 SGML files at the top level).
+    "reuters21578": [Source(
+        "reuters21578.tar.gz",
+        "https://kdd.ics.uci.edu/databases/reuters21578/reuters21578.tar.gz",
+        "faf916d4b6a55544cf1683b6e13fb3061ce6bd0ecb6856b72edb124ade10823e")],
+}
+
+#: Where the datasets without a pinned archive are published (placed by hand under MLNN_DATA).
+MANUAL_SOURCES = {
+    "mulan": "https://mulan.sourceforge.net/datasets-mlc.html (RAR archives of ARFF + XML; "
+             "unpack into mulan/<name>/)",
+    "rcv1subsets": "https://github.com/fcharte/mldr.datasets additional-data/rcv1sub*.rda "
+                   "(converted to rcv1subsets/derived/*.arff.gz + .xml)",
+    "reutersk500": "https://github.com/fcharte/mldr.datasets additional-data/reutersk500.rda",
+    "stackex": "https://github.com/fcharte/mldr.datasets stackex_*.rda",
+}
+
+_CHUNK = 1 << 20
+
+
+def sha256_file(path):
+    """Hex SHA-256 of the file at ``path``."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(_CHUNK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify(path, sha256):
+    """Raise ChecksumError unless the file at ``path`` has the SHA-256 ``sha256``."""
+    actual = sha256_file(path)
+    if actual != sha256.lower():
+        raise ChecksumError(f"{path}: SHA-256 is {actual}, expected {sha256.lower()}")
+
+
+def fetch_file(url, destination, sha256, force=False, timeout=60.0):
+    """Download ``url`` to ``destination`` unless a verified copy is already there.
+
+    Parameters
+    ----------
+    url : str
+    destination : str or Path
+    sha256 : str, expected hex digest
+    force : bool, download even if a verified copy exists
+    timeout : float, seconds for the connection
+
+    Returns
+    -------
+    (Path, bool): the destination and whether it was downloaded in this call.
+
+    Raises ChecksumError if the downloaded bytes do not match (nothing is left behind) and
+    MLNNError if the download fails.
+    """
+    destination = Path(destination)
+    if destination.exists() and not force:
+        try:
+            verify(destination, sha256)
+            return destination, False
+        except ChecksumError:
+            pass  # a stale or corrupted copy: download again
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    handle = tempfile.NamedTemporaryFile(dir=destination.parent, prefix=destination.name + ".",
+                                         suffix=".part", delete=False)
+    try:
+        with handle:
+            try:
+                with urllib.request.urlopen(url, timeout=timeout) as response:
+                    for block in iter(lambda: response.read(_CHUNK), b""):
+                        digest.update(block)
+                        handle.write(block)
+            except (urllib.error.URLError, OSError) as error:
+                raise MLNNError(f"download of {url} failed: {error}") from None
+        if digest.hexdigest() != sha256.lower():
+            raise ChecksumError(f"{url}: downloaded SHA-256 is {digest.hexdigest()}, "
+                                f"expected {sha256.lower()}; nothing was saved")
+        os.replace(handle.name, destination)
+    finally:
+        if os.path.exists(handle.name):
+            os.unlink(handle.name)
+    return destination, True
+
+
+def fetch(name, data_dir=None, base_url=None, force=False):
+    """Download the pinned archive(s) of dataset ``name`` into the data directory.
+
+    Parameters
+    ----------
+    name : str, a key of :data:`SOURCES`
+    data_dir : str or Path, default :func:`mlnn.datasets.data_dir`
+    base_url : str, optional
+        A mirror: the file name is appended to it instead of using the canonical URL.
+    force : bool, download even if verified copies exist
+
+    Returns
+    -------
+    list of Path
+    """
+    from mlnn.datasets.registry import data_dir as default_data_dir
+    if name not in SOURCES:
+        manual = "; ".join(f"{k}: {v}" for k, v in MANUAL_SOURCES.items())
+        raise MLNNError(f"no pinned download for {name!r} (downloadable: {sorted(SOURCES)}); "
+                        f"the other datasets are published at: {manual}")
+    root = Path(data_dir) if data_dir is not None else default_data_dir()
+    paths = []
+    for source in SOURCES[name]:
+        url = source.url if base_url is None else base_url.rstrip("/") + "/" + source.filename
+        paths.append(fetch_file(url, root / source.filename, source.sha256, force=force)[0])
+    return paths

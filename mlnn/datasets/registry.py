@@ -1,0 +1,276 @@
+"""The registry of named datasets and :func:`load`.
+
+Every name maps to a :class:`Spec`: where its files live under the data directory, how they are
+read, and which options the loader accepts. Real datasets are processed once and cached as
+``.npz`` (see :mod:`mlnn.datasets.cache`); ``synthetic`` is generated on every call (it is fast).
+
+Splits: Reuters-21578 uses ModApte; the MULAN sets use their official train/test files; the sets
+distributed as one file (rcv1subset1..5, reutersk500, stackex_*) get a seeded split: a random
+permutation from ``numpy.random.default_rng(random_state)`` (default 0), the first
+``round(train_fraction * n)`` documents (default 2/3) form the training set, the rest the test
+set, each kept in file order.
+"""
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from mlnn.datasets import cache
+from mlnn.datasets.arff import read_arff, read_mulan_xml
+from mlnn.datasets.dataset import Dataset
+from mlnn.datasets.download import sha256_file
+from mlnn.errors import MLNNError
+
+
+def data_dir():
+    """The data directory: ``$MLNN_DATA`` if set, else ``~/.cache/mlnn``."""
+    value = os.environ.get("MLNN_DATA")
+    return Path(value) if value else Path.home() / ".cache" / "mlnn"
+
+
+@dataclass(frozen=True)
+class Spec:
+    """How to load one named dataset.
+
+    kind : "reuters" | "mulan" (train + test ARFF) | "single" (one ARFF, seeded split) |
+        "synthetic"
+    files : paths relative to the data directory (for "mulan": train, test, xml; for "single":
+        arff, xml; for "reuters": the archive, with a directory of reut2-*.sgm as alternative)
+    n_labels : expected number of labels (checked against the XML), or None
+    feature_space : for "single", the canonical number of ``AttK`` features (files that lack
+        trailing attributes are padded with zero columns, mapped by name)
+    """
+    kind: str
+    files: tuple = ()
+    n_labels: int = None
+    description: str = ""
+    feature_space: int = None
+    defaults: dict = field(default_factory=dict)
+
+
+_SPLIT_DEFAULTS = {"train_fraction": 2 / 3, "random_state": 0}
+_TEXT_DEFAULTS = {"stem": True, "stop_words": True, "token_pattern": r"[a-z][a-z]+",
+                  "min_df": 1, "sublinear_tf": False, "norm": True}
+_SYNTHETIC_DEFAULTS = {"n_train": 400, "n_test": 200, "n_features": 500, "n_labels": 20,
+                       "random_state": 0, "label_cardinality": 2.0, "correlation": 0.7,
+                       "n_groups": None, "mean_length": 80.0, "length_sigma": 0.6,
+                       "background": 0.5, "words_per_topic": None, "zipf_exponent": 1.0}
+
+
+def _mulan(folder, stem, n_labels, text):
+    return Spec("mulan", (f"mulan/{folder}/{stem}-train.arff", f"mulan/{folder}/{stem}-test.arff",
+                          f"mulan/{folder}/{stem}.xml"), n_labels,
+                f"{text} MULAN ARFF, official train/test split.")
+
+
+def _single(path, n_labels, text, feature_space=None):
+    return Spec("single", (f"{path}.arff.gz", f"{path}.xml"), n_labels,
+                f"{text} Distributed as one file; seeded split (see mlnn.datasets.registry).",
+                feature_space, dict(_SPLIT_DEFAULTS))
+
+
+SPECS = {
+    "reuters21578": Spec(
+        "reuters", ("reuters21578.tar.gz", "reuters21578"), 90,
+        "Reuters-21578 (Lewis, Distribution 1.0), ModApte split, 90 categories with a training "
+        "and a test document; TITLE + BODY; tokenised, stop words removed, Porter-stemmed, "
+        "tf-idf fitted on the training split, L2-normalised (Nam et al. 2014, Sec. 4.1).",
+        defaults=dict(_TEXT_DEFAULTS)),
+    "delicious": _mulan("delicious", "delicious", 983,
+                        "Delicious bookmarks (Tsoumakas et al. 2008): 500 binary word features, "
+                        "983 tags."),
+    "bibtex": _mulan("bibtex", "bibtex", 159, "BibTeX entries (Katakis et al. 2008): 1,836 "
+                     "binary word features, 159 tags."),
+    "enron": _mulan("enron", "enron", 53, "Enron e-mail (UC Berkeley), 1,001 binary features, "
+                    "53 categories."),
+    "medical": _mulan("medical", "medical", 45, "Medical free text (CMC 2007 challenge), "
+                      "1,449 binary features, 45 ICD-9 codes."),
+    "tmc2007-500": _mulan("tmc2007", "tmc2007-500", 22, "TMC 2007 aviation safety reports, "
+                          "500 binary features, 22 problem categories."),
+    "yeast": _mulan("yeast", "yeast", 14, "Yeast gene functions (Elisseeff & Weston 2001; "
+                    "Zhang & Zhou 2006), 103 numeric features, 14 classes; not text."),
+    "emotions": _mulan("emotions", "emotions", 6, "Music emotions (Trohidis et al. 2008), "
+                       "72 numeric features, 6 emotions; not text."),
+    "reutersk500": _single("reutersk500/derived/reutersk500", 103,
+                           "RCV1 subset with 500 selected features (MULAN Reuters-K500), "
+                           "6,000 documents, 103 topics."),
+}
+for _k in range(1, 6):
+    SPECS[f"rcv1subset{_k}"] = _single(
+        f"rcv1subsets/derived/rcv1subset{_k}", 101,
+        f"RCV1-v2 subset {_k} as distributed by MULAN: 6,000 documents, 47,236 tf-idf features "
+        "(columns mapped by name AttK), 101 topics. Not the full RCV1-v2 of the paper.", 47236)
+for _forum in ("chemistry", "chess", "coffee", "cooking", "cs", "philosophy"):
+    SPECS[f"stackex_{_forum}"] = _single(
+        f"stackex/derived/stackex_{_forum}", None,
+        f"Stack Exchange {_forum} forum questions (Charte et al. 2015), term-count features, "
+        "tags as labels.")
+SPECS["synthetic"] = Spec(
+    "synthetic", (), None,
+    "Synthetic multi-label documents: correlated labels, label-dependent word distributions, "
+    "log-normal lengths, tf-idf (mlnn.datasets.synthetic).", defaults=dict(_SYNTHETIC_DEFAULTS))
+
+
+def names():
+    """The registered dataset names, sorted."""
+    return sorted(SPECS)
+
+
+def _options(name, spec, options):
+    unknown = sorted(set(options) - set(spec.defaults))
+    if unknown:
+        raise MLNNError(f"dataset {name!r} does not take option(s) {unknown}; it takes "
+                        f"{sorted(spec.defaults) or 'no options'}")
+    merged = dict(spec.defaults)
+    merged.update(options)
+    return merged
+
+
+def _require(root, relative, name):
+    path = Path(root) / relative
+    if not path.exists():
+        raise MLNNError(f"dataset {name!r} needs {path}, which does not exist (set MLNN_DATA to "
+                        "the data directory, or see mlnn.datasets.download)")
+    return path
+
+
+def _seeded_split(n, train_fraction, random_state):
+    if not 0 < train_fraction < 1:
+        raise MLNNError(f"train_fraction must be in (0, 1), got {train_fraction!r}")
+    permutation = np.random.default_rng(random_state).permutation(n)
+    n_train = int(round(train_fraction * n))
+    return np.sort(permutation[:n_train]), np.sort(permutation[n_train:])
+
+
+def _align_by_name(X, feature_names, size):
+    """Map columns named ``AttK`` to column K-1 of a ``size``-wide matrix."""
+    columns = []
+    for name in feature_names:
+        if not (name.startswith("Att") and name[3:].isdigit() and 1 <= int(name[3:]) <= size):
+            raise MLNNError(f"feature {name!r} is not of the form AttK with K in 1..{size}")
+        columns.append(int(name[3:]) - 1)
+    columns = np.array(columns, dtype=np.int64)
+    X = sp.csr_matrix(X)
+    aligned = sp.csr_matrix((X.data, columns[X.indices], X.indptr), shape=(X.shape[0], size))
+    aligned.sort_indices()
+    return aligned, [f"Att{k}" for k in range(1, size + 1)]
+
+
+def _load_reuters(root, name, spec, options):
+    from mlnn.datasets.reuters import label_matrix, modapte_split, read_reuters
+    from mlnn.datasets.text import STOP_WORDS, TfidfVectorizer
+    archive = Path(root) / spec.files[0]
+    source = archive if archive.exists() else _require(root, spec.files[1], name)
+    checksums = [sha256_file(archive)] if archive.exists() else [
+        sha256_file(p) for p in sorted(source.glob("reut2-*.sgm"))]
+
+    def build():
+        train, test, categories = modapte_split(read_reuters(source))
+        vectorizer = TfidfVectorizer(
+            stem=options["stem"], stop_words=STOP_WORDS if options["stop_words"] else None,
+            token_pattern=options["token_pattern"], min_df=options["min_df"],
+            sublinear_tf=options["sublinear_tf"], norm=options["norm"])
+        X_train = vectorizer.fit_transform([d.text for d in train])
+        X_test = vectorizer.transform([d.text for d in test])
+        parts = {"X_train": X_train, "Y_train": label_matrix(train, categories),
+                 "X_test": X_test, "Y_test": label_matrix(test, categories)}
+        return parts, list(vectorizer.vocabulary_), categories
+    return checksums, build
+
+
+def _load_mulan(root, name, spec, options):
+    train_path, test_path, xml_path = (_require(root, f, name) for f in spec.files)
+    checksums = [sha256_file(p) for p in (train_path, test_path, xml_path)]
+
+    def build():
+        labels = read_mulan_xml(xml_path, expected_count=spec.n_labels)
+        X_train, Y_train, features, _ = read_arff(train_path, label_names=labels)
+        X_test, Y_test, features_test, _ = read_arff(test_path, label_names=labels)
+        if features_test != features:
+            raise MLNNError(f"{test_path}: its features differ from those of {train_path}")
+        parts = {"X_train": X_train, "Y_train": Y_train, "X_test": X_test, "Y_test": Y_test}
+        return parts, features, labels
+    return checksums, build
+
+
+def _load_single(root, name, spec, options):
+    arff_path, xml_path = (_require(root, f, name) for f in spec.files)
+    checksums = [sha256_file(p) for p in (arff_path, xml_path)]
+
+    def build():
+        X, Y, features, labels = read_arff(arff_path, xml_path=xml_path, n_labels=spec.n_labels)
+        if spec.feature_space is not None:
+            X, features = _align_by_name(X, features, spec.feature_space)
+        train, test = _seeded_split(X.shape[0], options["train_fraction"],
+                                    options["random_state"])
+        parts = {"X_train": X[train], "Y_train": Y[train], "X_test": X[test], "Y_test": Y[test]}
+        return parts, features, labels
+    return checksums, build
+
+
+_LOADERS = {"reuters": _load_reuters, "mulan": _load_mulan, "single": _load_single}
+
+
+def load(name, data_dir=None, **options):
+    """Load the named dataset.
+
+    Parameters
+    ----------
+    name : str, one of :func:`names`
+    data_dir : str or Path, default :func:`data_dir` (``$MLNN_DATA`` or ``~/.cache/mlnn``)
+    **options : dataset-specific options (``Spec.defaults``): for reuters21578 the text
+        processing (``stem``, ``stop_words``, ``token_pattern``, ``min_df``, ``sublinear_tf``,
+        ``norm``); for single-file sets the split (``train_fraction``, ``random_state``); for
+        synthetic the sizes and model parameters (see :func:`make_synthetic`).
+
+    Returns
+    -------
+    Dataset
+    """
+    started = time.perf_counter()
+    if name not in SPECS:
+        raise MLNNError(f"unknown dataset {name!r}; valid names: {', '.join(names())}")
+    spec = SPECS[name]
+    options = _options(name, spec, options)
+    if spec.kind == "synthetic":
+        from mlnn.datasets.synthetic import make_synthetic
+        generated = make_synthetic(**options)
+        parts = {k: generated[k] for k in ("X_train", "Y_train", "X_test", "Y_test")}
+        return Dataset(name, feature_names=generated["feature_names"],
+                       label_names=generated["label_names"], description=spec.description,
+                       info={"options": options, "from_cache": False,
+                             "load_seconds": time.perf_counter() - started}, **parts)
+    root = Path(data_dir) if data_dir is not None else globals()["data_dir"]()
+    checksums, build = _LOADERS[spec.kind](root, name, spec, options)
+    key = cache.cache_key(name, checksums, options)
+    path = cache.cache_path(name, key)
+    cached = cache.load(path) if path.exists() else None
+    if cached is not None:
+        parts, features, labels, description = cached
+        from_cache, cache_written = True, False
+    else:
+        parts, features, labels = build()
+        description = spec.description
+        from_cache = False
+        cache_written = cache.save(path, parts, features, labels, description)
+    parts = {k: _canonical(k, v) for k, v in parts.items()}
+    info = {"options": options, "source_sha256": checksums, "cache_file": str(path),
+            "from_cache": from_cache, "cache_written": cache_written,
+            "load_seconds": time.perf_counter() - started}
+    return Dataset(name, feature_names=features, label_names=labels, description=description,
+                   info=info, **parts)
+
+
+def _canonical(part, matrix):
+    matrix = sp.csr_matrix(matrix)
+    if part.startswith("X"):
+        matrix = matrix.astype(np.float64, copy=False)
+    else:
+        matrix = matrix.astype(np.int8, copy=False)
+    if not matrix.has_sorted_indices:
+        matrix.sort_indices()
+    return matrix

@@ -1,0 +1,208 @@
+"""The svmlight / LIBSVM multi-label text format, with the Extreme-Classification header.
+
+One document per line::
+
+    l1,l2,... i:v i:v ...
+
+``l1,l2`` are integer label ids (possibly none: the line then starts with a space), ``i:v`` the
+non-zero features. Files of the Extreme Classification Repository start with a header line
+``n_documents n_features n_labels`` and use 0-based feature ids; classic LIBSVM files use
+1-based ids. Text after ``#`` is a comment.
+
+The reader is vectorised like the ARFF reader: rows are split with string methods, all numbers
+are converted by NumPy at once, and the rows are walked one by one only to name the line of a
+problem in the :class:`~mlnn.errors.DataFormatError`.
+"""
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from mlnn.datasets.arff import read_text
+from mlnn.errors import DataFormatError
+
+
+def _split_line(line):
+    """Split a data line into (label text, feature text)."""
+    line = line.split("#", 1)[0]
+    if not line.strip():
+        return None
+    if line[0].isspace():
+        return "", line.strip()
+    head, _, rest = line.partition(" ")
+    if ":" in head:
+        return "", line.strip()
+    return head, rest.strip()
+
+
+def _diagnose(path, labels, features, numbers, n_features, n_labels, offset):
+    """Walk the rows one by one and raise the first problem found."""
+    for row, (label_text, feature_text) in enumerate(zip(labels, features)):
+        where = f"{path}:{numbers[row]}"
+        for label in (label_text.split(",") if label_text else []):
+            try:
+                value = int(label)
+            except ValueError:
+                raise DataFormatError(f"{where}: label {label!r} is not an integer") from None
+            if value < 0 or (n_labels is not None and value >= n_labels):
+                raise DataFormatError(f"{where}: label {value} outside 0..{n_labels - 1}"
+                                      if n_labels is not None else
+                                      f"{where}: negative label {value}")
+        seen = set()
+        for token in feature_text.split():
+            index, colon, value = token.partition(":")
+            if not colon:
+                raise DataFormatError(f"{where}: feature {token!r} is not 'index:value'")
+            try:
+                column = int(index) - offset
+            except ValueError:
+                raise DataFormatError(f"{where}: feature index {index!r} is not an integer") \
+                    from None
+            if column < 0 or (n_features is not None and column >= n_features):
+                raise DataFormatError(f"{where}: feature index {index} out of range")
+            if column in seen:
+                raise DataFormatError(f"{where}: duplicate feature index {index}")
+            seen.add(column)
+            try:
+                number = float(value)
+            except ValueError:
+                raise DataFormatError(f"{where}: value {value!r} is not numeric") from None
+            if not np.isfinite(number):
+                raise DataFormatError(f"{where}: value {value!r} is not finite")
+    raise DataFormatError(f"{path}: malformed svmlight data")  # pragma: no cover
+
+
+def _to_csr(path, rows, cols, values, n_rows, n_cols, diagnose):
+    order = np.lexsort((cols, rows))
+    rows, cols = rows[order], cols[order]
+    if np.any((rows[1:] == rows[:-1]) & (cols[1:] == cols[:-1])):
+        diagnose()
+    counts = np.bincount(rows, minlength=n_rows)
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    return sp.csr_matrix((values[order], cols, indptr), shape=(n_rows, n_cols))
+
+
+def read_svmlight(path, n_features=None, n_labels=None, zero_based="auto"):
+    """Read a multi-label svmlight file (optionally ``.gz``, optionally with an XC header).
+
+    Parameters
+    ----------
+    path : str or Path
+    n_features, n_labels : int, optional
+        The widths of X and Y. Default: from the header line, else the largest id + 1.
+    zero_based : bool or "auto"
+        Whether feature ids start at 0. "auto": True if the file has a header line or any
+        feature id is 0, else False (LIBSVM convention).
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix, shape (n, D), float64, sorted indices
+    Y : scipy.sparse.csr_matrix, shape (n, L), int8, 0/1
+    """
+    path = Path(path)
+    lines = read_text(path).splitlines()
+    first = 0
+    header = None
+    while first < len(lines) and not lines[first].split("#", 1)[0].strip():
+        first += 1
+    if first < len(lines):
+        parts = lines[first].split("#", 1)[0].split()
+        if len(parts) == 3 and all(p.isdigit() for p in parts):
+            header = tuple(int(p) for p in parts)
+            first += 1
+    if header is not None:
+        n_features = header[1] if n_features is None else n_features
+        n_labels = header[2] if n_labels is None else n_labels
+        if n_features != header[1] or n_labels != header[2]:
+            raise DataFormatError(f"{path}:1: header says {header[1]} features and "
+                                  f"{header[2]} labels, expected {n_features} and {n_labels}")
+    labels, features, numbers = [], [], []
+    for number in range(first, len(lines)):
+        split = _split_line(lines[number])
+        if split is not None:
+            labels.append(split[0])
+            features.append(split[1])
+            numbers.append(number + 1)
+    n = len(numbers)
+    if header is not None and header[0] != n:
+        raise DataFormatError(f"{path}:1: header announces {header[0]} documents, "
+                              f"the file has {n} (truncated?)")
+    if zero_based == "auto":
+        zero_based = True if header is not None else None
+    offset_holder = [0 if zero_based in (True, None) else 1]
+
+    def diagnose():
+        _diagnose(path, labels, features, numbers, n_features, n_labels, offset_holder[0])
+
+    feature_counts = np.array([text.count(":") for text in features], dtype=np.int64)
+    tokens = " ".join(features).replace(":", " ").split()
+    label_counts = np.array([text.count(",") + 1 if text else 0 for text in labels],
+                            dtype=np.int64)
+    label_tokens = ",".join(text for text in labels if text).split(",") if any(labels) else []
+    if len(tokens) != 2 * feature_counts.sum() or len(label_tokens) != label_counts.sum():
+        diagnose()
+    try:
+        ids = np.array(tokens[0::2], dtype=np.int64)
+        values = np.array(tokens[1::2], dtype=np.float64)
+        label_ids = np.array(label_tokens, dtype=np.int64)
+    except (ValueError, OverflowError):
+        diagnose()
+    if zero_based is None:
+        zero_based = bool(ids.size == 0 or ids.min() == 0)
+        offset_holder[0] = 0 if zero_based else 1
+    columns = ids - offset_holder[0]
+    if n_features is None:
+        n_features = int(columns.max()) + 1 if columns.size else 0
+    if n_labels is None:
+        n_labels = int(label_ids.max()) + 1 if label_ids.size else 0
+    if (columns.size and (columns.min() < 0 or columns.max() >= n_features)) \
+            or (label_ids.size and (label_ids.min() < 0 or label_ids.max() >= n_labels)) \
+            or not np.all(np.isfinite(values)):
+        diagnose()
+    doc_of_feature = np.repeat(np.arange(n), feature_counts)
+    doc_of_label = np.repeat(np.arange(n), label_counts)
+    X = _to_csr(path, doc_of_feature, columns, values, n, n_features, diagnose)
+    X.eliminate_zeros()
+    Y = _to_csr(path, doc_of_label, label_ids, np.ones(label_ids.size, dtype=np.int8),
+                n, n_labels, diagnose)
+    return X, Y
+
+
+def _format_value(value):
+    value = float(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+
+
+def write_svmlight(path, X, Y, header=True, zero_based=True):
+    """Write ``X`` (n x D) and 0/1 ``Y`` (n x L) as a multi-label svmlight file.
+
+    Parameters
+    ----------
+    header : bool
+        Write the Extreme-Classification header line ``n D L`` first.
+    zero_based : bool
+        Feature ids start at 0 (XC convention) or 1 (LIBSVM). Label ids are always 0-based.
+    Values are written with ``repr`` precision, so reading the file back gives the same floats.
+    ``.gz`` paths are compressed.
+    """
+    X = sp.csr_matrix(X, dtype=np.float64)
+    Y = sp.csr_matrix(Y)
+    if X.shape[0] != Y.shape[0]:
+        raise DataFormatError(f"{path}: X has {X.shape[0]} rows but Y has {Y.shape[0]}")
+    X.sort_indices()
+    Y.sort_indices()
+    offset = 0 if zero_based else 1
+    out = [f"{X.shape[0]} {X.shape[1]} {Y.shape[1]}"] if header else []
+    for i in range(X.shape[0]):
+        label_ids = Y.indices[Y.indptr[i]:Y.indptr[i + 1]][Y.data[Y.indptr[i]:Y.indptr[i + 1]] != 0]
+        start, end = X.indptr[i], X.indptr[i + 1]
+        feature_text = " ".join(f"{c + offset}:{_format_value(v)}"
+                                for c, v in zip(X.indices[start:end], X.data[start:end]))
+        out.append(",".join(str(j) for j in label_ids) + " " + feature_text)
+    data = ("\n".join(out) + "\n").encode("ascii")
+    path = Path(path)
+    if path.name.endswith(".gz"):
+        data = gzip.compress(data)
+    path.write_bytes(data)
