@@ -273,7 +273,7 @@ def read_arff(path, label_names=None, xml_path=None, n_labels=None):
         label_names = read_mulan_xml(xml_path, expected_count=n_labels)
     label_names = list(label_names)
     text = read_text(path)
-    lines = text.splitlines()
+    lines = text.split("\n")
     relation, names, start = _parse_header(lines, path)
     position = {name: i for i, name in enumerate(names)}
     if len(position) != len(names):

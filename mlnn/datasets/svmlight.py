@@ -7,7 +7,8 @@ One document per line::
 ``l1,l2`` are integer label ids (possibly none: the line then starts with a space), ``i:v`` the
 non-zero features. Files of the Extreme Classification Repository start with a header line
 ``n_documents n_features n_labels`` and use 0-based feature ids; classic LIBSVM files use
-1-based ids. Text after ``#`` is a comment.
+1-based ids. Text after ``#`` is a comment. A line of blanks is a document without labels or features;
+empty lines are skipped.
 
 The reader is vectorised like the ARFF reader: rows are split with string methods, all numbers
 are converted by NumPy at once, and the rows are walked one by one only to name the line of a
@@ -25,10 +26,16 @@ from mlnn.errors import DataFormatError
 
 
 def _split_line(line):
-    """Split a data line into (label text, feature text)."""
-    line = line.split("#", 1)[0]
-    if not line.strip():
+    """Split a data line into (label text, feature text); None for an empty line.
+
+    A line of blanks only is a document without labels and features (the writer emits one
+    space for it); an empty line or a comment line is skipped.
+    """
+    line = line.split("#", 1)[0].rstrip("\r")
+    if not line:
         return None
+    if not line.strip():
+        return "", ""
     if line[0].isspace():
         return "", line.strip()
     head, _, rest = line.partition(" ")
@@ -102,10 +109,10 @@ def read_svmlight(path, n_features=None, n_labels=None, zero_based="auto"):
     Y : scipy.sparse.csr_matrix, shape (n, L), int8, 0/1
     """
     path = Path(path)
-    lines = read_text(path).splitlines()
+    lines = read_text(path).split("\n")
     first = 0
     header = None
-    while first < len(lines) and not lines[first].split("#", 1)[0].strip():
+    while first < len(lines) and _split_line(lines[first]) is None:
         first += 1
     if first < len(lines):
         parts = lines[first].split("#", 1)[0].split()
