@@ -14,6 +14,8 @@ from mlnn.errors import MLNNError
 #: Modules that contribute commands, in the order ``--help`` lists them.
 COMMAND_MODULES = [
     "mlnn.datasets.cli",
+    "mlnn.commands",
+    "mlnn.reproduce",
 ]
 
 

@@ -1,0 +1,100 @@
+"""The model commands: ``train``, ``evaluate`` and ``predict`` (``python -m mlnn COMMAND --help``)."""
+
+import json
+import sys
+
+from mlnn.errors import MLNNError
+from mlnn.estimator import MultiLabelNN
+from mlnn.methods import ALIASES, METHODS, network_params, resolve
+from mlnn.metrics import MEASURES
+
+
+def register(subparsers):
+    train = subparsers.add_parser(
+        "train", help="train one network method on a dataset",
+        description="Trains a network of the paper on the training split of a dataset, with early "
+                    "stopping on a validation split carved from it, and saves the model.")
+    train.add_argument("--dataset", required=True, help="dataset name (see 'data info')")
+    train.add_argument("--method", default="nn-ad",
+                       help=f"one of {sorted(a for a, m in ALIASES.items() if METHODS[m]['kind'] == 'nn')}"
+                            " (default nn-ad)")
+    train.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    train.add_argument("--epochs", type=int, default=100, help="maximum number of epochs")
+    train.add_argument("--learning-rate", type=float, default=0.01, help="η0 (default 0.01)")
+    train.add_argument("--hidden-units", type=int, default=1000, help="F (default 1000)")
+    train.add_argument("--batch-size", type=int, default=64, help="minibatch size (default 64)")
+    train.add_argument("--out", default="model.npz", help="model file to write")
+    train.add_argument("--quiet", action="store_true", help="no progress lines")
+    train.set_defaults(func=_train)
+
+    evaluate = subparsers.add_parser(
+        "evaluate", help="the ten measures of a saved model on a dataset split",
+        description="Loads a model file and prints the paper's ten evaluation measures.")
+    evaluate.add_argument("--model", required=True, help="model file written by 'train'")
+    evaluate.add_argument("--dataset", required=True, help="dataset name")
+    evaluate.add_argument("--split", choices=("test", "train"), default="test")
+    evaluate.add_argument("--json", action="store_true", help="print one JSON object")
+    evaluate.set_defaults(func=_evaluate)
+
+    predict = subparsers.add_parser(
+        "predict", help="label names for each document of an svmlight file",
+        description="Reads documents in svmlight/LIBSVM format (labels, if any, are ignored) with "
+                    "the model's feature indexing and prints the predicted label names, one "
+                    "document per line.")
+    predict.add_argument("--model", required=True, help="model file written by 'train'")
+    predict.add_argument("--input", required=True, help="svmlight file of documents")
+    predict.add_argument("--scores", action="store_true", help="also print each label's score")
+    predict.set_defaults(func=_predict)
+
+
+def _train(args):
+    from mlnn.datasets import load
+    method = resolve(args.method)
+    params = network_params(method)
+    dataset = load(args.dataset)
+    model = MultiLabelNN(**params, learning_rate=args.learning_rate, max_epochs=args.epochs,
+                         hidden_units=args.hidden_units, batch_size=args.batch_size,
+                         random_state=args.seed, verbose=not args.quiet)
+    print(f"training {method} on {dataset.name}: {dataset.X_train.shape[0]} documents, "
+          f"{dataset.X_train.shape[1]} features, {dataset.Y_train.shape[1]} labels", flush=True)
+    model.fit(dataset.X_train, dataset.Y_train, feature_names=dataset.feature_names,
+              label_names=dataset.label_names)
+    model.save(args.out)
+    print(f"best validation rank loss {model.history_.best['rankloss']:.5f} after "
+          f"{model.best_updates_} updates; {model.fit_time_:.1f}s; saved {args.out}")
+    return 0
+
+
+def _evaluate(args):
+    from mlnn.datasets import load
+    model = MultiLabelNN.load(args.model)
+    dataset = load(args.dataset)
+    X, Y = (dataset.X_test, dataset.Y_test) if args.split == "test" else \
+        (dataset.X_train, dataset.Y_train)
+    if X.shape[1] != model.n_features_in_:
+        raise MLNNError(f"the model expects {model.n_features_in_} features but {dataset.name} "
+                        f"has {X.shape[1]}: it was trained on another dataset")
+    result = model.evaluate(X, Y)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for measure in MEASURES:
+            print(f"{measure:10s} {result[measure]:.4f}")
+    return 0
+
+
+def _predict(args):
+    from mlnn.datasets.svmlight import read_svmlight
+    model = MultiLabelNN.load(args.model)
+    X, _ = read_svmlight(args.input, n_features=model.n_features_in_)
+    scores = model.decision_function(X)
+    Y_pred = model.thresholds_.predict(X, scores).tocsr()
+    names = model.label_names_ or [str(i) for i in range(model.n_labels_)]
+    for i in range(X.shape[0]):
+        labels = Y_pred.indices[Y_pred.indptr[i]:Y_pred.indptr[i + 1]]
+        if args.scores:
+            print(" ".join(f"{names[l]}:{scores[i, l]:.4f}" for l in labels))
+        else:
+            print(" ".join(names[l] for l in labels))
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,240 @@
+"""``MultiLabelNN``: the paper's network behind a scikit-learn-style estimator (Sec. 3, 4).
+
+Follows scikit-learn's conventions without depending on it: the constructor only stores
+hyper-parameters; ``get_params``/``set_params``; ``fit`` learns attributes ending in ``_``;
+``decision_function`` gives the scores o; ``predict`` gives 0/1 label sets through the threshold
+predictor of Sec. 3.3.
+
+What ``fit(X, Y)`` does:
+
+1. Validation data: ``X_val, Y_val`` if given, else a seeded ``validation_fraction`` of the
+   training documents is held out (never the test data).
+2. Training (:func:`mlnn.training.train`) with minibatches, dropout, the chosen optimizer, and
+   — when there is validation data — early stopping on validation rank loss (the paper's
+   selection measure) with ``patience`` evaluations, restoring the best parameters.
+3. Thresholds: per-document F1-optimal thresholds on the *training* documents' scores, learned by
+   ℓ2-regularised linear regression on the inputs (Eq. 5); λ is chosen on the validation data
+   (mean of micro- and macro-F1) unless ``threshold_lambda`` fixes it. ``threshold="fixed"`` uses
+   0.5 for sigmoid outputs and 0 for tanh outputs instead.
+"""
+
+import time
+
+import numpy as np
+
+from mlnn.errors import MLNNError
+from mlnn.losses import PairwiseExponential, get_loss
+from mlnn.metrics import evaluate
+from mlnn.network import INITIALISATIONS, Network
+from mlnn.optimizers import OPTIMIZERS, get_optimizer
+from mlnn.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
+from mlnn.training import EarlyStopping, train
+from mlnn.validation import check_choice, check_X, check_Y
+
+DEFAULTS = {
+    "hidden_units": 1000,           # the paper's hidden-layer size
+    "hidden_activation": "relu",
+    "loss": "ce",
+    "optimizer": "adagrad",
+    "learning_rate": 0.01,          # η0, chosen from {0.001, 0.01, 0.1} by the reproduction
+    "momentum": 0.9,                # only for optimizer="momentum"
+    "nesterov": False,
+    "dropout": 0.0,                 # rate on the hidden units; the paper's NN_AD uses 0.5
+    "input_dropout": 0.0,
+    "batch_size": 64,
+    "max_epochs": 100,
+    "patience": 5,                  # evaluations without improvement before stopping
+    "eval_every": None,             # parameter updates between evaluations (None: each epoch)
+    "validation_fraction": 0.1,
+    "threshold": "learned",
+    "threshold_features": "input",
+    "threshold_lambda": None,       # None: choose from DEFAULT_LAMBDAS on validation data
+    "pwe_form": "factorised",
+    "init": "glorot",
+    "dtype": "float32",
+    "random_state": None,
+    "verbose": False,
+}
+
+
+class MultiLabelNN:
+    """A single-hidden-layer network for multi-label classification (Nam et al. 2014).
+
+    Hyper-parameters (all keyword arguments; defaults in :data:`DEFAULTS`): ``hidden_units``,
+    ``hidden_activation`` (relu, tanh, sigmoid), ``loss`` (``ce``: sigmoid outputs and
+    cross-entropy; ``pwe``: tanh outputs and BP-MLL's pairwise exponential error),
+    ``optimizer`` (adagrad, momentum, sgd), ``learning_rate`` η0, ``momentum``, ``nesterov``,
+    ``dropout``, ``input_dropout``, ``batch_size``, ``max_epochs``, ``patience``, ``eval_every``,
+    ``validation_fraction``, ``threshold`` (learned, fixed), ``threshold_features`` (input,
+    scores), ``threshold_lambda``, ``pwe_form``, ``init``, ``dtype`` (float32, float64),
+    ``random_state``, ``verbose`` (True prints progress, or a callable taking each record).
+
+    Fitted attributes: ``network_``, ``thresholds_`` (a :class:`~mlnn.thresholds.ThresholdPredictor`),
+    ``history_`` (:class:`~mlnn.training.History`), ``n_updates_``, ``best_updates_``,
+    ``threshold_lambda_``, ``fit_time_``, ``n_features_in_``, ``n_labels_``, ``feature_names_``,
+    ``label_names_``.
+    """
+
+    def __init__(self, **params):
+        unknown = sorted(set(params) - set(DEFAULTS))
+        if unknown:
+            raise MLNNError(f"unknown hyper-parameter(s) {unknown}; valid: {sorted(DEFAULTS)}")
+        for name, default in DEFAULTS.items():
+            setattr(self, name, params.get(name, default))
+
+    def get_params(self, deep=True):
+        """The hyper-parameters as a dict (``deep`` is accepted for scikit-learn compatibility)."""
+        return {name: getattr(self, name) for name in DEFAULTS}
+
+    def set_params(self, **params):
+        """Set hyper-parameters; returns self. Fitted attributes are kept until the next fit."""
+        unknown = sorted(set(params) - set(DEFAULTS))
+        if unknown:
+            raise MLNNError(f"unknown hyper-parameter(s) {unknown}; valid: {sorted(DEFAULTS)}")
+        for name, value in params.items():
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self):
+        changed = {k: v for k, v in self.get_params().items() if v != DEFAULTS[k]}
+        return f"MultiLabelNN({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
+
+    # ----------------------------------------------------------------------------------------
+    def _components(self, n_features, n_labels):
+        """(network, loss, optimizer) from the hyper-parameters, each validated."""
+        dtype = np.dtype(check_choice(self.dtype, "dtype", ("float32", "float64")))
+        check_choice(self.init, "init", INITIALISATIONS)
+        check_choice(self.optimizer, "optimizer", sorted(OPTIMIZERS))
+        loss = get_loss(self.loss)
+        if isinstance(loss, PairwiseExponential):
+            loss = PairwiseExponential(self.pwe_form)
+        network = Network.initialize(n_features, n_labels, hidden_units=self.hidden_units,
+                                     hidden=self.hidden_activation, output=loss.output,
+                                     random_state=self.random_state, dtype=dtype, init=self.init)
+        options = {}
+        if self.optimizer == "momentum":
+            options = {"momentum": self.momentum, "nesterov": self.nesterov}
+        optimizer = get_optimizer(self.optimizer, self.learning_rate, **options)
+        return network, loss, optimizer
+
+    def _validation_split(self, X, Y):
+        """Hold out a seeded ``validation_fraction`` of the training documents."""
+        fraction = self.validation_fraction
+        if not isinstance(fraction, (int, float)) or not 0 <= fraction < 1:
+            raise MLNNError(f"validation_fraction must be in [0, 1), got {fraction!r}")
+        n_val = int(round(fraction * X.shape[0]))
+        if n_val == 0:
+            return X, Y, None, None
+        if n_val >= X.shape[0]:
+            raise MLNNError("validation_fraction leaves no training documents")
+        order = np.random.default_rng(self.random_state).permutation(X.shape[0])
+        val, fit = np.sort(order[:n_val]), np.sort(order[n_val:])
+        return X[fit], Y[fit], X[val], Y[val]
+
+    def fit(self, X, Y, X_val=None, Y_val=None, feature_names=None, label_names=None):
+        """Train on (X, Y); see the module docstring. Returns self."""
+        started = time.perf_counter()
+        check_choice(self.threshold, "threshold", ("learned", "fixed"))
+        X = check_X(X, "X")
+        Y = check_Y(Y, "Y", n_samples=X.shape[0])
+        if X.shape[0] == 0:
+            raise MLNNError("X has no documents to train on")
+        if (X_val is None) != (Y_val is None):
+            raise MLNNError("give both X_val and Y_val, or neither")
+        if X_val is None:
+            X, Y, X_val, Y_val = self._validation_split(X, Y)
+        else:
+            X_val = check_X(X_val, "X_val", n_features=X.shape[1])
+            Y_val = check_Y(Y_val, "Y_val", n_samples=X_val.shape[0], n_labels=Y.shape[1])
+        network, loss, optimizer = self._components(X.shape[1], Y.shape[1])
+        stopper = EarlyStopping("rankloss", "min", self.patience) if X_val is not None else None
+        history = train(network, loss, optimizer, X, Y, batch_size=self.batch_size,
+                        max_epochs=self.max_epochs, dropout=self.dropout,
+                        input_dropout=self.input_dropout, X_val=X_val, Y_val=Y_val,
+                        eval_every=self.eval_every, early_stopping=stopper,
+                        random_state=self.random_state, verbose=self._progress())
+        self.network_, self.loss_, self.optimizer_, self.history_ = network, loss, optimizer, history
+        self.n_updates_ = int(history.records[-1]["updates"])
+        self.best_updates_ = int(history.best["updates"]) if history.best else self.n_updates_
+        self.n_features_in_, self.n_labels_ = X.shape[1], Y.shape[1]
+        self.feature_names_ = None if feature_names is None else list(feature_names)
+        self.label_names_ = None if label_names is None else list(label_names)
+        self._check_names()
+        self._fit_thresholds(X, Y, X_val, Y_val)
+        self.fit_time_ = time.perf_counter() - started
+        return self
+
+    def _check_names(self):
+        for names, count, what in ((self.feature_names_, self.n_features_in_, "feature_names"),
+                                   (self.label_names_, self.n_labels_, "label_names")):
+            if names is not None and len(names) != count:
+                raise MLNNError(f"{what} has {len(names)} entries, expected {count}")
+
+    def _fit_thresholds(self, X, Y, X_val, Y_val):
+        """The threshold predictor of Sec. 3.3, fitted on the training documents' scores."""
+        scores = self.network_.scores(X)
+        features = self.threshold_features
+        if self.threshold == "fixed":
+            fixed = 0.0 if self.network_.output.name == "tanh" else 0.5
+            self.thresholds_ = ThresholdPredictor(fixed=fixed).fit(None, scores, Y)
+            self.threshold_lambda_ = None
+        elif self.threshold_lambda is not None or X_val is None:
+            lam = 1.0 if self.threshold_lambda is None else self.threshold_lambda
+            self.thresholds_ = ThresholdPredictor(lam=lam, features=features).fit(X, scores, Y)
+            self.threshold_lambda_ = float(lam)
+        else:
+            self.thresholds_, self.threshold_lambda_, _ = select_lambda(
+                X, scores, Y, X_val, self.network_.scores(X_val), Y_val,
+                lams=DEFAULT_LAMBDAS, features=features)
+
+    def _progress(self):
+        if callable(self.verbose):
+            return self.verbose
+        if not self.verbose:
+            return None
+
+        def show(record):
+            done = record["epoch"] / self.max_epochs
+            eta = record["elapsed"] * (1 - done) / done if done else float("nan")
+            measures = "  ".join(f"{k} {record[k]:.4f}" for k in ("rankloss", "MAP") if k in record)
+            print(f"epoch {record['epoch']:3d}  updates {record['updates']:6d}  "
+                  f"loss {record['train_loss']:.4f}  {measures}  "
+                  f"{record['elapsed']:6.1f}s  (at most {eta:.0f}s more)", flush=True)
+        return show
+
+    # ----------------------------------------------------------------------------------------
+    def _check_fitted(self):
+        if not hasattr(self, "network_"):
+            raise MLNNError("this MultiLabelNN is not fitted yet; call fit first")
+
+    def decision_function(self, X):
+        """The scores o = f_o(z2) (n × L, dense), highest for the most relevant labels."""
+        self._check_fitted()
+        return self.network_.scores(check_X(X, "X", n_features=self.n_features_in_,
+                                            dtype=self.network_.dtype))
+
+    def predict(self, X):
+        """0/1 label sets (n × L CSR): ŷ_kl = 1 iff o_kl > T(x_k)."""
+        self._check_fitted()
+        X = check_X(X, "X", n_features=self.n_features_in_)
+        return self.thresholds_.predict(X, self.decision_function(X))
+
+    def evaluate(self, X, Y):
+        """The ten measures of the paper (see :func:`mlnn.metrics.evaluate`) on (X, Y)."""
+        self._check_fitted()
+        X = check_X(X, "X", n_features=self.n_features_in_)
+        scores = self.decision_function(X)
+        Y = check_Y(Y, "Y", n_samples=X.shape[0], n_labels=self.n_labels_)
+        return evaluate(Y, scores, self.thresholds_.predict(X, scores))
+
+    def save(self, path, include_optimizer=False):
+        """Write the fitted model to one ``.npz`` file (see :mod:`mlnn.modelfile`)."""
+        from mlnn.modelfile import save_model
+        self._check_fitted()
+        save_model(self, path, include_optimizer=include_optimizer)
+
+    @classmethod
+    def load(cls, path):
+        """Read a model written by :meth:`save` (no pickle is involved)."""
+        from mlnn.modelfile import load_model
+        return load_model(path)

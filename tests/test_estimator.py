@@ -1,0 +1,165 @@
+"""MultiLabelNN: the estimator API, refitting, model files, and bad input."""
+
+import zipfile
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from mlnn import MultiLabelNN
+from mlnn.datasets import load
+from mlnn.errors import MLNNError, ModelFileError
+from mlnn.estimator import DEFAULTS
+from mlnn.metrics import MEASURES
+
+SMALL = {"hidden_units": 16, "max_epochs": 4, "learning_rate": 0.1, "batch_size": 32,
+         "random_state": 0}
+
+
+@pytest.fixture(scope="module")
+def data():
+    return load("synthetic", n_train=300, n_test=100, n_features=120, n_labels=8, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def fitted(data):
+    return MultiLabelNN(**SMALL, dropout=0.5).fit(data.X_train, data.Y_train,
+                                                 label_names=data.label_names)
+
+
+def test_get_params_round_trip_and_constructor_only_stores():
+    model = MultiLabelNN(hidden_units=7, loss="pwe", dropout=0.3)
+    params = model.get_params()
+    assert set(params) == set(DEFAULTS)
+    assert params["hidden_units"] == 7 and params["loss"] == "pwe"
+    clone = MultiLabelNN(**params)
+    assert clone.get_params() == params
+    assert model.set_params(learning_rate=0.5) is model
+    assert model.get_params()["learning_rate"] == 0.5
+    assert not hasattr(model, "network_")
+    # the constructor does not validate (scikit-learn convention); fit does
+    MultiLabelNN(hidden_activation="softsign")
+
+
+def test_fit_sets_fitted_attributes(fitted, data):
+    assert fitted.network_.shape == (120, 16, 8)
+    assert fitted.n_updates_ >= fitted.best_updates_ > 0
+    assert len(fitted.history_.records) >= 1
+    assert {"rankloss", "MAP", "updates"} <= set(fitted.history_.records[0])
+    scores = fitted.decision_function(data.X_test)
+    assert scores.shape == (100, 8) and np.all((scores > 0) & (scores < 1))
+    Y_pred = fitted.predict(data.X_test)
+    assert sp.issparse(Y_pred) and Y_pred.shape == (100, 8)
+    result = fitted.evaluate(data.X_test, data.Y_test)
+    assert list(result) == list(MEASURES)
+    assert result["rankloss"] < 0.3
+
+
+def test_refitting_with_the_same_seed_is_deterministic_and_other_params_change_it(data):
+    model = MultiLabelNN(**SMALL)
+    first = model.fit(data.X_train, data.Y_train).decision_function(data.X_test)
+    second = model.fit(data.X_train, data.Y_train).decision_function(data.X_test)
+    np.testing.assert_array_equal(first, second)
+    model.set_params(hidden_activation="tanh")
+    third = model.fit(data.X_train, data.Y_train).decision_function(data.X_test)
+    assert model.network_.hidden.name == "tanh"
+    assert not np.allclose(first, third)
+
+
+def test_pwe_model_has_tanh_outputs_and_fixed_threshold_zero(data):
+    model = MultiLabelNN(**SMALL, loss="pwe", threshold="fixed")
+    model.fit(data.X_train, data.Y_train)
+    assert model.network_.output.name == "tanh"
+    scores = model.decision_function(data.X_test)
+    np.testing.assert_array_equal(model.predict(data.X_test).toarray(), (scores > 0).astype(int))
+
+
+def test_explicit_validation_data_is_used(data):
+    model = MultiLabelNN(**SMALL).fit(data.X_train[:200], data.Y_train[:200],
+                                      data.X_train[200:], data.Y_train[200:])
+    assert model.history_.best["rankloss"] == pytest.approx(
+        model.evaluate(data.X_train[200:], data.Y_train[200:])["rankloss"])
+
+
+@pytest.mark.parametrize("include_optimizer", [False, True])
+def test_save_load_round_trip_gives_identical_predictions(fitted, data, tmp_path,
+                                                          include_optimizer):
+    path = tmp_path / "model.npz"
+    fitted.save(path, include_optimizer=include_optimizer)
+    loaded = MultiLabelNN.load(path)
+    np.testing.assert_array_equal(loaded.decision_function(data.X_test),
+                                  fitted.decision_function(data.X_test))
+    assert (loaded.predict(data.X_test) != fitted.predict(data.X_test)).nnz == 0
+    assert loaded.get_params() == {**fitted.get_params(), "verbose": False}
+    assert loaded.label_names_ == fitted.label_names_
+    assert loaded.history_.records == fitted.history_.records
+    if include_optimizer:
+        np.testing.assert_array_equal(loaded.optimizer_.state["W1"]["sum_squares"],
+                                      fitted.optimizer_.state["W1"]["sum_squares"])
+    else:
+        assert loaded.optimizer_.state == {}
+    with np.load(path, allow_pickle=False) as npz:       # no pickled objects inside
+        assert "W1" in npz.files
+
+
+def test_truncated_tampered_and_wrong_version_files_are_clear_errors(fitted, tmp_path):
+    path = tmp_path / "model.npz"
+    fitted.save(path)
+    data = path.read_bytes()
+    truncated = tmp_path / "truncated.npz"
+    truncated.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ModelFileError, match="truncated or not an mlnn model file"):
+        MultiLabelNN.load(truncated)
+
+    with np.load(path, allow_pickle=False) as npz:
+        arrays = {name: npz[name] for name in npz.files}
+    tampered = dict(arrays, W2=arrays["W2"] + 1)
+    np.savez(tmp_path / "tampered.npz", **tampered)
+    with pytest.raises(ModelFileError, match="fails its checksum"):
+        MultiLabelNN.load(tmp_path / "tampered.npz")
+
+    np.savez(tmp_path / "v99.npz", **dict(arrays, format_version=np.array(99)))
+    with pytest.raises(ModelFileError, match="format version 99"):
+        MultiLabelNN.load(tmp_path / "v99.npz")
+
+    with pytest.raises(ModelFileError, match="does not exist"):
+        MultiLabelNN.load(tmp_path / "missing.npz")
+    with zipfile.ZipFile(tmp_path / "other.npz", "w") as archive:
+        archive.writestr("x.npy", b"not an array")
+    with pytest.raises(ModelFileError):
+        MultiLabelNN.load(tmp_path / "other.npz")
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"hidden_activation": "softsign"}, "unknown activation 'softsign'"),
+    ({"loss": "hinge"}, "unknown loss 'hinge'"),
+    ({"optimizer": "adam"}, "unknown optimizer 'adam'"),
+    ({"dtype": "float16"}, "unknown dtype 'float16'"),
+    ({"threshold": "magic"}, "unknown threshold 'magic'"),
+    ({"validation_fraction": 1.5}, "validation_fraction must be in"),
+    ({"dropout": -0.1}, "dropout must be a number"),
+    ({"batch_size": 0}, "batch_size must be a positive integer"),
+])
+def test_bad_hyper_parameters_are_clear_errors_at_fit(data, params, message):
+    with pytest.raises(MLNNError, match=message):
+        MultiLabelNN(**{**SMALL, **params}).fit(data.X_train, data.Y_train)
+
+
+def test_unknown_hyper_parameter_names_are_rejected():
+    with pytest.raises(MLNNError, match="unknown hyper-parameter"):
+        MultiLabelNN(hidden_size=10)
+    with pytest.raises(MLNNError, match="unknown hyper-parameter"):
+        MultiLabelNN().set_params(lr=0.1)
+
+
+def test_bad_data_is_a_clear_error(fitted, data):
+    with pytest.raises(MLNNError, match="not fitted yet"):
+        MultiLabelNN().predict(data.X_test)
+    with pytest.raises(MLNNError, match="has 7 features"):
+        fitted.predict(np.zeros((2, 7)))
+    with pytest.raises(MLNNError, match="NaN or infinite"):
+        fitted.decision_function(np.full((1, 120), np.nan))
+    with pytest.raises(MLNNError, match="Y has 5 rows but X has 300"):
+        MultiLabelNN(**SMALL).fit(data.X_train, data.Y_train[:5])
+    with pytest.raises(MLNNError, match="label_names has 3 entries, expected 8"):
+        MultiLabelNN(**SMALL).fit(data.X_train, data.Y_train, label_names=["a", "b", "c"])
