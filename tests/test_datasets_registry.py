@@ -1,0 +1,179 @@
+"""load(): names, the Dataset contract, synthetic, seeded splits, the npz cache, statistics."""
+
+import os
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import mlnn.datasets as datasets
+from mlnn.datasets import Dataset, load, statistics
+from mlnn.datasets.arff import write_arff, write_mulan_xml
+from mlnn.datasets.registry import SPECS
+from mlnn.errors import MLNNError
+
+REQUIRED = ["reuters21578", "delicious", "bibtex", "enron", "medical", "tmc2007-500", "yeast",
+            "emotions", "rcv1subset1", "rcv1subset2", "rcv1subset3", "rcv1subset4",
+            "rcv1subset5", "synthetic"]
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("MLNN_CACHE", str(folder))
+    return folder
+
+
+def _check_contract(d):
+    for X, Y in ((d.X_train, d.Y_train), (d.X_test, d.Y_test)):
+        assert sp.isspmatrix_csr(X) and X.dtype == np.float64 and X.has_sorted_indices
+        assert sp.isspmatrix_csr(Y) and np.all(Y.data == 1)
+        assert X.shape[0] == Y.shape[0]
+        assert X.shape[1] == len(d.feature_names) and Y.shape[1] == len(d.label_names)
+    assert d.X_train.shape[1] == d.X_test.shape[1]
+    assert isinstance(d.description, str) and d.description
+
+
+def test_required_names_are_registered():
+    assert set(REQUIRED) <= set(datasets.names())
+
+
+def test_unknown_name_lists_valid_names():
+    with pytest.raises(MLNNError, match="unknown dataset 'nope'.*delicious.*synthetic"):
+        load("nope")
+
+
+def test_synthetic_is_quick_and_follows_the_contract():
+    started = time.perf_counter()
+    d = load("synthetic")
+    assert time.perf_counter() - started < 0.5
+    _check_contract(d)
+    assert d.X_train.shape == (400, 500) and d.Y_train.shape == (400, 20)
+    assert d.X_test.shape[0] == 200
+    norms = np.sqrt(np.asarray(d.X_train.multiply(d.X_train).sum(axis=1)).ravel())
+    np.testing.assert_allclose(norms[norms > 0], 1.0)
+    stats = d.statistics()
+    assert 1.5 < stats["C"] < 2.6 and stats["docs_without_labels_train"] == 0
+
+
+def test_synthetic_seed_sizes_and_correlation():
+    a = load("synthetic", n_train=300, n_test=100, n_features=200, n_labels=12, random_state=3)
+    b = load("synthetic", n_train=300, n_test=100, n_features=200, n_labels=12, random_state=3)
+    c = load("synthetic", n_train=300, n_test=100, n_features=200, n_labels=12, random_state=4)
+    assert (a.X_train != b.X_train).nnz == 0 and (a.Y_test != b.Y_test).nnz == 0
+    assert (a.X_train != c.X_train).nnz > 0
+    assert a.X_train.shape == (300, 200) and a.Y_train.shape == (300, 12)
+    # Correlated labels: co-occurrence differs clearly from independence.
+    big = load("synthetic", n_train=3000, n_test=1, n_labels=12, correlation=0.9)
+    Y = big.Y_train.toarray().astype(float)
+    p = Y.mean(axis=0)
+    joint = (Y.T @ Y) / len(Y)
+    off = ~np.eye(12, dtype=bool)
+    assert np.max(np.abs(joint - np.outer(p, p))[off]) > 0.02
+    with pytest.raises(MLNNError, match="n_train"):
+        load("synthetic", n_train=0)
+    with pytest.raises(MLNNError, match="does not take option"):
+        load("synthetic", bogus=1)
+
+
+def test_statistics_on_a_hand_made_dataset():
+    d = Dataset("toy", sp.csr_matrix([[1.0, 0, 2], [0, 0, 0]]), sp.csr_matrix([[1, 0, 0],
+                                                                               [0, 0, 0]]),
+                sp.csr_matrix([[0, 3.0, 0]]), sp.csr_matrix([[1, 1, 0]]),
+                ["a", "b", "c"], ["x", "y", "z"], "toy")
+    s = statistics(d)
+    assert (s["M"], s["D"], s["L"], s["n_train"], s["n_test"]) == (3, 3, 3, 2, 1)
+    assert s["C"] == pytest.approx(1.0) and s["nnz_per_doc"] == pytest.approx(1.0)
+    assert s["labels_without_positives"] == 1          # z
+    assert s["labels_without_train_positives"] == 2     # y, z
+    assert s["labels_without_test_positives"] == 1      # z
+    assert (s["docs_without_labels_train"], s["docs_without_labels_test"]) == (1, 0)
+
+
+def _single_file_dataset(root, n=30):
+    rng = np.random.default_rng(0)
+    X = sp.random(n, 6, density=0.4, format="csr", random_state=1)
+    Y = sp.csr_matrix((rng.random((n, 3)) < 0.4).astype(np.int8))
+    folder = root / "stackex" / "derived"
+    folder.mkdir(parents=True)
+    write_arff(folder / "stackex_chess.arff.gz", X, Y, [f"f{j}" for j in range(6)],
+               ["a", "b", "c"])
+    write_mulan_xml(folder / "stackex_chess.xml", ["a", "b", "c"])
+    return X, Y
+
+
+def test_seeded_split_and_cache(tmp_path, cache):
+    X, Y = _single_file_dataset(tmp_path)
+    d = load("stackex_chess", data_dir=tmp_path)
+    assert d.info["from_cache"] is False and d.info["cache_written"] is True
+    assert d.X_train.shape[0] == 20 and d.X_test.shape[0] == 10
+    # The documented rule: rows of a default_rng(0) permutation, first 2/3 train, file order.
+    permutation = np.random.default_rng(0).permutation(30)
+    train = np.sort(permutation[:20])
+    np.testing.assert_array_equal(d.X_train.toarray(), X.toarray()[train])
+    np.testing.assert_array_equal(d.Y_train.toarray(), Y.toarray()[train])
+    again = load("stackex_chess", data_dir=tmp_path)
+    assert again.info["from_cache"] is True
+    assert (again.X_test != d.X_test).nnz == 0 and again.label_names == d.label_names
+    assert again.feature_names == d.feature_names and again.description == d.description
+    other = load("stackex_chess", data_dir=tmp_path, random_state=1, train_fraction=0.5)
+    assert other.info["from_cache"] is False and other.X_train.shape[0] == 15
+    assert len(list(cache.glob("*.npz"))) == 2
+
+
+def test_unwritable_cache_is_skipped(tmp_path, monkeypatch):
+    _single_file_dataset(tmp_path)
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache directory should be")
+    monkeypatch.setenv("MLNN_CACHE", str(blocker / "cache"))
+    d = load("stackex_chess", data_dir=tmp_path)
+    assert d.info["cache_written"] is False and d.X_train.shape[0] == 20
+
+
+def test_missing_files_name_the_path(tmp_path, cache):
+    with pytest.raises(MLNNError, match="delicious-train.arff.*does not exist"):
+        load("delicious", data_dir=tmp_path)
+
+
+def test_data_dir_follows_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("MLNN_DATA", str(tmp_path))
+    assert datasets.data_dir() == tmp_path
+    monkeypatch.delenv("MLNN_DATA")
+    assert datasets.data_dir().name == "mlnn"
+
+
+@pytest.fixture(scope="module")
+def module_cache(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cache")
+    old = os.environ.get("MLNN_CACHE")
+    os.environ["MLNN_CACHE"] = str(folder)
+    yield folder
+    if old is None:
+        del os.environ["MLNN_CACHE"]
+    else:
+        os.environ["MLNN_CACHE"] = old
+
+
+@pytest.mark.parametrize("name", sorted(set(SPECS) - {"synthetic"}))
+def test_every_real_dataset_loads(data_dir, module_cache, name):
+    d = load(name, data_dir=data_dir)
+    _check_contract(d)
+    assert d.X_train.shape[0] > 0 and d.X_test.shape[0] > 0
+
+
+def test_table1_numbers_and_second_load_is_fast(data_dir, module_cache):
+    d = load("delicious", data_dir=data_dir)
+    s = d.statistics()
+    assert (s["n_train"], s["n_test"], s["D"], s["L"]) == (12920, 3185, 500, 983)
+    assert s["C"] == pytest.approx(19.02, abs=0.01)  # the paper's Table 1
+    r = load("reuters21578", data_dir=data_dir)
+    s = r.statistics()
+    assert (s["n_test"], s["L"]) == (3019, 90) and s["n_train"] in (7769, 7770)
+    assert abs(s["D"] - 18637) / 18637 < 0.05  # the paper's 18,637 features
+    assert s["labels_without_train_positives"] == 0 and s["docs_without_labels_train"] == 0
+    started = time.perf_counter()
+    again = load("reuters21578", data_dir=data_dir)
+    assert again.info["from_cache"] and time.perf_counter() - started < 1.0
+    rcv = load("rcv1subset4", data_dir=data_dir)
+    assert rcv.X_train.shape[1] == 47236  # padded to the common feature space by name
