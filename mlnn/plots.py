@@ -1,0 +1,268 @@
+"""Matplotlib helpers that draw the paper's figures (Figs. 2-4) and the notebooks' other plots.
+
+Every function returns a :class:`matplotlib.figure.Figure` with labelled axes, a legend and a
+title naming the dataset and settings; :func:`save_figure` writes it as PNG. Where figures go is
+decided by :func:`figures_dir`: ``$MLNN_FIGURES`` if set; otherwise, in fast mode
+(``MLNN_FAST=1``, see :func:`fast_mode`), a fresh temporary directory — so quick runs never
+overwrite the committed figures — and otherwise the ``figures/`` folder of the project.
+
+Only matplotlib's object-oriented API is used (no global ``pyplot`` state besides creating the
+figure), so the helpers work under any backend, including ``Agg``.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from mlnn.errors import MLNNError
+
+#: Line colours by hidden activation / loss / hidden-layer size, fixed so figures agree.
+COLOURS = {"relu": "tab:red", "tanh": "tab:blue", "sigmoid": "tab:green",
+           "ce": "tab:red", "pwe": "tab:blue"}
+PALETTE = ("tab:red", "tab:blue", "tab:green", "tab:purple", "tab:orange", "tab:brown")
+
+MEASURE_NAMES = {"rankloss": "rank loss (validation)", "MAP": "MAP (validation)",
+                 "train_loss": "training loss (minibatch mean)"}
+
+
+def fast_mode():
+    """True when ``MLNN_FAST=1``: notebooks then run tiny experiments (as the tests do)."""
+    return os.environ.get("MLNN_FAST", "") == "1"
+
+
+def project_root(start=None):
+    """The nearest directory at or above ``start`` (default: cwd) holding ``setup.cfg`` and
+    ``mlnn/``, or None."""
+    path = Path(start or Path.cwd()).resolve()
+    for candidate in (path, *path.parents):
+        if (candidate / "setup.cfg").is_file() and (candidate / "mlnn").is_dir():
+            return candidate
+    return None
+
+
+def figures_dir(fast=None):
+    """Where to save figures: ``$MLNN_FIGURES``; else a temp dir in fast mode; else ``figures/``.
+
+    The directory is created if needed.
+    """
+    fast = fast_mode() if fast is None else fast
+    if os.environ.get("MLNN_FIGURES"):
+        directory = Path(os.environ["MLNN_FIGURES"])
+    elif fast:
+        directory = Path(tempfile.mkdtemp(prefix="mlnn-figures-"))
+    else:
+        root = project_root()
+        directory = (root if root is not None else Path.cwd()) / "figures"
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def save_figure(fig, name, directory=None, dpi=110):
+    """Save ``fig`` as ``directory/name`` (PNG; ``.png`` is appended if missing); return the path."""
+    directory = figures_dir() if directory is None else Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / (name if name.endswith(".png") else f"{name}.png")
+    fig.savefig(path, dpi=dpi, bbox_inches="tight")
+    return path
+
+
+def _new_figure(nrows=1, ncols=1, width=6.0, height=4.2, **kwargs):
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(width * ncols, height * nrows), constrained_layout=True)
+    axes = fig.subplots(nrows, ncols, squeeze=False, **kwargs)
+    return fig, axes
+
+
+# ---------------------------------------------------------------------------------------------
+# Fig. 2: loss landscapes
+
+_LOSS_TITLES = {"ce": "cross-entropy (sigmoid outputs)", "pwe": "PWE (tanh outputs)"}
+
+
+def _surface_title(surface):
+    return f"{_LOSS_TITLES.get(surface.loss, surface.loss)}, {surface.hidden} hidden unit"
+
+
+def plot_landscape_pair(left, right, title):
+    """Two loss landscapes side by side: 3-D surfaces on top, contour maps below.
+
+    ``left`` and ``right`` are :class:`mlnn.landscapes.Surface` objects. The contour maps share
+    their colour levels so the two panels can be compared directly.
+    """
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(11, 9), constrained_layout=True)
+    levels = np.linspace(min(left.J.min(), right.J.min()), max(left.J.max(), right.J.max()), 25)
+    for column, surface in enumerate((left, right)):
+        W1, W2_1 = np.meshgrid(surface.W1, surface.W2_1)
+        ax = fig.add_subplot(2, 2, column + 1, projection="3d")
+        ax.plot_surface(W1, W2_1, surface.J, cmap="viridis", linewidth=0, antialiased=True)
+        ax.set_xlabel("W1")
+        ax.set_ylabel("W2_1")
+        ax.set_zlabel("loss J")
+        ax.set_title(_surface_title(surface))
+        ax = fig.add_subplot(2, 2, column + 3)
+        filled = ax.contourf(W1, W2_1, surface.J, levels=levels, cmap="viridis")
+        ax.contour(W1, W2_1, surface.J, levels=levels[::3], colors="k", linewidths=0.4)
+        ax.set_xlabel("W1 (input → hidden)")
+        ax.set_ylabel("W2_1 (hidden → output 1)")
+        ax.set_title(f"contours: {_surface_title(surface)}")
+        fig.colorbar(filled, ax=ax, label="loss J")
+    fig.suptitle(f"{title}\nx = {left.x:g}, y = {left.y}, W2_2..4 = c = {left.c:g}, no biases")
+    return fig
+
+
+def plot_gradient_norms(surfaces, title):
+    """Contour maps of log10 ‖∇J‖ for several surfaces (flat regions are dark)."""
+    from mlnn.landscapes import surface_gradient
+    fig, axes = _new_figure(1, len(surfaces), width=4.6, height=4.0)
+    for ax, surface in zip(axes[0], surfaces):
+        norm = np.hypot(*surface_gradient(surface))
+        W1, W2_1 = np.meshgrid(surface.W1, surface.W2_1)
+        filled = ax.contourf(W1, W2_1, np.log10(norm + 1e-12), levels=np.linspace(-6, 1.5, 16),
+                             cmap="magma", extend="both")
+        ax.set_xlabel("W1")
+        ax.set_ylabel("W2_1")
+        ax.set_title(_surface_title(surface), fontsize=9)
+        fig.colorbar(filled, ax=ax, label="log10 ‖∇J‖")
+    fig.suptitle(title)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# Figs. 3-4: learning curves
+
+def _size_note(curves):
+    sizes = sorted({c["hidden_units"] for c in curves})
+    return f"{'/'.join(str(s) for s in sizes)} hidden units"
+
+
+def plot_curves(curves, measure="rankloss", ax=None, logx=False, colour_by=None, style_by=None,
+                title=None):
+    """One line per curve: ``measure`` against the number of parameter updates.
+
+    ``colour_by`` / ``style_by`` name a setting field (e.g. "hidden", "optimizer", "dropout");
+    curves sharing a value share the colour / line style. Returns the figure.
+    """
+    if not curves:
+        raise MLNNError("no curves to plot")
+    if measure not in curves[0]:
+        raise MLNNError(f"curves have no measure {measure!r}; they have "
+                        f"{sorted(k for k, v in curves[0].items() if isinstance(v, list))}")
+    if ax is None:
+        fig, axes = _new_figure()
+        ax = axes[0, 0]
+    fig = ax.figure
+    styles = ("-", "--", ":", "-.")
+    colour_values = sorted({str(c[colour_by]) for c in curves}) if colour_by else []
+    style_values = sorted({str(c[style_by]) for c in curves}) if style_by else []
+    for index, curve in enumerate(curves):
+        key = str(curve[colour_by]) if colour_by else None
+        colour = COLOURS.get(key) if key in COLOURS else PALETTE[
+            (colour_values.index(key) if colour_by else index) % len(PALETTE)]
+        style = styles[style_values.index(str(curve[style_by])) % len(styles)] if style_by else "-"
+        ax.plot(curve["updates"], curve[measure], style, color=colour, label=curve["label"],
+                linewidth=1.6)
+    if logx:
+        ax.set_xscale("log")
+    ax.set_xlabel("number of parameter updates" + (" (log scale)" if logx else ""))
+    ax.set_ylabel(MEASURE_NAMES.get(measure, measure))
+    ax.grid(True, alpha=0.3, which="both" if logx else "major")
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=10)
+    return fig
+
+
+def plot_convergence(curves, measure="rankloss"):
+    """Fig. 3 (left): AdaGrad vs momentum × ReLU / tanh / sigmoid (colour = activation,
+    solid = AdaGrad, dashed = momentum)."""
+    curves = sorted(curves, key=lambda c: (c["optimizer"] != "adagrad", c["hidden"]))
+    c = curves[0]
+    title = (f"Fig. 3 (left) — {c['dataset']}: {c['loss'].upper()} loss, {_size_note(curves)}, "
+             f"η = {c['learning_rate']:g}\nAdaGrad (solid) vs momentum μ = {c['momentum']:g} "
+             "(dashed) × hidden activation")
+    return plot_curves(curves, measure, colour_by="hidden", style_by="optimizer", title=title)
+
+
+def plot_dropout(curves, measure="rankloss"):
+    """Fig. 3 (right): dropout vs none (dashed = no dropout) for two hidden-layer sizes."""
+    c = curves[0]
+    title = (f"Fig. 3 (right) — {c['dataset']}: {c['loss'].upper()}, {c['hidden']} hidden units, "
+             f"{c['optimizer']} η = {c['learning_rate']:g}\n"
+             "dropout 0.5 (solid) vs no dropout (dashed), two hidden-layer sizes")
+    fig, axes = _new_figure(1, 2, width=6.0, height=4.4)
+    for ax, (m, shown) in zip(axes[0], ((measure, "validation"), ("train_loss", "training"))):
+        plot_curves(sorted(curves, key=lambda c: (c["hidden_units"], -c["dropout"])), m, ax=ax,
+                    colour_by="hidden_units", style_by="dropout",
+                    title=f"{MEASURE_NAMES.get(m, m)}")
+    axes[0, 1].set_yscale("log")
+    fig.suptitle(title)
+    return fig
+
+
+def plot_learning_rates(curves):
+    """Fig. 4: PWE vs CE at two learning rates, ± dropout; rank loss and MAP on a log x-axis."""
+    c = curves[0]
+    curves = sorted(curves, key=lambda c: (c["loss"], c["learning_rate"], c["dropout"]))
+    for curve in curves:
+        curve.setdefault("group", f"{curve['loss']}{curve['learning_rate']}")
+    fig, axes = _new_figure(1, 2, width=6.0, height=4.6)
+    for ax, measure in zip(axes[0], ("rankloss", "MAP")):
+        plot_curves(curves, measure, ax=ax, logx=True, colour_by="group", style_by="dropout",
+                    title=MEASURE_NAMES[measure])
+    fig.suptitle(f"Fig. 4 — {c['dataset']}: PWE vs CE, η ∈ {{0.01, 0.1}} ({c['optimizer']}), "
+                 f"{c['hidden']} hidden, {_size_note(curves)}; solid = no dropout, "
+                 "dashed = dropout 0.5")
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# notebooks 1, 6, 7
+
+def plot_timings(n_labels, seconds, title):
+    """Log-log timings: ``seconds`` maps a method name to one time per entry of ``n_labels``."""
+    fig, axes = _new_figure()
+    ax = axes[0, 0]
+    for index, (name, values) in enumerate(seconds.items()):
+        ax.loglog(n_labels, values, "o-", color=PALETTE[index % len(PALETTE)], label=name)
+    ax.set_xlabel("number of labels L")
+    ax.set_ylabel("seconds per δ2 computation")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    ax.set_title(title, fontsize=10)
+    return fig
+
+
+def plot_bars(groups, values, series, ylabel, title):
+    """Grouped bars: ``values[s][g]`` for series s (legend) and group g (x tick labels)."""
+    fig, axes = _new_figure(width=7.0)
+    ax = axes[0, 0]
+    x = np.arange(len(groups))
+    width = 0.8 / max(len(series), 1)
+    for index, name in enumerate(series):
+        ax.bar(x + (index - (len(series) - 1) / 2) * width, values[index], width, label=name,
+               color=PALETTE[index % len(PALETTE)])
+    ax.set_xticks(x)
+    ax.set_xticklabels(groups, rotation=30, ha="right")
+    ax.set_ylabel(ylabel)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=10)
+    return fig
+
+
+def plot_histograms(samples, bins, xlabel, title):
+    """Overlaid step histograms: ``samples`` maps a legend name to a 1-d array."""
+    fig, axes = _new_figure()
+    ax = axes[0, 0]
+    for index, (name, values) in enumerate(samples.items()):
+        ax.hist(np.asarray(values), bins=bins, histtype="step", linewidth=1.6,
+                color=PALETTE[index % len(PALETTE)], label=name)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("number of documents")
+    ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+    ax.set_title(title, fontsize=10)
+    return fig
