@@ -1,0 +1,157 @@
+"""Convergence experiments (Figs. 3-4): splits, seeding, recorded curves, CSV storage."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from mlnn import datasets
+from mlnn import experiments as E
+from mlnn.errors import MLNNError
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    return datasets.load("synthetic", n_train=300, n_test=50, n_features=120, n_labels=8,
+                         random_state=3)
+
+
+@pytest.fixture(scope="module")
+def data(synthetic):
+    return E.prepare_data(synthetic, val_fraction=0.25, random_state=1)
+
+
+def _rows(X):
+    return {tuple(np.round(row.toarray().ravel(), 12)) for row in X}
+
+
+def test_validation_split_partitions_the_training_documents():
+    X = sp.csr_matrix(np.arange(40, dtype=float).reshape(20, 2) + 1)
+    Y = sp.csr_matrix((np.arange(40).reshape(20, 2) % 3 == 0).astype(int))
+    X_fit, Y_fit, X_val, Y_val = E.validation_split(X, Y, fraction=0.25, random_state=7)
+    assert X_fit.shape[0] == 15 and X_val.shape[0] == 5
+    fit_ids, val_ids = X_fit.toarray()[:, 0], X_val.toarray()[:, 0]
+    assert set(fit_ids).isdisjoint(val_ids)
+    assert sorted(np.concatenate([fit_ids, val_ids])) == sorted(X.toarray()[:, 0])
+    assert np.all(np.diff(fit_ids) > 0) and np.all(np.diff(val_ids) > 0)   # file order kept
+    # labels travel with their documents
+    original = {row[0]: Y.toarray()[i] for i, row in enumerate(X.toarray())}
+    for x_row, y_row in zip(X_val.toarray(), Y_val.toarray()):
+        np.testing.assert_array_equal(original[x_row[0]], y_row)
+    again = E.validation_split(X, Y, fraction=0.25, random_state=7)[2].toarray()[:, 0]
+    other = E.validation_split(X, Y, fraction=0.25, random_state=8)[2].toarray()[:, 0]
+    np.testing.assert_array_equal(again, val_ids)
+    assert not np.array_equal(other, val_ids)
+
+
+@pytest.mark.parametrize("fraction", [0.0, 1.0, -0.1, 0.001])
+def test_validation_split_rejects_bad_fractions(fraction):
+    X = sp.csr_matrix(np.ones((10, 3)))
+    Y = sp.csr_matrix(np.ones((10, 2), dtype=int))
+    with pytest.raises(MLNNError, match="fraction"):
+        E.validation_split(X, Y, fraction=fraction)
+
+
+def test_prepare_data_uses_only_the_training_split(synthetic, data):
+    n = synthetic.X_train.shape[0]
+    assert data["X_train"].shape[0] + data["X_val"].shape[0] == n
+    assert data["X_val"].shape[0] == round(0.25 * n)
+    test_rows = _rows(synthetic.X_test)
+    assert not (_rows(data["X_val"]) & test_rows)
+    small = E.prepare_data(synthetic, val_fraction=0.25, max_train=50, max_val=20,
+                           random_state=1)
+    assert small["X_train"].shape[0] == 50 and small["X_val"].shape[0] == 20
+    assert _rows(small["X_train"]) <= _rows(data["X_train"])
+
+
+def test_run_setting_records_a_curve_every_eval_every_updates(data):
+    setting = E.Setting("t", hidden_units=6, learning_rate=0.05)
+    curve = E.run_setting(setting, data, max_updates=23, eval_every=5, batch_size=16)
+    assert curve["updates"] == [5, 10, 15, 20, 23]
+    assert curve["hidden_units"] == 6 and curve["label"] == "t"
+    for key in E.CURVE_COLUMNS:
+        assert len(curve[key]) == 5
+    assert all(0 <= v <= 1 for v in curve["rankloss"] + curve["MAP"])
+
+
+def test_run_setting_is_seeded(data):
+    setting = E.Setting("t", loss="pwe", hidden="tanh", hidden_units=5, dropout=0.5)
+    a = E.run_setting(setting, data, max_updates=12, eval_every=4, batch_size=16, random_state=2)
+    b = E.run_setting(setting, data, max_updates=12, eval_every=4, batch_size=16, random_state=2)
+    c = E.run_setting(setting, data, max_updates=12, eval_every=4, batch_size=16, random_state=3)
+    assert a["rankloss"] == b["rankloss"] and a["train_loss"] == b["train_loss"]
+    assert a["train_loss"] != c["train_loss"]
+
+
+def test_training_lowers_the_validation_rank_loss(data):
+    setting = E.Setting("t", hidden_units=16, learning_rate=0.1)
+    curve = E.run_setting(setting, data, max_updates=80, eval_every=10, batch_size=16)
+    assert curve["rankloss"][-1] < 0.8 * curve["rankloss"][0]
+    assert curve["MAP"][-1] > curve["MAP"][0]
+
+
+def test_momentum_setting_builds_its_optimizer():
+    optimizer = E.Setting("m", optimizer="momentum", learning_rate=0.02,
+                          momentum=0.5).make_optimizer()
+    assert type(optimizer).__name__ == "Momentum"
+    assert (optimizer.learning_rate, optimizer.momentum) == (0.02, 0.5)
+    assert type(E.Setting("a").make_optimizer()).__name__ == "AdaGrad"
+
+
+def test_experiments_cover_the_papers_settings(synthetic, tmp_path):
+    sizes = dict(max_updates=4, eval_every=2)
+    conv = E.convergence_experiment(synthetic, fast=True, **sizes)
+    assert {(c["optimizer"], c["hidden"]) for c in conv} == {
+        (o, h) for o in ("adagrad", "momentum") for h in ("relu", "tanh", "sigmoid")}
+    assert {c["loss"] for c in conv} == {"ce"}
+    drop = E.dropout_experiment(synthetic, fast=True, csv_path=tmp_path / "d.csv", **sizes)
+    assert len({(c["hidden_units"], c["dropout"]) for c in drop}) == 4
+    assert {c["dropout"] for c in drop} == {0.0, 0.5}
+    assert (tmp_path / "d.csv").exists()
+    rates = E.learning_rate_experiment(synthetic, fast=True, **sizes)
+    assert {(c["loss"], c["learning_rate"], c["dropout"]) for c in rates} == {
+        (loss, eta, rate) for loss in ("pwe", "ce") for eta in (0.01, 0.1) for rate in (0.0, 0.5)}
+    for curves in (conv, drop, rates):
+        assert len({c["label"] for c in curves}) == len(curves)
+        assert all(c["updates"] == [2, 4] for c in curves)
+
+
+def test_unknown_size_option_raises(synthetic):
+    with pytest.raises(MLNNError, match="max_epochs"):
+        E.convergence_experiment(synthetic, fast=True, max_epochs=3)
+
+
+def test_csv_round_trip(data, tmp_path):
+    curves = [E.run_setting(E.Setting(f"s{k}", hidden_units=3 + k, dropout=0.5 * k), data,
+                            max_updates=6, eval_every=3, batch_size=32) for k in range(2)]
+    for curve in curves:
+        curve["experiment"] = "demo"
+    path = E.save_csv(curves, tmp_path / "sub" / "c.csv")
+    back = E.load_csv(path)
+    assert len(back) == 2
+    for before, after in zip(curves, back):
+        for key in E.SETTING_COLUMNS + E.CURVE_COLUMNS + ("experiment", "dataset"):
+            assert after[key] == before[key], key
+        assert E.setting_of(after) == E.setting_of(before)
+
+
+def test_load_csv_errors(tmp_path):
+    with pytest.raises(MLNNError, match="no curves file"):
+        E.load_csv(tmp_path / "missing.csv")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("experiment,dataset,label\nx,y,z\n")
+    with pytest.raises(MLNNError, match="lacks the column"):
+        E.load_csv(bad)
+    row = ",".join(["demo", "d", "s", "ce", "relu", "adagrad", "0.01", "0.9", "0.0", "4",
+                    "1", "1", "0.5", "oops", "0.1", "0.0"])
+    bad.write_text(",".join(E.CSV_COLUMNS) + "\n" + row + "\n")
+    with pytest.raises(MLNNError, match="line 2"):
+        E.load_csv(bad)
+
+
+def test_real_data_validation_split_sizes(data_dir):
+    data = E.prepare_data("reuters21578", max_val=200)
+    full = datasets.load("reuters21578")
+    n = full.X_train.shape[0]
+    assert data["X_train"].shape[0] == n - round(0.2 * n)
+    assert data["X_val"].shape[0] == 200
+    assert data["Y_val"].shape[1] == full.Y_train.shape[1] == 90
