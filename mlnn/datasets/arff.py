@@ -241,6 +241,7 @@ def _parse_dense(path, rows, numbers, n_attributes):
                                      f"value {field.strip()!r} is not numeric") from None
                 if not np.isfinite(value):
                     raise _row_error(path, numbers[row], f"value {field!r} is not finite")
+        raise DataFormatError(f"{path}: malformed dense data")  # pragma: no cover
     return sp.csr_matrix(values.reshape(len(rows), n_attributes))
 
 
