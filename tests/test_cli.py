@@ -1,0 +1,98 @@
+"""The command line: train → evaluate → predict on real data, reproduce --quick, error paths."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mlnn.cli import main
+from mlnn.methods import ALIASES, METHODS, resolve
+
+
+def run(*args, env=None):
+    """Run ``python -m mlnn ARGS`` in a subprocess; returns the CompletedProcess."""
+    return subprocess.run([sys.executable, "-m", "mlnn", *args], capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+def test_every_method_has_an_alias_and_resolves():
+    assert sorted(ALIASES.values()) == sorted(METHODS)
+    assert resolve("nn-ad") == "NN_AD"
+    assert resolve("bpmll-rad") == "BP-MLL_RAD"
+    assert resolve("BR_R") == "BR_R"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["train", "--dataset", "synthetic", "--method", "nn-x"], "unknown method 'nn-x'"),
+    (["train", "--dataset", "synthetic", "--method", "br-b"], "is not a neural-network method"),
+    (["train", "--dataset", "nope", "--method", "nn-a"], "unknown dataset 'nope'"),
+    (["reproduce", "--dataset", "synthetic", "--methods", "svm"], "unknown method 'svm'"),
+    (["evaluate", "--model", "/nonexistent/model.npz", "--dataset", "synthetic"],
+     "does not exist"),
+])
+def test_errors_are_one_line_messages_with_exit_code_2(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.startswith("mlnn: error:") and "Traceback" not in err
+
+
+def test_unknown_options_and_commands_are_rejected_by_argparse(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", "--dataset", "synthetic", "--bogus"])
+    assert exit_info.value.code == 2
+    with pytest.raises(SystemExit):
+        main(["fly"])
+    assert "invalid choice" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["train", "evaluate", "predict", "reproduce", "data"])
+def test_help_for_each_command(command):
+    result = run(command, "--help")
+    assert result.returncode == 0
+    assert "usage:" in result.stdout
+
+
+def test_train_evaluate_predict_on_reuters(data_dir, tmp_path):
+    model = tmp_path / "model.npz"
+    result = run("train", "--dataset", "reuters21578", "--method", "nn-ad", "--hidden-units", "32",
+                 "--epochs", "2", "--learning-rate", "0.1", "--out", str(model))
+    assert result.returncode == 0, result.stderr
+    assert "epoch   2" in result.stdout and "saved" in result.stdout
+    result = run("evaluate", "--model", str(model), "--dataset", "reuters21578", "--json")
+    assert result.returncode == 0, result.stderr
+    measures = json.loads(result.stdout)
+    assert measures["rankloss"] < 0.05 and measures["miF"] > 0.5
+
+    result = run("evaluate", "--model", str(model), "--dataset", "delicious")
+    assert result.returncode == 2
+    assert "trained on another dataset" in result.stderr
+
+    export = tmp_path / "export"
+    assert run("data", "export", "reuters21578", "--format", "svmlight",
+               "--out", str(export)).returncode == 0
+    test_file = export / "reuters21578-test.svm"
+    documents = test_file.read_text().splitlines()
+    head = tmp_path / "head.svm"
+    n_features, n_labels = documents[0].split()[1:]
+    head.write_text(f"5 {n_features} {n_labels}\n" + "\n".join(documents[1:6]) + "\n")
+    result = run("predict", "--model", str(model), "--input", str(head))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 5
+    assert "earn" in " ".join(lines) or "acq" in " ".join(lines)
+
+
+def test_reproduce_quick_on_reuters(data_dir, tmp_path):
+    result = run("reproduce", "--dataset", "reuters21578", "--quick", "--out", str(tmp_path),
+                 "--methods", "nn-a", "bpmll-ta", "br-b", "br-r")
+    assert result.returncode == 0, result.stderr
+    rows = (tmp_path / "table3_reuters21578.csv").read_text().splitlines()
+    assert rows[0] == "dataset,method,measure,ours,paper,difference"
+    assert len(rows) == 1 + 4 * 10
+    run_record = json.loads((tmp_path / "run_reuters21578.json").read_text())
+    assert set(run_record["methods"]) == {"NN_A", "BP-MLL_TA", "BR_B", "BR_R"}
+    assert run_record["methods"]["NN_A"]["test"]["rankloss"] < 0.05
+    markdown = (tmp_path / "table3_reuters21578.md").read_text()
+    assert "| NN_A | ours |" in markdown and "| | paper | 0.0037 |" in markdown
