@@ -259,6 +259,22 @@ EXPERIMENTS = {
 }
 
 
+def run_or_load(name, csv_path, fast=False, rerun=False, **kwargs):
+    """Curves of experiment ``name``: read from ``csv_path`` if it exists (full mode, not
+    ``rerun``), else run the experiment and save them there.
+
+    This lets a notebook redraw a figure from the committed curves in seconds; pass
+    ``rerun=True`` (or delete the file) to train the networks again. Fast runs never read the
+    stored curves: they always run (and save to ``csv_path``, which should then be a scratch path).
+    """
+    if name not in EXPERIMENTS:
+        raise MLNNError(f"unknown experiment {name!r}; choose one of {sorted(EXPERIMENTS)}")
+    path = Path(csv_path)
+    if not fast and not rerun and path.exists():
+        return load_csv(path)
+    return EXPERIMENTS[name](fast=fast, csv_path=path, **kwargs)
+
+
 # ---------------------------------------------------------------------------------------------
 # storage
 

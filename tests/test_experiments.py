@@ -155,3 +155,19 @@ def test_real_data_validation_split_sizes(data_dir):
     assert data["X_train"].shape[0] == n - round(0.2 * n)
     assert data["X_val"].shape[0] == 200
     assert data["Y_val"].shape[1] == full.Y_train.shape[1] == 90
+
+
+def test_run_or_load_reads_stored_curves_unless_fast_or_rerun(synthetic, tmp_path):
+    path = tmp_path / "c.csv"
+    sizes = dict(max_updates=4, eval_every=2)
+    first = E.run_or_load("dropout", path, fast=True, dataset=synthetic, **sizes)
+    assert path.exists()
+    stored = E.load_csv(path)
+    stored[0]["rankloss"] = [0.123, 0.456]
+    E.save_csv(stored, path)
+    loaded = E.run_or_load("dropout", path, fast=False, dataset=synthetic, **sizes)
+    assert loaded[0]["rankloss"] == [0.123, 0.456]
+    rerun = E.run_or_load("dropout", path, fast=True, rerun=True, dataset=synthetic, **sizes)
+    assert rerun[0]["rankloss"] == first[0]["rankloss"]
+    with pytest.raises(MLNNError, match="unknown experiment"):
+        E.run_or_load("nonsense", path)

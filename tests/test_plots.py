@@ -1,0 +1,96 @@
+"""Plot helpers: where figures go, and that every figure carries labels, legends and titles."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from mlnn import landscapes, plots  # noqa: E402
+from mlnn.errors import MLNNError  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _curves(**fixed):
+    curves = []
+    for k, (optimizer, hidden) in enumerate([("adagrad", "relu"), ("momentum", "tanh")]):
+        curve = dict(label=f"c{k}", loss="ce", hidden=hidden, optimizer=optimizer,
+                     learning_rate=0.01, momentum=0.9, dropout=0.5 * k, hidden_units=8 * (k + 1),
+                     dataset="demo", updates=[10.0, 20.0, 30.0], rankloss=[0.3, 0.2, 0.1 + k / 10],
+                     MAP=[0.1, 0.2, 0.3], train_loss=[3.0, 2.0, 1.0], epoch=[1.0, 1.0, 2.0],
+                     elapsed=[1.0, 2.0, 3.0])
+        curve.update(fixed)
+        curves.append(curve)
+    return curves
+
+
+def _texts(fig):
+    axes = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
+    return axes, fig._suptitle.get_text() if fig._suptitle else ""
+
+
+def test_figures_dir_fast_mode_never_points_at_the_project(monkeypatch, tmp_path):
+    monkeypatch.delenv("MLNN_FIGURES", raising=False)
+    monkeypatch.setenv("MLNN_FAST", "1")
+    assert plots.fast_mode()
+    fast_dir = plots.figures_dir()
+    assert fast_dir.is_dir() and ROOT / "figures" not in (fast_dir, *fast_dir.parents)
+    monkeypatch.setenv("MLNN_FIGURES", str(tmp_path / "out"))
+    assert plots.figures_dir() == tmp_path / "out" and (tmp_path / "out").is_dir()
+    monkeypatch.delenv("MLNN_FIGURES")
+    monkeypatch.setenv("MLNN_FAST", "0")
+    monkeypatch.chdir(ROOT / "tests")
+    assert not plots.fast_mode()
+    assert plots.figures_dir() == ROOT / "figures"
+
+
+def test_save_figure_writes_a_png(tmp_path):
+    fig = plots.plot_timings([8, 16], {"a": [1e-3, 2e-3], "b": [1e-4, 1e-4]}, "timings")
+    path = plots.save_figure(fig, "t", tmp_path)
+    assert path == tmp_path / "t.png"
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_curve_figures_are_labelled():
+    for make, n_axes in ((plots.plot_convergence, 1), (plots.plot_dropout, 2),
+                         (plots.plot_learning_rates, 2)):
+        fig = make(_curves())
+        axes, suptitle = _texts(fig)
+        assert len(axes) == n_axes
+        for ax in axes:
+            assert ax.get_xlabel().startswith("number of parameter updates")
+            assert ax.get_ylabel()
+            assert ax.get_legend() is not None
+            assert len(ax.get_lines()) == 2
+        title = suptitle or axes[0].get_title()
+        assert "demo" in title and "Fig." in title
+    fig = plots.plot_learning_rates(_curves())
+    assert all(ax.get_xscale() == "log" for ax in _texts(fig)[0])
+
+
+def test_plot_curves_rejects_unknown_measures_and_empty_input():
+    with pytest.raises(MLNNError, match="no measure"):
+        plots.plot_curves(_curves(), "coverage")
+    with pytest.raises(MLNNError, match="no curves"):
+        plots.plot_curves([], "rankloss")
+
+
+def test_landscape_figures_are_labelled():
+    surfaces = landscapes.figure2_surfaces(n_points=7)
+    fig = plots.plot_landscape_pair(surfaces[("ce", "tanh")], surfaces[("pwe", "tanh")], "Fig. 2")
+    axes, suptitle = _texts(fig)
+    assert "Fig. 2" in suptitle and "c = 0" in suptitle
+    assert {ax.get_xlabel().split()[0] for ax in axes if ax.get_xlabel()} == {"W1"}
+    assert any("PWE" in ax.get_title() for ax in axes)
+    fig = plots.plot_gradient_norms(list(surfaces.values()), "norms")
+    assert len(_texts(fig)[0]) == 3
+
+
+def test_bars_and_histograms():
+    fig = plots.plot_bars(["miF", "maF"], [[0.5, 0.4], [0.6, 0.5]], ["a", "b"], "score", "t")
+    ax = fig.axes[0]
+    assert len(ax.patches) == 4 and ax.get_legend() is not None
+    fig = plots.plot_histograms({"t": np.linspace(0, 1, 50)}, 10, "threshold", "h")
+    assert fig.axes[0].get_xlabel() == "threshold"
