@@ -16,6 +16,7 @@ COMMAND_MODULES = [
     "mlnn.datasets.cli",
     "mlnn.commands",
     "mlnn.reproduce",
+    "mlnn.bench",
 ]
 
 

@@ -1,0 +1,104 @@
+"""The bench command: a fast smoke test on the small synthetic dataset (no timed assertions)."""
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from mlnn.bench import PHASE_ORDER, Stopwatch, benchmark_pwe_delta, format_report, nbytes
+from mlnn.cli import main
+
+SMALL = ["bench", "--dataset", "synthetic", "--hidden-units", "8", "--epochs", "2",
+         "--pwe-labels", "4,12"]
+
+
+def test_bench_json_has_the_promised_fields(capsys):
+    assert main(SMALL + ["--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert {"seconds_per_epoch", "docs_per_second", "peak_rss_mb"} <= set(result)
+    assert len(result["epoch_seconds"]) == 2
+    assert result["seconds_per_epoch"] > 0
+    assert result["docs_per_second"] == pytest.approx(result["n_documents"]
+                                                      / result["seconds_per_epoch"])
+    assert set(result["breakdown_seconds"]) == set(PHASE_ORDER) | {"other"}
+    assert all(result["breakdown_seconds"][phase] > 0 for phase in PHASE_ORDER)
+    # the synthetic training split: 400 documents, 500 features, 20 labels
+    assert (result["n_documents"], result["n_features"], result["n_labels"]) == (400, 500, 20)
+    # W1 500×8, b1 8, W2 8×20, b2 20 in float32, and AdaGrad keeps one array of each size
+    parameters = 4 * (500 * 8 + 8 + 8 * 20 + 20)
+    assert result["footprint_mb"]["parameters"] == pytest.approx(parameters / 2**20)
+    assert result["footprint_mb"]["optimizer_state"] == pytest.approx(parameters / 2**20)
+    assert result["peak_rss_mb"] > result["footprint_mb"]["total"]
+    assert [row["labels"] for row in result["pwe_delta"]] == [4, 12]
+    assert result["method"] == "NN_AD" and result["dtype"] == "float32"
+
+
+def test_bench_text_report_for_a_pwe_method_in_float64(capsys):
+    assert main(SMALL + ["--method", "bpmll-tad", "--dtype", "float64", "--warmup", "0",
+                         "--max-documents", "100", "--pwe-labels", "none"]) == 0
+    out = capsys.readouterr().out
+    assert "BP-MLL_TAD on synthetic: 100 documents" in out
+    assert "float64" in out and "seconds per epoch (median)" in out
+    assert "optimizer update (AdaGrad)" in out and "PWE δ2" not in out
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--epochs", "0"], "--epochs must be a positive integer"),
+    (["--pwe-labels", "10,x"], "--pwe-labels must be comma-separated integers"),
+    (["--pwe-labels", "1"], "at least 2 labels"),
+    (["--option", "n_train"], "is not KEY=VALUE"),
+])
+def test_bad_options_are_one_line_errors(capsys, extra, message):
+    assert main(SMALL + extra) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_format_report_lists_every_phase():
+    result = {"method": "NN_A", "dataset": "d", "n_documents": 10, "n_features": 5,
+              "nnz_per_document": 2.0, "n_labels": 3, "batch_size": 4, "hidden_units": 2,
+              "dtype": "float32", "learning_rate": 0.1, "warmup": 0, "epochs": 1,
+              "machine": {"cores": 1, "cpu": "c", "python": "3", "numpy": "n", "scipy": "s",
+                          "blas": "b"},
+              "epoch_seconds": [2.0], "seconds_per_epoch": 2.0, "docs_per_second": 5.0,
+              "breakdown_seconds": {"forward": 0.5, "loss": 0.25, "backward": 0.5,
+                                    "optimizer": 0.5, "other": 0.25},
+              "peak_rss_mb": 100.0, "peak_rss_ratio": 2.0,
+              "footprint_mb": {"data": 10.0, "parameters": 20.0, "optimizer_state": 20.0,
+                               "total": 50.0},
+              "pwe_delta": [{"labels": 10, "relevant": 1, "pairwise_seconds": 0.002,
+                             "factorised_seconds": 0.001, "ratio": 2.0}]}
+    report = format_report(result)
+    assert re.search(r"forward \(X W1, h, z2, o\) +0\.500 s +25\.0 %", report)
+    assert re.search(r"other \(minibatches, masks, bookkeeping\) +0\.250 s +12\.5 %", report)
+    assert "= 50.0 MiB (peak / that = 2.00)" in report
+    assert re.search(r"\n +10 +1 +2\.000 +1\.000 +2\.0$", report)
+
+
+def test_stopwatch_times_only_the_chosen_methods():
+    class Target:
+        size = 3
+
+        def work(self, x):
+            return 2 * x
+
+        def other(self):
+            return "untimed"
+
+    totals = {"work": 0.0}
+    proxy = Stopwatch(Target(), {"work": "work"}, totals)
+    assert proxy.work(4) == 8 and proxy.other() == "untimed" and proxy.size == 3
+    assert totals["work"] > 0 and set(totals) == {"work"}
+
+
+def test_pwe_delta_timing_rows():
+    rows = benchmark_pwe_delta((5, 50), n_documents=3, density=0.1, repeats=1)
+    assert [(row["labels"], row["relevant"]) for row in rows] == [(5, 1), (50, 5)]
+    assert all(row["pairwise_seconds"] > 0 and row["factorised_seconds"] > 0 for row in rows)
+
+
+def test_nbytes_counts_csr_parts_and_arrays():
+    import scipy.sparse as sp
+    X = sp.csr_matrix(np.eye(3, dtype=np.float32))
+    assert nbytes(X) == 3 * 4 + X.indices.nbytes + X.indptr.nbytes
+    assert nbytes(np.zeros((2, 5), np.float64), X) == 80 + nbytes(X)
