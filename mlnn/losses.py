@@ -9,13 +9,13 @@ returns is ∂J/∂z2 *through that activation*, so the network never assumes ``
 Reduction. ``per_document`` returns the loss J_i of each document; ``value`` is the mean over the
 n documents of the minibatch, J = (1/n) Σ_i J_i. ``delta`` returns the paper's per-document δ2
 (row i is ∂J_i/∂z2_i); the network divides by n when it forms the parameter gradients, so those
-are the gradients of the mean J.
+are the gradients of the mean J. ``value_and_delta`` returns both at once (the trainer needs both
+every minibatch); a loss whose value and δ2 share work, like PWE's exponentials, does it once.
 """
 
 from abc import ABC, abstractmethod
 
 import numpy as np
-from scipy.special import log_expit
 
 from mlnn.activations import ACTIVATIONS
 from mlnn.errors import MLNNError
@@ -39,6 +39,10 @@ class Loss(ABC):
         """J = (1/n) Σ_i J_i, the mean loss over the minibatch."""
         return float(np.mean(self.per_document(z2, o, Y))) if len(Y) else 0.0
 
+    def value_and_delta(self, z2, o, Y):
+        """``(value(z2, o, Y), delta(z2, o, Y))``, computing what they share only once."""
+        return self.value(z2, o, Y), self.delta(z2, o, Y)
+
     def excluded(self, Y):
         """Boolean mask of documents the loss is undefined for (and so leaves out); none here."""
         return np.zeros(len(Y), dtype=bool)
@@ -49,8 +53,10 @@ class CrossEntropy(Loss):
 
     J_i = − Σ_l [ y_l log o_l + (1 − y_l) log(1 − o_l) ],   o_l = σ(z2_l).
 
-    Computed from the logits with log σ(z) and log(1 − σ(z)) = log σ(−z)
-    (:func:`scipy.special.log_expit`), so it is finite for any finite z2.
+    Computed from the logits, so it is finite for any finite z2: for y_l ∈ {0, 1} the term of
+    label l is −log σ(z) if y_l = 1 and −log(1 − σ(z)) = −log σ(−z) if y_l = 0, that is
+    softplus(s_l) with the signed logit s_l = (1 − 2 y_l) z2_l and softplus(s) = −log σ(−s) =
+    log(1 + e^s) = max(s, 0) + log1p(e^−|s|) (no overflow, no cancellation).
 
     Delta (Sec. 3.2): with δ2_l = ∂J/∂o_l · f_o'(z2_l) and f_o' = o(1 − o),
 
@@ -61,7 +67,11 @@ class CrossEntropy(Loss):
     output = ACTIVATIONS["sigmoid"]
 
     def per_document(self, z2, o, Y):
-        return -(Y * log_expit(z2) + (1 - Y) * log_expit(-z2)).sum(axis=1)
+        # softplus written out in NumPy: scipy.special.log_expit gives the same numbers but is
+        # ~20× slower in float32, which made the loss value a tenth of an epoch on Delicious.
+        s = (1 - 2 * Y) * z2
+        with np.errstate(under="ignore"):         # e^−|s| → 0 for |s| ≫ 1 is the right value
+            return (np.maximum(s, 0) + np.log1p(np.exp(-np.abs(s)))).sum(axis=1)
 
     def delta(self, z2, o, Y):
         return o - Y
@@ -117,8 +127,13 @@ class PairwiseExponential(Loss):
         return self._factorised(o, Y)[0]
 
     def delta(self, z2, o, Y):
-        dJ_do = self._pairwise(o, Y)[1] if self.form == "pairwise" else self._factorised(o, Y)[1]
-        return dJ_do * self.output.grad(z2, o)
+        return self.value_and_delta(z2, o, Y)[1]
+
+    def value_and_delta(self, z2, o, Y):
+        # one pass of the chosen form gives J_i and ∂J_i/∂o (they share the exponentials)
+        J, dJ_do = self._pairwise(o, Y) if self.form == "pairwise" else self._factorised(o, Y)
+        value = float(np.mean(J)) if len(Y) else 0.0
+        return value, dJ_do * self.output.grad(z2, o)
 
     def _normaliser(self, Y):
         """1 / (|y||ȳ|) per document, 0 for excluded documents."""

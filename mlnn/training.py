@@ -2,7 +2,7 @@
 
 :func:`train` runs epochs of minibatch updates
 
-    forward (with dropout masks) → δ2 = loss.delta → backward → optimizer.step
+    forward (with dropout masks) → J, δ2 = loss.value_and_delta → backward → optimizer.step
 
 and, every ``eval_every`` parameter updates, evaluates the network on validation data. The x-axis
 of the paper's convergence plots (Figs. 3, 4) is this number of parameter updates; each
@@ -160,11 +160,11 @@ def train(network, loss, optimizer, X, Y, *, batch_size=64, max_epochs=100, max_
             X_batch = apply_input_mask(X_batch, input_mask(X_batch, input_dropout, rng))
             mask = hidden_mask((X_batch.shape[0], F), dropout, rng, network.dtype)
             cache = network.forward(X_batch, mask)
-            delta2 = loss.delta(cache.z2, cache.o, Y_batch)
+            value, delta2 = loss.value_and_delta(cache.z2, cache.o, Y_batch)
             optimizer.step(network.params, network.backward(cache, delta2).params())
             state["updates"] += 1
             state["batches"] += 1
-            state["loss_sum"] += loss.value(cache.z2, cache.o, Y_batch)
+            state["loss_sum"] += value
             state["excluded"] += int(np.count_nonzero(loss.excluded(Y_batch)))
             if state["updates"] % eval_every == 0 or state["updates"] == max_updates:
                 stop = evaluate(epoch)

@@ -117,3 +117,25 @@ def test_unknown_loss_and_form_are_clear_errors():
         get_loss("hinge")
     with pytest.raises(MLNNError, match="unknown PWE form"):
         PairwiseExponential("quadratic")
+
+
+@given(case=outputs_and_labels())
+def test_ce_equals_the_log_expit_formula(case):
+    """The softplus form of CE against SciPy's log-sigmoid, including very large logits."""
+    from scipy.special import log_expit
+    z2, Y = case
+    z2 = z2 * 100          # up to a few hundred: far into the saturated region
+    expected = -(Y * log_expit(z2) + (1 - Y) * log_expit(-z2)).sum(axis=1)
+    np.testing.assert_allclose(CrossEntropy().per_document(z2, None, Y), expected,
+                               rtol=1e-13, atol=1e-300)
+
+
+@pytest.mark.parametrize("loss", [CrossEntropy(), PairwiseExponential("factorised"),
+                                  PairwiseExponential("pairwise")], ids=repr)
+@given(case=outputs_and_labels())
+def test_value_and_delta_equal_value_and_delta(loss, case):
+    z2, Y = case
+    o = loss.output.fn(z2)
+    value, delta = loss.value_and_delta(z2, o, Y)
+    assert value == pytest.approx(loss.value(z2, o, Y), rel=1e-14, abs=0)
+    np.testing.assert_array_equal(delta, loss.delta(z2, o, Y))
