@@ -93,7 +93,15 @@ def init_weights(fan_in, fan_out, rng, dtype, scheme="glorot"):
         a = np.sqrt(6.0 / fan_in)
     else:
         raise MLNNError(f"unknown initialisation {scheme!r}; choose one of {list(INITIALISATIONS)}")
-    return rng.uniform(-a, a, size=(fan_in, fan_out)).astype(dtype)
+    # The generator draws float64; drawing all D × F at once and casting would hold a float64
+    # copy of W1 next to the result (for Reuters 145 MB beside 72 MB in float32: the peak memory
+    # of a whole training run). Blocks of rows draw the same numbers in the same order.
+    W = np.empty((fan_in, fan_out), dtype=dtype)
+    block = max(1, 2**20 // max(fan_out, 1))
+    for start in range(0, fan_in, block):
+        rows = W[start:start + block]
+        rows[...] = rng.uniform(-a, a, size=rows.shape)
+    return W
 
 
 class Network:

@@ -185,3 +185,15 @@ def test_inconsistent_parameters_are_a_clear_error():
         Network(np.zeros((4, 3)), np.zeros(2), np.zeros((3, 2)), np.zeros(2))
     with pytest.raises(MLNNError, match="unknown initialisation"):
         Network.initialize(4, 2, hidden_units=3, init="orthogonal")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_init_weights_in_row_blocks_draws_the_one_shot_numbers(dtype):
+    """W1 is drawn in blocks of rows (to avoid a float64 copy); the numbers are the same."""
+    from mlnn.network import init_weights
+    rng_blocks, rng_once = np.random.default_rng(11), np.random.default_rng(11)
+    W = init_weights(5000, 300, rng_blocks, dtype)         # 2 blocks of rows of 2**20 entries
+    a = np.sqrt(6.0 / 5300)
+    np.testing.assert_array_equal(W, rng_once.uniform(-a, a, size=(5000, 300)).astype(dtype))
+    assert W.dtype == dtype
+    assert rng_blocks.random() == rng_once.random()           # the generator is left in step
