@@ -163,6 +163,33 @@ def markdown_table(rows):
     return "\n".join(lines) + "\n"
 
 
+def merge_previous(rows, run, out_dir):
+    """Add the methods of an earlier run in ``out_dir`` that this run did not repeat.
+
+    Only an earlier run of the same dataset, seed, budget and settings is merged, so a long
+    comparison can be run one method at a time; rerunning a method replaces its results.
+    """
+    out = Path(out_dir)
+    name = run["dataset"]
+    try:
+        previous = json.loads((out / f"run_{name}.json").read_text())
+        with open(out / f"table3_{name}.csv", newline="") as handle:
+            previous_rows = list(csv.DictReader(handle))
+    except (OSError, ValueError):
+        return rows, run
+    same = json.loads(json.dumps({k: run[k] for k in ("seed", "budget", "settings")}))
+    if any(previous.get(key) != value for key, value in same.items()):
+        return rows, run
+    done = set(run["methods"])
+    kept = {m: r for m, r in previous.get("methods", {}).items() if m not in done}
+    old_rows = [{**row, **{k: float(row[k]) for k in ("ours", "paper", "difference")}}
+                for row in previous_rows if row["method"] in kept]
+    order = list(METHODS)
+    merged = sorted(old_rows + rows, key=lambda row: order.index(row["method"]))
+    methods = {m: {**kept, **run["methods"]}[m] for m in order if m in kept or m in done}
+    return merged, {**run, "methods": methods}
+
+
 def write_results(rows, run, out_dir):
     """Write ``table3_<dataset>.csv``, ``.md`` and ``run_<dataset>.json`` into ``out_dir``."""
     out = Path(out_dir)
@@ -197,7 +224,9 @@ def register(subparsers):
     parser.add_argument("--dataset", required=True, help="dataset name (see 'data info')")
     parser.add_argument("--methods", nargs="+", metavar="METHOD",
                         help="methods to run (default: all eight)")
-    parser.add_argument("--out", default="figures", help="output directory (default: figures)")
+    parser.add_argument("--out", default="figures",
+                        help="output directory (default: figures); results of other methods from "
+                             "an earlier run with the same seed and budget there are kept")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--quick", action="store_true",
                         help="small budget: 64 hidden units, 3 epochs, one η0 and one C")
@@ -215,6 +244,7 @@ def _command(args):
     rows, run = reproduce(dataset, methods=args.methods, seed=args.seed, quick=args.quick,
                           refit=not args.no_refit)
     run["seconds"] = time.perf_counter() - started
+    rows, run = merge_previous(rows, run, args.out)
     out = write_results(rows, run, args.out)
     print((out / f"table3_{dataset.name}.md").read_text())
     print(f"wrote {out / f'table3_{dataset.name}.csv'}, .md and run_{dataset.name}.json "
