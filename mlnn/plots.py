@@ -139,7 +139,7 @@ def _size_note(curves):
 
 
 def plot_curves(curves, measure="rankloss", ax=None, logx=False, colour_by=None, style_by=None,
-                title=None):
+                title=None, logy=False):
     """One line per curve: ``measure`` against the number of parameter updates.
 
     ``colour_by`` / ``style_by`` name a setting field (e.g. "hidden", "optimizer", "dropout");
@@ -166,9 +166,11 @@ def plot_curves(curves, measure="rankloss", ax=None, logx=False, colour_by=None,
                 linewidth=1.6)
     if logx:
         ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
     ax.set_xlabel("number of parameter updates" + (" (log scale)" if logx else ""))
-    ax.set_ylabel(MEASURE_NAMES.get(measure, measure))
-    ax.grid(True, alpha=0.3, which="both" if logx else "major")
+    ax.set_ylabel(MEASURE_NAMES.get(measure, measure) + (" (log scale)" if logy else ""))
+    ax.grid(True, alpha=0.3, which="both" if logx or logy else "major")
     ax.legend(fontsize=8)
     if title:
         ax.set_title(title, fontsize=10)
@@ -183,7 +185,8 @@ def plot_convergence(curves, measure="rankloss"):
     title = (f"Fig. 3 (left) — {c['dataset']}: {c['loss'].upper()} loss, {_size_note(curves)}, "
              f"η = {c['learning_rate']:g}\nAdaGrad (solid) vs momentum μ = {c['momentum']:g} "
              "(dashed) × hidden activation")
-    return plot_curves(curves, measure, colour_by="hidden", style_by="optimizer", title=title)
+    return plot_curves(curves, measure, colour_by="hidden", style_by="optimizer", title=title,
+                       logy=measure == "rankloss")
 
 
 def plot_dropout(curves, measure="rankloss"):
@@ -211,7 +214,7 @@ def plot_learning_rates(curves):
     fig, axes = _new_figure(1, 2, width=6.0, height=4.6)
     for ax, measure in zip(axes[0], ("rankloss", "MAP")):
         plot_curves(curves, measure, ax=ax, logx=True, colour_by="group", style_by="dropout",
-                    title=MEASURE_NAMES[measure])
+                    title=MEASURE_NAMES[measure], logy=measure == "rankloss")
     fig.suptitle(f"Fig. 4 — {c['dataset']}: PWE vs CE, η ∈ {{0.01, 0.1}} ({c['optimizer']}), "
                  f"{c['hidden']} hidden, {_size_note(curves)}; solid = no dropout, "
                  "dashed = dropout 0.5")
