@@ -111,8 +111,12 @@ def run_br(method, dataset, fit, val, budget, seed, log):
 
 
 def reproduce(dataset, methods=None, seed=0, quick=False, refit=True, batch_size=64,
-              validation_fraction=0.1, log=print):
-    """Run ``methods`` (default: all eight) on a loaded dataset; returns (rows, run record)."""
+              validation_fraction=0.1, log=print, after_each=None):
+    """Run ``methods`` (default: all eight) on a loaded dataset; returns (rows, run record).
+
+    ``after_each(rows, run)``, if given, is called after every method with the results so far
+    (the command line uses it to write the tables as each method finishes).
+    """
     methods = [resolve(m) for m in (methods or list(METHODS))]
     budget = BUDGETS["quick" if quick else "full"]
     fit, val = validation_split(dataset.X_train.shape[0], validation_fraction, seed)
@@ -144,6 +148,8 @@ def reproduce(dataset, methods=None, seed=0, quick=False, refit=True, batch_size
                          "difference": ours[measure] - theirs})
         log(f"  {method}: " + "  ".join(f"{m} {ours[m]:.4f}" for m in MEASURES)
             + f"  ({record['seconds']:.0f}s)")
+        if after_each is not None:
+            after_each(rows, run)
     return rows, run
 
 
@@ -241,11 +247,14 @@ def _command(args):
         [resolve(m) for m in args.methods]       # fail fast on unknown names
     dataset = load(args.dataset)
     started = time.perf_counter()
+
+    def save(rows, run):
+        run["seconds"] = time.perf_counter() - started
+        return write_results(*merge_previous(rows, run, args.out), args.out)
+
     rows, run = reproduce(dataset, methods=args.methods, seed=args.seed, quick=args.quick,
-                          refit=not args.no_refit)
-    run["seconds"] = time.perf_counter() - started
-    rows, run = merge_previous(rows, run, args.out)
-    out = write_results(rows, run, args.out)
+                          refit=not args.no_refit, after_each=save)
+    out = save(rows, run)
     print((out / f"table3_{dataset.name}.md").read_text())
     print(f"wrote {out / f'table3_{dataset.name}.csv'}, .md and run_{dataset.name}.json "
           f"({run['seconds']:.0f}s)")
