@@ -6,7 +6,8 @@ document; higher means more relevant), ``Y_pred`` the n × L 0/1 matrix of predi
 ``Y`` and ``Y_pred`` may be dense arrays or scipy.sparse matrices; ``scores`` must be dense.
 
 Ranking measures (lower is better for the first three, higher for MAP)
-    rank loss     Eq. 1: (1/(|y||ȳ|)) · ( #{(k,l) ∈ y×ȳ : f_k < f_l} + ½ #{(k,l) ∈ y×ȳ : f_k = f_l} )
+    rank loss     Eq. 1: (1/(|y||ȳ|)) · ( #{(k,l) ∈ y×ȳ : f_k < f_l}
+                                          + ½ #{(k,l) ∈ y×ȳ : f_k = f_l} )
     one-error     1 if the top-ranked label is not relevant, else 0
     coverage      max_{k ∈ y} rank(k) − 1  (how far down the ranking one must go to see all of y)
     MAP           (1/|y|) Σ_{k ∈ y} |{k' ∈ y : rank(k') ≤ rank(k)}| / rank(k)

@@ -248,7 +248,8 @@ def _dual_coordinate_descent(X, signs, alpha, W, Dii, U, tol, max_iter, rng):
             if hinge:
                 at_upper = a >= U
                 shrinkable |= at_upper & (G < PGmin_old)
-                PG = np.where(at_lower, np.minimum(G, 0.0), np.where(at_upper, np.maximum(G, 0.0), G))
+                PG = np.where(at_lower, np.minimum(G, 0.0),
+                              np.where(at_upper, np.maximum(G, 0.0), G))
             else:
                 PG = np.where(at_lower, np.minimum(G, 0.0), G)
             if shrinkable.all():
