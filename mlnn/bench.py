@@ -57,6 +57,12 @@ PHASE_LABELS = {"forward": "forward (X W1, h, z2, o)",
 
 DEFAULT_PWE_LABELS = (10, 30, 100, 300, 1000, 4000)
 
+#: Relevant labels per document in the PWE timing, as a fraction of L (Delicious: 19 of 983).
+PWE_DENSITY = 0.02
+
+#: Environment variables that set the BLAS thread count; the report shows the ones that are set.
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
 
 class Stopwatch:
     """Adds the wall-clock time of calls to chosen methods of an object to ``totals[phase]``.
@@ -95,8 +101,10 @@ def machine_info():
                     break
     except OSError:
         pass
+    threads = {name: os.environ[name] for name in THREAD_VARIABLES if name in os.environ}
     return {"cores": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
-            "numpy": np.__version__, "scipy": scipy.__version__, "blas": blas_info()}
+            "numpy": np.__version__, "scipy": scipy.__version__, "blas": blas_info(),
+            "thread_settings": threads}
 
 
 def blas_info():
@@ -197,7 +205,7 @@ def benchmark_training(X, Y, method="nn-ad", batch_size=64, hidden_units=1000, e
             "peak_rss_ratio": peak / footprint_mb["total"]}
 
 
-def benchmark_pwe_delta(label_counts=DEFAULT_PWE_LABELS, n_documents=64, density=0.02, repeats=3,
+def benchmark_pwe_delta(label_counts=DEFAULT_PWE_LABELS, n_documents=64, density=None, repeats=3,
                         dtype=np.float32, random_state=0):
     """Seconds for one PWE δ2 of an n_documents × L minibatch, pairwise vs factorised, per L.
 
@@ -206,6 +214,7 @@ def benchmark_pwe_delta(label_counts=DEFAULT_PWE_LABELS, n_documents=64, density
     the fastest of ``repeats`` calls. Returns a list of dicts ``labels``, ``relevant``,
     ``pairwise_seconds``, ``factorised_seconds``, ``ratio``.
     """
+    density = PWE_DENSITY if density is None else density
     rng = np.random.default_rng(random_state)
     rows = []
     for L in label_counts:
@@ -294,7 +303,8 @@ def format_report(result):
         f"{result['hidden_units']} hidden units, {result['dtype']}, AdaGrad η0 = "
         f"{result['learning_rate']}",
         f"machine: {machine['cores']} cores, {machine['cpu']}; Python {machine['python']}, "
-        f"NumPy {machine['numpy']}, SciPy {machine['scipy']}, BLAS {machine['blas']}",
+        f"NumPy {machine['numpy']}, SciPy {machine['scipy']}, BLAS {machine['blas']}"
+        + "".join(f", {name}={value}" for name, value in machine.get("thread_settings", {}).items()),
         f"epochs: {result['warmup']} warm-up + {result['epochs']} timed: "
         + " ".join(f"{seconds:.3f}" for seconds in result["epoch_seconds"]) + " s",
         f"seconds per epoch (median): {result['seconds_per_epoch']:.3f}    "
@@ -311,7 +321,7 @@ def format_report(result):
                  f"(peak / that = {result['peak_rss_ratio']:.2f})")
     if result["pwe_delta"]:
         lines.append(f"PWE δ2 of a {result['batch_size']}-document minibatch, pairwise vs "
-                     "factorised (fastest of 3):")
+                     f"factorised, |y| = {100 * PWE_DENSITY:g} % of L (fastest of 3):")
         lines.append(f"  {'L':>6s} {'|y|':>5s} {'pairwise ms':>12s} {'factorised ms':>14s} "
                      f"{'ratio':>8s}")
         for row in result["pwe_delta"]:
