@@ -200,7 +200,8 @@ def benchmark_training(X, Y, method="nn-ad", batch_size=64, hidden_units=1000, e
     footprint_mb = {key: value / 2**20 for key, value in footprint.items()}
     return {"epoch_seconds": epoch_seconds, "seconds_per_epoch": seconds,
             "docs_per_second": X.shape[0] / seconds,
-            "breakdown_seconds": {phase: float(np.median(values)) for phase, values in phases.items()},
+            "breakdown_seconds": {phase: float(np.median(values))
+                                  for phase, values in phases.items()},
             "peak_rss_mb": peak, "footprint_mb": footprint_mb,
             "peak_rss_ratio": peak / footprint_mb["total"]}
 
@@ -279,8 +280,7 @@ def run(args):
     method = resolve(args.method)
     label_counts = _parse_label_counts(args.pwe_labels)
     X, Y = load_training_data(args.dataset, _parse_options(args.option), args.max_documents, dtype)
-    result = {"command": "python -m mlnn " + " ".join(sys.argv[1:]) if sys.argv else "",
-              "dataset": args.dataset, "method": method, "n_documents": X.shape[0],
+    result = {"dataset": args.dataset, "method": method, "n_documents": X.shape[0],
               "n_features": X.shape[1], "n_labels": Y.shape[1],
               "nnz_per_document": X.nnz / max(X.shape[0], 1), "batch_size": args.batch_size,
               "hidden_units": args.hidden_units, "dtype": np.dtype(dtype).name,
@@ -304,7 +304,8 @@ def format_report(result):
         f"{result['learning_rate']}",
         f"machine: {machine['cores']} cores, {machine['cpu']}; Python {machine['python']}, "
         f"NumPy {machine['numpy']}, SciPy {machine['scipy']}, BLAS {machine['blas']}"
-        + "".join(f", {name}={value}" for name, value in machine.get("thread_settings", {}).items()),
+        + "".join(f", {name}={value}"
+                  for name, value in machine.get("thread_settings", {}).items()),
         f"epochs: {result['warmup']} warm-up + {result['epochs']} timed: "
         + " ".join(f"{seconds:.3f}" for seconds in result["epoch_seconds"]) + " s",
         f"seconds per epoch (median): {result['seconds_per_epoch']:.3f}    "
@@ -313,7 +314,8 @@ def format_report(result):
     ]
     total = sum(result["breakdown_seconds"].values()) or 1.0
     for phase, seconds in result["breakdown_seconds"].items():
-        lines.append(f"  {PHASE_LABELS[phase]:42s} {seconds:8.3f} s  {100 * seconds / total:5.1f} %")
+        share = 100 * seconds / total
+        lines.append(f"  {PHASE_LABELS[phase]:42s} {seconds:8.3f} s  {share:5.1f} %")
     footprint = result["footprint_mb"]
     lines.append(f"peak memory (ru_maxrss, whole process): {result['peak_rss_mb']:.0f} MiB; data "
                  f"{footprint['data']:.1f} + parameters {footprint['parameters']:.1f} + optimizer "
