@@ -226,14 +226,14 @@ def convergence_experiment(dataset="reuters21578", fast=False, random_state=0, c
 
 
 def dropout_experiment(dataset="delicious", fast=False, random_state=0, csv_path=None,
-                       verbose=False, **sizes):
-    """Fig. 3 (right): CE, ReLU, AdaGrad (η0 = 0.01); dropout 0.5 on the hidden units vs none,
-    for two hidden-layer sizes; validation rank loss against updates (the paper: EUR-Lex).
+                       verbose=False, learning_rate=0.01, **sizes):
+    """Fig. 3 (right): CE, ReLU, AdaGrad (η0 = ``learning_rate``); dropout 0.5 on the hidden units
+    vs none, for two hidden-layer sizes; validation rank loss against updates (the paper: EUR-Lex).
     """
     sizes = _sizes("dropout", fast, sizes)
     settings = [Setting(f"{F} hidden, {'dropout 0.5' if rate else 'no dropout'}", loss="ce",
-                        hidden="relu", optimizer="adagrad", learning_rate=0.01, dropout=rate,
-                        hidden_units=F)
+                        hidden="relu", optimizer="adagrad", learning_rate=learning_rate,
+                        dropout=rate, hidden_units=F)
                 for F in sizes["hidden_units"] for rate in (0.0, 0.5)]
     return _run("dropout", settings, dataset, sizes, random_state, csv_path, verbose)
 

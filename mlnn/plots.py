@@ -194,7 +194,7 @@ def plot_dropout(curves, measure="rankloss"):
     c = curves[0]
     title = (f"Fig. 3 (right) — {c['dataset']}: {c['loss'].upper()}, {c['hidden']} hidden units, "
              f"{c['optimizer']} η = {c['learning_rate']:g}\n"
-             "dropout 0.5 (solid) vs no dropout (dashed), two hidden-layer sizes")
+             "no dropout (solid) vs dropout 0.5 (dashed), two hidden-layer sizes")
     fig, axes = _new_figure(1, 2, width=6.0, height=4.4)
     for ax, (m, shown) in zip(axes[0], ((measure, "validation"), ("train_loss", "training"))):
         plot_curves(sorted(curves, key=lambda c: (c["hidden_units"], -c["dropout"])), m, ax=ax,
