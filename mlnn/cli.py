@@ -17,6 +17,7 @@ COMMAND_MODULES = [
     "mlnn.commands",
     "mlnn.reproduce",
     "mlnn.bench",
+    "mlnn.experiments",
 ]
 
 

@@ -346,7 +346,7 @@ def with_label(setting, label):
 # command line
 
 def register(subparsers):
-    """``python -m mlnn experiment NAME [--fast] [--out CSV]``: run one convergence experiment."""
+    """``python -m mlnn experiment NAME [--fast] --out CSV``: run one convergence experiment."""
     parser = subparsers.add_parser(
         "experiment", help="run a convergence experiment behind Figs. 3-4 and save its curves",
         description="Train the networks of one convergence experiment (Figs. 3-4) and write the "
@@ -355,6 +355,8 @@ def register(subparsers):
     parser.add_argument("--dataset", default=None, help="dataset name (default: the figure's)")
     parser.add_argument("--fast", action="store_true", help="tiny run to check the pipeline")
     parser.add_argument("--max-updates", type=int, default=None)
+    parser.add_argument("--learning-rate", type=float, default=None,
+                        help="AdaGrad's η0 (dropout experiment only; default 0.01)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True, help="CSV file to write")
     parser.set_defaults(func=_main)
@@ -365,6 +367,11 @@ def _main(args):
               "verbose": True, "max_updates": args.max_updates}
     if args.dataset is not None:
         kwargs["dataset"] = args.dataset
+    if args.learning_rate is not None:
+        if args.name != "dropout":
+            raise MLNNError("--learning-rate applies to the dropout experiment only; the others "
+                            "compare fixed learning rates")
+        kwargs["learning_rate"] = args.learning_rate
     EXPERIMENTS[args.name](**kwargs)
     print(f"wrote {args.out}")
     return 0

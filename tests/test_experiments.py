@@ -171,3 +171,16 @@ def test_run_or_load_reads_stored_curves_unless_fast_or_rerun(synthetic, tmp_pat
     assert rerun[0]["rankloss"] == first[0]["rankloss"]
     with pytest.raises(MLNNError, match="unknown experiment"):
         E.run_or_load("nonsense", path)
+
+
+def test_command_line_runs_an_experiment(tmp_path, capsys):
+    from mlnn.cli import main
+    out = tmp_path / "d.csv"
+    assert main(["experiment", "dropout", "--fast", "--dataset", "synthetic", "--max-updates", "4",
+                 "--learning-rate", "0.05", "--out", str(out)]) == 0
+    curves = E.load_csv(out)
+    assert len(curves) == 4 and {c["learning_rate"] for c in curves} == {0.05}
+    assert all(c["updates"][-1] == 4 for c in curves)
+    assert main(["experiment", "convergence", "--fast", "--learning-rate", "0.1",
+                 "--out", str(out)]) == 2
+    assert "dropout experiment only" in capsys.readouterr().err
