@@ -95,4 +95,4 @@ def test_reproduce_quick_on_reuters(data_dir, tmp_path):
     assert set(run_record["methods"]) == {"NN_A", "BP-MLL_TA", "BR_B", "BR_R"}
     assert run_record["methods"]["NN_A"]["test"]["rankloss"] < 0.05
     markdown = (tmp_path / "table3_reuters21578.md").read_text()
-    assert "| NN_A | ours |" in markdown and "| | paper | 0.0037 |" in markdown
+    assert "| NN_A | ours |" in markdown and "|  | paper | 0.0037 |" in markdown
