@@ -1,6 +1,5 @@
 """Tests of mlnn.svm: optimality of the dual coordinate-descent solution, BR_B / BR_R selection."""
 
-import time
 import warnings
 
 import numpy as np
@@ -213,16 +212,13 @@ def test_reuters_micro_f1(data_dir):
     from mlnn import datasets
 
     data = datasets.load("reuters21578", data_dir=data_dir)
-    started = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         model = LinearSVMBR(C=1.0).fit(data.X_train, data.Y_train)
-    seconds = time.perf_counter() - started
     scores = model.decision_function(data.X_test)
     result = metrics.evaluate(data.Y_test, scores, model.predict(data.X_test))
     assert result["miF"] >= 0.85, result
     assert result["rankloss"] < 0.01, result
-    assert seconds < 120, f"fitting 90 SVMs on Reuters took {seconds:.0f} s"
 
 
 @pytest.mark.data
