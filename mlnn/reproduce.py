@@ -28,6 +28,7 @@ import numpy as np
 import scipy
 
 from mlnn import __version__
+from mlnn.errors import MLNNError
 from mlnn.estimator import MultiLabelNN
 from mlnn.methods import C_VALUES, LEARNING_RATES, METHODS, network_params, resolve
 from mlnn.metrics import MEASURES, evaluate
@@ -111,14 +112,19 @@ def run_br(method, dataset, fit, val, budget, seed, log):
 
 
 def reproduce(dataset, methods=None, seed=0, quick=False, refit=True, batch_size=64,
-              validation_fraction=0.1, log=print, after_each=None):
+              validation_fraction=0.1, learning_rates=None, C_values=None, log=print,
+              after_each=None):
     """Run ``methods`` (default: all eight) on a loaded dataset; returns (rows, run record).
 
-    ``after_each(rows, run)``, if given, is called after every method with the results so far
-    (the command line uses it to write the tables as each method finishes).
+    ``learning_rates`` and ``C_values`` replace the budget's grids (each method's record says
+    which grid it searched). ``after_each(rows, run)``, if given, is called after every method
+    with the results so far (the command line uses it to write the tables as each method ends).
     """
     methods = [resolve(m) for m in (methods or list(METHODS))]
-    budget = BUDGETS["quick" if quick else "full"]
+    budget = dict(BUDGETS["quick" if quick else "full"])
+    for key, grid in (("learning_rates", learning_rates), ("C_values", C_values)):
+        if grid is not None:
+            budget[key] = tuple(_positive_grid(grid, key))
     fit, val = validation_split(dataset.X_train.shape[0], validation_fraction, seed)
     paper = paper_table3()
     paper_name = PAPER_DATASETS.get(dataset.name)
@@ -138,6 +144,8 @@ def reproduce(dataset, methods=None, seed=0, quick=False, refit=True, batch_size
         else:
             scores, Y_pred, record = run_br(method, dataset, fit, val, budget, seed, log)
         ours = evaluate(dataset.Y_test, scores, Y_pred)
+        record["grid"] = list(budget["learning_rates" if METHODS[method]["kind"] == "nn"
+                                     else "C_values"])
         record["test"] = ours
         run["methods"][method] = record
         reference = paper.get((paper_name, method), {})
@@ -151,6 +159,13 @@ def reproduce(dataset, methods=None, seed=0, quick=False, refit=True, batch_size
         if after_each is not None:
             after_each(rows, run)
     return rows, run
+
+
+def _positive_grid(values, name):
+    values = list(values)
+    if not values or any(not np.isfinite(v) or v <= 0 for v in values):
+        raise MLNNError(f"{name} must be a non-empty list of positive numbers, got {values}")
+    return values
 
 
 def markdown_table(rows):
@@ -172,8 +187,9 @@ def markdown_table(rows):
 def merge_previous(rows, run, out_dir):
     """Add the methods of an earlier run in ``out_dir`` that this run did not repeat.
 
-    Only an earlier run of the same dataset, seed, budget and settings is merged, so a long
-    comparison can be run one method at a time; rerunning a method replaces its results.
+    Only an earlier run of the same dataset, seed, budget and settings (apart from the grids,
+    which each method records) is merged, so a long comparison can be run one method at a time;
+    rerunning a method replaces its results.
     """
     out = Path(out_dir)
     name = run["dataset"]
@@ -183,8 +199,11 @@ def merge_previous(rows, run, out_dir):
             previous_rows = list(csv.DictReader(handle))
     except (OSError, ValueError):
         return rows, run
-    same = json.loads(json.dumps({k: run[k] for k in ("seed", "budget", "settings")}))
-    if any(previous.get(key) != value for key, value in same.items()):
+    def experiment(record):   # what must agree; the grids are recorded per method
+        settings = {k: v for k, v in record.get("settings", {}).items()
+                    if k not in ("learning_rates", "C_values")}
+        return json.loads(json.dumps([record.get("seed"), record.get("budget"), settings]))
+    if experiment(previous) != experiment(run):
         return rows, run
     done = set(run["methods"])
     kept = {m: r for m, r in previous.get("methods", {}).items() if m not in done}
@@ -236,6 +255,10 @@ def register(subparsers):
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--quick", action="store_true",
                         help="small budget: 64 hidden units, 3 epochs, one η0 and one C")
+    parser.add_argument("--learning-rates", nargs="+", type=float, metavar="ETA",
+                        help="grid for η0 (default: the paper's 0.001 0.01 0.1)")
+    parser.add_argument("--C-values", nargs="+", type=float, metavar="C",
+                        help="grid for the SVMs' C (default: the paper's 0.001 ... 1000)")
     parser.add_argument("--no-refit", action="store_true",
                         help="keep the model trained without the validation documents")
     parser.set_defaults(func=_command)
@@ -253,7 +276,8 @@ def _command(args):
         return write_results(*merge_previous(rows, run, args.out), args.out)
 
     rows, run = reproduce(dataset, methods=args.methods, seed=args.seed, quick=args.quick,
-                          refit=not args.no_refit, after_each=save)
+                          refit=not args.no_refit, learning_rates=args.learning_rates,
+                          C_values=args.C_values, after_each=save)
     out = save(rows, run)
     print((out / f"table3_{dataset.name}.md").read_text())
     print(f"wrote {out / f'table3_{dataset.name}.csv'}, .md and run_{dataset.name}.json "
