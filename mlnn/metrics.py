@@ -43,9 +43,8 @@ Conventions (documented because libraries differ on them)
 """
 
 import numpy as np
-import scipy.sparse as sp
 
-from mlnn.errors import MLNNError
+from mlnn.validation import check_scores, check_Y
 
 #: The keys of :func:`evaluate`'s result, in the paper's column order (Table 3).
 MEASURES = ("rankloss", "oneError", "coverage", "MAP", "miP", "miR", "miF", "maP", "maR", "maF")
@@ -56,54 +55,6 @@ LOWER_IS_BETTER = frozenset({"rankloss", "oneError", "coverage"})
 # Documents are processed in blocks of at most this many matrix entries to bound memory
 # (several int64 arrays of the block's size are alive at once).
 _BLOCK_ENTRIES = 1 << 22
-
-
-# ---------------------------------------------------------------------------------------------
-# input checks (shared with mlnn.thresholds and mlnn.svm)
-
-def _check_labels(Y, name="Y", shape=None):
-    """Return the 0/1 matrix Y as a CSR matrix of int8 (explicit zeros removed)."""
-    if sp.issparse(Y):
-        Y = sp.csr_matrix(Y)
-        values = Y.data
-    else:
-        try:
-            Y = np.asarray(Y)
-        except Exception as error:
-            raise MLNNError(f"{name} must be a 2-D 0/1 array or sparse matrix: {error}") from None
-        if Y.ndim != 2:
-            raise MLNNError(f"{name} must be 2-D (documents × labels), got shape {Y.shape}")
-        values = Y.ravel()
-    if values.dtype.kind not in "biuf":
-        raise MLNNError(f"{name} must hold 0/1 values, got dtype {values.dtype}")
-    if values.size and not np.all((values == 0) | (values == 1)):
-        raise MLNNError(f"{name} must be a 0/1 label matrix; found values other than 0 and 1")
-    if shape is not None and Y.shape != tuple(shape):
-        raise MLNNError(f"{name} has shape {Y.shape}, expected {tuple(shape)}")
-    Y = sp.csr_matrix(Y, dtype=np.int8)
-    Y.eliminate_zeros()
-    return Y
-
-
-def _check_scores(scores, name="scores", shape=None):
-    """Return the dense real matrix ``scores`` as float64; raise on sparse, NaN/inf or bad shape."""
-    if sp.issparse(scores):
-        raise MLNNError(f"{name} must be a dense array (documents × labels), got a sparse matrix")
-    try:
-        scores = np.asarray(scores)
-    except Exception as error:
-        raise MLNNError(f"{name} must be a 2-D array of real numbers: {error}") from None
-    if scores.ndim != 2:
-        raise MLNNError(f"{name} must be 2-D (documents × labels), got shape {scores.shape}")
-    if scores.dtype.kind not in "biuf":
-        raise MLNNError(f"{name} must hold real numbers, got dtype {scores.dtype}")
-    scores = scores.astype(np.float64, copy=False)
-    if not np.all(np.isfinite(scores)):
-        row = int(np.flatnonzero(~np.all(np.isfinite(scores), axis=1))[0])
-        raise MLNNError(f"{name} contains NaN or infinite values (first in row {row})")
-    if shape is not None and scores.shape != tuple(shape):
-        raise MLNNError(f"{name} has shape {scores.shape}, expected {tuple(shape)}")
-    return scores
 
 
 # ---------------------------------------------------------------------------------------------
@@ -173,8 +124,8 @@ def _rank_statistics(Y, scores):
 
 def _per_document(Y_true, scores):
     """Check inputs and return the per-document ranking statistics, computed in row blocks."""
-    scores = _check_scores(scores)
-    Y = _check_labels(Y_true, "Y_true", shape=scores.shape)
+    scores = check_scores(scores)
+    Y = check_Y(Y_true, "Y_true", shape=scores.shape)
     n, L = scores.shape
     out = [np.empty(n) for _ in range(4)]
     block = max(1, _BLOCK_ENTRIES // max(L, 1))
@@ -264,8 +215,8 @@ def bipartition_measures(Y_true, Y_pred):
     dict with float values for ``miP, miR, miF, maP, maR, maF`` (zero-denominator convention in
     the module docstring).
     """
-    Yt = _check_labels(Y_true, "Y_true")
-    Yp = _check_labels(Y_pred, "Y_pred", shape=Yt.shape)
+    Yt = check_Y(Y_true, "Y_true")
+    Yp = check_Y(Y_pred, "Y_pred", shape=Yt.shape)
     tp = np.asarray(Yt.multiply(Yp).sum(axis=0), dtype=float).ravel()
     fp = np.asarray(Yp.sum(axis=0), dtype=float).ravel() - tp
     fn = np.asarray(Yt.sum(axis=0), dtype=float).ravel() - tp
@@ -295,9 +246,9 @@ def evaluate(Y_true, scores, Y_pred):
     dict with exactly the keys ``rankloss, oneError, coverage, MAP, miP, miR, miF, maP, maR, maF``
     (floats; see the module docstring for the conventions).
     """
-    scores = _check_scores(scores)
-    Y_true = _check_labels(Y_true, "Y_true", shape=scores.shape)
-    Y_pred = _check_labels(Y_pred, "Y_pred", shape=scores.shape)
+    scores = check_scores(scores)
+    Y_true = check_Y(Y_true, "Y_true", shape=scores.shape)
+    Y_pred = check_Y(Y_pred, "Y_pred", shape=scores.shape)
     result = ranking_measures(Y_true, scores)
     result.update(bipartition_measures(Y_true, Y_pred))
     return {key: result[key] for key in MEASURES}

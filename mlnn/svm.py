@@ -47,8 +47,8 @@ import scipy.sparse as sp
 
 from mlnn import metrics
 from mlnn.errors import MLNNError
-from mlnn.metrics import _check_labels
-from mlnn.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, _check_X, select_lambda
+from mlnn.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
+from mlnn.validation import check_X, check_Y
 
 LOSSES = ("squared_hinge", "hinge")
 
@@ -131,9 +131,9 @@ class LinearSVMBR:
         dual_coef : optional (n, L) starting α (warm start, e.g. from a fit with another C;
         values are clipped to the new bounds). Returns self.
         """
-        X = _check_X(X, "X")
+        X = check_X(X, "X")
         X.sum_duplicates()
-        Y = _check_labels(Y, "Y")
+        Y = check_Y(Y, "Y")
         if Y.shape[0] != X.shape[0]:
             raise MLNNError(f"Y has {Y.shape[0]} rows but X has {X.shape[0]} documents")
         n, L = Y.shape
@@ -168,7 +168,7 @@ class LinearSVMBR:
     def decision_function(self, X):
         """The margins wᵀx + b: (n, L) dense. X : (n, D) CSR."""
         self._check_fitted()
-        X = _check_X(X, "X", n_features=self.n_features_in_)
+        X = check_X(X, "X", n_features=self.n_features_in_)
         return np.asarray(X @ self.coef_) + self.intercept_
 
     def predict(self, X):
@@ -179,8 +179,8 @@ class LinearSVMBR:
     def primal_objective(self, X, Y):
         """Per label ½‖w‖² + C Σ_i loss(y_i wᵀx_i) (w includes the bias weight): (L,)."""
         self._check_fitted()
-        X = _check_X(X, "X", n_features=self.n_features_in_)
-        signs = 2.0 * _check_labels(Y, "Y", shape=(X.shape[0], self.coef_.shape[1])).toarray() - 1
+        X = check_X(X, "X", n_features=self.n_features_in_)
+        signs = 2.0 * check_Y(Y, "Y", shape=(X.shape[0], self.coef_.shape[1])).toarray() - 1
         slack = np.maximum(0.0, 1.0 - signs * self.decision_function(X))
         losses = slack ** 2 if self.loss == "squared_hinge" else slack
         return 0.5 * self._squared_norm() + self.C * losses.sum(axis=0)
@@ -196,8 +196,8 @@ class LinearSVMBR:
     def projected_gradient(self, X, Y):
         """The dual's projected gradient PG (n, L), recomputed from scratch; 0 at the optimum."""
         self._check_fitted()
-        X = _check_X(X, "X", n_features=self.n_features_in_)
-        signs = 2.0 * _check_labels(Y, "Y", shape=self.dual_coef_.shape).toarray() - 1
+        X = check_X(X, "X", n_features=self.n_features_in_)
+        signs = 2.0 * check_Y(Y, "Y", shape=self.dual_coef_.shape).toarray() - 1
         Dii, U = self._diag_and_bound()
         alpha = self.dual_coef_
         G = signs * self.decision_function(X) - 1.0 + Dii * alpha
@@ -400,8 +400,8 @@ def fit_br(X_train, Y_train, variant="B", C_grid=DEFAULT_C_GRID, validation_frac
     C_values = sorted(_check_positive(C, "C_grid value") for C in C_grid)
     if not C_values:
         raise MLNNError("C_grid must contain at least one value")
-    X = _check_X(X_train, "X_train")
-    Y = _check_labels(Y_train, "Y_train")
+    X = check_X(X_train, "X_train")
+    Y = check_Y(Y_train, "Y_train")
     if Y.shape[0] != X.shape[0]:
         raise MLNNError(f"Y_train has {Y.shape[0]} rows but X_train has {X.shape[0]} documents")
     fit_rows, val_rows = _validation_split(X.shape[0], validation, validation_fraction,

@@ -33,7 +33,7 @@ from scipy.sparse.linalg import LinearOperator, lsqr
 
 from mlnn import metrics
 from mlnn.errors import MLNNError
-from mlnn.metrics import _check_labels, _check_scores
+from mlnn.validation import check_scores, check_X, check_Y
 
 #: Default grid of regularisation strengths λ searched by :func:`select_lambda`.
 DEFAULT_LAMBDAS = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
@@ -42,36 +42,6 @@ DEFAULT_LAMBDAS = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
 ALL_TIED_MARGIN = 0.5
 
 FEATURES = ("input", "scores")
-
-
-def _check_X(X, name="X", n_rows=None, n_features=None):
-    """Return X (n × D) as CSR float64 with sorted indices; dense input is converted."""
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-    else:
-        try:
-            X = np.asarray(X)
-        except Exception as error:
-            raise MLNNError(f"{name} must be a 2-D array or sparse matrix: {error}") from None
-        if X.ndim != 2:
-            raise MLNNError(f"{name} must be 2-D (documents × features), got shape {X.shape}")
-        if X.dtype.kind not in "biuf":
-            raise MLNNError(f"{name} must hold real numbers, got dtype {X.dtype}")
-        X = sp.csr_matrix(X)
-    if X.dtype.kind not in "biuf":
-        raise MLNNError(f"{name} must hold real numbers, got dtype {X.dtype}")
-    X = X.astype(np.float64, copy=False)
-    if not np.all(np.isfinite(X.data)):
-        bad = int(np.flatnonzero(~np.isfinite(X.data))[0])
-        row = int(np.searchsorted(X.indptr, bad, side="right") - 1)
-        raise MLNNError(f"{name} contains NaN or infinite values (first in row {row})")
-    if n_rows is not None and X.shape[0] != n_rows:
-        raise MLNNError(f"{name} has {X.shape[0]} rows (documents), expected {n_rows}")
-    if n_features is not None and X.shape[1] != n_features:
-        raise MLNNError(f"{name} has {X.shape[1]} features (columns), expected {n_features}")
-    if not X.has_sorted_indices:
-        X = X.sorted_indices()
-    return X
 
 
 def optimal_thresholds(scores, Y):
@@ -97,8 +67,8 @@ def optimal_thresholds(scores, Y):
     - All labels relevant: k = L, t = s_L − (s'' − s_L)/2 with s'' the next higher distinct score.
     - If all of a document's scores are equal, these margins are ``ALL_TIED_MARGIN`` (0.5).
     """
-    scores = _check_scores(scores)
-    Y = _check_labels(Y, "Y", shape=scores.shape).toarray().astype(bool)
+    scores = check_scores(scores)
+    Y = check_Y(Y, "Y", shape=scores.shape).toarray().astype(bool)
     n, L = scores.shape
     order = np.argsort(-scores, axis=1)
     s = np.take_along_axis(scores, order, axis=1)          # descending
@@ -209,7 +179,7 @@ class ThresholdPredictor:
 
     def _design(self, X, scores, fitting):
         """Return (validated scores, regression inputs Z)."""
-        scores = _check_scores(scores)
+        scores = check_scores(scores)
         if self.fixed is not None:
             return scores, None
         if self.features == "scores":
@@ -217,7 +187,7 @@ class ThresholdPredictor:
         if X is None:
             raise MLNNError('X is required with features="input" (the threshold is T(x))')
         n_features = None if fitting else self.n_features_in_
-        return scores, _check_X(X, "X", n_rows=scores.shape[0], n_features=n_features)
+        return scores, check_X(X, "X", n_rows=scores.shape[0], n_features=n_features)
 
     def fit(self, X, scores, Y):
         """Fit T on training documents.
@@ -227,7 +197,7 @@ class ThresholdPredictor:
         Returns self.
         """
         scores, Z = self._design(X, scores, fitting=True)
-        Y = _check_labels(Y, "Y", shape=scores.shape)
+        Y = check_Y(Y, "Y", shape=scores.shape)
         if self.fixed is not None:
             self.coef_, self.intercept_, self.n_iter_ = np.zeros(0), self.fixed, 0
             self.n_features_in_ = None

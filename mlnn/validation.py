@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from mlnn.errors import MLNNError
 
 
-def check_X(X, name="X", n_features=None, dtype=np.float64):
+def check_X(X, name="X", n_features=None, dtype=np.float64, n_rows=None):
     """Return X (n × D) as a CSR matrix of ``dtype`` with sorted indices.
 
     Accepts any scipy.sparse matrix/array or a dense 2-D array-like. Dense input is converted to
@@ -37,6 +37,8 @@ def check_X(X, name="X", n_features=None, dtype=np.float64):
         bad = np.flatnonzero(~np.isfinite(X.data))[0]
         row = np.searchsorted(X.indptr, bad, side="right") - 1
         raise MLNNError(f"{name} contains NaN or infinite values (first in row {row})")
+    if n_rows is not None and X.shape[0] != n_rows:
+        raise MLNNError(f"{name} has {X.shape[0]} rows (documents), expected {n_rows}")
     if n_features is not None and X.shape[1] != n_features:
         raise MLNNError(f"{name} has {X.shape[1]} features (columns), expected {n_features}")
     if not X.has_sorted_indices:
@@ -44,13 +46,19 @@ def check_X(X, name="X", n_features=None, dtype=np.float64):
     return X
 
 
-def check_Y(Y, name="Y", n_samples=None, n_labels=None):
-    """Return the 0/1 label matrix Y (n × L) as CSR int8; raise if it is not 0/1 or mis-shaped."""
+def check_Y(Y, name="Y", n_samples=None, n_labels=None, shape=None):
+    """Return the 0/1 label matrix Y (n × L) as CSR int8; raise if it is not 0/1 or mis-shaped.
+
+    ``n_samples``/``n_labels`` check one dimension each, ``shape`` both.
+    """
     if sp.issparse(Y):
         Y = sp.csr_matrix(Y)
         values = Y.data
     else:
-        Y = np.asarray(Y)
+        try:
+            Y = np.asarray(Y)
+        except Exception as error:  # e.g. ragged nested lists
+            raise MLNNError(f"{name} must be a 2-D 0/1 array or sparse matrix: {error}") from None
         if Y.ndim != 2:
             raise MLNNError(f"{name} must be 2-D (documents × labels), got shape {Y.shape}")
         values = Y.ravel()
@@ -62,9 +70,32 @@ def check_Y(Y, name="Y", n_samples=None, n_labels=None):
         raise MLNNError(f"{name} has {Y.shape[0]} rows but X has {n_samples} documents")
     if n_labels is not None and Y.shape[1] != n_labels:
         raise MLNNError(f"{name} has {Y.shape[1]} labels (columns), expected {n_labels}")
+    if shape is not None and Y.shape != tuple(shape):
+        raise MLNNError(f"{name} has shape {Y.shape}, expected {tuple(shape)}")
     Y = sp.csr_matrix(Y, dtype=np.int8)
     Y.eliminate_zeros()
     return Y
+
+
+def check_scores(scores, name="scores", shape=None):
+    """Return the dense real matrix ``scores`` as float64; raise on sparse, NaN/inf or bad shape."""
+    if sp.issparse(scores):
+        raise MLNNError(f"{name} must be a dense array (documents × labels), got a sparse matrix")
+    try:
+        scores = np.asarray(scores)
+    except Exception as error:
+        raise MLNNError(f"{name} must be a 2-D array of real numbers: {error}") from None
+    if scores.ndim != 2:
+        raise MLNNError(f"{name} must be 2-D (documents × labels), got shape {scores.shape}")
+    if scores.dtype.kind not in "biuf":
+        raise MLNNError(f"{name} must hold real numbers, got dtype {scores.dtype}")
+    scores = scores.astype(np.float64, copy=False)
+    if not np.all(np.isfinite(scores)):
+        row = int(np.flatnonzero(~np.all(np.isfinite(scores), axis=1))[0])
+        raise MLNNError(f"{name} contains NaN or infinite values (first in row {row})")
+    if shape is not None and scores.shape != tuple(shape):
+        raise MLNNError(f"{name} has shape {scores.shape}, expected {tuple(shape)}")
+    return scores
 
 
 def check_positive_int(value, name):
