@@ -21,7 +21,8 @@ from mlnn.errors import MLNNError
 #: Line colours by hidden activation / loss / hidden-layer size, fixed so figures agree.
 COLOURS = {"relu": "tab:red", "tanh": "tab:blue", "sigmoid": "tab:green",
            "ce": "tab:red", "pwe": "tab:blue"}
-PALETTE = ("tab:red", "tab:blue", "tab:green", "tab:purple", "tab:orange", "tab:brown")
+PALETTE = ("tab:red", "tab:blue", "tab:green", "tab:purple", "tab:orange", "tab:brown",
+           "tab:gray", "tab:olive")
 
 MEASURE_NAMES = {"rankloss": "rank loss (validation)", "MAP": "MAP (validation)",
                  "train_loss": "training loss (minibatch mean)"}
