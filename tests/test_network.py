@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from mlnn.dropout import apply_input_mask, hidden_mask, input_mask
@@ -74,6 +74,8 @@ def test_input_dropout_gradient_matches_central_differences(case):
 @settings(max_examples=20)
 @given(seed=st.integers(0, 2**32 - 1), hidden=st.sampled_from(["relu", "tanh", "sigmoid"]),
        output=st.sampled_from(["sigmoid", "tanh"]))
+@example(seed=1528, hidden="relu", output="sigmoid")   # crossed the ReLU kink before the assume
+@example(seed=244, hidden="relu", output="tanh")       # needed the smaller step h
 def test_large_W1_random_direction_check(seed, hidden, output):
     """⟨∂J/∂W1, V⟩ equals the central difference of J along a random direction V (D = 3,000)."""
     rng = np.random.default_rng(seed)
@@ -84,11 +86,13 @@ def test_large_W1_random_direction_check(seed, hidden, output):
     Y = (rng.random((5, 7)) < 0.4).astype(float)
     Y[:, 0], Y[:, 1] = 1, 0
     loss = loss_for(network)
+    if hidden == "relu":   # the step h·V moves z1 by ~1e-4 at most: stay clear of the kink
+        assume(np.min(np.abs(network.forward(X).z1)) > 1e-2)
     grads = gradients(network, loss, X, Y)
     V = rng.normal(size=network.params["W1"].shape)
     analytic = np.sum(grads.W1.values * V[grads.W1.rows])
     numeric = directional_derivative(loss_of_param(network, loss, X, Y, "W1"),
-                                     network.params["W1"], V, h=1e-5)
+                                     network.params["W1"], V, h=1e-6)
     assert analytic == pytest.approx(numeric, rel=1e-5, abs=1e-9)
 
 
