@@ -35,6 +35,7 @@ import numpy as np
 import scipy
 import scipy.sparse as sp
 
+from mlnn.datasets.cli import parse_options
 from mlnn.errors import MLNNError
 from mlnn.losses import PairwiseExponential, get_loss
 from mlnn.methods import ALIASES, METHODS, resolve
@@ -238,23 +239,6 @@ def benchmark_pwe_delta(label_counts=DEFAULT_PWE_LABELS, n_documents=64, density
     return rows
 
 
-def _parse_options(pairs):
-    options = {}
-    for pair in pairs or ():
-        key, sep, text = pair.partition("=")
-        if not sep or not key:
-            raise MLNNError(f"--option {pair!r} is not KEY=VALUE")
-        for kind in (int, float):
-            try:
-                options[key] = kind(text)
-                break
-            except ValueError:
-                continue
-        else:
-            options[key] = {"true": True, "false": False, "none": None}.get(text.lower(), text)
-    return options
-
-
 def _parse_label_counts(text):
     if text.strip().lower() in ("", "none"):
         return ()
@@ -279,7 +263,7 @@ def run(args):
     dtype = np.dtype(args.dtype).type
     method = resolve(args.method)
     label_counts = _parse_label_counts(args.pwe_labels)
-    X, Y = load_training_data(args.dataset, _parse_options(args.option), args.max_documents, dtype)
+    X, Y = load_training_data(args.dataset, parse_options(args.option), args.max_documents, dtype)
     result = {"dataset": args.dataset, "method": method, "n_documents": X.shape[0],
               "n_features": X.shape[1], "n_labels": Y.shape[1],
               "nnz_per_document": X.nnz / max(X.shape[0], 1), "batch_size": args.batch_size,

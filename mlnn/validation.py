@@ -11,26 +11,29 @@ import scipy.sparse as sp
 from mlnn.errors import MLNNError
 
 
+def _as_2d(A, name, columns, what="a 2-D array"):
+    """A sparse input as CSR, anything else as a 2-D ndarray; raise if it is neither."""
+    if sp.issparse(A):
+        return sp.csr_matrix(A)
+    try:
+        A = np.asarray(A)
+    except Exception as error:  # e.g. ragged nested lists
+        raise MLNNError(f"{name} must be {what} or sparse matrix: {error}") from None
+    if A.ndim != 2:
+        raise MLNNError(f"{name} must be 2-D (documents × {columns}), got shape {A.shape}")
+    return A
+
+
 def check_X(X, name="X", n_features=None, dtype=np.float64, n_rows=None):
     """Return X (n × D) as a CSR matrix of ``dtype`` with sorted indices.
 
     Accepts any scipy.sparse matrix/array or a dense 2-D array-like. Dense input is converted to
     CSR, so dense and sparse input take the same code path and give identical results.
     """
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-    else:
-        try:
-            X = np.asarray(X)
-        except Exception as error:  # e.g. ragged nested lists
-            raise MLNNError(f"{name} must be a 2-D array or sparse matrix: {error}") from None
-        if X.ndim != 2:
-            raise MLNNError(f"{name} must be 2-D (documents × features), got shape {X.shape}")
-        if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
-            raise MLNNError(f"{name} must hold real numbers, got dtype {X.dtype}")
-        X = sp.csr_matrix(X)
+    X = _as_2d(X, name, "features")
     if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
         raise MLNNError(f"{name} must hold real numbers, got dtype {X.dtype}")
+    X = sp.csr_matrix(X)
     if X.dtype != dtype:
         X = X.astype(dtype)
     if not np.all(np.isfinite(X.data)):
@@ -51,17 +54,8 @@ def check_Y(Y, name="Y", n_samples=None, n_labels=None, shape=None):
 
     ``n_samples``/``n_labels`` check one dimension each, ``shape`` both.
     """
-    if sp.issparse(Y):
-        Y = sp.csr_matrix(Y)
-        values = Y.data
-    else:
-        try:
-            Y = np.asarray(Y)
-        except Exception as error:  # e.g. ragged nested lists
-            raise MLNNError(f"{name} must be a 2-D 0/1 array or sparse matrix: {error}") from None
-        if Y.ndim != 2:
-            raise MLNNError(f"{name} must be 2-D (documents × labels), got shape {Y.shape}")
-        values = Y.ravel()
+    Y = _as_2d(Y, name, "labels", "a 2-D 0/1 array")
+    values = Y.data if sp.issparse(Y) else Y.ravel()
     if values.dtype.kind not in "biuf":
         raise MLNNError(f"{name} must hold 0/1 values, got dtype {values.dtype}")
     if values.size and not np.all((values == 0) | (values == 1)):

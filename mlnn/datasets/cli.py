@@ -31,7 +31,8 @@ def _parse_value(text):
     return text
 
 
-def _parse_options(pairs):
+def parse_options(pairs):
+    """``["key=value", ...]`` (from ``--option``) as a dict, values read as bool/None/int/float."""
     options = {}
     for pair in pairs or ():
         key, sep, value = pair.partition("=")
@@ -43,7 +44,7 @@ def _parse_options(pairs):
 
 def _load(args):
     from mlnn.datasets import load
-    return load(args.name, data_dir=args.data_dir, **_parse_options(args.option))
+    return load(args.name, data_dir=args.data_dir, **parse_options(args.option))
 
 
 def _info(args):
