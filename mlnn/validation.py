@@ -109,3 +109,22 @@ def check_choice(value, name, choices):
     if value not in choices:
         raise MLNNError(f"unknown {name} {value!r}; choose one of {list(choices)}")
     return value
+
+
+def validation_split(n, fraction=0.1, random_state=0):
+    """The one seeded train/validation split of the project: ``(fit_rows, val_rows)``.
+
+    A permutation of ``range(n)`` from ``numpy.random.default_rng(random_state)``; its first
+    ``round(fraction · n)`` entries are the validation documents (the paper holds out validation
+    data carved from the training documents, Sec. 4). Both index arrays are sorted.
+    """
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float, np.number)) \
+            or not 0 < fraction < 1:
+        raise MLNNError(f"validation fraction must be a number in (0, 1), got {fraction!r}")
+    n = check_positive_int(n, "number of documents")
+    n_val = int(round(fraction * n))
+    if n_val < 1 or n_val >= n:
+        raise MLNNError(f"a validation fraction of {fraction} leaves no documents for fitting or "
+                        f"for validation out of {n}")
+    order = np.random.default_rng(random_state).permutation(n)
+    return np.sort(order[n_val:]), np.sort(order[:n_val])
