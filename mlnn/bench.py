@@ -1,9 +1,7 @@
-r"""``python -m mlnn bench``: how fast a network of the paper trains, where the time goes, and how
-much memory it takes.
+r"""How fast a network of the paper trains, where the time goes, and how much memory it takes.
 
-One run trains a method of :mod:`mlnn.methods` (AdaGrad, paper Sec. 3.5) on the training split of
-a dataset with the real trainer, :func:`mlnn.training.train`, for ``warmup + epochs`` epochs and
-reports:
+:func:`benchmark_training` trains a network (AdaGrad, paper Sec. 3.5) on given training data with
+the real trainer, :func:`mlnn.training.train`, for ``warmup + epochs`` epochs and measures:
 
 * seconds per epoch: the median over the timed epochs (the warm-up epochs are left out: they pay
   for first-touch page faults of the AdaGrad state and warm the caches), and documents per second;
@@ -12,35 +10,27 @@ reports:
   the optimizer update — plus the rest (minibatch slicing, dropout masks, bookkeeping). The calls
   are timed by wrapping the network, the loss and the optimizer in :class:`Stopwatch` proxies, so
   the breakdown is of the same run as the epoch times, not of a re-implementation of the loop;
-* peak memory: ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` of the whole process (interpreter,
-  libraries and data included), next to the bytes of the training data, the parameters and the
-  optimizer state;
-* the PWE δ2 (paper Sec. 3.4) in its pairwise O(|y||ȳ|) form and its factorised O(L) form against
-  the number of labels L on synthetic scores: the pairwise cost grows with L² for a fixed label
-  density, the factorised one with L (see :class:`mlnn.losses.PairwiseExponential`).
+* peak memory (:func:`mlnn.machine.peak_rss_mb`, the whole process), next to the bytes of the
+  training data, the parameters and the optimizer state.
 
-The numbers are wall-clock times on a possibly shared machine: run it on an idle machine, and
-compare implementations in the same session.
+:func:`benchmark_pwe_delta` times the PWE δ2 (paper Sec. 3.4) in its pairwise O(|y||ȳ|) form and
+its factorised O(L) form against the number of labels L on synthetic scores: the pairwise cost
+grows with L² for a fixed label density, the factorised one with L (see
+:class:`mlnn.losses.PairwiseExponential`).
+
+The numbers are wall-clock times on a possibly shared machine: run on an idle machine, and
+compare implementations in the same session. ``python -m mlnn bench`` reports them.
 """
 
-import json
-import os
-import platform
-import resource
-import sys
 import time
 from collections import defaultdict
 
 import numpy as np
-import scipy
 import scipy.sparse as sp
 
-from mlnn.datasets.cli import parse_options
-from mlnn.errors import MLNNError
-from mlnn.losses import PairwiseExponential, get_loss
-from mlnn.methods import ALIASES, METHODS, resolve
-from mlnn.network import Network
-from mlnn.optimizers import AdaGrad
+from mlnn.builders import build
+from mlnn.losses import PairwiseExponential
+from mlnn.machine import peak_rss_mb
 from mlnn.training import train
 from mlnn.validation import check_X, check_Y
 
@@ -50,19 +40,10 @@ PHASES = {"network": {"forward": "forward", "backward": "backward"},
           "optimizer": {"step": "optimizer"}}
 PHASE_ORDER = ("forward", "loss", "backward", "optimizer")
 
-PHASE_LABELS = {"forward": "forward (X W1, h, z2, o)",
-                "loss": "loss value and δ2",
-                "backward": "backward (δ1, Xᵀδ1, hᵀδ2)",
-                "optimizer": "optimizer update (AdaGrad)",
-                "other": "other (minibatches, masks, bookkeeping)"}
-
 DEFAULT_PWE_LABELS = (10, 30, 100, 300, 1000, 4000)
 
 #: Relevant labels per document in the PWE timing, as a fraction of L (Delicious: 19 of 983).
 PWE_DENSITY = 0.02
-
-#: Environment variables that set the BLAS thread count; the report shows the ones that are set.
-THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 class Stopwatch:
@@ -91,47 +72,6 @@ class Stopwatch:
         return call
 
 
-def machine_info():
-    """Cores, CPU model, Python, NumPy and SciPy versions and the BLAS NumPy uses."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    threads = {name: os.environ[name] for name in THREAD_VARIABLES if name in os.environ}
-    return {"cores": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
-            "numpy": np.__version__, "scipy": scipy.__version__, "blas": blas_info(),
-            "thread_settings": threads}
-
-
-def blas_info():
-    """The BLAS library (and its thread count, from threadpoolctl when it is installed)."""
-    try:
-        from threadpoolctl import threadpool_info
-        pools = [pool for pool in threadpool_info() if pool.get("user_api") == "blas"]
-        if pools:
-            return "; ".join(f"{pool.get('internal_api')} {pool.get('version')} "
-                             f"({pool.get('num_threads')} threads)" for pool in pools)
-    except ImportError:
-        pass
-    try:
-        config = np.show_config(mode="dicts")
-        blas = config["Build Dependencies"]["blas"]
-        return f"{blas.get('name')} {blas.get('version')}"
-    except Exception:     # numpy < 1.25 has no mode="dicts"; the BLAS name is then not reported
-        return "unknown"
-
-
-def peak_rss_mb():
-    """The peak resident set size of this process so far, in MiB (``ru_maxrss``)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 2**20 if sys.platform == "darwin" else peak / 2**10   # bytes on macOS, KiB else
-
-
 def nbytes(*arrays):
     """The bytes held by dense arrays and CSR matrices."""
     total = 0
@@ -143,68 +83,64 @@ def nbytes(*arrays):
     return total
 
 
-def load_training_data(name, options, max_documents, dtype):
-    """The training split of a dataset of :mod:`mlnn.datasets` as (X, Y): X CSR in ``dtype``."""
-    from mlnn import datasets
-    data = datasets.load(name, **options)
-    X, Y = data.X_train, data.Y_train
-    if max_documents is not None:
-        X, Y = X[:max_documents], Y[:max_documents]
-    return check_X(X, "X", dtype=dtype), check_Y(Y, "Y", n_samples=X.shape[0])
+def benchmark_training(X, Y, hidden_activation="relu", loss="ce", dropout=0.0, batch_size=64,
+                       hidden_units=1000, epochs=5, warmup=1, learning_rate=0.01,
+                       dtype=np.float32, random_state=0):
+    """Train a network with AdaGrad on (X, Y) for ``warmup + epochs`` epochs and time it.
 
-
-def benchmark_training(X, Y, method="nn-ad", batch_size=64, hidden_units=1000, epochs=5, warmup=1,
-                       learning_rate=0.01, dtype=np.float32, random_state=0):
-    """Train ``method`` on (X, Y) for ``warmup + epochs`` epochs and time it; returns a dict.
-
-    Keys: ``epoch_seconds`` (the timed epochs), ``seconds_per_epoch`` (their median),
-    ``docs_per_second``, ``breakdown_seconds`` (median seconds per epoch of each phase of
-    :data:`PHASES` and ``other``), ``peak_rss_mb`` and ``footprint_mb`` (``data``, ``parameters``,
-    ``optimizer_state``, ``total``) with ``peak_rss_ratio`` = peak_rss_mb / footprint total.
+    ``hidden_activation``, ``loss`` and ``dropout`` describe the network (a method of
+    :mod:`mlnn.paper.methods`). Returns a dict: ``epoch_seconds`` (the timed epochs),
+    ``seconds_per_epoch`` (their median), ``docs_per_second``, ``breakdown_seconds`` (median
+    seconds per epoch of each phase of :data:`PHASES` and ``other``), ``peak_rss_mb`` and
+    ``footprint_mb`` (``data``, ``parameters``, ``optimizer_state``, ``total``) with
+    ``peak_rss_ratio`` = peak_rss_mb / footprint total.
     """
-    spec = METHODS[resolve(method)]
-    if spec["kind"] != "nn":
-        raise MLNNError(f"{method} is not a neural-network method; bench times the networks")
-    loss = get_loss(spec["loss"])
-    network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=hidden_units,
-                                 hidden=spec["hidden_activation"], output=loss.output,
-                                 random_state=random_state, dtype=dtype)
-    optimizer = AdaGrad(learning_rate)
+    X = check_X(X, "X", dtype=dtype)
+    Y = check_Y(Y, "Y", n_samples=X.shape[0])
+    network, loss, optimizer = build(X.shape[1], Y.shape[1], loss=loss, hidden_units=hidden_units,
+                                     hidden_activation=hidden_activation, optimizer="adagrad",
+                                     learning_rate=learning_rate, random_state=random_state,
+                                     dtype=dtype)
     totals = defaultdict(float)
     timed = {role: Stopwatch(target, PHASES[role], totals)
              for role, target in (("network", network), ("loss", loss), ("optimizer", optimizer))}
-    marks = []      # (time, phase totals) at the start and at the end of every epoch
+    marks = [(time.perf_counter(), {})]     # (time, phase totals) at every epoch boundary
 
     def mark_epoch(record, _network):     # the trainer evaluates once per epoch by default
         marks.append((time.perf_counter(), dict(totals)))
 
-    marks.append((time.perf_counter(), {}))
     train(timed["network"], timed["loss"], timed["optimizer"], X, Y, batch_size=batch_size,
-          max_epochs=warmup + epochs, dropout=spec["dropout"], callbacks=[mark_epoch],
+          max_epochs=warmup + epochs, dropout=dropout, callbacks=[mark_epoch],
           random_state=random_state)
     peak = peak_rss_mb()
+    epoch_seconds, breakdown = _epoch_breakdown(marks[warmup:])
+    seconds = float(np.median(epoch_seconds))
+    footprint_mb = _footprint_mb(X, Y, network, optimizer)
+    return {"epoch_seconds": epoch_seconds, "seconds_per_epoch": seconds,
+            "docs_per_second": X.shape[0] / seconds, "breakdown_seconds": breakdown,
+            "peak_rss_mb": peak, "footprint_mb": footprint_mb,
+            "peak_rss_ratio": peak / footprint_mb["total"]}
 
+
+def _epoch_breakdown(marks):
+    """Seconds of each epoch between consecutive ``marks``, and the median seconds per phase."""
     epoch_seconds, phases = [], defaultdict(list)
-    for (t0, before), (t1, after) in list(zip(marks, marks[1:]))[warmup:]:
+    for (t0, before), (t1, after) in zip(marks, marks[1:]):
         epoch_seconds.append(t1 - t0)
-        spent = 0.0
         for phase in PHASE_ORDER:
             phases[phase].append(after.get(phase, 0.0) - before.get(phase, 0.0))
-            spent += phases[phase][-1]
-        phases["other"].append(t1 - t0 - spent)
-    seconds = float(np.median(epoch_seconds))
+        phases["other"].append(t1 - t0 - sum(phases[phase][-1] for phase in PHASE_ORDER))
+    return epoch_seconds, {phase: float(np.median(values)) for phase, values in phases.items()}
+
+
+def _footprint_mb(X, Y, network, optimizer):
+    """MiB of the training data, the parameters and the optimizer state, and their total."""
     footprint = {"data": nbytes(X, Y),
                  "parameters": nbytes(*network.params.values()),
                  "optimizer_state": nbytes(*(array for state in optimizer.state.values()
                                              for array in state.values()))}
     footprint["total"] = sum(footprint.values())
-    footprint_mb = {key: value / 2**20 for key, value in footprint.items()}
-    return {"epoch_seconds": epoch_seconds, "seconds_per_epoch": seconds,
-            "docs_per_second": X.shape[0] / seconds,
-            "breakdown_seconds": {phase: float(np.median(values))
-                                  for phase, values in phases.items()},
-            "peak_rss_mb": peak, "footprint_mb": footprint_mb,
-            "peak_rss_ratio": peak / footprint_mb["total"]}
+    return {key: value / 2**20 for key, value in footprint.items()}
 
 
 def benchmark_pwe_delta(label_counts=DEFAULT_PWE_LABELS, n_documents=64, density=None, repeats=3,
@@ -237,118 +173,3 @@ def benchmark_pwe_delta(label_counts=DEFAULT_PWE_LABELS, n_documents=64, density
         row["ratio"] = row["pairwise_seconds"] / row["factorised_seconds"]
         rows.append(row)
     return rows
-
-
-def _parse_label_counts(text):
-    if text.strip().lower() in ("", "none"):
-        return ()
-    try:
-        counts = tuple(int(part) for part in text.split(","))
-    except ValueError:
-        raise MLNNError(f"--pwe-labels must be comma-separated integers, got {text!r}") from None
-    if any(count < 2 for count in counts):
-        raise MLNNError(f"--pwe-labels needs at least 2 labels each, got {text!r}")
-    return counts
-
-
-def run(args):
-    """Run the benchmark described by the parsed command-line ``args``; returns the result dict."""
-    for name in ("batch_size", "hidden_units", "epochs"):
-        if getattr(args, name) < 1:
-            raise MLNNError(f"--{name.replace('_', '-')} must be a positive integer")
-    if args.warmup < 0:
-        raise MLNNError("--warmup must be 0 or more")
-    if args.max_documents is not None and args.max_documents < 1:
-        raise MLNNError("--max-documents must be a positive integer")
-    dtype = np.dtype(args.dtype).type
-    method = resolve(args.method)
-    label_counts = _parse_label_counts(args.pwe_labels)
-    X, Y = load_training_data(args.dataset, parse_options(args.option), args.max_documents, dtype)
-    result = {"dataset": args.dataset, "method": method, "n_documents": X.shape[0],
-              "n_features": X.shape[1], "n_labels": Y.shape[1],
-              "nnz_per_document": X.nnz / max(X.shape[0], 1), "batch_size": args.batch_size,
-              "hidden_units": args.hidden_units, "dtype": np.dtype(dtype).name,
-              "learning_rate": args.learning_rate, "warmup": args.warmup, "epochs": args.epochs,
-              "machine": machine_info()}
-    result.update(benchmark_training(X, Y, method, args.batch_size, args.hidden_units, args.epochs,
-                                     args.warmup, args.learning_rate, dtype, args.seed))
-    result["pwe_delta"] = benchmark_pwe_delta(label_counts, n_documents=args.batch_size,
-                                              dtype=dtype, random_state=args.seed)
-    return result
-
-
-def format_report(result):
-    """The human-readable report of a :func:`run` result."""
-    machine = result["machine"]
-    lines = [
-        f"{result['method']} on {result['dataset']}: {result['n_documents']:,} documents × "
-        f"{result['n_features']:,} features ({result['nnz_per_document']:.1f} nonzeros each), "
-        f"{result['n_labels']} labels; batch {result['batch_size']}, "
-        f"{result['hidden_units']} hidden units, {result['dtype']}, AdaGrad η0 = "
-        f"{result['learning_rate']}",
-        f"machine: {machine['cores']} cores, {machine['cpu']}; Python {machine['python']}, "
-        f"NumPy {machine['numpy']}, SciPy {machine['scipy']}, BLAS {machine['blas']}"
-        + "".join(f", {name}={value}"
-                  for name, value in machine.get("thread_settings", {}).items()),
-        f"epochs: {result['warmup']} warm-up + {result['epochs']} timed: "
-        + " ".join(f"{seconds:.3f}" for seconds in result["epoch_seconds"]) + " s",
-        f"seconds per epoch (median): {result['seconds_per_epoch']:.3f}    "
-        f"documents per second: {result['docs_per_second']:,.0f}",
-        "time per epoch (median of the timed epochs):",
-    ]
-    total = sum(result["breakdown_seconds"].values()) or 1.0
-    for phase, seconds in result["breakdown_seconds"].items():
-        share = 100 * seconds / total
-        lines.append(f"  {PHASE_LABELS[phase]:42s} {seconds:8.3f} s  {share:5.1f} %")
-    footprint = result["footprint_mb"]
-    lines.append(f"peak memory (ru_maxrss, whole process): {result['peak_rss_mb']:.0f} MiB; data "
-                 f"{footprint['data']:.1f} + parameters {footprint['parameters']:.1f} + optimizer "
-                 f"state {footprint['optimizer_state']:.1f} = {footprint['total']:.1f} MiB "
-                 f"(peak / that = {result['peak_rss_ratio']:.2f})")
-    if result["pwe_delta"]:
-        lines.append(f"PWE δ2 of a {result['batch_size']}-document minibatch, pairwise vs "
-                     f"factorised, |y| = {100 * PWE_DENSITY:g} % of L (fastest of 3):")
-        lines.append(f"  {'L':>6s} {'|y|':>5s} {'pairwise ms':>12s} {'factorised ms':>14s} "
-                     f"{'ratio':>8s}")
-        for row in result["pwe_delta"]:
-            lines.append(f"  {row['labels']:6d} {row['relevant']:5d} "
-                         f"{1000 * row['pairwise_seconds']:12.3f} "
-                         f"{1000 * row['factorised_seconds']:14.3f} {row['ratio']:8.1f}")
-    return "\n".join(lines)
-
-
-def _bench(args):
-    result = run(args)
-    print(json.dumps(result) if args.json else format_report(result))
-    return 0
-
-
-def register(subparsers):
-    parser = subparsers.add_parser(
-        "bench", help="time training: seconds per epoch, breakdown, peak memory, PWE δ2 cost",
-        description="Trains a network method with AdaGrad on the training split of a dataset and "
-                    "reports seconds per epoch (median after warm-up), documents per second, "
-                    "where the time goes, peak memory, and the PWE δ2 in its pairwise and "
-                    "factorised forms against the number of labels.")
-    parser.add_argument("--dataset", default="reuters21578",
-                        help="dataset name (see 'data info'; default reuters21578)")
-    parser.add_argument("--option", action="append", metavar="KEY=VALUE",
-                        help="a dataset option (repeatable), e.g. n_train=7770 for synthetic")
-    parser.add_argument("--max-documents", type=int, default=None,
-                        help="use only the first N training documents")
-    parser.add_argument("--method", default="nn-ad",
-                        choices=sorted(a for a, m in ALIASES.items() if METHODS[m]["kind"] == "nn"),
-                        help="network method (default nn-ad)")
-    parser.add_argument("--batch-size", type=int, default=64, help="minibatch size (default 64)")
-    parser.add_argument("--hidden-units", type=int, default=1000, help="F (default 1000)")
-    parser.add_argument("--dtype", choices=("float32", "float64"), default="float32",
-                        help="floating-point type of training (default float32)")
-    parser.add_argument("--epochs", type=int, default=5, help="timed epochs (default 5)")
-    parser.add_argument("--warmup", type=int, default=1, help="warm-up epochs (default 1)")
-    parser.add_argument("--learning-rate", type=float, default=0.01, help="η0 (default 0.01)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--pwe-labels", default=",".join(map(str, DEFAULT_PWE_LABELS)),
-                        help="label counts L for the PWE δ2 timing, comma-separated, or 'none' "
-                             f"(default {','.join(map(str, DEFAULT_PWE_LABELS))})")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.set_defaults(func=_bench)

@@ -6,8 +6,9 @@ import re
 import numpy as np
 import pytest
 
-from mlnn.bench import PHASE_ORDER, Stopwatch, benchmark_pwe_delta, format_report, nbytes
+from mlnn.bench import PHASE_ORDER, Stopwatch, benchmark_pwe_delta, nbytes
 from mlnn.cli import main
+from mlnn.cli.bench import format_report
 
 SMALL = ["bench", "--dataset", "synthetic", "--hidden-units", "8", "--epochs", "2",
          "--pwe-labels", "4,12"]
@@ -48,6 +49,7 @@ def test_bench_text_report_for_a_pwe_method_in_float64(capsys):
     (["--pwe-labels", "10,x"], "--pwe-labels must be comma-separated integers"),
     (["--pwe-labels", "1"], "at least 2 labels"),
     (["--option", "n_train"], "is not KEY=VALUE"),
+    (["-o", "n_train"], "is not KEY=VALUE"),
 ])
 def test_bad_options_are_one_line_errors(capsys, extra, message):
     assert main(SMALL + extra) == 2

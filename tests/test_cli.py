@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from mlnn.cli import main
-from mlnn.methods import ALIASES, METHODS, resolve
+from mlnn.paper.methods import ALIASES, METHODS, resolve
 
 
 def run(*args, env=None):

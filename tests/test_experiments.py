@@ -1,12 +1,14 @@
-"""Convergence experiments (Figs. 3-4): splits, seeding, recorded curves, CSV storage."""
+"""Convergence experiments (Figs. 3-4): data preparation, seeding, recorded curves, CSV storage."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from mlnn import datasets
-from mlnn import experiments as E
 from mlnn.errors import MLNNError
+from mlnn.paper import curves as C
+from mlnn.paper import experiments as E
+from mlnn.validation import validation_split
 
 
 @pytest.fixture(scope="module")
@@ -17,17 +19,27 @@ def synthetic():
 
 @pytest.fixture(scope="module")
 def data(synthetic):
-    return E.prepare_data(synthetic, val_fraction=0.25, random_state=1)
+    return E.prepare_data(synthetic, validation_fraction=0.25, random_state=1)
 
 
 def _rows(X):
     return {tuple(np.round(row.toarray().ravel(), 12)) for row in X}
 
 
-def test_validation_split_partitions_the_training_documents():
+class _Data:
+    def __init__(self, X, Y):
+        self.name, self.X_train, self.Y_train = "toy", X, Y
+
+
+def _split(X, Y, fraction, random_state=0):
+    data = E.prepare_data(_Data(X, Y), validation_fraction=fraction, random_state=random_state)
+    return data["X_train"], data["Y_train"], data["X_val"], data["Y_val"]
+
+
+def test_prepare_data_partitions_the_training_documents():
     X = sp.csr_matrix(np.arange(40, dtype=float).reshape(20, 2) + 1)
     Y = sp.csr_matrix((np.arange(40).reshape(20, 2) % 3 == 0).astype(int))
-    X_fit, Y_fit, X_val, Y_val = E.validation_split(X, Y, fraction=0.25, random_state=7)
+    X_fit, Y_fit, X_val, Y_val = _split(X, Y, fraction=0.25, random_state=7)
     assert X_fit.shape[0] == 15 and X_val.shape[0] == 5
     fit_ids, val_ids = X_fit.toarray()[:, 0], X_val.toarray()[:, 0]
     assert set(fit_ids).isdisjoint(val_ids)
@@ -37,18 +49,22 @@ def test_validation_split_partitions_the_training_documents():
     original = {row[0]: Y.toarray()[i] for i, row in enumerate(X.toarray())}
     for x_row, y_row in zip(X_val.toarray(), Y_val.toarray()):
         np.testing.assert_array_equal(original[x_row[0]], y_row)
-    again = E.validation_split(X, Y, fraction=0.25, random_state=7)[2].toarray()[:, 0]
-    other = E.validation_split(X, Y, fraction=0.25, random_state=8)[2].toarray()[:, 0]
+    again = _split(X, Y, fraction=0.25, random_state=7)[2].toarray()[:, 0]
+    other = _split(X, Y, fraction=0.25, random_state=8)[2].toarray()[:, 0]
     np.testing.assert_array_equal(again, val_ids)
     assert not np.array_equal(other, val_ids)
+    # the project's one split: validation documents are the first round(0.25 n) of the
+    # permutation of the seed
+    _, val_rows = validation_split(20, fraction=0.25, random_state=7)
+    np.testing.assert_array_equal(val_ids, X.toarray()[val_rows, 0])
 
 
 @pytest.mark.parametrize("fraction", [0.0, 1.0, -0.1, 0.001])
-def test_validation_split_rejects_bad_fractions(fraction):
+def test_prepare_data_rejects_bad_fractions(fraction):
     X = sp.csr_matrix(np.ones((10, 3)))
     Y = sp.csr_matrix(np.ones((10, 2), dtype=int))
     with pytest.raises(MLNNError, match="fraction"):
-        E.validation_split(X, Y, fraction=fraction)
+        _split(X, Y, fraction=fraction)
 
 
 def test_prepare_data_uses_only_the_training_split(synthetic, data):
@@ -57,24 +73,24 @@ def test_prepare_data_uses_only_the_training_split(synthetic, data):
     assert data["X_val"].shape[0] == round(0.25 * n)
     test_rows = _rows(synthetic.X_test)
     assert not (_rows(data["X_val"]) & test_rows)
-    small = E.prepare_data(synthetic, val_fraction=0.25, max_train=50, max_val=20,
+    small = E.prepare_data(synthetic, validation_fraction=0.25, max_train=50, max_val=20,
                            random_state=1)
     assert small["X_train"].shape[0] == 50 and small["X_val"].shape[0] == 20
     assert _rows(small["X_train"]) <= _rows(data["X_train"])
 
 
 def test_run_setting_records_a_curve_every_eval_every_updates(data):
-    setting = E.Setting("t", hidden_units=6, learning_rate=0.05)
+    setting = C.Setting("t", hidden_units=6, learning_rate=0.05)
     curve = E.run_setting(setting, data, max_updates=23, eval_every=5, batch_size=16)
     assert curve["updates"] == [5, 10, 15, 20, 23]
     assert curve["hidden_units"] == 6 and curve["label"] == "t"
-    for key in E.CURVE_COLUMNS:
+    for key in C.CURVE_COLUMNS:
         assert len(curve[key]) == 5
     assert all(0 <= v <= 1 for v in curve["rankloss"] + curve["MAP"])
 
 
 def test_run_setting_is_seeded(data):
-    setting = E.Setting("t", loss="pwe", hidden="tanh", hidden_units=5, dropout=0.5)
+    setting = C.Setting("t", loss="pwe", hidden_activation="tanh", hidden_units=5, dropout=0.5)
     a = E.run_setting(setting, data, max_updates=12, eval_every=4, batch_size=16, random_state=2)
     b = E.run_setting(setting, data, max_updates=12, eval_every=4, batch_size=16, random_state=2)
     c = E.run_setting(setting, data, max_updates=12, eval_every=4, batch_size=16, random_state=3)
@@ -83,24 +99,31 @@ def test_run_setting_is_seeded(data):
 
 
 def test_training_lowers_the_validation_rank_loss(data):
-    setting = E.Setting("t", hidden_units=16, learning_rate=0.1)
+    setting = C.Setting("t", hidden_units=16, learning_rate=0.1)
     curve = E.run_setting(setting, data, max_updates=80, eval_every=10, batch_size=16)
     assert curve["rankloss"][-1] < 0.8 * curve["rankloss"][0]
     assert curve["MAP"][-1] > curve["MAP"][0]
 
 
 def test_momentum_setting_builds_its_optimizer():
-    optimizer = E.Setting("m", optimizer="momentum", learning_rate=0.02,
-                          momentum=0.5).make_optimizer()
+    setting = C.Setting("m", optimizer="momentum", learning_rate=0.02, momentum=0.5)
+    optimizer = E.components(setting, 5, 3)[2]
     assert type(optimizer).__name__ == "Momentum"
     assert (optimizer.learning_rate, optimizer.momentum) == (0.02, 0.5)
-    assert type(E.Setting("a").make_optimizer()).__name__ == "AdaGrad"
+    assert type(E.components(C.Setting("a"), 5, 3)[2]).__name__ == "AdaGrad"
+
+
+def test_setting_components_pair_the_loss_with_its_output():
+    network, loss, _ = E.components(C.Setting("p", loss="pwe", hidden_activation="tanh",
+                                              hidden_units=4), 6, 3, random_state=0)
+    assert loss.name == "pwe" and network.output.name == "tanh"
+    assert network.hidden.name == "tanh" and network.shape == (6, 4, 3)
 
 
 def test_experiments_cover_the_papers_settings(synthetic, tmp_path):
     sizes = dict(max_updates=4, eval_every=2)
     conv = E.convergence_experiment(synthetic, fast=True, **sizes)
-    assert {(c["optimizer"], c["hidden"]) for c in conv} == {
+    assert {(c["optimizer"], c["hidden_activation"]) for c in conv} == {
         (o, h) for o in ("adagrad", "momentum") for h in ("relu", "tanh", "sigmoid")}
     assert {c["loss"] for c in conv} == {"ce"}
     drop = E.dropout_experiment(synthetic, fast=True, csv_path=tmp_path / "d.csv", **sizes)
@@ -121,31 +144,42 @@ def test_unknown_size_option_raises(synthetic):
 
 
 def test_csv_round_trip(data, tmp_path):
-    curves = [E.run_setting(E.Setting(f"s{k}", hidden_units=3 + k, dropout=0.5 * k), data,
+    curves = [E.run_setting(C.Setting(f"s{k}", hidden_units=3 + k, dropout=0.5 * k), data,
                             max_updates=6, eval_every=3, batch_size=32) for k in range(2)]
     for curve in curves:
         curve["experiment"] = "demo"
-    path = E.save_csv(curves, tmp_path / "sub" / "c.csv")
-    back = E.load_csv(path)
+    path = C.save_csv(curves, tmp_path / "sub" / "c.csv")
+    back = C.load_csv(path)
     assert len(back) == 2
     for before, after in zip(curves, back):
-        for key in E.SETTING_COLUMNS + E.CURVE_COLUMNS + ("experiment", "dataset"):
+        for key in C.SETTING_COLUMNS + C.CURVE_COLUMNS + ("experiment", "dataset"):
             assert after[key] == before[key], key
-        assert E.setting_of(after) == E.setting_of(before)
+        assert C.setting_of(after) == C.setting_of(before)
+
+
+def test_load_csv_reads_files_with_the_former_hidden_column(tmp_path):
+    header = ",".join(C.CSV_COLUMNS).replace("hidden_activation", "hidden")
+    row = ",".join(["demo", "d", "s", "ce", "tanh", "adagrad", "0.01", "0.9", "0.0", "4",
+                    "10", "1", "0.5", "0.4", "0.1", "0.0"])
+    path = tmp_path / "old.csv"
+    path.write_text(header + "\n" + row + "\n")
+    (curve,) = C.load_csv(path)
+    assert curve["hidden_activation"] == "tanh" and curve["updates"] == [10.0]
+    assert C.setting_of(curve).hidden_activation == "tanh"
 
 
 def test_load_csv_errors(tmp_path):
     with pytest.raises(MLNNError, match="no curves file"):
-        E.load_csv(tmp_path / "missing.csv")
+        C.load_csv(tmp_path / "missing.csv")
     bad = tmp_path / "bad.csv"
     bad.write_text("experiment,dataset,label\nx,y,z\n")
     with pytest.raises(MLNNError, match="lacks the column"):
-        E.load_csv(bad)
+        C.load_csv(bad)
     row = ",".join(["demo", "d", "s", "ce", "relu", "adagrad", "0.01", "0.9", "0.0", "4",
                     "1", "1", "0.5", "oops", "0.1", "0.0"])
-    bad.write_text(",".join(E.CSV_COLUMNS) + "\n" + row + "\n")
+    bad.write_text(",".join(C.CSV_COLUMNS) + "\n" + row + "\n")
     with pytest.raises(MLNNError, match="line 2"):
-        E.load_csv(bad)
+        C.load_csv(bad)
 
 
 def test_real_data_validation_split_sizes(data_dir):
@@ -162,9 +196,9 @@ def test_run_or_load_reads_stored_curves_unless_fast_or_rerun(synthetic, tmp_pat
     sizes = dict(max_updates=4, eval_every=2)
     first = E.run_or_load("dropout", path, fast=True, dataset=synthetic, **sizes)
     assert path.exists()
-    stored = E.load_csv(path)
+    stored = C.load_csv(path)
     stored[0]["rankloss"] = [0.123, 0.456]
-    E.save_csv(stored, path)
+    C.save_csv(stored, path)
     loaded = E.run_or_load("dropout", path, fast=False, dataset=synthetic, **sizes)
     assert loaded[0]["rankloss"] == [0.123, 0.456]
     rerun = E.run_or_load("dropout", path, fast=True, rerun=True, dataset=synthetic, **sizes)
@@ -178,7 +212,7 @@ def test_command_line_runs_an_experiment(tmp_path, capsys):
     out = tmp_path / "d.csv"
     assert main(["experiment", "dropout", "--fast", "--dataset", "synthetic", "--max-updates", "4",
                  "--learning-rate", "0.05", "--out", str(out)]) == 0
-    curves = E.load_csv(out)
+    curves = C.load_csv(out)
     assert len(curves) == 4 and {c["learning_rate"] for c in curves} == {0.05}
     assert all(c["updates"][-1] == 4 for c in curves)
     assert main(["experiment", "convergence", "--fast", "--learning-rate", "0.1",

@@ -6,10 +6,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mlnn.errors import MLNNError
-from mlnn.landscapes import (PANELS, figure2_surfaces, loss_surface, plateau_fraction,
-                             surface_gradient)
 from mlnn.losses import get_loss
 from mlnn.network import Network
+from mlnn.paper.landscapes import (PANELS, figure2_surfaces, loss_surface, plateau_fraction,
+                                   surface_gradient)
 
 label_vectors = st.lists(st.integers(0, 1), min_size=2, max_size=6)
 values = st.floats(-3, 3, allow_nan=False)
@@ -94,7 +94,7 @@ def test_figure2_surfaces_cover_both_panels():
     assert set(surfaces) == {key for panel in PANELS.values() for key in panel}
     for (loss, hidden), surface in surfaces.items():
         assert surface.J.shape == (11, 11)
-        assert (surface.loss, surface.hidden) == (loss, hidden)
+        assert (surface.loss, surface.hidden_activation) == (loss, hidden)
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -104,7 +104,7 @@ def test_figure2_surfaces_cover_both_panels():
     ({"y": (1, 2, 0)}, "y"),
     ({"y": (1,)}, "y"),
     ({"loss": "hinge"}, "loss"),
-    ({"hidden": "softplus"}, "activation"),
+    ({"hidden_activation": "softplus"}, "activation"),
 ])
 def test_bad_arguments_raise(kwargs, message):
     with pytest.raises(MLNNError, match=message):

@@ -1,22 +1,18 @@
-"""Plot helpers: where figures go, and that every figure carries labels, legends and titles."""
-
-from pathlib import Path
+"""Plot helpers: every figure carries labels, legends and titles, and saves as PNG."""
 
 import numpy as np
 import pytest
 
 pytest.importorskip("matplotlib")
 
-from mlnn import landscapes, plots  # noqa: E402
 from mlnn.errors import MLNNError  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
+from mlnn.paper import landscapes, plots  # noqa: E402
 
 
 def _curves(**fixed):
     curves = []
     for k, (optimizer, hidden) in enumerate([("adagrad", "relu"), ("momentum", "tanh")]):
-        curve = dict(label=f"c{k}", loss="ce", hidden=hidden, optimizer=optimizer,
+        curve = dict(label=f"c{k}", loss="ce", hidden_activation=hidden, optimizer=optimizer,
                      learning_rate=0.01, momentum=0.9, dropout=0.5 * k, hidden_units=8 * (k + 1),
                      dataset="demo", updates=[10.0, 20.0, 30.0], rankloss=[0.3, 0.2, 0.1 + k / 10],
                      MAP=[0.1, 0.2, 0.3], train_loss=[3.0, 2.0, 1.0], epoch=[1.0, 1.0, 2.0],
@@ -29,21 +25,6 @@ def _curves(**fixed):
 def _texts(fig):
     axes = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
     return axes, fig._suptitle.get_text() if fig._suptitle else ""
-
-
-def test_figures_dir_fast_mode_never_points_at_the_project(monkeypatch, tmp_path):
-    monkeypatch.delenv("MLNN_FIGURES", raising=False)
-    monkeypatch.setenv("MLNN_FAST", "1")
-    assert plots.fast_mode()
-    fast_dir = plots.figures_dir()
-    assert fast_dir.is_dir() and ROOT / "figures" not in (fast_dir, *fast_dir.parents)
-    monkeypatch.setenv("MLNN_FIGURES", str(tmp_path / "out"))
-    assert plots.figures_dir() == tmp_path / "out" and (tmp_path / "out").is_dir()
-    monkeypatch.delenv("MLNN_FIGURES")
-    monkeypatch.setenv("MLNN_FAST", "0")
-    monkeypatch.chdir(ROOT / "tests")
-    assert not plots.fast_mode()
-    assert plots.figures_dir() == ROOT / "figures"
 
 
 def test_save_figure_writes_a_png(tmp_path):

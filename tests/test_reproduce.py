@@ -6,10 +6,12 @@ import numpy as np
 import pytest
 
 from mlnn.datasets import load
-from mlnn.methods import METHODS, network_params
+from mlnn.paper.methods import C_VALUES, METHODS, network_params
 from mlnn.metrics import MEASURES
-from mlnn.reproduce import (markdown_table, merge_previous, paper_table3, reproduce,
-                            validation_split, write_results)
+from mlnn.paper.reproduce import (markdown_table, merge_previous, paper_table3, reproduce,
+                                  write_results)
+from mlnn.svm import DEFAULT_C_GRID
+from mlnn.validation import validation_split
 
 
 def test_paper_table3_holds_all_rows_of_the_paper():
@@ -21,12 +23,12 @@ def test_paper_table3_holds_all_rows_of_the_paper():
 
 
 def test_validation_split_is_seeded_disjoint_and_complete():
-    fit, val = validation_split(1000, 0.1, 3)
+    fit, val = validation_split(1000, fraction=0.1, random_state=3)
     assert len(val) == 100 and len(fit) == 900
     assert np.intersect1d(fit, val).size == 0
     np.testing.assert_array_equal(np.sort(np.concatenate([fit, val])), np.arange(1000))
-    np.testing.assert_array_equal(validation_split(1000, 0.1, 3)[1], val)
-    assert not np.array_equal(validation_split(1000, 0.1, 4)[1], val)
+    np.testing.assert_array_equal(validation_split(1000, fraction=0.1, random_state=3)[1], val)
+    assert not np.array_equal(validation_split(1000, fraction=0.1, random_state=4)[1], val)
 
 
 def test_network_methods_match_the_paper():
@@ -36,6 +38,11 @@ def test_network_methods_match_the_paper():
     assert network_params("bpmll-ta")["hidden_activation"] == "tanh"
     assert network_params("bpmll-rad")["hidden_activation"] == "relu"
     assert sum(spec["kind"] == "br" for spec in METHODS.values()) == 2
+
+
+def test_the_svm_grid_is_the_papers_and_defined_once():
+    assert C_VALUES is DEFAULT_C_GRID
+    np.testing.assert_allclose(C_VALUES, [1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3])
 
 
 @pytest.fixture(scope="module")

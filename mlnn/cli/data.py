@@ -14,40 +14,17 @@ import json
 import time
 from pathlib import Path
 
+from mlnn.cli.options import add_option, parse_options
+from mlnn.datasets import fetch, load, names
+from mlnn.datasets.svmlight import write_svmlight
 from mlnn.errors import MLNNError
 
 
-def _parse_value(text):
-    lowered = text.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered == "none":
-        return None
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
-
-
-def parse_options(pairs):
-    """``["key=value", ...]`` (from ``--option``) as a dict, values read as bool/None/int/float."""
-    options = {}
-    for pair in pairs or ():
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise MLNNError(f"option {pair!r} is not KEY=VALUE")
-        options[key] = _parse_value(value)
-    return options
-
-
 def _load(args):
-    from mlnn.datasets import load
     return load(args.name, data_dir=args.data_dir, **parse_options(args.option))
 
 
-def _info(args):
+def run_info(args):
     started = time.perf_counter()
     dataset = _load(args)
     stats = dataset.statistics()
@@ -79,8 +56,7 @@ def _info(args):
     return 0
 
 
-def _export(args):
-    from mlnn.datasets.svmlight import write_svmlight
+def run_export(args):
     dataset = _load(args)
     out = Path(args.out)
     try:
@@ -103,16 +79,14 @@ def _export(args):
     return 0
 
 
-def _fetch(args):
-    from mlnn.datasets.download import fetch
+def run_fetch(args):
     for path in fetch(args.name, data_dir=args.data_dir, base_url=args.base_url,
                       force=args.force):
         print(path)
     return 0
 
 
-def _list(args):
-    from mlnn.datasets import names
+def run_list(args):
     for name in names():
         print(name)
     return 0
@@ -128,26 +102,25 @@ def register(subparsers):
         sub.add_argument("name", metavar="NAME", help="dataset name (see `data list`)")
         sub.add_argument("--data-dir", default=None,
                          help="data directory (default: $MLNN_DATA or ~/.cache/mlnn)")
-        sub.add_argument("-o", "--option", action="append", metavar="KEY=VALUE",
-                         help="dataset option, e.g. -o stem=false or -o n_train=1000")
+        add_option(sub)
 
     info = commands.add_parser("info", help="Table 1 statistics of a dataset")
     common(info)
     info.add_argument("--json", action="store_true", help="print one JSON object")
-    info.set_defaults(func=_info)
+    info.set_defaults(func=run_info)
 
     export = commands.add_parser("export", help="write a dataset in svmlight format")
     common(export)
     export.add_argument("--format", choices=["svmlight"], required=True)
     export.add_argument("--out", required=True, metavar="DIR", help="output directory")
-    export.set_defaults(func=_export)
+    export.set_defaults(func=run_export)
 
     fetch = commands.add_parser("fetch", help="download and verify a pinned archive")
     fetch.add_argument("name", metavar="NAME")
     fetch.add_argument("--data-dir", default=None)
     fetch.add_argument("--base-url", default=None, help="mirror to download from")
     fetch.add_argument("--force", action="store_true", help="download even if verified")
-    fetch.set_defaults(func=_fetch)
+    fetch.set_defaults(func=run_fetch)
 
     listing = commands.add_parser("list", help="registered dataset names")
-    listing.set_defaults(func=_list)
+    listing.set_defaults(func=run_list)

@@ -1,40 +1,42 @@
-"""The model commands: ``train``, ``evaluate`` and ``predict`` (``python -m mlnn COMMAND --help``)."""
+"""``train``, ``evaluate`` and ``predict``: one network method and its model file."""
 
 import json
 import sys
 
+from mlnn.cli.options import add_dataset, add_seed, load_dataset
+from mlnn.datasets.svmlight import read_svmlight
 from mlnn.errors import MLNNError
 from mlnn.estimator import MultiLabelNN
-from mlnn.methods import ALIASES, METHODS, network_params, resolve
 from mlnn.metrics import MEASURES
+from mlnn.paper.methods import NETWORK_ALIASES, network_params, resolve
 
 
 def register(subparsers):
+    """Add ``train``, ``evaluate`` and ``predict`` to ``subparsers``."""
     train = subparsers.add_parser(
         "train", help="train one network method on a dataset",
         description="Trains a network of the paper on the training split of a dataset, with early "
                     "stopping on a validation split carved from it, and saves the model.")
-    train.add_argument("--dataset", required=True, help="dataset name (see 'data info')")
+    add_dataset(train)
     train.add_argument("--method", default="nn-ad",
-                       help=f"one of {sorted(a for a, m in ALIASES.items() if METHODS[m]['kind'] == 'nn')}"
-                            " (default nn-ad)")
-    train.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+                       help=f"one of {list(NETWORK_ALIASES)} (default nn-ad)")
+    add_seed(train)
     train.add_argument("--epochs", type=int, default=100, help="maximum number of epochs")
     train.add_argument("--learning-rate", type=float, default=0.01, help="η0 (default 0.01)")
     train.add_argument("--hidden-units", type=int, default=1000, help="F (default 1000)")
     train.add_argument("--batch-size", type=int, default=64, help="minibatch size (default 64)")
     train.add_argument("--out", default="model.npz", help="model file to write")
     train.add_argument("--quiet", action="store_true", help="no progress lines")
-    train.set_defaults(func=_train)
+    train.set_defaults(func=run_train)
 
     evaluate = subparsers.add_parser(
         "evaluate", help="the ten measures of a saved model on a dataset split",
         description="Loads a model file and prints the paper's ten evaluation measures.")
     evaluate.add_argument("--model", required=True, help="model file written by 'train'")
-    evaluate.add_argument("--dataset", required=True, help="dataset name")
+    add_dataset(evaluate)
     evaluate.add_argument("--split", choices=("test", "train"), default="test")
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
-    evaluate.set_defaults(func=_evaluate)
+    evaluate.set_defaults(func=run_evaluate)
 
     predict = subparsers.add_parser(
         "predict", help="label names for each document of an svmlight file",
@@ -44,14 +46,13 @@ def register(subparsers):
     predict.add_argument("--model", required=True, help="model file written by 'train'")
     predict.add_argument("--input", required=True, help="svmlight file of documents")
     predict.add_argument("--scores", action="store_true", help="also print each label's score")
-    predict.set_defaults(func=_predict)
+    predict.set_defaults(func=run_predict)
 
 
-def _train(args):
-    from mlnn.datasets import load
+def run_train(args):
     method = resolve(args.method)
     params = network_params(method)
-    dataset = load(args.dataset)
+    dataset = load_dataset(args)
     model = MultiLabelNN(**params, learning_rate=args.learning_rate, max_epochs=args.epochs,
                          hidden_units=args.hidden_units, batch_size=args.batch_size,
                          random_state=args.seed, verbose=not args.quiet)
@@ -65,10 +66,9 @@ def _train(args):
     return 0
 
 
-def _evaluate(args):
-    from mlnn.datasets import load
+def run_evaluate(args):
     model = MultiLabelNN.load(args.model)
-    dataset = load(args.dataset)
+    dataset = load_dataset(args)
     X, Y = (dataset.X_test, dataset.Y_test) if args.split == "test" else \
         (dataset.X_train, dataset.Y_train)
     if X.shape[1] != model.n_features_in_:
@@ -83,8 +83,7 @@ def _evaluate(args):
     return 0
 
 
-def _predict(args):
-    from mlnn.datasets.svmlight import read_svmlight
+def run_predict(args):
     model = MultiLabelNN.load(args.model)
     X, _ = read_svmlight(args.input, n_features=model.n_features_in_)
     scores = model.decision_function(X)

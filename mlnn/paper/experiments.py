@@ -27,49 +27,21 @@ of one experiment — and the minibatch order and dropout masks). ``fast=True`` 
 pipeline can be exercised in seconds; its curves show nothing about the paper's claims.
 
 Full-mode sizes (:data:`FULL`) are smaller than the paper's, which trains 1,000 hidden units for
-many more updates. Wall times of the committed runs, on two cores shared with other jobs (load
-average 4-8): convergence 18 min, dropout 36 min (the 1,024-unit networks dominate), learning
-rates 8 min, and the dropout experiment with ``learning_rate=0.1, max_updates=1600`` 13 min.
-On an idle machine expect roughly half of that.
+many more updates. Curves are stored and read with :mod:`mlnn.paper.curves`.
 """
 
-import csv
 import time
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
+from mlnn import datasets
+from mlnn.builders import build
 from mlnn.errors import MLNNError
-from mlnn.losses import get_loss
-from mlnn.network import Network
-from mlnn.optimizers import get_optimizer
+from mlnn.paper.curves import CURVE_COLUMNS, Setting, load_csv, save_csv
 from mlnn.training import train
-from mlnn.validation import check_X, check_Y
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One network configuration of a convergence experiment.
-
-    ``loss`` "ce" (sigmoid outputs) or "pwe" (tanh outputs); ``hidden`` the hidden activation;
-    ``optimizer`` "adagrad", "momentum" or "sgd" with ``learning_rate`` η (and ``momentum`` μ for
-    momentum); ``dropout`` the rate on the hidden units; ``hidden_units`` F.
-    """
-
-    label: str
-    loss: str = "ce"
-    hidden: str = "relu"
-    optimizer: str = "adagrad"
-    learning_rate: float = 0.01
-    momentum: float = 0.9
-    dropout: float = 0.0
-    hidden_units: int = 256
-
-    def make_optimizer(self):
-        if self.optimizer == "momentum":
-            return get_optimizer("momentum", self.learning_rate, momentum=self.momentum)
-        return get_optimizer(self.optimizer, self.learning_rate)
+from mlnn.validation import check_X, check_Y, validation_split
 
 
 #: Run lengths per experiment and mode: training documents kept (None = all), hidden units,
@@ -91,62 +63,54 @@ FAST = {
                           max_val=300),
 }
 
-#: The columns of the CSV written by :func:`save_csv`: the setting, then one evaluation.
-SETTING_COLUMNS = tuple(f.name for f in fields(Setting))
-CURVE_COLUMNS = ("updates", "epoch", "rankloss", "MAP", "train_loss", "elapsed")
-CSV_COLUMNS = ("experiment", "dataset") + SETTING_COLUMNS + CURVE_COLUMNS
-
+#: The dataset of each experiment: the figure's own, or a stand-in where it is not available.
+DATASETS = {"convergence": "reuters21578", "dropout": "delicious", "learning_rate": "reuters21578"}
 
 # ---------------------------------------------------------------------------------------------
 # data
 
-def validation_split(X, Y, fraction=0.2, random_state=0):
-    """Split training data into (X_fit, Y_fit, X_val, Y_val) by a seeded random permutation.
-
-    The last ``round(fraction · n)`` documents of the permutation form the validation set. Rows
-    keep their original order within each part. X is CSR (n × D), Y 0/1 (n × L, CSR or dense).
-    """
-    X = check_X(X, "X")
-    Y = check_Y(Y, "Y", n_samples=X.shape[0])
-    if not 0 < fraction < 1:
-        raise MLNNError(f"fraction must be in (0, 1), got {fraction!r}")
-    n = X.shape[0]
-    n_val = int(round(fraction * n))
-    if n_val < 1 or n_val >= n:
-        raise MLNNError(f"a validation fraction of {fraction} leaves no documents on one side "
-                        f"of the split of {n} documents")
-    order = np.random.default_rng(random_state).permutation(n)
-    fit, val = np.sort(order[:n - n_val]), np.sort(order[n - n_val:])
-    return X[fit], Y[fit], X[val], Y[val]
-
-
-def prepare_data(dataset, val_fraction=0.2, max_train=None, max_val=None, random_state=0):
+def prepare_data(dataset, validation_fraction=0.2, max_train=None, max_val=None,
+                 random_state=0):
     """Training and validation matrices for an experiment.
 
     ``dataset`` is a registered name (loaded with :func:`mlnn.datasets.load`) or an object with
     ``X_train`` and ``Y_train``. Only the training split is used: the validation documents are
-    carved from it by :func:`validation_split`. ``max_train`` / ``max_val`` keep a seeded subset
-    (fast mode). Returns a dict with ``name``, ``X_train``, ``Y_train``, ``X_val``, ``Y_val``.
+    carved from it by :func:`mlnn.validation.validation_split`. ``max_train`` / ``max_val`` keep
+    a seeded subset (fast mode). Returns a dict with ``name``, ``X_train``, ``Y_train``,
+    ``X_val``, ``Y_val``.
     """
     if isinstance(dataset, str):
-        from mlnn import datasets
         name, data = dataset, datasets.load(dataset)
     else:
         name, data = getattr(dataset, "name", "data"), dataset
-    X_fit, Y_fit, X_val, Y_val = validation_split(data.X_train, data.Y_train, val_fraction,
-                                                  random_state)
+    X = check_X(data.X_train, "X_train")
+    Y = check_Y(data.Y_train, "Y_train", n_samples=X.shape[0])
+    fit_rows, val_rows = validation_split(X.shape[0], fraction=validation_fraction,
+                                          random_state=random_state)
     rng = np.random.default_rng(random_state + 1)
-    if max_train is not None and max_train < X_fit.shape[0]:
-        keep = np.sort(rng.choice(X_fit.shape[0], max_train, replace=False))
-        X_fit, Y_fit = X_fit[keep], Y_fit[keep]
-    if max_val is not None and max_val < X_val.shape[0]:
-        keep = np.sort(rng.choice(X_val.shape[0], max_val, replace=False))
-        X_val, Y_val = X_val[keep], Y_val[keep]
-    return {"name": name, "X_train": X_fit, "Y_train": Y_fit, "X_val": X_val, "Y_val": Y_val}
+    fit_rows = _subsample(fit_rows, max_train, rng)
+    val_rows = _subsample(val_rows, max_val, rng)
+    return {"name": name, "X_train": X[fit_rows], "Y_train": Y[fit_rows],
+            "X_val": X[val_rows], "Y_val": Y[val_rows]}
+
+
+def _subsample(rows, size, rng):
+    """A seeded subset of ``size`` of the sorted ``rows`` (all of them if ``size`` is None)."""
+    if size is None or size >= rows.size:
+        return rows
+    return rows[np.sort(rng.choice(rows.size, size, replace=False))]
 
 
 # ---------------------------------------------------------------------------------------------
 # running
+
+def components(setting, n_features, n_labels, random_state=0):
+    """(network, loss, optimizer) of a :class:`Setting`, float32, seeded by ``random_state``."""
+    return build(n_features, n_labels, loss=setting.loss, hidden_units=setting.hidden_units,
+                 hidden_activation=setting.hidden_activation, optimizer=setting.optimizer,
+                 learning_rate=setting.learning_rate, momentum=setting.momentum,
+                 random_state=random_state, dtype="float32")
+
 
 def run_setting(setting, data, max_updates, eval_every, batch_size=64, random_state=0,
                 verbose=False):
@@ -156,15 +120,12 @@ def run_setting(setting, data, max_updates, eval_every, batch_size=64, random_st
     ``hidden_units`` start from the same point. The dict holds the setting's fields, ``dataset``,
     and lists ``updates``, ``epoch``, ``rankloss``, ``MAP``, ``train_loss``, ``elapsed``.
     """
-    loss = get_loss(setting.loss)
     X, Y = data["X_train"], data["Y_train"]
-    network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=setting.hidden_units,
-                                 hidden=setting.hidden, output=loss.output.name,
-                                 random_state=random_state)
+    network, loss, optimizer = components(setting, X.shape[1], Y.shape[1], random_state)
     batches_per_epoch = -(-X.shape[0] // batch_size)
     max_epochs = -(-max_updates // batches_per_epoch)
     start = time.perf_counter()
-    history = train(network, loss, setting.make_optimizer(), X, Y, batch_size=batch_size,
+    history = train(network, loss, optimizer, X, Y, batch_size=batch_size,
                     max_epochs=max_epochs, max_updates=max_updates, dropout=setting.dropout,
                     X_val=data["X_val"], Y_val=data["Y_val"], eval_every=eval_every,
                     random_state=random_state)
@@ -212,44 +173,44 @@ def _run(experiment, settings, dataset, sizes, random_state, csv_path, verbose):
                         verbose=verbose)
 
 
-def convergence_experiment(dataset="reuters21578", fast=False, random_state=0, csv_path=None,
-                           verbose=False, **sizes):
+def convergence_experiment(dataset=DATASETS["convergence"], fast=False, random_state=0,
+                           csv_path=None, verbose=False, **sizes):
     """Fig. 3 (left): CE loss; AdaGrad (η0 = 0.01) vs momentum (η = 0.01, μ = 0.9), each with
     ReLU, tanh and sigmoid hidden units; validation rank loss and MAP against updates.
 
     ``sizes`` override :data:`FULL` / :data:`FAST` ``["convergence"]`` (e.g. ``max_updates``).
     """
     sizes = _sizes("convergence", fast, sizes)
-    settings = [Setting(f"{opt_name}, {hidden}", loss="ce", hidden=hidden, optimizer=opt,
-                        learning_rate=0.01, hidden_units=sizes["hidden_units"])
+    settings = [Setting(f"{opt_name}, {hidden}", loss="ce", hidden_activation=hidden,
+                        optimizer=opt, learning_rate=0.01, hidden_units=sizes["hidden_units"])
                 for opt, opt_name in (("adagrad", "AdaGrad"), ("momentum", "momentum"))
                 for hidden in ("relu", "tanh", "sigmoid")]
     return _run("convergence", settings, dataset, sizes, random_state, csv_path, verbose)
 
 
-def dropout_experiment(dataset="delicious", fast=False, random_state=0, csv_path=None,
-                       verbose=False, learning_rate=0.01, **sizes):
+def dropout_experiment(dataset=DATASETS["dropout"], fast=False, random_state=0,
+                       csv_path=None, verbose=False, learning_rate=0.01, **sizes):
     """Fig. 3 (right): CE, ReLU, AdaGrad (η0 = ``learning_rate``); dropout 0.5 on the hidden units
     vs none, for two hidden-layer sizes; validation rank loss against updates (the paper: EUR-Lex).
     """
     sizes = _sizes("dropout", fast, sizes)
     settings = [Setting(f"{F} hidden, {'dropout 0.5' if rate else 'no dropout'}", loss="ce",
-                        hidden="relu", optimizer="adagrad", learning_rate=learning_rate,
-                        dropout=rate, hidden_units=F)
+                        hidden_activation="relu", optimizer="adagrad",
+                        learning_rate=learning_rate, dropout=rate, hidden_units=F)
                 for F in sizes["hidden_units"] for rate in (0.0, 0.5)]
     return _run("dropout", settings, dataset, sizes, random_state, csv_path, verbose)
 
 
-def learning_rate_experiment(dataset="reuters21578", fast=False, random_state=0, csv_path=None,
-                             verbose=False, **sizes):
+def learning_rate_experiment(dataset=DATASETS["learning_rate"], fast=False, random_state=0,
+                             csv_path=None, verbose=False, **sizes):
     """Fig. 4: PWE (tanh outputs) vs CE (sigmoid outputs) with ReLU hidden units and AdaGrad at
     η0 ∈ {0.01, 0.1}, with and without dropout 0.5; validation rank loss and MAP against updates
     (drawn on a log axis). The paper uses the German Education Index.
     """
     sizes = _sizes("learning_rate", fast, sizes)
     settings = [Setting(f"{loss.upper()}, η={eta}{', dropout' if rate else ''}", loss=loss,
-                        hidden="relu", optimizer="adagrad", learning_rate=eta, dropout=rate,
-                        hidden_units=sizes["hidden_units"])
+                        hidden_activation="relu", optimizer="adagrad", learning_rate=eta,
+                        dropout=rate, hidden_units=sizes["hidden_units"])
                 for loss in ("pwe", "ce") for eta in (0.01, 0.1) for rate in (0.0, 0.5)]
     return _run("learning_rate", settings, dataset, sizes, random_state, csv_path, verbose)
 
@@ -275,105 +236,3 @@ def run_or_load(name, csv_path, fast=False, rerun=False, **kwargs):
     if not fast and not rerun and path.exists():
         return load_csv(path)
     return EXPERIMENTS[name](fast=fast, csv_path=path, **kwargs)
-
-
-# ---------------------------------------------------------------------------------------------
-# storage
-
-def save_csv(curves, path):
-    """Write curves as a long table with the columns :data:`CSV_COLUMNS`, one row per evaluation."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(CSV_COLUMNS)
-        for curve in curves:
-            head = [curve.get("experiment", "custom"), curve.get("dataset", "")]
-            head += [curve[name] for name in SETTING_COLUMNS]
-            for row in zip(*(curve[name] for name in CURVE_COLUMNS)):
-                writer.writerow(head + [repr(float(v)) for v in row])
-    return path
-
-
-_TYPES = {f.name: f.type for f in fields(Setting)}
-
-
-def _convert(name, text):
-    kind = {"str": str, "float": float, "int": int}.get(getattr(_TYPES[name], "__name__",
-                                                                 str(_TYPES[name])), str)
-    return kind(text) if kind is not int else int(float(text))
-
-
-def load_csv(path):
-    """Read curves written by :func:`save_csv` (one dict per setting, in file order)."""
-    path = Path(path)
-    if not path.exists():
-        raise MLNNError(f"no curves file {path}")
-    curves, index = [], {}
-    with open(path, newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        missing = sorted(set(CSV_COLUMNS) - set(reader.fieldnames or ()))
-        if missing:
-            raise MLNNError(f"{path} lacks the column(s) {missing}")
-        for line_number, row in enumerate(reader, start=2):
-            key = tuple(row[name] for name in ("experiment", "dataset") + SETTING_COLUMNS)
-            if key not in index:
-                curve = {"experiment": row["experiment"], "dataset": row["dataset"]}
-                try:
-                    curve.update({name: _convert(name, row[name]) for name in SETTING_COLUMNS})
-                except ValueError as error:
-                    raise MLNNError(f"{path}, line {line_number}: {error}") from None
-                curve.update({name: [] for name in CURVE_COLUMNS})
-                index[key] = curve
-                curves.append(curve)
-            try:
-                for name in CURVE_COLUMNS:
-                    index[key][name].append(float(row[name]))
-            except ValueError as error:
-                raise MLNNError(f"{path}, line {line_number}: {error}") from None
-    return curves
-
-
-def setting_of(curve):
-    """The :class:`Setting` a curve was made with."""
-    return Setting(**{name: curve[name] for name in SETTING_COLUMNS})
-
-
-def with_label(setting, label):
-    """A copy of ``setting`` under another label."""
-    return replace(setting, label=label)
-
-
-# ---------------------------------------------------------------------------------------------
-# command line
-
-def register(subparsers):
-    """``python -m mlnn experiment NAME [--fast] --out CSV``: run one convergence experiment."""
-    parser = subparsers.add_parser(
-        "experiment", help="run a convergence experiment behind Figs. 3-4 and save its curves",
-        description="Train the networks of one convergence experiment (Figs. 3-4) and write the "
-                    "validation curves as CSV.")
-    parser.add_argument("name", choices=sorted(EXPERIMENTS))
-    parser.add_argument("--dataset", default=None, help="dataset name (default: the figure's)")
-    parser.add_argument("--fast", action="store_true", help="tiny run to check the pipeline")
-    parser.add_argument("--max-updates", type=int, default=None)
-    parser.add_argument("--learning-rate", type=float, default=None,
-                        help="AdaGrad's η0 (dropout experiment only; default 0.01)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", required=True, help="CSV file to write")
-    parser.set_defaults(func=_main)
-
-
-def _main(args):
-    kwargs = {"fast": args.fast, "random_state": args.seed, "csv_path": args.out,
-              "verbose": True, "max_updates": args.max_updates}
-    if args.dataset is not None:
-        kwargs["dataset"] = args.dataset
-    if args.learning_rate is not None:
-        if args.name != "dropout":
-            raise MLNNError("--learning-rate applies to the dropout experiment only; the others "
-                            "compare fixed learning rates")
-        kwargs["learning_rate"] = args.learning_rate
-    EXPERIMENTS[args.name](**kwargs)
-    print(f"wrote {args.out}")
-    return 0

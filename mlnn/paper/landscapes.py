@@ -52,7 +52,7 @@ class Surface(NamedTuple):
     W2_1: np.ndarray    # (n2,) grid of W2_1
     J: np.ndarray       # (n2, n1) loss values
     loss: str           # "ce" or "pwe"
-    hidden: str         # hidden activation name
+    hidden_activation: str   # hidden activation name
     x: float
     y: tuple
     c: float
@@ -90,21 +90,22 @@ def _forward(loss, hidden, W1, W2_1, x, y, c):
     return z1, h, W2, z2, o, Y
 
 
-def loss_surface(loss="ce", hidden="tanh", W1=None, W2_1=None, x=1.0, y=(1, 0, 0, 0), c=0.0):
+def loss_surface(loss="ce", hidden_activation="tanh", W1=None, W2_1=None, x=1.0, y=(1, 0, 0, 0),
+                 c=0.0):
     """The loss J(W1, W2_1) of the one-input, one-hidden-unit, L-output network on one document.
 
     Parameters
     ----------
     loss : "ce", "pwe" or a :class:`~mlnn.losses.Loss`; the output activation is the loss's own
         (sigmoid for CE, tanh for PWE).
-    hidden : hidden activation name ("relu", "tanh", "sigmoid") or an Activation.
+    hidden_activation : hidden activation name ("relu", "tanh", "sigmoid") or an Activation.
     W1, W2_1 : 1-d grids (default: 101 points on [−4, 4] each).
     x : the single input value; y : the document's 0/1 labels (length L, default (1, 0, 0, 0));
     c : the fixed value of W2_2, ..., W2_L.
 
     Returns a :class:`Surface` with ``J`` of shape (len(W2_1), len(W1)).
     """
-    loss, hidden = get_loss(loss), get_activation(hidden)
+    loss, hidden = get_loss(loss), get_activation(hidden_activation)
     W1 = _check_grid(np.linspace(-4, 4, 101) if W1 is None else W1, "W1")
     W2_1 = _check_grid(np.linspace(-4, 4, 101) if W2_1 is None else W2_1, "W2_1")
     y = _check_labels(y)
@@ -122,7 +123,7 @@ def surface_gradient(surface):
     δ1 = (Σ_l δ2_l W2_l) · f_h'(z1);  ∂J/∂W1 = δ1 · x.
     Both arrays have the shape of ``surface.J``.
     """
-    loss, hidden = get_loss(surface.loss), get_activation(surface.hidden)
+    loss, hidden = get_loss(surface.loss), get_activation(surface.hidden_activation)
     grid_W1, grid_W2_1 = np.meshgrid(surface.W1, surface.W2_1)
     y = np.asarray(surface.y, dtype=np.float64)
     z1, h, W2, z2, o, Y = _forward(loss, hidden, grid_W1.ravel(), grid_W2_1.ravel(), surface.x, y,
@@ -141,7 +142,7 @@ def plateau_fraction(surface, tol=1e-2):
 
 
 def figure2_surfaces(n_points=101, limit=4.0, x=1.0, y=(1, 0, 0, 0), c=0.0):
-    """The surfaces of both Fig. 2 panels on a square grid [−limit, limit]², keyed by (loss, hidden).
+    """The surfaces of both Fig. 2 panels on a square grid [−limit, limit]², keyed by (loss, hidden activation).
 
     Panel (a) compares ``("ce", "tanh")`` with ``("pwe", "tanh")``; panel (b) compares
     ``("ce", "tanh")`` with ``("ce", "relu")`` (see :data:`PANELS`).

@@ -14,16 +14,18 @@ BR_R           binary relevance, linear SVMs, C chosen by rank loss, threshold p
 =============  ===============  ============  =====  ========  =======
 
 All networks have 1,000 hidden units; η0 is chosen from :data:`LEARNING_RATES` and the number of
-epochs by early stopping on validation rank loss (:mod:`mlnn.reproduce`).
+epochs by early stopping on validation rank loss (:mod:`mlnn.paper.selection`); C from
+:data:`C_VALUES` (:func:`mlnn.svm.fit_br`).
 """
 
 from mlnn.errors import MLNNError
+from mlnn.svm import DEFAULT_C_GRID
 
 #: The paper's grid for the base learning rate η0.
 LEARNING_RATES = (0.001, 0.01, 0.1)
 
-#: The paper's grid for the SVMs' C.
-C_VALUES = (1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3)
+#: The paper's grid for the SVMs' C, 10⁻³ … 10³ (defined with the solver, :mod:`mlnn.svm`).
+C_VALUES = DEFAULT_C_GRID
 
 METHODS = {
     "NN_A": {"kind": "nn", "hidden_activation": "relu", "loss": "ce", "dropout": 0.0},
@@ -38,6 +40,10 @@ METHODS = {
 
 #: Command-line spellings: nn-a, nn-ad, bpmll-ta, ..., br-b, br-r.
 ALIASES = {name.lower().replace("bp-mll", "bpmll").replace("_", "-"): name for name in METHODS}
+
+#: Command-line spellings of the six network methods.
+NETWORK_ALIASES = tuple(sorted(alias for alias, name in ALIASES.items()
+                               if METHODS[name]["kind"] == "nn"))
 
 
 def resolve(name):

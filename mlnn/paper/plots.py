@@ -1,22 +1,21 @@
 """Matplotlib helpers that draw the paper's figures (Figs. 2-4) and the notebooks' other plots.
 
 Every function returns a :class:`matplotlib.figure.Figure` with labelled axes, a legend and a
-title naming the dataset and settings; :func:`save_figure` writes it as PNG. Where figures go is
-decided by :func:`figures_dir`: ``$MLNN_FIGURES`` if set; otherwise, in fast mode
-(``MLNN_FAST=1``, see :func:`fast_mode`), a fresh temporary directory — so quick runs never
-overwrite the committed figures — and otherwise the ``figures/`` folder of the project.
+title naming the dataset and settings; :func:`save_figure` writes it as PNG, by default into
+:func:`mlnn.paper.environment.figures_dir`.
 
-Only matplotlib's object-oriented API is used (no global ``pyplot`` state besides creating the
-figure), so the helpers work under any backend, including ``Agg``.
+Only matplotlib's object-oriented API is used (no global ``pyplot`` state), so the helpers work
+under any backend, including ``Agg``.
 """
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from mlnn.errors import MLNNError
+from mlnn.paper.environment import figures_dir
+from mlnn.paper.landscapes import surface_gradient
 
 #: Line colours by hidden activation / loss / hidden-layer size, fixed so figures agree.
 COLOURS = {"relu": "tab:red", "tanh": "tab:blue", "sigmoid": "tab:green",
@@ -26,38 +25,6 @@ PALETTE = ("tab:red", "tab:blue", "tab:green", "tab:purple", "tab:orange", "tab:
 
 MEASURE_NAMES = {"rankloss": "rank loss (validation)", "MAP": "MAP (validation)",
                  "train_loss": "training loss (minibatch mean)"}
-
-
-def fast_mode():
-    """True when ``MLNN_FAST=1``: notebooks then run tiny experiments (as the tests do)."""
-    return os.environ.get("MLNN_FAST", "") == "1"
-
-
-def project_root(start=None):
-    """The nearest directory at or above ``start`` (default: cwd) holding ``setup.cfg`` and
-    ``mlnn/``, or None."""
-    path = Path(start or Path.cwd()).resolve()
-    for candidate in (path, *path.parents):
-        if (candidate / "setup.cfg").is_file() and (candidate / "mlnn").is_dir():
-            return candidate
-    return None
-
-
-def figures_dir(fast=None):
-    """Where to save figures: ``$MLNN_FIGURES``; else a temp dir in fast mode; else ``figures/``.
-
-    The directory is created if needed.
-    """
-    fast = fast_mode() if fast is None else fast
-    if os.environ.get("MLNN_FIGURES"):
-        directory = Path(os.environ["MLNN_FIGURES"])
-    elif fast:
-        directory = Path(tempfile.mkdtemp(prefix="mlnn-figures-"))
-    else:
-        root = project_root()
-        directory = (root if root is not None else Path.cwd()) / "figures"
-    directory.mkdir(parents=True, exist_ok=True)
-    return directory
 
 
 def save_figure(fig, name, directory=None, dpi=110):
@@ -70,7 +37,6 @@ def save_figure(fig, name, directory=None, dpi=110):
 
 
 def _new_figure(nrows=1, ncols=1, width=6.0, height=4.2, **kwargs):
-    from matplotlib.figure import Figure
     fig = Figure(figsize=(width * ncols, height * nrows), constrained_layout=True)
     axes = fig.subplots(nrows, ncols, squeeze=False, **kwargs)
     return fig, axes
@@ -83,16 +49,16 @@ _LOSS_TITLES = {"ce": "cross-entropy (sigmoid outputs)", "pwe": "PWE (tanh outpu
 
 
 def _surface_title(surface):
-    return f"{_LOSS_TITLES.get(surface.loss, surface.loss)}, {surface.hidden} hidden unit"
+    loss = _LOSS_TITLES.get(surface.loss, surface.loss)
+    return f"{loss}, {surface.hidden_activation} hidden unit"
 
 
 def plot_landscape_pair(left, right, title):
     """Two loss landscapes side by side: 3-D surfaces on top, contour maps below.
 
-    ``left`` and ``right`` are :class:`mlnn.landscapes.Surface` objects. The contour maps share
+    ``left`` and ``right`` are :class:`mlnn.paper.landscapes.Surface` objects. The contour maps share
     their colour levels so the two panels can be compared directly.
     """
-    from matplotlib.figure import Figure
     fig = Figure(figsize=(11, 9), constrained_layout=True)
     levels = np.linspace(min(left.J.min(), right.J.min()), max(left.J.max(), right.J.max()), 25)
     for column, surface in enumerate((left, right)):
@@ -116,7 +82,6 @@ def plot_landscape_pair(left, right, title):
 
 def plot_gradient_norms(surfaces, title):
     """Contour maps of log10 ‖∇J‖ for several surfaces (flat regions are dark)."""
-    from mlnn.landscapes import surface_gradient
     fig, axes = _new_figure(1, len(surfaces), width=4.6, height=4.0)
     for ax, surface in zip(axes[0], surfaces):
         norm = np.hypot(*surface_gradient(surface))
@@ -143,7 +108,8 @@ def plot_curves(curves, measure="rankloss", ax=None, logx=False, colour_by=None,
                 title=None, logy=False):
     """One line per curve: ``measure`` against the number of parameter updates.
 
-    ``colour_by`` / ``style_by`` name a setting field (e.g. "hidden", "optimizer", "dropout");
+    ``colour_by`` / ``style_by`` name a setting field (e.g. "hidden_activation", "optimizer",
+    "dropout");
     curves sharing a value share the colour / line style. Returns the figure.
     """
     if not curves:
@@ -181,19 +147,20 @@ def plot_curves(curves, measure="rankloss", ax=None, logx=False, colour_by=None,
 def plot_convergence(curves, measure="rankloss"):
     """Fig. 3 (left): AdaGrad vs momentum × ReLU / tanh / sigmoid (colour = activation,
     solid = AdaGrad, dashed = momentum)."""
-    curves = sorted(curves, key=lambda c: (c["optimizer"] != "adagrad", c["hidden"]))
+    curves = sorted(curves, key=lambda c: (c["optimizer"] != "adagrad", c["hidden_activation"]))
     c = curves[0]
     title = (f"Fig. 3 (left) — {c['dataset']}: {c['loss'].upper()} loss, {_size_note(curves)}, "
              f"η = {c['learning_rate']:g}\nAdaGrad (solid) vs momentum μ = {c['momentum']:g} "
              "(dashed) × hidden activation")
-    return plot_curves(curves, measure, colour_by="hidden", style_by="optimizer", title=title,
-                       logy=measure == "rankloss")
+    return plot_curves(curves, measure, colour_by="hidden_activation", style_by="optimizer",
+                       title=title, logy=measure == "rankloss")
 
 
 def plot_dropout(curves, measure="rankloss"):
     """Fig. 3 (right): dropout vs none (dashed = no dropout) for two hidden-layer sizes."""
     c = curves[0]
-    title = (f"Fig. 3 (right) — {c['dataset']}: {c['loss'].upper()}, {c['hidden']} hidden units, "
+    title = (f"Fig. 3 (right) — {c['dataset']}: {c['loss'].upper()}, "
+             f"{c['hidden_activation']} hidden units, "
              f"{c['optimizer']} η = {c['learning_rate']:g}\n"
              "no dropout (solid) vs dropout 0.5 (dashed), two hidden-layer sizes")
     fig, axes = _new_figure(1, 2, width=6.0, height=4.4)
@@ -217,7 +184,7 @@ def plot_learning_rates(curves):
         plot_curves(curves, measure, ax=ax, logx=True, colour_by="group", style_by="dropout",
                     title=MEASURE_NAMES[measure], logy=measure == "rankloss")
     fig.suptitle(f"Fig. 4 — {c['dataset']}: PWE vs CE, η ∈ {{0.01, 0.1}} ({c['optimizer']}), "
-                 f"{c['hidden']} hidden, {_size_note(curves)}; solid = no dropout, "
+                 f"{c['hidden_activation']} hidden, {_size_note(curves)}; solid = no dropout, "
                  "dashed = dropout 0.5")
     return fig
 

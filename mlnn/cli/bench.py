@@ -1,0 +1,153 @@
+"""``bench``: seconds per epoch, where the time goes, peak memory, and the cost of PWE's δ2.
+
+Times a network method with :mod:`mlnn.bench` on the training split of a dataset and prints a
+report (or, with ``--json``, one JSON object) that names the machine it ran on
+(:func:`mlnn.machine.machine_info`).
+"""
+
+import json
+
+import numpy as np
+
+from mlnn.bench import (DEFAULT_PWE_LABELS, PWE_DENSITY, benchmark_pwe_delta,
+                        benchmark_training)
+from mlnn.cli.options import add_dataset, add_seed, load_dataset
+from mlnn.errors import MLNNError
+from mlnn.machine import machine_info
+from mlnn.paper.methods import NETWORK_ALIASES, network_params, resolve
+
+PHASE_LABELS = {"forward": "forward (X W1, h, z2, o)",
+                "loss": "loss value and δ2",
+                "backward": "backward (δ1, Xᵀδ1, hᵀδ2)",
+                "optimizer": "optimizer update (AdaGrad)",
+                "other": "other (minibatches, masks, bookkeeping)"}
+
+
+def register(subparsers):
+    """Add ``bench`` to ``subparsers``."""
+    parser = subparsers.add_parser(
+        "bench", help="time training: seconds per epoch, breakdown, peak memory, PWE δ2 cost",
+        description="Trains a network method with AdaGrad on the training split of a dataset and "
+                    "reports seconds per epoch (median after warm-up), documents per second, "
+                    "where the time goes, peak memory, and the PWE δ2 in its pairwise and "
+                    "factorised forms against the number of labels.")
+    add_dataset(parser, required=False, default="reuters21578")
+    parser.add_argument("--max-documents", type=int, default=None,
+                        help="use only the first N training documents")
+    parser.add_argument("--method", default="nn-ad", choices=NETWORK_ALIASES,
+                        help="network method (default nn-ad)")
+    parser.add_argument("--batch-size", type=int, default=64, help="minibatch size (default 64)")
+    parser.add_argument("--hidden-units", type=int, default=1000, help="F (default 1000)")
+    parser.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+                        help="floating-point type of training (default float32)")
+    parser.add_argument("--epochs", type=int, default=5, help="timed epochs (default 5)")
+    parser.add_argument("--warmup", type=int, default=1, help="warm-up epochs (default 1)")
+    parser.add_argument("--learning-rate", type=float, default=0.01, help="η0 (default 0.01)")
+    add_seed(parser)
+    parser.add_argument("--pwe-labels", default=",".join(map(str, DEFAULT_PWE_LABELS)),
+                        help="label counts L for the PWE δ2 timing, comma-separated, or 'none' "
+                             f"(default {','.join(map(str, DEFAULT_PWE_LABELS))})")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(func=run_bench)
+
+
+def run_bench(args):
+    result = measure(args)
+    print(json.dumps(result) if args.json else format_report(result))
+    return 0
+
+
+def _check_counts(args):
+    for name in ("batch_size", "hidden_units", "epochs"):
+        if getattr(args, name) < 1:
+            raise MLNNError(f"--{name.replace('_', '-')} must be a positive integer")
+    if args.warmup < 0:
+        raise MLNNError("--warmup must be 0 or more")
+    if args.max_documents is not None and args.max_documents < 1:
+        raise MLNNError("--max-documents must be a positive integer")
+
+
+def _parse_label_counts(text):
+    if text.strip().lower() in ("", "none"):
+        return ()
+    try:
+        counts = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise MLNNError(f"--pwe-labels must be comma-separated integers, got {text!r}") from None
+    if any(count < 2 for count in counts):
+        raise MLNNError(f"--pwe-labels needs at least 2 labels each, got {text!r}")
+    return counts
+
+
+def measure(args):
+    """Run the benchmark described by the parsed ``args``; returns the result dict."""
+    _check_counts(args)
+    dtype = np.dtype(args.dtype).type
+    method = resolve(args.method)
+    params = network_params(method)
+    label_counts = _parse_label_counts(args.pwe_labels)
+    dataset = load_dataset(args)
+    X, Y = dataset.X_train, dataset.Y_train
+    if args.max_documents is not None:
+        X, Y = X[:args.max_documents], Y[:args.max_documents]
+    result = {"dataset": args.dataset, "method": method, "n_documents": X.shape[0],
+              "n_features": X.shape[1], "n_labels": Y.shape[1],
+              "nnz_per_document": X.nnz / max(X.shape[0], 1), "batch_size": args.batch_size,
+              "hidden_units": args.hidden_units, "dtype": np.dtype(dtype).name,
+              "learning_rate": args.learning_rate, "warmup": args.warmup, "epochs": args.epochs,
+              "machine": machine_info()}
+    result.update(benchmark_training(
+        X, Y, hidden_activation=params["hidden_activation"], loss=params["loss"],
+        dropout=params["dropout"], batch_size=args.batch_size, hidden_units=args.hidden_units,
+        epochs=args.epochs, warmup=args.warmup, learning_rate=args.learning_rate, dtype=dtype,
+        random_state=args.seed))
+    result["pwe_delta"] = benchmark_pwe_delta(label_counts, n_documents=args.batch_size,
+                                              dtype=dtype, random_state=args.seed)
+    return result
+
+
+def _header_lines(result):
+    machine = result["machine"]
+    return [
+        f"{result['method']} on {result['dataset']}: {result['n_documents']:,} documents × "
+        f"{result['n_features']:,} features ({result['nnz_per_document']:.1f} nonzeros each), "
+        f"{result['n_labels']} labels; batch {result['batch_size']}, "
+        f"{result['hidden_units']} hidden units, {result['dtype']}, AdaGrad η0 = "
+        f"{result['learning_rate']}",
+        f"machine: {machine['cores']} cores, {machine['cpu']}; Python {machine['python']}, "
+        f"NumPy {machine['numpy']}, SciPy {machine['scipy']}, BLAS {machine['blas']}"
+        + "".join(f", {name}={value}"
+                  for name, value in machine.get("thread_settings", {}).items()),
+        f"epochs: {result['warmup']} warm-up + {result['epochs']} timed: "
+        + " ".join(f"{seconds:.3f}" for seconds in result["epoch_seconds"]) + " s",
+        f"seconds per epoch (median): {result['seconds_per_epoch']:.3f}    "
+        f"documents per second: {result['docs_per_second']:,.0f}",
+    ]
+
+
+def _pwe_lines(result):
+    lines = [f"PWE δ2 of a {result['batch_size']}-document minibatch, pairwise vs "
+             f"factorised, |y| = {100 * PWE_DENSITY:g} % of L (fastest of 3):",
+             f"  {'L':>6s} {'|y|':>5s} {'pairwise ms':>12s} {'factorised ms':>14s} {'ratio':>8s}"]
+    for row in result["pwe_delta"]:
+        lines.append(f"  {row['labels']:6d} {row['relevant']:5d} "
+                     f"{1000 * row['pairwise_seconds']:12.3f} "
+                     f"{1000 * row['factorised_seconds']:14.3f} {row['ratio']:8.1f}")
+    return lines
+
+
+def format_report(result):
+    """The human-readable report of a :func:`measure` result."""
+    lines = _header_lines(result) + ["time per epoch (median of the timed epochs):"]
+    total = sum(result["breakdown_seconds"].values()) or 1.0
+    for phase, seconds in result["breakdown_seconds"].items():
+        share = 100 * seconds / total
+        lines.append(f"  {PHASE_LABELS[phase]:42s} {seconds:8.3f} s  {share:5.1f} %")
+    footprint = result["footprint_mb"]
+    lines.append(f"peak memory (ru_maxrss, whole process): {result['peak_rss_mb']:.0f} MiB; data "
+                 f"{footprint['data']:.1f} + parameters {footprint['parameters']:.1f} + optimizer "
+                 f"state {footprint['optimizer_state']:.1f} = {footprint['total']:.1f} MiB "
+                 f"(peak / that = {result['peak_rss_ratio']:.2f})")
+    if result["pwe_delta"]:
+        lines += _pwe_lines(result)
+    return "\n".join(lines)

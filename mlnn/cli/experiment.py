@@ -1,0 +1,38 @@
+"""``experiment``: one convergence experiment behind Figs. 3-4, its curves saved as CSV."""
+
+from mlnn.cli.options import add_option, add_seed, load_dataset
+from mlnn.errors import MLNNError
+from mlnn.paper.experiments import DATASETS, EXPERIMENTS
+
+
+def register(subparsers):
+    """Add ``experiment`` to ``subparsers``."""
+    parser = subparsers.add_parser(
+        "experiment", help="run a convergence experiment behind Figs. 3-4 and save its curves",
+        description="Train the networks of one convergence experiment (Figs. 3-4) and write the "
+                    "validation curves as CSV.")
+    parser.add_argument("name", choices=sorted(EXPERIMENTS))
+    parser.add_argument("--dataset", default=None, help="dataset name (default: the figure's)")
+    add_option(parser)
+    parser.add_argument("--fast", action="store_true", help="tiny run to check the pipeline")
+    parser.add_argument("--max-updates", type=int, default=None)
+    parser.add_argument("--learning-rate", type=float, default=None,
+                        help="AdaGrad's η0 (dropout experiment only; default 0.01)")
+    add_seed(parser)
+    parser.add_argument("--out", required=True, help="CSV file to write")
+    parser.set_defaults(func=run_experiment)
+
+
+def run_experiment(args):
+    kwargs = {"fast": args.fast, "random_state": args.seed, "csv_path": args.out,
+              "verbose": True, "max_updates": args.max_updates}
+    if args.learning_rate is not None:
+        if args.name != "dropout":
+            raise MLNNError("--learning-rate applies to the dropout experiment only; the others "
+                            "compare fixed learning rates")
+        kwargs["learning_rate"] = args.learning_rate
+    if args.dataset is not None or args.option:
+        kwargs["dataset"] = load_dataset(args, args.dataset or DATASETS[args.name])
+    EXPERIMENTS[args.name](**kwargs)
+    print(f"wrote {args.out}")
+    return 0
