@@ -11,19 +11,24 @@ pass with a fixed mask is deterministic and can be gradient-checked.
 """
 
 import numpy as np
+import scipy.sparse as sp
 
 from mlnn.errors import MLNNError
 
 
 def check_rate(rate, name="dropout"):
-    """Validate a dropout rate: a number in [0, 1)."""
-    if not isinstance(rate, (int, float, np.floating)) or not 0 <= rate < 1:
+    """Validate a dropout rate: a number in [0, 1) (not a bool, not NaN)."""
+    if isinstance(rate, (bool, np.bool_)) or not isinstance(rate, (int, float, np.number)) \
+            or np.iscomplexobj(rate) or not 0 <= rate < 1:
         raise MLNNError(f"{name} must be a number in [0, 1), got {rate!r}")
     return float(rate)
 
 
 def hidden_mask(shape, rate, rng, dtype=np.float64):
-    """A dropout mask for the hidden units h (n × F): entries 0 or 1/(1 − rate), or None if rate 0."""
+    """A dropout mask for the hidden units h (n × F): entries 0 or 1/(1 − rate), or None if rate 0.
+
+    Draws ``rng.random(shape, dtype=float32)`` and keeps a unit where that number is ≥ ``rate``.
+    """
     rate = check_rate(rate)
     if rate == 0:
         return None
@@ -35,9 +40,12 @@ def input_mask(X, rate, rng):
     """A dropout mask over the *stored* entries of a CSR input X: one value per ``X.data`` entry.
 
     Zero inputs contribute nothing whether dropped or not, so only the nonzeros need a mask; the
-    dropped input is ``X`` with ``data * mask`` (see :func:`apply_input_mask`). Returns None if rate 0.
+    dropped input is ``X`` with ``data * mask`` (see :func:`apply_input_mask`): the same stored
+    pattern, with dropped entries stored as explicit zeros. Returns None if rate 0.
     """
     rate = check_rate(rate, "input_dropout")
+    if not sp.issparse(X):
+        raise MLNNError(f"input dropout needs X as a scipy.sparse CSR matrix, got {type(X).__name__}")
     if rate == 0:
         return None
     keep = rng.random(X.nnz, dtype=np.float32) >= rate
@@ -48,6 +56,9 @@ def apply_input_mask(X, mask):
     """The CSR matrix X with its stored values multiplied by ``mask`` (X itself is not modified)."""
     if mask is None:
         return X
+    if np.shape(mask) != (X.nnz,):
+        raise MLNNError(f"mask must have one value per stored entry of X ({X.nnz}), "
+                        f"got shape {np.shape(mask)}")
     X_dropped = X.copy()
     X_dropped.data = X.data * mask
     return X_dropped

@@ -1,13 +1,22 @@
-r"""Gradient-descent update rules with explicit, named state (paper Sec. 3.5).
+r"""Gradient-descent update rules with explicit, named state, and ℓ2 weight decay (paper Sec. 3.5).
 
 Every optimizer has ``step(params, grads)``: ``params`` maps a name (``W1``, ``b1``, ``W2``, ``b2``)
 to an array that is updated *in place*; ``grads`` maps the same names to ∂J/∂θ, either a dense
 array or a :class:`~mlnn.network.RowSparseGradient` (only the rows of W1 whose features occur in
-the minibatch). A row-sparse gradient is applied to its rows only, never densified.
+the minibatch). A row-sparse gradient is applied to its rows only, never densified (except by
+AdaGrad with weight decay, see below).
 
 ``state`` holds the per-parameter state by name (e.g. ``optimizer.state["W1"]["velocity"]``).
 
-Update rules, for one parameter θ with gradient g_t = ∂J/∂θ at step t:
+Weight decay. With ``weight_decay`` λ > 0 the objective is J + (λ/2) Σ ‖θ‖² over the weight
+matrices W1 and W2, and over the biases b1, b2 too when ``decay_biases=True`` (Zhang & Zhou 2006
+decay every parameter of BP-MLL). Every rule below then uses the regularised gradient
+
+    g_t = ∂J/∂θ + λ θ          (λ = 0 for a parameter that is not decayed),
+
+and :func:`regularised` gives that objective and its gradient for checking.
+
+Update rules, for one parameter θ at step t:
 
 SGD          θ ← θ − η g_t
 Momentum     v ← μ v − η g_t;  θ ← θ + v                                    (classical)
@@ -18,12 +27,30 @@ AdaGrad      G ← G + g_t²;  θ ← θ − η0 g_t / (sqrt(G) + ε)           
 AdaGrad is the paper's per-parameter learning rate η_{i,τ} = η0 / sqrt(Σ_{t≤τ} Δ²_{i,t}), with a
 small ε (default 1e-8) that only guards the division while G is 0.
 
-Sparse updates are exact. For SGD and AdaGrad a zero gradient row leaves θ (and G) unchanged, so
-updating only the touched rows is exactly the dense update. Momentum keeps moving a row even when
-its gradient is zero (v decays by μ each step, θ keeps adding it); we apply those skipped steps in
-closed form when a row is next touched ("catch-up"), and :meth:`Momentum.flush` brings every row up
-to date before the parameters are used (evaluation, saving). After a flush the parameters equal the
-dense momentum updates exactly (up to rounding).
+Sparse updates are exact: after :meth:`Optimizer.flush` the parameters equal those of the dense
+updates (up to rounding), and so does every row when it is read. A row whose gradient ∂J/∂θ is
+zero at step t takes the step with g_t = λ θ:
+
+* SGD, λ = 0, and AdaGrad, λ = 0: the row does not change, so only the touched rows are updated.
+* SGD, λ > 0: the row only shrinks, θ ← (1 − ηλ) θ; Δ such steps are θ ← (1 − ηλ)^Δ θ.
+* Momentum (any λ): the pair (θ, v) of the row follows the linear recurrence
+  (θ, v) ← A (θ, v) with A = [[1 − ηλ, μ], [−ηλ, μ]] (classical) or
+  A = [[1 − ηλ(1 + μ), μ²], [−ηλ, μ]] (Nesterov); Δ such steps are A^Δ (:func:`matrix_powers`).
+  With λ = 0 this is v ← μ^Δ v, θ ← θ + μ (1 − μ^Δ)/(1 − μ) v (classical; μ² instead of μ for
+  Nesterov).
+* AdaGrad, λ > 0: G grows by (λθ)² at every step, which has no closed form, so the decay is
+  applied to **every row at every step** (a pass over all D × F entries of W1 per update).
+
+For SGD and Momentum these skipped steps are deferred: each row records the step up to which it
+is up to date (``state[name]["last_step"]``), and the skipped steps are applied in closed form
+
+1. in :meth:`Optimizer.step`, to the rows that have a gradient, before their update;
+2. in :meth:`Optimizer.catch_up`, to the rows named: :func:`mlnn.training.train` calls it before
+   each forward pass with the rows of W1 that the minibatch reads (its features), so the forward
+   pass, and hence the gradient, sees the same parameters as in the dense updates;
+3. in :meth:`Optimizer.flush`, to every row: before the parameters are used (evaluation, saving).
+
+The cost of 1 and 2 is proportional to the rows touched, never a pass over all of W1.
 """
 
 from abc import ABC, abstractmethod
@@ -38,20 +65,94 @@ from mlnn.validation import check_positive_float
 #: Bytes of gradient per block of rows in a row-sparse update (see :meth:`Optimizer.step`).
 ROW_BLOCK_BYTES = 256 * 1024
 
+#: The bias parameters: decayed only with ``decay_biases=True``; every other parameter is a weight.
+BIASES = ("b1", "b2")
+
+
+def check_weight_decay(weight_decay):
+    """Validate the weight decay λ: a finite number ≥ 0."""
+    if isinstance(weight_decay, bool) or not isinstance(weight_decay, (int, float, np.number)) \
+            or np.iscomplexobj(weight_decay) or not np.isfinite(weight_decay) or weight_decay < 0:
+        raise MLNNError(f"weight_decay must be a finite number ≥ 0, got {weight_decay!r}")
+    return float(weight_decay)
+
+
+def check_decay_biases(decay_biases):
+    """Validate ``decay_biases``: True or False."""
+    if not isinstance(decay_biases, (bool, np.bool_)):
+        raise MLNNError(f"decay_biases must be True or False, got {decay_biases!r}")
+    return bool(decay_biases)
+
+
+def is_decayed(name, decay_biases):
+    """Whether parameter ``name`` is in the weight-decay term (weights always, biases if asked)."""
+    return decay_biases or name not in BIASES
+
+
+def regularised(J, grads, params, weight_decay, decay_biases=False):
+    """The ℓ2-regularised objective J + (λ/2) Σ_θ ‖θ‖² and its gradient ∂J/∂θ + λ θ.
+
+    ``J`` is the minibatch loss, ``grads`` its gradients by name (dense or row-sparse), ``params``
+    the parameters; the sum is over W1, W2 and, with ``decay_biases``, b1, b2 (module doc).
+    Returns ``(value, {name: dense gradient})``; nothing passed in is modified.
+    """
+    lam = check_weight_decay(weight_decay)
+    decay_biases = check_decay_biases(decay_biases)
+    decayed = [name for name in params if is_decayed(name, decay_biases)]
+    value = J + lam / 2 * sum(float(np.sum(np.square(params[name]))) for name in decayed)
+    gradient = {}
+    for name, g in grads.items():
+        g = g.toarray() if isinstance(g, RowSparseGradient) else np.array(g)
+        gradient[name] = g + lam * params[name] if name in decayed else g
+    return value, gradient
+
+
+def matrix_powers(A, exponents):
+    """A^e for each integer e ≥ 0 in ``exponents``: an array (len(exponents), 2, 2).
+
+    Repeated squaring, vectorised over the exponents: log2(max e) products of 2 × 2 matrices.
+    """
+    exponents = np.asarray(exponents, dtype=np.int64)
+    result = np.broadcast_to(np.eye(2), (len(exponents), 2, 2)).copy()
+    power = np.array(A, dtype=np.float64)
+    remaining = exponents.copy()
+    while np.any(remaining):
+        odd = (remaining & 1).astype(bool)
+        result[odd] = result[odd] @ power
+        power = power @ power
+        remaining >>= 1
+    return result
+
+
+def per_row(factor, theta):
+    """``factor`` (one value per row) shaped to broadcast over the rows of ``theta``, its dtype."""
+    return np.asarray(factor).reshape((-1,) + (1,) * (theta.ndim - 1)).astype(theta.dtype)
+
 
 class Optimizer(ABC):
-    """Base: learning rate η, per-parameter ``state``, a step counter ``t``."""
+    """Base: learning rate η, weight decay λ, per-parameter ``state``, a step counter ``t``."""
 
-    def __init__(self, learning_rate):
+    def __init__(self, learning_rate, weight_decay=0.0, decay_biases=False):
         self.learning_rate = check_positive_float(learning_rate, "learning_rate")
+        self.weight_decay = check_weight_decay(weight_decay)
+        self.decay_biases = check_decay_biases(decay_biases)
         self.state = {}
         self.t = 0
+
+    def decay(self, name):
+        """λ for the parameter ``name`` (0 if it is not decayed)."""
+        return self.weight_decay if is_decayed(name, self.decay_biases) else 0.0
 
     def step(self, params, grads):
         """Apply one update with the gradients ``grads`` to ``params`` (in place)."""
         self.t += 1
         for name, grad in grads.items():
-            if isinstance(grad, RowSparseGradient):
+            theta = params[name]
+            if not isinstance(grad, RowSparseGradient):
+                self._apply(name, theta, slice(None), grad)
+            elif self.decay(name) and not self._deferred(name):
+                self._update_every_row(name, theta, grad)
+            else:
                 # Every rule here updates each row on its own, so the touched rows are updated in
                 # blocks of about ROW_BLOCK_BYTES: a block of θ, its state and its gradient stays
                 # in the CPU's L2 cache through the few element-wise passes of the update, instead
@@ -61,71 +162,139 @@ class Optimizer(ABC):
                 block = max(1, ROW_BLOCK_BYTES // max(values[:1].nbytes, 1))
                 for start in range(0, max(len(rows), 1), block):   # one call even if k = 0
                     stop = start + block
-                    self._update_rows(name, params[name], rows[start:stop], values[start:stop])
-            else:
-                self._update(name, params[name], grad)
+                    self._apply(name, theta, rows[start:stop], values[start:stop])
+
+    def catch_up(self, params, rows):
+        """Bring the rows ``rows[name]`` of each parameter ``name`` up to step ``t`` (in place).
+
+        Applies the deferred zero-gradient steps of those rows (see the module doc); nothing to do
+        for a rule that defers nothing. :func:`mlnn.training.train` calls it before each forward
+        pass with the rows of W1 the minibatch reads.
+        """
+        for name, index in rows.items():
+            if "last_step" in self.state.get(name, {}):
+                self._catch_up(name, params[name], index, self.t)
 
     def flush(self, params):
-        """Bring every parameter up to date (only momentum has deferred work)."""
+        """Bring every row of every parameter up to step ``t`` (before evaluation or saving)."""
+        self.catch_up(params, {name: slice(None) for name in self.state})
 
-    def _update(self, name, theta, g):
-        """Dense update of ``theta`` with gradient ``g``."""
-        self._update_rows(name, theta, slice(None), g)
+    def _deferred(self, name):
+        """Whether a row of ``name`` with zero gradient still moves (so its steps are deferred)."""
+        return False
+
+    def _slot(self, name, theta):
+        """The state of ``name``, made on its first step (rows up to date at step t − 1)."""
+        if name not in self.state:
+            state = self._new_state(theta)
+            if self._deferred(name):
+                state["last_step"] = np.full(theta.shape[0], self.t - 1, dtype=np.int64)
+            self.state[name] = state
+        return self.state[name]
+
+    def _apply(self, name, theta, rows, g):
+        """Update rows ``rows`` of ``theta`` whose gradient ∂J/∂θ is ``g``, with decay λ θ added."""
+        state = self._slot(name, theta)
+        if "last_step" in state:
+            self._catch_up(name, theta, rows, self.t - 1)
+        lam = self.decay(name)
+        if lam:
+            g = g + lam * theta[rows]
+        self._update_rows(state, theta, rows, g)
+        if "last_step" in state:
+            state["last_step"][rows] = self.t
+
+    def _catch_up(self, name, theta, rows, to_step):
+        """Apply in closed form the zero-gradient steps of rows ``rows`` up to step ``to_step``."""
+        state = self.state[name]
+        last_step = state["last_step"]
+        skipped = to_step - last_step[rows]
+        behind = np.flatnonzero(skipped)
+        if behind.size == 0:
+            return
+        rows = np.arange(len(last_step))[rows] if isinstance(rows, slice) else np.asarray(rows)
+        rows = rows[behind]
+        self._skip(state, theta, rows, skipped[behind], self.decay(name))
+        last_step[rows] = to_step
+
+    def _update_every_row(self, name, theta, grad):
+        """A row-sparse gradient plus λ θ, applied to every row (in blocks of rows)."""
+        rows, values = grad.rows, grad.values
+        block = max(1, ROW_BLOCK_BYTES // max(theta[:1].nbytes, 1))
+        for start in range(0, theta.shape[0], block):
+            stop = start + block
+            low, high = np.searchsorted(rows, [start, stop])
+            g = np.zeros_like(theta[start:stop])
+            g[rows[low:high] - start] = values[low:high]
+            self._apply(name, theta, slice(start, stop), g)
+
+    def _new_state(self, theta):
+        """The per-parameter state of the rule (beside ``last_step``)."""
+        return {}
+
+    def _skip(self, state, theta, rows, skipped, lam):
+        """Apply ``skipped[i]`` zero-gradient steps to row ``rows[i]`` (rules that defer only)."""
+        raise NotImplementedError
 
     @abstractmethod
-    def _update_rows(self, name, theta, rows, g):
-        """Update the rows ``rows`` of ``theta`` whose gradient is ``g``; all others have g = 0."""
+    def _update_rows(self, state, theta, rows, g):
+        """Update the rows ``rows`` of ``theta`` whose (regularised) gradient is ``g``."""
 
 
 class SGD(Optimizer):
-    """θ ← θ − η g."""
+    """θ ← θ − η g;  with weight decay, rows without gradient shrink lazily by (1 − ηλ)^Δ.
 
-    def _update_rows(self, name, theta, rows, g):
+    State per parameter, only with weight decay: ``last_step`` (see the module doc).
+    """
+
+    def _deferred(self, name):
+        return self.decay(name) > 0
+
+    def _skip(self, state, theta, rows, skipped, lam):
+        theta[rows] *= per_row((1 - self.learning_rate * lam) ** skipped, theta)
+
+    def _update_rows(self, state, theta, rows, g):
         theta[rows] -= self.learning_rate * g
 
 
 class Momentum(Optimizer):
     """Classical momentum (or Nesterov's variant), v ← μ v − η g; θ ← θ + v; see module doc.
 
-    State per parameter: ``velocity`` (shape of θ) and, for row-sparse parameters, ``last_step``
-    (the step up to which each row's deferred momentum has been applied).
+    State per parameter: ``velocity`` (shape of θ) and ``last_step`` (the step up to which each
+    row's deferred momentum has been applied).
     """
 
-    def __init__(self, learning_rate, momentum=0.9, nesterov=False):
-        super().__init__(learning_rate)
+    def __init__(self, learning_rate, momentum=0.9, nesterov=False, weight_decay=0.0,
+                 decay_biases=False):
+        super().__init__(learning_rate, weight_decay, decay_biases)
         if isinstance(momentum, bool) or not isinstance(momentum, (int, float)) \
                 or not 0 <= momentum < 1:
             raise MLNNError(f"momentum must be a number in [0, 1), got {momentum!r}")
         self.momentum = float(momentum)
         self.nesterov = bool(nesterov)
 
-    def _slot(self, name, theta):
-        if name not in self.state:
-            self.state[name] = {"velocity": np.zeros_like(theta),
-                                "last_step": np.zeros(theta.shape[0], dtype=np.int64)}
-        return self.state[name]
+    def _deferred(self, name):
+        return True
 
-    def _catch_up(self, theta, state, rows, to_step):
-        """Apply, in closed form, the zero-gradient steps of rows ``rows`` up to step ``to_step``.
+    def _new_state(self, theta):
+        return {"velocity": np.zeros_like(theta)}
 
-        With g = 0 for Δ steps: v_k = μ^k v, and θ gains Σ_{k=1..Δ} μ^k v = μ (1 − μ^Δ)/(1 − μ) v
-        (classical), or Σ_{k=1..Δ} μ · μ^k v = μ² (1 − μ^Δ)/(1 − μ) v (Nesterov).
-        """
-        mu = self.momentum
-        skipped = to_step - state["last_step"][rows]
-        if not np.any(skipped):
-            return
-        per_row = (-1,) + (1,) * (theta.ndim - 1)      # broadcast one factor over each row
-        decay = (mu ** skipped).reshape(per_row)
-        gain = (mu * mu if self.nesterov else mu) * (1 - decay) / (1 - mu)
-        v = state["velocity"]
-        theta[rows] += gain.astype(theta.dtype) * v[rows]
-        v[rows] *= decay.astype(v.dtype)
-        state["last_step"][rows] = to_step
+    def transition(self, lam):
+        """A with (θ, v) ← A (θ, v) for one step of a row whose gradient ∂J/∂θ is zero."""
+        mu, eta_lam = self.momentum, self.learning_rate * lam
+        if self.nesterov:      # v' = μ v − ηλ θ;  θ' = θ + μ v' − ηλ θ
+            return np.array([[1 - eta_lam * (1 + mu), mu * mu], [-eta_lam, mu]])
+        return np.array([[1 - eta_lam, mu], [-eta_lam, mu]])   # v' = μ v − ηλ θ;  θ' = θ + v'
 
-    def _update_rows(self, name, theta, rows, g):
-        state = self._slot(name, theta)
-        self._catch_up(theta, state, rows, self.t - 1)
+    def _skip(self, state, theta, rows, skipped, lam):
+        distinct, which = np.unique(skipped, return_inverse=True)
+        A = matrix_powers(self.transition(lam), distinct)[which]     # A^Δ for each row
+        theta_rows, v_rows = theta[rows], state["velocity"][rows]
+        theta[rows] = per_row(A[:, 0, 0], theta) * theta_rows + per_row(A[:, 0, 1], theta) * v_rows
+        state["velocity"][rows] = (per_row(A[:, 1, 0], theta) * theta_rows
+                                   + per_row(A[:, 1, 1], theta) * v_rows)
+
+    def _update_rows(self, state, theta, rows, g):
         v = state["velocity"]
         v_rows = self.momentum * v[rows] - self.learning_rate * g
         v[rows] = v_rows
@@ -133,28 +302,28 @@ class Momentum(Optimizer):
             theta[rows] += self.momentum * v_rows - self.learning_rate * g
         else:
             theta[rows] += v_rows
-        state["last_step"][rows] = self.t
-
-    def flush(self, params):
-        """Apply all deferred momentum steps, so that every row is at step ``t``."""
-        for name, state in self.state.items():
-            self._catch_up(params[name], state, slice(None), self.t)
 
 
 class AdaGrad(Optimizer):
     """G ← G + g²;  θ ← θ − η0 g / (sqrt(G) + ε)  (Duchi et al. 2011; paper Sec. 3.5).
 
     State per parameter: ``sum_squares`` G (shape of θ). ``epsilon`` defaults to 1e-8.
+
+    With weight decay every row of W1 has the gradient λ θ even when its feature is absent from
+    the minibatch, and G then grows at every step with no closed form over skipped steps; so a
+    decayed row-sparse parameter is updated on **all** its rows at every step (D × F per update),
+    which is exact but not sparse.
     """
 
-    def __init__(self, learning_rate, epsilon=1e-8):
-        super().__init__(learning_rate)
+    def __init__(self, learning_rate, epsilon=1e-8, weight_decay=0.0, decay_biases=False):
+        super().__init__(learning_rate, weight_decay, decay_biases)
         self.epsilon = check_positive_float(epsilon, "epsilon")
 
-    def _update_rows(self, name, theta, rows, g):
-        if name not in self.state:
-            self.state[name] = {"sum_squares": np.zeros_like(theta)}
-        G = self.state[name]["sum_squares"]
+    def _new_state(self, theta):
+        return {"sum_squares": np.zeros_like(theta)}
+
+    def _update_rows(self, state, theta, rows, g):
+        G = state["sum_squares"]
         # For W1 this is the most expensive part of a minibatch: k ≈ 2,000 touched rows × F
         # entries, a few passes over memory each. So it works on the gathered rows in place and
         # builds the step in one buffer, with no temporary per operator:
@@ -173,7 +342,8 @@ OPTIMIZERS = {"sgd": SGD, "momentum": Momentum, "adagrad": AdaGrad}
 
 
 def get_optimizer(name, learning_rate, **options):
-    """An optimizer by name: ``sgd``, ``momentum`` (options ``momentum``, ``nesterov``), ``adagrad``."""
+    """An optimizer by name: ``sgd``, ``momentum`` (options ``momentum``, ``nesterov``), ``adagrad``
+    (option ``epsilon``); every one takes ``weight_decay`` (λ ≥ 0) and ``decay_biases``."""
     try:
         cls = OPTIMIZERS[name]
     except (KeyError, TypeError):

@@ -1,12 +1,25 @@
 """Minibatch training: shuffling, dropout, validation every k updates, early stopping (Sec. 3.5, 4).
 
-:func:`train` runs epochs of minibatch updates
+:func:`train` runs epochs of minibatch updates (:func:`minibatch_update`)
 
-    forward (with dropout masks) → J, δ2 = loss.value_and_delta → backward → optimizer.step
+    input mask → optimizer.catch_up(rows of W1 the minibatch reads) → hidden mask
+    → forward → J, δ2 = loss.value_and_delta → backward → optimizer.step
 
 and, every ``eval_every`` parameter updates, evaluates the network on validation data. The x-axis
 of the paper's convergence plots (Figs. 3, 4) is this number of parameter updates; each
 evaluation is one record of the returned :class:`History`.
+
+Exact sparse updates. An optimizer may defer the steps of rows of W1 that have no gradient
+(momentum, weight decay; see :mod:`mlnn.optimizers`). ``catch_up`` brings the rows a minibatch
+reads up to date before its forward pass, and ``flush`` brings every row up to date before each
+evaluation and at the end, so training gives the parameters of the dense updates (up to rounding)
+at a cost proportional to the rows touched.
+
+Random numbers. One ``numpy.random.Generator`` (from ``random_state``) is drawn from in this
+order: at the start of each epoch ``rng.permutation(n)``; then for each minibatch of n_b documents
+the input-dropout mask (``rng.random(nnz, dtype=float32)``, one per stored entry of the minibatch,
+only if ``input_dropout`` > 0) and the hidden-dropout mask (``rng.random((n_b, F),
+dtype=float32)``, only if ``dropout`` > 0); see :mod:`mlnn.dropout`.
 
 Early stopping (:class:`EarlyStopping`) watches one validation measure (rank loss by default,
 as the paper selects on it), keeps a copy of the best parameters, stops after ``patience``
@@ -46,18 +59,26 @@ class History:
 class EarlyStopping:
     """Stop when ``monitor`` has not improved by more than ``min_delta`` for ``patience`` evaluations.
 
-    ``mode`` is ``"min"`` (rank loss, one-error, coverage) or ``"max"`` (MAP, F1).
+    ``mode`` is ``"min"`` (rank loss, one-error, coverage) or ``"max"`` (MAP, F1). An evaluation
+    improves on the best so far only if it is better by *strictly more* than ``min_delta``
+    (``best − value > min_delta`` for ``"min"``): a tie is not an improvement, so with the default
+    ``min_delta = 0`` a repeated best value counts as an evaluation without improvement and the
+    earlier parameters are kept.
     """
 
     def __init__(self, monitor="rankloss", mode="min", patience=5, min_delta=0.0):
         if mode not in ("min", "max"):
             raise MLNNError(f"unknown early-stopping mode {mode!r}; choose 'min' or 'max'")
+        if isinstance(min_delta, bool) or not isinstance(min_delta, (int, float, np.number)) \
+                or not np.isfinite(min_delta) or min_delta < 0:
+            raise MLNNError(f"min_delta must be a finite number ≥ 0, got {min_delta!r}")
         self.monitor, self.mode = monitor, mode
         self.patience = check_positive_int(patience, "patience")
         self.min_delta = float(min_delta)
         self.best_value, self.best_params, self.best_record, self.bad_evaluations = None, None, None, 0
 
     def improved(self, value):
+        """Whether ``value`` beats the best so far by strictly more than ``min_delta``."""
         if self.best_value is None:
             return True
         gain = self.best_value - value if self.mode == "min" else value - self.best_value
@@ -101,19 +122,23 @@ def minibatches(X, Y, batch_size, rng):
         yield X[start:stop], Y[start:stop].toarray().astype(X.dtype)
 
 
-def train(network, loss, optimizer, X, Y, *, batch_size=64, max_epochs=100, max_updates=None,
-          dropout=0.0, input_dropout=0.0, X_val=None, Y_val=None, eval_every=None,
-          validate=ranking_validation, early_stopping=None, callbacks=(), random_state=None,
-          verbose=None):
-    """Train ``network`` in place with minibatch gradient descent; returns a :class:`History`.
+def minibatch_update(network, loss, optimizer, X_batch, Y_batch, dropout, input_dropout, rng):
+    """One parameter update on a minibatch (see the module doc for the order); returns J.
 
-    X (n × D, CSR or dense) and Y (n × L, 0/1) are the training data; ``loss`` must be paired with
-    the network's output activation. ``dropout`` is the rate on the hidden units, ``input_dropout``
-    on the input features. ``eval_every`` counts parameter updates between evaluations (default:
-    once per epoch); with validation data each record carries ``validate(network, X_val, Y_val)``.
-    ``callbacks`` are called as ``callback(record, network)`` after each evaluation; one returning
-    True stops training. ``verbose`` is a callable taking each record (e.g. a progress printer).
+    The rows of W1 the forward pass reads, those of the features stored in the minibatch, are
+    brought up to date first (``optimizer.catch_up``), so the gradient is the dense one.
     """
+    X_batch = apply_input_mask(X_batch, input_mask(X_batch, input_dropout, rng))
+    optimizer.catch_up(network.params, {"W1": np.unique(X_batch.indices)})
+    mask = hidden_mask((X_batch.shape[0], network.shape[1]), dropout, rng, network.dtype)
+    cache = network.forward(X_batch, mask)
+    value, delta2 = loss.value_and_delta(cache.z2, cache.o, Y_batch)
+    optimizer.step(network.params, network.backward(cache, delta2).params())
+    return value
+
+
+def check_training_data(network, loss, X, Y, X_val, Y_val, early_stopping):
+    """Validate the data and the loss/network pairing; returns X, Y, X_val, Y_val checked."""
     if loss.output.name != network.output.name:
         raise MLNNError(f"loss {loss.name!r} needs {loss.output.name} output units, but the network "
                         f"has {network.output.name} outputs")
@@ -129,15 +154,41 @@ def train(network, loss, optimizer, X, Y, *, batch_size=64, max_epochs=100, max_
         Y_val = check_Y(Y_val, "Y_val", n_samples=X_val.shape[0], n_labels=L)
     if early_stopping is not None and X_val is None:
         raise MLNNError("early stopping needs validation data (X_val, Y_val)")
+    return X, Y, X_val, Y_val
+
+
+def train(network, loss, optimizer, X, Y, *, batch_size=64, max_epochs=100, max_updates=None,
+          dropout=0.0, input_dropout=0.0, X_val=None, Y_val=None, eval_every=None,
+          validate=ranking_validation, early_stopping=None, callbacks=(), random_state=None,
+          verbose=None):
+    """Train ``network`` in place with minibatch gradient descent; returns a :class:`History`.
+
+    X (n × D, CSR or dense) and Y (n × L, 0/1) are the training data; ``loss`` must be paired with
+    the network's output activation. Each epoch visits every document once, in a new random order,
+    in minibatches of ``batch_size`` (the last one smaller if needed). ``dropout`` is the rate on
+    the hidden units, ``input_dropout`` on the input features. Training stops after ``max_epochs``
+    epochs or exactly ``max_updates`` parameter updates, whichever comes first.
+
+    ``eval_every`` counts parameter updates between evaluations (default: once per epoch; the count
+    runs on across epochs), and a last record is made for the updates after the last evaluation.
+    Each record has the mean of the minibatch losses J since the previous record (``train_loss``)
+    and, with validation data, ``validate(network, X_val, Y_val)``, computed after
+    ``optimizer.flush``. ``callbacks`` are called as ``callback(record, network)`` after each
+    evaluation; one returning True stops training. ``verbose`` is a callable taking each record.
+    """
+    X, Y, X_val, Y_val = check_training_data(network, loss, X, Y, X_val, Y_val, early_stopping)
     batch_size = check_positive_int(batch_size, "batch_size")
     max_epochs = check_positive_int(max_epochs, "max_epochs")
+    if max_updates is not None:
+        max_updates = check_positive_int(max_updates, "max_updates")
     dropout, input_dropout = check_rate(dropout), check_rate(input_dropout, "input_dropout")
     batches_per_epoch = -(-X.shape[0] // batch_size)
     eval_every = batches_per_epoch if eval_every is None else check_positive_int(eval_every,
                                                                                   "eval_every")
     rng = np.random.default_rng(random_state)
     history = History()
-    state = {"updates": 0, "loss_sum": 0.0, "batches": 0, "excluded": 0, "start": time.perf_counter()}
+    state = {"updates": 0, "loss_sum": 0.0, "batches": 0, "excluded": 0, "early": False,
+             "start": time.perf_counter()}
 
     def evaluate(epoch):
         optimizer.flush(network.params)
@@ -151,20 +202,17 @@ def train(network, loss, optimizer, X, Y, *, batch_size=64, max_epochs=100, max_
         history.records.append(record)
         if verbose is not None:
             verbose(record)
-        stop = early_stopping is not None and early_stopping.update(record, network.params)
-        return any([bool(callback(record, network)) for callback in callbacks]) or stop
+        state["early"] = early_stopping is not None and early_stopping.update(record,
+                                                                              network.params)
+        return any([bool(callback(record, network)) for callback in callbacks]) or state["early"]
 
     stop = False
     for epoch in range(1, max_epochs + 1):
         for X_batch, Y_batch in minibatches(X, Y, batch_size, rng):
-            X_batch = apply_input_mask(X_batch, input_mask(X_batch, input_dropout, rng))
-            mask = hidden_mask((X_batch.shape[0], F), dropout, rng, network.dtype)
-            cache = network.forward(X_batch, mask)
-            value, delta2 = loss.value_and_delta(cache.z2, cache.o, Y_batch)
-            optimizer.step(network.params, network.backward(cache, delta2).params())
+            state["loss_sum"] += minibatch_update(network, loss, optimizer, X_batch, Y_batch,
+                                                  dropout, input_dropout, rng)
             state["updates"] += 1
             state["batches"] += 1
-            state["loss_sum"] += value
             state["excluded"] += int(np.count_nonzero(loss.excluded(Y_batch)))
             if state["updates"] % eval_every == 0 or state["updates"] == max_updates:
                 stop = evaluate(epoch)
@@ -172,11 +220,11 @@ def train(network, loss, optimizer, X, Y, *, batch_size=64, max_epochs=100, max_
                 break
         if stop or state["updates"] == max_updates:
             break
+    history.stopped_early = stop and state["early"]
     if state["batches"]:
         evaluate(epoch)
     optimizer.flush(network.params)
     if early_stopping is not None:
-        history.stopped_early = stop
         history.best = early_stopping.best_record
         early_stopping.restore(network.params)
     return history

@@ -1,15 +1,21 @@
-"""The minibatch trainer: learning on a small problem, evaluation schedule, early stopping, errors."""
+"""The minibatch trainer: equal to a dense reference loop, the schedule of documents, updates and
+evaluations, early stopping, learning on a small problem, errors."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.special import expit
 
 from mlnn.errors import MLNNError
 from mlnn.losses import CrossEntropy, PairwiseExponential
 from mlnn.metrics import rank_loss
 from mlnn.network import Network
-from mlnn.optimizers import AdaGrad
+from mlnn.optimizers import SGD, AdaGrad, Momentum
 from mlnn.training import EarlyStopping, train
+from tests.strategies_train import (OPTIMIZER_KINDS, OPTIMIZER_SETTINGS, decay_settings,
+                                    make_optimizer, training_cases)
 
 
 def teacher_problem(n=600, D=200, L=8, seed=0):
@@ -138,3 +144,315 @@ def test_loss_and_output_activation_must_be_paired():
     network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=4, output="sigmoid")
     with pytest.raises(MLNNError, match="needs tanh output units"):
         train(network, PairwiseExponential(), AdaGrad(0.1), X, Y)
+
+
+# ------------------------------------------------------------------------------------------------
+# train() equals plain dense gradient descent
+
+
+def dense_reference(case, kind, weight_decay, decay_biases, snapshot_every):
+    """Dense minibatch training written out in NumPy: dense X, dense gradients, full-matrix updates.
+
+    It replays the random numbers of :func:`mlnn.training.train` (module doc there): a permutation
+    per epoch, then per minibatch one float32 uniform per nonzero of X_batch (row by row, the order
+    CSR stores them) if input dropout is on, and n_b × F float32 uniforms if hidden dropout is on.
+    Returns the final parameters and a copy of them after every ``snapshot_every`` updates.
+    """
+    rule, eta, mu = OPTIMIZER_SETTINGS[kind]
+    network, p, p_in = case["network"], case["dropout"], case["input_dropout"]
+    P = {name: value.copy() for name, value in network.params.items()}
+    slots = {name: np.zeros_like(value) for name, value in P.items()}   # velocity v, or G
+    X, Y = case["X"].toarray(), np.asarray(case["Y"], dtype=np.float64)
+    rng = np.random.default_rng(case["seed"])
+    snapshots, updates = [], 0
+    for _ in range(case["max_epochs"]):
+        order = rng.permutation(X.shape[0])
+        for start in range(0, X.shape[0], case["batch_size"]):
+            rows = order[start:start + case["batch_size"]]
+            X_b, Y_b, m = X[rows].copy(), Y[rows], len(rows)
+            if p_in:
+                stored = np.nonzero(X_b)
+                X_b[stored] *= (rng.random(len(stored[0]), dtype=np.float32) >= p_in) / (1 - p_in)
+            mask = np.ones((m, P["b1"].size))
+            if p:
+                mask = (rng.random(mask.shape, dtype=np.float32) >= p) / (1 - p)
+            z1 = X_b @ P["W1"] + P["b1"]
+            if network.hidden.name == "relu":
+                h, dh_dz1 = np.maximum(z1, 0), (z1 > 0).astype(float)
+            else:
+                h = np.tanh(z1)
+                dh_dz1 = 1 - h * h
+            o = expit((h * mask) @ P["W2"] + P["b2"])
+            delta2 = o - Y_b                                    # cross-entropy, sigmoid outputs
+            delta1 = (delta2 @ P["W2"].T) * mask * dh_dz1
+            grads = {"W1": X_b.T @ delta1 / m, "b1": delta1.sum(axis=0) / m,
+                     "W2": (h * mask).T @ delta2 / m, "b2": delta2.sum(axis=0) / m}
+            for name, g in grads.items():
+                if name in ("W1", "W2") or decay_biases:
+                    g = g + weight_decay * P[name]
+                if rule == "sgd":
+                    P[name] -= eta * g
+                elif rule == "adagrad":
+                    slots[name] += g * g
+                    P[name] -= eta * g / (np.sqrt(slots[name]) + 1e-8)
+                else:
+                    slots[name] = mu * slots[name] - eta * g
+                    P[name] += mu * slots[name] - eta * g if rule == "nesterov" else slots[name]
+            updates += 1
+            if updates % snapshot_every == 0:
+                snapshots.append({name: value.copy() for name, value in P.items()})
+    return P, snapshots
+
+
+def copy_network(network):
+    return Network(**{name: value.copy() for name, value in network.params.items()},
+                   hidden=network.hidden, output=network.output)
+
+
+def assert_params_equal(actual, expected, where):
+    for name in ("W1", "b1", "W2", "b2"):
+        np.testing.assert_allclose(actual[name], expected[name], rtol=1e-12, atol=1e-12,
+                                   err_msg=f"{name} {where}")
+
+
+@pytest.mark.parametrize("kind", OPTIMIZER_KINDS)
+@given(case=training_cases(), decay=decay_settings(), eval_every=st.integers(1, 4))
+def test_train_equals_the_dense_reference_loop(kind, case, decay, eval_every):
+    """Momentum, Nesterov, SGD and AdaGrad, with and without weight decay and dropout (hidden and
+    input): the parameters at every evaluation and at the end are those of dense updates."""
+    expected, expected_snapshots = dense_reference(case, kind, *decay, snapshot_every=eval_every)
+    network = copy_network(case["network"])
+    seen = []
+
+    def validate(net, X_val, Y_val):
+        seen.append({name: value.copy() for name, value in net.params.items()})
+        return {}
+
+    train(network, CrossEntropy(), make_optimizer(kind, *decay), case["X"], case["Y"],
+          batch_size=case["batch_size"], max_epochs=case["max_epochs"], dropout=case["dropout"],
+          input_dropout=case["input_dropout"], X_val=case["X"], Y_val=case["Y"],
+          eval_every=eval_every, validate=validate, random_state=case["seed"])
+    assert len(seen) >= len(expected_snapshots)
+    for i, snapshot in enumerate(expected_snapshots):
+        assert_params_equal(seen[i], snapshot, f"at evaluation {i + 1}")
+    assert_params_equal(network.params, expected, "at the end")
+
+
+def test_the_minimal_momentum_case_in_train():
+    """Two one-feature documents, one per minibatch: the row of document 0 must be brought up to
+    date before it is read again (stale rows gave W1[0] = 0.638896 where dense momentum gives
+    0.638110 after the order 0, 1, 0)."""
+    X, Y = sp.csr_matrix(np.eye(2)), np.array([[1], [0]])
+    case = {"network": Network(0.5 * np.ones((2, 1)), np.zeros(1), np.ones((1, 1)), np.zeros(1)),
+            "X": X, "Y": Y, "batch_size": 1, "max_epochs": 3, "dropout": 0.0,
+            "input_dropout": 0.0, "seed": 0}
+    expected, _ = dense_reference(case, "momentum", 0.0, False, snapshot_every=1)
+    network = copy_network(case["network"])
+    train(network, CrossEntropy(), Momentum(0.1, momentum=0.9), X, Y, batch_size=1,
+          max_epochs=3, random_state=0)
+    assert_params_equal(network.params, expected, "at the end")
+
+
+def test_only_the_rows_of_the_minibatch_are_brought_up_to_date():
+    """Before each forward pass the optimizer catches up exactly the features of the minibatch."""
+    calls = []
+
+    class Recording(Momentum):
+        def catch_up(self, params, rows):
+            calls.append(dict(rows))
+            super().catch_up(params, rows)
+
+        def flush(self, params):       # flush brings every row up to date: not counted here
+            saved = list(calls)
+            super().flush(params)
+            calls[:] = saved
+
+    X, Y = teacher_problem(n=30, D=400)
+    batches = []
+    train(recording_network(400, Y.shape[1], batches), CrossEntropy(), Recording(0.1), X, Y,
+          batch_size=7, max_epochs=2, input_dropout=0.5, random_state=0)
+    assert len(calls) == len(batches) == 10
+    for call, X_b in zip(calls, batches):
+        assert set(call) == {"W1"}
+        np.testing.assert_array_equal(call["W1"], np.unique(X_b.indices))
+        assert len(call["W1"]) < 400
+
+
+# ------------------------------------------------------------------------------------------------
+# The schedule: documents, minibatches, updates, evaluations
+
+
+def indexed_documents(n, L=3):
+    """n documents where document i is feature i alone (so a minibatch names its documents)."""
+    X = sp.identity(n, format="csr")
+    Y = np.zeros((n, L))
+    Y[np.arange(n), np.arange(n) % L] = 1
+    return X, Y
+
+
+def recording_network(n_features, n_labels, batches):
+    network = Network.initialize(n_features, n_labels, hidden_units=2, random_state=0,
+                                 dtype=np.float64)
+    original_forward = network.forward
+    network.forward = lambda X_b, mask=None: batches.append(X_b) or original_forward(X_b, mask)
+    return network
+
+
+def test_every_document_once_per_epoch_in_a_new_order():
+    X, Y = indexed_documents(23)
+    batches = []
+    train(recording_network(23, 3, batches), CrossEntropy(), SGD(0.1), X, Y, batch_size=5,
+          max_epochs=2, random_state=3)
+    assert [X_b.shape[0] for X_b in batches] == [5, 5, 5, 5, 3] * 2   # the last batch is used
+    epochs = [np.concatenate([X_b.indices for X_b in batches[e * 5:(e + 1) * 5]]) for e in (0, 1)]
+    for order in epochs:
+        np.testing.assert_array_equal(np.sort(order), np.arange(23))   # each document once
+        assert not np.array_equal(order, np.arange(23))                # shuffled
+    assert not np.array_equal(epochs[0], epochs[1])                    # a new order in epoch 2
+
+
+def test_the_last_partial_minibatch_is_an_update():
+    X, Y = indexed_documents(7)
+    optimizer = SGD(0.1)
+    history = train(recording_network(7, 3, []), CrossEntropy(), optimizer, X, Y, batch_size=3,
+                    max_epochs=2, random_state=0)
+    assert optimizer.t == 6                                          # 3 + 3 + 1 documents
+    np.testing.assert_array_equal(history.column("updates"), [3, 6])
+
+
+def test_train_loss_is_the_mean_over_the_minibatches_since_the_last_record():
+    values = []
+
+    class RecordingLoss(CrossEntropy):
+        def value_and_delta(self, z2, o, Y):
+            value, delta2 = super().value_and_delta(z2, o, Y)
+            values.append(value)
+            return value, delta2
+
+    X, Y = indexed_documents(11)
+    history = train(recording_network(11, 3, []), RecordingLoss(), SGD(0.5), X, Y, batch_size=2,
+                    max_epochs=2, eval_every=4, random_state=0)
+    np.testing.assert_array_equal(history.column("updates"), [4, 8, 12])
+    for record, window in zip(history.records, (values[0:4], values[4:8], values[8:12])):
+        assert record["train_loss"] == pytest.approx(np.mean(window), rel=1e-12)
+
+
+@pytest.mark.parametrize("make", [lambda: Momentum(0.1), lambda: Momentum(0.1, nesterov=True),
+                                  lambda: SGD(0.1, weight_decay=0.1)])
+def test_validation_sees_every_row_up_to_date(make):
+    """The optimizer is flushed before each validation: every row of W1 is at the current step."""
+    optimizer = make()
+    X, Y = teacher_problem(n=40, D=300)
+    seen = []
+
+    def validate(net, X_val, Y_val):
+        seen.append(optimizer.state["W1"]["last_step"].copy())
+        return {"t": optimizer.t}
+
+    history = train(Network.initialize(300, Y.shape[1], hidden_units=3, random_state=0),
+                    CrossEntropy(), optimizer, X, Y, batch_size=8, max_epochs=3, eval_every=2,
+                    X_val=X, Y_val=Y, validate=validate, random_state=0)
+    assert len(seen) == 8
+    for last_step, t in zip(seen, history.column("t")):
+        np.testing.assert_array_equal(last_step, t)
+
+
+def test_max_updates_is_respected_exactly():
+    X, Y = indexed_documents(10)
+    optimizer = SGD(0.1)
+    history = train(recording_network(10, 3, []), CrossEntropy(), optimizer, X, Y, batch_size=3,
+                    max_epochs=50, max_updates=7, eval_every=3, random_state=0)
+    assert optimizer.t == 7
+    np.testing.assert_array_equal(history.column("updates"), [3, 6, 7])
+    np.testing.assert_array_equal(history.column("epoch"), [1, 2, 2])
+
+
+def test_max_epochs_bounds_a_larger_max_updates():
+    X, Y = indexed_documents(10)
+    optimizer = SGD(0.1)
+    history = train(recording_network(10, 3, []), CrossEntropy(), optimizer, X, Y, batch_size=3,
+                    max_epochs=2, max_updates=100, random_state=0)
+    assert optimizer.t == 8
+    np.testing.assert_array_equal(history.column("updates"), [4, 8])
+
+
+@pytest.mark.parametrize("eval_every, updates, epochs", [
+    (3, [3, 6, 9, 12], [1, 2, 3, 3]),        # the count runs on across epochs
+    (5, [5, 10, 12], [2, 3, 3]),             # a last record for the updates after the last one
+    (None, [4, 8, 12], [1, 2, 3]),           # default: once per epoch
+])
+def test_evaluations_every_k_updates(eval_every, updates, epochs):
+    X, Y = indexed_documents(10)
+    history = train(recording_network(10, 3, []), CrossEntropy(), SGD(0.1), X, Y, batch_size=3,
+                    max_epochs=3, eval_every=eval_every, random_state=0)
+    np.testing.assert_array_equal(history.column("updates"), updates)
+    np.testing.assert_array_equal(history.column("epoch"), epochs)
+
+
+def test_every_callback_is_called_and_one_stops_training():
+    X, Y = indexed_documents(10)
+    calls = {"first": 0, "second": 0}
+
+    def first(record, network):
+        calls["first"] += 1
+        return record["updates"] >= 4
+
+    def second(record, network):
+        calls["second"] += 1
+
+    history = train(recording_network(10, 3, []), CrossEntropy(), SGD(0.1), X, Y, batch_size=3,
+                    max_epochs=10, eval_every=2, callbacks=[first, second], random_state=0)
+    assert calls == {"first": 2, "second": 2}
+    np.testing.assert_array_equal(history.column("updates"), [2, 4])
+    assert not history.stopped_early
+
+
+# ------------------------------------------------------------------------------------------------
+# Early stopping
+
+
+def test_early_stopping_a_tie_is_not_an_improvement():
+    stopper = EarlyStopping(monitor="rankloss", patience=2)
+    params = {"W1": np.zeros(1)}
+    assert not stopper.update({"rankloss": 0.25, "updates": 1}, {"W1": np.full(1, 1.0)})
+    assert not stopper.update({"rankloss": 0.25, "updates": 2}, {"W1": np.full(1, 2.0)})
+    assert stopper.update({"rankloss": 0.25, "updates": 3}, {"W1": np.full(1, 3.0)})
+    assert stopper.best_record["updates"] == 1
+    stopper.restore(params)
+    np.testing.assert_array_equal(params["W1"], [1.0])
+
+
+@pytest.mark.parametrize("mode, values, best", [
+    ("min", [1.0, 0.75, 0.875], 1),       # a gain of exactly min_delta = 0.25 does not count
+    ("min", [1.0, 0.75, 0.5], 3),         # a gain of 0.5 over the best (1.0) does
+    ("min", [1.0, 0.5, 0.75], 2),
+    ("max", [0.5, 0.75, 0.625], 1),
+    ("max", [0.5, 1.0, 0.25], 2),
+])
+def test_early_stopping_improvement_must_exceed_min_delta(mode, values, best):
+    stopper = EarlyStopping(monitor="MAP", mode=mode, patience=5, min_delta=0.25)
+    for i, value in enumerate(values, 1):
+        stopper.update({"MAP": value, "updates": i}, {"W1": np.zeros(1)})
+    assert stopper.best_record["updates"] == best
+
+
+def test_early_stopping_restores_the_best_not_the_last_parameters():
+    """Scripted validation: best at the 2nd evaluation, a tie at the 4th, stop at the 5th."""
+    script = iter([0.5, 0.25, 0.375, 0.25, 0.75])
+    snapshots = []
+
+    def validate(net, X_val, Y_val):
+        snapshots.append({name: value.copy() for name, value in net.params.items()})
+        return {"rankloss": next(script)}
+
+    X, Y = teacher_problem(n=40, D=50)
+    network = Network.initialize(50, Y.shape[1], hidden_units=4, random_state=0, dtype=np.float64)
+    history = train(network, CrossEntropy(), Momentum(0.5), X, Y, batch_size=4, max_epochs=20,
+                    eval_every=3, X_val=X, Y_val=Y, validate=validate,
+                    early_stopping=EarlyStopping(patience=3), random_state=0)
+    assert history.stopped_early
+    np.testing.assert_array_equal(history.column("updates"), [3, 6, 9, 12, 15])
+    assert history.best["updates"] == 6
+    for name, value in network.params.items():
+        np.testing.assert_array_equal(value, snapshots[1][name])
+        assert not np.array_equal(value, snapshots[-1][name])
