@@ -22,14 +22,15 @@ import time
 
 import numpy as np
 
+from mlnn.builders import build, build_loss, build_optimizer
 from mlnn.errors import MLNNError
-from mlnn.losses import PairwiseExponential, get_loss
 from mlnn.metrics import evaluate
-from mlnn.network import INITIALISATIONS, Network
-from mlnn.optimizers import OPTIMIZERS, get_optimizer
+from mlnn.modelfile import names_array, read_model_file, write_model_file
+from mlnn.network import Network
 from mlnn.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
-from mlnn.training import EarlyStopping, train
-from mlnn.validation import check_choice, check_X, check_Y
+from mlnn.training import EarlyStopping, History, train
+from mlnn.validation import (check_choice, check_fraction, check_length, check_training_data,
+                             check_X, check_Y, validation_split)
 
 DEFAULTS = {
     "hidden_units": 1000,           # the paper's hidden-layer size
@@ -55,6 +56,10 @@ DEFAULTS = {
     "random_state": None,
     "verbose": False,
 }
+
+#: The fitted scalars, stored in a model file's header by :meth:`MultiLabelNN.save`.
+FITTED_SCALARS = ("n_updates_", "best_updates_", "threshold_lambda_", "fit_time_",
+                  "n_features_in_", "n_labels_")
 
 
 class MultiLabelNN:
@@ -102,50 +107,31 @@ class MultiLabelNN:
     # ----------------------------------------------------------------------------------------
     def _components(self, n_features, n_labels):
         """(network, loss, optimizer) from the hyper-parameters, each validated."""
-        dtype = np.dtype(check_choice(self.dtype, "dtype", ("float32", "float64")))
-        check_choice(self.init, "init", INITIALISATIONS)
-        check_choice(self.optimizer, "optimizer", sorted(OPTIMIZERS))
-        loss = get_loss(self.loss)
-        if isinstance(loss, PairwiseExponential):
-            loss = PairwiseExponential(self.pwe_form)
-        network = Network.initialize(n_features, n_labels, hidden_units=self.hidden_units,
-                                     hidden=self.hidden_activation, output=loss.output,
-                                     random_state=self.random_state, dtype=dtype, init=self.init)
-        options = {}
-        if self.optimizer == "momentum":
-            options = {"momentum": self.momentum, "nesterov": self.nesterov}
-        optimizer = get_optimizer(self.optimizer, self.learning_rate, **options)
-        return network, loss, optimizer
+        return build(n_features, n_labels, loss=self.loss, hidden_units=self.hidden_units,
+                     hidden_activation=self.hidden_activation, optimizer=self.optimizer,
+                     learning_rate=self.learning_rate, momentum=self.momentum,
+                     nesterov=self.nesterov, pwe_form=self.pwe_form,
+                     random_state=self.random_state, dtype=self.dtype, init=self.init)
 
     def _validation_split(self, X, Y):
-        """Hold out a seeded ``validation_fraction`` of the training documents."""
-        fraction = self.validation_fraction
-        if not isinstance(fraction, (int, float)) or not 0 <= fraction < 1:
-            raise MLNNError(f"validation_fraction must be in [0, 1), got {fraction!r}")
-        n_val = int(round(fraction * X.shape[0]))
-        if n_val == 0:
+        """Hold out a seeded ``validation_fraction`` of the training documents (none for 0)."""
+        fraction = check_fraction(self.validation_fraction, "validation_fraction",
+                                  allow_zero=True)
+        if fraction == 0:
             return X, Y, None, None
-        if n_val >= X.shape[0]:
-            raise MLNNError("validation_fraction leaves no training documents")
-        order = np.random.default_rng(self.random_state).permutation(X.shape[0])
-        val, fit = np.sort(order[:n_val]), np.sort(order[n_val:])
+        fit, val = validation_split(X.shape[0], fraction=fraction,
+                                    random_state=self.random_state)
         return X[fit], Y[fit], X[val], Y[val]
 
     def fit(self, X, Y, X_val=None, Y_val=None, feature_names=None, label_names=None):
         """Train on (X, Y); see the module docstring. Returns self."""
         started = time.perf_counter()
         check_choice(self.threshold, "threshold", ("learned", "fixed"))
-        X = check_X(X, "X")
-        Y = check_Y(Y, "Y", n_samples=X.shape[0])
-        if X.shape[0] == 0:
-            raise MLNNError("X has no documents to train on")
-        if (X_val is None) != (Y_val is None):
-            raise MLNNError("give both X_val and Y_val, or neither")
+        X, Y, X_val, Y_val = check_training_data(X, Y, X_val, Y_val)
+        feature_names = _names(feature_names, "feature_names", X.shape[1])
+        label_names = _names(label_names, "label_names", Y.shape[1])
         if X_val is None:
             X, Y, X_val, Y_val = self._validation_split(X, Y)
-        else:
-            X_val = check_X(X_val, "X_val", n_features=X.shape[1])
-            Y_val = check_Y(Y_val, "Y_val", n_samples=X_val.shape[0], n_labels=Y.shape[1])
         network, loss, optimizer = self._components(X.shape[1], Y.shape[1])
         stopper = EarlyStopping("rankloss", "min", self.patience) if X_val is not None else None
         history = train(network, loss, optimizer, X, Y, batch_size=self.batch_size,
@@ -157,18 +143,10 @@ class MultiLabelNN:
         self.n_updates_ = int(history.records[-1]["updates"])
         self.best_updates_ = int(history.best["updates"]) if history.best else self.n_updates_
         self.n_features_in_, self.n_labels_ = X.shape[1], Y.shape[1]
-        self.feature_names_ = None if feature_names is None else list(feature_names)
-        self.label_names_ = None if label_names is None else list(label_names)
-        self._check_names()
+        self.feature_names_, self.label_names_ = feature_names, label_names
         self._fit_thresholds(X, Y, X_val, Y_val)
         self.fit_time_ = time.perf_counter() - started
         return self
-
-    def _check_names(self):
-        for names, count, what in ((self.feature_names_, self.n_features_in_, "feature_names"),
-                                   (self.label_names_, self.n_labels_, "label_names")):
-            if names is not None and len(names) != count:
-                raise MLNNError(f"{what} has {len(names)} entries, expected {count}")
 
     def _fit_thresholds(self, X, Y, X_val, Y_val):
         """The threshold predictor of Sec. 3.3, fitted on the training documents' scores."""
@@ -228,13 +206,72 @@ class MultiLabelNN:
         return evaluate(Y, scores, self.thresholds_.predict(X, scores))
 
     def save(self, path, include_optimizer=False):
-        """Write the fitted model to one ``.npz`` file (see :mod:`mlnn.modelfile`)."""
-        from mlnn.modelfile import save_model
+        """Write the fitted model to one ``.npz`` file (see :mod:`mlnn.modelfile`).
+
+        ``include_optimizer`` also stores the optimizer's state, to continue training.
+        """
         self._check_fitted()
-        save_model(self, path, include_optimizer=include_optimizer)
+        params = self.get_params()
+        params["verbose"] = bool(params["verbose"]) if not callable(params["verbose"]) else False
+        t = self.thresholds_
+        meta = {"params": params,
+                "fitted": {name: getattr(self, name) for name in FITTED_SCALARS},
+                "hidden": self.network_.hidden.name, "loss": self.loss_.name,
+                "pwe_form": getattr(self.loss_, "form", None),
+                "thresholds": {"lam": t.lam, "features": t.features, "fixed": t.fixed,
+                               "intercept": float(t.intercept_),
+                               "n_features_in": t.n_features_in_},
+                "history": self.history_.records,
+                "optimizer": {"name": self.optimizer if include_optimizer else None,
+                              "t": self.optimizer_.t}}
+        arrays = dict(self.network_.params)
+        arrays["threshold_coef"] = np.asarray(t.coef_, dtype=np.float64)
+        arrays["feature_names"] = names_array(self.feature_names_)
+        arrays["label_names"] = names_array(self.label_names_)
+        if include_optimizer:
+            for param, slots in self.optimizer_.state.items():
+                for slot, value in slots.items():
+                    arrays[f"optimizer/{param}/{slot}"] = value
+        write_model_file(path, arrays, meta)
 
     @classmethod
     def load(cls, path):
         """Read a model written by :meth:`save` (no pickle is involved)."""
-        from mlnn.modelfile import load_model
-        return load_model(path)
+        arrays, meta = read_model_file(path)
+        model = cls(**meta["params"])
+        model.loss_ = build_loss(meta["loss"], meta["pwe_form"] or "factorised")
+        model.network_ = Network(*(arrays[name] for name in ("W1", "b1", "W2", "b2")),
+                                 meta["hidden"], model.loss_.output)
+        for name in FITTED_SCALARS:
+            setattr(model, name, meta["fitted"][name])
+        model.thresholds_ = _thresholds(meta["thresholds"], arrays["threshold_coef"])
+        model.history_ = History(records=meta["history"])
+        model.feature_names_ = arrays["feature_names"].tolist() or None
+        model.label_names_ = arrays["label_names"].tolist() or None
+        model.optimizer_ = model._saved_optimizer(meta["optimizer"], arrays)
+        return model
+
+    def _saved_optimizer(self, saved, arrays):
+        """The optimizer, with its state when the file carries it (to continue training)."""
+        optimizer = build_optimizer(self.optimizer, self.learning_rate, self.momentum,
+                                    self.nesterov)
+        optimizer.t = saved["t"]
+        for name, value in arrays.items():
+            if name.startswith("optimizer/"):
+                _, param, slot = name.split("/")
+                optimizer.state.setdefault(param, {})[slot] = value
+        return optimizer
+
+
+def _names(names, what, count):
+    """``names`` as a list of ``count`` entries, or None."""
+    return None if names is None else check_length(names, what, count)
+
+
+def _thresholds(saved, coef):
+    """A fitted :class:`~mlnn.thresholds.ThresholdPredictor` from a model file's header and θ."""
+    thresholds = ThresholdPredictor(lam=saved["lam"], features=saved["features"],
+                                    fixed=saved["fixed"])
+    thresholds.coef_, thresholds.intercept_ = coef, saved["intercept"]
+    thresholds.n_features_in_, thresholds.n_iter_ = saved["n_features_in"], 0
+    return thresholds

@@ -1,4 +1,10 @@
-"""Model files: a fitted :class:`~mlnn.estimator.MultiLabelNN` as one ``.npz``, loaded without pickle.
+"""Model files: named arrays and a JSON header in one ``.npz``, read back without pickle.
+
+This module knows files, not models: :func:`write_model_file` stores a dict of arrays and a
+JSON-serialisable ``meta`` dict, :func:`read_model_file` returns them after checking the format,
+its version and a checksum. What goes in (the parameters W1, b1, W2, b2, the threshold
+predictor, the optimizer state, the hyper-parameters) is decided by
+:meth:`mlnn.estimator.MultiLabelNN.save`.
 
 Entries (every one a plain numeric or unicode array, so ``np.load(..., allow_pickle=False)`` reads
 the file):
@@ -28,16 +34,10 @@ from pathlib import Path
 import numpy as np
 
 from mlnn.errors import ModelFileError
-from mlnn.losses import PairwiseExponential, get_loss
-from mlnn.network import Network
-from mlnn.optimizers import get_optimizer
-from mlnn.thresholds import ThresholdPredictor
-from mlnn.training import History
 
 FORMAT = "mlnn-model"
 FORMAT_VERSION = 1
-FITTED_SCALARS = ("n_updates_", "best_updates_", "threshold_lambda_", "fit_time_",
-                  "n_features_in_", "n_labels_")
+HEADER = ("format", "format_version", "meta", "checksum")
 
 
 def checksum(arrays):
@@ -50,44 +50,25 @@ def checksum(arrays):
     return digest.hexdigest()
 
 
-def _names(names):
+def names_array(names):
+    """A list of names (or None) as a unicode array; empty when unknown."""
     return np.array([] if names is None else list(names), dtype=str)
 
 
-def save_model(model, path, include_optimizer=False):
-    """Write a fitted estimator to ``path`` (atomically: a temporary file, then a rename)."""
-    params = model.get_params()
-    params["verbose"] = bool(params["verbose"]) if not callable(params["verbose"]) else False
-    thresholds = model.thresholds_
-    meta = {
-        "params": params,
-        "fitted": {name: getattr(model, name) for name in FITTED_SCALARS},
-        "hidden": model.network_.hidden.name,
-        "loss": model.loss_.name,
-        "pwe_form": getattr(model.loss_, "form", None),
-        "thresholds": {"lam": thresholds.lam, "features": thresholds.features,
-                       "fixed": thresholds.fixed, "intercept": float(thresholds.intercept_),
-                       "n_features_in": thresholds.n_features_in_},
-        "history": model.history_.records,
-        "optimizer": {"name": model.optimizer if include_optimizer else None,
-                      "t": model.optimizer_.t},
-    }
-    arrays = dict(model.network_.params)
-    arrays["threshold_coef"] = np.asarray(thresholds.coef_, dtype=np.float64)
-    arrays["feature_names"] = _names(model.feature_names_)
-    arrays["label_names"] = _names(model.label_names_)
-    if include_optimizer:
-        for param, slots in model.optimizer_.state.items():
-            for slot, value in slots.items():
-                arrays[f"optimizer/{param}/{slot}"] = value
-    arrays["format"] = np.array(FORMAT)
-    arrays["format_version"] = np.array(FORMAT_VERSION)
-    arrays["meta"] = np.array(json.dumps(meta, default=_json_default))
-    arrays["checksum"] = np.array(checksum(arrays))
+def write_model_file(path, arrays, meta):
+    """Write ``arrays`` and the JSON header ``meta`` to ``path`` (a temporary file, then a rename)."""
+    clash = sorted(set(arrays) & set(HEADER))
+    if clash:
+        raise ModelFileError(f"the entries {clash} are reserved for the file header")
+    entries = dict(arrays)
+    entries["format"] = np.array(FORMAT)
+    entries["format_version"] = np.array(FORMAT_VERSION)
+    entries["meta"] = np.array(json.dumps(meta, default=_json_default))
+    entries["checksum"] = np.array(checksum(entries))
     path = Path(path)
     temporary = path.with_name(path.name + ".part")
     with open(temporary, "wb") as handle:
-        np.savez(handle, **arrays)
+        np.savez(handle, **entries)
     os.replace(temporary, path)
 
 
@@ -97,18 +78,33 @@ def _json_default(value):
     raise TypeError(f"cannot store {type(value).__name__} in a model file")
 
 
-def _read(path):
-    """All entries of the file, checked for format, version and checksum."""
-    path = Path(path)
+def read_model_file(path):
+    """(arrays, meta) of a file written by :func:`write_model_file`, checked for format, version
+    and checksum; ``arrays`` without the header entries."""
+    arrays = _read_entries(Path(path))
+    _check_header(path, arrays)
+    stored = str(arrays.pop("checksum"))
+    if checksum(arrays) != stored:
+        raise ModelFileError(f"model file {path} fails its checksum: it was modified or corrupted")
+    meta = json.loads(str(arrays.pop("meta")))
+    for name in ("format", "format_version"):
+        arrays.pop(name)
+    return arrays, meta
+
+
+def _read_entries(path):
     if not path.is_file():
         raise ModelFileError(f"model file {path} does not exist")
     try:
         with np.load(path, allow_pickle=False) as npz:
-            arrays = {name: npz[name] for name in npz.files}
+            return {name: npz[name] for name in npz.files}
     except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError) as error:
         raise ModelFileError(f"model file {path} is truncated or not an mlnn model file "
                              f"({type(error).__name__}: {error})") from None
-    for name in ("format", "format_version", "meta", "checksum"):
+
+
+def _check_header(path, arrays):
+    for name in HEADER:
         if name not in arrays:
             raise ModelFileError(f"model file {path} has no {name!r} entry: not an mlnn model file")
     if str(arrays["format"]) != FORMAT:
@@ -118,46 +114,3 @@ def _read(path):
     if version != FORMAT_VERSION:
         raise ModelFileError(f"model file {path} has format version {version}; this mlnn reads "
                              f"version {FORMAT_VERSION}")
-    stored = str(arrays.pop("checksum"))
-    if checksum(arrays) != stored:
-        raise ModelFileError(f"model file {path} fails its checksum: it was modified or corrupted")
-    return arrays
-
-
-def load_model(path):
-    """Read a model file written by :func:`save_model` into a fitted ``MultiLabelNN``."""
-    from mlnn.estimator import MultiLabelNN
-    arrays = _read(path)
-    meta = json.loads(str(arrays["meta"]))
-    model = MultiLabelNN(**meta["params"])
-    loss = get_loss(meta["loss"])
-    if isinstance(loss, PairwiseExponential):
-        loss = PairwiseExponential(meta["pwe_form"])
-    model.network_ = Network(*(arrays[name] for name in ("W1", "b1", "W2", "b2")),
-                             hidden=meta["hidden"], output=loss.output)
-    model.loss_ = loss
-    for name, value in meta["fitted"].items():
-        setattr(model, name, value)
-    t = meta["thresholds"]
-    thresholds = ThresholdPredictor(lam=t["lam"], features=t["features"], fixed=t["fixed"])
-    thresholds.coef_, thresholds.intercept_ = arrays["threshold_coef"], t["intercept"]
-    thresholds.n_features_in_, thresholds.n_iter_ = t["n_features_in"], 0
-    model.thresholds_ = thresholds
-    model.history_ = History(records=meta["history"])
-    model.feature_names_ = arrays["feature_names"].tolist() or None
-    model.label_names_ = arrays["label_names"].tolist() or None
-    model.optimizer_ = _optimizer(model, meta["optimizer"], arrays)
-    return model
-
-
-def _optimizer(model, saved, arrays):
-    """The optimizer, with its state when the file carries it (to continue training)."""
-    options = {"momentum": model.momentum, "nesterov": model.nesterov} \
-        if model.optimizer == "momentum" else {}
-    optimizer = get_optimizer(model.optimizer, model.learning_rate, **options)
-    optimizer.t = saved["t"]
-    for name, value in arrays.items():
-        if name.startswith("optimizer/"):
-            _, param, slot = name.split("/")
-            optimizer.state.setdefault(param, {})[slot] = value
-    return optimizer

@@ -1,8 +1,10 @@
-"""Input checks shared by the network, the trainer and the estimator.
+"""Every input and option check of the project, and its one seeded train/validation split.
 
 Each check either returns the input in the canonical form (X: CSR with sorted indices, float of
 the requested dtype; Y: dense or CSR 0/1) or raises :class:`~mlnn.errors.MLNNError` naming the
 argument and the problem, so that bad input never surfaces as a traceback from inside NumPy.
+:func:`validation_split` is the only place that carves validation documents out of training
+documents (the estimator, the reproduction and the experiments all call it).
 """
 
 import numpy as np
@@ -111,6 +113,50 @@ def check_choice(value, name, choices):
     return value
 
 
+def check_integer(value, name, minimum=1):
+    """``value`` as an int; raise unless it is an integer (not a bool) of at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise MLNNError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_fraction(value, name, allow_zero=False):
+    """``value`` as a float in (0, 1), or in [0, 1) with ``allow_zero``; raise otherwise."""
+    low_ok = (lambda v: v >= 0) if allow_zero else (lambda v: v > 0)
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
+            or not (low_ok(value) and value < 1):
+        interval = "[0, 1)" if allow_zero else "(0, 1)"
+        raise MLNNError(f"{name} must be in {interval}, got {value!r}")
+    return float(value)
+
+
+def check_length(values, name, expected):
+    """``values`` as a list; raise unless it has ``expected`` entries (e.g. one name per label)."""
+    values = list(values)
+    if len(values) != expected:
+        raise MLNNError(f"{name} has {len(values)} entries, expected {expected}")
+    return values
+
+
+def check_training_data(X, Y, X_val=None, Y_val=None, n_features=None, n_labels=None,
+                        dtype=np.float64):
+    """(X, Y, X_val, Y_val) checked for training: X CSR of ``dtype``, Y 0/1 CSR, same documents.
+
+    X must hold at least one document; ``X_val`` and ``Y_val`` come together or not at all and
+    must have the features of X and the labels of Y. ``n_features``/``n_labels`` fix D and L.
+    """
+    X = check_X(X, "X", n_features=n_features, dtype=dtype)
+    Y = check_Y(Y, "Y", n_samples=X.shape[0], n_labels=n_labels)
+    if X.shape[0] == 0:
+        raise MLNNError("X has no documents to train on")
+    if (X_val is None) != (Y_val is None):
+        raise MLNNError("give both X_val and Y_val, or neither")
+    if X_val is not None:
+        X_val = check_X(X_val, "X_val", n_features=X.shape[1], dtype=dtype)
+        Y_val = check_Y(Y_val, "Y_val", n_samples=X_val.shape[0], n_labels=Y.shape[1])
+    return X, Y, X_val, Y_val
+
+
 def validation_split(n, fraction=0.1, random_state=0):
     """The one seeded train/validation split of the project: ``(fit_rows, val_rows)``.
 
@@ -118,9 +164,7 @@ def validation_split(n, fraction=0.1, random_state=0):
     ``round(fraction · n)`` entries are the validation documents (the paper holds out validation
     data carved from the training documents, Sec. 4). Both index arrays are sorted.
     """
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float, np.number)) \
-            or not 0 < fraction < 1:
-        raise MLNNError(f"validation fraction must be a number in (0, 1), got {fraction!r}")
+    fraction = check_fraction(fraction, "validation fraction")
     n = check_positive_int(n, "number of documents")
     n_val = int(round(fraction * n))
     if n_val < 1 or n_val >= n:

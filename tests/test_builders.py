@@ -1,0 +1,57 @@
+"""Building a network, its loss and its optimizer from names."""
+
+import numpy as np
+import pytest
+
+from mlnn.builders import build, build_loss, build_network, build_optimizer
+from mlnn.errors import MLNNError
+from mlnn.losses import CrossEntropy, PairwiseExponential
+from mlnn.optimizers import AdaGrad, Momentum, SGD
+
+
+@pytest.mark.parametrize("loss, output", [("ce", "sigmoid"), ("pwe", "tanh")])
+def test_the_output_activation_is_the_losss_own(loss, output):
+    network, built, _ = build(7, 3, loss=loss, hidden_units=4, hidden_activation="tanh",
+                              random_state=0)
+    assert built.name == loss and network.output.name == output == built.output.name
+    assert network.hidden.name == "tanh" and network.shape == (7, 4, 3)
+
+
+def test_pwe_form_and_loss_types():
+    assert isinstance(build_loss("ce"), CrossEntropy)
+    assert build_loss("pwe", "pairwise").form == "pairwise"
+    assert build_loss("pwe").form == "factorised"
+
+
+@pytest.mark.parametrize("dtype", ["float32", np.float32, np.dtype("float64"), "float64"])
+def test_dtype_by_name_or_numpy_type(dtype):
+    network = build_network(5, 2, build_loss("ce"), hidden_units=3, dtype=dtype)
+    assert network.dtype == np.dtype(dtype)
+    assert all(p.dtype == np.dtype(dtype) for p in network.params.values())
+
+
+def test_same_seed_same_weights():
+    a = build_network(5, 2, build_loss("ce"), hidden_units=3, random_state=4)
+    b = build_network(5, 2, build_loss("ce"), hidden_units=3, random_state=4)
+    for name in ("W1", "W2"):
+        np.testing.assert_array_equal(a.params[name], b.params[name])
+
+
+def test_optimizers_and_their_options():
+    momentum = build_optimizer("momentum", 0.05, momentum=0.7, nesterov=True)
+    assert isinstance(momentum, Momentum)
+    assert (momentum.learning_rate, momentum.momentum, momentum.nesterov) == (0.05, 0.7, True)
+    assert isinstance(build_optimizer("adagrad", 0.1, momentum=0.7), AdaGrad)
+    assert isinstance(build_optimizer("sgd", 0.1), SGD)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"loss": "hinge"}, "unknown loss 'hinge'"),
+    ({"hidden_activation": "softsign"}, "unknown activation 'softsign'"),
+    ({"optimizer": "adam"}, "unknown optimizer 'adam'"),
+    ({"dtype": "float16"}, "unknown dtype 'float16'"),
+    ({"init": "zeros"}, "unknown init 'zeros'"),
+])
+def test_bad_names_are_clear_errors(kwargs, message):
+    with pytest.raises(MLNNError, match=message):
+        build(4, 2, hidden_units=3, **kwargs)
