@@ -5,11 +5,27 @@
 ``feature_names``, ``label_names`` and ``description``; ``Dataset.statistics()`` gives the
 paper's Table 1 numbers (M, D, L, C) and more. Data files are looked up under
 :func:`data_dir` (``$MLNN_DATA`` or ``~/.cache/mlnn``); processed matrices are cached under
-``$MLNN_CACHE`` (or ``~/.cache/mlnn/processed``).
+``$MLNN_CACHE`` (or ``~/.cache/mlnn/processed``); see :mod:`mlnn.datasets.paths`.
+
+=============  ==============================================================================
+module         job
+=============  ==============================================================================
+``paths``      the data and cache directories
+``download``   pinned archives, fetched and verified by SHA-256
+``registry``   the named datasets and :func:`load`
+``cache``      processed matrices as ``.npz``
+``dataset``    the :class:`Dataset` and its Table 1 statistics
+``reuters``    readers: Reuters-21578 SGML and the ModApte split
+``arff``       readers: MULAN ARFF and XML
+``svmlight``   readers: svmlight / LIBSVM / Extreme-Classification files
+``text``       tokenising, stop words, Porter stemming, tf-idf
+``synthetic``  a generated collection that needs no files
+=============  ==============================================================================
 """
 
 from mlnn.datasets.dataset import Dataset, statistics
 from mlnn.datasets.download import fetch
-from mlnn.datasets.registry import data_dir, load, names
+from mlnn.datasets.paths import data_dir
+from mlnn.datasets.registry import load, names
 
 __all__ = ["Dataset", "statistics", "load", "names", "data_dir", "fetch"]

@@ -273,22 +273,10 @@ def read_arff(path, label_names=None, xml_path=None, n_labels=None):
             raise DataFormatError(f"{path}: give label_names or the MULAN xml_path")
         label_names = read_mulan_xml(xml_path, expected_count=n_labels)
     label_names = list(label_names)
-    text = read_text(path)
-    lines = text.split("\n")
+    lines = read_text(path).split("\n")
     relation, names, start = _parse_header(lines, path)
-    position = {name: i for i, name in enumerate(names)}
-    if len(position) != len(names):
-        raise DataFormatError(f"{path}: duplicate attribute names in the header")
-    missing = [name for name in label_names if name not in position]
-    if missing:
-        raise DataFormatError(f"{path}: labels named in the XML are not attributes of the file "
-                              f"({len(missing)} missing, e.g. {missing[:3]})")
-    numbers, rows = [], []
-    for number in range(start, len(lines)):
-        stripped = lines[number].strip()
-        if stripped and not stripped.startswith("%"):
-            rows.append(stripped)
-            numbers.append(number + 1)
+    position = _label_positions(path, names, label_names)
+    rows, numbers = _data_rows(lines, start)
     n_attributes = len(names)
     if not rows:
         matrix = sp.csr_matrix((0, n_attributes))
@@ -296,6 +284,37 @@ def read_arff(path, label_names=None, xml_path=None, n_labels=None):
         matrix = _parse_sparse(path, rows, numbers, n_attributes)
     else:
         matrix = _parse_dense(path, rows, numbers, n_attributes)
+    X, Y, feature_columns = _split_labels(path, matrix, numbers, position, label_names)
+    return X, Y, [names[i] for i in feature_columns], label_names
+
+
+def _label_positions(path, names, label_names):
+    """Attribute name → column; raise on duplicate names or labels that are not attributes."""
+    position = {name: i for i, name in enumerate(names)}
+    if len(position) != len(names):
+        raise DataFormatError(f"{path}: duplicate attribute names in the header")
+    missing = [name for name in label_names if name not in position]
+    if missing:
+        raise DataFormatError(f"{path}: labels named in the XML are not attributes of the file "
+                              f"({len(missing)} missing, e.g. {missing[:3]})")
+    return position
+
+
+def _data_rows(lines, start):
+    """The non-empty, non-comment data lines from ``start`` on, stripped, with their 1-based
+    line numbers."""
+    rows, numbers = [], []
+    for number in range(start, len(lines)):
+        stripped = lines[number].strip()
+        if stripped and not stripped.startswith("%"):
+            rows.append(stripped)
+            numbers.append(number + 1)
+    return rows, numbers
+
+
+def _split_labels(path, matrix, numbers, position, label_names):
+    """(X CSR float64, Y CSR int8 0/1, feature columns) from the n × attributes matrix."""
+    n_attributes = matrix.shape[1]
     label_columns = np.array([position[name] for name in label_names], dtype=np.int64)
     is_label = np.zeros(n_attributes, dtype=bool)
     is_label[label_columns] = True
@@ -309,8 +328,7 @@ def read_arff(path, label_names=None, xml_path=None, n_labels=None):
     X.sort_indices()
     Y = Y.astype(np.int8)
     Y.sort_indices()
-    feature_names = [names[i] for i in feature_columns]
-    return X, Y, feature_names, label_names
+    return X, Y, feature_columns
 
 
 def write_arff(path, X, Y, feature_names, label_names, relation="mlnn", sparse=True):

@@ -2,7 +2,7 @@
 
 The cache key is the SHA-256 of the source files' checksums, the dataset name, the processing
 options and :data:`FORMAT_VERSION`, so a changed source file or option gives a new entry. The
-cache directory is ``$MLNN_CACHE`` if set, else ``~/.cache/mlnn/processed``; when it cannot be
+cache directory is :func:`mlnn.datasets.paths.cache_dir`; when it cannot be
 written (a read-only file system), loading simply proceeds without caching.
 """
 
@@ -15,14 +15,10 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from mlnn.datasets.paths import cache_dir
+
 FORMAT_VERSION = 1
 _MATRICES = ("X_train", "Y_train", "X_test", "Y_test")
-
-
-def cache_dir():
-    """``$MLNN_CACHE`` if set, else ``~/.cache/mlnn/processed``."""
-    value = os.environ.get("MLNN_CACHE")
-    return Path(value) if value else Path.home() / ".cache" / "mlnn" / "processed"
 
 
 def cache_key(name, source_checksums, options):
@@ -34,6 +30,7 @@ def cache_key(name, source_checksums, options):
 
 
 def cache_path(name, key):
+    """The cache file of dataset ``name`` under the key :func:`cache_key`."""
     return cache_dir() / f"{name}-{key[:20]}.npz"
 
 

@@ -18,6 +18,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from mlnn.datasets.paths import data_dir as default_data_dir
 from mlnn.errors import ChecksumError, MLNNError
 
 
@@ -121,7 +122,7 @@ def fetch(name, data_dir=None, base_url=None, force=False):
     Parameters
     ----------
     name : str, a key of :data:`SOURCES`
-    data_dir : str or Path, default :func:`mlnn.datasets.data_dir`
+    data_dir : str or Path, default :func:`mlnn.datasets.paths.data_dir`
     base_url : str, optional
         A mirror: the file name is appended to it instead of using the canonical URL.
     force : bool, download even if verified copies exist
@@ -130,7 +131,6 @@ def fetch(name, data_dir=None, base_url=None, force=False):
     -------
     list of Path
     """
-    from mlnn.datasets.registry import data_dir as default_data_dir
     if name not in SOURCES:
         manual = "; ".join(f"{k}: {v}" for k, v in MANUAL_SOURCES.items())
         raise MLNNError(f"no pinned download for {name!r} (downloadable: {sorted(SOURCES)}); "

@@ -11,7 +11,6 @@ permutation from ``numpy.random.default_rng(random_state)`` (default 0), the fir
 set, each kept in file order.
 """
 
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,18 +18,15 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from mlnn.datasets import cache
+from mlnn.datasets import cache, paths
 from mlnn.datasets.arff import read_arff, read_mulan_xml
 from mlnn.datasets.dataset import Dataset
 from mlnn.datasets.download import sha256_file
+from mlnn.datasets.reuters import label_matrix, modapte_split, read_reuters
+from mlnn.datasets.synthetic import make_synthetic
+from mlnn.datasets.text import STOP_WORDS, TfidfVectorizer
 from mlnn.errors import MLNNError
-
-
-def data_dir():
-    """The data directory: ``$MLNN_DATA`` if set, else ``~/.cache/mlnn``."""
-    value = os.environ.get("MLNN_DATA")
-    return Path(value) if value else Path.home() / ".cache" / "mlnn"
-
+from mlnn.validation import check_fraction
 
 @dataclass(frozen=True)
 class Spec:
@@ -139,8 +135,7 @@ def _require(root, relative, name):
 
 
 def _seeded_split(n, train_fraction, random_state):
-    if not 0 < train_fraction < 1:
-        raise MLNNError(f"train_fraction must be in (0, 1), got {train_fraction!r}")
+    train_fraction = check_fraction(train_fraction, "train_fraction")
     permutation = np.random.default_rng(random_state).permutation(n)
     n_train = int(round(train_fraction * n))
     return np.sort(permutation[:n_train]), np.sort(permutation[n_train:])
@@ -161,8 +156,6 @@ def _align_by_name(X, feature_names, size):
 
 
 def _load_reuters(root, name, spec, options):
-    from mlnn.datasets.reuters import label_matrix, modapte_split, read_reuters
-    from mlnn.datasets.text import STOP_WORDS, TfidfVectorizer
     archive = Path(root) / spec.files[0]
     source = archive if archive.exists() else _require(root, spec.files[1], name)
     checksums = [sha256_file(archive)] if archive.exists() else [
@@ -221,7 +214,8 @@ def load(name, data_dir=None, **options):
     Parameters
     ----------
     name : str, one of :func:`names`
-    data_dir : str or Path, default :func:`data_dir` (``$MLNN_DATA`` or ``~/.cache/mlnn``)
+    data_dir : str or Path, default :func:`mlnn.datasets.paths.data_dir` (``$MLNN_DATA`` or
+        ``~/.cache/mlnn``)
     **options : dataset-specific options (``Spec.defaults``): for reuters21578 the text
         processing (``stem``, ``stop_words``, ``token_pattern``, ``min_df``, ``sublinear_tf``,
         ``norm``); for single-file sets the split (``train_fraction``, ``random_state``); for
@@ -237,14 +231,13 @@ def load(name, data_dir=None, **options):
     spec = SPECS[name]
     options = _options(name, spec, options)
     if spec.kind == "synthetic":
-        from mlnn.datasets.synthetic import make_synthetic
         generated = make_synthetic(**options)
         parts = {k: generated[k] for k in ("X_train", "Y_train", "X_test", "Y_test")}
         return Dataset(name, feature_names=generated["feature_names"],
                        label_names=generated["label_names"], description=spec.description,
                        info={"options": options, "from_cache": False,
                              "load_seconds": time.perf_counter() - started}, **parts)
-    root = Path(data_dir) if data_dir is not None else globals()["data_dir"]()
+    root = Path(data_dir) if data_dir is not None else paths.data_dir()
     checksums, build = _LOADERS[spec.kind](root, name, spec, options)
     key = cache.cache_key(name, checksums, options)
     path = cache.cache_path(name, key)

@@ -110,21 +110,37 @@ def read_svmlight(path, n_features=None, n_labels=None, zero_based="auto"):
     """
     path = Path(path)
     lines = read_text(path).split("\n")
-    first = 0
-    header = None
-    while first < len(lines) and _split_line(lines[first]) is None:
-        first += 1
-    if first < len(lines):
-        parts = lines[first].split("#", 1)[0].split()
-        if len(parts) == 3 and all(p.isdigit() for p in parts):
-            header = tuple(int(p) for p in parts)
-            first += 1
+    header, first = _read_header(lines)
     if header is not None:
         n_features = header[1] if n_features is None else n_features
         n_labels = header[2] if n_labels is None else n_labels
         if n_features != header[1] or n_labels != header[2]:
             raise DataFormatError(f"{path}:1: header says {header[1]} features and "
                                   f"{header[2]} labels, expected {n_features} and {n_labels}")
+    labels, features, numbers = _data_lines(lines, first)
+    if header is not None and header[0] != len(numbers):
+        raise DataFormatError(f"{path}:1: header announces {header[0]} documents, "
+                              f"the file has {len(numbers)} (truncated?)")
+    if zero_based == "auto":
+        zero_based = True if header is not None else None
+    return _parse_documents(path, labels, features, numbers, n_features, n_labels, zero_based)
+
+
+def _read_header(lines):
+    """(n_documents, n_features, n_labels) of an Extreme-Classification header line, or None,
+    and the index of the first line after it (and after leading empty lines)."""
+    first = 0
+    while first < len(lines) and _split_line(lines[first]) is None:
+        first += 1
+    if first < len(lines):
+        parts = lines[first].split("#", 1)[0].split()
+        if len(parts) == 3 and all(p.isdigit() for p in parts):
+            return tuple(int(p) for p in parts), first + 1
+    return None, first
+
+
+def _data_lines(lines, first):
+    """(label texts, feature texts, 1-based line numbers) of the documents from ``first`` on."""
     labels, features, numbers = [], [], []
     for number in range(first, len(lines)):
         split = _split_line(lines[number])
@@ -132,16 +148,17 @@ def read_svmlight(path, n_features=None, n_labels=None, zero_based="auto"):
             labels.append(split[0])
             features.append(split[1])
             numbers.append(number + 1)
+    return labels, features, numbers
+
+
+def _parse_documents(path, labels, features, numbers, n_features, n_labels, zero_based):
+    """X and Y from the split lines, all numbers converted at once; any problem is located by
+    :func:`_diagnose`. ``zero_based`` None: decided by whether some feature id is 0."""
     n = len(numbers)
-    if header is not None and header[0] != n:
-        raise DataFormatError(f"{path}:1: header announces {header[0]} documents, "
-                              f"the file has {n} (truncated?)")
-    if zero_based == "auto":
-        zero_based = True if header is not None else None
-    offset_holder = [0 if zero_based in (True, None) else 1]
+    offset = [0 if zero_based in (True, None) else 1]
 
     def diagnose():
-        _diagnose(path, labels, features, numbers, n_features, n_labels, offset_holder[0])
+        _diagnose(path, labels, features, numbers, n_features, n_labels, offset[0])
 
     feature_counts = np.array([text.count(":") for text in features], dtype=np.int64)
     tokens = " ".join(features).replace(":", " ").split()
@@ -157,9 +174,8 @@ def read_svmlight(path, n_features=None, n_labels=None, zero_based="auto"):
     except (ValueError, OverflowError):
         diagnose()
     if zero_based is None:
-        zero_based = bool(ids.size == 0 or ids.min() == 0)
-        offset_holder[0] = 0 if zero_based else 1
-    columns = ids - offset_holder[0]
+        offset[0] = 0 if ids.size == 0 or ids.min() == 0 else 1
+    columns = ids - offset[0]
     if n_features is None:
         n_features = int(columns.max()) + 1 if columns.size else 0
     if n_labels is None:
@@ -168,12 +184,11 @@ def read_svmlight(path, n_features=None, n_labels=None, zero_based="auto"):
             or (label_ids.size and (label_ids.min() < 0 or label_ids.max() >= n_labels)) \
             or not np.all(np.isfinite(values)):
         diagnose()
-    doc_of_feature = np.repeat(np.arange(n), feature_counts)
-    doc_of_label = np.repeat(np.arange(n), label_counts)
-    X = _to_csr(path, doc_of_feature, columns, values, n, n_features, diagnose)
+    X = _to_csr(path, np.repeat(np.arange(n), feature_counts), columns, values, n, n_features,
+                diagnose)
     X.eliminate_zeros()
-    Y = _to_csr(path, doc_of_label, label_ids, np.ones(label_ids.size, dtype=np.int8),
-                n, n_labels, diagnose)
+    Y = _to_csr(path, np.repeat(np.arange(n), label_counts), label_ids,
+                np.ones(label_ids.size, dtype=np.int8), n, n_labels, diagnose)
     return X, Y
 
 

@@ -29,11 +29,21 @@ import scipy.sparse as sp
 
 from mlnn.datasets.text import idf_from_counts, tfidf_weight
 from mlnn.errors import MLNNError
+from mlnn.validation import check_integer
 
 
-def _check_positive(name, value, minimum=1):
-    if not isinstance(value, (int, np.integer)) or value < minimum:
-        raise MLNNError(f"synthetic: {name} must be an integer >= {minimum}, got {value!r}")
+def _check_options(n_train, n_test, n_features, n_labels, label_cardinality, correlation,
+                   background, mean_length, length_sigma):
+    for name, value, minimum in (("n_train", n_train, 1), ("n_test", n_test, 0),
+                                 ("n_features", n_features, 2), ("n_labels", n_labels, 1)):
+        check_integer(value, f"synthetic: {name}", minimum)
+    if not label_cardinality >= 1:
+        raise MLNNError(f"synthetic: label_cardinality must be >= 1, got {label_cardinality!r}")
+    for name, value in (("correlation", correlation), ("background", background)):
+        if not 0 <= value <= 1:
+            raise MLNNError(f"synthetic: {name} must be in [0, 1], got {value!r}")
+    if not (mean_length > 0 and length_sigma >= 0):
+        raise MLNNError("synthetic: mean_length must be > 0 and length_sigma >= 0")
 
 
 def make_synthetic(n_train=400, n_test=200, n_features=500, n_labels=20, random_state=0,
@@ -47,17 +57,8 @@ def make_synthetic(n_train=400, n_test=200, n_features=500, n_labels=20, random_
     ``X_test``, ``Y_test``, ``feature_names`` (``w0000``...), ``label_names`` (``label000``...)
     and ``counts_train``/``counts_test`` (the raw term counts, CSR).
     """
-    _check_positive("n_train", n_train)
-    _check_positive("n_test", n_test, minimum=0)
-    _check_positive("n_features", n_features, minimum=2)
-    _check_positive("n_labels", n_labels)
-    if not label_cardinality >= 1:
-        raise MLNNError(f"synthetic: label_cardinality must be >= 1, got {label_cardinality!r}")
-    for name, value in (("correlation", correlation), ("background", background)):
-        if not 0 <= value <= 1:
-            raise MLNNError(f"synthetic: {name} must be in [0, 1], got {value!r}")
-    if not (mean_length > 0 and length_sigma >= 0):
-        raise MLNNError("synthetic: mean_length must be > 0 and length_sigma >= 0")
+    _check_options(n_train, n_test, n_features, n_labels, label_cardinality, correlation,
+                   background, mean_length, length_sigma)
     rng = np.random.default_rng(random_state)
     n, D, L = n_train + n_test, n_features, n_labels
     n_groups = max(1, L // 4) if n_groups is None else int(n_groups)
@@ -66,11 +67,27 @@ def make_synthetic(n_train=400, n_test=200, n_features=500, n_labels=20, random_
     words_per_topic = max(5, D // 10) if words_per_topic is None else int(words_per_topic)
     words_per_topic = min(words_per_topic, D)
 
-    # 1-2. Labels.
-    pi = (np.arange(L) + 1.0) ** -zipf_exponent
+    pi = (np.arange(L) + 1.0) ** -zipf_exponent                               # 1. popularity
     pi /= pi.sum()
     group_of = np.empty(L, dtype=np.int64)
     group_of[rng.permutation(L)] = np.arange(L) % n_groups
+    Y = _label_sets(rng, n, pi, group_of, label_cardinality, correlation)   # 2. labels
+    phi0, phi = _word_distributions(rng, D, L, n_groups, group_of, words_per_topic)   # 3.
+    counts = _word_counts(rng, Y, phi0, phi, background, mean_length, length_sigma)  # 4-5.
+    counts_train, counts_test = counts[:n_train], counts[n_train:]            # 6. tf-idf
+    idf = idf_from_counts(counts_train)
+    return {
+        "X_train": tfidf_weight(counts_train, idf), "Y_train": Y[:n_train],
+        "X_test": tfidf_weight(counts_test, idf), "Y_test": Y[n_train:],
+        "feature_names": [f"w{j:04d}" for j in range(D)],
+        "label_names": [f"label{j:03d}" for j in range(L)],
+        "counts_train": counts_train, "counts_test": counts_test,
+    }
+
+
+def _label_sets(rng, n, pi, group_of, label_cardinality, correlation):
+    """Step 2: n label sets (CSR int8 n x L); related labels follow the first one's group."""
+    L = pi.size
     sizes = np.minimum(1 + rng.poisson(label_cardinality - 1.0, size=n), L)
     first = rng.choice(L, size=n, p=pi)
     uniform = rng.random((n, L))
@@ -92,8 +109,11 @@ def make_synthetic(n_train=400, n_test=200, n_features=500, n_labels=20, random_
         cols.extend(chosen)
     Y = sp.csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(n, L))
     Y.sort_indices()
+    return Y
 
-    # 3. Word distributions.
+
+def _word_distributions(rng, D, L, n_groups, group_of, words_per_topic):
+    """Step 3: the Zipfian background phi_0 (D,) and the label distributions phi (L x D)."""
     def topic(count):
         phi = np.zeros((count, D))
         for k in range(count):
@@ -103,9 +123,13 @@ def make_synthetic(n_train=400, n_test=200, n_features=500, n_labels=20, random_
 
     phi0 = (np.arange(D) + 1.0) ** -1.1
     phi0 = rng.permutation(phi0 / phi0.sum())
-    phi = 0.5 * topic(n_groups)[group_of] + 0.5 * topic(L)
+    return phi0, 0.5 * topic(n_groups)[group_of] + 0.5 * topic(L)
 
-    # 4-5. Lengths and counts, in chunks so that the dense n x D mixture stays small.
+
+def _word_counts(rng, Y, phi0, phi, background, mean_length, length_sigma):
+    """Steps 4-5: log-normal lengths and multinomial counts (CSR n x D), in chunks so that the
+    dense n x D mixture stays small."""
+    n, D = Y.shape[0], phi0.size
     mu = np.log(mean_length) - length_sigma ** 2 / 2
     lengths = np.maximum(5, np.round(rng.lognormal(mu, length_sigma, size=n))).astype(np.int64)
     label_share = sp.diags(1.0 / np.asarray(Y.sum(axis=1)).ravel()) @ Y.astype(np.float64)
@@ -116,15 +140,4 @@ def make_synthetic(n_train=400, n_test=200, n_features=500, n_labels=20, random_
         p = background * phi0 + (1 - background) * (label_share[start:stop] @ phi)
         p /= p.sum(axis=1, keepdims=True)
         blocks.append(sp.csr_matrix(rng.multinomial(lengths[start:stop], p).astype(np.float64)))
-    counts = sp.vstack(blocks, format="csr")
-
-    # 6. tf-idf fitted on the training rows.
-    counts_train, counts_test = counts[:n_train], counts[n_train:]
-    idf = idf_from_counts(counts_train)
-    return {
-        "X_train": tfidf_weight(counts_train, idf), "Y_train": Y[:n_train],
-        "X_test": tfidf_weight(counts_test, idf), "Y_test": Y[n_train:],
-        "feature_names": [f"w{j:04d}" for j in range(D)],
-        "label_names": [f"label{j:03d}" for j in range(L)],
-        "counts_train": counts_train, "counts_test": counts_test,
-    }
+    return sp.vstack(blocks, format="csr")
