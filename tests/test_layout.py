@@ -1,0 +1,167 @@
+"""The architecture, pinned: data flows one way, and the command line is a shell over the library.
+
+The import graph of the package is read from the source with :mod:`ast` (imports at module level
+and inside functions alike), so a cycle cannot hide behind an import postponed into a function.
+"""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "mlnn"
+
+#: The commands ``python -m mlnn --help`` must list.
+COMMANDS = ("data", "train", "evaluate", "predict", "reproduce", "bench", "experiment")
+
+#: Modules whose function-level import of an mlnn module is still to move to module level.
+PENDING_FUNCTION_LEVEL = {"mlnn.training"}
+
+
+def _module_names():
+    names = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        names[name] = path
+    return names
+
+
+MODULES = _module_names()
+
+
+def _targets(node):
+    """The mlnn modules an Import / ImportFrom node brings in."""
+    if isinstance(node, ast.Import):
+        return {alias.name for alias in node.names if alias.name.split(".")[0] == "mlnn"}
+    if node.module is None or node.level or node.module.split(".")[0] != "mlnn":
+        return set()
+    found = set()
+    for alias in node.names:
+        candidate = f"{node.module}.{alias.name}"
+        found.add(candidate if candidate in MODULES else node.module)
+    return found
+
+
+def _imports(path):
+    """({module-level mlnn imports}, {function-level mlnn imports}) of one source file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top, nested = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            (top if node in tree.body else nested).update(_targets(node))
+    for node in tree.body:      # imports under a module-level if/try still run at import time
+        if isinstance(node, (ast.If, ast.Try)):
+            for child in ast.walk(node):
+                if isinstance(child, (ast.Import, ast.ImportFrom)) and _targets(child):
+                    top.update(_targets(child))
+                    nested.difference_update(_targets(child))
+    return top, nested
+
+
+GRAPH = {name: _imports(path) for name, path in MODULES.items()}
+
+
+def _edges(name):
+    top, nested = GRAPH[name]
+    return {target for target in top | nested if target != name}
+
+
+def test_the_graph_sees_the_package():
+    assert {"mlnn.network", "mlnn.cli", "mlnn.cli.model", "mlnn.paper.reproduce",
+            "mlnn.datasets.registry", "mlnn.estimator", "mlnn.modelfile"} <= set(MODULES)
+    assert "mlnn.network" in _edges("mlnn.builders")
+    assert "mlnn.datasets.paths" in _edges("mlnn.datasets.registry")
+
+
+def test_every_imported_mlnn_module_exists():
+    for name in MODULES:
+        for target in _edges(name):
+            assert target in MODULES, f"{name} imports {target}, which is not a module"
+
+
+def _find_cycle(edges):
+    """A list of modules forming an import cycle in ``edges`` (name -> set of names), or None."""
+    state = {}
+
+    def visit(name, stack):
+        state[name] = "open"
+        for target in sorted(edges.get(name, ())):
+            if state.get(target) == "open":
+                return stack[stack.index(target):] + [target]
+            if target not in state:
+                found = visit(target, stack + [target])
+                if found:
+                    return found
+        state[name] = "done"
+        return None
+
+    for name in sorted(edges):
+        if name not in state:
+            found = visit(name, [name])
+            if found:
+                return found
+    return None
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+    assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_no_import_cycles():
+    cycle = _find_cycle({name: _edges(name) for name in MODULES})
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or ())
+
+
+def test_no_function_level_imports_of_mlnn_modules():
+    offenders = {name: sorted(GRAPH[name][1]) for name in MODULES if GRAPH[name][1]}
+    assert set(offenders) <= PENDING_FUNCTION_LEVEL, offenders
+
+
+def test_nothing_outside_the_command_line_imports_it():
+    for name in MODULES:
+        if name.startswith("mlnn.cli") or name == "mlnn.__main__":
+            continue
+        assert not {t for t in _edges(name) if t.startswith("mlnn.cli")}, name
+
+
+def test_argparse_only_in_the_command_line():
+    for name, path in MODULES.items():
+        if not name.startswith("mlnn.cli"):
+            assert "argparse" not in path.read_text(encoding="utf-8"), name
+
+
+def test_the_library_does_not_import_the_papers_experiments():
+    for name in MODULES:
+        if name.startswith(("mlnn.paper", "mlnn.cli")) or name == "mlnn.__main__":
+            continue
+        assert not {t for t in _edges(name) if t.startswith("mlnn.paper")}, name
+
+
+def test_the_core_does_not_import_upward():
+    core = ("mlnn.activations", "mlnn.losses", "mlnn.network", "mlnn.dropout", "mlnn.optimizers",
+            "mlnn.gradcheck", "mlnn.training", "mlnn.thresholds", "mlnn.metrics", "mlnn.svm")
+    above = ("mlnn.builders", "mlnn.estimator", "mlnn.modelfile", "mlnn.bench", "mlnn.datasets")
+    for name in core:
+        assert not {t for t in _edges(name) if t.startswith(above)}, name
+    assert not {t for t in _edges("mlnn.modelfile") if t != "mlnn.errors"}
+
+
+def test_every_command_module_is_registered():
+    from mlnn.cli import COMMAND_GROUPS
+    registered = {group.__name__ for group in COMMAND_GROUPS}
+    modules = {name for name in MODULES if name.startswith("mlnn.cli.")} - {"mlnn.cli.options"}
+    assert registered == modules
+
+
+def test_help_lists_every_command():
+    result = subprocess.run([sys.executable, "-m", "mlnn", "--help"], capture_output=True,
+                            text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    listed = {line.split()[0] for line in result.stdout.splitlines()
+              if line.startswith("    ") and line.split()}
+    assert set(COMMANDS) <= listed, result.stdout
