@@ -1,7 +1,13 @@
 """The two loss functions of the paper and their output deltas δ2 = ∂J/∂z2 (Sec. 3.2, 3.4).
 
 Notation (one document per row): ``z2`` (n × L) output pre-activations, ``o = f_o(z2)`` (n × L)
-outputs, ``Y`` (n × L, dense 0/1) the relevant labels y; ȳ are the irrelevant ones.
+outputs, ``Y`` (n × L, 0/1) the relevant labels y; ȳ are the irrelevant ones.
+
+Labels. ``Y`` may be bool, integer or real 0/1, a dense array, an ``np.matrix`` or a scipy.sparse
+matrix: every method first turns it into a dense ndarray of the outputs' floating dtype
+(:func:`as_labels`), so all of these give the same numbers and the results are plain ndarrays.
+Anything else (values other than 0 and 1, a shape other than z2's) raises
+:class:`~mlnn.errors.MLNNError`.
 
 Each loss is paired explicitly with its output activation (:attr:`Loss.output`): the delta it
 returns is ∂J/∂z2 *through that activation*, so the network never assumes ``o − y``.
@@ -16,9 +22,35 @@ every minibatch); a loss whose value and δ2 share work, like PWE's exponentials
 from abc import ABC, abstractmethod
 
 import numpy as np
+import scipy.sparse as sp
 
 from mlnn.activations import ACTIVATIONS
 from mlnn.errors import MLNNError
+
+
+def as_labels(Y, like=None):
+    """Y as a dense (n, L) ndarray of ``like``'s floating dtype (float64 if ``like`` is None or not
+    floating), after checking that it holds only 0 and 1 and, if ``like`` is given, has its shape.
+
+    Y : bool, integer or real 0/1, dense, ``np.matrix`` or scipy.sparse. The input is not modified.
+    """
+    if sp.issparse(Y):
+        Y = Y.toarray()
+    try:
+        Y = np.asarray(Y)
+    except ValueError as error:  # e.g. ragged nested lists
+        raise MLNNError(f"Y must be a 2-D 0/1 array or sparse matrix: {error}") from None
+    if Y.dtype.kind not in "biuf":
+        raise MLNNError(f"Y must hold 0/1 labels (bool, integer or real), got dtype {Y.dtype}")
+    if like is not None and Y.shape != np.shape(like):
+        raise MLNNError(f"Y has shape {Y.shape}, expected {np.shape(like)} (documents × labels, "
+                        "as the outputs)")
+    if Y.ndim != 2:
+        raise MLNNError(f"Y must be 2-D (documents × labels), got shape {Y.shape}")
+    if not np.all((Y == 0) | (Y == 1)):
+        raise MLNNError("Y must be a 0/1 label matrix; found values other than 0 and 1")
+    kind = np.asarray(like).dtype if like is not None else None
+    return Y.astype(kind if kind is not None and kind.kind == "f" else np.float64, copy=False)
 
 
 class Loss(ABC):
@@ -36,8 +68,9 @@ class Loss(ABC):
         """δ2 = ∂J_i/∂z2_i for each row, shape (n, L)."""
 
     def value(self, z2, o, Y):
-        """J = (1/n) Σ_i J_i, the mean loss over the minibatch."""
-        return float(np.mean(self.per_document(z2, o, Y))) if len(Y) else 0.0
+        """J = (1/n) Σ_i J_i, the mean loss over the minibatch (0 for an empty minibatch)."""
+        J = self.per_document(z2, o, Y)
+        return float(np.mean(J)) if len(J) else 0.0
 
     def value_and_delta(self, z2, o, Y):
         """``(value(z2, o, Y), delta(z2, o, Y))``, computing what they share only once."""
@@ -45,7 +78,7 @@ class Loss(ABC):
 
     def excluded(self, Y):
         """Boolean mask of documents the loss is undefined for (and so leaves out); none here."""
-        return np.zeros(len(Y), dtype=bool)
+        return np.zeros(len(as_labels(Y)), dtype=bool)
 
 
 class CrossEntropy(Loss):
@@ -69,12 +102,15 @@ class CrossEntropy(Loss):
     def per_document(self, z2, o, Y):
         # softplus written out in NumPy: scipy.special.log_expit gives the same numbers but is
         # ~20× slower in float32, which made the loss value a tenth of an epoch on Delicious.
+        z2 = np.asarray(z2)
+        Y = as_labels(Y, z2)
         s = (1 - 2 * Y) * z2
         with np.errstate(under="ignore"):         # e^−|s| → 0 for |s| ≫ 1 is the right value
             return (np.maximum(s, 0) + np.log1p(np.exp(-np.abs(s)))).sum(axis=1)
 
     def delta(self, z2, o, Y):
-        return o - Y
+        o = np.asarray(o)
+        return o - as_labels(Y, o)
 
 
 class PairwiseExponential(Loss):
@@ -118,33 +154,38 @@ class PairwiseExponential(Loss):
         return f"PairwiseExponential(form={self.form!r})"
 
     def excluded(self, Y):
-        n_relevant = np.count_nonzero(Y, axis=1)
-        return (n_relevant == 0) | (n_relevant == Y.shape[1])
+        n_relevant = np.count_nonzero(as_labels(Y), axis=1)
+        return (n_relevant == 0) | (n_relevant == np.shape(Y)[1])
 
     def per_document(self, z2, o, Y):
-        if self.form == "pairwise":
-            return self._pairwise(o, Y)[0]
-        return self._factorised(o, Y)[0]
+        return self._forms(o, Y)[0]
 
     def delta(self, z2, o, Y):
         return self.value_and_delta(z2, o, Y)[1]
 
     def value_and_delta(self, z2, o, Y):
         # one pass of the chosen form gives J_i and ∂J_i/∂o (they share the exponentials)
-        J, dJ_do = self._pairwise(o, Y) if self.form == "pairwise" else self._factorised(o, Y)
-        value = float(np.mean(J)) if len(Y) else 0.0
-        return value, dJ_do * self.output.grad(z2, o)
+        J, dJ_do = self._forms(o, Y)
+        value = float(np.mean(J)) if len(J) else 0.0
+        return value, dJ_do * self.output.grad(np.asarray(z2), np.asarray(o))
 
-    def _normaliser(self, Y):
-        """1 / (|y||ȳ|) per document, 0 for excluded documents."""
+    def _forms(self, o, Y):
+        """(J_i, ∂J_i/∂o) by the chosen form, with Y as a float array of o's dtype."""
+        o = np.asarray(o)
+        Y = as_labels(Y, o)
+        return self._pairwise(o, Y) if self.form == "pairwise" else self._factorised(o, Y)
+
+    @staticmethod
+    def _normaliser(Y, dtype):
+        """1 / (|y||ȳ|) per document (as ``dtype``), 0 for excluded documents."""
         n_relevant = np.count_nonzero(Y, axis=1)
         pairs = n_relevant * (Y.shape[1] - n_relevant)
-        return np.divide(1.0, pairs, out=np.zeros(len(Y)), where=pairs > 0).astype(Y.dtype)
+        return np.divide(1.0, pairs, out=np.zeros(len(Y)), where=pairs > 0).astype(dtype)
 
     def _factorised(self, o, Y):
         """(J_i, ∂J_i/∂o) by the factorised O(L) form."""
         relevant = Y > 0
-        norm = self._normaliser(Y)[:, None]
+        norm = self._normaliser(Y, o.dtype)[:, None]
         exp_o = np.exp(o)
         exp_minus_o = 1 / exp_o
         S_y = np.where(relevant, exp_minus_o, 0).sum(axis=1, keepdims=True)
@@ -157,7 +198,7 @@ class PairwiseExponential(Loss):
         """(J_i, ∂J_i/∂o) by the literal double sum over (relevant, irrelevant) pairs."""
         J = np.zeros(len(o), dtype=o.dtype)
         dJ_do = np.zeros_like(o)
-        norm = self._normaliser(Y)
+        norm = self._normaliser(Y, o.dtype)
         for i in np.flatnonzero(norm):
             p = np.flatnonzero(Y[i] > 0)
             n = np.flatnonzero(Y[i] == 0)

@@ -1,29 +1,46 @@
-"""From scores to label sets: the learned per-document threshold predictor (paper Sec. 3.3).
+"""From scores to label sets: the learned per-document threshold predictor (paper Sec. 3.3, Eq. 5).
 
-A ranking f(x) becomes a label set by a threshold: ŷ_l = 1 iff o_l > T(x). The paper learns the
-threshold as a function of the document:
+A ranking f(x) becomes a label set by a threshold, **strictly**: ŷ_l = 1 iff o_l > T(x). A score
+exactly equal to the threshold is *not* predicted (everywhere in this module). The paper learns
+the threshold as a function of the document:
 
 1. For every training document m, :func:`optimal_thresholds` finds the threshold t_m that
-   maximises that document's F1 given its scores o_m and true labels y_m. Only cuts between
-   successive scores of the sorted list can change the label set, so the candidates are the
-   midpoints between successive distinct sorted scores (plus one cut above the top score and one
-   below the bottom score).
-2. T(x; θ) = θᵀx + b is fitted to those targets by ℓ2-regularised linear regression (Eq. 5),
+   maximises that document's F1 given its scores o_m and true labels y_m (or, with
+   ``criterion="hamming"``, minimises its number of wrong label decisions, the target BP-MLL's
+   published protocol uses). Only cuts between successive scores of the sorted list can change
+   the label set, so the candidates are the midpoints between successive distinct sorted scores
+   (plus one cut above the top score and one below the bottom score).
+2. T(x; θ) = θᵀx is fitted to those targets by ℓ2-regularised linear regression (Eq. 5),
 
-       min_{θ, b}  Σ_m (θᵀx_m + b − t_m)²  +  λ ‖θ‖²,
+       min_θ  Σ_m (θᵀx_m − t_m)²  +  λ ‖θ‖²,
 
-   on the input features x (the paper's choice; X stays sparse — the problem is solved with
-   :func:`scipy.sparse.linalg.lsqr` on an implicitly centred operator, never forming a dense X),
-   or, with ``features="scores"``, on the network's output scores o (what BP-MLL implementations
-   do). The intercept b is not regularised. λ is chosen on validation data by
-   :func:`select_lambda`.
+   λ multiplying ‖θ‖² against the **summed** (not the mean) squared error over the n training
+   documents, and **every** coefficient of θ penalised. By default x carries a constant feature
+   1 (``intercept="penalised"``): its coefficient θ_0 is the bias of the threshold and is
+   penalised like the rest — still Eq. 5, with the bias inside θ. Without it
+   (``intercept="none"``, T = θᵀx on the raw features only) a document's threshold scales with
+   its feature values: on Delicious (binary features, 1 to over 300 words a document) the thresholds of
+   short documents collapse towards 0 and micro-F1 drops from 0.39 to 0.18 (one NN_AD network).
+   X stays sparse: the problem is exactly LSQR's damped least squares,
+   :func:`scipy.sparse.linalg.lsqr` with ``damp = √λ``, which only multiplies by X and Xᵀ (the
+   constant is one more sparse column). With ``features="scores"`` the regression is on the
+   network's output scores o instead (T = θ_0 + θᵀo, what BP-MLL implementations do). λ is
+   chosen on validation data by :func:`select_lambda`.
 
-A fixed threshold (``ThresholdPredictor(fixed=0.5)``, or ``fixed=0.0`` for tanh outputs and
-SVM margins) is available for comparison.
+Because the penalty shrinks θ towards 0 — that is, the thresholds towards 0 — a larger λ means
+*lower* thresholds (more labels predicted, higher recall) for sigmoid outputs in (0, 1), not a
+constant threshold near the targets' mean.
+
+Not the paper's: ``intercept="free"`` fits T(x) = θᵀx + b with an **unpenalised** intercept b
+(the regression centred on the mean target; :func:`ridge_with_intercept`). When the network fits
+its training documents confidently, b absorbs the mean target (≈ 0.5 for sigmoid outputs) and λ
+only shrinks the slope, so on new documents the thresholds sit near that mean whatever λ is —
+close to a fixed 0.5. A fixed threshold (``ThresholdPredictor(fixed=0.5)``, or ``fixed=0.0`` for
+tanh outputs and SVM margins) is available for comparison.
 
 Typical use::
 
-    tp = ThresholdPredictor(lam=1.0).fit(X_train, scores_train, Y_train)
+    tp, lam, table = select_lambda(X_fit, scores_fit, Y_fit, X_val, scores_val, Y_val)
     Y_pred = tp.predict(X_test, scores_test)          # 0/1 CSR matrix
 """
 
@@ -35,66 +52,63 @@ from mlnn import metrics
 from mlnn.errors import MLNNError
 from mlnn.validation import check_scores, check_X, check_Y
 
-#: Default grid of regularisation strengths λ searched by :func:`select_lambda`.
-DEFAULT_LAMBDAS = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
+#: Default grid of regularisation strengths λ searched by :func:`select_lambda` (λ multiplies
+#: ‖θ‖² against the summed squared error, so the useful values grow with the number of
+#: training documents; see the module docstring).
+DEFAULT_LAMBDAS = tuple(float(f"{10 ** (k / 2):.3g}") for k in range(-4, 13))   # 0.01 … 1e6
 
 #: Half-distance used beyond the extreme score when a document's scores are all equal.
 ALL_TIED_MARGIN = 0.5
 
 FEATURES = ("input", "scores")
 
+#: Per-document targets: the F1-optimal cut (the paper's) or the Hamming-optimal cut.
+TARGETS = ("f1", "hamming")
 
-def optimal_thresholds(scores, Y):
-    """Per-document F1-optimal thresholds t_m (Sec. 3.3, the regression targets of Eq. 5).
+#: The bias of T: a constant feature penalised like the rest (Eq. 5, default), no constant at
+#: all, or an unpenalised intercept (not the paper's).
+INTERCEPTS = ("penalised", "none", "free")
 
-    Parameters
-    ----------
-    scores : (n, L) dense float array — the outputs o_m.
-    Y : (n, L) 0/1 array or sparse matrix — the true label sets y_m.
+#: Validation criteria of :func:`select_lambda` (see :func:`mlnn.metrics.selection_score`).
+CRITERIA = metrics.SELECTION_CRITERIA
 
-    Returns
-    -------
-    t : (n,) float array such that predicting {l : o_ml > t_m} maximises document m's F1.
 
-    With the scores of a document sorted in decreasing order, s_1 ≥ … ≥ s_L, predicting the top
-    k labels (k = 0 … L, only at boundaries between distinct scores) gives F1 = 2 TP_k / (k + |y|).
-    The best k is chosen — the smallest such k on ties, i.e. the highest threshold — and
-    t_m = (s_k + s_{k+1}) / 2, the midpoint of the cut. Conventions at the ends:
+def _cut_quality(rel, criterion):
+    """Quality of predicting the top k labels, k = 0 … L, higher is better: (n, L + 1) array.
 
-    - No relevant label: the empty prediction is perfect (F1 = 1), so k = 0 and the threshold is
-      placed above the top score, t = s_1 + (s_1 − s')/2 where s' is the next lower distinct
-      score (the cut mirrored above s_1).
-    - All labels relevant: k = L, t = s_L − (s'' − s_L)/2 with s'' the next higher distinct score.
-    - If all of a document's scores are equal, these margins are ``ALL_TIED_MARGIN`` (0.5).
+    rel : (n, L) bool relevance in decreasing score order. For "f1", F1 = 2 TP_k / (k + |y|)
+    (1 for k = 0 when |y| = 0, nothing to find and nothing predicted); for "hamming", minus the
+    number of wrong decisions, −(FN + FP) = −(|y| + k − 2 TP_k).
     """
-    scores = check_scores(scores)
-    Y = check_Y(Y, "Y", shape=scores.shape).toarray().astype(bool)
-    n, L = scores.shape
-    order = np.argsort(-scores, axis=1)
-    s = np.take_along_axis(scores, order, axis=1)          # descending
-    rel = np.take_along_axis(Y, order, axis=1)
-    n_rel = rel.sum(axis=1)
+    n, L = rel.shape
+    tp = np.column_stack([np.zeros(n), np.cumsum(rel, axis=1)])    # tp[:, k] = TP of the top k
+    k = np.arange(L + 1)
+    n_rel = tp[:, -1:]
+    if criterion == "hamming":
+        return -(n_rel + k - 2.0 * tp)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f1 = np.where(k + n_rel > 0, 2.0 * tp / (k + n_rel), 1.0)
+    return f1
 
-    tp = np.cumsum(rel, axis=1)                             # tp[:, k-1] = TP of the top-k cut
-    k = np.arange(1, L + 1)
-    f1 = 2.0 * tp / (k + n_rel[:, None])
-    cut_allowed = np.ones((n, L), dtype=bool)               # no cut inside a run of equal scores
-    cut_allowed[:, :-1] = s[:, :-1] != s[:, 1:]
-    f1 = np.where(cut_allowed, f1, -1.0)
-    f1_empty = np.where(n_rel == 0, 1.0, 0.0)
-    best_k = np.argmax(np.column_stack([f1_empty, f1]), axis=1)   # first maximum: smallest k
 
+def _cut_thresholds(s, best_k):
+    """The threshold of the cut after the top ``best_k`` of the descending scores ``s`` (n, L).
+
+    The midpoint between the k-th and (k+1)-th score; beyond the ends, the first (last) gap
+    mirrored above the top (below the bottom) score, or ``ALL_TIED_MARGIN`` if all scores tie.
+    Always s_{k+1} ≤ t < s_k, so ``o > t`` predicts exactly the top k.
+    """
+    n, L = s.shape
     top, bottom = s[:, 0], s[:, -1]
+    all_tied = top == bottom
     below_top = np.where(s < top[:, None], s, -np.inf).max(axis=1)
     above_bottom = np.where(s > bottom[:, None], s, np.inf).min(axis=1)
-    all_tied = top == bottom
     margin_top = np.where(all_tied, ALL_TIED_MARGIN, (top - np.where(all_tied, top, below_top)) / 2)
     margin_bottom = np.where(all_tied, ALL_TIED_MARGIN,
                              (np.where(all_tied, bottom, above_bottom) - bottom) / 2)
-
-    inner = np.clip(best_k, 1, L - 1) if L > 1 else np.ones_like(best_k)
     rows = np.arange(n)
     if L > 1:
+        inner = np.clip(best_k, 1, L - 1)
         upper, lower = s[rows, inner - 1], s[rows, inner]
         midpoint = (upper + lower) / 2.0
         # for adjacent floating-point scores the midpoint can round up to the upper one
@@ -104,6 +118,78 @@ def optimal_thresholds(scores, Y):
     below_all = bottom - margin_bottom
     below_all = np.where(below_all >= bottom, np.nextafter(bottom, -np.inf), below_all)
     return np.where(best_k == 0, top + margin_top, np.where(best_k == L, below_all, midpoint))
+
+
+def optimal_thresholds(scores, Y, criterion="f1"):
+    """Per-document optimal thresholds t_m (Sec. 3.3, the regression targets of Eq. 5).
+
+    Parameters
+    ----------
+    scores : (n, L) dense float array — the outputs o_m.
+    Y : (n, L) 0/1 array or sparse matrix (bool, integer or real) — the true label sets y_m.
+    criterion : "f1" (the paper's: maximise the document's F1) or "hamming" (minimise its number
+        of wrong label decisions, false positives plus false negatives).
+
+    Returns
+    -------
+    t : (n,) float array such that predicting {l : o_ml > t_m} (strictly greater) is optimal for
+    document m.
+
+    With the scores of a document sorted in decreasing order, s_1 ≥ … ≥ s_L, predicting the top
+    k labels (k = 0 … L, only at boundaries between distinct scores) gives F1 = 2 TP_k / (k + |y|)
+    and FN + FP = |y| + k − 2 TP_k. The best k is chosen — the smallest such k on ties, i.e. the
+    highest threshold — and t_m = (s_k + s_{k+1}) / 2, the midpoint of the cut. Conventions at the
+    ends:
+
+    - No relevant label: the empty prediction is perfect (F1 = 1, no error), so k = 0 and the
+      threshold is placed above the top score, t = s_1 + (s_1 − s')/2 where s' is the next lower
+      distinct score (the cut mirrored above s_1).
+    - k = L (e.g. all labels relevant): t = s_L − (s'' − s_L)/2 with s'' the next higher distinct
+      score.
+    - If all of a document's scores are equal, these margins are ``ALL_TIED_MARGIN`` (0.5).
+    """
+    if criterion not in TARGETS:
+        raise MLNNError(f"unknown criterion {criterion!r}; choose one of {list(TARGETS)}")
+    scores = check_scores(scores)
+    Y = check_Y(Y, "Y", shape=scores.shape).toarray().astype(bool)
+    n, L = scores.shape
+    if n == 0 or L == 0:
+        return np.zeros(n)
+    order = np.argsort(-scores, axis=1)
+    s = np.take_along_axis(scores, order, axis=1)          # descending
+    quality = _cut_quality(np.take_along_axis(Y, order, axis=1), criterion)
+    cut_allowed = np.ones((n, L + 1), dtype=bool)           # no cut inside a run of equal scores
+    cut_allowed[:, 1:L] = s[:, :-1] != s[:, 1:]
+    best_k = np.argmax(np.where(cut_allowed, quality, -np.inf), axis=1)   # first: smallest k
+    return _cut_thresholds(s, best_k)
+
+
+def ridge(Z, t, lam, tol=1e-10, max_iter=None):
+    """Solve Eq. 5, min_w ‖Z w − t‖² + lam ‖w‖² (every coefficient penalised, no intercept).
+
+    This is LSQR's damped least-squares problem with damp = √lam; Z is only multiplied, never
+    densified.
+
+    Parameters
+    ----------
+    Z : (n, d) CSR matrix or dense array; t : (n,) targets; lam : float ≥ 0.
+
+    Returns
+    -------
+    (w, n_iter): (d,) coefficients and LSQR's iteration count.
+    """
+    limit = max_iter if max_iter is not None else max(2 * Z.shape[1], 1000)
+    result = lsqr(Z, np.asarray(t, dtype=np.float64), damp=np.sqrt(lam), atol=tol, btol=tol,
+                  iter_lim=limit)
+    return result[0], result[2]
+
+
+def with_constant(Z):
+    """[Z, 1]: Z (n, d) with a column of ones appended, sparse if Z is (never densified)."""
+    ones = np.ones((Z.shape[0], 1))
+    if sp.issparse(Z):
+        return sp.hstack([Z, sp.csr_matrix(ones)], format="csr")
+    return np.hstack([Z, ones])
 
 
 def _centred_operator(Z, mean):
@@ -122,7 +208,7 @@ def _centred_operator(Z, mean):
 
 
 def ridge_with_intercept(Z, t, lam, tol=1e-10, max_iter=None):
-    """Solve min_{w,b} ‖Z w + b·1 − t‖² + lam ‖w‖² (intercept b not regularised).
+    """Solve min_{w,b} ‖Z w + b·1 − t‖² + lam ‖w‖² (intercept b not regularised; not Eq. 5).
 
     Centring removes b: with column means μ and mean target t̄, w solves the damped least-squares
     problem on Z − 1μᵀ (solved by LSQR with damp = √lam, Z kept sparse) and b = t̄ − μᵀw.
@@ -145,37 +231,49 @@ def ridge_with_intercept(Z, t, lam, tol=1e-10, max_iter=None):
     return w, t_mean - float(mean @ w), n_iter
 
 
+def _check_number(value, name, minimum=None):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
+            or not np.isfinite(value) or (minimum is not None and value < minimum):
+        bound = "" if minimum is None else f" >= {minimum}"
+        raise MLNNError(f"{name} must be a finite number{bound}, got {value!r}")
+    return float(value)
+
+
 class ThresholdPredictor:
-    """Per-document thresholds T(x) = θᵀz + b, with z the input features or the scores.
+    """Per-document thresholds T(x) = θ_0 + θᵀz (Eq. 5), with z the input features or the scores.
 
     Parameters
     ----------
-    lam : float ≥ 0 — λ of Eq. 5 (ℓ2 penalty on θ, not on the intercept).
+    lam : float ≥ 0 — λ of Eq. 5, the ℓ2 penalty on θ against the summed squared error.
     features : "input" (z = x, the paper's choice) or "scores" (z = o).
     fixed : None, or a number — then no regression is fitted and T(x) = fixed for every document
         (0.5 for sigmoid outputs, 0 for tanh outputs or SVM margins).
     tol, max_iter : LSQR's stopping tolerance (atol = btol) and iteration limit.
+    intercept : "penalised" (default, Eq. 5: a constant feature whose coefficient θ_0 is
+        penalised like the others), "none" (T = θᵀz, no constant), or "free" (θ_0 unpenalised;
+        not the paper's, see the module docstring).
+    target : "f1" (default, the paper's) or "hamming" — the per-document targets of
+        :func:`optimal_thresholds`.
 
-    Attributes after ``fit``: ``coef_`` (d,), ``intercept_`` (float), ``n_iter_`` (LSQR
-    iterations), ``n_features_in_`` (d).
+    Attributes after ``fit``: ``coef_`` (d,) = θ, ``intercept_`` (float) = θ_0 (0 with
+    ``intercept="none"``; the constant for ``fixed``), ``n_iter_`` (LSQR iterations),
+    ``n_features_in_`` (d). Predictions are strict: ŷ = 1 iff o > T(x).
     """
 
-    def __init__(self, lam=1.0, features="input", fixed=None, tol=1e-10, max_iter=None):
+    def __init__(self, lam=1.0, features="input", fixed=None, tol=1e-10, max_iter=None,
+                 intercept="penalised", target="f1"):
         if features not in FEATURES:
             raise MLNNError(f"unknown features {features!r}; choose one of {list(FEATURES)}")
-        if isinstance(lam, bool) or not isinstance(lam, (int, float, np.number)) \
-                or not np.isfinite(lam) or lam < 0:
-            raise MLNNError(f"lam must be a finite number >= 0, got {lam!r}")
-        if fixed is not None and (isinstance(fixed, bool) or not isinstance(
-                fixed, (int, float, np.number)) or not np.isfinite(fixed)):
-            raise MLNNError(f"fixed must be None or a finite number, got {fixed!r}")
-        if not (isinstance(tol, (int, float)) and tol > 0):
+        if target not in TARGETS:
+            raise MLNNError(f"unknown target {target!r}; choose one of {list(TARGETS)}")
+        if not isinstance(intercept, str) or intercept not in INTERCEPTS:
+            raise MLNNError(f"unknown intercept {intercept!r}; choose one of {list(INTERCEPTS)}")
+        if not (isinstance(tol, (int, float)) and not isinstance(tol, bool) and tol > 0):
             raise MLNNError(f"tol must be a positive number, got {tol!r}")
-        self.lam = float(lam)
-        self.features = features
-        self.fixed = None if fixed is None else float(fixed)
-        self.tol = tol
-        self.max_iter = max_iter
+        self.lam = _check_number(lam, "lam", minimum=0)
+        self.fixed = None if fixed is None else _check_number(fixed, "fixed")
+        self.features, self.target, self.intercept = features, target, intercept
+        self.tol, self.max_iter = tol, max_iter
 
     def _design(self, X, scores, fitting):
         """Return (validated scores, regression inputs Z)."""
@@ -193,8 +291,8 @@ class ThresholdPredictor:
         """Fit T on training documents.
 
         X : (n, D) CSR input features (may be None unless ``features="input"``);
-        scores : (n, L) dense outputs o on the same documents; Y : (n, L) 0/1 true labels.
-        Returns self.
+        scores : (n, L) dense outputs o on the same documents; Y : (n, L) 0/1 true labels
+        (bool, integer or real; dense or sparse). Returns self.
         """
         scores, Z = self._design(X, scores, fitting=True)
         Y = check_Y(Y, "Y", shape=scores.shape)
@@ -202,9 +300,17 @@ class ThresholdPredictor:
             self.coef_, self.intercept_, self.n_iter_ = np.zeros(0), self.fixed, 0
             self.n_features_in_ = None
             return self
-        targets = optimal_thresholds(scores, Y)
-        self.coef_, self.intercept_, self.n_iter_ = ridge_with_intercept(
-            Z, targets, self.lam, tol=self.tol, max_iter=self.max_iter)
+        targets = optimal_thresholds(scores, Y, criterion=self.target)
+        options = {"tol": self.tol, "max_iter": self.max_iter}
+        if self.intercept == "free":
+            self.coef_, self.intercept_, self.n_iter_ = ridge_with_intercept(
+                Z, targets, self.lam, **options)
+        elif self.intercept == "penalised":
+            theta, self.n_iter_ = ridge(with_constant(Z), targets, self.lam, **options)
+            self.coef_, self.intercept_ = theta[:-1], float(theta[-1])
+        else:
+            self.coef_, self.n_iter_ = ridge(Z, targets, self.lam, **options)
+            self.intercept_ = 0.0
         self.n_features_in_ = Z.shape[1]
         return self
 
@@ -223,29 +329,28 @@ class ThresholdPredictor:
         return np.asarray(Z @ self.coef_).ravel() + self.intercept_
 
     def predict(self, X, scores, dense=False):
-        """The label sets ŷ_kl = 1 iff o_kl > T(x_k): (n, L) int8, CSR unless ``dense``."""
+        """The label sets ŷ_kl = 1 iff o_kl > T(x_k) (strictly; a score equal to the threshold is
+        not predicted): (n, L) int8, CSR unless ``dense``."""
         t = self.predict_threshold(X, scores)
         Y_pred = (np.asarray(scores, dtype=np.float64) > t[:, None]).astype(np.int8)
         return Y_pred if dense else sp.csr_matrix(Y_pred)
 
 
-def _criterion_value(result, criterion):
-    if criterion == "meanF":
-        return (result["miF"] + result["maF"]) / 2.0
-    return result[criterion]
-
-
-CRITERIA = ("meanF", "miF", "maF", "miP", "miR", "maP", "maR")
-
-
 def select_lambda(X_train, scores_train, Y_train, X_val, scores_val, Y_val,
-                  lams=DEFAULT_LAMBDAS, features="input", criterion="meanF", **kwargs):
+                  lams=DEFAULT_LAMBDAS, features="input", criterion="meanF",
+                  macro_labels="present", **kwargs):
     """Choose λ on validation documents; return the predictor fitted with it.
 
     Fits a :class:`ThresholdPredictor` on the training documents for each λ in ``lams``, predicts
-    label sets for the validation documents and keeps the λ with the highest ``criterion``
-    ("meanF" = mean of micro- and macro-F1, or one of the bipartition measures of
-    :func:`mlnn.metrics.bipartition_measures`). The first λ wins ties.
+    label sets for the validation documents and keeps the λ with the highest
+    :func:`mlnn.metrics.selection_score` (``criterion`` "meanF" = mean of micro- and macro-F1, or
+    one bipartition measure). By default the macro averages run only over the labels with a
+    positive validation document (``macro_labels="present"``, the project's convention: labels
+    absent from the validation split would otherwise score 1 exactly when nothing is predicted for
+    them, pushing the choice towards high thresholds); ``"all"`` is MULAN's definition.
+
+    Ties (equal criterion values, ``nan`` counting as the worst) go to the **largest** λ — the
+    most regularised, simplest threshold function.
 
     X_* : CSR features (None allowed with ``features="scores"``); scores_* : dense (n, L);
     Y_* : 0/1 (n, L). Extra keyword arguments go to :class:`ThresholdPredictor`.
@@ -253,20 +358,24 @@ def select_lambda(X_train, scores_train, Y_train, X_val, scores_val, Y_val,
     Returns
     -------
     (predictor, lam, table): the fitted predictor with the chosen λ, that λ, and a dict
-    λ → validation value of the criterion.
+    λ → validation value of the criterion (λ ascending).
     """
     if criterion not in CRITERIA:
         raise MLNNError(f"unknown criterion {criterion!r}; choose one of {list(CRITERIA)}")
-    lams = list(lams)
+    if macro_labels not in metrics.MACRO_LABELS:
+        raise MLNNError(f"unknown macro_labels {macro_labels!r}; choose one of "
+                        f"{list(metrics.MACRO_LABELS)}")
+    lams = sorted({_check_number(lam, "each λ in lams", minimum=0) for lam in lams})
     if not lams:
         raise MLNNError("lams must contain at least one value")
     best, table = None, {}
-    for lam in lams:
+    for lam in lams:                                   # ascending: on ties, a later λ replaces
         predictor = ThresholdPredictor(lam=lam, features=features, **kwargs)
         predictor.fit(X_train, scores_train, Y_train)
-        Y_pred = predictor.predict(X_val, scores_val)
-        value = _criterion_value(metrics.bipartition_measures(Y_val, Y_pred), criterion)
-        table[float(lam)] = value
-        if best is None or value > best[0]:
-            best = (value, float(lam), predictor)
+        value = metrics.selection_score(Y_val, predictor.predict(X_val, scores_val),
+                                        criterion=criterion, macro_labels=macro_labels)
+        table[lam] = value
+        comparable = -np.inf if np.isnan(value) else value
+        if best is None or comparable >= best[0]:
+            best = (comparable, lam, predictor)
     return best[2], best[1], table

@@ -52,23 +52,35 @@ def check_X(X, name="X", n_features=None, dtype=np.float64, n_rows=None):
 
 
 def check_Y(Y, name="Y", n_samples=None, n_labels=None, shape=None):
-    """Return the 0/1 label matrix Y (n × L) as CSR int8; raise if it is not 0/1 or mis-shaped.
+    """Return the 0/1 label matrix Y (n × L) as a new CSR int8 matrix; raise if it is not 0/1 or
+    mis-shaped.
 
-    ``n_samples``/``n_labels`` check one dimension each, ``shape`` both.
+    Accepted: bool, integer or real 0/1 values, dense (ndarray, np.matrix, nested lists) or any
+    scipy.sparse matrix/array; all give the same result. Sparse input is judged by the values of
+    its entries after summing duplicates (a COO entry stored twice as 1 is a 2, and rejected);
+    explicit zeros are dropped. The input itself is never modified. ``n_samples``/``n_labels``
+    check one dimension each, ``shape`` both.
     """
     Y = _as_2d(Y, name, "labels", "a 2-D 0/1 array")
-    values = Y.data if sp.issparse(Y) else Y.ravel()
+    if sp.issparse(Y):
+        Y = sp.csr_matrix(Y, copy=True)
+        Y.sum_duplicates()
+        values = Y.data
+    else:
+        values = Y.ravel()
     if values.dtype.kind not in "biuf":
-        raise MLNNError(f"{name} must hold 0/1 values, got dtype {values.dtype}")
+        raise MLNNError(f"{name} must hold 0/1 values (bool, integer or real), "
+                        f"got dtype {values.dtype}")
     if values.size and not np.all((values == 0) | (values == 1)):
-        raise MLNNError(f"{name} must be a 0/1 label matrix; found values other than 0 and 1")
+        bad = values[(values != 0) & (values != 1)][0].item()
+        raise MLNNError(f"{name} must be a 0/1 label matrix; found the value {bad!r}")
     if n_samples is not None and Y.shape[0] != n_samples:
         raise MLNNError(f"{name} has {Y.shape[0]} rows but X has {n_samples} documents")
     if n_labels is not None and Y.shape[1] != n_labels:
         raise MLNNError(f"{name} has {Y.shape[1]} labels (columns), expected {n_labels}")
     if shape is not None and Y.shape != tuple(shape):
         raise MLNNError(f"{name} has shape {Y.shape}, expected {tuple(shape)}")
-    Y = sp.csr_matrix(Y, dtype=np.int8)
+    Y = sp.csr_matrix(Y.astype(np.int8, copy=True))
     Y.eliminate_zeros()
     return Y
 

@@ -78,6 +78,98 @@ def test_pwe_hand_computed_value():
     assert delta[0, 0] == pytest.approx(-(math.exp(-1.0) + math.exp(-0.5)) / 2 * 0.75, rel=1e-14)
 
 
+# Hand-computed PWE references with |y| ≥ 2 and several label-set shapes. tanh'(z) = 1 − o²:
+# 0.75 at o = ±0.5, 0.9375 at o = 0.25, 1 at o = 0. Pair terms are exp(−(o_p − o_n)).
+E = math.exp
+PWE_CASES = {
+    # L = 3, o = (0.5, 0, −0.5), y = {0, 1} (|y| = L − 1 = 2, |ȳ| = 1): |y||ȳ| = 2
+    # pairs (0,2): e^−(0.5+0.5) = e^−1, (1,2): e^−(0+0.5) = e^−0.5
+    # J = (e^−1 + e^−0.5) / 2
+    # ∂J/∂o = (−e^−1/2, −e^−0.5/2, (e^−1 + e^−0.5)/2), times (0.75, 1, 0.75)
+    "L3_y2": ([0.5, 0.0, -0.5], [1, 1, 0],
+              (E(-1) + E(-0.5)) / 2,
+              [-0.75 * E(-1) / 2, -E(-0.5) / 2, 0.75 * (E(-1) + E(-0.5)) / 2]),
+    # L = 3, o = (0.5, 0, −0.5), y = {2} (|y| = 1, |ȳ| = 2): |y||ȳ| = 2
+    # pairs (2,0): e^−(−0.5−0.5) = e^1, (2,1): e^−(−0.5−0) = e^0.5
+    # J = (e + e^0.5) / 2;  ∂J/∂o = (e/2, e^0.5/2, −(e + e^0.5)/2), times (0.75, 1, 0.75)
+    "L3_y1": ([0.5, 0.0, -0.5], [0, 0, 1],
+              (E(1) + E(0.5)) / 2,
+              [0.75 * E(1) / 2, E(0.5) / 2, -0.75 * (E(1) + E(0.5)) / 2]),
+    # L = 4, o = (0.5, 0.25, 0, −0.5), y = {0, 2}, ȳ = {1, 3}: |y||ȳ| = 4
+    # pairs (0,1): e^−0.25, (0,3): e^−1, (2,1): e^0.25, (2,3): e^−0.5
+    # J = (e^−0.25 + e^−1 + e^0.25 + e^−0.5) / 4
+    # ∂J/∂o_0 = −(e^−0.25 + e^−1)/4, ∂J/∂o_1 = (e^−0.25 + e^0.25)/4,
+    # ∂J/∂o_2 = −(e^0.25 + e^−0.5)/4, ∂J/∂o_3 = (e^−1 + e^−0.5)/4; times (0.75, 0.9375, 1, 0.75)
+    "L4_y2": ([0.5, 0.25, 0.0, -0.5], [1, 0, 1, 0],
+              (E(-0.25) + E(-1) + E(0.25) + E(-0.5)) / 4,
+              [-0.75 * (E(-0.25) + E(-1)) / 4, 0.9375 * (E(-0.25) + E(0.25)) / 4,
+               -(E(0.25) + E(-0.5)) / 4, 0.75 * (E(-1) + E(-0.5)) / 4]),
+    # L = 4, same o, y = {0, 1, 3} (|y| = L − 1 = 3), ȳ = {2}: |y||ȳ| = 3
+    # pairs (0,2): e^−0.5, (1,2): e^−0.25, (3,2): e^−(−0.5−0) = e^0.5
+    # J = (e^−0.5 + e^−0.25 + e^0.5) / 3
+    # ∂J/∂o = (−e^−0.5/3, −e^−0.25/3, (e^−0.5 + e^−0.25 + e^0.5)/3, −e^0.5/3),
+    # times (0.75, 0.9375, 1, 0.75)
+    "L4_y3": ([0.5, 0.25, 0.0, -0.5], [1, 1, 0, 1],
+              (E(-0.5) + E(-0.25) + E(0.5)) / 3,
+              [-0.75 * E(-0.5) / 3, -0.9375 * E(-0.25) / 3, (E(-0.5) + E(-0.25) + E(0.5)) / 3,
+               -0.75 * E(0.5) / 3]),
+    # L = 4, same o, y = {1} (|y| = 1), ȳ = {0, 2, 3}: |y||ȳ| = 3
+    # pairs (1,0): e^−(0.25−0.5) = e^0.25, (1,2): e^−0.25, (1,3): e^−0.75
+    # J = (e^0.25 + e^−0.25 + e^−0.75) / 3
+    # ∂J/∂o = (e^0.25/3, −(e^0.25 + e^−0.25 + e^−0.75)/3, e^−0.25/3, e^−0.75/3),
+    # times (0.75, 0.9375, 1, 0.75)
+    "L4_y1": ([0.5, 0.25, 0.0, -0.5], [0, 1, 0, 0],
+              (E(0.25) + E(-0.25) + E(-0.75)) / 3,
+              [0.75 * E(0.25) / 3, -0.9375 * (E(0.25) + E(-0.25) + E(-0.75)) / 3,
+               E(-0.25) / 3, 0.75 * E(-0.75) / 3]),
+}
+
+
+@pytest.mark.parametrize("form", PairwiseExponential.FORMS)
+@pytest.mark.parametrize("case", sorted(PWE_CASES))
+def test_pwe_hand_computed_values_and_deltas(form, case):
+    o, y, J, delta = PWE_CASES[case]
+    o = np.array([o])
+    z2 = np.arctanh(o)
+    Y = np.array([y], dtype=float)
+    loss = PairwiseExponential(form)
+    assert loss.per_document(z2, o, Y)[0] == pytest.approx(J, rel=1e-14)
+    assert loss.value(z2, o, Y) == pytest.approx(J, rel=1e-14)
+    np.testing.assert_allclose(loss.delta(z2, o, Y)[0], delta, rtol=1e-14)
+    value, both_delta = loss.value_and_delta(z2, o, Y)
+    assert value == pytest.approx(J, rel=1e-14)
+    np.testing.assert_allclose(both_delta[0], delta, rtol=1e-14)
+
+
+@pytest.mark.parametrize("form", PairwiseExponential.FORMS)
+def test_pwe_hand_computed_batch_is_the_mean(form):
+    # the three L = 4 documents as one minibatch, plus one with no relevant label (J = 0)
+    cases = [PWE_CASES[c] for c in ("L4_y1", "L4_y2", "L4_y3")]
+    o = np.array([c[0] for c in cases] + [[0.5, 0.25, 0.0, -0.5]])
+    Y = np.array([c[1] for c in cases] + [[0, 0, 0, 0]], dtype=float)
+    z2 = np.arctanh(o)
+    loss = PairwiseExponential(form)
+    expected = [c[2] for c in cases] + [0.0]
+    np.testing.assert_allclose(loss.per_document(z2, o, Y), expected, rtol=1e-14)
+    assert loss.value(z2, o, Y) == pytest.approx(sum(expected) / 4, rel=1e-14)
+    np.testing.assert_allclose(loss.delta(z2, o, Y), [c[3] for c in cases] + [[0.0] * 4],
+                               rtol=1e-14)
+
+
+def test_losses_reject_bad_labels():
+    z2 = np.zeros((2, 3))
+    o = np.tanh(z2)
+    for loss in (CrossEntropy(), PairwiseExponential()):
+        with pytest.raises(MLNNError, match="0/1"):
+            loss.value(z2, o, np.full((2, 3), 2.0))
+        with pytest.raises(MLNNError, match="shape"):
+            loss.delta(z2, o, np.ones((2, 4)))
+        with pytest.raises(MLNNError, match="dtype"):
+            loss.value_and_delta(z2, o, np.array([["a"] * 3] * 2))
+        with pytest.raises(MLNNError, match="0/1"):
+            loss.excluded(np.array([[0.5, 0, 1]]))
+
+
 def test_ce_hand_computed_value_and_delta():
     # z2 = 0 → o = 0.5, every label contributes log 2, whatever y is
     z2 = np.zeros((1, 3))

@@ -86,7 +86,8 @@ def ref_prf(tp, fp, fn):
     return p, r, f
 
 
-def ref_bipartition(Y, P):
+def ref_bipartition(Y, P, present_only=False):
+    """With ``present_only`` the macro averages run over the labels with a positive in Y."""
     n, L = Y.shape
     counts = []
     for l in range(L):
@@ -96,9 +97,17 @@ def ref_bipartition(Y, P):
         counts.append((tp, fp, fn))
     TP, FP, FN = (sum(c[j] for c in counts) for j in range(3))
     miP, miR, miF = ref_prf(TP, FP, FN)
-    per_label = [ref_prf(*c) for c in counts]
-    maP, maR, maF = (float(np.mean([x[j] for x in per_label])) for j in range(3))
+    per_label = [ref_prf(*c) for l, c in enumerate(counts)
+                 if not present_only or any(Y[i, l] for i in range(n))]
+    maP, maR, maF = (float(np.mean([x[j] for x in per_label])) if per_label else float("nan")
+                     for j in range(3))
     return dict(miP=miP, miR=miR, miF=miF, maP=maP, maR=maR, maF=maF)
+
+
+def ref_hamming(Y, P):
+    n, L = Y.shape
+    wrong = sum(1 for i in range(n) for l in range(L) if bool(Y[i, l]) != bool(P[i, l]))
+    return wrong / (n * L)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -151,16 +160,76 @@ def test_bipartition_measures_equal_literal_definitions(problem):
 
 
 @given(problems())
-def test_evaluate_has_the_ten_keys_and_accepts_sparse_input(problem):
+def test_bipartition_measures_over_present_labels_equal_literal_definitions(problem):
+    Y, _, P = problem
+    got = metrics.bipartition_measures(Y, P, macro_labels="present")
+    for key, value in ref_bipartition(Y, P, present_only=True).items():
+        assert_same(got[key], value)
+
+
+@given(problems())
+def test_hamming_loss_equals_the_literal_loop(problem):
+    Y, S, P = problem
+    expected = ref_hamming(Y, P)
+    assert metrics.hamming_loss(Y, P) == pytest.approx(expected, abs=1e-15)
+    assert metrics.evaluate(Y, S, P)["hamming"] == pytest.approx(expected, abs=1e-15)
+
+
+@pytest.mark.parametrize("criterion", metrics.SELECTION_CRITERIA)
+@given(problem=problems())
+def test_selection_score_uses_present_labels_by_default(criterion, problem):
+    Y, _, P = problem
+    present = ref_bipartition(Y, P, present_only=True)
+    every = ref_bipartition(Y, P)
+    pick = (lambda r: (r["miF"] + r["maF"]) / 2) if criterion == "meanF" else \
+        (lambda r: r[criterion])
+    assert_same(metrics.selection_score(Y, P, criterion), pick(present))
+    assert_same(metrics.selection_score(Y, P, criterion, macro_labels="all"), pick(every))
+
+
+def test_present_labels_leave_out_only_labels_without_positives():
+    # label 1 has no positive document and nothing predicted (1 by MULAN's convention),
+    # label 2 has no positive document but one false positive (0 either way)
+    Y = np.array([[1, 0, 0], [0, 0, 0], [1, 0, 0]])
+    P = np.array([[1, 0, 1], [0, 0, 0], [0, 0, 0]])
+    every = metrics.bipartition_measures(Y, P)
+    present = metrics.bipartition_measures(Y, P, macro_labels="present")
+    # label 0: tp 1, fn 1 -> P 1, R 1/2, F 2/3
+    assert every["maF"] == pytest.approx((2 / 3 + 1 + 0) / 3)
+    assert present["maF"] == pytest.approx(2 / 3)
+    assert present["maP"] == 1.0 and present["maR"] == 0.5
+    for key in ("miP", "miR", "miF"):
+        assert present[key] == every[key]
+    assert np.isnan(metrics.bipartition_measures(np.zeros((2, 3)), P[:2],
+                                                 macro_labels="present")["maF"])
+
+
+def test_counts_beyond_the_int8_range():
+    # 300 documents with every label relevant: per-label counts exceed 127
+    Y = np.ones((300, 2), dtype=np.int8)
+    P = Y.copy()
+    P[:100, 1] = 0
+    m = metrics.bipartition_measures(Y, P)
+    assert m["miR"] == pytest.approx(500 / 600)
+    assert m["maR"] == pytest.approx((1 + 200 / 300) / 2)
+    assert metrics.hamming_loss(Y, P) == pytest.approx(100 / 600)
+
+
+@given(problems())
+def test_evaluate_has_the_ten_keys_then_hamming_and_accepts_sparse_input(problem):
     Y, S, P = problem
     dense = metrics.evaluate(Y, S, P)
     sparse = metrics.evaluate(sp.csr_matrix(Y), S, sp.csr_matrix(P))
-    assert list(dense) == list(metrics.MEASURES)
     assert list(metrics.MEASURES) == ["rankloss", "oneError", "coverage", "MAP",
                                       "miP", "miR", "miF", "maP", "maR", "maF"]
-    for key in metrics.MEASURES:
+    assert list(metrics.EXTRA_MEASURES) == ["hamming"]
+    assert list(dense) == list(metrics.MEASURES) + ["hamming"]
+    for key in dense:
         assert isinstance(dense[key], float)
         assert_same(sparse[key], dense[key])
+    # evaluate reports the paper's macro averages, over all labels
+    for key, value in ref_bipartition(Y, P).items():
+        assert_same(dense[key], value)
 
 
 @given(problems())
@@ -264,3 +333,13 @@ def test_blocks_give_the_same_result(monkeypatch):
 def test_bad_input_raises_mlnn_error(Y, S, P, message):
     with pytest.raises(MLNNError, match=message):
         metrics.evaluate(Y, S, P)
+
+
+def test_bad_options_raise_mlnn_error():
+    Y = np.array([[1, 0]])
+    with pytest.raises(MLNNError, match="macro_labels"):
+        metrics.bipartition_measures(Y, Y, macro_labels="some")
+    with pytest.raises(MLNNError, match="criterion"):
+        metrics.selection_score(Y, Y, criterion="accuracy")
+    with pytest.raises(MLNNError, match="Y_pred"):
+        metrics.hamming_loss(Y, np.array([[1, 0, 0]]))
