@@ -39,7 +39,9 @@ zero at step t takes the step with g_t = λ θ:
   With λ = 0 this is v ← μ^Δ v, θ ← θ + μ (1 − μ^Δ)/(1 − μ) v (classical; μ² instead of μ for
   Nesterov).
 * AdaGrad, λ > 0: G grows by (λθ)² at every step, which has no closed form, so the decay is
-  applied to **every row at every step** (a pass over all D × F entries of W1 per update).
+  applied to **every row at every step** (a pass over all D × F entries of W1 and G per update;
+  measured on Reuters-21578, D = 18,110, F = 1,000, float32, one thread: about 30 ms per update,
+  bound by memory bandwidth, so an epoch of 122 minibatches takes ≈ 5 s instead of ≈ 1 s).
 
 For SGD and Momentum these skipped steps are deferred: each row records the step up to which it
 is up to date (``state[name]["last_step"]``), and the skipped steps are applied in closed form
@@ -213,8 +215,12 @@ class Optimizer(ABC):
         if behind.size == 0:
             return
         rows = np.arange(len(last_step))[rows] if isinstance(rows, slice) else np.asarray(rows)
-        rows = rows[behind]
-        self._skip(state, theta, rows, skipped[behind], self.decay(name))
+        rows, skipped, lam = rows[behind], skipped[behind], self.decay(name)
+        factors = self._skip_factors(skipped, lam)
+        block = max(1, ROW_BLOCK_BYTES // max(theta[:1].nbytes, 1))   # in cache, as in step
+        for start in range(0, len(rows), block):
+            stop = start + block
+            self._skip(state, theta, rows[start:stop], factors[start:stop], lam)
         last_step[rows] = to_step
 
     def _update_every_row(self, name, theta, grad):
@@ -232,8 +238,12 @@ class Optimizer(ABC):
         """The per-parameter state of the rule (beside ``last_step``)."""
         return {}
 
-    def _skip(self, state, theta, rows, skipped, lam):
-        """Apply ``skipped[i]`` zero-gradient steps to row ``rows[i]`` (rules that defer only)."""
+    def _skip_factors(self, skipped, lam):
+        """What Δ = ``skipped[i]`` zero-gradient steps do to a row, one entry per row i."""
+        raise NotImplementedError          # only for rules that defer
+
+    def _skip(self, state, theta, rows, factors, lam):
+        """Apply the skipped steps, given by ``factors`` (one per row), to rows ``rows``."""
         raise NotImplementedError
 
     @abstractmethod
@@ -250,8 +260,11 @@ class SGD(Optimizer):
     def _deferred(self, name):
         return self.decay(name) > 0
 
-    def _skip(self, state, theta, rows, skipped, lam):
-        theta[rows] *= per_row((1 - self.learning_rate * lam) ** skipped, theta)
+    def _skip_factors(self, skipped, lam):
+        return (1 - self.learning_rate * lam) ** skipped            # θ ← (1 − ηλ)^Δ θ
+
+    def _skip(self, state, theta, rows, factors, lam):
+        theta[rows] *= per_row(factors, theta)
 
     def _update_rows(self, state, theta, rows, g):
         theta[rows] -= self.learning_rate * g
@@ -286,13 +299,19 @@ class Momentum(Optimizer):
             return np.array([[1 - eta_lam * (1 + mu), mu * mu], [-eta_lam, mu]])
         return np.array([[1 - eta_lam, mu], [-eta_lam, mu]])   # v' = μ v − ηλ θ;  θ' = θ + v'
 
-    def _skip(self, state, theta, rows, skipped, lam):
+    def _skip_factors(self, skipped, lam):
         distinct, which = np.unique(skipped, return_inverse=True)
-        A = matrix_powers(self.transition(lam), distinct)[which]     # A^Δ for each row
-        theta_rows, v_rows = theta[rows], state["velocity"][rows]
+        return matrix_powers(self.transition(lam), distinct)[which]    # A^Δ for each row
+
+    def _skip(self, state, theta, rows, A, lam):
+        v = state["velocity"]
+        if lam == 0:       # A^Δ = [[1, a], [0, μ^Δ]]: θ ← θ + a v, v ← μ^Δ v (two passes fewer)
+            theta[rows] += per_row(A[:, 0, 1], theta) * v[rows]
+            v[rows] *= per_row(A[:, 1, 1], theta)
+            return
+        theta_rows, v_rows = theta[rows], v[rows]
         theta[rows] = per_row(A[:, 0, 0], theta) * theta_rows + per_row(A[:, 0, 1], theta) * v_rows
-        state["velocity"][rows] = (per_row(A[:, 1, 0], theta) * theta_rows
-                                   + per_row(A[:, 1, 1], theta) * v_rows)
+        v[rows] = per_row(A[:, 1, 0], theta) * theta_rows + per_row(A[:, 1, 1], theta) * v_rows
 
     def _update_rows(self, state, theta, rows, g):
         v = state["velocity"]

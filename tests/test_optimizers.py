@@ -168,21 +168,26 @@ def test_bad_options_are_clear_errors(call, message):
 
 
 @pytest.mark.parametrize("kind", sorted(OPTIMIZER_FACTORIES))
-@given(case=gradient_sequences())
-def test_updates_in_row_blocks_equal_one_block(kind, case):
-    """Row-sparse updates are applied in blocks of rows; blocks of one row change nothing."""
+@given(case=gradient_sequences(), weight_decay=st.sampled_from([0.0, 0.05]))
+def test_updates_in_row_blocks_equal_one_block(kind, case, weight_decay):
+    """Row-sparse updates, catch-ups and AdaGrad's decay of every row go in blocks of rows;
+    blocks of one row change nothing."""
     from unittest import mock
 
     import mlnn.optimizers
     theta0, sequence = case
     whole, blocked = theta0.copy(), theta0.copy()
-    opt_whole, opt_blocked = OPTIMIZER_FACTORIES[kind](), OPTIMIZER_FACTORIES[kind]()
+    opt_whole = OPTIMIZER_FACTORIES[kind](weight_decay=weight_decay)
+    opt_blocked = OPTIMIZER_FACTORIES[kind](weight_decay=weight_decay)
     for grad in sequence:
+        opt_whole.catch_up({"W1": whole}, {"W1": grad.rows})
         opt_whole.step({"W1": whole}, {"W1": grad})
         with mock.patch.object(mlnn.optimizers, "ROW_BLOCK_BYTES", 1):   # one row per block
+            opt_blocked.catch_up({"W1": blocked}, {"W1": grad.rows})
             opt_blocked.step({"W1": blocked}, {"W1": grad})
     opt_whole.flush({"W1": whole})
-    opt_blocked.flush({"W1": blocked})
+    with mock.patch.object(mlnn.optimizers, "ROW_BLOCK_BYTES", 1):
+        opt_blocked.flush({"W1": blocked})
     np.testing.assert_array_equal(blocked, whole)
 
 
