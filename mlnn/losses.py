@@ -99,6 +99,9 @@ class CrossEntropy(Loss):
     name = "ce"
     output = ACTIVATIONS["sigmoid"]
 
+    def __repr__(self):
+        return "CrossEntropy()"
+
     def per_document(self, z2, o, Y):
         # softplus written out in NumPy: scipy.special.log_expit gives the same numbers but is
         # ~20× slower in float32, which made the loss value a tenth of an epoch on Delicious.

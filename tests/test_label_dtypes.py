@@ -69,13 +69,21 @@ def test_check_Y_gives_the_same_matrix(case, form):
 
 
 def test_check_Y_does_not_modify_its_input():
-    Y = sp.csr_matrix((np.array([1, 0, 1], dtype=np.int8), np.array([0, 1, 2]),
-                       np.array([0, 3])), shape=(1, 3))       # an explicit zero
+    # an explicit zero, unsorted column indices in row 0 and a duplicate entry (summing to 1)
+    # in row 1: each would be rewritten in place by a canonicalising scipy call
+    Y = sp.csr_matrix((np.array([1, 0, 1, 1, 0], dtype=np.int8), np.array([2, 1, 0, 1, 1]),
+                       np.array([0, 3, 5])), shape=(2, 3))
     before = (Y.data.copy(), Y.indices.copy(), Y.indptr.copy())
     got = check_Y(Y)
-    assert got.nnz == 2
+    np.testing.assert_array_equal(got.toarray(), [[1, 0, 1], [0, 1, 0]])
+    assert got.nnz == 3
     for after, saved in zip((Y.data, Y.indices, Y.indptr), before):
         np.testing.assert_array_equal(after, saved)
+
+
+def _csr_with_a_duplicate():
+    """Row 0 stores column 1 twice with value 1: the matrix entry is 2."""
+    return sp.csr_matrix((np.array([1, 1]), np.array([1, 1]), np.array([0, 2])), shape=(1, 2))
 
 
 @pytest.mark.parametrize("Y, message", [
@@ -87,6 +95,7 @@ def test_check_Y_does_not_modify_its_input():
     (np.array([[1 + 0j, 0]]), "dtype"),
     (np.array([[None, 1]], dtype=object), "dtype"),
     (sp.coo_matrix(([1, 1], ([0, 0], [1, 1])), shape=(1, 2)), "value 2"),   # a duplicate entry
+    (_csr_with_a_duplicate(), "value 2"),
     (np.ones(3), "2-D"),
 ])
 def test_check_Y_rejects_non_labels_clearly(Y, message):
