@@ -35,21 +35,26 @@ def build_network(n_features, n_labels, loss, hidden_units=1000, hidden_activati
                               random_state=random_state, dtype=np.dtype(dtype), init=init)
 
 
-def build_optimizer(name, learning_rate, momentum=0.9, nesterov=False):
-    """The optimizer ``name`` with step size η (``momentum`` μ and ``nesterov`` for momentum)."""
+def build_optimizer(name, learning_rate, momentum=0.9, nesterov=False, weight_decay=0.0,
+                    decay_biases=False):
+    """The optimizer ``name`` with step size η (``momentum`` μ and ``nesterov`` for momentum) and
+    ℓ2 weight decay λ (on W1, W2, and on b1, b2 with ``decay_biases``)."""
     check_choice(name, "optimizer", sorted(OPTIMIZERS))
     options = {"momentum": momentum, "nesterov": nesterov} if name == "momentum" else {}
-    return get_optimizer(name, learning_rate, **options)
+    return get_optimizer(name, learning_rate, weight_decay=weight_decay,
+                         decay_biases=decay_biases, **options)
 
 
 def build(n_features, n_labels, *, loss="ce", hidden_units=1000, hidden_activation="relu",
           optimizer="adagrad", learning_rate=0.01, momentum=0.9, nesterov=False,
-          pwe_form="factorised", random_state=None, dtype="float32", init="glorot"):
+          weight_decay=0.0, decay_biases=False, pwe_form="factorised", random_state=None,
+          dtype="float32", init="glorot"):
     """(network, loss, optimizer) for ``n_features`` inputs and ``n_labels`` outputs."""
     loss = build_loss(loss, pwe_form)
     network = build_network(n_features, n_labels, loss, hidden_units, hidden_activation,
                             random_state, dtype, init)
-    return network, loss, build_optimizer(optimizer, learning_rate, momentum, nesterov)
+    return network, loss, build_optimizer(optimizer, learning_rate, momentum, nesterov,
+                                          weight_decay, decay_biases)
 
 
 def _is_dtype(value):

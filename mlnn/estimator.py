@@ -40,6 +40,8 @@ DEFAULTS = {
     "learning_rate": 0.01,          # η0, chosen from {0.001, 0.01, 0.1} by the reproduction
     "momentum": 0.9,                # only for optimizer="momentum"
     "nesterov": False,
+    "weight_decay": 0.0,            # ℓ2 λ on W1, W2 (BP-MLL as published uses it; the paper's don't)
+    "decay_biases": False,          # also decay b1, b2 (as BP-MLL's published code does)
     "dropout": 0.0,                 # rate on the hidden units; the paper's NN_AD uses 0.5
     "input_dropout": 0.0,
     "batch_size": 64,
@@ -50,6 +52,8 @@ DEFAULTS = {
     "threshold": "learned",
     "threshold_features": "input",
     "threshold_lambda": None,       # None: choose from DEFAULT_LAMBDAS on validation data
+    "threshold_intercept": "penalised",   # Eq. 5: a constant feature, penalised like the rest
+    "threshold_target": "f1",       # per-document F1-optimal targets (Sec. 3.3); or "hamming"
     "pwe_form": "factorised",
     "init": "glorot",
     "dtype": "float32",
@@ -69,14 +73,17 @@ class MultiLabelNN:
     ``hidden_activation`` (relu, tanh, sigmoid), ``loss`` (``ce``: sigmoid outputs and
     cross-entropy; ``pwe``: tanh outputs and BP-MLL's pairwise exponential error),
     ``optimizer`` (adagrad, momentum, sgd), ``learning_rate`` η0, ``momentum``, ``nesterov``,
+    ``weight_decay`` λ and ``decay_biases`` (ℓ2 penalty (λ/2)‖θ‖², see :mod:`mlnn.optimizers`),
     ``dropout``, ``input_dropout``, ``batch_size``, ``max_epochs``, ``patience``, ``eval_every``,
     ``validation_fraction``, ``threshold`` (learned, fixed), ``threshold_features`` (input,
-    scores), ``threshold_lambda``, ``pwe_form``, ``init``, ``dtype`` (float32, float64),
+    scores), ``threshold_lambda``, ``threshold_intercept`` (penalised, none, free),
+    ``threshold_target`` (f1, hamming; see :class:`~mlnn.thresholds.ThresholdPredictor`),
+    ``pwe_form``, ``init``, ``dtype`` (float32, float64),
     ``random_state``, ``verbose`` (True prints progress, or a callable taking each record).
 
     Fitted attributes: ``network_``, ``thresholds_`` (a :class:`~mlnn.thresholds.ThresholdPredictor`),
     ``history_`` (:class:`~mlnn.training.History`), ``n_updates_``, ``best_updates_``,
-    ``threshold_lambda_``, ``fit_time_``, ``n_features_in_``, ``n_labels_``, ``feature_names_``,
+    ``threshold_lambda_``, ``threshold_scores_`` (λ → validation criterion, when λ was selected), ``fit_time_``, ``n_features_in_``, ``n_labels_``, ``feature_names_``,
     ``label_names_``.
     """
 
@@ -110,7 +117,8 @@ class MultiLabelNN:
         return build(n_features, n_labels, loss=self.loss, hidden_units=self.hidden_units,
                      hidden_activation=self.hidden_activation, optimizer=self.optimizer,
                      learning_rate=self.learning_rate, momentum=self.momentum,
-                     nesterov=self.nesterov, pwe_form=self.pwe_form,
+                     nesterov=self.nesterov, weight_decay=self.weight_decay,
+                     decay_biases=self.decay_biases, pwe_form=self.pwe_form,
                      random_state=self.random_state, dtype=self.dtype, init=self.init)
 
     def _validation_split(self, X, Y):
@@ -151,19 +159,21 @@ class MultiLabelNN:
     def _fit_thresholds(self, X, Y, X_val, Y_val):
         """The threshold predictor of Sec. 3.3, fitted on the training documents' scores."""
         scores = self.network_.scores(X)
-        features = self.threshold_features
+        options = {"features": self.threshold_features, "intercept": self.threshold_intercept,
+                   "target": self.threshold_target}
+        self.threshold_scores_ = {}
         if self.threshold == "fixed":
             fixed = 0.0 if self.network_.output.name == "tanh" else 0.5
             self.thresholds_ = ThresholdPredictor(fixed=fixed).fit(None, scores, Y)
             self.threshold_lambda_ = None
         elif self.threshold_lambda is not None or X_val is None:
             lam = 1.0 if self.threshold_lambda is None else self.threshold_lambda
-            self.thresholds_ = ThresholdPredictor(lam=lam, features=features).fit(X, scores, Y)
+            self.thresholds_ = ThresholdPredictor(lam=lam, **options).fit(X, scores, Y)
             self.threshold_lambda_ = float(lam)
         else:
-            self.thresholds_, self.threshold_lambda_, _ = select_lambda(
+            self.thresholds_, self.threshold_lambda_, self.threshold_scores_ = select_lambda(
                 X, scores, Y, X_val, self.network_.scores(X_val), Y_val,
-                lams=DEFAULT_LAMBDAS, features=features)
+                lams=DEFAULT_LAMBDAS, **options)
 
     def _progress(self):
         if callable(self.verbose):
@@ -219,8 +229,8 @@ class MultiLabelNN:
                 "hidden": self.network_.hidden.name, "loss": self.loss_.name,
                 "pwe_form": getattr(self.loss_, "form", None),
                 "thresholds": {"lam": t.lam, "features": t.features, "fixed": t.fixed,
-                               "intercept": float(t.intercept_),
-                               "n_features_in": t.n_features_in_},
+                               "intercept": float(t.intercept_), "form": t.intercept,
+                               "target": t.target, "n_features_in": t.n_features_in_},
                 "history": self.history_.records,
                 "optimizer": {"name": self.optimizer if include_optimizer else None,
                               "t": self.optimizer_.t}}
@@ -238,7 +248,8 @@ class MultiLabelNN:
     def load(cls, path):
         """Read a model written by :meth:`save` (no pickle is involved)."""
         arrays, meta = read_model_file(path)
-        model = cls(**meta["params"])
+        params = {"threshold_intercept": "free", **meta["params"]}   # older files: see _thresholds
+        model = cls(**params)
         model.loss_ = build_loss(meta["loss"], meta["pwe_form"] or "factorised")
         model.network_ = Network(*(arrays[name] for name in ("W1", "b1", "W2", "b2")),
                                  meta["hidden"], model.loss_.output)
@@ -254,7 +265,7 @@ class MultiLabelNN:
     def _saved_optimizer(self, saved, arrays):
         """The optimizer, with its state when the file carries it (to continue training)."""
         optimizer = build_optimizer(self.optimizer, self.learning_rate, self.momentum,
-                                    self.nesterov)
+                                    self.nesterov, self.weight_decay, self.decay_biases)
         optimizer.t = saved["t"]
         for name, value in arrays.items():
             if name.startswith("optimizer/"):
@@ -270,8 +281,10 @@ def _names(names, what, count):
 
 def _thresholds(saved, coef):
     """A fitted :class:`~mlnn.thresholds.ThresholdPredictor` from a model file's header and θ."""
+    # files written before the intercept form and the target were stored used the free intercept
     thresholds = ThresholdPredictor(lam=saved["lam"], features=saved["features"],
-                                    fixed=saved["fixed"])
+                                    fixed=saved["fixed"], intercept=saved.get("form", "free"),
+                                    target=saved.get("target", "f1"))
     thresholds.coef_, thresholds.intercept_ = coef, saved["intercept"]
     thresholds.n_features_in_, thresholds.n_iter_ = saved["n_features_in"], 0
     return thresholds

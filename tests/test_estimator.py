@@ -163,3 +163,47 @@ def test_bad_data_is_a_clear_error(fitted, data):
         MultiLabelNN(**SMALL).fit(data.X_train, data.Y_train[:5])
     with pytest.raises(MLNNError, match="label_names has 3 entries, expected 8"):
         MultiLabelNN(**SMALL).fit(data.X_train, data.Y_train, label_names=["a", "b", "c"])
+
+
+def _trained_params(model):
+    return {name: array.copy() for name, array in model.network_.params.items()}
+
+
+def test_weight_decay_and_decay_biases_reach_the_optimizer_and_change_training(data):
+    plain = MultiLabelNN(**SMALL, optimizer="sgd").fit(data.X_train, data.Y_train)
+    decayed = MultiLabelNN(**SMALL, optimizer="sgd", weight_decay=0.05).fit(data.X_train,
+                                                                             data.Y_train)
+    biases = MultiLabelNN(**SMALL, optimizer="sgd", weight_decay=0.05,
+                          decay_biases=True).fit(data.X_train, data.Y_train)
+    assert decayed.optimizer_.weight_decay == 0.05 and not decayed.optimizer_.decay_biases
+    assert biases.optimizer_.decay_biases
+    p, d, b = (_trained_params(m) for m in (plain, decayed, biases))
+    assert np.linalg.norm(d["W2"]) < np.linalg.norm(p["W2"])       # decay shrinks the weights
+    assert not np.allclose(b["b2"], d["b2"])                         # and the biases only if asked
+
+
+@pytest.mark.parametrize("options", [{"threshold_intercept": "free"},
+                                     {"threshold_intercept": "none"},
+                                     {"threshold_target": "hamming"},
+                                     {"threshold_features": "scores", "threshold_lambda": 0.0}])
+def test_threshold_options_reach_the_predictor_and_survive_a_model_file(data, tmp_path, options):
+    model = MultiLabelNN(**SMALL, **options).fit(data.X_train, data.Y_train)
+    t = model.thresholds_
+    assert t.intercept == model.threshold_intercept and t.target == model.threshold_target
+    assert t.features == model.threshold_features
+    reference = MultiLabelNN(**SMALL).fit(data.X_train, data.Y_train)
+    assert not np.allclose(t.predict_threshold(data.X_test, model.decision_function(data.X_test)),
+                           reference.thresholds_.predict_threshold(
+                               data.X_test, reference.decision_function(data.X_test)))
+    model.save(tmp_path / "m.npz")
+    loaded = MultiLabelNN.load(tmp_path / "m.npz")
+    assert (loaded.thresholds_.intercept, loaded.thresholds_.target) == (t.intercept, t.target)
+    assert loaded.get_params() == {**model.get_params(), "verbose": False}
+    assert (loaded.predict(data.X_test) != model.predict(data.X_test)).nnz == 0
+
+
+def test_selected_lambda_and_its_validation_scores_are_recorded(data):
+    model = MultiLabelNN(**SMALL).fit(data.X_train, data.Y_train)
+    assert model.threshold_lambda_ in model.threshold_scores_
+    best = max(model.threshold_scores_.values())
+    assert model.threshold_scores_[model.threshold_lambda_] == best

@@ -14,7 +14,7 @@ from mlnn.bench import (DEFAULT_PWE_LABELS, PWE_DENSITY, benchmark_pwe_delta,
 from mlnn.cli.options import add_dataset, add_seed, load_dataset
 from mlnn.errors import MLNNError
 from mlnn.machine import machine_info
-from mlnn.paper.methods import NETWORK_ALIASES, network_params, resolve
+from mlnn.paper.methods import PAPER_NETWORK_ALIASES, network_params, resolve
 
 PHASE_LABELS = {"forward": "forward (X W1, h, z2, o)",
                 "loss": "loss value and δ2",
@@ -34,7 +34,7 @@ def register(subparsers):
     add_dataset(parser, required=False, default="reuters21578")
     parser.add_argument("--max-documents", type=int, default=None,
                         help="use only the first N training documents")
-    parser.add_argument("--method", default="nn-ad", choices=NETWORK_ALIASES,
+    parser.add_argument("--method", default="nn-ad", choices=PAPER_NETWORK_ALIASES,
                         help="network method (default nn-ad)")
     parser.add_argument("--batch-size", type=int, default=64, help="minibatch size (default 64)")
     parser.add_argument("--hidden-units", type=int, default=1000, help="F (default 1000)")

@@ -21,10 +21,21 @@ def register(subparsers):
     train.add_argument("--method", default="nn-ad",
                        help=f"one of {list(NETWORK_ALIASES)} (default nn-ad)")
     add_seed(train)
-    train.add_argument("--epochs", type=int, default=100, help="maximum number of epochs")
-    train.add_argument("--learning-rate", type=float, default=0.01, help="η0 (default 0.01)")
-    train.add_argument("--hidden-units", type=int, default=1000, help="F (default 1000)")
-    train.add_argument("--batch-size", type=int, default=64, help="minibatch size (default 64)")
+    train.add_argument("--epochs", type=int,
+                       help="maximum number of epochs (default: the method's, 100)")
+    train.add_argument("--learning-rate", type=float,
+                       help="η0 (default: the method's, 0.01 for the paper's networks)")
+    train.add_argument("--hidden-units", type=int,
+                       help="F (default: the method's, 1000 for the paper's networks)")
+    train.add_argument("--batch-size", type=int,
+                       help="minibatch size (default: the method's, 64 for the paper's networks)")
+    train.add_argument("--validation-fraction", type=float,
+                       help="share of the training documents held out for early stopping and "
+                            "for choosing the threshold λ (default 0.1); 0 trains on all of "
+                            "them for exactly --epochs epochs")
+    train.add_argument("--threshold-lambda", type=float,
+                       help="λ of the threshold predictor (Eq. 5) instead of choosing it on the "
+                            "validation documents")
     train.add_argument("--out", default="model.npz", help="model file to write")
     train.add_argument("--quiet", action="store_true", help="no progress lines")
     train.set_defaults(func=run_train)
@@ -51,18 +62,25 @@ def register(subparsers):
 
 def run_train(args):
     method = resolve(args.method)
-    params = network_params(method)
+    network_params(method, 1, 1)                     # fail fast on a method that is no network
     dataset = load_dataset(args)
-    model = MultiLabelNN(**params, learning_rate=args.learning_rate, max_epochs=args.epochs,
-                         hidden_units=args.hidden_units, batch_size=args.batch_size,
-                         random_state=args.seed, verbose=not args.quiet)
+    params = network_params(method, *reversed(dataset.X_train.shape))
+    given = {"learning_rate": args.learning_rate, "max_epochs": args.epochs,
+             "hidden_units": args.hidden_units, "batch_size": args.batch_size,
+             "validation_fraction": args.validation_fraction,
+             "threshold_lambda": args.threshold_lambda}
+    params.update({key: value for key, value in given.items() if value is not None})
+    model = MultiLabelNN(**params, random_state=args.seed, verbose=not args.quiet)
     print(f"training {method} on {dataset.name}: {dataset.X_train.shape[0]} documents, "
           f"{dataset.X_train.shape[1]} features, {dataset.Y_train.shape[1]} labels", flush=True)
     model.fit(dataset.X_train, dataset.Y_train, feature_names=dataset.feature_names,
               label_names=dataset.label_names)
     model.save(args.out)
-    print(f"best validation rank loss {model.history_.best['rankloss']:.5f} after "
-          f"{model.best_updates_} updates; {model.fit_time_:.1f}s; saved {args.out}")
+    if model.history_.best:
+        print(f"best validation rank loss {model.history_.best['rankloss']:.5f} after "
+              f"{model.best_updates_} updates; ", end="")
+    print(f"{model.n_updates_} updates, threshold λ {model.threshold_lambda_}; "
+          f"{model.fit_time_:.1f}s; saved {args.out}")
     return 0
 
 

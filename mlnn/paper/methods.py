@@ -16,7 +16,33 @@ BR_R           binary relevance, linear SVMs, C chosen by rank loss, threshold p
 All networks have 1,000 hidden units; η0 is chosen from :data:`LEARNING_RATES` and the number of
 epochs by early stopping on validation rank loss (:mod:`mlnn.paper.selection`); C from
 :data:`C_VALUES` (:func:`mlnn.svm.fit_br`).
+
+One more method, not in the paper's table: **BP-MLL as Zhang & Zhou (2006) publish it**
+(``BP-MLL``, command-line ``bpmll-original``), the model Nam et al. revisit. Their protocol, from
+the paper and its published training code, and how it maps onto this package:
+
+==========================  ==================================================================
+published                   here
+==========================  ==================================================================
+tanh hidden and output      ``hidden_activation="tanh"``, ``loss="pwe"`` (tanh outputs)
+hidden units: 20 % of D     ``hidden_units = ceil(0.2 · D)``
+online gradient descent,    ``optimizer="sgd"``, ``batch_size=1``, ``learning_rate=0.05``
+learning rate 0.05
+100 epochs, no early stop   ``max_epochs=100``, ``validation_fraction=0``
+Σ_i E_i + 0.1 ‖θ‖²,         per document E_i + (λ/2)‖θ‖² with λ = 0.2 / N (N training
+weights *and* biases        documents), ``decay_biases=True``
+threshold t(x) = wᵀo + b    ``threshold_features="scores"``, ``threshold_intercept="free"``,
+by least squares on the     ``threshold_lambda=0`` (unregularised), ``threshold_target=
+Hamming-optimal targets     "hamming"``
+==========================  ==================================================================
+
+Differences that remain (ours): Glorot initialisation instead of MATLAB's Nguyen–Widrow, the
+documents shuffled every epoch instead of visited in a fixed order, and tf-idf input without
+min–max scaling.
 """
+
+import math
+
 
 from mlnn.errors import MLNNError
 from mlnn.svm import DEFAULT_C_GRID
@@ -36,14 +62,32 @@ METHODS = {
     "BP-MLL_RAD": {"kind": "nn", "hidden_activation": "relu", "loss": "pwe", "dropout": 0.5},
     "BR_B": {"kind": "br", "variant": "B"},
     "BR_R": {"kind": "br", "variant": "R"},
+    "BP-MLL": {"kind": "published", "hidden_activation": "tanh", "loss": "pwe", "dropout": 0.0,
+               "optimizer": "sgd", "learning_rate": 0.05, "batch_size": 1, "max_epochs": 100,
+               "validation_fraction": 0.0, "decay_biases": True,
+               "threshold_features": "scores", "threshold_intercept": "free",
+               "threshold_lambda": 0.0, "threshold_target": "hamming"},
 }
 
-#: Command-line spellings: nn-a, nn-ad, bpmll-ta, ..., br-b, br-r.
-ALIASES = {name.lower().replace("bp-mll", "bpmll").replace("_", "-"): name for name in METHODS}
+#: The eight methods of the paper's Table 3, in its order.
+PAPER_METHODS = tuple(name for name, spec in METHODS.items() if spec["kind"] != "published")
 
-#: Command-line spellings of the six network methods.
+#: BP-MLL as published: hidden units as a share of the inputs, and its regularisation cost, whose
+#: objective Σ_i E_i + (2 · cost / 2) ‖θ‖² is, per document, E_i + (λ/2)‖θ‖² with λ = 2 · cost / N.
+BPMLL_HIDDEN_SHARE, BPMLL_COST = 0.2, 0.1
+
+#: Command-line spellings: nn-a, nn-ad, bpmll-ta, ..., br-b, br-r, bpmll-original.
+ALIASES = {name.lower().replace("bp-mll", "bpmll").replace("_", "-"): name
+           for name in PAPER_METHODS}
+ALIASES["bpmll-original"] = "BP-MLL"
+
+#: Command-line spellings of the network methods: the paper's six, and BP-MLL as published.
 NETWORK_ALIASES = tuple(sorted(alias for alias, name in ALIASES.items()
-                               if METHODS[name]["kind"] == "nn"))
+                               if METHODS[name]["kind"] != "br"))
+
+#: Command-line spellings of the paper's six network methods.
+PAPER_NETWORK_ALIASES = tuple(alias for alias in NETWORK_ALIASES
+                              if METHODS[ALIASES[alias]]["kind"] == "nn")
 
 
 def resolve(name):
@@ -56,11 +100,22 @@ def resolve(name):
                     f"(or the paper's names {list(METHODS)})")
 
 
-def network_params(name):
-    """The :class:`~mlnn.estimator.MultiLabelNN` hyper-parameters of a network method."""
-    spec = METHODS[resolve(name)]
-    if spec["kind"] != "nn":
+def network_params(name, n_features=None, n_documents=None):
+    """The :class:`~mlnn.estimator.MultiLabelNN` hyper-parameters of a network method.
+
+    BP-MLL as published sizes its hidden layer and its weight decay by the data, so it needs the
+    number of input features D and of training documents N.
+    """
+    name = resolve(name)
+    spec = METHODS[name]
+    if spec["kind"] == "br":
         raise MLNNError(f"{name} is not a neural-network method")
     params = {key: value for key, value in spec.items() if key != "kind"}
-    params["optimizer"] = "adagrad"
+    if spec["kind"] == "nn":
+        params["optimizer"] = "adagrad"
+        return params
+    if n_features is None or n_documents is None:
+        raise MLNNError(f"{name} needs the number of features and of training documents")
+    params["hidden_units"] = math.ceil(BPMLL_HIDDEN_SHARE * n_features)
+    params["weight_decay"] = 2 * BPMLL_COST / n_documents
     return params

@@ -6,7 +6,12 @@ For every method of :mod:`mlnn.paper.methods`:
   (:func:`mlnn.validation.validation_split`, seeded, ``validation_fraction``) and shared by all
   methods; the test split is used only for the final numbers.
 * Networks: η0 and the number of epochs are chosen on the validation split, then the winner is
-  refitted on all training documents (:func:`mlnn.paper.selection.fit_network_method`).
+  refitted on all training documents (:func:`mlnn.paper.selection.fit_network_method`). η0 is
+  selected by validation rank loss unless ``select_by="meanF"``; with ``sensitivity`` the η0
+  that the other criterion picks is refitted and evaluated too, and recorded beside the method
+  (``record["alternative"]``).
+* BP-MLL as published (not in the paper's table; run only when asked): its fixed protocol on all
+  training documents (:func:`mlnn.paper.selection.fit_published_method`).
 * Binary relevance: C from the paper's grid by mean micro/macro F1 (BR_B) or rank loss (BR_R), see
   :func:`mlnn.svm.fit_br`.
 
@@ -28,8 +33,8 @@ import scipy
 from mlnn import __version__
 from mlnn.errors import MLNNError
 from mlnn.metrics import MEASURES, evaluate
-from mlnn.paper.methods import C_VALUES, LEARNING_RATES, METHODS, resolve
-from mlnn.paper.selection import fit_network_method
+from mlnn.paper.methods import C_VALUES, LEARNING_RATES, METHODS, PAPER_METHODS, resolve
+from mlnn.paper.selection import fit_network_method, fit_published_method
 from mlnn.svm import fit_br
 from mlnn.validation import validation_split
 
@@ -52,13 +57,34 @@ def paper_table3():
     return {(row["dataset"], row["method"]): {m: float(row[m]) for m in MEASURES} for row in rows}
 
 
-def run_network(method, dataset, fit_rows, val_rows, budget, random_state, batch_size, refit,
-                log):
-    """A network method on ``dataset``: (test scores, test label sets, record)."""
-    model, record = fit_network_method(method, dataset.X_train, dataset.Y_train, fit_rows,
-                                       val_rows, budget, random_state, batch_size, refit, log)
+def _test_predictions(model, dataset):
     scores = model.decision_function(dataset.X_test)
-    return scores, model.thresholds_.predict(dataset.X_test, scores), record
+    return scores, model.thresholds_.predict(dataset.X_test, scores)
+
+
+def run_network(method, dataset, fit_rows, val_rows, budget, random_state, batch_size, refit,
+                log, select_by="rankloss", sensitivity=False):
+    """A network method on ``dataset``: (test scores, test label sets, record).
+
+    With ``sensitivity``, ``record["alternative"]["test"]`` holds the test measures of the η0
+    chosen by the other criterion (those of the selected model when both agree).
+    """
+    model, record = fit_network_method(method, dataset.X_train, dataset.Y_train, fit_rows,
+                                       val_rows, budget, random_state, batch_size, refit,
+                                       select_by=select_by, alternative=sensitivity, log=log)
+    scores, Y_pred = _test_predictions(model, dataset)
+    alternative = record.get("alternative")
+    if alternative is not None:
+        other = alternative.pop("model", model)
+        alternative["test"] = evaluate(dataset.Y_test, *_test_predictions(other, dataset))
+    return scores, Y_pred, record
+
+
+def run_published(method, dataset, random_state, log):
+    """BP-MLL as published on ``dataset``: (test scores, test label sets, record)."""
+    model, record = fit_published_method(method, dataset.X_train, dataset.Y_train,
+                                         random_state, log)
+    return (*_test_predictions(model, dataset), record)
 
 
 def run_br(method, dataset, fit_rows, val_rows, budget, random_state, log):
@@ -107,16 +133,16 @@ def _comparison_rows(dataset_name, method, ours, reference):
 
 
 def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, batch_size=64,
-              validation_fraction=0.1, learning_rates=None, C_values=None, log=print,
-              after_each=None):
-    """Run ``methods`` (default: all eight) on a loaded dataset; returns (rows, run record).
+              validation_fraction=0.1, learning_rates=None, C_values=None, select_by="rankloss",
+              sensitivity=False, log=print, after_each=None):
+    """Run ``methods`` (default: the paper's eight) on a loaded dataset; returns (rows, run record).
 
     ``learning_rates`` and ``C_values`` replace the budget's grids (each method's record says
     which grid it searched). ``after_each(rows, run)``, if given, is called after every method
     with the results so far (the command line uses it to write the tables as each method ends).
     The run record stores ``random_state`` under the key ``seed``.
     """
-    methods = [resolve(m) for m in (methods or list(METHODS))]
+    methods = [resolve(m) for m in (methods or PAPER_METHODS)]
     budget = _budget(quick, learning_rates, C_values)
     fit_rows, val_rows = validation_split(dataset.X_train.shape[0], fraction=validation_fraction,
                                           random_state=random_state)
@@ -125,17 +151,22 @@ def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, ba
     rows = []
     run = _run_record(dataset, random_state, quick, budget, batch_size, refit,
                       validation_fraction)
+    run["settings"]["select_by"] = select_by
     for method in methods:
         log(f"{method} on {dataset.name}")
-        network = METHODS[method]["kind"] == "nn"
-        if network:
+        kind = METHODS[method]["kind"]
+        if kind == "nn":
             scores, Y_pred, record = run_network(method, dataset, fit_rows, val_rows, budget,
-                                                 random_state, batch_size, refit, log)
+                                                 random_state, batch_size, refit, log,
+                                                 select_by, sensitivity)
+        elif kind == "published":
+            scores, Y_pred, record = run_published(method, dataset, random_state, log)
         else:
             scores, Y_pred, record = run_br(method, dataset, fit_rows, val_rows, budget,
                                             random_state, log)
         ours = evaluate(dataset.Y_test, scores, Y_pred)
-        record["grid"] = list(budget["learning_rates" if network else "C_values"])
+        if kind != "published":
+            record["grid"] = list(budget["learning_rates" if kind == "nn" else "C_values"])
         record["test"] = ours
         run["methods"][method] = record
         rows += _comparison_rows(dataset.name, method, ours,
