@@ -99,9 +99,8 @@ def _rank_statistics(Y, scores):
     - ``stop − row·L``   labels score at least as high (its pessimistic rank),
 
     and counts of relevant labels inside such ranges come from binary search in the sorted list
-    of relevant positions. Only the relevant entries are visited after the sort.
-
-    Returns four float arrays of length n, with ``nan`` where a measure is undefined.
+    of relevant positions. Only the relevant entries are visited after the sort. Returns four
+    float arrays of length n, with ``nan`` where a measure is undefined.
     """
     n, L = scores.shape
     order = np.argsort(-scores, axis=1)

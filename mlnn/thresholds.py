@@ -19,8 +19,9 @@ the threshold as a function of the document:
    1 (``intercept="penalised"``): its coefficient θ_0 is the bias of the threshold and is
    penalised like the rest — still Eq. 5, with the bias inside θ. Without it
    (``intercept="none"``, T = θᵀx on the raw features only) a document's threshold scales with
-   its feature values: on Delicious (binary features, 1 to over 300 words a document) the thresholds of
-   short documents collapse towards 0 and micro-F1 drops from 0.39 to 0.18 (one NN_AD network).
+   its feature values: on Delicious (binary features, 1 to over 300 words a document) the
+   thresholds of short documents collapse towards 0 and micro-F1 drops from 0.39 to 0.18 (one
+   NN_AD network, λ chosen on validation either way).
    X stays sparse: the problem is exactly LSQR's damped least squares,
    :func:`scipy.sparse.linalg.lsqr` with ``damp = √λ``, which only multiplies by X and Xᵀ (the
    constant is one more sparse column). With ``features="scores"`` the regression is on the
