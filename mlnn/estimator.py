@@ -14,8 +14,10 @@ What ``fit(X, Y)`` does:
    selection measure) with ``patience`` evaluations, restoring the best parameters.
 3. Thresholds: per-document F1-optimal thresholds on the *training* documents' scores, learned by
    ℓ2-regularised linear regression on the inputs (Eq. 5); λ is chosen on the validation data
-   (mean of micro- and macro-F1) unless ``threshold_lambda`` fixes it. ``threshold="fixed"`` uses
-   0.5 for sigmoid outputs and 0 for tanh outputs instead.
+   (mean of micro- and macro-F1, macro over the labels present in the validation documents; see
+   :func:`mlnn.thresholds.select_lambda`) unless ``threshold_lambda`` fixes it; with no validation
+   data and no ``threshold_lambda``, λ = n, the number of training documents (our choice).
+   ``threshold="fixed"`` uses 0.5 for sigmoid outputs and 0 for tanh outputs instead.
 """
 
 import time
@@ -52,6 +54,7 @@ DEFAULTS = {
     "threshold": "learned",
     "threshold_features": "input",
     "threshold_lambda": None,       # None: choose from DEFAULT_LAMBDAS on validation data
+                                    # (without validation data: λ = the number of documents)
     "threshold_intercept": "penalised",   # Eq. 5: a constant feature, penalised like the rest
     "threshold_target": "f1",       # per-document F1-optimal targets (Sec. 3.3); or "hamming"
     "pwe_form": "factorised",
@@ -83,7 +86,8 @@ class MultiLabelNN:
 
     Fitted attributes: ``network_``, ``thresholds_`` (a :class:`~mlnn.thresholds.ThresholdPredictor`),
     ``history_`` (:class:`~mlnn.training.History`), ``n_updates_``, ``best_updates_``,
-    ``threshold_lambda_``, ``threshold_scores_`` (λ → validation criterion, when λ was selected), ``fit_time_``, ``n_features_in_``, ``n_labels_``, ``feature_names_``,
+    ``threshold_lambda_``, ``threshold_scores_`` (λ → validation criterion, when λ was
+    selected), ``fit_time_``, ``n_features_in_``, ``n_labels_``, ``feature_names_``,
     ``label_names_``.
     """
 
@@ -167,7 +171,9 @@ class MultiLabelNN:
             self.thresholds_ = ThresholdPredictor(fixed=fixed).fit(None, scores, Y)
             self.threshold_lambda_ = None
         elif self.threshold_lambda is not None or X_val is None:
-            lam = 1.0 if self.threshold_lambda is None else self.threshold_lambda
+            # ours: with nothing to choose λ on, λ = n weighs the penalty like the *mean*
+            # squared error with weight 1 (Eq. 5's λ multiplies the summed error)
+            lam = float(X.shape[0]) if self.threshold_lambda is None else self.threshold_lambda
             self.thresholds_ = ThresholdPredictor(lam=lam, **options).fit(X, scores, Y)
             self.threshold_lambda_ = float(lam)
         else:

@@ -207,3 +207,10 @@ def test_selected_lambda_and_its_validation_scores_are_recorded(data):
     assert model.threshold_lambda_ in model.threshold_scores_
     best = max(model.threshold_scores_.values())
     assert model.threshold_scores_[model.threshold_lambda_] == best
+
+
+def test_without_validation_data_lambda_is_the_number_of_documents(data):
+    model = MultiLabelNN(**SMALL, validation_fraction=0.0).fit(data.X_train, data.Y_train)
+    assert model.threshold_lambda_ == data.X_train.shape[0] and model.threshold_scores_ == {}
+    fixed = MultiLabelNN(**SMALL, validation_fraction=0.0, threshold_lambda=2.5)
+    assert fixed.fit(data.X_train, data.Y_train).threshold_lambda_ == 2.5
