@@ -23,7 +23,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 from scipy.special import expit
 
-from mlnn.errors import MLNNError
+from mlnn.validation import check_choice
 
 
 class Activation(NamedTuple):
@@ -75,7 +75,4 @@ def get_activation(name):
     """Look up an activation by name (``relu``, ``tanh`` or ``sigmoid``), or pass one through."""
     if isinstance(name, Activation):
         return name
-    try:
-        return ACTIVATIONS[name]
-    except (KeyError, TypeError):
-        raise MLNNError(f"unknown activation {name!r}; choose one of {sorted(ACTIVATIONS)}") from None
+    return ACTIVATIONS[check_choice(name, "activation", sorted(ACTIVATIONS))]

@@ -14,14 +14,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.errors import MLNNError
+from mlnn.validation import check_float_in
 
 
 def check_rate(rate, name="dropout"):
-    """Validate a dropout rate: a number in [0, 1) (not a bool, not NaN)."""
-    if isinstance(rate, (bool, np.bool_)) or not isinstance(rate, (int, float, np.number)) \
-            or np.iscomplexobj(rate) or not 0 <= rate < 1:
-        raise MLNNError(f"{name} must be a number in [0, 1), got {rate!r}")
-    return float(rate)
+    """A dropout rate as a float: a real number in [0, 1) (not a bool, not NaN), else raise."""
+    return check_float_in(rate, name, 0, 1, closed="left")
 
 
 def hidden_mask(shape, rate, rng, dtype=np.float64):

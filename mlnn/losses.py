@@ -22,35 +22,26 @@ every minibatch); a loss whose value and δ2 share work, like PWE's exponentials
 from abc import ABC, abstractmethod
 
 import numpy as np
-import scipy.sparse as sp
 
 from mlnn.activations import ACTIVATIONS
-from mlnn.errors import MLNNError
+from mlnn.validation import check_choice, check_dense_Y
 
 
 def as_labels(Y, like=None):
     """Y as a dense (n, L) ndarray of ``like``'s floating dtype (float64 if ``like`` is None or not
-    floating), after checking that it holds only 0 and 1 and, if ``like`` is given, has its shape.
+    floating), after checking that it holds only 0 and 1 and, if ``like`` is given, has its shape
+    (:func:`mlnn.validation.check_dense_Y`).
 
     Y : bool, integer or real 0/1, dense, ``np.matrix`` or scipy.sparse. The input is not modified.
     """
-    if sp.issparse(Y):
-        Y = Y.toarray()
-    try:
-        Y = np.asarray(Y)
-    except ValueError as error:  # e.g. ragged nested lists
-        raise MLNNError(f"Y must be a 2-D 0/1 array or sparse matrix: {error}") from None
-    if Y.dtype.kind not in "biuf":
-        raise MLNNError(f"Y must hold 0/1 labels (bool, integer or real), got dtype {Y.dtype}")
-    if like is not None and Y.shape != np.shape(like):
-        raise MLNNError(f"Y has shape {Y.shape}, expected {np.shape(like)} (documents × labels, "
-                        "as the outputs)")
-    if Y.ndim != 2:
-        raise MLNNError(f"Y must be 2-D (documents × labels), got shape {Y.shape}")
-    if not np.all((Y == 0) | (Y == 1)):
-        raise MLNNError("Y must be a 0/1 label matrix; found values other than 0 and 1")
+    Y = check_dense_Y(Y, "Y", shape=None if like is None else np.shape(like))
     kind = np.asarray(like).dtype if like is not None else None
     return Y.astype(kind if kind is not None and kind.kind == "f" else np.float64, copy=False)
+
+
+def mean_loss(J):
+    """J = (1/n) Σ_i J_i, the mean of the per-document losses ``J`` (0 for an empty minibatch)."""
+    return float(np.mean(J)) if len(J) else 0.0
 
 
 class Loss(ABC):
@@ -69,8 +60,7 @@ class Loss(ABC):
 
     def value(self, z2, o, Y):
         """J = (1/n) Σ_i J_i, the mean loss over the minibatch (0 for an empty minibatch)."""
-        J = self.per_document(z2, o, Y)
-        return float(np.mean(J)) if len(J) else 0.0
+        return mean_loss(self.per_document(z2, o, Y))
 
     def value_and_delta(self, z2, o, Y):
         """``(value(z2, o, Y), delta(z2, o, Y))``, computing what they share only once."""
@@ -103,8 +93,8 @@ class CrossEntropy(Loss):
         return "CrossEntropy()"
 
     def per_document(self, z2, o, Y):
-        # softplus written out in NumPy: scipy.special.log_expit gives the same numbers but is
-        # ~20× slower in float32, which made the loss value a tenth of an epoch on Delicious.
+        # softplus with NumPy's ufuncs in z2's dtype: scipy.special.log_expit(−s) gives the same
+        # numbers but is much slower on float32 input, the dtype of training.
         z2 = np.asarray(z2)
         Y = as_labels(Y, z2)
         s = (1 - 2 * Y) * z2
@@ -149,9 +139,7 @@ class PairwiseExponential(Loss):
     FORMS = ("factorised", "pairwise")
 
     def __init__(self, form="factorised"):
-        if form not in self.FORMS:
-            raise MLNNError(f"unknown PWE form {form!r}; choose one of {list(self.FORMS)}")
-        self.form = form
+        self.form = check_choice(form, "PWE form", self.FORMS)
 
     def __repr__(self):
         return f"PairwiseExponential(form={self.form!r})"
@@ -169,8 +157,7 @@ class PairwiseExponential(Loss):
     def value_and_delta(self, z2, o, Y):
         # one pass of the chosen form gives J_i and ∂J_i/∂o (they share the exponentials)
         J, dJ_do = self._forms(o, Y)
-        value = float(np.mean(J)) if len(J) else 0.0
-        return value, dJ_do * self.output.grad(np.asarray(z2), np.asarray(o))
+        return mean_loss(J), dJ_do * self.output.grad(np.asarray(z2), np.asarray(o))
 
     def _forms(self, o, Y):
         """(J_i, ∂J_i/∂o) by the chosen form, with Y as a float array of o's dtype."""
@@ -219,7 +206,4 @@ def get_loss(name):
     """A loss by name (``ce`` or ``pwe``), or pass a :class:`Loss` instance through."""
     if isinstance(name, Loss):
         return name
-    try:
-        return LOSSES[name]()
-    except (KeyError, TypeError):
-        raise MLNNError(f"unknown loss {name!r}; choose one of {sorted(LOSSES)}") from None
+    return LOSSES[check_choice(name, "loss", sorted(LOSSES))]()

@@ -60,8 +60,7 @@ Selection convention (the project's own choice; the paper does not say how it se
 
 import numpy as np
 
-from mlnn.errors import MLNNError
-from mlnn.validation import check_scores, check_Y
+from mlnn.validation import check_choice, check_scores, check_Y
 
 #: The ten measures of the paper's Table 3, in its column order.
 MEASURES = ("rankloss", "oneError", "coverage", "MAP", "miP", "miR", "miF", "maP", "maR", "maF")
@@ -254,9 +253,7 @@ def bipartition_measures(Y_true, Y_pred, macro_labels="all"):
     dict with float values for ``miP, miR, miF, maP, maR, maF`` (zero-denominator convention in
     the module docstring).
     """
-    if macro_labels not in MACRO_LABELS:
-        raise MLNNError(f"unknown macro_labels {macro_labels!r}; choose one of "
-                        f"{list(MACRO_LABELS)}")
+    check_choice(macro_labels, "macro_labels", MACRO_LABELS)
     Yt = check_Y(Y_true, "Y_true")
     Yp = check_Y(Y_pred, "Y_pred", shape=Yt.shape)
     tp, fp, fn = _label_counts(Yt, Yp)
@@ -304,9 +301,7 @@ def selection_score(Y_true, Y_pred, criterion="meanF", macro_labels="present"):
     -------
     float, higher is better; ``nan`` if a macro criterion has no label to average over.
     """
-    if criterion not in SELECTION_CRITERIA:
-        raise MLNNError(f"unknown criterion {criterion!r}; choose one of "
-                        f"{list(SELECTION_CRITERIA)}")
+    check_choice(criterion, "criterion", SELECTION_CRITERIA)
     result = bipartition_measures(Y_true, Y_pred, macro_labels=macro_labels)
     if criterion == "meanF":
         return (result["miF"] + result["maF"]) / 2.0

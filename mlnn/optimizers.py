@@ -39,9 +39,8 @@ zero at step t takes the step with g_t = λ θ:
   With λ = 0 this is v ← μ^Δ v, θ ← θ + μ (1 − μ^Δ)/(1 − μ) v (classical; μ² instead of μ for
   Nesterov).
 * AdaGrad, λ > 0: G grows by (λθ)² at every step, which has no closed form, so the decay is
-  applied to **every row at every step** (a pass over all D × F entries of W1 and G per update;
-  measured on Reuters-21578, D = 18,110, F = 1,000, float32, one thread: about 30 ms per update,
-  bound by memory bandwidth, so an epoch of 122 minibatches takes ≈ 5 s instead of ≈ 1 s).
+  applied to **every row at every step**: each update makes a pass over all D × F entries of W1
+  and G, bound by memory bandwidth, instead of over the k × F entries of the touched rows.
 
 For SGD and Momentum these skipped steps are deferred: each row records the step up to which it
 is up to date (``state[name]["last_step"]``), and the skipped steps are applied in closed form
@@ -59,31 +58,16 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from mlnn.errors import MLNNError
 from mlnn.network import RowSparseGradient
-from mlnn.validation import check_positive_float
+from mlnn.validation import (check_bool, check_choice, check_float_in, check_nonnegative_float,
+                             check_positive_float)
 
 
-#: Bytes of gradient per block of rows in a row-sparse update (see :meth:`Optimizer.step`).
+#: Bytes of a parameter's rows per block in a row-sparse update (see :func:`row_blocks`).
 ROW_BLOCK_BYTES = 256 * 1024
 
 #: The bias parameters: decayed only with ``decay_biases=True``; every other parameter is a weight.
 BIASES = ("b1", "b2")
-
-
-def check_weight_decay(weight_decay):
-    """Validate the weight decay λ: a finite number ≥ 0."""
-    if isinstance(weight_decay, bool) or not isinstance(weight_decay, (int, float, np.number)) \
-            or np.iscomplexobj(weight_decay) or not np.isfinite(weight_decay) or weight_decay < 0:
-        raise MLNNError(f"weight_decay must be a finite number ≥ 0, got {weight_decay!r}")
-    return float(weight_decay)
-
-
-def check_decay_biases(decay_biases):
-    """Validate ``decay_biases``: True or False."""
-    if not isinstance(decay_biases, (bool, np.bool_)):
-        raise MLNNError(f"decay_biases must be True or False, got {decay_biases!r}")
-    return bool(decay_biases)
 
 
 def is_decayed(name, decay_biases):
@@ -98,8 +82,8 @@ def regularised(J, grads, params, weight_decay, decay_biases=False):
     the parameters; the sum is over W1, W2 and, with ``decay_biases``, b1, b2 (module doc).
     Returns ``(value, {name: dense gradient})``; nothing passed in is modified.
     """
-    lam = check_weight_decay(weight_decay)
-    decay_biases = check_decay_biases(decay_biases)
+    lam = check_nonnegative_float(weight_decay, "weight_decay")
+    decay_biases = check_bool(decay_biases, "decay_biases")
     decayed = [name for name in params if is_decayed(name, decay_biases)]
     value = J + lam / 2 * sum(float(np.sum(np.square(params[name]))) for name in decayed)
     gradient = {}
@@ -126,6 +110,18 @@ def matrix_powers(A, exponents):
     return result
 
 
+def row_blocks(n_rows, row_bytes):
+    """Slices of consecutive rows that cover ``range(n_rows)``, about ROW_BLOCK_BYTES each.
+
+    Every rule here updates each row on its own, so the rows of an update (or a catch-up) are
+    processed in such blocks: a block of θ, its state and its gradient stays in the CPU's L2 cache
+    through the few element-wise passes of the update, instead of each pass streaming all k × F
+    entries from main memory.
+    """
+    block = max(1, ROW_BLOCK_BYTES // max(row_bytes, 1))
+    return [slice(start, start + block) for start in range(0, n_rows, block)]
+
+
 def per_row(factor, theta):
     """``factor`` (one value per row) shaped to broadcast over the rows of ``theta``, its dtype."""
     return np.asarray(factor).reshape((-1,) + (1,) * (theta.ndim - 1)).astype(theta.dtype)
@@ -136,8 +132,8 @@ class Optimizer(ABC):
 
     def __init__(self, learning_rate, weight_decay=0.0, decay_biases=False):
         self.learning_rate = check_positive_float(learning_rate, "learning_rate")
-        self.weight_decay = check_weight_decay(weight_decay)
-        self.decay_biases = check_decay_biases(decay_biases)
+        self.weight_decay = check_nonnegative_float(weight_decay, "weight_decay")
+        self.decay_biases = check_bool(decay_biases, "decay_biases")
         self.state = {}
         self.t = 0
 
@@ -155,16 +151,9 @@ class Optimizer(ABC):
             elif self.decay(name) and not self._deferred(name):
                 self._update_every_row(name, theta, grad)
             else:
-                # Every rule here updates each row on its own, so the touched rows are updated in
-                # blocks of about ROW_BLOCK_BYTES: a block of θ, its state and its gradient stays
-                # in the CPU's L2 cache through the few element-wise passes of the update, instead
-                # of each pass streaming all k × F entries from main memory (for W1 of Reuters,
-                # k ≈ 1,400 rows × F = 1,000, this halves the time of the update).
                 rows, values = grad.rows, grad.values
-                block = max(1, ROW_BLOCK_BYTES // max(values[:1].nbytes, 1))
-                for start in range(0, max(len(rows), 1), block):   # one call even if k = 0
-                    stop = start + block
-                    self._apply(name, theta, rows[start:stop], values[start:stop])
+                for block in row_blocks(max(len(rows), 1), values[:1].nbytes):  # once if k = 0
+                    self._apply(name, theta, rows[block], values[block])
 
     def catch_up(self, params, rows):
         """Bring the rows ``rows[name]`` of each parameter ``name`` up to step ``t`` (in place).
@@ -217,22 +206,18 @@ class Optimizer(ABC):
         rows = np.arange(len(last_step))[rows] if isinstance(rows, slice) else np.asarray(rows)
         rows, skipped, lam = rows[behind], skipped[behind], self.decay(name)
         factors = self._skip_factors(skipped, lam)
-        block = max(1, ROW_BLOCK_BYTES // max(theta[:1].nbytes, 1))   # in cache, as in step
-        for start in range(0, len(rows), block):
-            stop = start + block
-            self._skip(state, theta, rows[start:stop], factors[start:stop], lam)
+        for block in row_blocks(len(rows), theta[:1].nbytes):
+            self._skip(state, theta, rows[block], factors[block], lam)
         last_step[rows] = to_step
 
     def _update_every_row(self, name, theta, grad):
         """A row-sparse gradient plus λ θ, applied to every row (in blocks of rows)."""
         rows, values = grad.rows, grad.values
-        block = max(1, ROW_BLOCK_BYTES // max(theta[:1].nbytes, 1))
-        for start in range(0, theta.shape[0], block):
-            stop = start + block
-            low, high = np.searchsorted(rows, [start, stop])
-            g = np.zeros_like(theta[start:stop])
-            g[rows[low:high] - start] = values[low:high]
-            self._apply(name, theta, slice(start, stop), g)
+        for block in row_blocks(theta.shape[0], theta[:1].nbytes):
+            low, high = np.searchsorted(rows, [block.start, block.stop])
+            g = np.zeros_like(theta[block])
+            g[rows[low:high] - block.start] = values[low:high]
+            self._apply(name, theta, block, g)
 
     def _new_state(self, theta):
         """The per-parameter state of the rule (beside ``last_step``)."""
@@ -280,11 +265,8 @@ class Momentum(Optimizer):
     def __init__(self, learning_rate, momentum=0.9, nesterov=False, weight_decay=0.0,
                  decay_biases=False):
         super().__init__(learning_rate, weight_decay, decay_biases)
-        if isinstance(momentum, bool) or not isinstance(momentum, (int, float)) \
-                or not 0 <= momentum < 1:
-            raise MLNNError(f"momentum must be a number in [0, 1), got {momentum!r}")
-        self.momentum = float(momentum)
-        self.nesterov = bool(nesterov)
+        self.momentum = check_float_in(momentum, "momentum", 0, 1, closed="left")
+        self.nesterov = check_bool(nesterov, "nesterov")
 
     def _deferred(self, name):
         return True
@@ -343,9 +325,9 @@ class AdaGrad(Optimizer):
 
     def _update_rows(self, state, theta, rows, g):
         G = state["sum_squares"]
-        # For W1 this is the most expensive part of a minibatch: k ≈ 2,000 touched rows × F
-        # entries, a few passes over memory each. So it works on the gathered rows in place and
-        # builds the step in one buffer, with no temporary per operator:
+        # For W1 this touches k rows × F entries with a few passes over memory each, so it works
+        # on the gathered rows in place and builds the step in one buffer, with no temporary per
+        # operator:
         G_rows = G[rows]                  # the touched rows of G (a copy; a view when dense)
         step = np.square(g)
         G_rows += step                    # G ← G + g²
@@ -363,8 +345,4 @@ OPTIMIZERS = {"sgd": SGD, "momentum": Momentum, "adagrad": AdaGrad}
 def get_optimizer(name, learning_rate, **options):
     """An optimizer by name: ``sgd``, ``momentum`` (options ``momentum``, ``nesterov``), ``adagrad``
     (option ``epsilon``); every one takes ``weight_decay`` (λ ≥ 0) and ``decay_biases``."""
-    try:
-        cls = OPTIMIZERS[name]
-    except (KeyError, TypeError):
-        raise MLNNError(f"unknown optimizer {name!r}; choose one of {sorted(OPTIMIZERS)}") from None
-    return cls(learning_rate, **options)
+    return OPTIMIZERS[check_choice(name, "optimizer", sorted(OPTIMIZERS))](learning_rate, **options)

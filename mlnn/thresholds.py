@@ -51,7 +51,9 @@ from scipy.sparse.linalg import LinearOperator, lsqr
 
 from mlnn import metrics
 from mlnn.errors import MLNNError
-from mlnn.validation import check_scores, check_X, check_Y
+from mlnn.validation import (check_choice, check_finite_float, check_nonnegative_float,
+                             check_positive_float, check_positive_int, check_scores, check_X,
+                             check_Y)
 
 #: Default grid of regularisation strengths λ searched by :func:`select_lambda` (λ multiplies
 #: ‖θ‖² against the summed squared error, so the useful values grow with the number of
@@ -149,8 +151,7 @@ def optimal_thresholds(scores, Y, criterion="f1"):
       score.
     - If all of a document's scores are equal, these margins are ``ALL_TIED_MARGIN`` (0.5).
     """
-    if criterion not in TARGETS:
-        raise MLNNError(f"unknown criterion {criterion!r}; choose one of {list(TARGETS)}")
+    check_choice(criterion, "criterion", TARGETS)
     scores = check_scores(scores)
     Y = check_Y(Y, "Y", shape=scores.shape).toarray().astype(bool)
     n, L = scores.shape
@@ -232,14 +233,6 @@ def ridge_with_intercept(Z, t, lam, tol=1e-10, max_iter=None):
     return w, t_mean - float(mean @ w), n_iter
 
 
-def _check_number(value, name, minimum=None):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
-            or not np.isfinite(value) or (minimum is not None and value < minimum):
-        bound = "" if minimum is None else f" >= {minimum}"
-        raise MLNNError(f"{name} must be a finite number{bound}, got {value!r}")
-    return float(value)
-
-
 class ThresholdPredictor:
     """Per-document thresholds T(x) = θ_0 + θᵀz (Eq. 5), with z the input features or the scores.
 
@@ -263,18 +256,13 @@ class ThresholdPredictor:
 
     def __init__(self, lam=1.0, features="input", fixed=None, tol=1e-10, max_iter=None,
                  intercept="penalised", target="f1"):
-        if features not in FEATURES:
-            raise MLNNError(f"unknown features {features!r}; choose one of {list(FEATURES)}")
-        if target not in TARGETS:
-            raise MLNNError(f"unknown target {target!r}; choose one of {list(TARGETS)}")
-        if not isinstance(intercept, str) or intercept not in INTERCEPTS:
-            raise MLNNError(f"unknown intercept {intercept!r}; choose one of {list(INTERCEPTS)}")
-        if not (isinstance(tol, (int, float)) and not isinstance(tol, bool) and tol > 0):
-            raise MLNNError(f"tol must be a positive number, got {tol!r}")
-        self.lam = _check_number(lam, "lam", minimum=0)
-        self.fixed = None if fixed is None else _check_number(fixed, "fixed")
-        self.features, self.target, self.intercept = features, target, intercept
-        self.tol, self.max_iter = tol, max_iter
+        self.features = check_choice(features, "features", FEATURES)
+        self.target = check_choice(target, "target", TARGETS)
+        self.intercept = check_choice(intercept, "intercept", INTERCEPTS)
+        self.lam = check_nonnegative_float(lam, "lam")
+        self.fixed = None if fixed is None else check_finite_float(fixed, "fixed")
+        self.tol = check_positive_float(tol, "tol")
+        self.max_iter = None if max_iter is None else check_positive_int(max_iter, "max_iter")
 
     def _design(self, X, scores, fitting):
         """Return (validated scores, regression inputs Z)."""
@@ -286,7 +274,7 @@ class ThresholdPredictor:
         if X is None:
             raise MLNNError('X is required with features="input" (the threshold is T(x))')
         n_features = None if fitting else self.n_features_in_
-        return scores, check_X(X, "X", n_rows=scores.shape[0], n_features=n_features)
+        return scores, check_X(X, "X", n_samples=scores.shape[0], n_features=n_features)
 
     def fit(self, X, scores, Y):
         """Fit T on training documents.
@@ -361,12 +349,9 @@ def select_lambda(X_train, scores_train, Y_train, X_val, scores_val, Y_val,
     (predictor, lam, table): the fitted predictor with the chosen λ, that λ, and a dict
     λ → validation value of the criterion (λ ascending).
     """
-    if criterion not in CRITERIA:
-        raise MLNNError(f"unknown criterion {criterion!r}; choose one of {list(CRITERIA)}")
-    if macro_labels not in metrics.MACRO_LABELS:
-        raise MLNNError(f"unknown macro_labels {macro_labels!r}; choose one of "
-                        f"{list(metrics.MACRO_LABELS)}")
-    lams = sorted({_check_number(lam, "each λ in lams", minimum=0) for lam in lams})
+    check_choice(criterion, "criterion", CRITERIA)
+    check_choice(macro_labels, "macro_labels", metrics.MACRO_LABELS)
+    lams = sorted({check_nonnegative_float(lam, "each λ in lams") for lam in lams})
     if not lams:
         raise MLNNError("lams must contain at least one value")
     best, table = None, {}

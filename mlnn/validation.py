@@ -26,7 +26,14 @@ def _as_2d(A, name, columns, what="a 2-D array"):
     return A
 
 
-def check_X(X, name="X", n_features=None, dtype=np.float64, n_rows=None):
+def _check_shape(A, name, shape):
+    """Raise unless ``shape`` is None or the (n × L) shape of ``A``."""
+    if shape is not None and A.shape != tuple(shape):
+        raise MLNNError(f"{name} has shape {A.shape}, expected {tuple(shape)} "
+                        "(documents × labels)")
+
+
+def check_X(X, name="X", n_features=None, dtype=np.float64, n_samples=None):
     """Return X (n × D) as a CSR matrix of ``dtype`` with sorted indices.
 
     Accepts any scipy.sparse matrix/array or a dense 2-D array-like. Dense input is converted to
@@ -42,8 +49,8 @@ def check_X(X, name="X", n_features=None, dtype=np.float64, n_rows=None):
         bad = np.flatnonzero(~np.isfinite(X.data))[0]
         row = np.searchsorted(X.indptr, bad, side="right") - 1
         raise MLNNError(f"{name} contains NaN or infinite values (first in row {row})")
-    if n_rows is not None and X.shape[0] != n_rows:
-        raise MLNNError(f"{name} has {X.shape[0]} rows (documents), expected {n_rows}")
+    if n_samples is not None and X.shape[0] != n_samples:
+        raise MLNNError(f"{name} has {X.shape[0]} rows (documents), expected {n_samples}")
     if n_features is not None and X.shape[1] != n_features:
         raise MLNNError(f"{name} has {X.shape[1]} features (columns), expected {n_features}")
     if not X.has_sorted_indices:
@@ -67,21 +74,38 @@ def check_Y(Y, name="Y", n_samples=None, n_labels=None, shape=None):
         Y.sum_duplicates()
         values = Y.data
     else:
-        values = Y.ravel()
+        values = Y
+    check_label_values(values, name)
+    if n_samples is not None and Y.shape[0] != n_samples:
+        raise MLNNError(f"{name} has {Y.shape[0]} rows but X has {n_samples} documents")
+    if n_labels is not None and Y.shape[1] != n_labels:
+        raise MLNNError(f"{name} has {Y.shape[1]} labels (columns), expected {n_labels}")
+    _check_shape(Y, name, shape)
+    Y = sp.csr_matrix(Y.astype(np.int8, copy=True))
+    Y.eliminate_zeros()
+    return Y
+
+
+def check_label_values(values, name):
+    """Raise unless the array ``values`` (any shape) holds only 0 and 1, in a bool, integer or real
+    dtype (the entries of a label matrix; see :func:`check_Y`)."""
     if values.dtype.kind not in "biuf":
         raise MLNNError(f"{name} must hold 0/1 values (bool, integer or real), "
                         f"got dtype {values.dtype}")
     if values.size and not np.all((values == 0) | (values == 1)):
         bad = values[(values != 0) & (values != 1)][0].item()
         raise MLNNError(f"{name} must be a 0/1 label matrix; found the value {bad!r}")
-    if n_samples is not None and Y.shape[0] != n_samples:
-        raise MLNNError(f"{name} has {Y.shape[0]} rows but X has {n_samples} documents")
-    if n_labels is not None and Y.shape[1] != n_labels:
-        raise MLNNError(f"{name} has {Y.shape[1]} labels (columns), expected {n_labels}")
-    if shape is not None and Y.shape != tuple(shape):
-        raise MLNNError(f"{name} has shape {Y.shape}, expected {tuple(shape)}")
-    Y = sp.csr_matrix(Y.astype(np.int8, copy=True))
-    Y.eliminate_zeros()
+
+
+def check_dense_Y(Y, name="Y", shape=None):
+    """The 0/1 label matrix Y (n × L) as a dense ndarray of its own dtype (sparse input is
+    densified; a dense ndarray is returned as is, not copied); raise as :func:`check_Y` does.
+
+    For the per-minibatch labels of the losses, where a dense Y is what the arithmetic needs.
+    """
+    Y = _as_2d(Y.toarray() if sp.issparse(Y) else Y, name, "labels", "a 2-D 0/1 array")
+    check_label_values(Y, name)
+    _check_shape(Y, name, shape)
     return Y
 
 
@@ -101,45 +125,98 @@ def check_scores(scores, name="scores", shape=None):
     if not np.all(np.isfinite(scores)):
         row = int(np.flatnonzero(~np.all(np.isfinite(scores), axis=1))[0])
         raise MLNNError(f"{name} contains NaN or infinite values (first in row {row})")
-    if shape is not None and scores.shape != tuple(shape):
-        raise MLNNError(f"{name} has shape {scores.shape}, expected {tuple(shape)}")
+    _check_shape(scores, name, shape)
     return scores
 
 
-def check_positive_int(value, name):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise MLNNError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
+def _is_real(value):
+    """Whether ``value`` is a real scalar: a Python or NumPy int or float (not bool, not complex)."""
+    return not isinstance(value, (bool, np.bool_)) and isinstance(
+        value, (int, float, np.integer, np.floating))
 
 
-def check_positive_float(value, name):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
-            or not np.isfinite(value) or value <= 0:
-        raise MLNNError(f"{name} must be a positive finite number, got {value!r}")
+def _check_real(value, name, requirement, accept):
+    """``value`` as a float if it is a real scalar that ``accept``s; else raise naming the
+    ``requirement`` (the one numeric check every helper below goes through)."""
+    try:
+        ok = _is_real(value) and bool(accept(value))
+    except (OverflowError, TypeError):     # e.g. an int too large for a float
+        ok = False
+    if not ok:
+        raise MLNNError(f"{name} must be {requirement}, got {value!r}")
     return float(value)
 
 
-def check_choice(value, name, choices):
-    if value not in choices:
-        raise MLNNError(f"unknown {name} {value!r}; choose one of {list(choices)}")
-    return value
+def check_finite_float(value, name):
+    """``value`` as a float; raise unless it is a finite real number."""
+    return _check_real(value, name, "a finite number", np.isfinite)
 
 
-def check_integer(value, name, minimum=1):
-    """``value`` as an int; raise unless it is an integer (not a bool) of at least ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise MLNNError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+def check_positive_float(value, name):
+    """``value`` as a float; raise unless it is a finite real number > 0."""
+    return _check_real(value, name, "a positive finite number",
+                       lambda v: np.isfinite(v) and v > 0)
+
+
+def check_nonnegative_float(value, name):
+    """``value`` as a float; raise unless it is a finite real number ≥ 0."""
+    return _check_real(value, name, "a finite number ≥ 0", lambda v: np.isfinite(v) and v >= 0)
+
+
+#: Which ends of the interval :func:`check_float_in` includes.
+CLOSED = {"left": "[)", "right": "(]", "both": "[]", "neither": "()"}
+
+
+def check_float_in(value, name, low, high, closed="left"):
+    """``value`` as a float; raise unless it is a real number in the interval from ``low`` to
+    ``high``, whose ends ``closed`` includes: "left" [low, high), "right" (low, high], "both"
+    [low, high] or "neither" (low, high). NaN is never inside."""
+    check_choice(closed, "closed", CLOSED)
+    left, right = CLOSED[closed]
+
+    def inside(v):
+        above = v >= low if left == "[" else v > low
+        below = v <= high if right == "]" else v < high
+        return above and below
+
+    return _check_real(value, name, f"a number in {left}{low:g}, {high:g}{right}", inside)
 
 
 def check_fraction(value, name, allow_zero=False):
     """``value`` as a float in (0, 1), or in [0, 1) with ``allow_zero``; raise otherwise."""
-    low_ok = (lambda v: v >= 0) if allow_zero else (lambda v: v > 0)
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
-            or not (low_ok(value) and value < 1):
-        interval = "[0, 1)" if allow_zero else "(0, 1)"
-        raise MLNNError(f"{name} must be in {interval}, got {value!r}")
-    return float(value)
+    return check_float_in(value, name, 0, 1, closed="left" if allow_zero else "neither")
+
+
+def check_integer(value, name, minimum=1):
+    """``value`` as an int; raise unless it is an integer (not a bool) of at least ``minimum``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+            or value < minimum:
+        requirement = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise MLNNError(f"{name} must be {requirement}, got {value!r}")
+    return int(value)
+
+
+def check_positive_int(value, name):
+    """``value`` as an int; raise unless it is an integer ≥ 1 (not a bool)."""
+    return check_integer(value, name, minimum=1)
+
+
+def check_bool(value, name):
+    """``value`` as a bool; raise unless it is True or False (Python's or NumPy's)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise MLNNError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_choice(value, name, choices):
+    """``value`` unchanged; raise unless it is one of ``choices`` (names, e.g. of a loss)."""
+    try:
+        known = value in choices
+    except (TypeError, ValueError):        # unhashable, or an array compared element-wise
+        known = False
+    if not known:
+        raise MLNNError(f"unknown {name} {value!r}; choose one of {list(choices)}")
+    return value
 
 
 def check_length(values, name, expected):

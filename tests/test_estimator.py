@@ -136,7 +136,7 @@ def test_truncated_tampered_and_wrong_version_files_are_clear_errors(fitted, tmp
     ({"optimizer": "adam"}, "unknown optimizer 'adam'"),
     ({"dtype": "float16"}, "unknown dtype 'float16'"),
     ({"threshold": "magic"}, "unknown threshold 'magic'"),
-    ({"validation_fraction": 1.5}, "validation_fraction must be in"),
+    ({"validation_fraction": 1.5}, "validation_fraction must be a number in"),
     ({"dropout": -0.1}, "dropout must be a number"),
     ({"batch_size": 0}, "batch_size must be a positive integer"),
 ])

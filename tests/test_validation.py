@@ -1,5 +1,7 @@
 """The shared checks and the one seeded train/validation split."""
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -7,8 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mlnn.errors import MLNNError
-from mlnn.validation import (check_fraction, check_integer, check_length, check_training_data,
-                             validation_split)
+from mlnn.validation import (check_bool, check_choice, check_dense_Y, check_finite_float,
+                             check_float_in, check_fraction, check_integer, check_length,
+                             check_nonnegative_float, check_positive_float, check_positive_int,
+                             check_training_data, check_X, check_Y, validation_split)
 
 
 @given(n=st.integers(2, 500), fraction=st.floats(0.01, 0.99), seed=st.integers(0, 2**32 - 1))
@@ -38,9 +42,9 @@ def test_validation_split_rejects_bad_fractions(fraction):
 def test_check_fraction_with_and_without_zero():
     assert check_fraction(0.25, "f") == 0.25
     assert check_fraction(0, "f", allow_zero=True) == 0.0
-    with pytest.raises(MLNNError, match=r"f must be in \(0, 1\), got 0"):
+    with pytest.raises(MLNNError, match=r"f must be a number in \(0, 1\), got 0"):
         check_fraction(0, "f")
-    with pytest.raises(MLNNError, match=r"g must be in \[0, 1\), got 1"):
+    with pytest.raises(MLNNError, match=r"g must be a number in \[0, 1\), got 1"):
         check_fraction(1, "g", allow_zero=True)
 
 
@@ -70,3 +74,103 @@ def test_check_training_data():
             check_training_data(*args)
     with pytest.raises(MLNNError, match="X has 4 features"):
         check_training_data(X, Y, n_features=5)
+
+
+#: Not real numbers: every numeric check rejects them, whatever their value.
+NOT_REAL = (True, np.bool_(False), "1", None, 1j, np.complex128(0.5), [0.5], np.array([0.5]))
+
+#: The interval each value of ``closed`` means, for low = -1 and high = 2, written out.
+INTERVALS = {"left": ("[-1, 2)", lambda v: -1 <= v < 2),
+             "right": ("(-1, 2]", lambda v: -1 < v <= 2),
+             "both": ("[-1, 2]", lambda v: -1 <= v <= 2),
+             "neither": ("(-1, 2)", lambda v: -1 < v < 2)}
+
+
+@given(value=st.floats() | st.integers(-3, 3) | st.sampled_from([-1, 2, -1.0, 2.0, 10**400]),
+       closed=st.sampled_from(sorted(INTERVALS)))
+def test_check_float_in_is_the_interval(value, closed):
+    written, inside = INTERVALS[closed]
+    if inside(value):
+        result = check_float_in(value, "v", -1, 2, closed=closed)
+        assert result == float(value) and type(result) is float
+    else:
+        message = "^" + re.escape(f"v must be a number in {written}, got")
+        with pytest.raises(MLNNError, match=message):
+            check_float_in(value, "v", -1, 2, closed=closed)
+
+
+@pytest.mark.parametrize("check, requirement, good, bad", [
+    (check_finite_float, "a finite number", [-3, 0.0, np.float32(-2.5), np.int64(7)],
+     [float("nan"), float("inf"), -float("inf"), 10**400]),
+    (check_nonnegative_float, "a finite number ≥ 0", [0, 0.0, np.float32(2.5), 3],
+     [-0.1, -1, float("nan"), float("inf"), 10**400]),
+    (check_positive_float, "a positive finite number", [1e-300, 2, np.float16(0.5)],
+     [0, 0.0, -1.0, float("nan"), float("inf")]),
+])
+def test_the_real_number_checks(check, requirement, good, bad):
+    for value in good:
+        assert check(value, "x") == float(value) and type(check(value, "x")) is float
+    for value in list(bad) + list(NOT_REAL):
+        with pytest.raises(MLNNError, match="^" + re.escape(f"x must be {requirement}, got")):
+            check(value, "x")
+
+
+def test_check_float_in_rejects_what_is_not_a_real_number_and_unknown_ends():
+    for value in NOT_REAL:
+        with pytest.raises(MLNNError, match=r"^x must be a number in \[0, 1\), got"):
+            check_float_in(value, "x", 0, 1)
+    with pytest.raises(MLNNError, match="unknown closed 'open'"):
+        check_float_in(0.5, "x", 0, 1, closed="open")
+
+
+def test_integer_checks_share_one_message_form():
+    assert check_positive_int(np.int32(4), "n") == 4 and type(check_positive_int(4, "n")) is int
+    for bad in (0, -2, True, 1.0, "1", None):
+        with pytest.raises(MLNNError, match="^n must be a positive integer, got"):
+            check_positive_int(bad, "n")
+        with pytest.raises(MLNNError, match="^n must be a positive integer, got"):
+            check_integer(bad, "n", minimum=1)
+
+
+def test_check_bool_and_check_choice():
+    assert check_bool(np.bool_(True), "flag") is True and check_bool(False, "flag") is False
+    for bad in (1, 0, "yes", None, np.array([True])):
+        with pytest.raises(MLNNError, match="^flag must be True or False, got"):
+            check_bool(bad, "flag")
+    assert check_choice("he", "init", ("glorot", "he")) == "he"
+    for bad in ("xavier", None, ["he"], {"he": 1}, np.array(["he", "glorot"])):
+        with pytest.raises(MLNNError, match=r"^unknown init .*; choose one of \['glorot', 'he'\]"):
+            check_choice(bad, "init", ("glorot", "he"))
+
+
+def test_check_X_counts_documents_with_n_samples():
+    X = np.eye(3)[:2]
+    assert check_X(X, n_samples=2).shape == (2, 3)
+    with pytest.raises(MLNNError, match=r"^X_val has 2 rows \(documents\), expected 3$"):
+        check_X(X, "X_val", n_samples=3)
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")   # np.matrix input
+@pytest.mark.parametrize("make", [np.array, sp.csr_matrix, sp.coo_matrix, np.asmatrix,
+                                  lambda a: a.tolist()])
+def test_check_dense_Y_agrees_with_check_Y(make):
+    Y = np.array([[1, 0, 1], [0, 0, 1]], dtype=np.int64)
+    dense = check_dense_Y(make(Y), shape=(2, 3))
+    assert type(dense) is np.ndarray
+    np.testing.assert_array_equal(dense, Y)
+    np.testing.assert_array_equal(dense, check_Y(make(Y)).toarray())
+    bad = Y * 3
+    for check in (check_dense_Y, check_Y):
+        with pytest.raises(MLNNError, match="^Y must be a 0/1 label matrix; found the value 3"):
+            check(make(bad))
+        with pytest.raises(MLNNError, match=r"^Y has shape \(2, 3\), expected \(3, 2\)"):
+            check(make(Y), shape=(3, 2))
+
+
+def test_check_dense_Y_keeps_a_dense_array_as_it_is():
+    Y = np.array([[True, False]])
+    assert check_dense_Y(Y) is Y
+    with pytest.raises(MLNNError, match="^labels must be 2-D"):
+        check_dense_Y(np.ones(3), "labels")
+    with pytest.raises(MLNNError, match="^Y must hold 0/1 values .* got dtype <U1"):
+        check_dense_Y(np.array([["a"]]))
