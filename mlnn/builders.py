@@ -31,7 +31,7 @@ def build_network(n_features, n_labels, loss, hidden_units=1000, hidden_activati
     """A freshly initialised D × F × L network whose output activation is ``loss.output``."""
     dtype = check_choice(np.dtype(dtype).name if _is_dtype(dtype) else dtype, "dtype", DTYPES)
     check_choice(init, "init", INITIALISATIONS)
-    return Network.initialize(n_features, n_labels, hidden_units, hidden_activation, loss.output,
+    return Network.initialise(n_features, n_labels, hidden_units, hidden_activation, loss.output,
                               random_state=random_state, dtype=np.dtype(dtype), init=init)
 
 

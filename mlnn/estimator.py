@@ -232,7 +232,7 @@ class MultiLabelNN:
         t = self.thresholds_
         meta = {"params": params,
                 "fitted": {name: getattr(self, name) for name in FITTED_SCALARS},
-                "hidden": self.network_.hidden.name, "loss": self.loss_.name,
+                "hidden": self.network_.hidden_activation.name, "loss": self.loss_.name,
                 "pwe_form": getattr(self.loss_, "form", None),
                 "thresholds": {"lam": t.lam, "features": t.features, "fixed": t.fixed,
                                "intercept": float(t.intercept_), "form": t.intercept,

@@ -65,6 +65,7 @@ def loss_of_param(network, loss, X, Y, name, mask=None):
     def f(value):
         params = dict(network.params)
         params[name] = value
-        copy = Network(**params, hidden=network.hidden, output=network.output)
+        copy = Network(**params, hidden_activation=network.hidden_activation,
+                       output=network.output)
         return network_loss(copy, loss, X, Y, mask)
     return f

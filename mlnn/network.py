@@ -35,7 +35,7 @@ import scipy.sparse as sp
 
 from mlnn.activations import get_activation
 from mlnn.errors import MLNNError
-from mlnn.validation import check_X
+from mlnn.validation import check_choice, check_X
 
 
 class RowSparseGradient(NamedTuple):
@@ -73,8 +73,10 @@ class Gradients(NamedTuple):
     delta1: np.ndarray      # δ1, n × F
     delta2: np.ndarray      # δ2, n × L
 
+    @property
     def params(self):
-        """The parameter gradients by name, as the optimizers take them."""
+        """The parameter gradients by name, as the optimizers take them (the keys of
+        :attr:`Network.params`)."""
         return {"W1": self.W1, "b1": self.b1, "W2": self.W2, "b2": self.b2}
 
 
@@ -87,15 +89,11 @@ def init_weights(fan_in, fan_out, rng, dtype, scheme="glorot"):
     ``glorot`` (Glorot & Bengio 2010): a = sqrt(6 / (fan_in + fan_out)).
     ``he`` (He et al. 2015, for ReLU): a = sqrt(6 / fan_in).
     """
-    if scheme == "glorot":
-        a = np.sqrt(6.0 / (fan_in + fan_out))
-    elif scheme == "he":
-        a = np.sqrt(6.0 / fan_in)
-    else:
-        raise MLNNError(f"unknown initialisation {scheme!r}; choose one of {list(INITIALISATIONS)}")
+    check_choice(scheme, "initialisation", INITIALISATIONS)
+    a = np.sqrt(6.0 / (fan_in + fan_out)) if scheme == "glorot" else np.sqrt(6.0 / fan_in)
     # The generator draws float64; drawing all D × F at once and casting would hold a float64
-    # copy of W1 next to the result (for Reuters 145 MB beside 72 MB in float32: the peak memory
-    # of a whole training run). Blocks of rows draw the same numbers in the same order.
+    # copy of W1, twice the size of a float32 W1, next to the result (the peak memory of a whole
+    # training run). Blocks of rows draw the same numbers in the same order.
     W = np.empty((fan_in, fan_out), dtype=dtype)
     block = max(1, 2**20 // max(fan_out, 1))
     for start in range(0, fan_in, block):
@@ -104,16 +102,22 @@ def init_weights(fan_in, fan_out, rng, dtype, scheme="glorot"):
     return W
 
 
+def dropped(h, mask):
+    """h ∘ mask, the hidden units after dropout (h itself without a mask; h is not modified)."""
+    return h if mask is None else h * mask
+
+
 class Network:
     """z1 = X W1 + b1, h = f_h(z1), z2 = (h ∘ mask) W2 + b2, o = f_o(z2)  (paper Eq. 2).
 
-    Parameters are plain arrays in :attr:`params` (``W1, b1, W2, b2``), updated in place by the
-    optimizers. ``hidden`` and ``output`` are activation names or :class:`~mlnn.activations.Activation`.
+    Parameters are plain arrays in :attr:`params` (``W1, b1, W2, b2``, also attributes of those
+    names), updated in place by the optimizers. ``hidden_activation`` f_h and ``output`` f_o are
+    activation names or :class:`~mlnn.activations.Activation`.
     """
 
-    def __init__(self, W1, b1, W2, b2, hidden="relu", output="sigmoid"):
+    def __init__(self, W1, b1, W2, b2, hidden_activation="relu", output="sigmoid"):
         self.params = {"W1": W1, "b1": b1, "W2": W2, "b2": b2}
-        self.hidden = get_activation(hidden)
+        self.hidden_activation = get_activation(hidden_activation)
         self.output = get_activation(output)
         D, F = W1.shape
         if b1.shape != (F,) or W2.shape[0] != F or b2.shape != (W2.shape[1],):
@@ -121,34 +125,46 @@ class Network:
                             f"W2 {W2.shape}, b2 {b2.shape}")
 
     @classmethod
-    def initialize(cls, n_features, n_labels, hidden_units=1000, hidden="relu", output="sigmoid",
-                   random_state=None, dtype=np.float32, init="glorot"):
+    def initialise(cls, n_features, n_labels, hidden_units=1000, hidden_activation="relu",
+                   output="sigmoid", random_state=None, dtype=np.float32, init="glorot"):
         """A new network with weights from :func:`init_weights` and zero biases.
 
         ``random_state`` is an int seed, a ``numpy.random.Generator`` or None.
+        ``Network.initialize`` is the same method.
         """
         rng = np.random.default_rng(random_state)
         W1 = init_weights(n_features, hidden_units, rng, dtype, init)
         W2 = init_weights(hidden_units, n_labels, rng, dtype, init)
-        return cls(W1, np.zeros(hidden_units, dtype), W2, np.zeros(n_labels, dtype), hidden, output)
+        return cls(W1, np.zeros(hidden_units, dtype), W2, np.zeros(n_labels, dtype),
+                   hidden_activation, output)
+
+    initialize = initialise
 
     @property
     def W1(self):
         return self.params["W1"]
 
     @property
+    def b1(self):
+        return self.params["b1"]
+
+    @property
     def W2(self):
         return self.params["W2"]
 
     @property
+    def b2(self):
+        return self.params["b2"]
+
+    @property
     def dtype(self):
-        return self.params["W1"].dtype
+        return self.W1.dtype
 
     @property
     def shape(self):
         """(D, F, L): input features, hidden units, labels."""
-        D, F = self.params["W1"].shape
-        return D, F, self.params["W2"].shape[1]
+        D, F = self.W1.shape
+        return D, F, self.W2.shape[1]
 
     def forward(self, X, mask=None):
         """The forward pass on a minibatch; returns a :class:`Cache`.
@@ -160,9 +176,8 @@ class Network:
         p = self.params
         z1 = X @ p["W1"]
         z1 += p["b1"]
-        h = self.hidden.fn(z1)
-        h_dropped = h if mask is None else h * mask
-        z2 = h_dropped @ p["W2"]
+        h = self.hidden_activation.fn(z1)
+        z2 = dropped(h, mask) @ p["W2"]
         z2 += p["b2"]
         return Cache(X, z1, h, mask, z2, self.output.fn(z2))
 
@@ -171,16 +186,15 @@ class Network:
         X, z1, h, mask, _, _ = cache
         n = X.shape[0]
         p = self.params
-        h_dropped = h if mask is None else h * mask
         dJ_dh = delta2 @ p["W2"].T
         if mask is not None:
             dJ_dh *= mask
-        delta1 = dJ_dh * self.hidden.grad(z1, h)
+        delta1 = dJ_dh * self.hidden_activation.grad(z1, h)
         scale = X.dtype.type(1.0 / n)
         return Gradients(
             W1=self._input_gradient(X, delta1, scale),
             b1=delta1.sum(axis=0) * scale,
-            W2=(h_dropped.T @ delta2) * scale,
+            W2=(dropped(h, mask).T @ delta2) * scale,
             b2=delta2.sum(axis=0) * scale,
             delta1=delta1,
             delta2=delta2,
@@ -202,16 +216,15 @@ class Network:
         new_index[rows] = np.arange(len(rows), dtype=X.indices.dtype)
         X_k = sp.csr_matrix((X.data, new_index[X.indices], X.indptr), shape=(X.shape[0], len(rows)))
         values = X_k.T @ (delta1 * scale)
-        return RowSparseGradient(rows, values, self.params["W1"].shape)
+        return RowSparseGradient(rows, values, self.W1.shape)
 
     def scores(self, X, batch_size=2048):
         """The outputs o for X (no dropout), computed in batches to bound memory."""
         X = self._as_input(X)
-        n_labels = self.params["W2"].shape[1]
-        out = np.empty((X.shape[0], n_labels), dtype=self.dtype)
+        out = np.empty((X.shape[0], self.W2.shape[1]), dtype=self.dtype)
         for start in range(0, X.shape[0], batch_size):
             out[start:start + batch_size] = self.forward(X[start:start + batch_size]).o
         return out
 
     def _as_input(self, X):
-        return check_X(X, n_features=self.params["W1"].shape[0], dtype=self.dtype)
+        return check_X(X, n_features=self.W1.shape[0], dtype=self.dtype)

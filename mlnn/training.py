@@ -133,7 +133,7 @@ def minibatch_update(network, loss, optimizer, X_batch, Y_batch, dropout, input_
     mask = hidden_mask((X_batch.shape[0], network.shape[1]), dropout, rng, network.dtype)
     cache = network.forward(X_batch, mask)
     value, delta2 = loss.value_and_delta(cache.z2, cache.o, Y_batch)
-    optimizer.step(network.params, network.backward(cache, delta2).params())
+    optimizer.step(network.params, network.backward(cache, delta2).params)
     return value
 
 

@@ -38,7 +38,8 @@ def problems(draw, hidden=("relu", "tanh", "sigmoid"), output=("sigmoid", "tanh"
     F = draw(st.integers(1, 6))
     L = draw(st.integers(2, 6))
     seed = draw(st.integers(0, 2**32 - 1))
-    network = Network.initialize(D, L, hidden_units=F, hidden=draw(st.sampled_from(hidden)),
+    network = Network.initialize(D, L, hidden_units=F,
+                                 hidden_activation=draw(st.sampled_from(hidden)),
                                  output=draw(st.sampled_from(output)), random_state=seed,
                                  dtype=np.float64)
     rng = np.random.default_rng(seed + 1)
@@ -49,7 +50,7 @@ def problems(draw, hidden=("relu", "tanh", "sigmoid"), output=("sigmoid", "tanh"
         network.params[name][...] = rng.normal(scale=0.5, size=network.params[name].shape)
     X = draw(sparse_inputs(n, D))
     Y = draw(label_matrices(n, L))
-    if network.hidden.name == "relu":   # keep pre-activations away from the kink at 0
+    if network.hidden_activation.name == "relu":   # keep pre-activations away from the kink at 0
         z1 = network.forward(X).z1
         assume(np.min(np.abs(z1)) > 1e-3)
     return network, X, Y, seed

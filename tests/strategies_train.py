@@ -39,7 +39,7 @@ def training_cases(draw, max_D=15):
     L = draw(st.integers(1, 4))
     seed = draw(st.integers(0, 2**32 - 1))
     hidden = draw(st.sampled_from(["relu", "tanh"]))
-    network = Network.initialize(D, L, hidden_units=F, hidden=hidden, output="sigmoid",
+    network = Network.initialize(D, L, hidden_units=F, hidden_activation=hidden, output="sigmoid",
                                  random_state=seed, dtype=np.float64)
     rng = np.random.default_rng(seed + 1)
     for name in ("b1", "b2"):

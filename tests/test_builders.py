@@ -14,7 +14,7 @@ def test_the_output_activation_is_the_losss_own(loss, output):
     network, built, _ = build(7, 3, loss=loss, hidden_units=4, hidden_activation="tanh",
                               random_state=0)
     assert built.name == loss and network.output.name == output == built.output.name
-    assert network.hidden.name == "tanh" and network.shape == (7, 4, 3)
+    assert network.hidden_activation.name == "tanh" and network.shape == (7, 4, 3)
 
 
 def test_pwe_form_and_loss_types():

@@ -62,7 +62,7 @@ def test_refitting_with_the_same_seed_is_deterministic_and_other_params_change_i
     np.testing.assert_array_equal(first, second)
     model.set_params(hidden_activation="tanh")
     third = model.fit(data.X_train, data.Y_train).decision_function(data.X_test)
-    assert model.network_.hidden.name == "tanh"
+    assert model.network_.hidden_activation.name == "tanh"
     assert not np.allclose(first, third)
 
 

@@ -117,7 +117,7 @@ def test_setting_components_pair_the_loss_with_its_output():
     network, loss, _ = E.components(C.Setting("p", loss="pwe", hidden_activation="tanh",
                                               hidden_units=4), 6, 3, random_state=0)
     assert loss.name == "pwe" and network.output.name == "tanh"
-    assert network.hidden.name == "tanh" and network.shape == (6, 4, 3)
+    assert network.hidden_activation.name == "tanh" and network.shape == (6, 4, 3)
 
 
 def test_experiments_cover_the_papers_settings(synthetic, tmp_path):

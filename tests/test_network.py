@@ -51,7 +51,7 @@ def test_delta1_matches_central_differences(case, with_dropout):
     grads = network.backward(cache, loss.delta(cache.z2, cache.o, Y))
 
     def J_of_z1(z1):
-        h = network.hidden.fn(z1)
+        h = network.hidden_activation.fn(z1)
         z2 = (h if mask is None else h * mask) @ network.W2 + network.params["b2"]
         return loss.value(z2, network.output.fn(z2), Y)
 
@@ -79,8 +79,8 @@ def test_input_dropout_gradient_matches_central_differences(case):
 def test_large_W1_random_direction_check(seed, hidden, output):
     """⟨∂J/∂W1, V⟩ equals the central difference of J along a random direction V (D = 3,000)."""
     rng = np.random.default_rng(seed)
-    network = Network.initialize(3000, 7, hidden_units=12, hidden=hidden, output=output,
-                                 random_state=seed, dtype=np.float64)
+    network = Network.initialize(3000, 7, hidden_units=12, hidden_activation=hidden,
+                                 output=output, random_state=seed, dtype=np.float64)
     network.params["b1"][...] = rng.normal(size=12)
     X = sp.random(5, 3000, density=0.01, format="csr", random_state=seed % 2**31) * 10
     Y = (rng.random((5, 7)) < 0.4).astype(float)
@@ -135,7 +135,7 @@ def test_hand_worked_sgd_step():
                    [0.5, 1.0]])
     W2 = np.array([[0.5, -0.5, 0.0],
                    [-1.0, 1.0, 0.0]])
-    network = Network(W1, np.zeros(2), W2, np.zeros(3), hidden="relu", output="sigmoid")
+    network = Network(W1, np.zeros(2), W2, np.zeros(3), hidden_activation="relu", output="sigmoid")
     x = sp.csr_matrix([[1.0, 2.0]])
     y = np.array([[1.0, 0.0, 1.0]])
     cache = network.forward(x)
@@ -154,7 +154,7 @@ def test_hand_worked_sgd_step():
     np.testing.assert_allclose(grads.delta1, [[-0.5, 1.0]])
     # ∂J/∂W1 = xᵀ δ1 = [[1·(−0.5), 1·1], [2·(−0.5), 2·1]]
     np.testing.assert_allclose(grads.W1.toarray(), [[-0.5, 1.0], [-1.0, 2.0]])
-    SGD(0.1).step(network.params, grads.params())
+    SGD(0.1).step(network.params, grads.params)
     # θ ← θ − 0.1 ∂J/∂θ
     np.testing.assert_allclose(network.params["W1"], [[1.05, -1.1], [0.6, 0.8]])
     np.testing.assert_allclose(network.params["b1"], [0.05, -0.1])

@@ -306,7 +306,7 @@ def test_catching_up_before_the_forward_pass_on_the_minimal_case():
     for i in (0, 1, 0):
         opt.catch_up(network.params, {"W1": X[i].indices})
         cache = network.forward(X[i])
-        opt.step(network.params, network.backward(cache, cache.o - Y[i:i + 1]).params())
+        opt.step(network.params, network.backward(cache, cache.o - Y[i:i + 1]).params)
         x = np.eye(2)[i:i + 1]                             # the dense loop: ReLU, sigmoid, CE
         z1 = x @ P["W1"] + P["b1"]
         h = np.maximum(z1, 0)
@@ -360,12 +360,12 @@ def test_regularised_gradient_matches_central_differences(case, weight_decay, de
     loss = loss_for(network)
     cache = network.forward(X)
     J, delta2 = loss.value_and_delta(cache.z2, cache.o, Y)
-    grads = network.backward(cache, delta2).params()
+    grads = network.backward(cache, delta2).params
     value, gradient = regularised(J, grads, network.params, weight_decay, decay_biases)
     decayed = ("W1", "W2", "b1", "b2") if decay_biases else ("W1", "W2")
 
     def objective(params, penalised=decayed):
-        net = Network(**params, hidden=network.hidden, output=network.output)
+        net = Network(**params, hidden_activation=network.hidden_activation, output=network.output)
         out = net.forward(X)
         penalty = sum(np.sum(params[name] ** 2) for name in penalised)
         return loss.value(out.z2, out.o, Y) + weight_decay / 2 * penalty

@@ -37,8 +37,9 @@ def split(X, Y, n_train):
 def test_training_lowers_the_loss_and_beats_chance(loss_name, output):
     X, Y = teacher_problem()
     X_train, Y_train, X_val, Y_val = split(X, Y, 450)
-    network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=32, hidden="relu",
-                                 output=output, random_state=0, dtype=np.float64)
+    network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=32,
+                                 hidden_activation="relu", output=output, random_state=0,
+                                 dtype=np.float64)
     loss = CrossEntropy() if loss_name == "ce" else PairwiseExponential()
     before = rank_loss(Y_val, network.scores(X_val))
     history = train(network, loss, AdaGrad(0.1), X_train, Y_train, batch_size=32, max_epochs=15,
@@ -177,7 +178,7 @@ def dense_reference(case, kind, weight_decay, decay_biases, snapshot_every):
             if p:
                 mask = (rng.random(mask.shape, dtype=np.float32) >= p) / (1 - p)
             z1 = X_b @ P["W1"] + P["b1"]
-            if network.hidden.name == "relu":
+            if network.hidden_activation.name == "relu":
                 h, dh_dz1 = np.maximum(z1, 0), (z1 > 0).astype(float)
             else:
                 h = np.tanh(z1)
@@ -206,7 +207,7 @@ def dense_reference(case, kind, weight_decay, decay_biases, snapshot_every):
 
 def copy_network(network):
     return Network(**{name: value.copy() for name, value in network.params.items()},
-                   hidden=network.hidden, output=network.output)
+                   hidden_activation=network.hidden_activation, output=network.output)
 
 
 def assert_params_equal(actual, expected, where):
