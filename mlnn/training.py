@@ -33,7 +33,9 @@ import numpy as np
 
 from mlnn.dropout import apply_input_mask, check_rate, hidden_mask, input_mask
 from mlnn.errors import MLNNError
-from mlnn.validation import check_X, check_Y, check_positive_int
+from mlnn.metrics import ranking_measures
+from mlnn.validation import (check_choice, check_nonnegative_float, check_positive_int,
+                             check_training_data)
 
 
 @dataclass
@@ -67,14 +69,10 @@ class EarlyStopping:
     """
 
     def __init__(self, monitor="rankloss", mode="min", patience=5, min_delta=0.0):
-        if mode not in ("min", "max"):
-            raise MLNNError(f"unknown early-stopping mode {mode!r}; choose 'min' or 'max'")
-        if isinstance(min_delta, bool) or not isinstance(min_delta, (int, float, np.number)) \
-                or not np.isfinite(min_delta) or min_delta < 0:
-            raise MLNNError(f"min_delta must be a finite number ≥ 0, got {min_delta!r}")
-        self.monitor, self.mode = monitor, mode
+        self.monitor = monitor
+        self.mode = check_choice(mode, "early-stopping mode", ("min", "max"))
         self.patience = check_positive_int(patience, "patience")
-        self.min_delta = float(min_delta)
+        self.min_delta = check_nonnegative_float(min_delta, "min_delta")
         self.best_value, self.best_params, self.best_record, self.bad_evaluations = None, None, None, 0
 
     def improved(self, value):
@@ -106,7 +104,6 @@ class EarlyStopping:
 
 def ranking_validation(network, X_val, Y_val):
     """The default validation: the four ranking measures of :mod:`mlnn.metrics` on (X_val, Y_val)."""
-    from mlnn.metrics import ranking_measures
     return ranking_measures(Y_val, network.scores(X_val))
 
 
@@ -137,24 +134,60 @@ def minibatch_update(network, loss, optimizer, X_batch, Y_batch, dropout, input_
     return value
 
 
-def check_training_data(network, loss, X, Y, X_val, Y_val, early_stopping):
-    """Validate the data and the loss/network pairing; returns X, Y, X_val, Y_val checked."""
+def check_pairing(network, loss):
+    """Raise unless ``loss`` is paired with the network's output activation (Sec. 3.2, 3.4)."""
     if loss.output.name != network.output.name:
         raise MLNNError(f"loss {loss.name!r} needs {loss.output.name} output units, but the network "
                         f"has {network.output.name} outputs")
-    D, F, L = network.shape
-    X = check_X(X, "X", n_features=D, dtype=network.dtype)
-    Y = check_Y(Y, "Y", n_samples=X.shape[0], n_labels=L)
-    if X.shape[0] == 0:
-        raise MLNNError("X has no documents to train on")
-    if (X_val is None) != (Y_val is None):
-        raise MLNNError("give both X_val and Y_val, or neither")
-    if X_val is not None:
-        X_val = check_X(X_val, "X_val", n_features=D, dtype=network.dtype)
-        Y_val = check_Y(Y_val, "Y_val", n_samples=X_val.shape[0], n_labels=L)
-    if early_stopping is not None and X_val is None:
-        raise MLNNError("early stopping needs validation data (X_val, Y_val)")
-    return X, Y, X_val, Y_val
+
+
+class _Run:
+    """The bookkeeping of one call of :func:`train`: the counts since the last evaluation, the
+    evaluations themselves (flush, record, validate, early stopping, callbacks) and the end."""
+
+    def __init__(self, network, optimizer, validation, early_stopping, callbacks, verbose):
+        self.network, self.optimizer = network, optimizer
+        self.X_val, self.Y_val, self.validate = validation
+        self.early_stopping, self.callbacks, self.verbose = early_stopping, callbacks, verbose
+        self.history = History()
+        self.updates, self.loss_sum, self.batches, self.excluded = 0, 0.0, 0, 0
+        self.early = False
+        self.start = time.perf_counter()
+
+    def add(self, value, excluded):
+        """Count one parameter update with minibatch loss ``value`` and ``excluded`` documents."""
+        self.loss_sum += value
+        self.updates += 1
+        self.batches += 1
+        self.excluded += int(excluded)
+
+    def evaluate(self, epoch):
+        """Make one record (after ``optimizer.flush``); returns True when training should stop."""
+        self.optimizer.flush(self.network.params)
+        record = {"updates": self.updates, "epoch": epoch,
+                  "train_loss": self.loss_sum / max(self.batches, 1), "excluded": self.excluded}
+        if self.X_val is not None:
+            record.update(self.validate(self.network, self.X_val, self.Y_val))
+        record["elapsed"] = time.perf_counter() - self.start
+        self.loss_sum, self.batches = 0.0, 0
+        self.history.records.append(record)
+        if self.verbose is not None:
+            self.verbose(record)
+        self.early = self.early_stopping is not None and self.early_stopping.update(
+            record, self.network.params)
+        stop_asked = [bool(callback(record, self.network)) for callback in self.callbacks]
+        return any(stop_asked) or self.early
+
+    def finish(self, epoch, stop):
+        """The last record, the final flush and the best parameters restored; the History."""
+        self.history.stopped_early = stop and self.early
+        if self.batches:
+            self.evaluate(epoch)
+        self.optimizer.flush(self.network.params)
+        if self.early_stopping is not None:
+            self.history.best = self.early_stopping.best_record
+            self.early_stopping.restore(self.network.params)
+        return self.history
 
 
 def train(network, loss, optimizer, X, Y, *, batch_size=64, max_epochs=100, max_updates=None,
@@ -176,55 +209,30 @@ def train(network, loss, optimizer, X, Y, *, batch_size=64, max_epochs=100, max_
     ``optimizer.flush``. ``callbacks`` are called as ``callback(record, network)`` after each
     evaluation; one returning True stops training. ``verbose`` is a callable taking each record.
     """
-    X, Y, X_val, Y_val = check_training_data(network, loss, X, Y, X_val, Y_val, early_stopping)
+    check_pairing(network, loss)
+    D, _, L = network.shape
+    X, Y, X_val, Y_val = check_training_data(X, Y, X_val, Y_val, n_features=D, n_labels=L,
+                                             dtype=network.dtype)
+    if early_stopping is not None and X_val is None:
+        raise MLNNError("early stopping needs validation data (X_val, Y_val)")
     batch_size = check_positive_int(batch_size, "batch_size")
     max_epochs = check_positive_int(max_epochs, "max_epochs")
-    if max_updates is not None:
-        max_updates = check_positive_int(max_updates, "max_updates")
+    max_updates = None if max_updates is None else check_positive_int(max_updates, "max_updates")
     dropout, input_dropout = check_rate(dropout), check_rate(input_dropout, "input_dropout")
-    batches_per_epoch = -(-X.shape[0] // batch_size)
-    eval_every = batches_per_epoch if eval_every is None else check_positive_int(eval_every,
-                                                                                  "eval_every")
+    eval_every = (-(-X.shape[0] // batch_size) if eval_every is None      # once per epoch
+                  else check_positive_int(eval_every, "eval_every"))
     rng = np.random.default_rng(random_state)
-    history = History()
-    state = {"updates": 0, "loss_sum": 0.0, "batches": 0, "excluded": 0, "early": False,
-             "start": time.perf_counter()}
-
-    def evaluate(epoch):
-        optimizer.flush(network.params)
-        record = {"updates": state["updates"], "epoch": epoch,
-                  "train_loss": state["loss_sum"] / max(state["batches"], 1),
-                  "excluded": state["excluded"]}
-        if X_val is not None:
-            record.update(validate(network, X_val, Y_val))
-        record["elapsed"] = time.perf_counter() - state["start"]
-        state["loss_sum"], state["batches"] = 0.0, 0
-        history.records.append(record)
-        if verbose is not None:
-            verbose(record)
-        state["early"] = early_stopping is not None and early_stopping.update(record,
-                                                                              network.params)
-        return any([bool(callback(record, network)) for callback in callbacks]) or state["early"]
-
+    run = _Run(network, optimizer, (X_val, Y_val, validate), early_stopping, callbacks, verbose)
     stop = False
     for epoch in range(1, max_epochs + 1):
         for X_batch, Y_batch in minibatches(X, Y, batch_size, rng):
-            state["loss_sum"] += minibatch_update(network, loss, optimizer, X_batch, Y_batch,
-                                                  dropout, input_dropout, rng)
-            state["updates"] += 1
-            state["batches"] += 1
-            state["excluded"] += int(np.count_nonzero(loss.excluded(Y_batch)))
-            if state["updates"] % eval_every == 0 or state["updates"] == max_updates:
-                stop = evaluate(epoch)
-            if stop or state["updates"] == max_updates:
+            run.add(minibatch_update(network, loss, optimizer, X_batch, Y_batch, dropout,
+                                     input_dropout, rng),
+                    np.count_nonzero(loss.excluded(Y_batch)))
+            if run.updates % eval_every == 0 or run.updates == max_updates:
+                stop = run.evaluate(epoch)
+            if stop or run.updates == max_updates:
                 break
-        if stop or state["updates"] == max_updates:
+        if stop or run.updates == max_updates:
             break
-    history.stopped_early = stop and state["early"]
-    if state["batches"]:
-        evaluate(epoch)
-    optimizer.flush(network.params)
-    if early_stopping is not None:
-        history.best = early_stopping.best_record
-        early_stopping.restore(network.params)
-    return history
+    return run.finish(epoch, stop)
