@@ -5,11 +5,13 @@ the real trainer, :func:`mlnn.training.train`, for ``warmup + epochs`` epochs an
 
 * seconds per epoch: the median over the timed epochs (the warm-up epochs are left out: they pay
   for first-touch page faults of the AdaGrad state and warm the caches), and documents per second;
-* a breakdown of each epoch into the four calls the trainer makes per minibatch — the forward
+* a breakdown of each epoch into the four phases of the trainer's minibatch update — the forward
   pass, the loss (its value and δ2), the backward pass (δ1 and the products of the gradients) and
-  the optimizer update — plus the rest (minibatch slicing, dropout masks, bookkeeping). The calls
-  are timed by wrapping the network, the loss and the optimizer in :class:`Stopwatch` proxies, so
-  the breakdown is of the same run as the epoch times, not of a re-implementation of the loop;
+  the optimizer (its step, and the deferred steps it applies in ``catch_up`` before each forward
+  pass and in ``flush`` before each evaluation) — plus the rest (minibatch slicing, dropout
+  masks, bookkeeping). The calls are timed by wrapping the network, the loss and the optimizer
+  in :class:`Stopwatch` proxies, so the breakdown is of the same run as the epoch times, not of a
+  re-implementation of the loop;
 * peak memory (:func:`mlnn.machine.peak_rss_mb`, the whole process), next to the bytes of the
   training data, the parameters and the optimizer state.
 
@@ -37,7 +39,7 @@ from mlnn.validation import check_X, check_Y
 #: The phases of the breakdown: which calls of which object each one times.
 PHASES = {"network": {"forward": "forward", "backward": "backward"},
           "loss": {None: "loss"},                # every public method: value, delta, excluded
-          "optimizer": {"step": "optimizer"}}
+          "optimizer": {"step": "optimizer", "catch_up": "optimizer", "flush": "optimizer"}}
 PHASE_ORDER = ("forward", "loss", "backward", "optimizer")
 
 DEFAULT_PWE_LABELS = (10, 30, 100, 300, 1000, 4000)
