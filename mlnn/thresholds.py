@@ -51,9 +51,9 @@ from scipy.sparse.linalg import LinearOperator, lsqr
 
 from mlnn import metrics
 from mlnn.errors import MLNNError
-from mlnn.validation import (check_choice, check_finite_float, check_nonnegative_float,
-                             check_positive_float, check_positive_int, check_scores, check_X,
-                             check_Y)
+from mlnn.validation import (check_choice, check_finite_float, check_fitted,
+                             check_nonnegative_float, check_positive_float, check_positive_int,
+                             check_scores, check_X, check_Y)
 
 #: Default grid of regularisation strengths λ searched by :func:`select_lambda` (λ multiplies
 #: ‖θ‖² against the summed squared error, so the useful values grow with the number of
@@ -170,11 +170,12 @@ def ridge(Z, t, lam, tol=1e-10, max_iter=None):
     """Solve Eq. 5, min_w ‖Z w − t‖² + lam ‖w‖² (every coefficient penalised, no intercept).
 
     This is LSQR's damped least-squares problem with damp = √lam; Z is only multiplied, never
-    densified.
+    densified. LSQR stops at ``atol = btol = tol`` or after ``max_iter`` iterations (default
+    max(2d, 1000)).
 
     Parameters
     ----------
-    Z : (n, d) CSR matrix or dense array; t : (n,) targets; lam : float ≥ 0.
+    Z : (n, d) CSR matrix, dense array or LinearOperator; t : (n,) targets; lam : float ≥ 0.
 
     Returns
     -------
@@ -213,7 +214,7 @@ def ridge_with_intercept(Z, t, lam, tol=1e-10, max_iter=None):
     """Solve min_{w,b} ‖Z w + b·1 − t‖² + lam ‖w‖² (intercept b not regularised; not Eq. 5).
 
     Centring removes b: with column means μ and mean target t̄, w solves the damped least-squares
-    problem on Z − 1μᵀ (solved by LSQR with damp = √lam, Z kept sparse) and b = t̄ − μᵀw.
+    problem on Z − 1μᵀ (:func:`ridge` on that operator, Z kept sparse) and b = t̄ − μᵀw.
 
     Parameters
     ----------
@@ -223,13 +224,9 @@ def ridge_with_intercept(Z, t, lam, tol=1e-10, max_iter=None):
     -------
     (w, b, n_iter): (d,) coefficients, the intercept, and LSQR's iteration count.
     """
-    n, d = Z.shape
     mean = np.asarray(Z.mean(axis=0)).ravel()
     t_mean = float(t.mean())
-    limit = max_iter if max_iter is not None else max(2 * d, 1000)
-    result = lsqr(_centred_operator(Z, mean), t - t_mean, damp=np.sqrt(lam),
-                  atol=tol, btol=tol, iter_lim=limit)
-    w, n_iter = result[0], result[2]
+    w, n_iter = ridge(_centred_operator(Z, mean), t - t_mean, lam, tol, max_iter)
     return w, t_mean - float(mean @ w), n_iter
 
 
@@ -303,13 +300,9 @@ class ThresholdPredictor:
         self.n_features_in_ = Z.shape[1]
         return self
 
-    def _check_fitted(self):
-        if not hasattr(self, "coef_"):
-            raise MLNNError("this ThresholdPredictor is not fitted yet; call fit first")
-
     def predict_threshold(self, X, scores):
         """T(x) for each document: (n,) float array. X (n, D) CSR or None, scores (n, L)."""
-        self._check_fitted()
+        check_fitted(self, "coef_")
         scores, Z = self._design(X, scores, fitting=False)
         if self.fixed is not None:
             return np.full(scores.shape[0], self.fixed)

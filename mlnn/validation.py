@@ -130,7 +130,7 @@ def check_scores(scores, name="scores", shape=None):
 
 
 def _is_real(value):
-    """Whether ``value`` is a real scalar: a Python or NumPy int or float (not bool, not complex)."""
+    """Whether ``value`` is a real scalar: a Python or NumPy int or float (no bool, no complex)."""
     return not isinstance(value, (bool, np.bool_)) and isinstance(
         value, (int, float, np.integer, np.floating))
 
@@ -209,10 +209,13 @@ def check_bool(value, name):
 
 
 def check_choice(value, name, choices):
-    """``value`` unchanged; raise unless it is one of ``choices`` (names, e.g. of a loss)."""
+    """``value`` unchanged; raise unless it is one of ``choices`` (names, e.g. of a loss).
+
+    Only a hashable value can be one: an array or a list never is, even one equal to a name.
+    """
     try:
-        known = value in choices
-    except (TypeError, ValueError):        # unhashable, or an array compared element-wise
+        known = hash(value) is not None and value in choices
+    except TypeError:                      # unhashable: an array, a list, a dict
         known = False
     if not known:
         raise MLNNError(f"unknown {name} {value!r}; choose one of {list(choices)}")
@@ -225,6 +228,12 @@ def check_length(values, name, expected):
     if len(values) != expected:
         raise MLNNError(f"{name} has {len(values)} entries, expected {expected}")
     return values
+
+
+def check_fitted(model, attribute):
+    """Raise unless ``model`` has ``attribute``, which its ``fit`` sets (e.g. ``coef_``)."""
+    if not hasattr(model, attribute):
+        raise MLNNError(f"this {type(model).__name__} is not fitted yet; call fit first")
 
 
 def check_training_data(X, Y, X_val=None, Y_val=None, n_features=None, n_labels=None,

@@ -8,11 +8,19 @@ import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mlnn.activations import get_activation
 from mlnn.errors import MLNNError
+from mlnn.losses import PairwiseExponential, get_loss
+from mlnn.metrics import bipartition_measures
+from mlnn.network import Network
+from mlnn.optimizers import Momentum, get_optimizer
+from mlnn.thresholds import ThresholdPredictor
+from mlnn.training import EarlyStopping
 from mlnn.validation import (check_bool, check_choice, check_dense_Y, check_finite_float,
-                             check_float_in, check_fraction, check_integer, check_length,
-                             check_nonnegative_float, check_positive_float, check_positive_int,
-                             check_training_data, check_X, check_Y, validation_split)
+                             check_fitted, check_float_in, check_fraction, check_integer,
+                             check_length, check_nonnegative_float, check_positive_float,
+                             check_positive_int, check_training_data, check_X, check_Y,
+                             validation_split)
 
 
 @given(n=st.integers(2, 500), fraction=st.floats(0.01, 0.99), seed=st.integers(0, 2**32 - 1))
@@ -138,7 +146,7 @@ def test_check_bool_and_check_choice():
         with pytest.raises(MLNNError, match="^flag must be True or False, got"):
             check_bool(bad, "flag")
     assert check_choice("he", "init", ("glorot", "he")) == "he"
-    for bad in ("xavier", None, ["he"], {"he": 1}, np.array(["he", "glorot"])):
+    for bad in ("xavier", None, ["he"], {"he": 1}, np.array(["he", "glorot"]), np.array(["he"])):
         with pytest.raises(MLNNError, match=r"^unknown init .*; choose one of \['glorot', 'he'\]"):
             check_choice(bad, "init", ("glorot", "he"))
 
@@ -174,3 +182,49 @@ def test_check_dense_Y_keeps_a_dense_array_as_it_is():
         check_dense_Y(np.ones(3), "labels")
     with pytest.raises(MLNNError, match="^Y must hold 0/1 values .* got dtype <U1"):
         check_dense_Y(np.array([["a"]]))
+
+
+def _core_option_calls():
+    """(call, expected message) for options of the core checked by the helpers above."""
+    return [
+        (lambda: ThresholdPredictor(tol=0), r"^tol must be a positive finite number, got 0$"),
+        (lambda: ThresholdPredictor(tol=float("inf")), "^tol must be a positive finite number"),
+        (lambda: ThresholdPredictor(max_iter=0), "^max_iter must be a positive integer, got 0"),
+        (lambda: ThresholdPredictor(lam=True), r"^lam must be a finite number ≥ 0, got True"),
+        (lambda: ThresholdPredictor(fixed=1j), r"^fixed must be a finite number, got 1j"),
+        (lambda: ThresholdPredictor(intercept=["none"]), r"^unknown intercept \['none'\]"),
+        (lambda: Momentum(0.1, nesterov="no"), "^nesterov must be True or False, got 'no'"),
+        (lambda: Momentum(0.1, momentum=-0.5), r"^momentum must be a number in \[0, 1\)"),
+        (lambda: get_optimizer(["sgd"], 0.1), r"^unknown optimizer \['sgd'\]"),
+        (lambda: EarlyStopping(mode="median"), "^unknown early-stopping mode 'median'"),
+        (lambda: EarlyStopping(min_delta=float("nan")), "^min_delta must be a finite number ≥ 0"),
+        (lambda: PairwiseExponential("fast"), "^unknown PWE form 'fast'"),
+        (lambda: get_loss({"ce": 1}), r"^unknown loss \{'ce': 1\}"),
+        (lambda: get_activation(np.array(["relu"])), "^unknown activation"),
+        (lambda: Network.initialise(3, 2, hidden_units=2, init="xavier"),
+         "^unknown initialisation 'xavier'"),
+        (lambda: bipartition_measures(np.eye(2), np.eye(2), macro_labels="some"),
+         "^unknown macro_labels 'some'"),
+    ]
+
+
+def test_the_core_checks_its_options_with_these_helpers():
+    for call, message in _core_option_calls():
+        with pytest.raises(MLNNError, match=message):
+            call()
+
+
+def test_the_core_accepts_numpy_scalars_for_its_options():
+    momentum = Momentum(np.float32(0.5), momentum=np.float32(0.25), nesterov=np.bool_(True))
+    assert (momentum.momentum, momentum.nesterov) == (0.25, True)
+    predictor = ThresholdPredictor(lam=np.int64(2), tol=np.float32(0.5), max_iter=np.int32(5))
+    assert (predictor.lam, predictor.tol, predictor.max_iter) == (2.0, 0.5, 5)
+    assert EarlyStopping(min_delta=np.float16(0.5), mode="max").min_delta == 0.5
+
+
+def test_check_fitted_names_the_class():
+    predictor = ThresholdPredictor()
+    with pytest.raises(MLNNError, match="^this ThresholdPredictor is not fitted yet; call fit"):
+        check_fitted(predictor, "coef_")
+    predictor.coef_ = np.zeros(1)
+    check_fitted(predictor, "coef_")
