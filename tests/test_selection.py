@@ -107,3 +107,14 @@ def test_bpmll_as_published_runs_in_reproduce(data):
     assert record["params"]["hidden_units"] == 8 and record["params"]["max_epochs"] == 100
     assert record["n_updates"] == 100 * 60
     assert {row["method"] for row in rows} == {"BP-MLL"}
+
+
+def test_sensitivity_table_lists_both_choices_per_network(data):
+    from mlnn.paper.reproduce import sensitivity_table
+    _, run = reproduce(data, methods=["nn-a", "br-r"], learning_rates=(0.01, 0.3), quick=True,
+                       sensitivity=True, log=lambda m: None)
+    table = sensitivity_table(run).splitlines()
+    assert len(table) == 2 + 2                            # header, rule, one row per criterion
+    assert table[2].startswith("| NN_A | rankloss |") and table[3].startswith("| NN_A | meanF |")
+    assert f"{run['methods']['NN_A']['test']['maF']:.4f}" in table[2]
+    assert sensitivity_table({"methods": {}}) == ""

@@ -194,6 +194,25 @@ def markdown_table(rows):
     return "\n".join(lines) + "\n"
 
 
+def sensitivity_table(run):
+    """η0 by each selection criterion → the ten test measures, for the networks of ``run`` that
+    were run with ``sensitivity`` (Markdown; empty if none was)."""
+    lines = []
+    for method, record in run["methods"].items():
+        alternative = record.get("alternative")
+        if alternative is None:
+            continue
+        for entry in (record, alternative):
+            values = " | ".join(f"{entry['test'][m]:.4f}" for m in MEASURES)
+            lines.append(f"| {method} | {entry['selected_by']} | {entry['learning_rate']} | "
+                         f"{entry['best_epoch']} | {values} |")
+    if not lines:
+        return ""
+    header = ["| method | selected by | η0 | epochs | " + " | ".join(MEASURES) + " |",
+              "|---|---|---:|---:|" + "---:|" * len(MEASURES)]
+    return "\n".join(header + lines) + "\n"
+
+
 def _experiment_key(record):
     """What two runs must share to be merged: seed, budget and settings apart from the grids."""
     settings = {k: v for k, v in record.get("settings", {}).items()
@@ -240,7 +259,11 @@ def write_results(rows, run, out_dir):
         writer.writerows(rows)
     header = (f"Table 3 on {name} (seed {run['seed']}, {run['budget']} budget). "
               "Lower is better for rankloss, oneError, coverage; higher for the rest.\n\n")
-    (out / f"table3_{name}.md").write_text(header + markdown_table(rows))
+    sensitivity = sensitivity_table(run)
+    if sensitivity:
+        sensitivity = ("\n\nη0 selected by validation rank loss or by validation mean F1, and "
+                       "the test measures of each choice:\n\n" + sensitivity)
+    (out / f"table3_{name}.md").write_text(header + markdown_table(rows) + sensitivity)
     (out / f"run_{name}.json").write_text(json.dumps(run, indent=2, default=_plain) + "\n")
     return out
 
