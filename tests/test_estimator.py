@@ -214,3 +214,73 @@ def test_without_validation_data_lambda_is_the_number_of_documents(data):
     assert model.threshold_lambda_ == data.X_train.shape[0] and model.threshold_scores_ == {}
     fixed = MultiLabelNN(**SMALL, validation_fraction=0.0, threshold_lambda=2.5)
     assert fixed.fit(data.X_train, data.Y_train).threshold_lambda_ == 2.5
+
+
+def _scores(model, data):
+    return model.decision_function(data.X_test)
+
+
+def _thresholds(model, data):
+    return model.thresholds_.predict_threshold(data.X_test, _scores(model, data))
+
+
+def _weights(model, data):
+    return np.concatenate([np.ravel(a).astype(np.float64) for a in model.network_.params.values()])
+
+
+#: For every hyper-parameter: (extra settings of the base model, a changed value, what it changes).
+#: Each changed value must change what is trained (or how it is thresholded), so a parameter that
+#: never reaches the code it names fails here.
+WIRING = {
+    "hidden_units": ({}, 12, lambda m, d: m.network_.shape),
+    "hidden_activation": ({}, "tanh", _scores),
+    "loss": ({}, "pwe", _scores),
+    "optimizer": ({}, "sgd", _scores),
+    "learning_rate": ({}, 0.05, _scores),
+    "momentum": ({"optimizer": "momentum"}, 0.5, _scores),
+    "nesterov": ({"optimizer": "momentum"}, True, _scores),
+    "weight_decay": ({}, 0.01, _scores),
+    "decay_biases": ({"weight_decay": 0.05}, True, _weights),
+    "dropout": ({}, 0.5, _scores),
+    "input_dropout": ({}, 0.3, _scores),
+    "batch_size": ({}, 16, _scores),
+    "max_epochs": ({}, 2, lambda m, d: m.n_updates_),
+    "patience": ({"max_epochs": 40, "learning_rate": 0.5}, 1, lambda m, d: m.n_updates_),
+    "eval_every": ({}, 3, lambda m, d: len(m.history_.records)),
+    "validation_fraction": ({}, 0.3, _scores),
+    "threshold": ({}, "fixed", _thresholds),
+    "threshold_features": ({}, "scores", _thresholds),
+    "threshold_lambda": ({}, 1e5, _thresholds),
+    "threshold_intercept": ({}, "free", _thresholds),
+    "threshold_target": ({"threshold_lambda": 0.01}, "hamming", _thresholds),
+    "pwe_form": ({"loss": "pwe"}, "pairwise", lambda m, d: m.loss_.form),
+    "init": ({}, "he", _scores),
+    "dtype": ({}, "float64", lambda m, d: m.network_.dtype),
+    "random_state": ({}, 1, _scores),
+}
+
+
+def test_every_hyper_parameter_has_a_wiring_check():
+    assert set(WIRING) | {"verbose"} == set(DEFAULTS)
+
+
+@pytest.mark.parametrize("name", sorted(WIRING))
+def test_each_hyper_parameter_changes_what_is_trained(name, data):
+    base, changed, observe = WIRING[name]
+    settings = {**SMALL, **base}
+    before = observe(MultiLabelNN(**settings).fit(data.X_train, data.Y_train), data)
+    after = observe(MultiLabelNN(**{**settings, name: changed}).fit(data.X_train, data.Y_train),
+                    data)
+    if isinstance(before, np.ndarray) and isinstance(after, np.ndarray) \
+            and before.shape == after.shape:
+        assert not np.allclose(before, after), f"{name}={changed!r} changed nothing"
+    else:
+        assert before != after, f"{name}={changed!r} changed nothing"
+
+
+def test_verbose_prints_one_line_per_evaluation(data, capsys):
+    MultiLabelNN(**SMALL).fit(data.X_train, data.Y_train)
+    assert capsys.readouterr().out == ""
+    MultiLabelNN(**SMALL, verbose=True).fit(data.X_train, data.Y_train)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == SMALL["max_epochs"] and lines[0].startswith("epoch   1")
