@@ -11,6 +11,10 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.register_profile(
+    "ci", deadline=None, max_examples=200,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
     "thorough", deadline=None, max_examples=500,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
