@@ -1,33 +1,54 @@
-"""Binary relevance with L2-regularised linear SVMs, trained by dual coordinate descent.
+"""Binary relevance with L2-regularised linear SVMs: a trust-region Newton method in the primal
+and dual coordinate descent.
 
-The paper's BR baselines (Sec. 4, "Algorithms") train one linear SVM per label. For label l with
-signs y_il ∈ {−1, +1} (+1 iff document i has label l) and inputs x_i (augmented by a constant
-feature ``bias`` as liblinear's ``-B``, so the intercept is regularised like the weights), the
-primal problems are
+The paper's BR baselines (Sec. 4, "Algorithms") train one linear SVM per label with Liblinear.
+For label l with signs y_il ∈ {−1, +1} (+1 iff document i has label l) and inputs x_i (augmented
+by a constant feature ``bias`` as liblinear's ``-B``, so the intercept is regularised like the
+weights), the primal problems are
 
-    squared hinge (L2-loss, the default; liblinear -s 1):
-        min_w  ½‖w‖² + C Σ_i max(0, 1 − y_il wᵀx_i)²
+    squared hinge (L2-loss, the default; liblinear -s 2 / -s 1):
+        min_w  f(w) = ½‖w‖² + C Σ_i max(0, 1 − y_il wᵀx_i)²
     hinge (L1-loss; liblinear -s 3):
         min_w  ½‖w‖² + C Σ_i max(0, 1 − y_il wᵀx_i)
 
-and their duals (Hsieh et al., "A dual coordinate descent method for large-scale linear SVM",
-ICML 2008)
+Two solvers, both vectorised across labels (the labels share the documents x_i, so W is D × L):
+
+``solver="tron"`` (the default for the squared hinge; liblinear ``-s 2``). A trust-region Newton
+method on the primal (Lin, Weng & Keerthi, "Trust region Newton method for large-scale logistic
+regression", JMLR 2008, Sec. 2 and 5). With margins z = X̃w and the active set
+I = {i : y_i z_i < 1}, f is once differentiable with
+
+    ∇f(w) = w + 2C X_Iᵀ(z_I − y_I),        H v = v + 2C X_Iᵀ(X_I v)   (generalised Hessian).
+
+For all labels at once this is W + X̃ᵀ(D ⊙ (Z − Y±)) and V + X̃ᵀ(D ⊙ (X̃V)) with the n × L weights
+D = 2C·[Y± ⊙ Z < 1]: two sparse-times-dense products per Hessian-vector product, shared by every
+label. Each iteration approximately minimises the quadratic model q(s) = ∇fᵀs + ½sᵀHs inside the
+trust region ‖s‖_M ≤ Δ by preconditioned conjugate gradient (Steihaug), accepts the step if the
+actual reduction of f is a fair share of the predicted one, and updates Δ by the rules of
+liblinear's ``tron.cpp`` (version 2.30). Every label keeps its own CG state, radius Δ and
+stopping flag; finished labels leave the working set. A label stops when
+
+    ‖∇f(w)‖ ≤ tol · max(min(#pos, #neg), 1) / n · ‖∇f(0)‖,
+
+liblinear's rule for its primal solvers (the factor adjusts ``tol`` for class imbalance). The
+dual variables are recovered as α_i = 2C max(0, 1 − y_i wᵀx_i) (∇f(w) = 0 gives w = Σ_i α_i y_i x_i),
+so the KKT and duality-gap checks below apply to both solvers.
+
+``solver="dual_cd"`` (the only choice for the hinge; liblinear ``-s 1`` / ``-s 3``). The duals
+(Hsieh et al., "A dual coordinate descent method for large-scale linear SVM", ICML 2008)
 
     min_α  f(α) = ½ αᵀ Q̄ α − eᵀα   s.t.  0 ≤ α_i ≤ U,      Q̄ = Q + diag(D_ii),
     Q_ij = y_i y_j x_iᵀx_j;  squared hinge: U = ∞, D_ii = 1/(2C);  hinge: U = C, D_ii = 0,
 
 with w = Σ_i y_i α_i x_i. Coordinate descent visits the documents in a random order each epoch;
 for document i the partial derivative is G = y_i wᵀx_i − 1 + D_ii α_i and the exact minimiser
-along α_i is α_i ← min(max(α_i − G/Q̄_ii, 0), U), after which w ← w + (Δα_i) y_i x_i.
-
-Vectorised across labels: the labels share the documents x_i, so one visit to document i
-updates all L problems at once — W is D × L, a row of α is L values, and the gather W[idx] /
-scatter W[idx] += x_i (Δα ⊙ y_i) touch only the features present in x_i. A label stops when its
-projected gradients PG (G, clipped at the bounds) span at most ``tol`` over an epoch (liblinear's
-criterion: max PG − min PG ≤ eps); converged labels are dropped from the working set.
+along α_i is α_i ← min(max(α_i − G/Q̄_ii, 0), U), after which w ← w + (Δα_i) y_i x_i. One visit
+to document i updates all L problems at once. A label stops when its projected gradients PG (G,
+clipped at the bounds) span at most ``tol`` over an epoch (liblinear: max PG − min PG ≤ eps).
+It is the readable solver, but its Python loop over documents makes it slow for large C.
 
 KKT conditions at the optimum: PG_i = 0 for every i, where PG = G if 0 < α_i < U,
-min(G, 0) if α_i = 0 and max(G, 0) if α_i = U.
+min(G, 0) if α_i = 0 and max(G, 0) if α_i = U; primal = dual objective (strong duality).
 
 Model selection (:func:`fit_br`) gives the paper's two baselines: C from {10⁻³, …, 10³} on a
 validation split of the training data, chosen by
@@ -36,6 +57,11 @@ validation split of the training data, chosen by
 - BR_R: the rank loss of the margins; label sets then come from the threshold predictor of
   Sec. 3.3 (:class:`mlnn.thresholds.ThresholdPredictor`) fitted to the SVM margins, with its λ
   chosen on the same validation split.
+
+The reproduction (:mod:`mlnn.paper.reproduce`) uses the default, ``solver="tron"`` with
+``tol=0.01`` (liblinear's default for ``-s 2``), warm-started along the C grid: it solves the
+paper's whole grid in the time liblinear takes, where dual coordinate descent needs minutes to
+hours per C ≥ 10 (see :mod:`mlnn.svm_bench`).
 """
 
 import time
@@ -48,16 +74,21 @@ import scipy.sparse as sp
 from mlnn import metrics
 from mlnn.errors import MLNNError
 from mlnn.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
-from mlnn.validation import check_X, check_Y
+from mlnn.validation import check_X, check_Y, validation_split
 
 LOSSES = ("squared_hinge", "hinge")
+SOLVERS = ("auto", "tron", "dual_cd")
+
+#: The default stopping tolerance of each solver (liblinear's defaults for -s 2 and -s 1).
+DEFAULT_TOL = {"tron": 0.01, "dual_cd": 0.1}
 
 #: The C grid of the paper's BR baselines, 10^-3 … 10^3.
 DEFAULT_C_GRID = tuple(10.0 ** k for k in range(-3, 4))
 
 
 class ConvergenceWarning(UserWarning):
-    """Dual coordinate descent stopped at ``max_iter`` before reaching ``tol`` for some labels."""
+    """A solver stopped at ``max_iter`` (or at the limit of floating-point precision) before
+    reaching ``tol`` for some labels."""
 
 
 def _check_positive(value, name):
@@ -75,42 +106,65 @@ def _augment(X, bias):
     return sp.hstack([X, column], format="csr")
 
 
+def _column_dot(A, B):
+    """Σ_i A_ij B_ij for every column j: (k,)."""
+    return np.einsum("ij,ij->j", A, B)
+
+
+def _columns(A, mask):
+    """The columns of A (or entries of a vector) where ``mask`` is True, as a C-ordered copy
+    (``A[:, mask]`` would be Fortran-ordered, which slows every later row-wise product)."""
+    return np.compress(mask, A, axis=-1)
+
+
 class LinearSVMBR:
-    """One L2-regularised linear SVM per label (binary relevance), by dual coordinate descent.
+    """One L2-regularised linear SVM per label (binary relevance).
 
     Parameters
     ----------
     C : float > 0 — the cost of margin violations.
-    loss : "squared_hinge" (default; liblinear's default dual L2-loss SVM) or "hinge".
+    loss : "squared_hinge" (default) or "hinge".
     bias : float ≥ 0 — value of the constant feature appended to every document (0: no
         intercept). Its weight is regularised, as with liblinear's ``-B``.
-    tol : float > 0 — stop a label when max PG − min PG ≤ tol over an epoch (liblinear: 0.1).
-    max_iter : int — maximal number of epochs (passes over the documents).
-    random_state : int or None — seeds the order in which documents are visited.
+    solver : "tron" (trust-region Newton on the primal; squared hinge only), "dual_cd" (dual
+        coordinate descent) or "auto" (the default: "tron" for the squared hinge, "dual_cd" for
+        the hinge).
+    tol : float > 0 or None — "tron": stop a label when ‖∇f(w)‖ ≤ tol·max(min(#pos, #neg), 1)/n
+        ·‖∇f(0)‖; "dual_cd": when max PG − min PG ≤ tol over an epoch. None: liblinear's
+        defaults, 0.01 and 0.1 (:data:`DEFAULT_TOL`).
+    max_iter : int — maximal number of trust-region iterations ("tron") or epochs ("dual_cd").
+    random_state : int or None — seeds the order in which "dual_cd" visits documents.
 
-    Cost: one Python-level step per document per epoch (all labels at once). Epochs grow with
-    C; on Reuters-21578 (7,770 × 18,110, 90 labels) C ≤ 1 needs a few to ~20 epochs (seconds),
-    while C = 100 or 1000 leaves some labels at ``max_iter`` (a :class:`ConvergenceWarning`,
-    as liblinear's "reaching max number of iterations") and takes minutes.
+    Cost: "tron" does a few dozen sparse products X̃V, X̃ᵀR shared by all labels and is about as
+    fast as liblinear at every C. "dual_cd" takes one Python-level step per document per epoch;
+    epochs grow with C, and C ≥ 10 takes minutes on Reuters-21578.
 
     Attributes after ``fit``
     ------------------------
     coef_ : (D, L) dense weights; intercept_ : (L,) = bias · weight of the constant feature;
-    dual_coef_ : (n, L) the dual variables α; n_iter_ : (L,) epochs used per label;
-    converged_ : (L,) bool.
+    dual_coef_ : (n, L) the dual variables α (for "tron" recovered from the margins);
+    n_iter_ : (L,) iterations or epochs used per label; converged_ : (L,) bool.
     """
 
-    def __init__(self, C=1.0, loss="squared_hinge", bias=1.0, tol=0.1, max_iter=1000,
-                 random_state=0):
+    def __init__(self, C=1.0, loss="squared_hinge", bias=1.0, tol=None, max_iter=1000,
+                 solver="auto", random_state=0):
         self.C = _check_positive(C, "C")
         if loss not in LOSSES:
             raise MLNNError(f"unknown loss {loss!r}; choose one of {list(LOSSES)}")
         self.loss = loss
+        if solver not in SOLVERS:
+            raise MLNNError(f"unknown solver {solver!r}; choose one of {list(SOLVERS)}")
+        if solver == "auto":
+            solver = "tron" if loss == "squared_hinge" else "dual_cd"
+        if solver == "tron" and loss == "hinge":
+            raise MLNNError("solver 'tron' needs the twice-differentiable squared hinge; "
+                            "use solver='dual_cd' for loss='hinge'")
+        self.solver = solver
         if isinstance(bias, bool) or not isinstance(bias, (int, float, np.number)) \
                 or not np.isfinite(bias) or bias < 0:
             raise MLNNError(f"bias must be a finite number >= 0, got {bias!r}")
         self.bias = float(bias)
-        self.tol = _check_positive(tol, "tol")
+        self.tol = DEFAULT_TOL[solver] if tol is None else _check_positive(tol, "tol")
         if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) \
                 or max_iter < 1:
             raise MLNNError(f"max_iter must be a positive integer, got {max_iter!r}")
@@ -124,21 +178,66 @@ class LinearSVMBR:
             return 1.0 / (2.0 * self.C), np.inf
         return 0.0, self.C
 
-    def fit(self, X, Y, dual_coef=None):
+    def fit(self, X, Y, coef=None, intercept=None, dual_coef=None):
         """Train the L SVMs.
 
         X : (n, D) CSR (dense is converted); Y : (n, L) 0/1 dense or CSR.
-        dual_coef : optional (n, L) starting α (warm start, e.g. from a fit with another C;
-        values are clipped to the new bounds). Returns self.
+        Warm start (e.g. from a fit with another C): ``coef`` (D, L) and ``intercept`` (L,)
+        start "tron" (e.g. ``coef=m.coef_, intercept=m.intercept_``); ``dual_coef`` (n, L)
+        starts "dual_cd" (values are clipped to the new bounds). Returns self.
         """
         X = check_X(X, "X")
         X.sum_duplicates()
         Y = check_Y(Y, "Y")
         if Y.shape[0] != X.shape[0]:
             raise MLNNError(f"Y has {Y.shape[0]} rows but X has {X.shape[0]} documents")
-        n, L = Y.shape
         Xa = _augment(X, self.bias)
         signs = 2.0 * Y.toarray() - 1.0                      # y_il ∈ {−1, +1}
+        if self.solver == "tron":
+            if dual_coef is not None:
+                raise MLNNError("dual_coef starts solver 'dual_cd'; start 'tron' with coef "
+                                "and intercept")
+            W = self._initial_weights(coef, intercept, X.shape[1], Y.shape[1])
+            W, Q, self.n_iter_, self.converged_ = _tron(Xa, signs, W, self.C, self.tol,
+                                                        self.max_iter)
+            alpha = 2.0 * self.C * np.maximum(1.0 - Q, 0.0)           # α_i = 2C ξ_i
+        else:
+            if coef is not None or intercept is not None:
+                raise MLNNError("coef and intercept start solver 'tron'; start 'dual_cd' "
+                                "with dual_coef")
+            alpha, W = self._fit_dual(Xa, signs, dual_coef)
+        self.dual_coef_ = alpha
+        self.coef_ = W[:X.shape[1]] if self.bias else W
+        self.intercept_ = self.bias * W[-1] if self.bias else np.zeros(Y.shape[1])
+        self.n_features_in_ = X.shape[1]
+        if not self.converged_.all():
+            warnings.warn(f"solver {self.solver!r} did not reach tol={self.tol} for "
+                          f"{int((~self.converged_).sum())} of {Y.shape[1]} labels "
+                          f"(C={self.C}, max_iter={self.max_iter})",
+                          ConvergenceWarning, stacklevel=2)
+        return self
+
+    def _initial_weights(self, coef, intercept, D, L):
+        """The starting w of "tron", (D[+1]) × L: zeros, or [coef; intercept/bias]."""
+        if coef is None:
+            if intercept is not None:
+                raise MLNNError("intercept was given without coef")
+            return np.zeros((D + (self.bias > 0), L))
+        coef = np.asarray(coef, dtype=np.float64)
+        if coef.shape != (D, L) or not np.all(np.isfinite(coef)):
+            raise MLNNError(f"coef must be a finite array of shape {(D, L)}")
+        if not self.bias:
+            if intercept is not None and np.any(np.asarray(intercept) != 0):
+                raise MLNNError("intercept must be None or 0 when bias is 0")
+            return coef.copy()
+        intercept = np.zeros(L) if intercept is None else np.asarray(intercept, np.float64)
+        if intercept.shape != (L,) or not np.all(np.isfinite(intercept)):
+            raise MLNNError(f"intercept must be a finite array of shape {(L,)}")
+        return np.vstack([coef, intercept / self.bias])
+
+    def _fit_dual(self, Xa, signs, dual_coef):
+        """Dual coordinate descent from ``dual_coef`` (or 0): (α (n × L), W (D+1) × L)."""
+        n, L = signs.shape
         Dii, U = self._diag_and_bound()
         if dual_coef is None:
             alpha = np.zeros((n, L))
@@ -151,15 +250,7 @@ class LinearSVMBR:
         self.n_iter_, self.converged_ = _dual_coordinate_descent(
             Xa, signs, alpha, W, Dii, U, self.tol, self.max_iter,
             np.random.default_rng(self.random_state))
-        if not self.converged_.all():
-            warnings.warn(f"dual coordinate descent reached max_iter={self.max_iter} for "
-                          f"{int((~self.converged_).sum())} of {L} labels (C={self.C})",
-                          ConvergenceWarning, stacklevel=2)
-        self.dual_coef_ = alpha
-        self.coef_ = W[:X.shape[1]] if self.bias else W
-        self.intercept_ = self.bias * W[-1] if self.bias else np.zeros(L)
-        self.n_features_in_ = X.shape[1]
-        return self
+        return alpha, W
 
     def _check_fitted(self):
         if not hasattr(self, "coef_"):
@@ -176,38 +267,258 @@ class LinearSVMBR:
         return sp.csr_matrix((self.decision_function(X) > 0).astype(np.int8))
 
     # -- objectives and optimality, for checking a solution -----------------------------------
-    def primal_objective(self, X, Y):
-        """Per label ½‖w‖² + C Σ_i loss(y_i wᵀx_i) (w includes the bias weight): (L,)."""
+    def _checked_data(self, X, Y):
+        """(X̃ (n × (D+1)) CSR, signs y (n × L) ±1) of data for checking the fitted model."""
         self._check_fitted()
         X = check_X(X, "X", n_features=self.n_features_in_)
         signs = 2.0 * check_Y(Y, "Y", shape=(X.shape[0], self.coef_.shape[1])).toarray() - 1
-        slack = np.maximum(0.0, 1.0 - signs * self.decision_function(X))
-        losses = slack ** 2 if self.loss == "squared_hinge" else slack
-        return 0.5 * self._squared_norm() + self.C * losses.sum(axis=0)
+        return _augment(X, self.bias), signs
 
-    def dual_objective(self):
-        """Per label −f(α) = Σ_i α_i − ½‖w‖² − ½ D_ii Σ_i α_i²: (L,). Equals the primal at the
-        optimum (strong duality)."""
+    def weights(self):
+        """w including the weight of the constant feature: (D+1, L), or coef_ if bias is 0."""
         self._check_fitted()
+        if self.bias:
+            return np.vstack([self.coef_, self.intercept_ / self.bias])
+        return self.coef_
+
+    def primal_objective(self, X, Y):
+        """Per label ½‖w‖² + C Σ_i loss(y_i wᵀx_i) (w includes the bias weight): (L,)."""
+        Xa, signs = self._checked_data(X, Y)
+        W = self.weights()
+        slack = np.maximum(0.0, 1.0 - signs * np.asarray(Xa @ W))
+        losses = slack ** 2 if self.loss == "squared_hinge" else slack
+        return 0.5 * _column_dot(W, W) + self.C * losses.sum(axis=0)
+
+    def primal_gradient(self, X, Y):
+        """∇f(w) = w + 2C X_Iᵀ(z_I − y_I) of the squared hinge, (D+1, L); 0 at the optimum."""
+        if self.loss != "squared_hinge":
+            raise MLNNError("the primal gradient exists for the squared hinge only")
+        Xa, signs = self._checked_data(X, Y)
+        W = self.weights()
+        return _derivatives(Xa, W, signs * np.asarray(Xa @ W), signs, self.C)[1]
+
+    def dual_objective(self, X, Y):
+        """Per label −f(α) = Σ_i α_i − ½‖w(α)‖² − ½ D_ii Σ_i α_i², with w(α) = Σ_i y_i α_i x_i
+        recomputed from X: (L,). At most the primal for any α ≥ 0 (weak duality), equal at the
+        optimum (strong duality)."""
+        Xa, signs = self._checked_data(X, Y)
         Dii, _ = self._diag_and_bound()
-        alpha = self.dual_coef_
-        return alpha.sum(axis=0) - 0.5 * self._squared_norm() - 0.5 * Dii * (alpha ** 2).sum(0)
+        alpha = self._checked_dual(signs)
+        W = np.asarray(Xa.T @ (alpha * signs))
+        return alpha.sum(axis=0) - 0.5 * _column_dot(W, W) - 0.5 * Dii * (alpha ** 2).sum(0)
+
+    def duality_gap(self, X, Y):
+        """primal − dual objective per label, (L,): ≥ 0, and 0 exactly at the optimum."""
+        return self.primal_objective(X, Y) - self.dual_objective(X, Y)
 
     def projected_gradient(self, X, Y):
-        """The dual's projected gradient PG (n, L), recomputed from scratch; 0 at the optimum."""
-        self._check_fitted()
-        X = check_X(X, "X", n_features=self.n_features_in_)
-        signs = 2.0 * check_Y(Y, "Y", shape=self.dual_coef_.shape).toarray() - 1
+        """The dual's projected gradient PG (n, L) at α, with w(α) recomputed; 0 at the optimum."""
+        Xa, signs = self._checked_data(X, Y)
         Dii, U = self._diag_and_bound()
-        alpha = self.dual_coef_
-        G = signs * self.decision_function(X) - 1.0 + Dii * alpha
+        alpha = self._checked_dual(signs)
+        G = signs * np.asarray(Xa @ (Xa.T @ (alpha * signs))) - 1.0 + Dii * alpha
         return np.where(alpha <= 0, np.minimum(G, 0.0), np.where(alpha >= U, np.maximum(G, 0.0), G))
 
-    def _squared_norm(self):
-        norm = (self.coef_ ** 2).sum(axis=0)
-        if self.bias:
-            norm = norm + (self.intercept_ / self.bias) ** 2
-        return norm
+    def _checked_dual(self, signs):
+        if self.dual_coef_.shape != signs.shape:
+            raise MLNNError(f"X has {signs.shape[0]} documents but the model was fitted on "
+                            f"{self.dual_coef_.shape[0]}; the dual needs the training data")
+        return self.dual_coef_
+
+
+# -- the primal of the squared hinge for all labels at once (Lin, Weng & Keerthi 2008) ----------
+# X̃ is the augmented n × (D+1) CSR matrix and W the (D+1) × k weights of k labels; S holds their
+# signs y ∈ {−1, +1} and Q = S ⊙ X̃W the signed margins y_i z_i (n × k). The active set of a
+# label is I = {i : y_i z_i < 1}, where the slack ξ_i = max(0, 1 − y_i z_i) is positive.
+
+def _primal_value(W, Q, C):
+    """f(w) = ½‖w‖² + C Σ_i max(0, 1 − y_i z_i)² for every column: (k,)."""
+    slack = np.maximum(1.0 - Q, 0.0, out=1.0 - Q)
+    return 0.5 * _column_dot(W, W) + C * _column_dot(slack, slack)
+
+
+def _derivatives(X, W, Q, S, C):
+    """The generalised Hessian's weights D = 2C·[y_i z_i < 1] (n × k) and the gradient
+    ∇f = w + 2C X_Iᵀ(z_I − y_I) = W − 2C X̃ᵀ(S ⊙ ξ) ((D+1) × k), as z_i − y_i = −y_i ξ_i on I."""
+    slack = np.maximum(1.0 - Q, 0.0, out=1.0 - Q)
+    D = np.where(slack > 0, 2.0 * C, 0.0)
+    slack *= S
+    return D, W - 2.0 * C * np.asarray(X.T @ slack)
+
+
+def _hessian_product(X, V, D):
+    """H v = v + 2C X_Iᵀ(X_I v) = V + X̃ᵀ(D ⊙ X̃V) for every column: (D+1) × k."""
+    XV = np.asarray(X @ V)
+    XV *= D
+    return V + np.asarray(X.T @ XV)
+
+
+def _boundary_step(ss, sp, pp, delta):
+    """τ ≥ 0 with ‖s + τp‖ = Δ, from ss = ‖s‖² ≤ Δ², sp = sᵀp and pp = ‖p‖² (k,) each: (k,)."""
+    room = np.maximum(delta ** 2 - ss, 0.0)
+    root = np.sqrt(sp ** 2 + pp * room)
+    # two algebraically equal roots, each free of cancellation on its side of sᵀp = 0
+    tiny = np.finfo(float).tiny
+    return np.where(sp >= 0, room / np.maximum(sp + root, tiny),
+                    (root - sp) / np.maximum(pp, tiny))
+
+
+def _trust_region_cg(X, G, D, delta, eps_cg):
+    """Steihaug's conjugate gradient for every column (liblinear's ``trcg``): approximately
+    minimise the model q(s) = gᵀs + ½sᵀHs subject to ‖s‖ ≤ Δ.
+
+    G : (D+1) × k gradients; D : n × k Hessian weights; delta : (k,) radii.
+    A column stops when ‖r‖ ≤ eps_cg·‖g‖ (r = −g − Hs, the model's negative gradient) or when a
+    step would leave the region, which then ends on its boundary. Stopped columns take zero
+    steps and are dropped from the products once a quarter of the working set has stopped.
+    Returns (S, R): the steps and their residuals −g − Hs, (D+1) × k each.
+    """
+    S, R = np.zeros_like(G), -G
+    cols, Sw, Rw, Pw, Dw, dw = np.arange(G.shape[1]), S, R, R.copy(), D, delta  # working set
+    rr = _column_dot(Rw, Rw)
+    tol = eps_cg ** 2 * rr
+    live = rr > tol
+    for _ in range(G.shape[0]):
+        if not live.any():
+            break
+        if live.sum() < 0.75 * cols.size:            # compact the working set
+            S[:, cols], R[:, cols] = Sw, Rw
+            cols, Sw, Rw, Pw, Dw, dw, rr, tol = (_columns(A, live)
+                                                 for A in (cols, Sw, Rw, Pw, Dw, dw, rr, tol))
+            live = live[live]
+        HP = _hessian_product(X, Pw, Dw)
+        step = np.where(live, rr / np.maximum(_column_dot(Pw, HP), np.finfo(float).tiny), 0.0)
+        ss, sp, pp = _column_dot(Sw, Sw), _column_dot(Sw, Pw), _column_dot(Pw, Pw)
+        leaving = live & (ss + step * (2.0 * sp + step * pp) > dw ** 2)
+        if leaving.any():                             # ‖s + τp‖ > Δ: stop on the boundary
+            step[leaving] = _boundary_step(ss[leaving], sp[leaving], pp[leaving], dw[leaving])
+            live &= ~leaving
+        Sw += step * Pw
+        Rw -= step * HP
+        rr_next = _column_dot(Rw, Rw)
+        Pw *= np.where(live, rr_next / np.maximum(rr, np.finfo(float).tiny), 0.0)
+        Pw += Rw                                      # p ← r + β p (stopped columns: p = r)
+        rr = np.where(live, rr_next, rr)
+        live &= rr > tol
+    S[:, cols], R[:, cols] = Sw, Rw
+    return S, R
+
+
+#: Trust-region constants of liblinear's tron.cpp: a step is accepted when the actual reduction
+#: of f exceeds ETA[0] × the predicted one; ETA[1], ETA[2] and SIGMA set the new radius.
+ETA = (1e-4, 0.25, 0.75)
+SIGMA = (0.25, 0.5, 4.0)
+
+
+def _new_radius(delta, step_norm, actual, predicted, gs, f_change):
+    """Δ after a trial step s (liblinear's rule), for every column: (k,).
+
+    The minimiser of the quadratic through f(w), gᵀs and f(w + s) along s lies at α·s with
+    α = −½ gᵀs / (f(w + s) − f(w) − gᵀs) (4 if f does not curve up), α ≥ 1/4; then Δ shrinks
+    towards α‖s‖ when the actual reduction is poor and grows when it is good.
+    """
+    sigma1, sigma2, sigma3 = SIGMA
+    curve = f_change - gs
+    alpha = np.where(curve <= 0, sigma3,
+                     np.maximum(sigma1, -0.5 * gs / np.where(curve <= 0, 1.0, curve)))
+    target = alpha * step_norm
+    eta0, eta1, eta2 = ETA
+    return np.select(
+        [actual < eta0 * predicted, actual < eta1 * predicted, actual < eta2 * predicted],
+        [np.minimum(target, sigma2 * delta),
+         np.maximum(sigma1 * delta, np.minimum(target, sigma2 * delta)),
+         np.maximum(sigma1 * delta, np.minimum(target, sigma3 * delta))],
+        default=np.maximum(delta, np.minimum(target, sigma3 * delta)))
+
+
+def _stopping_threshold(gradient_at_zero, S, tol):
+    """tol · max(min(#pos, #neg), 1)/n · ‖∇f(0)‖ per label (liblinear's rule): (L,)."""
+    n = S.shape[0]
+    positives = (S > 0).sum(axis=0)
+    balance = np.maximum(np.minimum(positives, n - positives), 1) / n
+    return tol * balance * np.linalg.norm(gradient_at_zero, axis=0)
+
+
+@dataclass
+class _Working:
+    """The labels TRON still optimises (``labels``, indices into all L) and, column by column,
+    their w, signed margins Q, signs S, Hessian weights D, ∇f, f, radius Δ and whether Δ still
+    awaits its cap by the first step."""
+
+    labels: np.ndarray
+    W: np.ndarray
+    Q: np.ndarray
+    S: np.ndarray
+    D: np.ndarray
+    G: np.ndarray
+    f: np.ndarray
+    delta: np.ndarray
+    first: np.ndarray
+
+    def keep(self, mask):
+        """The labels where ``mask`` (k,) is True, as compact copies."""
+        return _Working(**{name: _columns(value, mask) for name, value in vars(self).items()})
+
+
+def _trial(X, work, C, eps_cg):
+    """One trust-region trial step s for every working label: (s, w + s, Q at w + s,
+    f(w + s), predicted reduction q(0) − q(s), ∇fᵀs)."""
+    step, R = _trust_region_cg(X, work.G, work.D, work.delta, eps_cg)
+    W_new = work.W + step
+    Q_new = work.S * np.asarray(X @ step)
+    Q_new += work.Q
+    gs = _column_dot(work.G, step)
+    predicted = -0.5 * (gs - _column_dot(step, R))     # −(gᵀs + ½sᵀHs), as r = −g − Hs
+    return step, W_new, Q_new, _primal_value(W_new, Q_new, C), predicted, gs
+
+
+def _tron(X, S, W, C, tol, max_iter, eps_cg=0.1):
+    """Trust-region Newton for all labels at once, starting from W ((D+1) × L, not modified).
+
+    X : n × (D+1) CSR (augmented); S : n × L signs ±1. Each iteration tries a step per label
+    (:func:`_trust_region_cg`), accepts it if f falls by more than ETA[0] × the predicted
+    reduction, and updates Δ (:func:`_new_radius`). A label leaves when it meets the stopping
+    rule, when its predicted or actual reductions vanish in floating point, or after
+    ``max_iter`` iterations. Returns (W, Q = S ⊙ X̃W, n_iter, converged).
+    """
+    W = np.array(W, dtype=np.float64)
+    Q = S * np.asarray(X @ W)
+    D, G = _derivatives(X, W, Q, S, C)
+    at_zero = G if not W.any() else -2.0 * C * np.asarray(X.T @ S)   # ∇f(0) = −2C X̃ᵀy
+    threshold = _stopping_threshold(at_zero, S, tol)
+    converged = np.linalg.norm(G, axis=0) <= threshold
+    n_iter = np.zeros(S.shape[1], dtype=int)
+    work = _Working(np.arange(S.shape[1]), W, Q, S, D, G, _primal_value(W, Q, C),
+                    np.linalg.norm(G, axis=0), np.ones(S.shape[1], dtype=bool)).keep(~converged)
+    while work.labels.size:
+        step, W_new, Q_new, f_new, predicted, gs = _trial(X, work, C, eps_cg)
+        actual = work.f - f_new
+        step_norm = np.linalg.norm(step, axis=0)
+        radius = np.where(work.first, np.minimum(work.delta, step_norm), work.delta)
+        work.delta = _new_radius(radius, step_norm, actual, predicted, gs, -actual)
+        work.first[:] = False
+        n_iter[work.labels] += 1
+        accepted = actual > ETA[0] * predicted
+        if accepted.all():
+            work.W, work.Q, work.f = W_new, Q_new, f_new
+            work.D, work.G = _derivatives(X, W_new, Q_new, work.S, C)
+        elif accepted.any():
+            work.W = np.where(accepted, W_new, work.W)
+            work.Q = np.where(accepted, Q_new, work.Q)
+            work.f = np.where(accepted, f_new, work.f)
+            D_new, G_new = _derivatives(X, _columns(W_new, accepted),
+                                        _columns(Q_new, accepted), _columns(work.S, accepted), C)
+            work.D[:, accepted], work.G[:, accepted] = D_new, G_new
+        met = np.linalg.norm(work.G, axis=0) <= threshold[work.labels]
+        stalled = (predicted <= 0) | ((np.abs(actual) <= 1e-12 * np.abs(work.f))
+                                      & (np.abs(predicted) <= 1e-12 * np.abs(work.f)))
+        done = met | stalled | (n_iter[work.labels] >= max_iter)
+        if done.any():
+            finished = work.labels[done]
+            W[:, finished], Q[:, finished] = _columns(work.W, done), _columns(work.Q, done)
+            converged[finished] = met[done]
+            work = work.keep(~done)
+    return W, Q, n_iter, converged
 
 
 def _dual_coordinate_descent(X, signs, alpha, W, Dii, U, tol, max_iter, rng):
@@ -346,7 +657,11 @@ class BRResult:
         return self.thresholds.predict(X, scores)
 
 
+
+
 def _validation_split(n, validation, validation_fraction, random_state):
+    """(fit_rows, val_rows): the explicit ``validation`` pair, checked, or the project's seeded
+    split :func:`mlnn.validation.validation_split`."""
     if validation is not None:
         try:
             fit_rows, val_rows = (np.asarray(part, dtype=np.intp).ravel() for part in validation)
@@ -359,15 +674,27 @@ def _validation_split(n, validation, validation_fraction, random_state):
         if np.intersect1d(fit_rows, val_rows).size:
             raise MLNNError("validation: the fit and validation indices overlap")
         return fit_rows, val_rows
-    if isinstance(validation_fraction, bool) or not isinstance(
-            validation_fraction, (int, float, np.number)) or not 0 < validation_fraction < 1:
-        raise MLNNError(f"validation_fraction must be in (0, 1), got {validation_fraction!r}")
-    n_val = int(round(validation_fraction * n))
-    if n_val < 1 or n_val >= n:
-        raise MLNNError(f"validation_fraction={validation_fraction} leaves no documents for "
-                        f"fitting or validation out of {n}")
-    order = np.random.default_rng(random_state).permutation(n)
-    return np.sort(order[n_val:]), np.sort(order[:n_val])
+    try:
+        return validation_split(n, validation_fraction, random_state)
+    except MLNNError as error:
+        raise MLNNError(f"validation_fraction: {error}") from None
+
+
+def _warm_start(model, fit_rows=None, n=None):
+    """The keyword arguments that start a fit from ``model``'s solution (None: a cold start).
+
+    "tron" starts from the weights; "dual_cd" from α, placed at ``fit_rows`` of ``n`` documents
+    (0 elsewhere) when the new fit has more documents than ``model``'s.
+    """
+    if model is None:
+        return {}
+    if model.solver == "tron":
+        return {"coef": model.coef_, "intercept": model.intercept_}
+    if fit_rows is None:
+        return {"dual_coef": model.dual_coef_}
+    alpha = np.zeros((n, model.dual_coef_.shape[1]))
+    alpha[fit_rows] = model.dual_coef_
+    return {"dual_coef": alpha}
 
 
 def fit_br(X_train, Y_train, variant="B", C_grid=DEFAULT_C_GRID, validation_fraction=0.1,
@@ -382,13 +709,15 @@ def fit_br(X_train, Y_train, variant="B", C_grid=DEFAULT_C_GRID, validation_frac
         "R" — C minimising the validation rank loss, then a threshold predictor on the margins
         (λ from ``lams`` chosen on the validation split by mean F1).
     C_grid : the C values tried (default 10⁻³ … 10³). They are fitted in increasing order, each
-        warm-started from the previous dual solution (α ≥ 0 stays feasible when C grows).
-    validation_fraction : share of the training documents held out (seeded by random_state),
-        unless ``validation`` = (fit_indices, validation_indices) gives the split explicitly.
+        warm-started from the previous solution (the weights for "tron"; α for "dual_cd", which
+        stays feasible when C grows).
+    validation_fraction : share of the training documents held out
+        (:func:`mlnn.validation.validation_split`, seeded by random_state), unless
+        ``validation`` = (fit_indices, validation_indices) gives the split explicitly.
     refit : retrain the chosen C (and for BR_R the threshold predictor, same λ) on all of
         X_train, warm-started from the validation-split solution.
     threshold_features : "input" (T(x), the paper) or "scores" (T(o)) for BR_R.
-    svm_options : passed to :class:`LinearSVMBR` (loss, bias, tol, max_iter).
+    svm_options : passed to :class:`LinearSVMBR` (loss, bias, solver, tol, max_iter).
 
     Returns
     -------
@@ -408,13 +737,13 @@ def fit_br(X_train, Y_train, variant="B", C_grid=DEFAULT_C_GRID, validation_frac
                                            random_state)
     X_fit, Y_fit, X_val, Y_val = X[fit_rows], Y[fit_rows], X[val_rows], Y[val_rows]
 
-    table, best, alpha = [], None, None
+    table, best, previous = [], None, None
     for C in C_values:
         started = time.perf_counter()
         model = LinearSVMBR(C=C, random_state=random_state, **svm_options)
-        model.fit(X_fit, Y_fit, dual_coef=alpha)
+        model.fit(X_fit, Y_fit, **_warm_start(previous))
         seconds = time.perf_counter() - started
-        alpha = model.dual_coef_
+        previous = model
         scores = model.decision_function(X_val)
         result = metrics.evaluate(Y_val, scores, scores > 0)
         value = (result["miF"] + result["maF"]) / 2.0 if variant == "B" else result["rankloss"]
@@ -432,10 +761,8 @@ def fit_br(X_train, Y_train, variant="B", C_grid=DEFAULT_C_GRID, validation_frac
             X_val, model.decision_function(X_val), Y_val,
             lams=lams, features=threshold_features)
     if refit:
-        start = np.zeros((X.shape[0], Y.shape[1]))
-        start[fit_rows] = model.dual_coef_
         model = LinearSVMBR(C=C, random_state=random_state, **svm_options).fit(
-            X, Y, dual_coef=start)
+            X, Y, **_warm_start(model, fit_rows, X.shape[0]))
         if variant == "R":
             thresholds = ThresholdPredictor(lam=lam, features=threshold_features).fit(
                 X, model.decision_function(X), Y)

@@ -1,15 +1,25 @@
-"""Tests of mlnn.svm: optimality of the dual coordinate-descent solution, BR_B / BR_R selection."""
+"""Tests of mlnn.svm: the trust-region Newton solver (derivatives, CG, trust-region rules, a plain
+dense reference run), dual coordinate descent (KKT, strong duality), their agreement, warm
+starts, bias handling, BR_B / BR_R selection, and the side-by-side benchmark of mlnn.svm_bench.
+
+Independent references used here: the primal, its gradient and the dual written out densely from
+their definitions; central differences; a dense single-label TRON following liblinear's rules
+step by step; L-BFGS on the primal (SciPy); liblinear itself when scikit-learn is installed.
+"""
 
 import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import assume, given
+from hypothesis import strategies as st
 from scipy.optimize import minimize
 
-from mlnn import metrics
+from mlnn import metrics, svm
 from mlnn.errors import MLNNError
 from mlnn.svm import ConvergenceWarning, LinearSVMBR, fit_br
+from mlnn.validation import validation_split
 
 
 def make_problem(seed=0, n=80, D=20, L=5, density=0.3):
@@ -23,97 +33,482 @@ def make_problem(seed=0, n=80, D=20, L=5, density=0.3):
 
 
 def augmented(X, bias):
-    return np.column_stack([X.toarray(), np.full(X.shape[0], bias)]) if bias else X.toarray()
+    """[X, bias·1] dense, or X dense when bias is 0."""
+    X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
+    return np.column_stack([X, np.full(X.shape[0], bias)]) if bias else X
 
 
 def weights(model):
-    """w including the bias weight, (D[+1], L)."""
+    """w including the bias weight, (D[+1], L), from the public attributes only."""
     if model.bias:
         return np.vstack([model.coef_, model.intercept_ / model.bias])
     return model.coef_
 
 
-def independent_projected_gradient(model, X, Y):
-    """PG of the dual, written out from the definitions (not via the model's methods)."""
-    Z = augmented(X, model.bias)
+# -- the squared-hinge primal and dual, written out densely from their definitions -----------
+def dense_primal(Z, y, w, C):
+    """½‖w‖² + C Σ_i max(0, 1 − y_i wᵀz_i)² for one label."""
+    slack = np.maximum(0.0, 1.0 - y * (Z @ w))
+    return 0.5 * w @ w + C * slack @ slack
+
+
+def dense_gradient(Z, y, w, C):
+    """w − 2C Σ_{i: y_i wᵀz_i < 1} y_i (1 − y_i wᵀz_i) z_i for one label."""
+    slack = np.maximum(0.0, 1.0 - y * (Z @ w))
+    return w - 2.0 * C * Z.T @ (y * slack)
+
+
+def dense_dual(Z, y, alpha, C):
+    """Σ α_i − ½‖Σ_i α_i y_i z_i‖² − Σ α_i²/(4C) for one label (squared hinge)."""
+    v = Z.T @ (alpha * y)
+    return alpha.sum() - 0.5 * v @ v - alpha @ alpha / (4.0 * C)
+
+
+@st.composite
+def svm_problems(draw, max_n=25, max_D=8, max_L=4):
+    """(X CSR, Y 0/1, C, bias): random sparse documents of both signs, with — when drawn — an
+    empty document, an empty feature, a label without positives and a label of all positives."""
+    n, D, L = draw(st.integers(2, max_n)), draw(st.integers(1, max_D)), draw(st.integers(1, max_L))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    density = draw(st.sampled_from([0.2, 0.5, 1.0]))
+    X = np.where(rng.random((n, D)) < density, rng.normal(size=(n, D)), 0.0)
+    Y = (rng.random((n, L)) < draw(st.sampled_from([0.1, 0.3, 0.5]))).astype(np.int8)
+    if draw(st.booleans()):
+        X[rng.integers(n)] = 0.0                                   # an empty document
+    if draw(st.booleans()):
+        X[:, rng.integers(D)] = 0.0                                # an empty feature
+    if draw(st.booleans()):
+        Y[:, rng.integers(L)] = draw(st.sampled_from([0, 1]))      # no positives / all positives
+    C = draw(st.sampled_from([0.01, 0.3, 1.0, 10.0]))
+    bias = draw(st.sampled_from([0.0, 1.0, 2.5]))
+    return sp.csr_matrix(X), Y, C, bias
+
+
+def reference_tron(Z, y, C, tol, max_iter=1000, eps_cg=0.1):
+    """liblinear's TRON (tron.cpp, trcg) for one label, step by step with dense arrays.
+
+    Returns (w, number of trust-region iterations, whether ‖∇f‖ met the stopping rule)."""
+    eta0, eta1, eta2, sigma1, sigma2, sigma3 = 1e-4, 0.25, 0.75, 0.25, 0.5, 4.0
+    n = len(y)
+    positives = int((y > 0).sum())
+    threshold = tol * max(min(positives, n - positives), 1) / n \
+        * np.linalg.norm(dense_gradient(Z, y, np.zeros(Z.shape[1]), C))
+    w = np.zeros(Z.shape[1])
+    f, g = dense_primal(Z, y, w, C), dense_gradient(Z, y, w, C)
+    delta, iterations = np.linalg.norm(g), 0
+    while np.linalg.norm(g) > threshold and iterations < max_iter:
+        active = y * (Z @ w) < 1
+        ZI = Z[active]
+        s, r = np.zeros_like(w), -g
+        d, rr = r.copy(), r @ r
+        for _ in range(len(w)):                      # conjugate gradient in ‖s‖ ≤ Δ
+            if np.sqrt(rr) <= eps_cg * np.linalg.norm(g):
+                break
+            Hd = d + 2.0 * C * ZI.T @ (ZI @ d)
+            alpha = rr / (d @ Hd)
+            if np.linalg.norm(s + alpha * d) > delta:   # stop on the boundary ‖s + τd‖ = Δ
+                sd, ss, dd = s @ d, s @ s, d @ d
+                root = np.sqrt(sd ** 2 + dd * (delta ** 2 - ss))
+                tau = (delta ** 2 - ss) / (sd + root) if sd >= 0 else (root - sd) / dd
+                s, r = s + tau * d, r - tau * Hd
+                break
+            s, r = s + alpha * d, r - alpha * Hd
+            rr_next = r @ r
+            d, rr = r + rr_next / rr * d, rr_next
+        gs = g @ s
+        predicted = -0.5 * (gs - s @ r)
+        f_new = dense_primal(Z, y, w + s, C)
+        actual = f - f_new
+        if iterations == 0:
+            delta = min(delta, np.linalg.norm(s))
+        curve = f_new - f - gs
+        alpha = sigma3 if curve <= 0 else max(sigma1, -0.5 * gs / curve)
+        snorm = np.linalg.norm(s)
+        if actual < eta0 * predicted:
+            delta = min(alpha * snorm, sigma2 * delta)
+        elif actual < eta1 * predicted:
+            delta = max(sigma1 * delta, min(alpha * snorm, sigma2 * delta))
+        elif actual < eta2 * predicted:
+            delta = max(sigma1 * delta, min(alpha * snorm, sigma3 * delta))
+        else:
+            delta = max(delta, min(alpha * snorm, sigma3 * delta))
+        iterations += 1
+        if actual > eta0 * predicted:
+            w, f, g = w + s, f_new, dense_gradient(Z, y, w + s, C)
+        if predicted <= 0 or (abs(actual) <= 1e-12 * abs(f) and abs(predicted) <= 1e-12 * abs(f)):
+            break
+    return w, iterations, np.linalg.norm(g) <= threshold
+
+
+# -- derivatives: exact formulas and central differences --------------------------------------
+@st.composite
+def points(draw):
+    """(X̃ CSR augmented, S signs, W weights, C): a problem and a random point w."""
+    X, Y, C, bias = draw(svm_problems())
+    Xa = sp.csr_matrix(augmented(X, bias))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    W = rng.normal(scale=draw(st.sampled_from([0.1, 1.0])), size=(Xa.shape[1], Y.shape[1]))
+    return Xa, 2.0 * Y - 1.0, W, C
+
+
+@given(points())
+def test_gradient_is_the_derivative_of_the_primal(point):
+    Xa, S, W, C = point
+    Z = Xa.toarray()
+    _, G = svm._derivatives(Xa, W, S * (Z @ W), S, C)
+    h = 1e-6
+    for l in range(W.shape[1]):
+        expected = dense_gradient(Z, S[:, l], W[:, l], C)
+        np.testing.assert_allclose(G[:, l], expected, rtol=1e-12, atol=1e-12)
+        central = np.array([(dense_primal(Z, S[:, l], W[:, l] + h * e, C)
+                             - dense_primal(Z, S[:, l], W[:, l] - h * e, C)) / (2 * h)
+                            for e in np.eye(W.shape[0])])
+        # f is C¹ with a Lipschitz gradient (constant 1 + 2C‖Z‖²): central differences are
+        # exact for quadratics and off by O(h·(1 + 2C‖Z‖²)) across a kink of the hinge
+        scale = 1.0 + 2.0 * C * np.linalg.norm(Z, 2) ** 2
+        np.testing.assert_allclose(central, G[:, l], atol=1e-6 * scale * (1 + abs(G).max()))
+
+
+@given(points(), st.integers(0, 2**32 - 1))
+def test_hessian_product_is_the_derivative_of_the_gradient(point, seed):
+    Xa, S, W, C = point
+    Z = Xa.toarray()
+    V = np.random.default_rng(seed).normal(size=W.shape)
+    Q = S * (Z @ W)
+    D, _ = svm._derivatives(Xa, W, Q, S, C)
+    HV = svm._hessian_product(Xa, V, D)
+    h = 1e-6
+    for l in range(W.shape[1]):
+        active = Q[:, l] < 1
+        H = np.eye(W.shape[0]) + 2.0 * C * Z[active].T @ Z[active]   # generalised Hessian
+        np.testing.assert_allclose(HV[:, l], H @ V[:, l], rtol=1e-11, atol=1e-11)
+        # away from the kinks (no margin crosses 1 between w − hv and w + hv) it is the derivative
+        if np.all(np.abs(1.0 - Q[:, l]) > 2 * h * np.abs(Z @ V[:, l]) + 1e-9):
+            central = (dense_gradient(Z, S[:, l], W[:, l] + h * V[:, l], C)
+                       - dense_gradient(Z, S[:, l], W[:, l] - h * V[:, l], C)) / (2 * h)
+            scale = 1.0 + 2.0 * C * np.linalg.norm(Z, 2) ** 2
+            np.testing.assert_allclose(central, HV[:, l],
+                                       atol=1e-7 * scale * (1 + np.abs(V[:, l]).sum()))
+
+
+@given(points())
+def test_primal_value_and_stopping_threshold_follow_their_definitions(point):
+    Xa, S, W, C = point
+    Z = Xa.toarray()
+    values = svm._primal_value(W, S * (Z @ W), C)
+    for l in range(W.shape[1]):
+        assert values[l] == pytest.approx(dense_primal(Z, S[:, l], W[:, l], C), rel=1e-12)
+    n, tol = S.shape[0], 0.01
+    threshold = svm._stopping_threshold(-2.0 * C * Z.T @ S, S, tol)
+    for l in range(W.shape[1]):
+        positives = int((S[:, l] > 0).sum())
+        g0 = dense_gradient(Z, S[:, l], np.zeros(W.shape[0]), C)
+        expected = tol * max(min(positives, n - positives), 1) / n * np.linalg.norm(g0)
+        assert threshold[l] == pytest.approx(expected, rel=1e-12, abs=1e-300)
+
+
+# -- the trust-region subproblem ----------------------------------------------------------------
+def cg_problem(seed, C=3.0, n=30, D=12, L=4):
+    X, Y = make_problem(seed=seed, n=n, D=D, L=L, density=0.4)
+    Xa = sp.csr_matrix(augmented(X, 1.0))
     S = 2.0 * Y - 1.0
-    alpha = model.dual_coef_
-    if model.loss == "squared_hinge":
-        Dii, U = 1.0 / (2 * model.C), np.inf
-    else:
-        Dii, U = 0.0, model.C
-    G = S * (Z @ weights(model)) - 1.0 + Dii * alpha
-    PG = G.copy()
-    PG[alpha <= 0] = np.minimum(G[alpha <= 0], 0.0)
-    PG[alpha >= U] = np.maximum(G[alpha >= U], 0.0)
-    return PG, alpha, U
+    W = np.random.default_rng(seed).normal(scale=0.3, size=(Xa.shape[1], L))
+    D_, G = svm._derivatives(Xa, W, S * (Xa @ W), S, C)
+    H = [np.eye(Xa.shape[1]) + Xa.toarray().T @ (D_[:, [l]] * Xa.toarray()) for l in range(L)]
+    return Xa, D_, G, H
 
 
-@pytest.mark.parametrize("loss", ["squared_hinge", "hinge"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_cg_inside_a_large_region_solves_the_newton_system(seed):
+    Xa, D_, G, H = cg_problem(seed)
+    eps_cg = 1e-3
+    S, R = svm._trust_region_cg(Xa, G, D_, np.full(G.shape[1], 1e10), eps_cg)
+    for l in range(G.shape[1]):
+        np.testing.assert_allclose(R[:, l], -G[:, l] - H[l] @ S[:, l], atol=1e-10)
+        assert np.linalg.norm(R[:, l]) <= eps_cg * np.linalg.norm(G[:, l])
+        newton = np.linalg.solve(H[l], -G[:, l])
+        # ‖s − s_N‖ ≤ ‖H⁻¹‖‖r‖ ≤ ‖r‖ since H ⪰ I
+        assert np.linalg.norm(S[:, l] - newton) <= np.linalg.norm(R[:, l]) * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_cg_stops_on_the_boundary_of_a_small_region_with_a_decrease(seed):
+    Xa, D_, G, H = cg_problem(seed)
+    newton_norms = np.array([np.linalg.norm(np.linalg.solve(H[l], -G[:, l]))
+                             for l in range(G.shape[1])])
+    delta = newton_norms * np.array([0.05, 0.3, 0.9, 2.0])   # the last column stays inside
+    S, R = svm._trust_region_cg(Xa, G, D_, delta, 1e-8)
+    norms = np.linalg.norm(S, axis=0)
+    np.testing.assert_allclose(norms[:3], delta[:3], rtol=1e-10)
+    assert norms[3] < delta[3]
+    for l in range(G.shape[1]):
+        model = G[:, l] @ S[:, l] + 0.5 * S[:, l] @ H[l] @ S[:, l]
+        assert model < 0
+        np.testing.assert_allclose(R[:, l], -G[:, l] - H[l] @ S[:, l], atol=1e-10)
+
+
+def test_cg_columns_are_independent():
+    Xa, D_, G, _ = cg_problem(3, L=5)
+    delta = np.array([0.01, 0.5, 1e9, 0.1, 1e9])
+    S, R = svm._trust_region_cg(Xa, G, D_, delta, 0.1)
+    for l in range(G.shape[1]):
+        s, r = svm._trust_region_cg(Xa, G[:, [l]], D_[:, [l]], delta[[l]], 0.1)
+        np.testing.assert_allclose(S[:, [l]], s, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(R[:, [l]], r, rtol=1e-12, atol=1e-14)
+
+
+def test_boundary_step_reaches_the_radius():
+    rng = np.random.default_rng(0)
+    s, p = rng.normal(size=(5, 6)), rng.normal(size=(5, 6))
+    s[:, 3] = 0.0                                               # a step from the centre
+    p[:, 4] = -s[:, 4]                                          # sᵀp < 0
+    delta = np.linalg.norm(s, axis=0) + rng.uniform(0.1, 2.0, size=6)
+    tau = svm._boundary_step((s * s).sum(0), (s * p).sum(0), (p * p).sum(0), delta)
+    assert np.all(tau > 0)
+    np.testing.assert_allclose(np.linalg.norm(s + tau * p, axis=0), delta, rtol=1e-12)
+
+
+def test_new_radius_follows_liblinear_rules():
+    # one trial step with ‖s‖ = 2, gᵀs = −4 and radius Δ = 3, for five actual reductions;
+    # predicted reduction 3. f(w+s) − f(w) = −actual; the interpolation factor
+    # α = max(1/4, −½gᵀs / (f(w+s) − f(w) − gᵀs)) = max(1/4, 2 / (4 − actual)), 4 if 4 − actual ≤ 0
+    actual = np.array([-1.0, 0.5, 1.5, 2.9, 5.0])
+    predicted = np.full(5, 3.0)
+    delta = svm._new_radius(np.full(5, 3.0), np.full(5, 2.0), actual, predicted,
+                            np.full(5, -4.0), -actual)
+    expected = [
+        min(2 / 5 * 2, 0.5 * 3),               # actual < 1e-4·pred: min(α‖s‖, σ2Δ) = 0.8
+        max(0.25 * 3, min(2 / 3.5 * 2, 0.5 * 3)),   # < 0.25·pred: max(σ1Δ, min(α‖s‖, σ2Δ))
+        max(0.25 * 3, min(2 / 2.5 * 2, 4 * 3)),     # < 0.75·pred: max(σ1Δ, min(α‖s‖, σ3Δ))
+        max(3, min(2 / 1.1 * 2, 4 * 3)),            # good: max(Δ, min(α‖s‖, σ3Δ)) = 3.636…
+        max(3, min(4 * 2, 4 * 3)),                  # f falls faster than linear: α = 4 → 8
+    ]
+    np.testing.assert_allclose(delta, expected, rtol=1e-14)
+
+
+# -- TRON as a whole ------------------------------------------------------------------------------
+@pytest.mark.parametrize("seed, C, bias, max_iter", [
+    (0, 0.1, 1.0, 1000), (1, 1.0, 1.0, 1000), (2, 10.0, 0.0, 1000), (4, 1.0, 1.0, 1000),
+    (3, 100.0, 2.0, 1), (3, 100.0, 2.0, 2), (3, 100.0, 2.0, 6)])
+def test_tron_takes_the_same_steps_as_a_dense_single_label_reference(seed, C, bias, max_iter):
+    # at C = 100 rounding differences between the sparse and dense products grow by ~10× per
+    # iteration (H is ill-conditioned), so the runs are compared over their first iterations
+    X, Y = make_problem(seed=seed, n=60, D=15, L=5, density=0.3)
+    Y[:, 4] = 0 if seed != 4 else 1                             # no positives / all positives
+    Z = augmented(X, bias)
+    S = 2.0 * Y - 1.0
+    W, _, n_iter, converged = svm._tron(sp.csr_matrix(Z), S, np.zeros((Z.shape[1], 5)), C,
+                                        1e-4, max_iter)
+    for l in range(5):
+        w, iterations, met = reference_tron(Z, S[:, l], C, 1e-4, max_iter=max_iter)
+        assert n_iter[l] == iterations and converged[l] == met
+        np.testing.assert_allclose(W[:, l], w, rtol=1e-7, atol=1e-10 * np.abs(w).max())
+
+
+def fit_quietly(model, *args, **kwargs):
+    """fit, with the ConvergenceWarning of labels that stop at floating-point precision
+    silenced (their gradients are checked directly)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return model.fit(*args, **kwargs)
+
+
+def gradient_norms(model, X, Y):
+    """‖∇f(w_l)‖ per label, from the dense definition."""
+    Z, S = augmented(X, model.bias), 2.0 * np.asarray(Y) - 1.0
+    return np.array([np.linalg.norm(dense_gradient(Z, S[:, l], weights(model)[:, l], model.C))
+                     for l in range(S.shape[1])])
+
+
+@given(svm_problems())
+def test_tron_meets_the_stopping_rule_and_its_dual_gap_is_half_the_squared_gradient(problem):
+    X, Y, C, bias = problem
+    model = LinearSVMBR(C=C, bias=bias, tol=1e-3).fit(X, Y)
+    assert model.solver == "tron" and model.converged_.all()
+    Z, S, n = augmented(X, bias), 2.0 * Y - 1.0, X.shape[0]
+    for l in range(Y.shape[1]):
+        w, y = weights(model)[:, l], S[:, l]
+        positives = int(Y[:, l].sum())
+        g0 = np.linalg.norm(dense_gradient(Z, y, np.zeros_like(w), C))
+        g = dense_gradient(Z, y, w, C)
+        assert np.linalg.norm(g) <= 1e-3 * max(min(positives, n - positives), 1) / n * g0 \
+            * (1 + 1e-9) + 1e-13
+        # α = 2C ξ(w): w(α) = w − ∇f(w), and the duality gap is exactly ½‖∇f(w)‖²
+        alpha = model.dual_coef_[:, l]
+        np.testing.assert_allclose(alpha, 2 * C * np.maximum(0, 1 - y * (Z @ w)), atol=1e-12)
+        primal, dual = dense_primal(Z, y, w, C), dense_dual(Z, y, alpha, C)
+        assert primal - dual == pytest.approx(0.5 * g @ g, rel=1e-6, abs=1e-10 * (1 + primal))
+    np.testing.assert_allclose(model.duality_gap(X, Y), 0.5 * gradient_norms(model, X, Y) ** 2,
+                               rtol=1e-6, atol=1e-10 * (1 + model.primal_objective(X, Y).max()))
+
+
+@given(svm_problems())
+def test_tron_and_dual_coordinate_descent_reach_the_same_optimum(problem):
+    X, Y, C, bias = problem
+    tron = fit_quietly(LinearSVMBR(C=C, bias=bias, tol=1e-7), X, Y)
+    dual = LinearSVMBR(C=C, bias=bias, solver="dual_cd", tol=1e-9, max_iter=100000).fit(X, Y)
+    assert dual.converged_.all()
+    # strong convexity (modulus 1): ‖w − w*‖ ≤ ‖∇f(w)‖, and ‖w − w*‖² ≤ 2(P(w) − D(α)) for dual CD
+    g = gradient_norms(tron, X, Y)
+    primal_tron, primal_dual = tron.primal_objective(X, Y), dual.primal_objective(X, Y)
+    gap = np.maximum(dual.duality_gap(X, Y), 0.0) + 1e-13 * (1 + primal_dual)   # + rounding
+    distance = g + np.sqrt(2 * gap)
+    assert np.all(np.linalg.norm(weights(tron) - weights(dual), axis=0) <= distance * 1.001)
+    row_norms = np.linalg.norm(augmented(X, bias), axis=1)
+    np.testing.assert_array_less(np.abs(tron.decision_function(X) - dual.decision_function(X)),
+                                 row_norms[:, None] * distance[None, :] * 1.001 + 1e-12)
+    # both are within their duality gaps of P*: P(w) − P* ≤ ½‖∇f(w)‖² (TRON), ≤ gap (dual CD)
+    assert np.all(primal_tron <= primal_dual + 0.5 * g ** 2 + 1e-10 * (1 + primal_dual))
+    assert np.all(primal_dual <= primal_tron + gap + 1e-10 * (1 + primal_tron))
+
+
+@pytest.mark.parametrize("solver", ["tron", "dual_cd"])
 @pytest.mark.parametrize("bias", [1.0, 0.0])
-@pytest.mark.parametrize("C", [0.05, 1.0, 5.0])
-def test_dual_solution_satisfies_kkt_and_strong_duality(loss, bias, C):
-    X, Y = make_problem(n=60)
-    X = sp.vstack([X, sp.csr_matrix((1, X.shape[1]))], format="csr")   # an empty document
-    Y = np.vstack([Y, np.eye(1, Y.shape[1], dtype=np.int8)])
-    model = LinearSVMBR(C=C, loss=loss, bias=bias, tol=1e-8, max_iter=20000).fit(X, Y)
-    assert model.converged_.all()
-    PG, alpha, U = independent_projected_gradient(model, X, Y)
-    assert np.abs(PG).max() < 1e-6
-    assert alpha.min() >= 0 and alpha.max() <= U
-    # w = Σ_i y_i α_i x_i
-    np.testing.assert_allclose(weights(model), augmented(X, bias).T @ ((2.0 * Y - 1) * alpha),
-                               atol=1e-10)
-    primal, dual = model.primal_objective(X, Y), model.dual_objective()
-    np.testing.assert_allclose(primal, dual, rtol=1e-7, atol=1e-9)
-    np.testing.assert_allclose(model.projected_gradient(X, Y), PG, atol=1e-12)
-
-
-def test_weak_duality_before_convergence():
-    X, Y = make_problem(seed=1)
-    with pytest.warns(ConvergenceWarning):
-        model = LinearSVMBR(C=10.0, tol=1e-12, max_iter=2).fit(X, Y)
-    assert not model.converged_.all()
-    primal, dual = model.primal_objective(X, Y), model.dual_objective()
-    assert np.all(primal >= dual - 1e-12)
-    assert np.any(primal - dual > 1e-6)
-
-
-@pytest.mark.parametrize("bias", [1.0, 0.0])
-def test_matches_a_generic_solver_of_the_primal(bias):
+def test_matches_a_generic_solver_of_the_primal(solver, bias):
     # squared hinge is differentiable: L-BFGS on the primal is an independent oracle
     X, Y = make_problem(seed=2, n=50, D=8, L=3)
     C = 0.7
-    model = LinearSVMBR(C=C, bias=bias, tol=1e-10, max_iter=20000).fit(X, Y)
+    model = fit_quietly(LinearSVMBR(C=C, bias=bias, solver=solver, tol=1e-10, max_iter=20000),
+                        X, Y)
     Z = augmented(X, bias)
     for l in range(Y.shape[1]):
         y = 2.0 * Y[:, l] - 1
 
         def objective(w):
-            slack = np.maximum(0.0, 1.0 - y * (Z @ w))
-            return 0.5 * w @ w + C * slack @ slack, w - 2 * C * Z.T @ (y * slack)
+            return dense_primal(Z, y, w, C), dense_gradient(Z, y, w, C)
 
         reference = minimize(objective, np.zeros(Z.shape[1]), jac=True, method="L-BFGS-B",
                              options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10000}).x
         np.testing.assert_allclose(weights(model)[:, l], reference, atol=1e-5)
 
 
-def test_labels_are_independent_problems():
-    X, Y = make_problem(seed=3)
-    together = LinearSVMBR(C=1.0, tol=1e-8, max_iter=20000).fit(X, Y)
+@pytest.mark.parametrize("C", [0.01, 1.0, 100.0])
+def test_matches_liblinear(C):
+    sklearn_svm = pytest.importorskip("sklearn.svm")
+    X, Y = make_problem(seed=9, n=120, D=25, L=4)
+    model = fit_quietly(LinearSVMBR(C=C, tol=1e-8, max_iter=5000), X, Y)
     for l in range(Y.shape[1]):
-        alone = LinearSVMBR(C=1.0, tol=1e-8, max_iter=20000).fit(X, Y[:, [l]])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            reference = sklearn_svm.LinearSVC(C=C, dual=False, tol=1e-10, max_iter=100000).fit(
+                X, Y[:, l])
+        w = np.append(reference.coef_.ravel(), reference.intercept_)
+        Z, y = augmented(X, 1.0), 2.0 * Y[:, l] - 1
+        bound = np.linalg.norm(dense_gradient(Z, y, w, C)) \
+            + np.linalg.norm(dense_gradient(Z, y, weights(model)[:, l], C))
+        assert np.linalg.norm(weights(model)[:, l] - w) <= bound * 1.001 + 1e-12
+
+
+@pytest.mark.parametrize("solver", ["tron", "dual_cd"])
+def test_labels_are_independent_problems(solver):
+    X, Y = make_problem(seed=3)
+    together = fit_quietly(LinearSVMBR(C=1.0, solver=solver, tol=1e-8, max_iter=20000), X, Y)
+    for l in range(Y.shape[1]):
+        alone = fit_quietly(LinearSVMBR(C=1.0, solver=solver, tol=1e-8, max_iter=20000),
+                            X, Y[:, [l]])
         np.testing.assert_allclose(alone.coef_[:, 0], together.coef_[:, l], atol=1e-6)
         assert alone.intercept_[0] == pytest.approx(together.intercept_[l], abs=1e-6)
+        assert alone.n_iter_[0] == together.n_iter_[l] or solver == "dual_cd"
 
 
-def test_warm_start_reaches_the_same_solution():
+@pytest.mark.parametrize("C_start", [0.01, 30.0])
+def test_tron_warm_start_reaches_the_same_solution(C_start):
     X, Y = make_problem(seed=4)
-    cold = LinearSVMBR(C=2.0, tol=1e-8, max_iter=20000).fit(X, Y)
-    start = LinearSVMBR(C=0.1, tol=1e-8, max_iter=20000).fit(X, Y).dual_coef_
-    warm = LinearSVMBR(C=2.0, tol=1e-8, max_iter=20000).fit(X, Y, dual_coef=start)
+    cold = LinearSVMBR(C=2.0, tol=1e-6).fit(X, Y)
+    start = LinearSVMBR(C=C_start, tol=1e-6).fit(X, Y)
+    warm = LinearSVMBR(C=2.0, tol=1e-6).fit(X, Y, coef=start.coef_, intercept=start.intercept_)
+    assert warm.converged_.all()
+    bound = gradient_norms(warm, X, Y) + gradient_norms(cold, X, Y)
+    assert np.all(np.linalg.norm(weights(warm) - weights(cold), axis=0) <= bound * 1.001)
+    # the start is not modified
+    np.testing.assert_array_equal(start.coef_, LinearSVMBR(C=C_start, tol=1e-6).fit(X, Y).coef_)
+
+
+def test_dual_warm_start_reaches_the_same_solution():
+    X, Y = make_problem(seed=4)
+    cold = LinearSVMBR(C=2.0, solver="dual_cd", tol=1e-8, max_iter=20000).fit(X, Y)
+    start = LinearSVMBR(C=0.1, solver="dual_cd", tol=1e-8, max_iter=20000).fit(X, Y).dual_coef_
+    warm = LinearSVMBR(C=2.0, solver="dual_cd", tol=1e-8, max_iter=20000).fit(
+        X, Y, dual_coef=start)
     np.testing.assert_allclose(warm.coef_, cold.coef_, atol=1e-6)
     np.testing.assert_allclose(warm.intercept_, cold.intercept_, atol=1e-6)
+
+
+@pytest.mark.parametrize("solver", ["tron", "dual_cd"])
+@pytest.mark.parametrize("bias", [0.5, 1.0, 3.0])
+def test_bias_is_a_regularised_constant_feature(solver, bias):
+    X, Y = make_problem(seed=10)
+    model = fit_quietly(LinearSVMBR(C=0.5, bias=bias, solver=solver, tol=1e-9, max_iter=20000),
+                        X, Y)
+    explicit = fit_quietly(LinearSVMBR(C=0.5, bias=0.0, solver=solver, tol=1e-9,
+                                       max_iter=20000), sp.csr_matrix(augmented(X, bias)), Y)
+    np.testing.assert_allclose(model.coef_, explicit.coef_[:-1], atol=1e-7)
+    np.testing.assert_allclose(model.intercept_, bias * explicit.coef_[-1], atol=1e-7)
+    np.testing.assert_array_equal(explicit.intercept_, 0.0)
+    np.testing.assert_allclose(model.decision_function(X), X @ model.coef_ + model.intercept_)
+
+
+@pytest.mark.parametrize("loss, bias", [("squared_hinge", 1.0), ("squared_hinge", 0.0),
+                                        ("hinge", 1.0), ("hinge", 0.0)])
+@pytest.mark.parametrize("C", [0.05, 1.0, 5.0])
+def test_dual_solution_satisfies_kkt_and_strong_duality(loss, bias, C):
+    X, Y = make_problem(n=60)
+    X = sp.vstack([X, sp.csr_matrix((1, X.shape[1]))], format="csr")   # an empty document
+    Y = np.vstack([Y, np.eye(1, Y.shape[1], dtype=np.int8)])
+    model = LinearSVMBR(C=C, loss=loss, bias=bias, solver="dual_cd", tol=1e-8,
+                        max_iter=20000).fit(X, Y)
+    assert model.converged_.all()
+    Z, S, alpha = augmented(X, bias), 2.0 * Y - 1.0, model.dual_coef_
+    Dii, U = (1.0 / (2 * C), np.inf) if loss == "squared_hinge" else (0.0, C)
+    G = S * (Z @ weights(model)) - 1.0 + Dii * alpha
+    PG = np.where(alpha <= 0, np.minimum(G, 0), np.where(alpha >= U, np.maximum(G, 0), G))
+    assert np.abs(PG).max() < 1e-6
+    assert alpha.min() >= 0 and alpha.max() <= U
+    np.testing.assert_allclose(weights(model), Z.T @ (S * alpha), atol=1e-10)   # w = Σ y α x
+    primal, dual = model.primal_objective(X, Y), model.dual_objective(X, Y)
+    np.testing.assert_allclose(primal, dual, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(model.projected_gradient(X, Y), PG, atol=1e-10)
+
+
+def test_tron_dual_variables_satisfy_kkt():
+    X, Y = make_problem(n=60)
+    model = fit_quietly(LinearSVMBR(C=2.0, tol=1e-8), X, Y)
+    g = gradient_norms(model, X, Y)
+    # PG_i = y_i w(α)ᵀx_i − 1 + α_i/(2C) with w(α) = w − ∇f: |PG_i| ≤ ‖x_i‖‖∇f‖
+    bound = np.linalg.norm(augmented(X, 1.0), axis=1)[:, None] * g[None, :]
+    assert np.all(np.abs(model.projected_gradient(X, Y)) <= bound * 1.001 + 1e-12)
+
+
+def test_weak_duality_before_convergence():
+    X, Y = make_problem(seed=1)
+    for model in (LinearSVMBR(C=10.0, solver="dual_cd", tol=1e-12, max_iter=2),
+                  LinearSVMBR(C=10.0, tol=1e-12, max_iter=1)):
+        with pytest.warns(ConvergenceWarning):
+            model.fit(X, Y)
+        assert not model.converged_.all()
+        primal, dual = model.primal_objective(X, Y), model.dual_objective(X, Y)
+        assert np.all(primal >= dual - 1e-12)
+        assert np.any(primal - dual > 1e-6)
+
+
+def test_shapes_dtypes_and_input_forms():
+    X, Y = make_problem(seed=5, n=40, D=12, L=3)
+    model = LinearSVMBR(C=1.0).fit(X, Y)
+    assert model.coef_.shape == (12, 3) and model.coef_.dtype == np.float64
+    assert model.intercept_.shape == (3,) and model.dual_coef_.shape == (40, 3)
+    assert model.n_iter_.shape == (3,) and model.n_iter_.dtype.kind == "i"
+    assert model.converged_.dtype == bool and model.n_features_in_ == 12
+    scores = model.decision_function(X[:7])
+    assert scores.shape == (7, 3) and scores.dtype == np.float64
+    predictions = model.predict(X[:7])
+    assert sp.isspmatrix_csr(predictions) and predictions.dtype == np.int8
+    # dense X, CSR Y, float32 X and an unsorted CSR all give the same model
+    for X_form, Y_form in ((X.toarray(), Y), (X, sp.csr_matrix(Y)), (X.astype(np.float32), Y)):
+        other = LinearSVMBR(C=1.0).fit(X_form, Y_form)
+        np.testing.assert_allclose(other.coef_, model.coef_, rtol=1e-5, atol=1e-6)
+    X_copy, Y_copy = X.copy(), Y.copy()
+    LinearSVMBR(C=1.0).fit(X, Y, coef=model.coef_, intercept=model.intercept_)
+    assert (X != X_copy).nnz == 0 and np.array_equal(Y, Y_copy)
 
 
 def test_decision_function_and_predict():
@@ -127,13 +522,81 @@ def test_decision_function_and_predict():
     assert metrics.bipartition_measures(Y, model.predict(X))["miF"] > 0.8
 
 
-def test_a_label_without_positives_gets_negative_margins():
+@pytest.mark.parametrize("solver", ["tron", "dual_cd"])
+def test_a_label_without_positives_gets_negative_margins(solver):
     X, Y = make_problem(seed=6)
     Y[:, 0] = 0
-    model = LinearSVMBR(C=1.0).fit(X, Y)
+    Y[:, 1] = 1
+    model = LinearSVMBR(C=1.0, solver=solver).fit(X, Y)
     assert np.all(model.decision_function(X)[:, 0] < 0)
+    assert np.all(model.decision_function(X)[:, 1] > 0)
 
 
+@pytest.mark.parametrize("make, message", [
+    (lambda: LinearSVMBR(C=0), "C"),
+    (lambda: LinearSVMBR(C=float("inf")), "C"),
+    (lambda: LinearSVMBR(loss="log"), "loss"),
+    (lambda: LinearSVMBR(bias=-1), "bias"),
+    (lambda: LinearSVMBR(max_iter=0), "max_iter"),
+    (lambda: LinearSVMBR(tol=0), "tol"),
+    (lambda: LinearSVMBR(solver="newton"), "solver"),
+    (lambda: LinearSVMBR(loss="hinge", solver="tron"), "tron"),
+])
+def test_bad_options_raise(make, message):
+    with pytest.raises(MLNNError, match=message):
+        make()
+
+
+def test_solver_and_tolerance_defaults():
+    assert LinearSVMBR().solver == "tron" and LinearSVMBR().tol == 0.01
+    assert LinearSVMBR(loss="hinge").solver == "dual_cd" and LinearSVMBR(loss="hinge").tol == 0.1
+    assert LinearSVMBR(solver="dual_cd").tol == 0.1 and LinearSVMBR(tol=0.5).tol == 0.5
+
+
+def test_bad_data_raises():
+    X, Y = make_problem()
+    with pytest.raises(MLNNError, match="rows"):
+        LinearSVMBR().fit(X[:10], Y)
+    with pytest.raises(MLNNError, match="0/1"):
+        LinearSVMBR().fit(X, 2 * Y)
+    bad = X.copy()
+    bad.data[0] = np.nan
+    with pytest.raises(MLNNError, match="NaN"):
+        LinearSVMBR().fit(bad, Y)
+    with pytest.raises(MLNNError, match="not fitted"):
+        LinearSVMBR().decision_function(X)
+    with pytest.raises(MLNNError, match="dual_coef"):
+        LinearSVMBR(solver="dual_cd").fit(X, Y, dual_coef=np.zeros((3, 3)))
+    with pytest.raises(MLNNError, match="dual_coef"):
+        LinearSVMBR().fit(X, Y, dual_coef=np.zeros(Y.shape))
+    with pytest.raises(MLNNError, match="coef"):
+        LinearSVMBR(solver="dual_cd").fit(X, Y, coef=np.zeros((20, 5)))
+    with pytest.raises(MLNNError, match="coef must be"):
+        LinearSVMBR().fit(X, Y, coef=np.zeros((5, 20)))
+    with pytest.raises(MLNNError, match="coef must be"):
+        LinearSVMBR().fit(X, Y, coef=np.full((20, 5), np.inf))
+    with pytest.raises(MLNNError, match="intercept must be"):
+        LinearSVMBR().fit(X, Y, coef=np.zeros((20, 5)), intercept=np.zeros(4))
+    with pytest.raises(MLNNError, match="intercept must be None or 0"):
+        LinearSVMBR(bias=0).fit(X, Y, coef=np.zeros((20, 5)), intercept=np.ones(5))
+    with pytest.raises(MLNNError, match="without coef"):
+        LinearSVMBR().fit(X, Y, intercept=np.zeros(5))
+    model = LinearSVMBR().fit(X, Y)
+    with pytest.raises(MLNNError, match="features"):
+        model.decision_function(X[:, :5])
+    with pytest.raises(MLNNError, match="training data"):
+        model.dual_objective(X[:10], Y[:10])
+    with pytest.raises(MLNNError, match="squared hinge"):
+        LinearSVMBR(loss="hinge").fit(X, Y).primal_gradient(X, Y)
+    with pytest.raises(MLNNError, match="variant"):
+        fit_br(X, Y, variant="C")
+    with pytest.raises(MLNNError, match="validation_fraction"):
+        fit_br(X, Y, validation_fraction=1.5)
+    with pytest.raises(MLNNError, match="overlap"):
+        fit_br(X, Y, validation=(np.arange(50), np.arange(40, 80)))
+
+
+# -- model selection ------------------------------------------------------------------------------
 def test_fit_br_selects_the_best_c_on_the_validation_split():
     X, Y = make_problem(seed=7, n=200, D=30, L=6)
     grid = (0.01, 0.1, 1.0, 10.0)
@@ -147,9 +610,26 @@ def test_fit_br_selects_the_best_c_on_the_validation_split():
     assert result.model.dual_coef_.shape == (200, 6)          # refitted on all documents
     np.testing.assert_array_equal(result.predict(X).toarray(),
                                   result.model.decision_function(X) > 0)
-    # the same seed gives the same split and choice; the split is what the table reports
+    # the split is the project's seeded validation split: the table is that of those rows
+    fit_rows, val_rows = validation_split(200, 0.25, 3)
+    model = LinearSVMBR(C=grid[0]).fit(X[fit_rows], Y[fit_rows])
+    scores = model.decision_function(X[val_rows])
+    assert table[0]["miF"] == pytest.approx(
+        metrics.evaluate(Y[val_rows], scores, scores > 0)["miF"])
     again = fit_br(X, Y, variant="B", C_grid=grid, validation_fraction=0.25, random_state=3)
     assert [row["miF"] for row in again.validation_scores] == [row["miF"] for row in table]
+
+
+@pytest.mark.parametrize("solver", ["tron", "dual_cd"])
+def test_fit_br_warm_starts_reach_the_cold_solutions(solver):
+    X, Y = make_problem(seed=11, n=120, D=20, L=4)
+    fit_rows, val_rows = np.arange(90), np.arange(90, 120)
+    tol = 1e-7 if solver == "tron" else 1e-8
+    result = fit_br(X, Y, variant="B", C_grid=(0.1, 3.0), validation=(fit_rows, val_rows),
+                    solver=solver, tol=tol, max_iter=20000)
+    cold = fit_quietly(LinearSVMBR(C=result.C, solver=solver, tol=tol, max_iter=20000), X, Y)
+    np.testing.assert_allclose(result.model.coef_, cold.coef_, atol=1e-5)
+    np.testing.assert_allclose(result.model.intercept_, cold.intercept_, atol=1e-5)
 
 
 def test_fit_br_variant_r_uses_rank_loss_and_learned_thresholds():
@@ -168,44 +648,52 @@ def test_fit_br_variant_r_uses_rank_loss_and_learned_thresholds():
     np.testing.assert_array_equal(result.predict(X[val_rows]).toarray(), scores > T[:, None])
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda: LinearSVMBR(C=0), "C"),
-    (lambda: LinearSVMBR(C=float("inf")), "C"),
-    (lambda: LinearSVMBR(loss="log"), "loss"),
-    (lambda: LinearSVMBR(bias=-1), "bias"),
-    (lambda: LinearSVMBR(max_iter=0), "max_iter"),
-    (lambda: LinearSVMBR(tol=0), "tol"),
+# -- the benchmark ----------------------------------------------------------------------------
+def test_benchmark_reports_every_solver_and_c_with_the_objective_reached(monkeypatch):
+    from mlnn import svm_bench
+
+    X, Y = make_problem(seed=12, n=60, D=10, L=3)
+    Y[:, 2] = 0                                                 # liblinear cannot train this
+    solvers = ("tron", "tron-cold", "dual_cd") + (
+        ("liblinear-primal", "liblinear-dual") if svm_bench.liblinear_available() else ())
+    lines = []
+    result = svm_bench.benchmark_svm(X, Y, C_grid=(1.0, 0.1), tol=1e-6, dual_tol=1e-6,
+                                     repeats=2, solvers=solvers, log=lines.append)
+    assert [(row["solver"], row["C"]) for row in result["rows"]] == \
+        [(s, C) for s in solvers for C in (0.1, 1.0)]
+    assert len(lines) == 2 * 2 * len(solvers)
+    assert result["skipped"] == [2] and result["compared_labels"] == 2
+    Z, S = augmented(X, 1.0), 2.0 * Y - 1.0
+    for row in result["rows"]:
+        assert len(row["all_seconds"]) == 2 and row["seconds"] == np.median(row["all_seconds"])
+        C = row["C"]
+        optimum = fit_quietly(LinearSVMBR(C=C, tol=1e-9), X, Y[:, :2])
+        best = sum(dense_primal(Z, S[:, l], weights(optimum)[:, l], C) for l in range(2))
+        assert row["objective"] == pytest.approx(best, rel=1e-4)
+    if svm_bench.liblinear_available():
+        assert set(result["ratios"]) == {0.1, 1.0}
+    report = svm_bench.format_svm_report(result)
+    assert "| 0.1 |" in report and "tron s" in report
+    monkeypatch.setattr(svm_bench, "liblinear_available", lambda: False)
+    result = svm_bench.benchmark_svm(X, Y, C_grid=(1.0,), repeats=1)
+    assert {row["solver"] for row in result["rows"]} == {"tron", "tron-cold"}
+    assert result["ratios"] == {} and "not installed" in svm_bench.format_svm_report(result)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"C_grid": ()}, "C_grid"), ({"C_grid": (1.0, -1.0)}, "C_grid"), ({"tol": 0}, "tol"),
+    ({"repeats": 0}, "repeats"), ({"solvers": ("svm-light",)}, "solver"),
+    ({"solvers": ()}, "solver"), ({"bias": 0.0}, "bias"),
 ])
-def test_bad_options_raise(make, message):
+def test_benchmark_bad_options_raise(options, message):
+    from mlnn.svm_bench import benchmark_svm
+
+    X, Y = make_problem(n=20, D=5, L=2)
     with pytest.raises(MLNNError, match=message):
-        make()
+        benchmark_svm(X, Y, **options)
 
 
-def test_bad_data_raises():
-    X, Y = make_problem()
-    with pytest.raises(MLNNError, match="rows"):
-        LinearSVMBR().fit(X[:10], Y)
-    with pytest.raises(MLNNError, match="0/1"):
-        LinearSVMBR().fit(X, 2 * Y)
-    bad = X.copy()
-    bad.data[0] = np.nan
-    with pytest.raises(MLNNError, match="NaN"):
-        LinearSVMBR().fit(bad, Y)
-    with pytest.raises(MLNNError, match="not fitted"):
-        LinearSVMBR().decision_function(X)
-    with pytest.raises(MLNNError, match="dual_coef"):
-        LinearSVMBR().fit(X, Y, dual_coef=np.zeros((3, 3)))
-    model = LinearSVMBR().fit(X, Y)
-    with pytest.raises(MLNNError, match="features"):
-        model.decision_function(X[:, :5])
-    with pytest.raises(MLNNError, match="variant"):
-        fit_br(X, Y, variant="C")
-    with pytest.raises(MLNNError, match="validation_fraction"):
-        fit_br(X, Y, validation_fraction=1.5)
-    with pytest.raises(MLNNError, match="overlap"):
-        fit_br(X, Y, validation=(np.arange(50), np.arange(40, 80)))
-
-
+# -- real data ----------------------------------------------------------------------------------
 @pytest.mark.data
 @pytest.mark.slow
 def test_reuters_micro_f1(data_dir):
