@@ -705,7 +705,9 @@ def fit_br(X_train, Y_train, variant="B", C_grid=DEFAULT_C_GRID, validation_frac
     Parameters
     ----------
     X_train : (n, D) CSR; Y_train : (n, L) 0/1 dense or CSR.
-    variant : "B" — C maximising (miF + maF)/2 of sign predictions on the validation split;
+    variant : "B" — C maximising (miF + maF)/2 of sign predictions on the validation split
+        (macro-F1 over the labels with a validation positive,
+        :func:`mlnn.metrics.selection_score`);
         "R" — C minimising the validation rank loss, then a threshold predictor on the margins
         (λ from ``lams`` chosen on the validation split by mean F1).
     C_grid : the C values tried (default 10⁻³ … 10³). They are fitted in increasing order, each
@@ -746,7 +748,10 @@ def fit_br(X_train, Y_train, variant="B", C_grid=DEFAULT_C_GRID, validation_frac
         previous = model
         scores = model.decision_function(X_val)
         result = metrics.evaluate(Y_val, scores, scores > 0)
-        value = (result["miF"] + result["maF"]) / 2.0 if variant == "B" else result["rankloss"]
+        # BR_B: the project's selection convention, macro-F1 over the labels present in the
+        # validation split (mlnn.metrics.selection_score); the table keeps the paper's measures
+        value = metrics.selection_score(Y_val, scores > 0) if variant == "B" \
+            else result["rankloss"]
         table.append({"C": C, **result, "criterion": value, "fit_seconds": seconds})
         if best is None or (value > best[0] if variant == "B" else value < best[0]):
             best = (value, C, model)
