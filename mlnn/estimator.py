@@ -31,8 +31,8 @@ from mlnn.modelfile import names_array, read_model_file, write_model_file
 from mlnn.network import Network
 from mlnn.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
 from mlnn.training import EarlyStopping, History, train
-from mlnn.validation import (check_choice, check_fraction, check_length, check_training_data,
-                             check_X, check_Y, validation_split)
+from mlnn.validation import (check_choice, check_fitted, check_fraction, check_length,
+                             check_training_data, check_X, check_Y, validation_split)
 
 DEFAULTS = {
     "hidden_units": 1000,           # the paper's hidden-layer size
@@ -198,8 +198,7 @@ class MultiLabelNN:
 
     # ----------------------------------------------------------------------------------------
     def _check_fitted(self):
-        if not hasattr(self, "network_"):
-            raise MLNNError("this MultiLabelNN is not fitted yet; call fit first")
+        check_fitted(self, "network_")
 
     def decision_function(self, X):
         """The scores o = f_o(z2) (n × L, dense), highest for the most relevant labels."""

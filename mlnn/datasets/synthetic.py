@@ -29,7 +29,8 @@ import scipy.sparse as sp
 
 from mlnn.datasets.text import idf_from_counts, tfidf_weight
 from mlnn.errors import MLNNError
-from mlnn.validation import check_integer
+from mlnn.validation import (check_float_in, check_integer, check_nonnegative_float,
+                             check_positive_float)
 
 
 def _check_options(n_train, n_test, n_features, n_labels, label_cardinality, correlation,
@@ -37,13 +38,11 @@ def _check_options(n_train, n_test, n_features, n_labels, label_cardinality, cor
     for name, value, minimum in (("n_train", n_train, 1), ("n_test", n_test, 0),
                                  ("n_features", n_features, 2), ("n_labels", n_labels, 1)):
         check_integer(value, f"synthetic: {name}", minimum)
-    if not label_cardinality >= 1:
-        raise MLNNError(f"synthetic: label_cardinality must be >= 1, got {label_cardinality!r}")
+    check_float_in(label_cardinality, "synthetic: label_cardinality", 1, np.inf)
     for name, value in (("correlation", correlation), ("background", background)):
-        if not 0 <= value <= 1:
-            raise MLNNError(f"synthetic: {name} must be in [0, 1], got {value!r}")
-    if not (mean_length > 0 and length_sigma >= 0):
-        raise MLNNError("synthetic: mean_length must be > 0 and length_sigma >= 0")
+        check_float_in(value, f"synthetic: {name}", 0, 1, closed="both")
+    check_positive_float(mean_length, "synthetic: mean_length")
+    check_nonnegative_float(length_sigma, "synthetic: length_sigma")
 
 
 def make_synthetic(n_train=400, n_test=200, n_features=500, n_labels=20, random_state=0,
