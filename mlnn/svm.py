@@ -350,7 +350,9 @@ def _hessian_product(X, V, D):
     """H v = v + 2C X_Iᵀ(X_I v) = V + X̃ᵀ(D ⊙ X̃V) for every column: (D+1) × k."""
     XV = np.asarray(X @ V)
     XV *= D
-    return V + np.asarray(X.T @ XV)
+    HV = np.asarray(X.T @ XV)
+    HV += V
+    return HV
 
 
 def _boundary_step(ss, sp, pp, delta):
@@ -377,24 +379,29 @@ def _trust_region_cg(X, G, D, delta, eps_cg):
     cols, Sw, Rw, Pw, Dw, dw = np.arange(G.shape[1]), S, R, R.copy(), D, delta  # working set
     rr = _column_dot(Rw, Rw)
     tol = eps_cg ** 2 * rr
+    ss = np.zeros_like(rr)                           # ‖s‖²
     live = rr > tol
+    T = np.empty_like(Pw)                            # scratch for τp and τHp
     for _ in range(G.shape[0]):
         if not live.any():
             break
         if live.sum() < 0.75 * cols.size:            # compact the working set
             S[:, cols], R[:, cols] = Sw, Rw
-            cols, Sw, Rw, Pw, Dw, dw, rr, tol = (_columns(A, live)
-                                                 for A in (cols, Sw, Rw, Pw, Dw, dw, rr, tol))
-            live = live[live]
+            cols, Sw, Rw, Pw, Dw, dw, rr, tol, ss = (
+                _columns(A, live) for A in (cols, Sw, Rw, Pw, Dw, dw, rr, tol, ss))
+            live, T = live[live], np.empty_like(Pw)
         HP = _hessian_product(X, Pw, Dw)
         step = np.where(live, rr / np.maximum(_column_dot(Pw, HP), np.finfo(float).tiny), 0.0)
-        ss, sp, pp = _column_dot(Sw, Sw), _column_dot(Sw, Pw), _column_dot(Pw, Pw)
-        leaving = live & (ss + step * (2.0 * sp + step * pp) > dw ** 2)
+        sp, pp = _column_dot(Sw, Pw), _column_dot(Pw, Pw)
+        ss_next = ss + step * (2.0 * sp + step * pp)  # ‖s + τp‖²
+        leaving = live & (ss_next > dw ** 2)
         if leaving.any():                             # ‖s + τp‖ > Δ: stop on the boundary
             step[leaving] = _boundary_step(ss[leaving], sp[leaving], pp[leaving], dw[leaving])
+            ss_next[leaving] = dw[leaving] ** 2
             live &= ~leaving
-        Sw += step * Pw
-        Rw -= step * HP
+        ss = ss_next
+        Sw += np.multiply(Pw, step, out=T)           # s ← s + τp, r ← r − τHp
+        Rw -= np.multiply(HP, step, out=T)
         rr_next = _column_dot(Rw, Rw)
         Pw *= np.where(live, rr_next / np.maximum(rr, np.finfo(float).tiny), 0.0)
         Pw += Rw                                      # p ← r + β p (stopped columns: p = r)
@@ -478,8 +485,9 @@ def _tron(X, S, W, C, tol, max_iter, eps_cg=0.1):
     X : n × (D+1) CSR (augmented); S : n × L signs ±1. Each iteration tries a step per label
     (:func:`_trust_region_cg`), accepts it if f falls by more than ETA[0] × the predicted
     reduction, and updates Δ (:func:`_new_radius`). A label leaves when it meets the stopping
-    rule, when its predicted or actual reductions vanish in floating point, or after
-    ``max_iter`` iterations. Returns (W, Q = S ⊙ X̃W, n_iter, converged).
+    rule, when both its predicted and actual reductions fall below 1e-12·|f| (the limit of
+    floating point; liblinear's rule), or after ``max_iter`` iterations.
+    Returns (W, Q = S ⊙ X̃W, n_iter, converged).
     """
     W = np.array(W, dtype=np.float64)
     Q = S * np.asarray(X @ W)
@@ -510,8 +518,8 @@ def _tron(X, S, W, C, tol, max_iter, eps_cg=0.1):
                                         _columns(Q_new, accepted), _columns(work.S, accepted), C)
             work.D[:, accepted], work.G[:, accepted] = D_new, G_new
         met = np.linalg.norm(work.G, axis=0) <= threshold[work.labels]
-        stalled = (predicted <= 0) | ((np.abs(actual) <= 1e-12 * np.abs(work.f))
-                                      & (np.abs(predicted) <= 1e-12 * np.abs(work.f)))
+        stalled = (np.abs(actual) <= 1e-12 * np.abs(work.f)) \
+            & (np.abs(predicted) <= 1e-12 * np.abs(work.f))
         done = met | stalled | (n_iter[work.labels] >= max_iter)
         if done.any():
             finished = work.labels[done]

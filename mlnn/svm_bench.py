@@ -5,7 +5,8 @@ when scikit-learn is importable, liblinear through ``sklearn.svm.LinearSVC`` one
 the same problem: squared hinge, L2 regularisation, a constant feature ``bias`` whose weight is
 regularised (``intercept_scaling=bias``), and the same tolerance. For every solver and C it
 reports the wall-clock seconds (median over ``repeats``) and the primal objective reached,
-Σ_l ½‖w_l‖² + C Σ_i max(0, 1 − y_il w_lᵀx_i)², computed by one function for all solvers.
+Σ_l ½‖w_l‖² + C Σ_i max(0, 1 − y_il w_lᵀx_i)², computed by one function for all solvers. The
+solvers of one C run back to back, so that they share the load of a busy machine.
 
 The solvers (``solvers``):
 
@@ -89,6 +90,18 @@ def _fit_liblinear(X, Y, C, dual, tol, bias, max_iter, labels):
     return W
 
 
+def _fit(solver, X, Y, C, tol, dual_tol, bias, max_iter, compared, previous):
+    """One solver at one C: (W (D+1) × L, the model to warm-start the next C from or None)."""
+    if solver in LIBLINEAR:
+        dual = solver == "liblinear-dual"
+        return _fit_liblinear(X, Y, C, dual, dual_tol if dual else tol, bias, max_iter,
+                              compared), None
+    name = "dual_cd" if solver == "dual_cd" else "tron"
+    model, W = _fit_mlnn(X, Y, C, name, dual_tol if name == "dual_cd" else tol, bias, max_iter,
+                         None if solver == "tron-cold" else previous)
+    return W, model
+
+
 def _check_options(C_grid, tol, dual_tol, bias, repeats, max_iter, solvers):
     C_values = sorted(check_positive_float(C, "C_grid value") for C in C_grid)
     if not C_values:
@@ -131,20 +144,12 @@ def benchmark_svm(X, Y, C_grid=DEFAULT_C_GRID, tol=DEFAULT_TOL["tron"],
     times = {(solver, C): [] for solver in solvers for C in C_values}
     objectives = {}
     for _ in range(repeats):
-        for solver in solvers:
-            previous = None
-            for C in C_values:
+        previous = dict.fromkeys(solvers)             # warm starts along the grid
+        for C in C_values:                            # the solvers of one C run back to back
+            for solver in solvers:
                 started = time.perf_counter()
-                if solver in LIBLINEAR:
-                    dual = solver == "liblinear-dual"
-                    W = _fit_liblinear(X, Y, C, dual, dual_tol if dual else tol, bias, max_iter,
-                                       compared)
-                else:
-                    name = "dual_cd" if solver == "dual_cd" else "tron"
-                    model, W = _fit_mlnn(X, Y, C, name, dual_tol if name == "dual_cd" else tol,
-                                         bias, max_iter,
-                                         None if solver == "tron-cold" else previous)
-                    previous = model
+                W, previous[solver] = _fit(solver, X, Y, C, tol, dual_tol, bias, max_iter,
+                                           compared, previous[solver])
                 times[solver, C].append(time.perf_counter() - started)
                 objectives[solver, C] = float(primal_objectives(
                     Xa, signs[:, compared], W[:, compared], C).sum())

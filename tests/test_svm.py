@@ -135,7 +135,7 @@ def reference_tron(Z, y, C, tol, max_iter=1000, eps_cg=0.1):
         iterations += 1
         if actual > eta0 * predicted:
             w, f, g = w + s, f_new, dense_gradient(Z, y, w + s, C)
-        if predicted <= 0 or (abs(actual) <= 1e-12 * abs(f) and abs(predicted) <= 1e-12 * abs(f)):
+        if abs(actual) <= 1e-12 * abs(f) and abs(predicted) <= 1e-12 * abs(f):
             break
     return w, iterations, np.linalg.norm(g) <= threshold
 
@@ -204,7 +204,8 @@ def test_primal_value_and_stopping_threshold_follow_their_definitions(point):
         positives = int((S[:, l] > 0).sum())
         g0 = dense_gradient(Z, S[:, l], np.zeros(W.shape[0]), C)
         expected = tol * max(min(positives, n - positives), 1) / n * np.linalg.norm(g0)
-        assert threshold[l] == pytest.approx(expected, rel=1e-12, abs=1e-300)
+        # ‖∇f(0)‖ may cancel to ~0 (e.g. balanced signs on the bias alone): rounding of 2CX̃ᵀy
+        assert threshold[l] == pytest.approx(expected, rel=1e-12, abs=1e-14 * C * abs(Z).sum())
 
 
 # -- the trust-region subproblem ----------------------------------------------------------------
@@ -268,22 +269,55 @@ def test_boundary_step_reaches_the_radius():
     np.testing.assert_allclose(np.linalg.norm(s + tau * p, axis=0), delta, rtol=1e-12)
 
 
+def test_boundary_step_avoids_cancellation():
+    # s almost on the boundary and p along s: τ ≈ (Δ² − ‖s‖²)/(2sᵀp) is tiny, and the textbook
+    # root (√(sᵀp² + ‖p‖²(Δ² − ‖s‖²)) − sᵀp)/‖p‖² would lose about 7 of its 16 digits
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 60
+    ss, sp, pp, delta = 1.0 - 2.0 ** -30, 3.0, 9.0, 1.0            # Δ² − ‖s‖² = 2⁻³⁰ exactly
+    tau = svm._boundary_step(np.array([ss]), np.array([sp]), np.array([pp]), np.array([delta]))
+    room = Decimal(delta) ** 2 - Decimal(ss)
+    exact = (-Decimal(sp) + (Decimal(sp) ** 2 + Decimal(pp) * room).sqrt()) / Decimal(pp)
+    assert tau[0] == pytest.approx(float(exact), rel=1e-12)
+
+
 def test_new_radius_follows_liblinear_rules():
-    # one trial step with ‖s‖ = 2, gᵀs = −4 and radius Δ = 3, for five actual reductions;
-    # predicted reduction 3. f(w+s) − f(w) = −actual; the interpolation factor
-    # α = max(1/4, −½gᵀs / (f(w+s) − f(w) − gᵀs)) = max(1/4, 2 / (4 − actual)), 4 if 4 − actual ≤ 0
-    actual = np.array([-1.0, 0.5, 1.5, 2.9, 5.0])
-    predicted = np.full(5, 3.0)
-    delta = svm._new_radius(np.full(5, 3.0), np.full(5, 2.0), actual, predicted,
-                            np.full(5, -4.0), -actual)
+    # trial steps with gᵀs = −4 and predicted reduction 3; actual reductions on both sides of
+    # each threshold of ρ = actual/predicted (1e-4, 0.25, 0.75), with Δ and ‖s‖ chosen so that
+    # the two neighbouring rules give different radii. f(w+s) − f(w) = −actual, so the
+    # interpolation factor is α = max(1/4, −½gᵀs/(f(w+s) − f(w) − gᵀs)) = max(1/4, 2/(4 − actual)),
+    # or 4 when 4 − actual ≤ 0; the rules then use t = α‖s‖ and σ = (1/4, 1/2, 4).
+    actual = np.array([0.0002, 0.0004, 0.7, 0.8, 2.2, 2.3, 5.0])
+    delta = np.array([4.0, 4.0, 1.0, 1.0, 4.0, 4.0, 1.0])
+    step_norm = np.array([0.5, 0.5, 2.0, 2.0, 2.0, 2.0, 2.0])
+    t = step_norm * np.where(4 - actual <= 0, 4.0, np.maximum(0.25, 2 / (4 - actual)))
     expected = [
-        min(2 / 5 * 2, 0.5 * 3),               # actual < 1e-4·pred: min(α‖s‖, σ2Δ) = 0.8
-        max(0.25 * 3, min(2 / 3.5 * 2, 0.5 * 3)),   # < 0.25·pred: max(σ1Δ, min(α‖s‖, σ2Δ))
-        max(0.25 * 3, min(2 / 2.5 * 2, 4 * 3)),     # < 0.75·pred: max(σ1Δ, min(α‖s‖, σ3Δ))
-        max(3, min(2 / 1.1 * 2, 4 * 3)),            # good: max(Δ, min(α‖s‖, σ3Δ)) = 3.636…
-        max(3, min(4 * 2, 4 * 3)),                  # f falls faster than linear: α = 4 → 8
+        min(t[0], 0.5 * 4),                   # ρ < 1e-4: min(t, σ2Δ) = t ≈ 0.25
+        max(0.25 * 4, min(t[1], 0.5 * 4)),    # ρ < 0.25: max(σ1Δ, min(t, σ2Δ)) = 1
+        max(0.25 * 1, min(t[2], 0.5 * 1)),    # ρ < 0.25: = σ2Δ = 0.5
+        max(0.25 * 1, min(t[3], 4 * 1)),      # ρ < 0.75: max(σ1Δ, min(t, σ3Δ)) = t = 1.25
+        max(0.25 * 4, min(t[4], 4 * 4)),      # ρ < 0.75: = t ≈ 2.22
+        max(4, min(t[5], 4 * 4)),             # ρ ≥ 0.75: max(Δ, min(t, σ3Δ)) = Δ = 4
+        max(1, min(t[6], 4 * 1)),             # f falls faster than linear: α = 4, = σ3Δ = 4
     ]
-    np.testing.assert_allclose(delta, expected, rtol=1e-14)
+    np.testing.assert_allclose(expected, [0.2500125, 1, 0.5, 1.25, 2 / 0.9, 4, 4], rtol=1e-6)
+    np.testing.assert_allclose(
+        svm._new_radius(delta, step_norm, actual, np.full(7, 3.0), np.full(7, -4.0), -actual),
+        expected, rtol=1e-14)
+
+
+def test_tron_stops_at_the_limit_of_floating_point_precision():
+    X, Y = make_problem(seed=14, n=40, D=10, L=3)
+    with pytest.warns(ConvergenceWarning, match="did not reach"):
+        model = LinearSVMBR(C=1.0, tol=1e-15, max_iter=500).fit(X, Y)
+    assert not model.converged_.any() and model.n_iter_.max() < 100
+    # it stops once the reductions fall to 1e-12·f; the predicted one is ≥ ‖∇f‖²/(2λ_max(H))
+    # (up to the CG tolerance) and λ_max(H) ≤ 1 + 2C‖X̃‖², so ‖∇f‖ is at most about
+    # √(2·1e-12·f·λ_max)
+    lam_max = 1 + 2 * 1.0 * np.linalg.norm(augmented(X, 1.0), 2) ** 2
+    bound = np.sqrt(2e-12 * model.primal_objective(X, Y) * lam_max)
+    assert np.all(gradient_norms(model, X, Y) <= 2 * bound)
 
 
 # -- TRON as a whole ------------------------------------------------------------------------------
@@ -422,6 +456,17 @@ def test_tron_warm_start_reaches_the_same_solution(C_start):
     assert np.all(np.linalg.norm(weights(warm) - weights(cold), axis=0) <= bound * 1.001)
     # the start is not modified
     np.testing.assert_array_equal(start.coef_, LinearSVMBR(C=C_start, tol=1e-6).fit(X, Y).coef_)
+
+
+@pytest.mark.parametrize("bias", [0.0, 2.5])
+def test_tron_restarted_at_its_solution_takes_no_step(bias):
+    X, Y = make_problem(seed=13)
+    model = LinearSVMBR(C=3.0, bias=bias, tol=1e-4).fit(X, Y)
+    again = LinearSVMBR(C=3.0, bias=bias, tol=1e-4).fit(X, Y, coef=model.coef_,
+                                                        intercept=model.intercept_)
+    np.testing.assert_array_equal(again.n_iter_, 0)
+    np.testing.assert_allclose(again.coef_, model.coef_, rtol=1e-15)
+    np.testing.assert_allclose(again.intercept_, model.intercept_, rtol=1e-15)
 
 
 def test_dual_warm_start_reaches_the_same_solution():
