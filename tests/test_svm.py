@@ -197,7 +197,7 @@ def test_primal_value_and_stopping_threshold_follow_their_definitions(point):
     Z = Xa.toarray()
     values = svm._primal_value(W, S * (Z @ W), C)
     for l in range(W.shape[1]):
-        assert values[l] == pytest.approx(dense_primal(Z, S[:, l], W[:, l], C), rel=1e-12)
+        assert values[l] == pytest.approx(dense_primal(Z, S[:, l], W[:, l], C), rel=1e-12, abs=0)
     n, tol = S.shape[0], 0.01
     threshold = svm._stopping_threshold(-2.0 * C * Z.T @ S, S, tol)
     for l in range(W.shape[1]):
@@ -271,15 +271,15 @@ def test_boundary_step_reaches_the_radius():
 
 def test_boundary_step_avoids_cancellation():
     # s almost on the boundary and p along s: τ ≈ (Δ² − ‖s‖²)/(2sᵀp) is tiny, and the textbook
-    # root (√(sᵀp² + ‖p‖²(Δ² − ‖s‖²)) − sᵀp)/‖p‖² would lose about 7 of its 16 digits
+    # root (√(sᵀp² + ‖p‖²(Δ² − ‖s‖²)) − sᵀp)/‖p‖² would lose about 12 of its 16 digits
     from decimal import Decimal, getcontext
 
     getcontext().prec = 60
-    ss, sp, pp, delta = 1.0 - 2.0 ** -30, 3.0, 9.0, 1.0            # Δ² − ‖s‖² = 2⁻³⁰ exactly
+    ss, sp, pp, delta = 1.0 - 2.0 ** -40, 2.5, 7.0, 1.0            # Δ² − ‖s‖² = 2⁻⁴⁰ exactly
     tau = svm._boundary_step(np.array([ss]), np.array([sp]), np.array([pp]), np.array([delta]))
     room = Decimal(delta) ** 2 - Decimal(ss)
     exact = (-Decimal(sp) + (Decimal(sp) ** 2 + Decimal(pp) * room).sqrt()) / Decimal(pp)
-    assert tau[0] == pytest.approx(float(exact), rel=1e-12)
+    assert tau[0] == pytest.approx(float(exact), rel=1e-12, abs=0)
 
 
 def test_new_radius_follows_liblinear_rules():
