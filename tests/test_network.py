@@ -201,3 +201,19 @@ def test_init_weights_in_row_blocks_draws_the_one_shot_numbers(dtype):
     np.testing.assert_array_equal(W, rng_once.uniform(-a, a, size=(5000, 300)).astype(dtype))
     assert W.dtype == dtype
     assert rng_blocks.random() == rng_once.random()           # the generator is left in step
+
+
+@pytest.mark.parametrize("scheme, bound", [("he", lambda fan_in, fan_out: np.sqrt(6.0 / fan_in)),
+                                           ("glorot", lambda fan_in, fan_out:
+                                            np.sqrt(6.0 / (fan_in + fan_out)))])
+def test_init_ranges_fill_the_published_interval(scheme, bound):
+    """Uniform on [−a, a] with a = sqrt(6/fan_in) (He) or sqrt(6/(fan_in + fan_out)) (Glorot):
+    every weight lies inside, the extremes come within 1 % of ±a, and the variance is a²/3."""
+    fan_in, fan_out = 40, 500
+    a = bound(fan_in, fan_out)
+    network = Network.initialize(fan_in, 3, hidden_units=fan_out, random_state=0,
+                                 dtype=np.float64, init=scheme)
+    W1 = network.W1
+    assert np.abs(W1).max() <= a
+    assert W1.max() > 0.99 * a and W1.min() < -0.99 * a
+    assert np.var(W1) == pytest.approx(a * a / 3, rel=0.05)
