@@ -429,3 +429,19 @@ def test_bad_data_raises():
         select_lambda(X, scores, Y, X, scores, Y, lams=[1.0, -2.0])
     with pytest.raises(MLNNError, match="lams"):
         select_lambda(X, scores, Y, X, scores, Y, lams=[])
+
+
+@pytest.mark.parametrize("criterion", ["f1", "hamming"])
+@pytest.mark.parametrize("L", [1, 2, 3, 4, 5, 6, 7])
+def test_optimal_thresholds_on_every_relevance_pattern(criterion, L):
+    """Exhaustively, every 0/1 label vector of length L under distinct scores: the threshold
+    reaches the brute-force optimum (rare patterns, like y = 11001 in score order, decide
+    between F1 and near-F1 criteria and are easily missed by random examples)."""
+    Y = np.array(list(np.ndindex(*(2,) * L)), dtype=np.int8)
+    S = np.tile(np.linspace(1.0, 0.0, L), (len(Y), 1))
+    S = S[:, np.random.default_rng(L).permutation(L)]        # scores not in label order
+    t = optimal_thresholds(S, Y, criterion=criterion)
+    for m in range(len(Y)):
+        y, o = Y[m].astype(bool), S[m]
+        best, _ = brute_force_best(y, o, QUALITY[criterion])
+        assert QUALITY[criterion](y, o > t[m]) == pytest.approx(best, abs=1e-12)
