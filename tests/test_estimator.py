@@ -284,3 +284,17 @@ def test_verbose_prints_one_line_per_evaluation(data, capsys):
     MultiLabelNN(**SMALL, verbose=True).fit(data.X_train, data.Y_train)
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == SMALL["max_epochs"] and lines[0].startswith("epoch   1")
+
+
+def test_best_updates_is_the_update_count_of_the_lowest_validation_rank_loss(data):
+    """With validation data, best_updates_ is where the validation rank loss was lowest (the first
+    such record), found here by a literal loop over the history; training went on past it."""
+    params = {**SMALL, "max_epochs": 30, "learning_rate": 1.0, "eval_every": 2, "patience": 5}
+    model = MultiLabelNN(**params).fit(data.X_train[:200], data.Y_train[:200],
+                                       data.X_train[200:], data.Y_train[200:])
+    best_value, best_updates = np.inf, None
+    for record in model.history_.records:
+        if record["rankloss"] < best_value:
+            best_value, best_updates = record["rankloss"], record["updates"]
+    assert model.best_updates_ == best_updates
+    assert model.n_updates_ > model.best_updates_
