@@ -223,20 +223,24 @@ class Optimizer(ABC):
         """The per-parameter state of the rule (beside ``last_step``)."""
         return {}
 
-    def _skip_factors(self, skipped, lam):
-        """What Δ = ``skipped[i]`` zero-gradient steps do to a row, one entry per row i."""
-        raise NotImplementedError          # only for rules that defer
-
-    def _skip(self, state, theta, rows, factors, lam):
-        """Apply the skipped steps, given by ``factors`` (one per row), to rows ``rows``."""
-        raise NotImplementedError
-
     @abstractmethod
     def _update_rows(self, state, theta, rows, g):
         """Update the rows ``rows`` of ``theta`` whose (regularised) gradient is ``g``."""
 
 
-class SGD(Optimizer):
+class DeferringOptimizer(Optimizer):
+    """A rule whose zero-gradient steps have a closed form, applied lazily (see the module doc)."""
+
+    @abstractmethod
+    def _skip_factors(self, skipped, lam):
+        """What Δ = ``skipped[i]`` zero-gradient steps do to a row, one entry per row i."""
+
+    @abstractmethod
+    def _skip(self, state, theta, rows, factors, lam):
+        """Apply the skipped steps, given by ``factors`` (one per row), to rows ``rows``."""
+
+
+class SGD(DeferringOptimizer):
     """θ ← θ − η g;  with weight decay, rows without gradient shrink lazily by (1 − ηλ)^Δ.
 
     State per parameter, only with weight decay: ``last_step`` (see the module doc).
@@ -255,7 +259,7 @@ class SGD(Optimizer):
         theta[rows] -= self.learning_rate * g
 
 
-class Momentum(Optimizer):
+class Momentum(DeferringOptimizer):
     """Classical momentum (or Nesterov's variant), v ← μ v − η g; θ ← θ + v; see module doc.
 
     State per parameter: ``velocity`` (shape of θ) and ``last_step`` (the step up to which each
