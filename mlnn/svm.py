@@ -56,41 +56,29 @@ It is the readable solver, but its Python loop over documents makes it slow for 
 KKT conditions at the optimum: PG_i = 0 for every i, where PG = G if 0 < α_i < U,
 min(G, 0) if α_i = 0 and max(G, 0) if α_i = U; primal = dual objective (strong duality).
 
-Model selection (:func:`fit_br`) gives the paper's two baselines: C from {10⁻³, …, 10³} on a
-validation split of the training data, chosen by
-
-- BR_B: the mean of micro- and macro-F1 of the sign predictions (ŷ_l = 1 iff wᵀx + b > 0);
-- BR_R: the rank loss of the margins; label sets then come from the threshold predictor of
-  Sec. 3.3 (:class:`mlnn.thresholds.ThresholdPredictor`) fitted to the SVM margins, with its λ
-  chosen on the same validation split.
-
-The reproduction (:mod:`mlnn.paper.reproduce`, through :func:`fit_br`) uses the default,
-``solver="tron"`` with ``tol=0.01`` (liblinear's default for ``-s 2``), warm-started along the
-ascending C grid: it is the solver that runs the paper's whole grid on every dataset. Measured
-side by side with liblinear's own trust-region Newton method (scikit-learn's
-``LinearSVC(dual=False)``, one label at a time, the same problem and stopping rule; one BLAS
-thread on 2 shared cores, medians of 3–5 runs; :mod:`mlnn.svm_bench`), it takes 0.2–1.4×
-liblinear's time at every C from 10⁻³ to 10³ on Reuters-21578 and 0.2–1.2× on Delicious; from a
-cold start, 1.5–2.3× at C ≥ 10. Dual coordinate descent takes 27 s at C = 10 and 2.5 minutes at
-C = 100 on Reuters-21578, and about 9 minutes at C = 1 on Delicious (where TRON takes 2, 1 and
-18 s). At large C the stopping rule is loose, since
-‖∇f(0)‖ grows with C: on Reuters-21578 at C = 100 and 1000 the objective reached is 30% and 70%
-above the optimum (liblinear -s 2 with the same tol: 19% and 49%; liblinear's default -s 1,
-dual CD with eps 0.1: 2–4% and 60%); ``tol=0.001`` comes within 1% and 4%.
+Model selection over C (the paper's BR_B and BR_R) is :func:`mlnn.paper.selection.fit_br`.
+The reproduction uses the default, ``solver="tron"`` with ``tol=0.01`` (liblinear's default for
+``-s 2``), warm-started along the ascending C grid: it is the solver that runs the paper's whole
+grid on every dataset. Measured side by side with liblinear's own trust-region Newton method
+(scikit-learn's ``LinearSVC(dual=False)``, one label at a time, the same problem and stopping
+rule; one BLAS thread on 2 shared cores, medians of 3–5 runs; ``python -m mlnn bench --svm``,
+:mod:`mlnn.svm_bench`), it takes 0.2–1.4× liblinear's time at every C from 10⁻³ to 10³ on
+Reuters-21578 and 0.2–1.2× on Delicious; from a cold start, 1.5–2.3× at C ≥ 10. Dual
+coordinate descent takes 27 s at C = 10 and 2.5 minutes at C = 100 on Reuters-21578, and about
+9 minutes at C = 1 on Delicious (where TRON takes 2, 1 and 18 s). At large C the stopping rule
+is loose, since ‖∇f(0)‖ grows with C: on Reuters-21578 at C = 100 and 1000 the objective reached
+is 30% and 70% above the optimum (liblinear -s 2 with the same tol: 19% and 49%; liblinear's
+default -s 1, dual CD with eps 0.1: 2–4% and 60%); ``tol=0.001`` comes within 1% and 4%.
 """
 
-import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from mlnn import metrics
 from mlnn.errors import MLNNError
-from mlnn.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
-from mlnn.validation import (check_positive_float, check_positive_int, check_X, check_Y,
-                             validation_split)
+from mlnn.validation import check_positive_float, check_positive_int, check_X, check_Y
 
 LOSSES = ("squared_hinge", "hinge")
 SOLVERS = ("auto", "tron", "dual_cd")
@@ -99,7 +87,7 @@ SOLVERS = ("auto", "tron", "dual_cd")
 DEFAULT_TOL = {"tron": 0.01, "dual_cd": 0.1}
 
 #: The C grid of the paper's BR baselines, 10^-3 … 10^3.
-DEFAULT_C_GRID = tuple(10.0 ** k for k in range(-3, 4))
+DEFAULT_C_VALUES = tuple(10.0 ** k for k in range(-3, 4))
 
 
 class ConvergenceWarning(UserWarning):
@@ -538,18 +526,71 @@ def _tron(X, S, W, C, tol, max_iter, eps_cg=0.1):
     return W, Q, n_iter, converged
 
 
+def _dual_cd_epoch(order, rows, Wa, Aa, Ya, Qbar, Dii, U, PGmax_old, PGmin_old):
+    """One epoch of dual CD over the documents ``order`` for the working labels, updating their
+    columns ``Wa`` (D × La) and ``Aa`` (n × La) in place.
+
+    Returns (PGmax, PGmin, kept): the extreme projected gradients of each label over the epoch
+    and the documents not shrunk (a document is shrunk when, for every working label, α_i sits at
+    a bound with a gradient pointing out of the box by more than last epoch's extreme PG).
+    """
+    La = Wa.shape[1]
+    hinge = np.isfinite(U)
+    PGmax = np.full(La, -np.inf)
+    PGmin = np.full(La, np.inf)
+    kept = []
+    for i in order:
+        idx, v = rows[i]
+        a = Aa[i]
+        y = Ya[i]
+        G = v @ Wa[idx]
+        G *= y
+        G += Dii * a - 1.0 if Dii else -1.0
+        at_lower = a <= 0
+        shrinkable = at_lower & (G > PGmax_old)
+        if hinge:
+            at_upper = a >= U
+            shrinkable |= at_upper & (G < PGmin_old)
+            PG = np.where(at_lower, np.minimum(G, 0.0),
+                          np.where(at_upper, np.maximum(G, 0.0), G))
+        else:
+            PG = np.where(at_lower, np.minimum(G, 0.0), G)
+        if shrinkable.all():
+            continue                                          # PG = 0 for every label: no move
+        kept.append(i)
+        np.maximum(PGmax, PG, out=PGmax)
+        np.minimum(PGmin, PG, out=PGmin)
+        if Qbar[i] > 0:
+            a_new = np.maximum(a - G / Qbar[i], 0.0)
+            if hinge:
+                np.minimum(a_new, U, out=a_new)
+        else:  # an empty document without bias (hinge loss only): f is linear in α_i
+            a_new = np.where(G < 0, U, np.where(G > 0, 0.0, a))
+        delta = (a_new - a) * y
+        Aa[i] = a_new
+        moved = np.flatnonzero(delta)
+        if moved.size == 0 or idx.size == 0:
+            continue
+        if 4 * moved.size < La:                               # few labels move: touch only them
+            Wa[np.ix_(idx, moved)] += np.outer(v, delta[moved])
+        else:
+            Wa[idx] += v[:, None] * delta
+    return PGmax, PGmin, np.asarray(kept, dtype=np.intp)
+
+
 def _dual_coordinate_descent(X, signs, alpha, W, Dii, U, tol, max_iter, rng):
     """Run dual CD for all labels at once, updating ``alpha`` (n × L) and ``W`` (D × L) in place.
 
     X : CSR (n × D) with unique column indices per row; signs : (n × L) float ±1.
     Returns (n_iter, converged), both of length L.
 
-    Shrinking (Hsieh et al. 2008, Sec. 3.2, as in liblinear): a variable at a bound whose
-    gradient points out of the box by more than last epoch's extreme projected gradient
-    (α = 0 with G > max PG, or α = U with G < min PG) is unlikely to move. A document is skipped
-    in later epochs once this holds for all labels still being optimised. Labels are declared
-    converged only after an epoch over *all* documents; if the criterion is met on the shrunk
-    set, the next epoch visits every document again with shrinking switched off.
+    Shrinking (Hsieh et al. 2008, Sec. 3.2, as in liblinear; :func:`_dual_cd_epoch`): a
+    variable at a bound whose gradient points out of the box by more than last epoch's extreme
+    projected gradient (α = 0 with G > max PG, or α = U with G < min PG) is unlikely to move. A
+    document is skipped in later epochs once this holds for all labels still being optimised.
+    Labels are declared converged only after an epoch over *all* documents; if the criterion is
+    met on the shrunk set, the next epoch visits every document again with shrinking switched
+    off.
     """
     n, L = signs.shape
     indptr, indices, data = X.indptr, X.indices, X.data
@@ -557,64 +598,20 @@ def _dual_coordinate_descent(X, signs, alpha, W, Dii, U, tol, max_iter, rng):
     Qbar = np.asarray(X.multiply(X).sum(axis=1)).ravel() + Dii   # Q̄_ii = ‖x_i‖² + D_ii
     n_iter = np.full(L, max_iter)
     converged = np.zeros(L, dtype=bool)
-    hinge = np.isfinite(U)
-
     active = np.arange(L)                                     # labels still being optimised
     Wa, Aa, Ya = W, alpha, signs                              # their columns (views while all)
     live = np.arange(n)                                       # documents not shrunk
-    PGmax_old = np.full(L, np.inf)
-    PGmin_old = np.full(L, -np.inf)
+    PGmax_old, PGmin_old = np.full(L, np.inf), np.full(L, -np.inf)
     for epoch in range(1, max_iter + 1):
-        La = active.size
-        PGmax = np.full(La, -np.inf)
-        PGmin = np.full(La, np.inf)
-        kept = []
-        for i in rng.permutation(live):
-            idx, v = rows[i]
-            a = Aa[i]
-            y = Ya[i]
-            G = v @ Wa[idx]
-            G *= y
-            G += Dii * a - 1.0 if Dii else -1.0
-            at_lower = a <= 0
-            shrinkable = at_lower & (G > PGmax_old)
-            if hinge:
-                at_upper = a >= U
-                shrinkable |= at_upper & (G < PGmin_old)
-                PG = np.where(at_lower, np.minimum(G, 0.0),
-                              np.where(at_upper, np.maximum(G, 0.0), G))
-            else:
-                PG = np.where(at_lower, np.minimum(G, 0.0), G)
-            if shrinkable.all():
-                continue                                      # PG = 0 for every label: no move
-            kept.append(i)
-            np.maximum(PGmax, PG, out=PGmax)
-            np.minimum(PGmin, PG, out=PGmin)
-            if Qbar[i] > 0:
-                a_new = np.maximum(a - G / Qbar[i], 0.0)
-                if hinge:
-                    np.minimum(a_new, U, out=a_new)
-            else:  # an empty document without bias (hinge loss only): f is linear in α_i
-                a_new = np.where(G < 0, U, np.where(G > 0, 0.0, a))
-            delta = (a_new - a) * y
-            Aa[i] = a_new
-            moved = np.flatnonzero(delta)
-            if moved.size == 0 or idx.size == 0:
-                continue
-            if 4 * moved.size < La:                           # few labels move: touch only them
-                Wa[np.ix_(idx, moved)] += np.outer(v, delta[moved])
-            else:
-                Wa[idx] += v[:, None] * delta
+        PGmax, PGmin, kept = _dual_cd_epoch(rng.permutation(live), rows, Wa, Aa, Ya, Qbar, Dii,
+                                            U, PGmax_old, PGmin_old)
         met = PGmax - PGmin <= tol
-        if live.size < n:                                     # the shrunk set met the criterion:
-            if met.any():                                     # recheck on all documents
-                live = np.arange(n)
-                PGmax_old.fill(np.inf)
-                PGmin_old.fill(-np.inf)
-                continue
-            live = np.sort(np.asarray(kept, dtype=np.intp))
-        else:
-            live = np.sort(np.asarray(kept, dtype=np.intp))
+        if live.size < n and met.any():                       # the shrunk set met the criterion:
+            live = np.arange(n)                               # recheck on all documents
+            PGmax_old.fill(np.inf)
+            PGmin_old.fill(-np.inf)
+            continue
+        live = np.sort(kept)
         PGmax_old = np.where(PGmax <= 0, np.inf, PGmax)       # liblinear's reset rule
         PGmin_old = np.where(PGmin >= 0, -np.inf, PGmin)
         if not met.any():
@@ -634,159 +631,3 @@ def _dual_coordinate_descent(X, signs, alpha, W, Dii, U, tol, max_iter, rng):
         W[:, active] = Wa
         alpha[:, active] = Aa
     return n_iter, converged
-
-
-VARIANTS = ("B", "R")
-
-
-@dataclass
-class BRResult:
-    """The outcome of :func:`fit_br`.
-
-    model : the :class:`LinearSVMBR` with the chosen C (refitted on all training documents
-        unless ``refit=False``); C : the chosen C; variant : "B" or "R";
-    thresholds : the :class:`~mlnn.thresholds.ThresholdPredictor` that turns margins into label
-        sets (fixed at 0 for BR_B, learned for BR_R); lam : its λ (None for BR_B);
-    validation_scores : one dict per C tried, in grid order, with ``C``, the ten measures of
-        the validation split (bipartition measures with sign predictions), ``criterion`` (the
-        value C was chosen by) and ``fit_seconds``; lambda_scores : λ → validation criterion of
-        the threshold predictor (BR_R only).
-    """
-
-    model: "LinearSVMBR"
-    C: float
-    variant: str
-    thresholds: ThresholdPredictor
-    lam: object = None
-    validation_scores: list = field(default_factory=list)
-    lambda_scores: dict = field(default_factory=dict)
-
-    def decision_function(self, X):
-        """The SVM margins (n, L) for X (n, D) CSR."""
-        return self.model.decision_function(X)
-
-    def predict(self, X, scores=None):
-        """Label sets (n, L) 0/1 CSR: sign for BR_B, learned thresholds T(x) for BR_R.
-
-        ``scores`` may pass the margins of X if already computed."""
-        if scores is None:
-            scores = self.model.decision_function(X)
-        return self.thresholds.predict(X, scores)
-
-
-
-
-def _validation_split(n, validation, validation_fraction, random_state):
-    """(fit_rows, val_rows): the explicit ``validation`` pair, checked, or the project's seeded
-    split :func:`mlnn.validation.validation_split`."""
-    if validation is not None:
-        try:
-            fit_rows, val_rows = (np.asarray(part, dtype=np.intp).ravel() for part in validation)
-        except (TypeError, ValueError):
-            raise MLNNError("validation must be a pair (fit_indices, validation_indices)") from None
-        if fit_rows.size == 0 or val_rows.size == 0:
-            raise MLNNError("validation: both index sets must be non-empty")
-        if min(fit_rows.min(), val_rows.min()) < 0 or max(fit_rows.max(), val_rows.max()) >= n:
-            raise MLNNError(f"validation: indices must lie in [0, {n})")
-        if np.intersect1d(fit_rows, val_rows).size:
-            raise MLNNError("validation: the fit and validation indices overlap")
-        return fit_rows, val_rows
-    try:
-        return validation_split(n, validation_fraction, random_state)
-    except MLNNError as error:
-        raise MLNNError(f"validation_fraction: {error}") from None
-
-
-def _warm_start(model, fit_rows=None, n=None):
-    """The keyword arguments that start a fit from ``model``'s solution (None: a cold start).
-
-    "tron" starts from the weights; "dual_cd" from α, placed at ``fit_rows`` of ``n`` documents
-    (0 elsewhere) when the new fit has more documents than ``model``'s.
-    """
-    if model is None:
-        return {}
-    if model.solver == "tron":
-        return {"coef": model.coef_, "intercept": model.intercept_}
-    if fit_rows is None:
-        return {"dual_coef": model.dual_coef_}
-    alpha = np.zeros((n, model.dual_coef_.shape[1]))
-    alpha[fit_rows] = model.dual_coef_
-    return {"dual_coef": alpha}
-
-
-def fit_br(X_train, Y_train, variant="B", C_grid=DEFAULT_C_GRID, validation_fraction=0.1,
-           validation=None, random_state=0, refit=True, lams=DEFAULT_LAMBDAS,
-           threshold_features="input", **svm_options):
-    """Binary relevance with linear SVMs and C chosen on validation data: BR_B or BR_R.
-
-    Parameters
-    ----------
-    X_train : (n, D) CSR; Y_train : (n, L) 0/1 dense or CSR.
-    variant : "B" — C maximising (miF + maF)/2 of sign predictions on the validation split
-        (macro-F1 over the labels with a validation positive,
-        :func:`mlnn.metrics.selection_score`);
-        "R" — C minimising the validation rank loss, then a threshold predictor on the margins
-        (λ from ``lams`` chosen on the validation split by mean F1).
-    C_grid : the C values tried (default 10⁻³ … 10³). They are fitted in increasing order, each
-        warm-started from the previous solution (the weights for "tron"; α for "dual_cd", which
-        stays feasible when C grows).
-    validation_fraction : share of the training documents held out
-        (:func:`mlnn.validation.validation_split`, seeded by random_state), unless
-        ``validation`` = (fit_indices, validation_indices) gives the split explicitly.
-    refit : retrain the chosen C (and for BR_R the threshold predictor, same λ) on all of
-        X_train, warm-started from the validation-split solution.
-    threshold_features : "input" (T(x), the paper) or "scores" (T(o)) for BR_R.
-    svm_options : passed to :class:`LinearSVMBR` (loss, bias, solver, tol, max_iter).
-
-    Returns
-    -------
-    :class:`BRResult` (the model, the chosen C, the threshold predictor, validation scores).
-    The first C of the grid wins ties.
-    """
-    if variant not in VARIANTS:
-        raise MLNNError(f"unknown variant {variant!r}; choose one of {list(VARIANTS)}")
-    C_values = sorted(check_positive_float(C, "C_grid value") for C in C_grid)
-    if not C_values:
-        raise MLNNError("C_grid must contain at least one value")
-    X = check_X(X_train, "X_train")
-    Y = check_Y(Y_train, "Y_train")
-    if Y.shape[0] != X.shape[0]:
-        raise MLNNError(f"Y_train has {Y.shape[0]} rows but X_train has {X.shape[0]} documents")
-    fit_rows, val_rows = _validation_split(X.shape[0], validation, validation_fraction,
-                                           random_state)
-    X_fit, Y_fit, X_val, Y_val = X[fit_rows], Y[fit_rows], X[val_rows], Y[val_rows]
-
-    table, best, previous = [], None, None
-    for C in C_values:
-        started = time.perf_counter()
-        model = LinearSVMBR(C=C, random_state=random_state, **svm_options)
-        model.fit(X_fit, Y_fit, **_warm_start(previous))
-        seconds = time.perf_counter() - started
-        previous = model
-        scores = model.decision_function(X_val)
-        result = metrics.evaluate(Y_val, scores, scores > 0)
-        # BR_B: the project's selection convention, macro-F1 over the labels present in the
-        # validation split (mlnn.metrics.selection_score); the table keeps the paper's measures
-        value = metrics.selection_score(Y_val, scores > 0) if variant == "B" \
-            else result["rankloss"]
-        table.append({"C": C, **result, "criterion": value, "fit_seconds": seconds})
-        if best is None or (value > best[0] if variant == "B" else value < best[0]):
-            best = (value, C, model)
-    _, C, model = best
-
-    lam, lambda_scores = None, {}
-    if variant == "B":
-        thresholds = ThresholdPredictor(fixed=0.0).fit(None, model.decision_function(X_val), Y_val)
-    else:
-        thresholds, lam, lambda_scores = select_lambda(
-            X_fit, model.decision_function(X_fit), Y_fit,
-            X_val, model.decision_function(X_val), Y_val,
-            lams=lams, features=threshold_features)
-    if refit:
-        model = LinearSVMBR(C=C, random_state=random_state, **svm_options).fit(
-            X, Y, **_warm_start(model, fit_rows, X.shape[0]))
-        if variant == "R":
-            thresholds = ThresholdPredictor(lam=lam, features=threshold_features).fit(
-                X, model.decision_function(X), Y)
-    return BRResult(model=model, C=C, variant=variant, thresholds=thresholds, lam=lam,
-                    validation_scores=table, lambda_scores=lambda_scores)

@@ -11,7 +11,7 @@ solvers of one C run back to back, so that they share the load of a busy machine
 The solvers (``solvers``):
 
 * ``"tron"`` — :class:`mlnn.svm.LinearSVMBR` with ``solver="tron"``, warm-started along the
-  ascending grid from the previous C's weights, as :func:`mlnn.svm.fit_br` does;
+  ascending grid from the previous C's weights, as :func:`mlnn.paper.selection.fit_br` does;
 * ``"tron-cold"`` — the same, every C from w = 0;
 * ``"liblinear-primal"`` — ``LinearSVC(dual=False)``, liblinear's trust-region Newton
   (``-s 2``) from w = 0 with the same stopping rule as ``"tron"``: ‖∇f(w)‖ ≤
@@ -33,7 +33,7 @@ import warnings
 import numpy as np
 
 from mlnn.errors import MLNNError
-from mlnn.svm import DEFAULT_C_GRID, DEFAULT_TOL, ConvergenceWarning, LinearSVMBR, _augment
+from mlnn.svm import DEFAULT_C_VALUES, DEFAULT_TOL, ConvergenceWarning, LinearSVMBR, _augment
 from mlnn.validation import check_X, check_Y, check_positive_float, check_positive_int
 
 SOLVERS = ("tron", "tron-cold", "liblinear-primal", "liblinear-dual", "dual_cd")
@@ -102,10 +102,10 @@ def _fit(solver, X, Y, C, tol, dual_tol, bias, max_iter, compared, previous):
     return W, model
 
 
-def _check_options(C_grid, tol, dual_tol, bias, repeats, max_iter, solvers):
-    C_values = sorted(check_positive_float(C, "C_grid value") for C in C_grid)
+def _check_options(C_values, tol, dual_tol, bias, repeats, max_iter, solvers):
+    C_values = sorted(check_positive_float(C, "C_values entry") for C in C_values)
     if not C_values:
-        raise MLNNError("C_grid must contain at least one value")
+        raise MLNNError("C_values must contain at least one value")
     for solver in solvers:
         if solver not in SOLVERS:
             raise MLNNError(f"unknown solver {solver!r}; choose from {list(SOLVERS)}")
@@ -118,7 +118,7 @@ def _check_options(C_grid, tol, dual_tol, bias, repeats, max_iter, solvers):
                                                                                 "max_iter")
 
 
-def benchmark_svm(X, Y, C_grid=DEFAULT_C_GRID, tol=DEFAULT_TOL["tron"],
+def benchmark_svm(X, Y, C_values=DEFAULT_C_VALUES, tol=DEFAULT_TOL["tron"],
                   dual_tol=DEFAULT_TOL["dual_cd"], bias=1.0, repeats=3, max_iter=1000,
                   solvers=DEFAULT_SOLVERS, log=None):
     """Time the BR SVMs of every solver at every C; see the module docstring.
@@ -132,7 +132,7 @@ def benchmark_svm(X, Y, C_grid=DEFAULT_C_GRID, tol=DEFAULT_TOL["tron"],
     {(C): seconds of "tron" / seconds of "liblinear-primal"} when both ran; and the problem's
     sizes, ``skipped`` labels and settings.
     """
-    C_values, repeats, max_iter = _check_options(C_grid, tol, dual_tol, bias, repeats, max_iter,
+    C_values, repeats, max_iter = _check_options(C_values, tol, dual_tol, bias, repeats, max_iter,
                                                  tuple(solvers))
     X = check_X(X, "X")
     Y = check_Y(Y, "Y", n_samples=X.shape[0]).toarray()

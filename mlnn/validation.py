@@ -270,3 +270,19 @@ def validation_split(n, fraction=0.1, random_state=0):
                         f"for validation out of {n}")
     order = np.random.default_rng(random_state).permutation(n)
     return np.sort(order[n_val:]), np.sort(order[:n_val])
+
+
+def check_split(validation, n):
+    """An explicit ``(fit_rows, val_rows)`` pair of index arrays into ``n`` documents, checked:
+    both non-empty, inside ``[0, n)`` and disjoint; returned as flat ``intp`` arrays."""
+    try:
+        fit_rows, val_rows = (np.asarray(part, dtype=np.intp).ravel() for part in validation)
+    except (TypeError, ValueError):
+        raise MLNNError("validation must be a pair (fit_indices, validation_indices)") from None
+    if fit_rows.size == 0 or val_rows.size == 0:
+        raise MLNNError("validation: both index sets must be non-empty")
+    if min(fit_rows.min(), val_rows.min()) < 0 or max(fit_rows.max(), val_rows.max()) >= n:
+        raise MLNNError(f"validation: indices must lie in [0, {n})")
+    if np.intersect1d(fit_rows, val_rows).size:
+        raise MLNNError("validation: the fit and validation indices overlap")
+    return fit_rows, val_rows

@@ -56,6 +56,42 @@ def test_bad_options_are_one_line_errors(capsys, extra, message):
     assert message in capsys.readouterr().err
 
 
+SVM = ["bench", "--svm", "--dataset", "synthetic", "--max-documents", "120", "--repeats", "1",
+       "--C-values", "1,0.1"]
+
+
+def test_bench_svm_json_reports_every_solver_and_c_with_the_objective_and_machine(capsys):
+    assert main(SVM + ["--solvers", "tron,tron-cold", "--json"]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert result["dataset"] == "synthetic" and result["n_documents"] == 120
+    assert [(row["solver"], row["C"]) for row in result["rows"]] == [
+        ("tron", 0.1), ("tron", 1.0), ("tron-cold", 0.1), ("tron-cold", 1.0)]
+    assert all(row["seconds"] > 0 and row["objective"] > 0 for row in result["rows"])
+    assert {"cores", "numpy", "scipy"} <= set(result["machine"])
+    assert result["ratios"] == {}            # liblinear was not asked for
+    assert "tron-cold  C=1" in captured.err  # one progress line per solver and C, on stderr
+
+
+def test_bench_svm_text_report_is_a_table(capsys):
+    assert main(SVM + ["--solvers", "tron", "--tol", "0.001", "--bias", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "120 documents × 500 features, 20 labels" in out and "tol 0.001" in out
+    assert "| C | tron s | tron objective |" in out and "\n| 0.1 | " in out
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--solvers", "foo"], "unknown solver 'foo'"),
+    (["--C-values", "1,x"], "--C-values must be comma-separated numbers"),
+    (["--C-values", "-1"], "C_values entry"),
+    (["--repeats", "0"], "repeats"),
+    (["--max-documents", "0"], "--max-documents must be a positive integer"),
+])
+def test_bench_svm_bad_options_are_one_line_errors(capsys, extra, message):
+    assert main(SVM + extra) == 2
+    assert message in capsys.readouterr().err
+
+
 def test_format_report_lists_every_phase():
     result = {"method": "NN_A", "dataset": "d", "n_documents": 10, "n_features": 5,
               "nnz_per_document": 2.0, "n_labels": 3, "batch_size": 4, "hidden_units": 2,

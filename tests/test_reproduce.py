@@ -10,7 +10,7 @@ from mlnn.paper.methods import C_VALUES, METHODS, network_params
 from mlnn.metrics import MEASURES
 from mlnn.paper.reproduce import (markdown_table, merge_previous, paper_table3, reproduce,
                                   write_results)
-from mlnn.svm import DEFAULT_C_GRID
+from mlnn.svm import DEFAULT_C_VALUES
 from mlnn.validation import validation_split
 
 
@@ -41,7 +41,7 @@ def test_network_methods_match_the_paper():
 
 
 def test_the_svm_grid_is_the_papers_and_defined_once():
-    assert C_VALUES is DEFAULT_C_GRID
+    assert C_VALUES is DEFAULT_C_VALUES
     np.testing.assert_allclose(C_VALUES, [1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3])
 
 

@@ -18,7 +18,8 @@ from scipy.optimize import minimize
 
 from mlnn import metrics, svm
 from mlnn.errors import MLNNError
-from mlnn.svm import ConvergenceWarning, LinearSVMBR, fit_br
+from mlnn.paper.selection import fit_br
+from mlnn.svm import ConvergenceWarning, LinearSVMBR
 from mlnn.validation import validation_split
 
 
@@ -645,7 +646,7 @@ def test_bad_data_raises():
 def test_fit_br_selects_the_best_c_on_the_validation_split():
     X, Y = make_problem(seed=7, n=200, D=30, L=6)
     grid = (0.01, 0.1, 1.0, 10.0)
-    result = fit_br(X, Y, variant="B", C_grid=grid, validation_fraction=0.25, random_state=3)
+    result = fit_br(X, Y, variant="B", C_values=grid, validation_fraction=0.25, random_state=3)
     table = result.validation_scores
     assert [row["C"] for row in table] == list(grid)
     values = [row["criterion"] for row in table]
@@ -663,7 +664,7 @@ def test_fit_br_selects_the_best_c_on_the_validation_split():
     assert table[0]["miF"] == pytest.approx(
         metrics.evaluate(Y[val_rows], scores, scores > 0)["miF"])
     assert values[0] == pytest.approx(metrics.selection_score(Y[val_rows], scores > 0))
-    again = fit_br(X, Y, variant="B", C_grid=grid, validation_fraction=0.25, random_state=3)
+    again = fit_br(X, Y, variant="B", C_values=grid, validation_fraction=0.25, random_state=3)
     assert [row["miF"] for row in again.validation_scores] == [row["miF"] for row in table]
 
 
@@ -672,7 +673,7 @@ def test_fit_br_warm_starts_reach_the_cold_solutions(solver):
     X, Y = make_problem(seed=11, n=120, D=20, L=4)
     fit_rows, val_rows = np.arange(90), np.arange(90, 120)
     tol = 1e-7 if solver == "tron" else 1e-8
-    result = fit_br(X, Y, variant="B", C_grid=(0.1, 3.0), validation=(fit_rows, val_rows),
+    result = fit_br(X, Y, variant="B", C_values=(0.1, 3.0), validation=(fit_rows, val_rows),
                     solver=solver, tol=tol, max_iter=20000)
     cold = fit_quietly(LinearSVMBR(C=result.C, solver=solver, tol=tol, max_iter=20000), X, Y)
     np.testing.assert_allclose(result.model.coef_, cold.coef_, atol=1e-5)
@@ -683,7 +684,7 @@ def test_fit_br_variant_r_uses_rank_loss_and_learned_thresholds():
     X, Y = make_problem(seed=8, n=200, D=30, L=6)
     fit_rows, val_rows = np.arange(150), np.arange(150, 200)
     grid = (0.01, 1.0, 100.0)
-    result = fit_br(X, Y, variant="R", C_grid=grid, validation=(fit_rows, val_rows),
+    result = fit_br(X, Y, variant="R", C_values=grid, validation=(fit_rows, val_rows),
                     lams=(0.1, 10.0), refit=False)
     rank_losses = [row["rankloss"] for row in result.validation_scores]
     assert result.C == grid[int(np.argmin(rank_losses))]
@@ -704,7 +705,7 @@ def test_benchmark_reports_every_solver_and_c_with_the_objective_reached(monkeyp
     solvers = ("tron", "tron-cold", "dual_cd") + (
         ("liblinear-primal", "liblinear-dual") if svm_bench.liblinear_available() else ())
     lines = []
-    result = svm_bench.benchmark_svm(X, Y, C_grid=(1.0, 0.1), tol=1e-6, dual_tol=1e-6,
+    result = svm_bench.benchmark_svm(X, Y, C_values=(1.0, 0.1), tol=1e-6, dual_tol=1e-6,
                                      repeats=2, solvers=solvers, log=lines.append)
     assert [(row["solver"], row["C"]) for row in result["rows"]] == \
         [(s, C) for s in solvers for C in (0.1, 1.0)]
@@ -722,13 +723,13 @@ def test_benchmark_reports_every_solver_and_c_with_the_objective_reached(monkeyp
     report = svm_bench.format_svm_report(result)
     assert "| 0.1 |" in report and "tron s" in report
     monkeypatch.setattr(svm_bench, "liblinear_available", lambda: False)
-    result = svm_bench.benchmark_svm(X, Y, C_grid=(1.0,), repeats=1)
+    result = svm_bench.benchmark_svm(X, Y, C_values=(1.0,), repeats=1)
     assert {row["solver"] for row in result["rows"]} == {"tron", "tron-cold"}
     assert result["ratios"] == {} and "not installed" in svm_bench.format_svm_report(result)
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"C_grid": ()}, "C_grid"), ({"C_grid": (1.0, -1.0)}, "C_grid"), ({"tol": 0}, "tol"),
+    ({"C_values": ()}, "C_values"), ({"C_values": (1.0, -1.0)}, "C_values"), ({"tol": 0}, "tol"),
     ({"repeats": 0}, "repeats"), ({"solvers": ("svm-light",)}, "solver"),
     ({"solvers": ()}, "solver"), ({"bias": 0.0}, "bias"),
 ])
@@ -762,7 +763,7 @@ def test_reuters_br_r_with_learned_thresholds(data_dir):
     from mlnn import datasets
 
     data = datasets.load("reuters21578", data_dir=data_dir)
-    result = fit_br(data.X_train, data.Y_train, variant="R", C_grid=(0.1, 1.0),
+    result = fit_br(data.X_train, data.Y_train, variant="R", C_values=(0.1, 1.0),
                     lams=(0.1, 1.0, 10.0), random_state=0)
     scores = result.decision_function(data.X_test)
     measures = metrics.evaluate(data.Y_test, scores, result.predict(data.X_test, scores))

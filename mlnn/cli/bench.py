@@ -1,11 +1,13 @@
-"""``bench``: seconds per epoch, where the time goes, peak memory, and the cost of PWE's δ2.
+"""``bench``: seconds per epoch, where the time goes, peak memory, and the cost of PWE's δ2;
+with ``--svm``, the BR linear SVMs side by side with liblinear.
 
-Times a network method with :mod:`mlnn.bench` on the training split of a dataset and prints a
-report (or, with ``--json``, one JSON object) that names the machine it ran on
-(:func:`mlnn.machine.machine_info`).
+Times a network method with :mod:`mlnn.bench` (or, with ``--svm``, the SVM solvers with
+:mod:`mlnn.svm_bench`) on the training split of a dataset and prints a report (or, with
+``--json``, one JSON object) that names the machine it ran on (:func:`mlnn.machine.machine_info`).
 """
 
 import json
+import sys
 
 import numpy as np
 
@@ -15,6 +17,8 @@ from mlnn.cli.options import add_dataset, add_seed, load_dataset
 from mlnn.errors import MLNNError
 from mlnn.machine import machine_info
 from mlnn.paper.methods import PAPER_NETWORK_ALIASES, network_params, resolve
+from mlnn.svm import DEFAULT_C_VALUES, DEFAULT_TOL
+from mlnn.svm_bench import DEFAULT_SOLVERS, SOLVERS, benchmark_svm, format_svm_report
 
 PHASE_LABELS = {"forward": "forward (X W1, h, z2, o)",
                 "loss": "loss value and δ2",
@@ -48,13 +52,72 @@ def register(subparsers):
                         help="label counts L for the PWE δ2 timing, comma-separated, or 'none' "
                              f"(default {','.join(map(str, DEFAULT_PWE_LABELS))})")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_svm_options(parser)
     parser.set_defaults(func=run_bench)
 
 
+def _add_svm_options(parser):
+    group = parser.add_argument_group(
+        "BR linear SVMs (--svm)",
+        "time the squared-hinge SVMs of binary relevance at every C, mlnn's solvers beside "
+        "liblinear (through scikit-learn, when installed) on the same problem and tolerance, "
+        "and report the primal objective each reaches")
+    group.add_argument("--svm", action="store_true",
+                       help="benchmark the BR SVM solvers instead of network training")
+    group.add_argument("--C-values", dest="C_values",
+                       default=",".join(f"{C:g}" for C in DEFAULT_C_VALUES),
+                       help="comma-separated C grid (default the paper's 0.001,...,1000)")
+    group.add_argument("--tol", type=float, default=DEFAULT_TOL["tron"],
+                       help=f"tolerance of the primal solvers (default {DEFAULT_TOL['tron']})")
+    group.add_argument("--dual-tol", type=float, default=DEFAULT_TOL["dual_cd"],
+                       help=f"tolerance of the dual solvers (default {DEFAULT_TOL['dual_cd']})")
+    group.add_argument("--bias", type=float, default=1.0,
+                       help="the constant feature, liblinear's -B (default 1)")
+    group.add_argument("--repeats", type=int, default=3,
+                       help="runs per solver and C; the median is reported (default 3)")
+    group.add_argument("--max-iter", type=int, default=1000,
+                       help="iteration limit of every solver (default 1000)")
+    group.add_argument("--solvers", default=",".join(DEFAULT_SOLVERS),
+                       help=f"comma-separated, from {','.join(SOLVERS)} "
+                            f"(default {','.join(DEFAULT_SOLVERS)})")
+
+
 def run_bench(args):
+    if args.svm:
+        result = measure_svm(args)
+        if args.json:   # JSON object keys are strings: C as printed by %g
+            print(json.dumps({**result, "ratios": {f"{C:g}": ratio
+                                                   for C, ratio in result["ratios"].items()}}))
+        else:
+            print(format_svm_report(result))
+        return 0
     result = measure(args)
     print(json.dumps(result) if args.json else format_report(result))
     return 0
+
+
+def _parse_C_values(text):
+    try:
+        return tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise MLNNError(f"--C-values must be comma-separated numbers, got {text!r}") from None
+
+
+def measure_svm(args):
+    """Run the SVM benchmark described by the parsed ``args``; returns the result dict
+    (:func:`mlnn.svm_bench.benchmark_svm`'s, with the dataset and machine added)."""
+    if args.max_documents is not None and args.max_documents < 1:
+        raise MLNNError("--max-documents must be a positive integer")
+    C_values = _parse_C_values(args.C_values)
+    solvers = tuple(part.strip() for part in args.solvers.split(",") if part.strip())
+    dataset = load_dataset(args)
+    X, Y = dataset.X_train, dataset.Y_train
+    if args.max_documents is not None:
+        X, Y = X[:args.max_documents], Y[:args.max_documents]
+    result = benchmark_svm(X, Y, C_values=C_values, tol=args.tol, dual_tol=args.dual_tol,
+                           bias=args.bias, repeats=args.repeats, max_iter=args.max_iter,
+                           solvers=solvers, log=lambda line: print(line, file=sys.stderr))
+    return {"dataset": args.dataset, **result, "machine": machine_info()}
 
 
 def _check_counts(args):

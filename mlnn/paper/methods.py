@@ -15,7 +15,7 @@ BR_R           binary relevance, linear SVMs, C chosen by rank loss, threshold p
 
 All networks have 1,000 hidden units; η0 is chosen from :data:`LEARNING_RATES` and the number of
 epochs by early stopping on validation rank loss (:mod:`mlnn.paper.selection`); C from
-:data:`C_VALUES` (:func:`mlnn.svm.fit_br`).
+:data:`C_VALUES` (:func:`mlnn.paper.selection.fit_br`).
 
 One more method, not in the paper's table: **BP-MLL as Zhang & Zhou (2006) publish it**
 (``BP-MLL``, command-line ``bpmll-original``), the model Nam et al. revisit. Their protocol, from
@@ -45,13 +45,13 @@ import math
 
 
 from mlnn.errors import MLNNError
-from mlnn.svm import DEFAULT_C_GRID
+from mlnn.svm import DEFAULT_C_VALUES
 
 #: The paper's grid for the base learning rate η0.
 LEARNING_RATES = (0.001, 0.01, 0.1)
 
 #: The paper's grid for the SVMs' C, 10⁻³ … 10³ (defined with the solver, :mod:`mlnn.svm`).
-C_VALUES = DEFAULT_C_GRID
+C_VALUES = DEFAULT_C_VALUES
 
 METHODS = {
     "NN_A": {"kind": "nn", "hidden_activation": "relu", "loss": "ce", "dropout": 0.0},

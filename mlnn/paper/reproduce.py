@@ -13,7 +13,7 @@ For every method of :mod:`mlnn.paper.methods`:
 * BP-MLL as published (not in the paper's table; run only when asked): its fixed protocol on all
   training documents (:func:`mlnn.paper.selection.fit_published_method`).
 * Binary relevance: C from the paper's grid by mean micro/macro F1 (BR_B) or rank loss (BR_R), see
-  :func:`mlnn.svm.fit_br`.
+  :func:`mlnn.paper.selection.fit_br`.
 
 :func:`reproduce` returns the rows of the comparison (method, measure, ours, paper, difference)
 and a record of the run (seed, chosen hyper-parameters, validation scores, wall times), and
@@ -34,8 +34,7 @@ from mlnn import __version__
 from mlnn.errors import MLNNError
 from mlnn.metrics import MEASURES, evaluate
 from mlnn.paper.methods import C_VALUES, LEARNING_RATES, METHODS, PAPER_METHODS, resolve
-from mlnn.paper.selection import fit_network_method, fit_published_method
-from mlnn.svm import fit_br
+from mlnn.paper.selection import fit_br, fit_network_method, fit_published_method
 from mlnn.validation import validation_split
 
 #: Names of the datasets in the paper's Table 3, by registry name.
@@ -91,11 +90,12 @@ def run_br(method, dataset, fit_rows, val_rows, budget, random_state, log):
     """BR_B / BR_R on ``dataset``, C chosen on the validation split: (scores, labels, record)."""
     started = time.perf_counter()
     result = fit_br(dataset.X_train, dataset.Y_train, variant=METHODS[method]["variant"],
-                    C_grid=budget["C_values"], validation=(fit_rows, val_rows),
+                    C_values=budget["C_values"], validation=(fit_rows, val_rows),
                     random_state=random_state)
     scores = result.model.decision_function(dataset.X_test)
     Y_pred = result.predict(dataset.X_test, scores)
-    record = {"C": result.C, "validation": result.validation_scores,
+    record = {"C": result.C, "solver": result.model.solver, "tol": result.model.tol,
+              "validation": result.validation_scores,
               "seconds": time.perf_counter() - started}
     log(f"  {method}: C={result.C}")
     return scores, Y_pred, record

@@ -19,14 +19,28 @@ the η0 that the other criterion picks, so the sensitivity of Table 3 to this ch
 BP-MLL as published (:data:`mlnn.paper.methods.METHODS` ``["BP-MLL"]``) selects nothing: its
 hyper-parameters are fixed (:func:`fit_published_method`).
 
-The SVM baselines choose C inside :func:`mlnn.svm.fit_br`.
+The SVM baselines choose C by :func:`fit_br`: C from {10⁻³, …, 10³} on the same kind of
+validation split, chosen by
+
+- BR_B: the mean of micro- and macro-F1 of the sign predictions (ŷ_l = 1 iff wᵀx + b > 0);
+- BR_R: the rank loss of the margins; label sets then come from the threshold predictor of
+  Sec. 3.3 (:class:`mlnn.thresholds.ThresholdPredictor`) fitted to the SVM margins, with its λ
+  chosen on the same validation split.
 """
 
 import time
+from dataclasses import dataclass, field
 
+import numpy as np
+
+from mlnn import metrics
 from mlnn.errors import MLNNError
 from mlnn.estimator import MultiLabelNN
 from mlnn.paper.methods import network_params
+from mlnn.svm import DEFAULT_C_VALUES, LinearSVMBR
+from mlnn.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
+from mlnn.validation import (check_positive_float, check_split, check_X, check_Y,
+                             validation_split)
 
 #: Selection criteria for η0, and whether lower or higher is better.
 CRITERIA = {"rankloss": "min", "meanF": "max"}
@@ -123,3 +137,151 @@ def fit_published_method(method, X, Y, random_state, log=print):
               "params": {k: v for k, v in model.get_params().items() if k != "verbose"},
               "seconds": time.perf_counter() - started}
     return model, record
+
+
+VARIANTS = ("B", "R")
+
+
+@dataclass
+class BRResult:
+    """The outcome of :func:`fit_br`.
+
+    model : the :class:`~mlnn.svm.LinearSVMBR` with the chosen C (refitted on all training
+        documents unless ``refit=False``); C : the chosen C; variant : "B" or "R";
+    thresholds : the :class:`~mlnn.thresholds.ThresholdPredictor` that turns margins into label
+        sets (fixed at 0 for BR_B, learned for BR_R); lam : its λ (None for BR_B);
+    validation_scores : one dict per C tried, in grid order, with ``C``, the ten measures of
+        the validation split (bipartition measures with sign predictions), ``criterion`` (the
+        value C was chosen by) and ``fit_seconds``; lambda_scores : λ → validation criterion of
+        the threshold predictor (BR_R only).
+    """
+
+    model: LinearSVMBR
+    C: float
+    variant: str
+    thresholds: ThresholdPredictor
+    lam: object = None
+    validation_scores: list = field(default_factory=list)
+    lambda_scores: dict = field(default_factory=dict)
+
+    def decision_function(self, X):
+        """The SVM margins (n, L) for X (n, D) CSR."""
+        return self.model.decision_function(X)
+
+    def predict(self, X, scores=None):
+        """Label sets (n, L) 0/1 CSR: sign for BR_B, learned thresholds T(x) for BR_R.
+
+        ``scores`` may pass the margins of X if already computed."""
+        if scores is None:
+            scores = self.model.decision_function(X)
+        return self.thresholds.predict(X, scores)
+
+
+def warm_start(model, fit_rows=None, n=None):
+    """The keyword arguments of :meth:`LinearSVMBR.fit` that start from ``model``'s solution
+    (``{}``, a cold start, when ``model`` is None).
+
+    "tron" starts from the weights; "dual_cd" from α, placed at ``fit_rows`` of ``n`` documents
+    (0 elsewhere) when the new fit has more documents than ``model``'s.
+    """
+    if model is None:
+        return {}
+    if model.solver == "tron":
+        return {"coef": model.coef_, "intercept": model.intercept_}
+    if fit_rows is None:
+        return {"dual_coef": model.dual_coef_}
+    alpha = np.zeros((n, model.dual_coef_.shape[1]))
+    alpha[fit_rows] = model.dual_coef_
+    return {"dual_coef": alpha}
+
+
+def _br_split(n, validation, validation_fraction, random_state):
+    """(fit_rows, val_rows): the explicit ``validation`` pair, checked, or the seeded split."""
+    if validation is not None:
+        return check_split(validation, n)
+    try:
+        return validation_split(n, validation_fraction, random_state)
+    except MLNNError as error:
+        raise MLNNError(f"validation_fraction: {error}") from None
+
+
+def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, random_state, svm_options):
+    """Fit every C in increasing order, each warm-started from the previous solution, and score
+    it on the validation split: (table, chosen C, its model). The first C wins ties."""
+    table, best, previous = [], None, None
+    for C in C_values:
+        started = time.perf_counter()
+        model = LinearSVMBR(C=C, random_state=random_state, **svm_options)
+        model.fit(X_fit, Y_fit, **warm_start(previous))
+        seconds = time.perf_counter() - started
+        previous = model
+        scores = model.decision_function(X_val)
+        result = metrics.evaluate(Y_val, scores, scores > 0)
+        # BR_B: the project's selection convention, macro-F1 over the labels present in the
+        # validation split (mlnn.metrics.selection_score); the table keeps the paper's measures
+        value = metrics.selection_score(Y_val, scores > 0) if variant == "B" \
+            else result["rankloss"]
+        table.append({"C": C, **result, "criterion": value, "fit_seconds": seconds})
+        if best is None or (value > best[0] if variant == "B" else value < best[0]):
+            best = (value, C, model)
+    return table, best[1], best[2]
+
+
+def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
+           validation_fraction=0.1, validation=None, random_state=0, refit=True,
+           lams=DEFAULT_LAMBDAS, threshold_features="input", **svm_options):
+    """Binary relevance with linear SVMs and C chosen on validation data: BR_B or BR_R.
+
+    Parameters
+    ----------
+    X_train : (n, D) CSR; Y_train : (n, L) 0/1 dense or CSR.
+    variant : "B" — C maximising (miF + maF)/2 of sign predictions on the validation split
+        (macro-F1 over the labels with a validation positive,
+        :func:`mlnn.metrics.selection_score`);
+        "R" — C minimising the validation rank loss, then a threshold predictor on the margins
+        (λ from ``lams`` chosen on the validation split by mean F1).
+    C_values : the C values tried (default 10⁻³ … 10³). They are fitted in increasing order, each
+        warm-started from the previous solution (:func:`warm_start`: the weights for "tron";
+        α for "dual_cd", which stays feasible when C grows).
+    validation_fraction : share of the training documents held out
+        (:func:`mlnn.validation.validation_split`, seeded by random_state), unless
+        ``validation`` = (fit_indices, validation_indices) gives the split explicitly.
+    refit : retrain the chosen C (and for BR_R the threshold predictor, same λ) on all of
+        X_train, warm-started from the validation-split solution.
+    threshold_features : "input" (T(x), the paper) or "scores" (T(o)) for BR_R.
+    svm_options : passed to :class:`~mlnn.svm.LinearSVMBR` (loss, bias, solver, tol, max_iter).
+
+    Returns
+    -------
+    :class:`BRResult` (the model, the chosen C, the threshold predictor, validation scores).
+    The first C of the grid wins ties.
+    """
+    if variant not in VARIANTS:
+        raise MLNNError(f"unknown variant {variant!r}; choose one of {list(VARIANTS)}")
+    C_values = sorted(check_positive_float(C, "C_values entry") for C in C_values)
+    if not C_values:
+        raise MLNNError("C_values must contain at least one value")
+    X = check_X(X_train, "X_train")
+    Y = check_Y(Y_train, "Y_train")
+    if Y.shape[0] != X.shape[0]:
+        raise MLNNError(f"Y_train has {Y.shape[0]} rows but X_train has {X.shape[0]} documents")
+    fit_rows, val_rows = _br_split(X.shape[0], validation, validation_fraction, random_state)
+    X_fit, Y_fit, X_val, Y_val = X[fit_rows], Y[fit_rows], X[val_rows], Y[val_rows]
+    table, C, model = _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, random_state,
+                                svm_options)
+    lam, lambda_scores = None, {}
+    if variant == "B":
+        thresholds = ThresholdPredictor(fixed=0.0).fit(None, model.decision_function(X_val), Y_val)
+    else:
+        thresholds, lam, lambda_scores = select_lambda(
+            X_fit, model.decision_function(X_fit), Y_fit,
+            X_val, model.decision_function(X_val), Y_val,
+            lams=lams, features=threshold_features)
+    if refit:
+        model = LinearSVMBR(C=C, random_state=random_state, **svm_options).fit(
+            X, Y, **warm_start(model, fit_rows, X.shape[0]))
+        if variant == "R":
+            thresholds = ThresholdPredictor(lam=lam, features=threshold_features).fit(
+                X, model.decision_function(X), Y)
+    return BRResult(model=model, C=C, variant=variant, thresholds=thresholds, lam=lam,
+                    validation_scores=table, lambda_scores=lambda_scores)
