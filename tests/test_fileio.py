@@ -1,0 +1,95 @@
+"""Atomic writes and output-path checks: a failure never leaves a partial or temporary file."""
+
+import errno
+import os
+
+import pytest
+
+from mlnn.errors import MLNNError
+from mlnn.fileio import (atomic_write, check_output_directory, check_output_path,
+                         describe_os_error, write_text)
+
+
+def _listing(directory):
+    return sorted(p.name for p in directory.iterdir())
+
+
+def test_atomic_write_replaces_the_file_only_on_success(tmp_path):
+    target = tmp_path / "table.csv"
+    write_text(target, "old\n")
+    with pytest.raises(RuntimeError):
+        with atomic_write(target) as handle:
+            handle.write("half of the new")
+            raise RuntimeError("crash in the middle")
+    assert target.read_text() == "old\n"
+    assert _listing(tmp_path) == ["table.csv"]          # the temporary file is gone
+    write_text(target, "new\n")
+    assert target.read_text() == "new\n" and _listing(tmp_path) == ["table.csv"]
+
+
+def test_atomic_write_survives_keyboard_interrupt(tmp_path):
+    target = tmp_path / "model.npz"
+    with pytest.raises(KeyboardInterrupt):
+        with atomic_write(target, "wb") as handle:
+            handle.write(b"\x00" * 10)
+            raise KeyboardInterrupt
+    assert _listing(tmp_path) == []
+
+
+def test_a_full_disk_becomes_one_error_naming_the_file(tmp_path, monkeypatch):
+    target = tmp_path / "run.json"
+
+    def no_space(descriptor):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", no_space)
+    with pytest.raises(MLNNError, match=r"cannot write .*run\.json: no space left on device"):
+        write_text(target, "x")
+    assert _listing(tmp_path) == []
+
+
+def test_a_missing_directory_is_an_error_before_any_write(tmp_path):
+    with pytest.raises(MLNNError, match="cannot write"):
+        write_text(tmp_path / "missing" / "f.txt", "x")
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda d: "", "the output path is empty"),
+    (lambda d: d, "is a directory"),
+    (lambda d: d / "missing" / "model.npz", "does not exist"),
+])
+def test_check_output_path_names_the_option_and_the_problem(tmp_path, make, message):
+    with pytest.raises(MLNNError, match=f"--model: .*{message}|--model: {message}"):
+        check_output_path(make(tmp_path), "--model")
+
+
+def test_check_output_path_rejects_a_parent_that_is_a_file(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(MLNNError, match="is not a directory"):
+        check_output_path(tmp_path / "afile" / "model.npz")
+
+
+def test_check_output_path_rejects_a_read_only_directory(tmp_path, monkeypatch):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    # the permission bits do not bind root, so ask os.access as an unprivileged user would
+    monkeypatch.setattr(os, "access", lambda path, mode: os.fspath(path) != os.fspath(locked))
+    with pytest.raises(MLNNError, match="not writable"):
+        check_output_path(locked / "model.npz")
+
+
+def test_check_output_directory(tmp_path):
+    assert check_output_directory(tmp_path) == tmp_path
+    assert check_output_directory(tmp_path / "new") == tmp_path / "new"
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(MLNNError, match="exists and is not a directory"):
+        check_output_directory(tmp_path / "afile")
+    with pytest.raises(MLNNError, match="does not exist"):
+        check_output_directory(tmp_path / "a" / "b")
+
+
+def test_describe_os_error():
+    assert describe_os_error(OSError(errno.ENOSPC, "x")) == "no space left on device"
+    assert describe_os_error(OSError(errno.EACCES, "x")) == "permission denied"
+    assert describe_os_error(OSError(errno.EROFS, "x")) == "read-only file system"
+    assert describe_os_error(OSError(errno.ENOENT, "No such file")) == "no such file"
