@@ -105,9 +105,10 @@ def test_seeded_split_and_cache(tmp_path, cache):
     d = load("stackex_chess", data_dir=tmp_path)
     assert d.info["from_cache"] is False and d.info["cache_written"] is True
     assert d.X_train.shape[0] == 20 and d.X_test.shape[0] == 10
-    # The documented rule: rows of a default_rng(0) permutation, first 2/3 train, file order.
+    # The documented rule: rows of a default_rng(0) permutation, first 1/3 test, file order.
     permutation = np.random.default_rng(0).permutation(30)
-    train = np.sort(permutation[:20])
+    train, test = np.sort(permutation[10:]), np.sort(permutation[:10])
+    np.testing.assert_array_equal(d.X_test.toarray(), X.toarray()[test])
     np.testing.assert_array_equal(d.X_train.toarray(), X.toarray()[train])
     np.testing.assert_array_equal(d.Y_train.toarray(), Y.toarray()[train])
     again = load("stackex_chess", data_dir=tmp_path)

@@ -5,10 +5,11 @@ read, and which options the loader accepts. Real datasets are processed once and
 ``.npz`` (see :mod:`mlnn.datasets.cache`); ``synthetic`` is generated on every call (it is fast).
 
 Splits: Reuters-21578 uses ModApte; the MULAN sets use their official train/test files; the sets
-distributed as one file (rcv1subset1..5, reutersk500, stackex_*) get a seeded split: a random
-permutation from ``numpy.random.default_rng(random_state)`` (default 0), the first
-``round(train_fraction * n)`` documents (default 2/3) form the training set, the rest the test
-set, each kept in file order.
+distributed as one file (rcv1subset1..5, reutersk500, stackex_*) get the project's one seeded
+split (:func:`mlnn.validation.validation_split`): a random permutation from
+``numpy.random.default_rng(random_state)`` (default 0), whose first
+``round((1 − train_fraction) · n)`` documents (default 1/3) form the test set and the rest the
+training set, each kept in file order.
 """
 
 import time
@@ -26,7 +27,7 @@ from mlnn.datasets.reuters import label_matrix, modapte_split, read_reuters
 from mlnn.datasets.synthetic import make_synthetic
 from mlnn.datasets.text import STOP_WORDS, TfidfVectorizer
 from mlnn.errors import MLNNError
-from mlnn.validation import check_fraction
+from mlnn.validation import check_fraction, validation_split
 
 @dataclass(frozen=True)
 class Spec:
@@ -49,6 +50,9 @@ class Spec:
 
 
 _SPLIT_DEFAULTS = {"train_fraction": 2 / 3, "random_state": 0}
+
+#: Part of every cache key: raise it when a loader's output changes for the same options.
+LOADER_VERSION = 2
 _TEXT_DEFAULTS = {"stem": True, "stop_words": True, "token_pattern": r"[a-z][a-z]+",
                   "min_df": 1, "sublinear_tf": False, "norm": True}
 _SYNTHETIC_DEFAULTS = {"n_train": 400, "n_test": 200, "n_features": 500, "n_labels": 20,
@@ -135,10 +139,10 @@ def _require(root, relative, name):
 
 
 def _seeded_split(n, train_fraction, random_state):
+    """(train_rows, test_rows) of a dataset without a published split: the project's one seeded
+    split (:func:`mlnn.validation.validation_split`) holding out ``1 − train_fraction``."""
     train_fraction = check_fraction(train_fraction, "train_fraction")
-    permutation = np.random.default_rng(random_state).permutation(n)
-    n_train = int(round(train_fraction * n))
-    return np.sort(permutation[:n_train]), np.sort(permutation[n_train:])
+    return validation_split(n, 1.0 - train_fraction, random_state)
 
 
 def _align_by_name(X, feature_names, size):
@@ -239,7 +243,7 @@ def load(name, data_dir=None, **options):
                              "load_seconds": time.perf_counter() - started}, **parts)
     root = Path(data_dir) if data_dir is not None else paths.data_dir()
     checksums, build = _LOADERS[spec.kind](root, name, spec, options)
-    key = cache.cache_key(name, checksums, options)
+    key = cache.cache_key(name, checksums, {**options, "loader_version": LOADER_VERSION})
     path = cache.cache_path(name, key)
     cached = cache.load(path) if path.exists() else None
     if cached is not None:
