@@ -6,12 +6,23 @@
   curves stored next to it;
 * ``MLNN_FIGURES`` -- the directory figures are written to. Unset, fast mode writes to a fresh
   temporary directory (so quick runs never overwrite the committed figures), and the full mode
-  to the ``figures/`` folder of the project.
+  to the ``figures/`` folder of the project;
+* ``MLNN_DATA`` -- the real datasets (:mod:`mlnn.datasets.paths`). Without them a notebook
+  falls back to the curves committed under ``figures/`` (:func:`stored`) and to the synthetic
+  collection (:func:`load_or_synthetic`), and says so.
 """
 
 import os
 import tempfile
 from pathlib import Path
+
+from mlnn import datasets
+from mlnn.errors import MLNNError
+
+#: What :func:`banner` prints in fast mode, so that no reader takes its numbers for results.
+SMOKE_TEST = ("FAST MODE (MLNN_FAST=1): a smoke test. The experiments below are shrunk to run in "
+              "seconds;\ntheir numbers only show that the code runs and are NOT the results the "
+              "text discusses.")
 
 
 def fast_mode():
@@ -49,3 +60,35 @@ def figures_dir(fast=None):
         directory = (root if root is not None else Path.cwd()) / "figures"
     directory.mkdir(parents=True, exist_ok=True)
     return directory
+
+
+def banner():
+    """The line a notebook prints first: the mode, and in fast mode the smoke-test warning."""
+    if fast_mode():
+        return SMOKE_TEST
+    return "full mode: the experiments and figures below are those the text discusses."
+
+
+def stored(name):
+    """The committed file ``figures/name`` of the project (stored curves, tables), whatever
+    ``MLNN_FIGURES`` says; raises :class:`~mlnn.errors.MLNNError` if it is missing."""
+    root = project_root()
+    path = (root if root is not None else Path.cwd()) / "figures" / name
+    if not path.is_file():
+        raise MLNNError(f"stored file {name!r} not found: {path} does not exist")
+    return path
+
+
+def load_or_synthetic(name, **synthetic_options):
+    """``(dataset, real)``: the dataset ``name`` from ``MLNN_DATA`` and True, or, when its files
+    are not there, the synthetic collection (:func:`mlnn.datasets.synthetic.make_synthetic`
+    with ``synthetic_options``) and False. Either way one line says which was loaded."""
+    try:
+        data = datasets.load(name)
+    except MLNNError as error:
+        print(f"{name} is not available ({error}).\nFalling back to the synthetic collection "
+              f"{synthetic_options or ''}: the numbers below are NOT {name}'s.")
+        return datasets.load("synthetic", **synthetic_options), False
+    print(f"loaded {name}: {data.X_train.shape[0]} training documents, "
+          f"{data.X_train.shape[1]} features, {data.Y_train.shape[1]} labels")
+    return data, True
