@@ -8,8 +8,9 @@ import pytest
 from mlnn.datasets import load
 from mlnn.paper.methods import C_VALUES, METHODS, network_params
 from mlnn.metrics import MEASURES
-from mlnn.paper.reproduce import (markdown_table, merge_previous, paper_table3, reproduce,
-                                  write_results)
+from mlnn.errors import MLNNError
+from mlnn.paper.reproduce import (comparison_rows, markdown_table, merge_runs, paper_table3,
+                                  read_stored, reproduce, write_results)
 from mlnn.svm import DEFAULT_C_VALUES
 from mlnn.validation import validation_split
 
@@ -64,21 +65,77 @@ def test_quick_reproduce_records_selection_and_results(quick_run):
     assert run["settings"]["hidden_units"] == 64
 
 
+def _only(run, methods):
+    return {**run, "methods": {m: run["methods"][m] for m in methods}}
+
+
 def test_tables_are_written_and_merged(quick_run, tmp_path):
     rows, run = quick_run
-    first = [r for r in rows if r["method"] == "NN_A"]
-    write_results(first, {**run, "methods": {"NN_A": run["methods"]["NN_A"]}}, tmp_path)
-    later = [r for r in rows if r["method"] != "NN_A"]
-    later_run = {**run, "methods": {m: v for m, v in run["methods"].items() if m != "NN_A"}}
-    merged_rows, merged_run = merge_previous(later, later_run, tmp_path)
-    assert list(merged_run["methods"]) == ["NN_A", "BP-MLL_TA", "BR_B", "BR_R"]
-    assert len(merged_rows) == 40
-    write_results(merged_rows, merged_run, tmp_path)
+    write_results(_only(run, ["NN_A"]), tmp_path)
+    later = _only(run, ["BP-MLL_TA", "BR_B", "BR_R"])
+    merged = merge_runs(read_stored(tmp_path, "synthetic", 0), later, tmp_path)
+    assert list(merged["methods"]) == ["NN_A", "BP-MLL_TA", "BR_B", "BR_R"]
+    write_results(merged, tmp_path)
     stored = json.loads((tmp_path / "run_synthetic.json").read_text())
     assert stored["methods"]["NN_A"]["test"] == pytest.approx(run["methods"]["NN_A"]["test"])
-    # another seed is another experiment: nothing is merged
-    other_rows, other_run = merge_previous(later, {**later_run, "seed": 1}, tmp_path)
-    assert other_rows == later and list(other_run["methods"]) == ["BP-MLL_TA", "BR_B", "BR_R"]
+    csv_rows = (tmp_path / "table3_synthetic.csv").read_text().splitlines()
+    assert len(csv_rows) == 1 + 40
+    again = comparison_rows(stored)
+    assert [(r["method"], r["measure"]) for r in again] == [(r["method"], r["measure"])
+                                                             for r in rows]
+    np.testing.assert_allclose([r["ours"] for r in again], [r["ours"] for r in rows])
+    assert not list(tmp_path.glob("*.part"))
+
+
+def test_another_seed_is_stored_under_its_own_name(quick_run, tmp_path):
+    _, run = quick_run
+    write_results(_only(run, ["NN_A"]), tmp_path)
+    write_results({**_only(run, ["BR_B"]), "seed": 2}, tmp_path)
+    assert list(read_stored(tmp_path, "synthetic", 0)["methods"]) == ["NN_A"]
+    assert list(read_stored(tmp_path, "synthetic", 2)["methods"]) == ["BR_B"]
+    assert (tmp_path / "table3_synthetic_seed2.md").read_text().startswith(
+        "Table 3 on synthetic (seed 2, quick budget)")
+
+
+def test_a_stored_run_with_other_settings_is_never_dropped(quick_run, tmp_path):
+    _, run = quick_run
+    write_results(_only(run, ["NN_A"]), tmp_path)
+    before = (tmp_path / "run_synthetic.json").read_bytes()
+    other = {**_only(run, ["BR_B"]), "settings": {**run["settings"], "hidden_units": 32}}
+    with pytest.raises(MLNNError, match=r"run_synthetic.json holds .*hidden_units=64"):
+        merge_runs(read_stored(tmp_path, "synthetic", 0), other, tmp_path)
+    assert (tmp_path / "run_synthetic.json").read_bytes() == before
+
+
+@pytest.mark.parametrize("damage", [lambda text: text[: len(text) // 2], lambda text: "",
+                                    lambda text: "[1, 2]", lambda text: text.replace(
+                                        '"test"', '"tset"')])
+def test_a_damaged_run_file_is_refused_and_left_alone(quick_run, tmp_path, damage):
+    _, run = quick_run
+    write_results(_only(run, ["NN_A"]), tmp_path)
+    path = tmp_path / "run_synthetic.json"
+    path.write_text(damage(path.read_text()))
+    before = path.read_bytes()
+    with pytest.raises(MLNNError, match=r"run_synthetic.json is damaged .* move it aside"):
+        read_stored(tmp_path, "synthetic", 0)
+    assert path.read_bytes() == before
+
+
+def test_an_interrupted_write_leaves_the_previous_files(quick_run, tmp_path, monkeypatch):
+    _, run = quick_run
+    write_results(_only(run, ["NN_A"]), tmp_path)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+    def interrupt(rows):
+        raise KeyboardInterrupt
+    monkeypatch.setattr("mlnn.paper.reproduce.markdown_table", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        write_results(run, tmp_path)
+    after = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert set(after) == set(before)                     # no partial file left behind
+    assert after["table3_synthetic.md"] == before["table3_synthetic.md"]
+    # the record is written first, and the tables follow from it on the next write
+    assert list(json.loads(after["run_synthetic.json"])["methods"]) == list(run["methods"])
 
 
 def test_markdown_table_shows_ours_paper_and_difference():

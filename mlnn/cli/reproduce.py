@@ -1,11 +1,21 @@
-"""``reproduce``: the paper's Table 3 on one dataset, written next to the paper's numbers."""
+"""``reproduce``: the paper's Table 3 on a list of datasets and seeds, next to the paper's numbers.
 
+The results go to ``--out`` (checked before any work, then locked against a second concurrent
+run); every method is stored as soon as it ends, so Ctrl-C keeps the methods already done
+(exit code 130) and running the same command again resumes (:mod:`mlnn.paper.study`).
+"""
+
+import sys
 import time
 
-from mlnn.cli.options import add_dataset, add_seed, load_dataset
-from mlnn.paper.reproduce import merge_previous, reproduce, write_results
+from mlnn.cli.options import add_option, load_dataset
+from mlnn.errors import MLNNError
+from mlnn.fileio import check_output_directory, describe_os_error
+from mlnn.paper.lock import directory_lock
 from mlnn.paper.methods import resolve
+from mlnn.paper.results import stem
 from mlnn.paper.selection import CRITERIA
+from mlnn.paper.study import run_study
 
 
 def register(subparsers):
@@ -15,14 +25,21 @@ def register(subparsers):
         description="Runs the methods with model selection on a validation split of the training "
                     "data, evaluates on the test split, and writes CSV, Markdown and JSON results "
                     "next to the paper's numbers.")
-    add_dataset(parser)
+    parser.add_argument("--dataset", help="one dataset name (see 'data list')")
+    parser.add_argument("--datasets", nargs="+", metavar="NAME",
+                        help="several datasets, run one after the other")
+    add_option(parser)
     parser.add_argument("--methods", nargs="+", metavar="METHOD",
                         help="methods to run (default: the paper's eight; bpmll-original adds "
                              "BP-MLL as Zhang & Zhou publish it)")
     parser.add_argument("--out", default="figures",
-                        help="output directory (default: figures); results of other methods from "
-                             "an earlier run with the same seed and budget there are kept")
-    add_seed(parser)
+                        help="output directory (default: figures); methods already stored there "
+                             "for the same dataset, seed and settings are kept and not rerun")
+    parser.add_argument("--seed", "--seeds", dest="seeds", nargs="+", type=int, default=[0],
+                        metavar="SEED", help="random seed(s) (default 0); seed 0 is stored as "
+                        "run_<dataset>.json, seed k as run_<dataset>_seed<k>.json")
+    parser.add_argument("--force", action="store_true",
+                        help="run methods again even if their results are stored in --out")
     parser.add_argument("--quick", action="store_true",
                         help="small budget: 64 hidden units, 3 epochs, one η0 and one C")
     parser.add_argument("--learning-rates", nargs="+", type=float, metavar="ETA",
@@ -41,19 +58,42 @@ def register(subparsers):
 
 def run_reproduce(args):
     methods = [resolve(m) for m in args.methods] if args.methods else None  # fail fast
-    dataset = load_dataset(args)
+    datasets = _datasets(args)
+    seeds = _seeds(args.seeds)
+    out = check_output_directory(args.out, "--out")
+    try:
+        out.mkdir(exist_ok=True)
+    except OSError as error:
+        raise MLNNError(f"--out: cannot create {out}: {describe_os_error(error)}") from None
     started = time.perf_counter()
-
-    def save(rows, run):
-        run["seconds"] = time.perf_counter() - started
-        return write_results(*merge_previous(rows, run, args.out), args.out)
-
-    rows, run = reproduce(dataset, methods=methods, random_state=args.seed, quick=args.quick,
-                          refit=not args.no_refit, learning_rates=args.learning_rates,
-                          C_values=args.C_values, select_by=args.select_by,
-                          sensitivity=args.sensitivity, after_each=save)
-    out = save(rows, run)
-    print((out / f"table3_{dataset.name}.md").read_text())
-    print(f"wrote {out / f'table3_{dataset.name}.csv'}, .md and run_{dataset.name}.json "
-          f"({run['seconds']:.0f}s)")
+    try:
+        with directory_lock(out, "--out"):
+            jobs = run_study(datasets, seeds, out, lambda name: load_dataset(args, name),
+                             methods=methods, force=args.force, quick=args.quick,
+                             refit=not args.no_refit, learning_rates=args.learning_rates,
+                             C_values=args.C_values, select_by=args.select_by,
+                             sensitivity=args.sensitivity)
+    except KeyboardInterrupt:
+        print(f"mlnn: interrupted; the methods completed so far are stored in {out}",
+              file=sys.stderr)
+        return 130
+    if len(jobs) == 1:
+        print((out / f"table3_{stem(jobs[0].dataset, jobs[0].seed)}.md").read_text())
+    names = ", ".join(f"run_{stem(job.dataset, job.seed)}.json" for job in jobs)
+    print(f"results in {out}: {names} with their table3_*.csv and .md "
+          f"({time.perf_counter() - started:.0f}s)")
     return 0
+
+
+def _datasets(args):
+    datasets = ([args.dataset] if args.dataset else []) + list(args.datasets or [])
+    if not datasets:
+        raise MLNNError("give --dataset NAME or --datasets NAME ...")
+    return datasets
+
+
+def _seeds(seeds):
+    for seed in seeds:
+        if seed < 0:
+            raise MLNNError(f"--seed must be a non-negative integer, got {seed}")
+    return list(dict.fromkeys(seeds))

@@ -16,11 +16,14 @@ For every method of :mod:`mlnn.paper.methods`:
   :func:`mlnn.paper.selection.fit_br`.
 
 :func:`reproduce` returns the rows of the comparison (method, measure, ours, paper, difference)
-and a record of the run (seed, chosen hyper-parameters, validation scores, wall times), and
-:func:`write_results` stores them as CSV, Markdown and JSON.
+and a record of the run (seed, chosen hyper-parameters, validation scores, wall times);
+:func:`merge_runs` adds the methods of the stored run of the same dataset and seed that were not
+rerun, and :func:`write_results` stores the record as JSON and the tables regenerated from it as
+CSV and Markdown, each file atomically (names in :mod:`mlnn.paper.results`).
 """
 
 import csv
+import datetime
 import json
 import platform
 import time
@@ -32,8 +35,10 @@ import scipy
 
 from mlnn import __version__
 from mlnn.errors import MLNNError
+from mlnn.fileio import atomic_write, write_text
 from mlnn.metrics import MEASURES, evaluate
 from mlnn.paper.methods import C_VALUES, LEARNING_RATES, METHODS, PAPER_METHODS, resolve
+from mlnn.paper.results import read_run, run_path, stem
 from mlnn.paper.selection import fit_br, fit_network_method, fit_published_method
 from mlnn.validation import validation_split
 
@@ -116,11 +121,20 @@ def _positive_grid(values, name):
     return values
 
 
-def _run_record(dataset, random_state, quick, budget, batch_size, refit, validation_fraction):
-    return {"dataset": dataset.name, "seed": random_state, "budget": "quick" if quick else "full",
+def settings_record(random_state=0, quick=False, refit=True, batch_size=64,
+                    validation_fraction=0.1, learning_rates=None, C_values=None,
+                    select_by="rankloss"):
+    """What identifies an experiment, as stored in its run file: ``{"seed", "budget",
+    "settings"}`` (runs are merged only when these agree, apart from the grids)."""
+    budget = _budget(quick, learning_rates, C_values)
+    return {"seed": random_state, "budget": "quick" if quick else "full",
             "settings": {**budget, "batch_size": batch_size, "refit": refit,
-                         "validation_fraction": validation_fraction},
-            "statistics": dataset.statistics(), "methods": {},
+                         "validation_fraction": validation_fraction, "select_by": select_by}}
+
+
+def _run_record(dataset, settings):
+    return {"dataset": dataset.name, **settings, "statistics": dataset.statistics(),
+            "methods": {},
             "versions": {"mlnn": __version__, "numpy": np.__version__,
                          "scipy": scipy.__version__, "python": platform.python_version()}}
 
@@ -138,22 +152,21 @@ def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, ba
     """Run ``methods`` (default: the paper's eight) on a loaded dataset; returns (rows, run record).
 
     ``learning_rates`` and ``C_values`` replace the budget's grids (each method's record says
-    which grid it searched). ``after_each(rows, run)``, if given, is called after every method
-    with the results so far (the command line uses it to write the tables as each method ends).
-    The run record stores ``random_state`` under the key ``seed``.
+    which grid it searched). ``after_each(run)``, if given, is called after every method with
+    the run record so far (the command line uses it to store each method as soon as it ends,
+    so an interrupted run keeps the methods it completed). The run record stores
+    ``random_state`` under the key ``seed``; each method's record its wall time (``seconds``),
+    the time it finished (``finished``, UTC) and the package versions it ran with.
     """
     methods = [resolve(m) for m in (methods or PAPER_METHODS)]
-    budget = _budget(quick, learning_rates, C_values)
+    run = _run_record(dataset, settings_record(random_state, quick, refit, batch_size,
+                                               validation_fraction, learning_rates, C_values,
+                                               select_by))
+    budget = run["settings"]
     fit_rows, val_rows = validation_split(dataset.X_train.shape[0], fraction=validation_fraction,
                                           random_state=random_state)
-    reference = paper_table3()
-    paper_name = PAPER_DATASETS.get(dataset.name)
-    rows = []
-    run = _run_record(dataset, random_state, quick, budget, batch_size, refit,
-                      validation_fraction)
-    run["settings"]["select_by"] = select_by
     for method in methods:
-        log(f"{method} on {dataset.name}")
+        log(f"{method} on {dataset.name} (seed {random_state})")
         kind = METHODS[method]["kind"]
         if kind == "nn":
             scores, Y_pred, record = run_network(method, dataset, fit_rows, val_rows, budget,
@@ -167,15 +180,17 @@ def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, ba
         ours = evaluate(dataset.Y_test, scores, Y_pred)
         if kind != "published":
             record["grid"] = list(budget["learning_rates" if kind == "nn" else "C_values"])
-        record["test"] = ours
+        record.update(test=ours, finished=_now(), versions=run["versions"])
         run["methods"][method] = record
-        rows += _comparison_rows(dataset.name, method, ours,
-                                 reference.get((paper_name, method), {}))
         log(f"  {method}: " + "  ".join(f"{m} {ours[m]:.4f}" for m in MEASURES)
             + f"  ({record['seconds']:.0f}s)")
         if after_each is not None:
-            after_each(rows, run)
-    return rows, run
+            after_each(run)
+    return comparison_rows(run), run
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def markdown_table(rows):
@@ -217,54 +232,79 @@ def _experiment_key(record):
     """What two runs must share to be merged: seed, budget and settings apart from the grids."""
     settings = {k: v for k, v in record.get("settings", {}).items()
                 if k not in ("learning_rates", "C_values")}
-    return json.loads(json.dumps([record.get("seed"), record.get("budget"), settings]))
+    return json.loads(json.dumps([record.get("seed"), record.get("budget"), settings],
+                                 default=_plain))
 
 
-def merge_previous(rows, run, out_dir):
-    """Add the methods of an earlier run in ``out_dir`` that this run did not repeat.
+def read_stored(out_dir, dataset, seed):
+    """The stored run of ``dataset`` and ``seed`` in ``out_dir``, or None if there is none.
 
-    Only an earlier run of the same dataset, seed, budget and settings (apart from the grids,
-    which each method records) is merged, so a long comparison can be run one method at a time;
-    rerunning a method replaces its results.
+    Raises :class:`MLNNError` if the file is damaged (:func:`mlnn.paper.results.read_run`).
     """
-    out = Path(out_dir)
-    name = run["dataset"]
-    try:
-        previous = json.loads((out / f"run_{name}.json").read_text())
-        with open(out / f"table3_{name}.csv", newline="") as handle:
-            previous_rows = list(csv.DictReader(handle))
-    except (OSError, ValueError):
-        return rows, run
+    return read_run(run_path(out_dir, dataset, seed))
+
+
+def merge_runs(previous, run, out_dir):
+    """``run`` plus the methods of ``previous`` (the stored run of the same dataset and seed in
+    ``out_dir``, or None) that it did not repeat, in the paper's order.
+
+    Only a run with the same seed, budget and settings (apart from the grids, which each method
+    records) is merged, so a long comparison can be run one method at a time; a method run
+    again replaces its earlier result. A stored run with other settings is never dropped:
+    :class:`MLNNError` says so.
+    """
+    if previous is None:
+        return run
     if _experiment_key(previous) != _experiment_key(run):
-        return rows, run
-    done = set(run["methods"])
-    kept = {m: r for m, r in previous.get("methods", {}).items() if m not in done}
-    old_rows = [{**row, **{k: float(row[k]) for k in ("ours", "paper", "difference")}}
-                for row in previous_rows if row["method"] in kept]
-    order = list(METHODS)
-    merged = sorted(old_rows + rows, key=lambda row: order.index(row["method"]))
-    methods = {m: {**kept, **run["methods"]}[m] for m in order if m in kept or m in done}
-    return merged, {**run, "methods": methods}
+        path = run_path(out_dir, run["dataset"], run["seed"])
+        raise MLNNError(f"{path} holds a {previous.get('budget')}-budget run with other settings "
+                        f"({_difference(previous, run)}); choose another --out, or move the file "
+                        "aside to start over")
+    methods = {**previous["methods"], **run["methods"]}
+    return {**run, "methods": {m: methods[m] for m in METHODS if m in methods}}
 
 
-def write_results(rows, run, out_dir):
-    """Write ``table3_<dataset>.csv``, ``.md`` and ``run_<dataset>.json`` into ``out_dir``."""
+def _difference(previous, run):
+    old, new = _experiment_key(previous), _experiment_key(run)
+    if old[1] != new[1]:
+        return f"budget {old[1]}, not {new[1]}"
+    keys = sorted(set(old[2]) | set(new[2]))
+    changed = [f"{k}={old[2].get(k)!r}, not {new[2].get(k)!r}" for k in keys
+               if old[2].get(k) != new[2].get(k)]
+    return "; ".join(changed) or "different record"
+
+
+def comparison_rows(run):
+    """The rows (dataset, method, measure, ours, paper, difference) of a run record."""
+    reference = paper_table3()
+    paper_name = PAPER_DATASETS.get(run["dataset"])
+    rows = []
+    for method, record in run["methods"].items():
+        rows += _comparison_rows(run["dataset"], method, record["test"],
+                                 reference.get((paper_name, method), {}))
+    return rows
+
+
+def write_results(run, out_dir):
+    """Write the run record and the tables regenerated from it into ``out_dir``, each atomically:
+    ``run_<name>.json`` first, then ``table3_<name>.csv`` and ``.md``, where ``<name>`` is
+    :func:`mlnn.paper.results.stem` (the dataset, plus ``_seed<k>`` for seeds other than 0)."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    name = run["dataset"]
-    with open(out / f"table3_{name}.csv", "w", newline="") as handle:
+    name = stem(run["dataset"], run["seed"])
+    rows = comparison_rows(run)
+    write_text(out / f"run_{name}.json", json.dumps(run, indent=2, default=_plain) + "\n")
+    with atomic_write(out / f"table3_{name}.csv") as handle:
         writer = csv.DictWriter(handle, fieldnames=["dataset", "method", "measure", "ours",
                                                     "paper", "difference"])
         writer.writeheader()
         writer.writerows(rows)
-    header = (f"Table 3 on {name} (seed {run['seed']}, {run['budget']} budget). "
+    header = (f"Table 3 on {run['dataset']} (seed {run['seed']}, {run['budget']} budget). "
               "Lower is better for rankloss, oneError, coverage; higher for the rest.\n\n")
     sensitivity = sensitivity_table(run)
     if sensitivity:
         sensitivity = ("\n\nη0 selected by validation rank loss or by validation mean F1, and "
                        "the test measures of each choice:\n\n" + sensitivity)
-    (out / f"table3_{name}.md").write_text(header + markdown_table(rows) + sensitivity)
-    (out / f"run_{name}.json").write_text(json.dumps(run, indent=2, default=_plain) + "\n")
+    write_text(out / f"table3_{name}.md", header + markdown_table(rows) + sensitivity)
     return out
 
 

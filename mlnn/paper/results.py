@@ -1,0 +1,116 @@
+"""Stored runs of the reproduction: where each (dataset, seed) lives and how it is read back.
+
+One run of :func:`mlnn.paper.reproduce.reproduce` on one dataset with one seed is stored in the
+output directory (``--out``, default ``figures/``) under these names:
+
+==========  ===================================================================================
+seed 0      ``run_<dataset>.json``, ``table3_<dataset>.csv``, ``table3_<dataset>.md``
+seed k > 0  ``run_<dataset>_seed<k>.json``, ``table3_<dataset>_seed<k>.csv``, ``.md``
+==========  ===================================================================================
+
+The JSON file is the record of the run and the only source of truth: for every method its
+selected hyper-parameters, the validation scores of every η0 or C of the grid, its wall time and
+its ten test measures (``record["test"]``), beside the run's seed, settings and versions. The
+CSV and Markdown tables are regenerated from it whenever it changes.
+
+A run file that cannot be read (cut off, not JSON, or without its methods' test measures) is
+never ignored: :func:`read_run` raises :class:`~mlnn.errors.MLNNError` naming it, because
+ignoring it would rewrite the tables without the methods it recorded.
+"""
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from mlnn.errors import MLNNError
+from mlnn.fileio import describe_os_error
+from mlnn.metrics import MEASURES
+
+
+def stem(dataset, seed):
+    """The name part shared by a run's files: ``<dataset>`` for seed 0, else
+    ``<dataset>_seed<k>``."""
+    return dataset if seed == 0 else f"{dataset}_seed{seed}"
+
+
+def run_path(out_dir, dataset, seed):
+    """The run file of ``dataset`` and ``seed`` in ``out_dir`` (:class:`~pathlib.Path`)."""
+    return Path(out_dir) / f"run_{stem(dataset, seed)}.json"
+
+
+def read_run(path):
+    """The run record stored at ``path``, or None if there is none.
+
+    Raises :class:`MLNNError` naming the file if it exists but is damaged or unreadable.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise MLNNError(f"cannot read {path}: {describe_os_error(error)}") from None
+    except UnicodeDecodeError:
+        _damaged(path, "not UTF-8 text")
+    try:
+        run = json.loads(text)
+    except ValueError as error:
+        _damaged(path, f"not valid JSON: {error}")
+    _check_run(path, run)
+    return run
+
+
+def _damaged(path, reason):
+    raise MLNNError(f"{path} is damaged ({reason}); it may hold earlier results, so it is left "
+                    "as it is: move it aside or delete it, then run again")
+
+
+def _check_run(path, run):
+    if not isinstance(run, dict):
+        _damaged(path, "not a JSON object")
+    for key in ("dataset", "seed", "methods"):
+        if key not in run:
+            _damaged(path, f"no {key!r} entry")
+    if not isinstance(run["methods"], dict):
+        _damaged(path, "'methods' is not an object")
+    for method, record in run["methods"].items():
+        test = record.get("test") if isinstance(record, dict) else None
+        if not isinstance(test, dict) or any(m not in test for m in MEASURES):
+            _damaged(path, f"method {method} has no test measures")
+
+
+def load_runs(directory):
+    """Every run file ``run_*.json`` of ``directory``, read by :func:`read_run`, sorted by
+    (dataset, seed). Raises :class:`MLNNError` if one is damaged."""
+    runs = [read_run(path) for path in sorted(Path(directory).glob("run_*.json"))]
+    return sorted((run for run in runs if run is not None),
+                  key=lambda run: (run["dataset"], run["seed"]))
+
+
+def stored_scores(runs, methods, measures=MEASURES):
+    """Test measures by dataset and seed: ``{dataset: {seed: array (methods × measures)}}``.
+
+    Only (dataset, seed) runs that hold every one of ``methods`` are included; entries that
+    are NaN stay NaN.
+    """
+    table = {}
+    for run in runs:
+        if not all(method in run["methods"] for method in methods):
+            continue
+        values = [[float(run["methods"][method]["test"][m]) for m in measures]
+                  for method in methods]
+        table.setdefault(run["dataset"], {})[run["seed"]] = np.array(values)
+    return table
+
+
+def seed_summary(scores):
+    """Mean, standard deviation (ddof 1; NaN for one seed) and number of seeds per dataset:
+    ``{dataset: (mean, std, n)}`` with arrays (methods × measures), from :func:`stored_scores`."""
+    summary = {}
+    for dataset, by_seed in scores.items():
+        stacked = np.stack([by_seed[seed] for seed in sorted(by_seed)])
+        std = stacked.std(axis=0, ddof=1) if len(stacked) > 1 else np.full(stacked.shape[1:],
+                                                                           np.nan)
+        summary[dataset] = (stacked.mean(axis=0), std, len(stacked))
+    return summary
