@@ -237,3 +237,36 @@ def plot_histograms(samples, bins, xlabel, title):
     ax.grid(True, alpha=0.3)
     ax.set_title(title, fontsize=10)
     return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# notebook 2b: AdaGrad's per-feature learning rates
+
+def plot_effective_rates(updates, rates, document_frequency, final_rates, eta, title):
+    """AdaGrad's effective learning rate η0 / (√G + ε), mean over a row of W1.
+
+    Left: ``rates`` maps a feature's name to its rate after each of ``updates``. Right: the
+    final rate of every feature against its ``document_frequency`` (log-log), with the single
+    rate ``eta`` that SGD and momentum give every feature drawn as a line.
+    """
+    fig, axes = _new_figure(1, 2, width=5.6, height=4.2)
+    left, right = axes[0]
+    for index, (name, values) in enumerate(rates.items()):
+        left.plot(updates, values, color=PALETTE[index % len(PALETTE)], label=name, linewidth=1.6)
+    left.axhline(eta, color="k", linestyle="--", linewidth=1, label=f"SGD / momentum: η = {eta:g}")
+    left.set_yscale("log")
+    left.set_xlabel("number of parameter updates")
+    left.set_ylabel("effective learning rate η0 / (√G + ε)")
+    left.set_title("during training", fontsize=10)
+    left.legend(fontsize=8)
+    left.grid(True, which="both", alpha=0.3)
+    right.loglog(document_frequency, final_rates, ".", color=PALETTE[0], alpha=0.5,
+                 label="one feature (row of W1)")
+    right.axhline(eta, color="k", linestyle="--", linewidth=1, label=f"SGD / momentum: η = {eta:g}")
+    right.set_xlabel("documents containing the feature (training split)")
+    right.set_ylabel("effective learning rate at the end")
+    right.set_title("at the end, against the feature's frequency", fontsize=10)
+    right.legend(fontsize=8)
+    right.grid(True, which="both", alpha=0.3)
+    fig.suptitle(title)
+    return fig
