@@ -20,3 +20,12 @@ class ChecksumError(MLNNError):
 
 class ModelFileError(MLNNError):
     """A model file is truncated, tampered with, or of an unknown format version."""
+
+
+class DivergenceError(MLNNError):
+    """Training produced a non-finite loss: the learning rate is too large for the data."""
+
+
+class MLNNWarning(UserWarning):
+    """Something was wrong but has been repaired (e.g. a damaged cache entry was rebuilt); the
+    command line prints it as one line, ``mlnn: warning: ...``."""

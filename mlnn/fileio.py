@@ -8,6 +8,8 @@ under the final name — never a partial one — and the temporary file is remov
 
 :func:`check_output_path` is called by the command line *before* a long computation, so that a
 missing or read-only directory is reported at once rather than after an hour of training.
+:func:`check_input_file` does the same for a file the command will read, and
+:func:`os_error_message` turns any ``OSError`` into the one line the command line prints.
 """
 
 import contextlib
@@ -28,6 +30,32 @@ def describe_os_error(error):
     return (error.strerror or str(error)).lower()
 
 
+def os_error_message(error, action="cannot access"):
+    """One line for an ``OSError``: "cannot read FILE: permission denied" (``action`` is the
+    verb phrase used when the error names no operation)."""
+    reason = describe_os_error(error)
+    if error.filename is None:
+        return f"{action}: {reason}"
+    return f"{action} {os.fsdecode(error.filename)}: {reason}"
+
+
+def check_input_file(path, name):
+    """Raise :class:`MLNNError` naming ``name`` unless ``path`` is an existing, readable regular
+    file (or ``-``, standard input). Returns ``path`` as a :class:`~pathlib.Path` (or ``-``)."""
+    if path is None or str(path) == "":
+        raise MLNNError(f"{name}: the file name is empty")
+    if str(path) == "-":
+        return "-"
+    path = Path(path)
+    if path.is_dir():
+        raise MLNNError(f"{name}: {path} is a directory, not a file")
+    if not path.exists():
+        raise MLNNError(f"{name}: {path} does not exist")
+    if not os.access(path, os.R_OK):
+        raise MLNNError(f"{name}: {path} is not readable (permission denied)")
+    return path
+
+
 def check_output_path(path, name="--out"):
     """Raise :class:`MLNNError` naming ``name`` unless a file can be written at ``path``.
 
@@ -46,6 +74,8 @@ def check_output_path(path, name="--out"):
         raise MLNNError(f"{name}: {parent} is not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise MLNNError(f"{name}: the directory {parent} is not writable")
+    if path.exists() and not path.is_file():
+        raise MLNNError(f"{name}: {path} exists and is not a regular file")
     if path.exists() and not os.access(path, os.W_OK):
         raise MLNNError(f"{name}: {path} exists and is not writable")
     return path
@@ -68,35 +98,68 @@ def check_output_directory(path, name="--out"):
 
 
 @contextlib.contextmanager
-def atomic_write(path, mode="w", encoding="utf-8"):
-    """Open a temporary file beside ``path`` for writing; on success move it to ``path``.
+def atomic_path(path):
+    """A temporary path beside ``path`` for a writer that opens files itself (``np.savez``, a
+    CSV writer); on success the file is flushed to disk and moved to ``path``.
 
-    ``mode`` is "w" (text, ``encoding``) or "wb". If the body raises (including
-    ``KeyboardInterrupt``) or the disk fills, the temporary file is removed, ``path`` keeps its
-    previous content, and an ``OSError`` is re-raised as :class:`MLNNError` naming the file.
+    The same guarantees as :func:`atomic_write`: on any failure (including ``KeyboardInterrupt``)
+    the temporary file is removed and ``path`` keeps its previous content; an ``OSError`` is
+    re-raised as :class:`MLNNError` naming ``path``.
     """
-    if mode not in ("w", "wb"):
-        raise MLNNError(f"atomic_write: mode must be 'w' or 'wb', got {mode!r}")
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
     try:
         descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.",
                                                  suffix=".part")
+        os.close(descriptor)
     except OSError as error:
         raise MLNNError(f"cannot write {path}: {describe_os_error(error)}") from None
     try:
-        with os.fdopen(descriptor, mode, **({"encoding": encoding} if mode == "w" else {})) \
-                as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
+        yield Path(temporary)
+        _commit(temporary, path)
     except OSError as error:
         _remove(temporary)
         raise MLNNError(f"cannot write {path}: {describe_os_error(error)}") from None
     except BaseException:
         _remove(temporary)
         raise
+
+
+@contextlib.contextmanager
+def atomic_write(path, mode="w", encoding="utf-8"):
+    """Open a temporary file beside ``path`` for writing; on success move it to ``path``.
+
+    ``mode`` is "w" (text, ``encoding``) or "wb". If the body raises (including
+    ``KeyboardInterrupt``) or the disk fills, the temporary file is removed, ``path`` keeps its
+    previous content, and an ``OSError`` is re-raised as :class:`MLNNError` naming the file.
+    The new file gets the permissions of the one it replaces (of a new file: 0666 less the umask).
+    """
+    if mode not in ("w", "wb"):
+        raise MLNNError(f"atomic_write: mode must be 'w' or 'wb', got {mode!r}")
+    with atomic_path(path) as temporary:
+        try:
+            handle = open(temporary, mode, **({"encoding": encoding} if mode == "w" else {}))
+        except OSError as error:
+            raise MLNNError(f"cannot write {path}: {describe_os_error(error)}") from None
+        with handle:
+            yield handle
+
+
+def _commit(temporary, path):
+    """fsync ``temporary``, give it the permissions ``path`` has (or would get), rename it."""
+    with open(temporary, "rb+") as handle:
+        os.fsync(handle.fileno())
+    os.chmod(temporary, _mode_for(path))
+    os.replace(temporary, path)
+
+
+def _mode_for(path):
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def write_text(path, text, encoding="utf-8"):

@@ -175,3 +175,11 @@ def test_real_delicious_matches_table1(data_dir):
     assert X.shape == (12920, 500) and Y.shape == (12920, 983)
     assert len(features) == 500 and len(labels) == 983
     assert set(np.unique(X.data)) == {1.0}
+
+
+def test_a_utf16_label_file_says_the_encoding_is_the_problem(tmp_path):
+    path = tmp_path / "labels.xml"
+    path.write_bytes('<?xml version="1.0" encoding="utf-16"?>\n<labels><label name="a"/>'
+                     '</labels>\n'.encode("utf-16"))
+    with pytest.raises(DataFormatError, match="labels.xml: the file is encoded as UTF-16"):
+        read_mulan_xml(path)

@@ -1,12 +1,15 @@
 """Multi-label svmlight reader/writer: XC header, 0/1-based ids, errors, round trips."""
 
+import errno
+import os
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, strategies as st
 
-from mlnn.datasets.svmlight import read_svmlight, write_svmlight
-from mlnn.errors import DataFormatError
+from mlnn.datasets.svmlight import parse_svmlight, read_svmlight, write_svmlight
+from mlnn.errors import DataFormatError, MLNNError
 
 
 def test_reads_extreme_classification_file(tmp_path):
@@ -18,13 +21,75 @@ def test_reads_extreme_classification_file(tmp_path):
     assert X.dtype == np.float64 and Y.dtype == np.int8 and X.has_sorted_indices
 
 
-def test_libsvm_one_based_ids_are_detected(tmp_path):
+def test_an_explicit_base_reads_libsvm_and_zero_based_files(tmp_path):
     path = tmp_path / "lib.txt"
     path.write_text("1 1:1 3:2\n0,1 2:5\n")
-    X, Y = read_svmlight(path)
+    X, Y = read_svmlight(path, zero_based=False)
     np.testing.assert_array_equal(X.toarray(), [[1, 0, 2], [0, 5, 0]])
     X, Y = read_svmlight(path, zero_based=True, n_features=4)
     np.testing.assert_array_equal(X.toarray(), [[0, 1, 0, 2], [0, 0, 5, 0]])
+
+
+def test_the_base_is_never_guessed_from_ids_that_fit_both(tmp_path):
+    # 0-based ids that happen not to use feature 0: reading them as 1-based would shift every
+    # feature by one, so without a header or an explicit base the file is refused
+    path = tmp_path / "ambiguous.txt"
+    path.write_text("1 1:1 3:2\n0,1 2:5\n")
+    for n_features in (None, 4, 5):
+        with pytest.raises(DataFormatError, match="--zero-based or --one-based"):
+            read_svmlight(path, n_features=n_features)
+
+
+@pytest.mark.parametrize("text, n_features, expected", [
+    ("0 0:1 2:2\n", None, [[1, 0, 2]]),            # an id 0: 0-based, whatever the width
+    ("0 1:1 3:2\n", 3, [[1, 0, 2]]),               # an id equal to D: 1-based
+    ("1 3 1\n0 1:1 2:2\n", None, [[0, 1, 2]]),     # a header: 0-based (XC convention)
+])
+def test_ids_that_leave_no_doubt_fix_the_base(tmp_path, text, n_features, expected):
+    path = tmp_path / "d.txt"
+    path.write_text(text)
+    X, _ = read_svmlight(path, n_features=n_features)
+    np.testing.assert_array_equal(X.toarray(), expected)
+
+
+def test_parse_svmlight_reads_text_from_anywhere():
+    X, Y = parse_svmlight("2 3 2\n0 0:1\n1 2:4\n", "<stdin>")
+    np.testing.assert_array_equal(X.toarray(), [[1, 0, 0], [0, 0, 4]])
+    with pytest.raises(DataFormatError, match="<stdin>:3: value 'x' is not numeric"):
+        parse_svmlight("2 3 2\n0 0:1\n1 2:x\n", "<stdin>")
+
+
+def test_a_value_beyond_float32_names_its_line_and_feature(tmp_path):
+    path = tmp_path / "big.txt"
+    path.write_text("2 3 1\n0 0:1\n0 1:2 2:1e308\n")
+    X, _ = read_svmlight(path)                        # fine in float64
+    assert X[1, 2] == 1e308
+    with pytest.raises(DataFormatError, match=r"big.txt:3: value 1e308 of feature 2 overflows "
+                                              r"float32 \(largest 3.403e\+38\)"):
+        read_svmlight(path, dtype=np.float32)
+
+
+@pytest.mark.parametrize("encoding, name", [("utf-16", "UTF-16"), ("utf-16-le", "UTF-16"),
+                                            ("utf-16-be", "UTF-16"), ("utf-32", "UTF-32")])
+def test_a_utf16_or_utf32_file_is_refused_naming_its_encoding(tmp_path, encoding, name):
+    path = tmp_path / "wide.svm"
+    path.write_bytes("1 3 1\n0 0:1\n".encode(encoding))
+    with pytest.raises(DataFormatError, match=f"wide.svm: the file is encoded as {name}; mlnn "
+                                              "reads UTF-8"):
+        read_svmlight(path)
+
+
+def test_writing_is_atomic(tmp_path, monkeypatch):
+    path = tmp_path / "d.svm"
+    write_svmlight(path, sp.csr_matrix(np.eye(2)), sp.csr_matrix(np.eye(2, dtype=np.int8)))
+    before = path.read_bytes()
+
+    def full(descriptor):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(MLNNError, match="d.svm: no space left on device"):
+        write_svmlight(path, sp.csr_matrix(np.ones((3, 2))), sp.csr_matrix(np.ones((3, 2))))
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["d.svm"]
 
 
 @pytest.mark.parametrize("text, line, message", [

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from mlnn.datasets.text import (STOP_WORDS, TfidfVectorizer, analyze, idf_from_counts,
+from mlnn.datasets.text import (STOP_WORDS, TfidfVectorizer, analyze, decode, idf_from_counts,
                                 l2_normalize, porter_stem, tokenize)
-from mlnn.errors import MLNNError
+from mlnn.errors import DataFormatError, MLNNError
 
 # Word/stem pairs from the examples in Porter (1980), "An algorithm for suffix stripping",
 # run through the whole algorithm (e.g. the paper's step-2 example relational -> relate
@@ -87,3 +87,29 @@ def test_idf_and_l2_helpers():
     np.testing.assert_allclose(idf_from_counts(counts), [0, math.log(2), 0])
     X = l2_normalize(sp.csr_matrix([[3.0, 4.0], [0, 0]]))
     np.testing.assert_allclose(X.toarray(), [[0.6, 0.8], [0, 0]])
+
+
+@pytest.mark.parametrize("raw, text", [
+    ("héllo\n".encode("utf-8"), "héllo\n"),
+    ("héllo\n".encode("utf-8-sig"), "héllo\n"),        # the byte-order mark is dropped
+    ("héllo\n".encode("latin-1"), "héllo\n"),          # not UTF-8: every byte a character
+    (b"", ""),
+])
+def test_decode_reads_utf8_else_latin1(raw, text):
+    assert decode(raw, "f") == text
+
+
+@pytest.mark.parametrize("encoding, name", [
+    ("utf-16", "UTF-16"), ("utf-16-le", "UTF-16"), ("utf-16-be", "UTF-16"),
+    ("utf-32", "UTF-32"), ("utf-32-le", "UTF-32"), ("utf-32-be", "UTF-32"),
+])
+def test_decode_refuses_wide_encodings_naming_them(encoding, name):
+    raw = "@relation x\n@attribute a numeric\n".encode(encoding)
+    with pytest.raises(DataFormatError, match=f"^f.arff: the file is encoded as {name}; "
+                                              f"mlnn reads UTF-8 .*iconv -f {name}"):
+        decode(raw, "f.arff")
+
+
+def test_decode_refuses_binary_files_naming_the_line():
+    with pytest.raises(DataFormatError, match=r"^f:2: a zero byte: this is a binary file"):
+        decode(b"first line\nsecond \x00\x01\x02 line\n", "f")

@@ -6,8 +6,8 @@ import os
 import pytest
 
 from mlnn.errors import MLNNError
-from mlnn.fileio import (atomic_write, check_output_directory, check_output_path,
-                         describe_os_error, write_text)
+from mlnn.fileio import (atomic_path, atomic_write, check_input_file, check_output_directory,
+                         check_output_path, describe_os_error, os_error_message, write_text)
 
 
 def _listing(directory):
@@ -93,3 +93,55 @@ def test_describe_os_error():
     assert describe_os_error(OSError(errno.EACCES, "x")) == "permission denied"
     assert describe_os_error(OSError(errno.EROFS, "x")) == "read-only file system"
     assert describe_os_error(OSError(errno.ENOENT, "No such file")) == "no such file"
+
+
+def test_atomic_path_for_writers_that_open_the_file_themselves(tmp_path):
+    target = tmp_path / "curves.csv"
+    with atomic_path(target) as temporary:
+        assert temporary.parent == tmp_path and temporary != target
+        temporary.write_text("a,b\n")
+        assert not target.exists()
+    assert target.read_text() == "a,b\n" and _listing(tmp_path) == ["curves.csv"]
+    with pytest.raises(KeyboardInterrupt):
+        with atomic_path(target) as temporary:
+            temporary.write_text("half")
+            raise KeyboardInterrupt
+    assert target.read_text() == "a,b\n" and _listing(tmp_path) == ["curves.csv"]
+
+
+def test_a_new_file_gets_the_umask_permissions_and_a_replaced_one_keeps_its_own(tmp_path):
+    umask = os.umask(0o022)
+    try:
+        write_text(tmp_path / "new.txt", "x")
+        assert (tmp_path / "new.txt").stat().st_mode & 0o777 == 0o644
+        os.chmod(tmp_path / "new.txt", 0o600)
+        write_text(tmp_path / "new.txt", "y")
+        assert (tmp_path / "new.txt").stat().st_mode & 0o777 == 0o600
+    finally:
+        os.umask(umask)
+
+
+def test_check_output_path_rejects_an_existing_special_file(tmp_path):
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(MLNNError, match="--out: .*fifo exists and is not a regular file"):
+        check_output_path(tmp_path / "fifo")
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda d: "", "--model: the file name is empty"),
+    (lambda d: d, "is a directory, not a file"),
+    (lambda d: d / "none.npz", "none.npz does not exist"),
+])
+def test_check_input_file(tmp_path, make, message):
+    with pytest.raises(MLNNError, match=message):
+        check_input_file(make(tmp_path), "--model")
+    (tmp_path / "m.npz").write_bytes(b"x")
+    assert check_input_file(tmp_path / "m.npz", "--model") == tmp_path / "m.npz"
+    assert check_input_file("-", "--input") == "-"
+
+
+def test_os_error_message_names_the_file_and_the_reason():
+    error = PermissionError(errno.EACCES, "Permission denied", "/data/x.arff")
+    assert os_error_message(error, "cannot read") == "cannot read /data/x.arff: permission denied"
+    assert os_error_message(OSError(errno.ENOSPC, "No space")) == \
+        "cannot access: no space left on device"

@@ -19,20 +19,24 @@ error, because none of the multi-label benchmarks use them.
 import gzip
 import re
 import xml.etree.ElementTree as ET
+import zlib
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
+from mlnn.datasets.text import decode
 from mlnn.errors import DataFormatError
+from mlnn.fileio import atomic_write
 
 _NUMERIC_TYPES = {"numeric", "real", "integer"}
 
 
 def read_text(path):
-    """Return the text of ``path`` (``.gz`` is decompressed), decoded as UTF-8, else Latin-1.
+    """Return the text of ``path`` (``.gz`` is decompressed), decoded by
+    :func:`mlnn.datasets.text.decode` (UTF-8, else Latin-1; UTF-16/32 and binary files refused).
 
-    Raises DataFormatError if the file is missing or not valid gzip.
+    Raises DataFormatError if the file is missing, unreadable or not valid gzip.
     """
     path = Path(path)
     try:
@@ -43,12 +47,13 @@ def read_text(path):
             raw = path.read_bytes()
     except FileNotFoundError:
         raise DataFormatError(f"{path}: file not found") from None
-    except (OSError, EOFError) as error:
+    except IsADirectoryError:
+        raise DataFormatError(f"{path}: is a directory, not a file") from None
+    except PermissionError:
+        raise DataFormatError(f"{path}: cannot read the file (permission denied)") from None
+    except (OSError, EOFError, zlib.error) as error:
         raise DataFormatError(f"{path}: cannot read ({error})") from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("latin-1")
+    return decode(raw, path)
 
 
 def read_mulan_xml(path, expected_count=None):
@@ -354,10 +359,10 @@ def write_arff(path, X, Y, feature_names, label_names, relation="mlnn", sparse=T
             dense[cols] = vals
             out.append(",".join(_number(v) for v in dense))
     data = ("\n".join(out) + "\n").encode("utf-8")
-    path = Path(path)
-    if path.name.endswith(".gz"):
+    if Path(path).name.endswith(".gz"):
         data = gzip.compress(data)
-    path.write_bytes(data)
+    with atomic_write(path, "wb") as handle:
+        handle.write(data)
 
 
 def write_mulan_xml(path, label_names):
@@ -365,8 +370,9 @@ def write_mulan_xml(path, label_names):
     root = ET.Element("labels", xmlns="http://mulan.sourceforge.net/labels")
     for name in label_names:
         ET.SubElement(root, "label", name=name)
-    Path(path).write_bytes(b'<?xml version="1.0" encoding="utf-8"?>\n'
-                           + ET.tostring(root, encoding="utf-8"))
+    with atomic_write(path, "wb") as handle:
+        handle.write(b'<?xml version="1.0" encoding="utf-8"?>\n')
+        handle.write(ET.tostring(root, encoding="utf-8"))
 
 
 _PLAIN_NAME = re.compile(r"^[^\s'\"{}%,]+$")

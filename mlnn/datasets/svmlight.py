@@ -7,8 +7,11 @@ One document per line::
 ``l1,l2`` are integer label ids (possibly none: the line then starts with a space), ``i:v`` the
 non-zero features. Files of the Extreme Classification Repository start with a header line
 ``n_documents n_features n_labels`` and use 0-based feature ids; classic LIBSVM files use
-1-based ids. Text after ``#`` is a comment. A line of blanks is a document without labels or features;
-empty lines are skipped.
+1-based ids. The reader never guesses which: the base comes from the caller, from the
+header line, or from ids that leave no doubt (an id 0; an id equal to the known number of
+features); otherwise it refuses the file, since reading 0-based ids as 1-based shifts every
+feature. Text after ``#`` is a comment. A line of blanks is a document without labels or
+features; empty lines are skipped.
 
 The reader is vectorised like the ARFF reader: rows are split with string methods, all numbers
 are converted by NumPy at once, and the rows are walked one by one only to name the line of a
@@ -23,6 +26,11 @@ import scipy.sparse as sp
 
 from mlnn.datasets.arff import read_text
 from mlnn.errors import DataFormatError
+from mlnn.fileio import atomic_write
+
+#: The largest finite value of each floating-point type X can be read into.
+_LARGEST = {np.dtype(np.float32): float(np.finfo(np.float32).max),
+            np.dtype(np.float64): float(np.finfo(np.float64).max)}
 
 
 def _split_line(line):
@@ -44,7 +52,8 @@ def _split_line(line):
     return head, rest.strip()
 
 
-def _diagnose(path, labels, features, numbers, n_features, n_labels, offset):
+def _diagnose(path, labels, features, numbers, n_features, n_labels, offset,
+              dtype=np.float64):
     """Walk the rows one by one and raise the first problem found."""
     for row, (label_text, feature_text) in enumerate(zip(labels, features)):
         where = f"{path}:{numbers[row]}"
@@ -78,6 +87,10 @@ def _diagnose(path, labels, features, numbers, n_features, n_labels, offset):
                 raise DataFormatError(f"{where}: value {value!r} is not numeric") from None
             if not np.isfinite(number):
                 raise DataFormatError(f"{where}: value {value!r} is not finite")
+            if abs(number) > _LARGEST[np.dtype(dtype)]:
+                raise DataFormatError(f"{where}: value {value} of feature {index} overflows "
+                                      f"{np.dtype(dtype).name} (largest "
+                                      f"{_LARGEST[np.dtype(dtype)]:.4g})")
     raise DataFormatError(f"{path}: malformed svmlight data")  # pragma: no cover
 
 
@@ -91,7 +104,7 @@ def _to_csr(path, rows, cols, values, n_rows, n_cols, diagnose):
     return sp.csr_matrix((values[order], cols, indptr), shape=(n_rows, n_cols))
 
 
-def read_svmlight(path, n_features=None, n_labels=None, zero_based="auto"):
+def read_svmlight(path, n_features=None, n_labels=None, zero_based="auto", dtype=np.float64):
     """Read a multi-label svmlight file (optionally ``.gz``, optionally with an XC header).
 
     Parameters
@@ -100,30 +113,41 @@ def read_svmlight(path, n_features=None, n_labels=None, zero_based="auto"):
     n_features, n_labels : int, optional
         The widths of X and Y. Default: from the header line, else the largest id + 1.
     zero_based : bool or "auto"
-        Whether feature ids start at 0. "auto": True if the file has a header line or any
-        feature id is 0, else False (LIBSVM convention).
+        Whether feature ids start at 0. "auto": True if the file has a header line (the
+        Extreme-Classification convention); else decided by the ids only when they leave no doubt
+        (an id 0 means 0-based; an id equal to ``n_features`` means 1-based); otherwise a
+        DataFormatError asks for the base.
+    dtype : float32 or float64
+        The precision the values are meant for: a value that overflows it is an error naming
+        its line (X itself is float64).
 
     Returns
     -------
     X : scipy.sparse.csr_matrix, shape (n, D), float64, sorted indices
     Y : scipy.sparse.csr_matrix, shape (n, L), int8, 0/1
     """
-    path = Path(path)
-    lines = read_text(path).split("\n")
+    return parse_svmlight(read_text(path), Path(path), n_features, n_labels, zero_based, dtype)
+
+
+def parse_svmlight(text, source="<string>", n_features=None, n_labels=None, zero_based="auto",
+                   dtype=np.float64):
+    """:func:`read_svmlight` on the ``text`` of a file (``source`` names it in messages)."""
+    lines = text.split("\n")
     header, first = _read_header(lines)
     if header is not None:
         n_features = header[1] if n_features is None else n_features
         n_labels = header[2] if n_labels is None else n_labels
         if n_features != header[1] or n_labels != header[2]:
-            raise DataFormatError(f"{path}:1: header says {header[1]} features and "
+            raise DataFormatError(f"{source}:1: header says {header[1]} features and "
                                   f"{header[2]} labels, expected {n_features} and {n_labels}")
     labels, features, numbers = _data_lines(lines, first)
     if header is not None and header[0] != len(numbers):
-        raise DataFormatError(f"{path}:1: header announces {header[0]} documents, "
+        raise DataFormatError(f"{source}:1: header announces {header[0]} documents, "
                               f"the file has {len(numbers)} (truncated?)")
     if zero_based == "auto":
         zero_based = True if header is not None else None
-    return _parse_documents(path, labels, features, numbers, n_features, n_labels, zero_based)
+    return _parse_documents(source, labels, features, numbers, (n_features, n_labels),
+                            zero_based, np.dtype(dtype))
 
 
 def _read_header(lines):
@@ -151,14 +175,28 @@ def _data_lines(lines, first):
     return labels, features, numbers
 
 
-def _parse_documents(path, labels, features, numbers, n_features, n_labels, zero_based):
+def _index_base(source, ids, n_features):
+    """The feature-id offset (0 or 1) of a file without a header, when the ids leave no doubt."""
+    if ids.size and ids.min() == 0:
+        return 0
+    if ids.size and n_features is not None and ids.max() == n_features:
+        return 1
+    if ids.size == 0:
+        return 0
+    raise DataFormatError(
+        f"{source}: no header line, and the feature ids ({ids.min()}..{ids.max()}) could start "
+        "at 0 or at 1; say which: --zero-based or --one-based (zero_based=True or False in "
+        "Python)")
+
+
+def _parse_documents(source, labels, features, numbers, widths, zero_based, dtype):
     """X and Y from the split lines, all numbers converted at once; any problem is located by
-    :func:`_diagnose`. ``zero_based`` None: decided by whether some feature id is 0."""
-    n = len(numbers)
+    :func:`_diagnose`. ``zero_based`` None: decided by :func:`_index_base`."""
+    n, (n_features, n_labels) = len(numbers), widths
     offset = [0 if zero_based in (True, None) else 1]
 
     def diagnose():
-        _diagnose(path, labels, features, numbers, n_features, n_labels, offset[0])
+        _diagnose(source, labels, features, numbers, n_features, n_labels, offset[0], dtype)
 
     feature_counts = np.array([text.count(":") for text in features], dtype=np.int64)
     tokens = " ".join(features).replace(":", " ").split()
@@ -174,7 +212,7 @@ def _parse_documents(path, labels, features, numbers, n_features, n_labels, zero
     except (ValueError, OverflowError):
         diagnose()
     if zero_based is None:
-        offset[0] = 0 if ids.size == 0 or ids.min() == 0 else 1
+        offset[0] = _index_base(source, ids, n_features)
     columns = ids - offset[0]
     if n_features is None:
         n_features = int(columns.max()) + 1 if columns.size else 0
@@ -182,12 +220,12 @@ def _parse_documents(path, labels, features, numbers, n_features, n_labels, zero
         n_labels = int(label_ids.max()) + 1 if label_ids.size else 0
     if (columns.size and (columns.min() < 0 or columns.max() >= n_features)) \
             or (label_ids.size and (label_ids.min() < 0 or label_ids.max() >= n_labels)) \
-            or not np.all(np.isfinite(values)):
+            or not np.all(np.isfinite(values)) or np.any(np.abs(values) > _LARGEST[dtype]):
         diagnose()
-    X = _to_csr(path, np.repeat(np.arange(n), feature_counts), columns, values, n, n_features,
-                diagnose)
+    X = _to_csr(source, np.repeat(np.arange(n), feature_counts), columns, values, n,
+                n_features, diagnose)
     X.eliminate_zeros()
-    Y = _to_csr(path, np.repeat(np.arange(n), label_counts), label_ids,
+    Y = _to_csr(source, np.repeat(np.arange(n), label_counts), label_ids,
                 np.ones(label_ids.size, dtype=np.int8), n, n_labels, diagnose)
     return X, Y
 
@@ -207,7 +245,7 @@ def write_svmlight(path, X, Y, header=True, zero_based=True):
     zero_based : bool
         Feature ids start at 0 (XC convention) or 1 (LIBSVM). Label ids are always 0-based.
     Values are written with ``repr`` precision, so reading the file back gives the same floats.
-    ``.gz`` paths are compressed.
+    ``.gz`` paths are compressed. The file is written atomically (:mod:`mlnn.fileio`).
     """
     X = sp.csr_matrix(X, dtype=np.float64)
     Y = sp.csr_matrix(Y)
@@ -224,7 +262,7 @@ def write_svmlight(path, X, Y, header=True, zero_based=True):
                                 for c, v in zip(X.indices[start:end], X.data[start:end]))
         out.append(",".join(str(j) for j in label_ids) + " " + feature_text)
     data = ("\n".join(out) + "\n").encode("ascii")
-    path = Path(path)
-    if path.name.endswith(".gz"):
+    if Path(path).name.endswith(".gz"):
         data = gzip.compress(data)
-    path.write_bytes(data)
+    with atomic_write(path, "wb") as handle:
+        handle.write(data)

@@ -15,15 +15,24 @@ step in plain Python/NumPy so that every choice is visible and can be changed:
   documents only; ``x_dj = tf_dj * idf_j`` with ``idf_j = log(N / df_j)`` (``N`` training
   documents, ``df_j`` of them contain term ``j``), optionally ``tf = 1 + log(count)``; then each
   row is divided by its Euclidean norm.
+
+Before any of this, :func:`decode` turns a file's bytes into text: UTF-8 (a byte-order mark is
+dropped), else Latin-1, in which every byte is a character. Files in UTF-16 or UTF-32, or binary
+files, are refused with an error that says so, instead of being read as nonsense.
 """
 
+import codecs
 import re
 from collections import Counter
 
 import numpy as np
 import scipy.sparse as sp
 
-from mlnn.errors import MLNNError
+from mlnn.errors import DataFormatError, MLNNError
+
+#: Byte-order marks of the encodings :func:`decode` refuses, longest first.
+_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
+              (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"))
 
 #: English function words removed before stemming.
 STOP_WORDS = frozenset("""
@@ -49,6 +58,44 @@ won wouldn shouldn couldn aren hasn haven hadn ll ve re d m o y
 """.split())
 
 DEFAULT_TOKEN_PATTERN = r"[a-z][a-z]+"
+
+
+def decode(raw, source):
+    """The text of the bytes ``raw`` read from ``source`` (a file name, for messages).
+
+    UTF-8 (an initial byte-order mark is dropped), else Latin-1. Raises
+    :class:`~mlnn.errors.DataFormatError` naming the encoding for UTF-16/UTF-32 (by their
+    byte-order marks, or by the zero bytes between ASCII characters of a file without one) and
+    for other bytes that cannot be text (zero bytes).
+    """
+    encoding = _wide_encoding(raw)
+    if encoding is not None:
+        raise DataFormatError(f"{source}: the file is encoded as {encoding}; mlnn reads UTF-8 "
+                              f"text (convert it, e.g. iconv -f {encoding} -t UTF-8)")
+    if b"\x00" in raw:
+        line = raw.count(b"\n", 0, raw.index(b"\x00")) + 1
+        raise DataFormatError(f"{source}:{line}: a zero byte: this is a binary file, not text")
+    if raw.startswith(codecs.BOM_UTF8):
+        raw = raw[len(codecs.BOM_UTF8):]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def _wide_encoding(raw):
+    """"UTF-16" or "UTF-32" if ``raw`` starts with their byte-order mark or looks like ASCII
+    text in them (every other / every fourth byte zero at the start), else None."""
+    for bom, name in _WIDE_BOMS:
+        if raw.startswith(bom):
+            return name
+    head = raw[:400]
+    if len(head) >= 8 and head.count(b"\x00") * 4 >= len(head) * 3:
+        return "UTF-32"
+    if len(head) >= 4 and head.count(b"\x00") * 2 >= len(head) - 1 and \
+            (head[0::2].count(0) == 0 or head[1::2].count(0) == 0):
+        return "UTF-16"
+    return None
 
 
 def tokenize(text, token_pattern=DEFAULT_TOKEN_PATTERN):
