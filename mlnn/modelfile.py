@@ -22,18 +22,24 @@ the file):
 =====================  ================================================================
 
 A missing, truncated or tampered file, or one of another format version, raises
-:class:`~mlnn.errors.ModelFileError` saying which.
+:class:`~mlnn.errors.ModelFileError` saying which; so does any other file (a ``.npy`` array
+renamed ``.npz``, an archive with object arrays, a header entry of the wrong type, a ``meta``
+that is not a JSON object). Code that rebuilds a model from the entries does it inside
+:func:`loading`, so that a file that passes the checksum but lacks what the model needs is
+reported the same way, never as a ``KeyError`` or ``TypeError``.
 """
 
+import contextlib
 import hashlib
 import json
-import os
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
 
-from mlnn.errors import ModelFileError
+from mlnn.errors import MLNNError, ModelFileError
+from mlnn.fileio import atomic_write
 
 FORMAT = "mlnn-model"
 FORMAT_VERSION = 1
@@ -56,7 +62,8 @@ def names_array(names):
 
 
 def write_model_file(path, arrays, meta):
-    """Write ``arrays`` and the JSON header ``meta`` to ``path`` (a temporary file, then a rename)."""
+    """Write ``arrays`` and the JSON header ``meta`` to ``path`` atomically
+    (:func:`mlnn.fileio.atomic_write`: a temporary file, then a rename)."""
     clash = sorted(set(arrays) & set(HEADER))
     if clash:
         raise ModelFileError(f"the entries {clash} are reserved for the file header")
@@ -65,11 +72,8 @@ def write_model_file(path, arrays, meta):
     entries["format_version"] = np.array(FORMAT_VERSION)
     entries["meta"] = np.array(json.dumps(meta, default=_json_default))
     entries["checksum"] = np.array(checksum(entries))
-    path = Path(path)
-    temporary = path.with_name(path.name + ".part")
-    with open(temporary, "wb") as handle:
+    with atomic_write(path, "wb") as handle:
         np.savez(handle, **entries)
-    os.replace(temporary, path)
 
 
 def _json_default(value):
@@ -81,36 +85,87 @@ def _json_default(value):
 def read_model_file(path):
     """(arrays, meta) of a file written by :func:`write_model_file`, checked for format, version
     and checksum; ``arrays`` without the header entries."""
-    arrays = _read_entries(Path(path))
+    path = Path(path)
+    arrays = _read_entries(path)
     _check_header(path, arrays)
     stored = str(arrays.pop("checksum"))
     if checksum(arrays) != stored:
         raise ModelFileError(f"model file {path} fails its checksum: it was modified or corrupted")
-    meta = json.loads(str(arrays.pop("meta")))
+    try:
+        meta = json.loads(str(arrays.pop("meta")))
+    except ValueError:
+        raise _not_a_model(path, "its 'meta' entry is not valid JSON") from None
+    if not isinstance(meta, dict):
+        raise _not_a_model(path, "its 'meta' entry is not a JSON object")
     for name in ("format", "format_version"):
         arrays.pop(name)
     return arrays, meta
 
 
+@contextlib.contextmanager
+def loading(path):
+    """Turn any error of rebuilding a model from the entries of ``path`` (a missing key, a value
+    of the wrong type or shape) into :class:`~mlnn.errors.ModelFileError`."""
+    try:
+        yield
+    except MLNNError as error:
+        if isinstance(error, ModelFileError):
+            raise
+        raise _not_a_model(path, f"its content is inconsistent: {error}") from None
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+        what = f"the entry {error} is missing" if isinstance(error, KeyError) else \
+            f"{type(error).__name__}: {error}"
+        raise _not_a_model(path, what) from None
+
+
+def _not_a_model(path, reason):
+    return ModelFileError(f"not an mlnn model file: {path}: {reason}")
+
+
+#: The first bytes of a zip archive (an ``.npz``) and of a ``.npy`` array.
+_ZIP_MAGIC, _NPY_MAGIC = (b"PK\x03\x04", b"PK\x05\x06"), b"\x93NUMPY"
+
+
 def _read_entries(path):
+    if path.is_dir():
+        raise ModelFileError(f"model file {path} is a directory, not a file")
     if not path.is_file():
         raise ModelFileError(f"model file {path} does not exist")
+    with open(path, "rb") as handle:
+        start = handle.read(6)
+    if start.startswith(_NPY_MAGIC):
+        raise _not_a_model(path, "it is a single NumPy array (.npy), not an .npz archive")
+    if not start.startswith(_ZIP_MAGIC):
+        raise _not_a_model(path, "it is not an .npz (zip) archive")
     try:
         with np.load(path, allow_pickle=False) as npz:
             return {name: npz[name] for name in npz.files}
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError) as error:
+    except ValueError as error:
+        reason = "it holds Python objects" if "allow_pickle" in str(error) else \
+            "an entry is not a valid array"
+        raise _not_a_model(path, reason) from None
+    except (zipfile.BadZipFile, EOFError, OSError, KeyError, zlib.error) as error:
         raise ModelFileError(f"model file {path} is truncated or not an mlnn model file "
                              f"({type(error).__name__}: {error})") from None
+
+
+def _header_entry(path, arrays, name, kinds):
+    entry = arrays[name]
+    if entry.shape != () or entry.dtype.kind not in kinds:
+        raise _not_a_model(path, f"its {name!r} entry is a {entry.dtype} array of shape "
+                                 f"{entry.shape}, not a single "
+                                 f"{'string' if kinds == 'U' else 'integer'}")
+    return entry.item()
 
 
 def _check_header(path, arrays):
     for name in HEADER:
         if name not in arrays:
-            raise ModelFileError(f"model file {path} has no {name!r} entry: not an mlnn model file")
-    if str(arrays["format"]) != FORMAT:
-        raise ModelFileError(f"model file {path} has format {str(arrays['format'])!r}, "
-                             f"expected {FORMAT!r}")
-    version = int(arrays["format_version"])
-    if version != FORMAT_VERSION:
-        raise ModelFileError(f"model file {path} has format version {version}; this mlnn reads "
-                             f"version {FORMAT_VERSION}")
+            raise _not_a_model(path, f"it has no {name!r} entry")
+    kinds = {"format": "U", "format_version": "iu", "meta": "U", "checksum": "U"}
+    values = {name: _header_entry(path, arrays, name, kind) for name, kind in kinds.items()}
+    if values["format"] != FORMAT:
+        raise _not_a_model(path, f"its format is {values['format']!r}, expected {FORMAT!r}")
+    if values["format_version"] != FORMAT_VERSION:
+        raise ModelFileError(f"model file {path} has format version {values['format_version']}; "
+                             f"this mlnn reads version {FORMAT_VERSION}")
