@@ -19,6 +19,7 @@ ignoring it would rewrite the tables without the methods it recorded.
 """
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -114,3 +115,35 @@ def seed_summary(scores):
                                                                            np.nan)
         summary[dataset] = (stacked.mean(axis=0), std, len(stacked))
     return summary
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Stored results of several datasets, averaged over their seeds.
+
+    datasets : tuple of names (N); methods : tuple (k); measures : tuple (m)
+    means, stds : arrays (N × k × m); std is NaN where a dataset has one seed
+    seeds : tuple of the seeds of each dataset
+    """
+
+    datasets: tuple
+    methods: tuple
+    measures: tuple
+    means: np.ndarray
+    stds: np.ndarray
+    seeds: tuple
+
+
+def summarise(runs, methods, measures=MEASURES, datasets=None):
+    """A :class:`Summary` of ``runs`` (from :func:`load_runs`) over the (dataset, seed) runs that
+    hold all ``methods``; ``datasets`` restricts and orders the datasets (default: all, sorted).
+    """
+    scores = stored_scores(runs, methods, measures)
+    datasets = tuple(sorted(scores) if datasets is None else (d for d in datasets if d in scores))
+    if not datasets:
+        raise MLNNError(f"no stored run holds all of the methods {list(methods)}")
+    summary = seed_summary({d: scores[d] for d in datasets})
+    return Summary(datasets=datasets, methods=tuple(methods), measures=tuple(measures),
+                   means=np.stack([summary[d][0] for d in datasets]),
+                   stds=np.stack([summary[d][1] for d in datasets]),
+                   seeds=tuple(tuple(sorted(scores[d])) for d in datasets))

@@ -1,0 +1,137 @@
+"""Comparing methods over several datasets: average ranks, the Friedman test, Nemenyi's CD.
+
+The paper summarises its comparison by the average rank of every method on every measure over
+its six datasets (Table 2). This module computes the same table from stored result files, and
+the test Demšar (2006, "Statistical Comparisons of Classifiers over Multiple Data Sets", JMLR 7,
+Sec. 3.2.2) recommends for it:
+
+* **ranks** -- on every dataset the k methods are ranked per measure, 1 for the best (the lowest
+  value for rankloss, oneError, coverage and hamming, :data:`mlnn.metrics.LOWER_IS_BETTER`; the
+  highest for the rest); tied methods share the average of the ranks they span. ``R_j`` is the
+  average rank of method j over the N datasets.
+* **Friedman test** of "all methods are equivalent" (Demšar's Eq. for χ²_F and F_F)::
+
+      χ²_F = 12 N / (k (k+1)) · (Σ_j R_j² − k (k+1)² / 4)      ~ χ² with k − 1 d.o.f.
+      F_F  = (N − 1) χ²_F / (N (k − 1) − χ²_F)                 ~ F(k − 1, (k − 1)(N − 1))
+
+  (Iman and Davenport's F_F is less conservative than χ²_F; both p-values are reported. Demšar's
+  χ²_F has no correction for ties, unlike :func:`scipy.stats.friedmanchisquare`; without ties
+  the two agree.)
+* **Nemenyi test**: two methods differ significantly at level α when their average ranks differ
+  by at least the critical difference ``CD = q_α √(k (k+1) / (6 N))``, with q_α from Demšar's
+  Table 5(a) (:data:`Q_ALPHA`: the Studentized range statistic divided by √2).
+
+Where a dataset was run with several seeds, it is ranked on the mean over its seeds (one
+observation per dataset, as the test assumes).
+"""
+
+import csv
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+import scipy.stats
+
+from mlnn.errors import MLNNError
+
+#: q_α of the Nemenyi test for k = 2 … 10 methods (Demšar 2006, Table 5(a)).
+Q_ALPHA = {
+    0.05: (1.960, 2.343, 2.569, 2.728, 2.850, 2.949, 3.031, 3.102, 3.164),
+    0.10: (1.645, 2.052, 2.291, 2.459, 2.589, 2.693, 2.780, 2.855, 2.920),
+}
+
+
+def rank_methods(values, lower_is_better):
+    """Ranks (1 = best, ties averaged) of the methods on each dataset.
+
+    values : array (N datasets × k methods) of one measure, no NaN.
+    Returns an array of the same shape (a new array; ``values`` is not modified).
+    """
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 2 or values.shape[1] < 2:
+        raise MLNNError(f"values must be a (datasets × methods) array with at least two methods, "
+                        f"got shape {values.shape}")
+    if np.isnan(values).any():
+        raise MLNNError("values contains NaN: every method needs a value on every dataset")
+    oriented = values if lower_is_better else -values
+    return scipy.stats.rankdata(oriented, axis=1)
+
+
+def average_ranks(values, lower_is_better):
+    """R_j: the mean over datasets of :func:`rank_methods`, array (k,)."""
+    return rank_methods(values, lower_is_better).mean(axis=0)
+
+
+@dataclass(frozen=True)
+class Friedman:
+    """The Friedman test on N datasets and k methods (Demšar 2006, Sec. 3.2.2)."""
+
+    chi2: float        # χ²_F
+    p_chi2: float      # P(χ² with k − 1 d.o.f. ≥ χ²_F)
+    F: float           # Iman–Davenport F_F
+    p_F: float         # P(F(k − 1, (k − 1)(N − 1)) ≥ F_F)
+    N: int
+    k: int
+
+
+def friedman_test(R, N):
+    """The Friedman test from the average ranks R_j (array (k,)) of k methods over N datasets."""
+    R = np.asarray(R, dtype=float)
+    k = R.size
+    if N < 2 or k < 2:
+        raise MLNNError(f"the Friedman test needs at least two datasets and two methods, "
+                        f"got N = {N}, k = {k}")
+    chi2 = 12.0 * N / (k * (k + 1)) * (np.sum(R ** 2) - k * (k + 1) ** 2 / 4.0)
+    denominator = N * (k - 1) - chi2
+    F = (N - 1) * chi2 / denominator if denominator > 0 else np.inf
+    return Friedman(chi2=float(chi2), p_chi2=float(scipy.stats.chi2.sf(chi2, k - 1)),
+                    F=float(F), p_F=float(scipy.stats.f.sf(F, k - 1, (k - 1) * (N - 1))),
+                    N=N, k=k)
+
+
+def critical_difference(k, N, alpha=0.05):
+    """Nemenyi's critical difference for ``k`` methods on ``N`` datasets at level ``alpha``."""
+    if alpha not in Q_ALPHA:
+        raise MLNNError(f"alpha must be one of {sorted(Q_ALPHA)}, got {alpha}")
+    if not 2 <= k <= 1 + len(Q_ALPHA[alpha]):
+        raise MLNNError(f"the q_alpha table covers 2 to 10 methods, got k = {k}")
+    if N < 1:
+        raise MLNNError(f"N must be at least 1, got {N}")
+    return Q_ALPHA[alpha][k - 2] * np.sqrt(k * (k + 1) / (6.0 * N))
+
+
+def cliques(R, cd):
+    """Groups of methods whose average ranks all lie within ``cd`` of each other (maximal, of two
+    or more methods): a list of index tuples, ordered by rank, as joined by bars in a CD diagram."""
+    order = np.argsort(R, kind="stable")
+    sorted_R = np.asarray(R)[order]
+    groups = []
+    for i in range(len(order)):
+        j = i + int(np.searchsorted(sorted_R[i:], sorted_R[i] + cd, side="left")) - 1
+        if j > i and not (groups and groups[-1][1] >= j):
+            groups.append((i, j))
+    return [tuple(int(m) for m in order[i:j + 1]) for i, j in groups]
+
+
+def rank_table(means, lower_is_better):
+    """Average ranks and the Friedman test of every measure.
+
+    means : array (N datasets × k methods × measures) of the mean test values.
+    lower_is_better : sequence of bools, one per measure.
+    Returns (R, tests): R an array (k × measures) of average ranks, tests a list of
+    :class:`Friedman`, one per measure.
+    """
+    means = np.asarray(means, dtype=float)
+    R, tests = [], []
+    for index, lower in enumerate(lower_is_better):
+        R.append(average_ranks(means[:, :, index], lower))
+        tests.append(friedman_test(R[-1], means.shape[0]))
+    return np.array(R).T, tests
+
+
+def paper_table2():
+    """The paper's Table 2, average ranks over its six datasets, from the package data:
+    ``{method: {measure: rank}}`` (the ten measures of :data:`mlnn.metrics.MEASURES`)."""
+    text = resources.files("mlnn").joinpath("data/paper_table2.csv").read_text()
+    return {row["method"]: {m: float(v) for m, v in row.items() if m != "method"}
+            for row in csv.DictReader(text.splitlines())}
