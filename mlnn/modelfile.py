@@ -132,13 +132,18 @@ def _read_entries(path):
     if not path.is_file():
         raise ModelFileError(f"model file {path} does not exist")
     with open(path, "rb") as handle:
-        start = handle.read(6)
+        return _entries(path, handle)
+
+
+def _entries(path, handle):
+    start = handle.read(6)
     if start.startswith(_NPY_MAGIC):
         raise _not_a_model(path, "it is a single NumPy array (.npy), not an .npz archive")
     if not start.startswith(_ZIP_MAGIC):
         raise _not_a_model(path, "it is not an .npz (zip) archive")
+    handle.seek(0)
     try:
-        with np.load(path, allow_pickle=False) as npz:
+        with np.load(handle, allow_pickle=False) as npz:
             return {name: npz[name] for name in npz.files}
     except ValueError as error:
         reason = "it holds Python objects" if "allow_pickle" in str(error) else \

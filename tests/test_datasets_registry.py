@@ -1,6 +1,9 @@
 """load(): names, the Dataset contract, synthetic, seeded splits, the npz cache, statistics."""
 
+import errno
 import os
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,7 +13,7 @@ import mlnn.datasets as datasets
 from mlnn.datasets import Dataset, load, statistics
 from mlnn.datasets.arff import write_arff, write_mulan_xml
 from mlnn.datasets.registry import SPECS
-from mlnn.errors import MLNNError
+from mlnn.errors import MLNNError, MLNNWarning
 
 REQUIRED = ["reuters21578", "delicious", "bibtex", "enron", "medical", "tmc2007-500", "yeast",
             "emotions", "rcv1subset1", "rcv1subset2", "rcv1subset3", "rcv1subset4",
@@ -127,6 +130,52 @@ def test_unwritable_cache_is_skipped(tmp_path, monkeypatch):
     monkeypatch.setenv("MLNN_CACHE", str(blocker / "cache"))
     d = load("stackex_chess", data_dir=tmp_path)
     assert d.info["cache_written"] is False and d.X_train.shape[0] == 20
+
+
+def _flip_byte(path, where):
+    data = bytearray(path.read_bytes())
+    data[where(len(data))] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def _other_file(path):
+    np.save(path.with_suffix(".npy"), np.arange(5))
+    path.with_suffix(".npy").replace(path)
+
+
+@pytest.mark.parametrize("damage", [
+    lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]),        # cut off
+    lambda p: p.write_bytes(b""),                                             # empty
+    lambda p: _flip_byte(p, lambda n: n // 3),                                # inside the data
+    lambda p: _flip_byte(p, lambda n: n - 30),                                # in the directory
+    lambda p: _flip_byte(p, lambda n: 0),                                     # in the magic
+    _other_file,                                                              # a .npy renamed
+], ids=["truncated", "empty", "flipped-data", "flipped-directory", "flipped-magic", "npy"])
+def test_a_damaged_cache_entry_is_reported_once_and_rebuilt(tmp_path, cache, damage):
+    _single_file_dataset(tmp_path)
+    first = load("stackex_chess", data_dir=tmp_path)
+    entry = Path(first.info["cache_file"])
+    damage(entry)
+    with pytest.warns(MLNNWarning, match=r"cached matrices .*stackex_chess-.*\.npz are damaged "
+                                         r"\(.*\); rebuilding them") as record:
+        rebuilt = load("stackex_chess", data_dir=tmp_path)
+    assert len(record) == 1
+    assert rebuilt.info["from_cache"] is False and rebuilt.info["cache_written"] is True
+    assert (rebuilt.X_train != first.X_train).nnz == 0 and rebuilt.label_names == first.label_names
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                                 # the entry is whole again
+        assert load("stackex_chess", data_dir=tmp_path).info["from_cache"] is True
+    assert sorted(p.name for p in cache.iterdir()) == [entry.name]
+
+
+def test_a_full_disk_while_caching_leaves_no_entry(tmp_path, cache, monkeypatch):
+    _single_file_dataset(tmp_path)
+
+    def full(descriptor):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(os, "fsync", full)
+    d = load("stackex_chess", data_dir=tmp_path)
+    assert d.info["cache_written"] is False and list(cache.iterdir()) == []
 
 
 def test_missing_files_name_the_path(tmp_path, cache):

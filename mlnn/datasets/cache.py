@@ -3,21 +3,29 @@
 The cache key is the SHA-256 of the source files' checksums, the dataset name, the processing
 options and :data:`FORMAT_VERSION`, so a changed source file or option gives a new entry. The
 cache directory is :func:`mlnn.datasets.paths.cache_dir`; when it cannot be
-written (a read-only file system), loading simply proceeds without caching.
+written (a read-only file system, a full disk), loading simply proceeds without caching.
+
+Entries are written atomically (:func:`mlnn.fileio.atomic_path`) and carry the SHA-256 of their
+arrays, so a damaged entry (cut off, a flipped byte, another file under its name) is detected
+on reading: :func:`load` then warns once (:class:`~mlnn.errors.MLNNWarning`) and returns None,
+and the caller rebuilds the entry from the source files, replacing the damaged one.
 """
 
 import hashlib
 import json
-import os
-import tempfile
+import warnings
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from mlnn.datasets.paths import cache_dir
+from mlnn.errors import MLNNError, MLNNWarning
+from mlnn.fileio import atomic_path
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _MATRICES = ("X_train", "Y_train", "X_test", "Y_test")
 
 
@@ -34,8 +42,18 @@ def cache_path(name, key):
     return cache_dir() / f"{name}-{key[:20]}.npz"
 
 
+def _digest(arrays):
+    """SHA-256 (hex) over the entries' names, dtypes, shapes and bytes, in name order."""
+    digest = hashlib.sha256()
+    for name in sorted(arrays):
+        array = np.ascontiguousarray(arrays[name])
+        digest.update(f"{name}|{array.dtype.str}|{array.shape}|".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
 def save(path, parts, feature_names, label_names, description):
-    """Write the four matrices, names and description to ``path`` atomically.
+    """Write the four matrices, names, description and their checksum to ``path`` atomically.
 
     Returns True on success, False if the cache directory cannot be written.
     """
@@ -49,37 +67,57 @@ def save(path, parts, feature_names, label_names, description):
     arrays["feature_names"] = np.array(feature_names, dtype=str)
     arrays["label_names"] = np.array(label_names, dtype=str)
     arrays["description"] = np.array(description, dtype=str)
+    arrays["sha256"] = np.array(_digest(arrays))
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=path.name + ".",
-                                             suffix=".part", delete=False)
-        with handle:
+        with atomic_path(path) as temporary, open(temporary, "wb") as handle:
             np.savez(handle, **arrays)
-        os.replace(handle.name, path)
         return True
-    except OSError:
-        try:
-            os.unlink(handle.name)
-        except (OSError, NameError):
-            pass
+    except (OSError, MLNNError):
         return False
 
 
 def load(path):
-    """Read a cache file; None if it is missing or unreadable (then the data is reprocessed)."""
+    """Read a cache file; None if it is missing, or damaged (then with a warning), so that the
+    data is reprocessed."""
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            parts = {}
-            for part in _MATRICES:
-                parts[part] = sp.csr_matrix(
-                    (archive[f"{part}_data"], archive[f"{part}_indices"],
-                     archive[f"{part}_indptr"]), shape=tuple(archive[f"{part}_shape"]))
-            feature_names = [str(s) for s in archive["feature_names"]]
-            label_names = [str(s) for s in archive["label_names"]]
-            description = str(archive["description"])
-    except (OSError, ValueError, KeyError, EOFError):
+        arrays = _read_checked(path)
+    except FileNotFoundError:
         return None
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as error:
+        warnings.warn(f"the cached matrices {path} are damaged ({_reason(error)}); rebuilding "
+                      "them from the source files", MLNNWarning, stacklevel=2)
+        return None
+    parts = {}
     for part in _MATRICES:
+        parts[part] = sp.csr_matrix(
+            (arrays[f"{part}_data"], arrays[f"{part}_indices"], arrays[f"{part}_indptr"]),
+            shape=tuple(arrays[f"{part}_shape"]))
         parts[part].has_sorted_indices = True
-    return parts, feature_names, label_names, description
+    feature_names = [str(s) for s in arrays["feature_names"]]
+    label_names = [str(s) for s in arrays["label_names"]]
+    return parts, feature_names, label_names, str(arrays["description"])
+
+
+def _read_checked(path):
+    """The arrays of the cache file ``path`` after checking it is an archive with a matching
+    checksum; ValueError says what is wrong otherwise."""
+    with open(path, "rb") as handle:
+        if handle.read(4) != b"PK\x03\x04":
+            raise ValueError("not an .npz archive")
+        handle.seek(0)
+        with np.load(handle, allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+    stored = str(arrays.pop("sha256", ""))
+    if _digest(arrays) != stored:
+        raise ValueError("checksum mismatch")
+    return arrays
+
+
+def _reason(error):
+    if isinstance(error, KeyError):
+        return f"no entry {error}"
+    if isinstance(error, ValueError) and "allow_pickle" in str(error):
+        return "it holds Python objects"
+    return f"{type(error).__name__}: {error}" if not isinstance(error, ValueError) else str(error)
