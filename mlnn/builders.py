@@ -13,7 +13,7 @@ import numpy as np
 from mlnn.losses import PairwiseExponential, get_loss
 from mlnn.network import INITIALISATIONS, Network
 from mlnn.optimizers import OPTIMIZERS, get_optimizer
-from mlnn.validation import check_choice
+from mlnn.validation import check_choice, check_positive_int
 
 DTYPES = ("float32", "float64")
 
@@ -29,10 +29,17 @@ def build_loss(name, pwe_form="factorised"):
 def build_network(n_features, n_labels, loss, hidden_units=1000, hidden_activation="relu",
                   random_state=None, dtype="float32", init="glorot"):
     """A freshly initialised D × F × L network whose output activation is ``loss.output``."""
-    dtype = check_choice(np.dtype(dtype).name if _is_dtype(dtype) else dtype, "dtype", DTYPES)
+    dtype = check_dtype(dtype)
+    hidden_units = check_positive_int(hidden_units, "hidden_units")
     check_choice(init, "init", INITIALISATIONS)
     return Network.initialise(n_features, n_labels, hidden_units, hidden_activation, loss.output,
                               random_state=random_state, dtype=np.dtype(dtype), init=init)
+
+
+def check_dtype(dtype, name="dtype"):
+    """The training precision's name, "float32" or "float64", from a name or a NumPy dtype or
+    scalar type (``np.float32``); raise on anything else."""
+    return check_choice(np.dtype(dtype).name if _is_dtype(dtype) else dtype, name, DTYPES)
 
 
 def build_optimizer(name, learning_rate, momentum=0.9, nesterov=False, weight_decay=0.0,

@@ -7,10 +7,19 @@ argument and the problem, so that bad input never surfaces as a traceback from i
 documents (the estimator, the reproduction and the experiments all call it).
 """
 
+import functools
+import sys
+
 import numpy as np
 import scipy.sparse as sp
 
 from mlnn.errors import MLNNError
+
+
+class NotFittedError(MLNNError, AttributeError):
+    """A model was used before ``fit``: a ``ValueError`` and an ``AttributeError``, as
+    scikit-learn's ``NotFittedError`` is. :func:`check_fitted` raises a subclass of scikit-learn's
+    own class when scikit-learn is loaded, so its tools recognise the error too."""
 
 
 def _as_2d(A, name, columns, what="a 2-D array"):
@@ -22,7 +31,8 @@ def _as_2d(A, name, columns, what="a 2-D array"):
     except Exception as error:  # e.g. ragged nested lists
         raise MLNNError(f"{name} must be {what} or sparse matrix: {error}") from None
     if A.ndim != 2:
-        raise MLNNError(f"{name} must be 2-D (documents × {columns}), got shape {A.shape}")
+        raise MLNNError(f"{name} must be 2-D (documents × {columns}), got shape {A.shape}. "
+                        "Reshape your data so that each row is a document")
     return A
 
 
@@ -40,7 +50,10 @@ def check_X(X, name="X", n_features=None, dtype=np.float64, n_samples=None):
     CSR, so dense and sparse input take the same code path and give identical results.
     """
     X = _as_2d(X, name, "features")
-    if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
+    if np.issubdtype(X.dtype, np.complexfloating):
+        raise MLNNError(f"{name} must hold real numbers (Complex data not supported), "
+                        f"got dtype {X.dtype}")
+    if not np.issubdtype(X.dtype, np.number):
         raise MLNNError(f"{name} must hold real numbers, got dtype {X.dtype}")
     X = sp.csr_matrix(X)
     if X.dtype != dtype:
@@ -94,7 +107,8 @@ def check_label_values(values, name):
                         f"got dtype {values.dtype}")
     if values.size and not np.all((values == 0) | (values == 1)):
         bad = values[(values != 0) & (values != 1)][0].item()
-        raise MLNNError(f"{name} must be a 0/1 label matrix; found the value {bad!r}")
+        kind = " (a continuous target, not a label)" if bad != np.round(bad) else ""
+        raise MLNNError(f"{name} must be a 0/1 label matrix; found the value {bad!r}{kind}")
 
 
 def check_dense_Y(Y, name="Y", shape=None):
@@ -208,6 +222,17 @@ def check_bool(value, name):
     return bool(value)
 
 
+def check_seed(value, name="random_state"):
+    """``value`` unchanged; raise unless it is None or an integer ≥ 0 (not a bool): a seed for
+    ``numpy.random.default_rng``."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+            or value < 0:
+        raise MLNNError(f"{name} must be None or an integer >= 0 (a seed), got {value!r}")
+    return value
+
+
 def check_choice(value, name, choices):
     """``value`` unchanged; raise unless it is one of ``choices`` (names, e.g. of a loss).
 
@@ -231,22 +256,65 @@ def check_length(values, name, expected):
 
 
 def check_fitted(model, attribute):
-    """Raise unless ``model`` has ``attribute``, which its ``fit`` sets (e.g. ``coef_``)."""
+    """Raise :class:`NotFittedError` unless ``model`` has ``attribute``, which its ``fit`` sets
+    (e.g. ``coef_``)."""
     if not hasattr(model, attribute):
-        raise MLNNError(f"this {type(model).__name__} is not fitted yet; call fit first")
+        raise not_fitted_error_type()(f"this {type(model).__name__} is not fitted yet; "
+                                      "call fit first")
+
+
+def not_fitted_error_type():
+    """:class:`NotFittedError`, joined with ``sklearn.exceptions.NotFittedError`` when scikit-learn
+    is already loaded (looked up in ``sys.modules``: scikit-learn is never imported here). Code that
+    can name scikit-learn's class has loaded it, so its ``except NotFittedError`` catches ours."""
+    sklearn_exceptions = sys.modules.get("sklearn.exceptions")
+    sklearn_class = getattr(sklearn_exceptions, "NotFittedError", None)
+    if not isinstance(sklearn_class, type) or not issubclass(sklearn_class, Exception):
+        return NotFittedError
+    return _joined_not_fitted_error(sklearn_class)
+
+
+@functools.lru_cache(maxsize=None)
+def _joined_not_fitted_error(sklearn_class):
+    """One class per scikit-learn ``NotFittedError``: ours first, so it is still an MLNNError."""
+    return type("NotFittedError", (NotFittedError, sklearn_class),
+                {"__module__": __name__, "__doc__": NotFittedError.__doc__,
+                 "__qualname__": "NotFittedError"})
+
+
+def check_sample_weight(sample_weight, n):
+    """``sample_weight`` as a float64 array of ``n`` finite weights ≥ 0, not all 0; else raise."""
+    try:
+        weights = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise MLNNError("sample_weight must be a 1-D array of numbers") from None
+    if weights.shape != (n,):
+        raise MLNNError(f"sample_weight has shape {weights.shape}, expected ({n},): "
+                        "one weight per document")
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0) or not weights.sum() > 0:
+        raise MLNNError("sample_weight must hold finite weights >= 0, not all 0")
+    return weights
 
 
 def check_training_data(X, Y, X_val=None, Y_val=None, n_features=None, n_labels=None,
                         dtype=np.float64):
     """(X, Y, X_val, Y_val) checked for training: X CSR of ``dtype``, Y 0/1 CSR, same documents.
 
-    X must hold at least one document; ``X_val`` and ``Y_val`` come together or not at all and
+    X must hold at least one document and one feature, Y at least one label; ``X_val`` and ``Y_val`` come together or not at all and
     must have the features of X and the labels of Y. ``n_features``/``n_labels`` fix D and L.
     """
+    if Y is None:
+        raise MLNNError("the labels Y are missing: training requires y to be passed, "
+                        "but the target y is None")
     X = check_X(X, "X", n_features=n_features, dtype=dtype)
     Y = check_Y(Y, "Y", n_samples=X.shape[0], n_labels=n_labels)
     if X.shape[0] == 0:
         raise MLNNError("X has no documents to train on")
+    if X.shape[1] == 0:
+        raise MLNNError(f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required: "
+                        "there is nothing to learn from")
+    if Y.shape[1] == 0:
+        raise MLNNError(f"Y has 0 labels (shape={Y.shape}): there is nothing to predict")
     if (X_val is None) != (Y_val is None):
         raise MLNNError("give both X_val and Y_val, or neither")
     if X_val is not None:
@@ -267,7 +335,7 @@ def validation_split(n, fraction=0.1, random_state=0):
     n_val = int(round(fraction * n))
     if n_val < 1 or n_val >= n:
         raise MLNNError(f"a validation fraction of {fraction} leaves no documents for fitting or "
-                        f"for validation out of {n}")
+                        f"for validation out of {n} (n_samples={n})")
     order = np.random.default_rng(random_state).permutation(n)
     return np.sort(order[n_val:]), np.sort(order[:n_val])
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from mlnn.builders import build, build_loss, build_network, build_optimizer
+from mlnn.builders import build, build_loss, build_network, build_optimizer, check_dtype
 from mlnn.errors import MLNNError
 from mlnn.losses import CrossEntropy, PairwiseExponential
 from mlnn.optimizers import AdaGrad, Momentum, SGD
@@ -51,7 +51,22 @@ def test_optimizers_and_their_options():
     ({"optimizer": "adam"}, "unknown optimizer 'adam'"),
     ({"dtype": "float16"}, "unknown dtype 'float16'"),
     ({"init": "zeros"}, "unknown init 'zeros'"),
+    ({"hidden_units": 2.5}, r"hidden_units must be a positive integer, got 2\.5"),
+    ({"hidden_units": 0}, "hidden_units must be a positive integer, got 0"),
+    ({"hidden_units": True}, "hidden_units must be a positive integer, got True"),
 ])
 def test_bad_names_are_clear_errors(kwargs, message):
     with pytest.raises(MLNNError, match=message):
-        build(4, 2, hidden_units=3, **kwargs)
+        build(4, 2, **{"hidden_units": 3, **kwargs})
+
+
+@pytest.mark.parametrize("dtype, name", [("float32", "float32"), (np.float64, "float64"),
+                                         (np.dtype("float32"), "float32")])
+def test_check_dtype_gives_the_name(dtype, name):
+    assert check_dtype(dtype) == name
+
+
+@pytest.mark.parametrize("dtype", ["float16", np.int32, None, ["float32"]])
+def test_check_dtype_rejects_other_precisions(dtype):
+    with pytest.raises(MLNNError, match="unknown dtype"):
+        check_dtype(dtype)

@@ -249,10 +249,12 @@ def test_estimator_gives_the_same_model(form):
         model = MultiLabelNN(hidden_units=5, max_epochs=2, batch_size=8, random_state=0,
                              dtype="float64")
         model.fit(X, labels)
-        results.append((model.decision_function(X), model.predict(X).toarray(),
-                        model.evaluate(X, labels)))
+        results.append((model.decision_function(X), model.predict(X),
+                        model.evaluate(X, labels), model.score(X, labels)))
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])
+    assert results[1][1].dtype == np.dtype(form[0])       # predictions in the labels' own dtype
+    assert results[0][3] == results[1][3]
     for key in results[0][2]:
         assert_same(results[0][2][key], results[1][2][key])
 
