@@ -13,6 +13,8 @@ from mlnn.paper.cdplot import plot_cd_diagram
 from mlnn.paper.methods import PAPER_METHODS
 from mlnn.paper.ranks import (Q_ALPHA, average_ranks, cliques, critical_difference,
                               friedman_test, paper_table2, rank_methods, rank_table)
+from mlnn.paper.report import (dataset_markdown, paired_differences, plot_cd_grid,
+                               rank_markdown)
 from mlnn.paper.reproduce import write_results
 from mlnn.paper.results import load_runs, summarise
 
@@ -134,3 +136,26 @@ def test_paper_table2_is_a_rank_table_of_the_eight_methods():
     for measure in MEASURES:
         # average ranks of 8 methods sum to 1 + … + 8 = 36 (up to the paper's rounding)
         assert sum(table[m][measure] for m in PAPER_METHODS) == pytest.approx(36, abs=0.35)
+
+
+def test_report_tables_from_a_summary(tmp_path):
+    write_results(_run("a", 0, {"NN_A": 0.1, "BR_R": 0.3}), tmp_path)
+    write_results(_run("a", 1, {"NN_A": 0.3, "BR_R": 0.2}), tmp_path)
+    runs = load_runs(tmp_path)
+    summary = summarise(runs, ("NN_A", "BR_R"))
+    lines = dataset_markdown(summary, 0).splitlines()
+    assert lines[0] == "| method | " + " | ".join(MEASURES) + " |"
+    # rankloss: NN_A's mean 0.2 is the lower, so it is bold; std of (0.1, 0.3) is 0.1414
+    assert lines[2].startswith("| NN_A | **0.2000 ± 0.1414** | ")
+    assert lines[3].startswith("| BR_R | 0.2500 ± 0.0707 | ")
+    R = np.array([[1.0] * len(MEASURES), [2.0] * len(MEASURES)])
+    ranks = rank_markdown(summary, R, paper_table2()).splitlines()
+    assert ranks[2] == "| NN_A | ours | " + " | ".join(["1.00"] * len(MEASURES)) + " | 1.00 |"
+    assert ranks[3].startswith("|  | paper | 2.20 | 2.40 |")
+    # rankloss: lower is better, so NN_A beats BR_R by 0.3 − 0.1 on seed 0, loses on seed 1
+    differences = paired_differences(runs, "a", "NN_A", "BR_R", "rankloss")
+    assert differences == pytest.approx({0: 0.2, 1: -0.1})
+    assert paired_differences(runs, "a", "NN_A", "BR_R", "MAP") == pytest.approx({0: -0.2,
+                                                                                 1: 0.1})
+    fig = plot_cd_grid(R.T[:3].T, ["NN_A", "BR_R"], MEASURES[:3], 1.0)
+    assert [ax.get_title() for ax in fig.axes[:3]] == list(MEASURES[:3])
