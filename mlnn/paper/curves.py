@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from mlnn.errors import MLNNError
+from mlnn.fileio import atomic_write
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ def save_csv(curves, path):
     """Write curves as a long table with the columns :data:`CSV_COLUMNS`, one row per evaluation."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding="utf-8") as handle:
+    with atomic_write(path, "w") as handle:
         writer = csv.writer(handle)
         writer.writerow(CSV_COLUMNS)
         for curve in curves:

@@ -14,12 +14,20 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from mlnn.errors import MLNNError
+from mlnn.fileio import atomic_write
 from mlnn.paper.environment import figures_dir
 from mlnn.paper.landscapes import surface_gradient
 
-#: Line colours by hidden activation / loss / hidden-layer size, fixed so figures agree.
-COLOURS = {"relu": "tab:red", "tanh": "tab:blue", "sigmoid": "tab:green",
-           "ce": "tab:red", "pwe": "tab:blue"}
+#: Line colours by update rule, loss (and loss with learning rate, Fig. 4) or hidden activation,
+#: fixed so figures agree. AdaGrad is red and momentum blue, as in the paper's Fig. 3 (left);
+#: in Fig. 4 CE is red/orange and PWE blue/cyan (the larger η the darker).
+COLOURS = {"adagrad": "tab:red", "momentum": "tab:blue", "sgd": "tab:green",
+           "ce": "tab:red", "pwe": "tab:blue",
+           "ce0.1": "tab:red", "ce0.01": "tab:orange", "pwe0.1": "tab:blue", "pwe0.01": "tab:cyan",
+           "relu": "tab:red", "tanh": "tab:blue", "sigmoid": "tab:green"}
+
+#: Line styles by hidden activation in Fig. 3 (left).
+ACTIVATION_STYLES = {"relu": "-", "tanh": "--", "sigmoid": ":"}
 PALETTE = ("tab:red", "tab:blue", "tab:green", "tab:purple", "tab:orange", "tab:brown",
            "tab:gray", "tab:olive")
 
@@ -32,7 +40,8 @@ def save_figure(fig, name, directory=None, dpi=110):
     directory = figures_dir() if directory is None else Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / (name if name.endswith(".png") else f"{name}.png")
-    fig.savefig(path, dpi=dpi, bbox_inches="tight")
+    with atomic_write(path, "wb") as handle:
+        fig.savefig(handle, format="png", dpi=dpi, bbox_inches="tight")
     return path
 
 
@@ -144,22 +153,36 @@ def plot_curves(curves, measure="rankloss", ax=None, logx=False, colour_by=None,
     return fig
 
 
-def plot_convergence(curves, measure="rankloss"):
-    """Fig. 3 (left): AdaGrad vs momentum × ReLU / tanh / sigmoid (colour = activation,
-    solid = AdaGrad, dashed = momentum)."""
-    curves = sorted(curves, key=lambda c: (c["optimizer"] != "adagrad", c["hidden_activation"]))
+def plot_convergence(curves, measure="rankloss", title_prefix="Fig. 3 (left)"):
+    """Fig. 3 (left): AdaGrad (red) vs momentum (blue) × ReLU (solid) / tanh (dashed) / sigmoid
+    (dotted) hidden units."""
+    order = list(ACTIVATION_STYLES)
+    curves = sorted(curves, key=lambda c: (c["optimizer"] != "adagrad",
+                                           order.index(c["hidden_activation"])))
     c = curves[0]
-    title = (f"Fig. 3 (left) — {c['dataset']}: {c['loss'].upper()} loss, {_size_note(curves)}, "
-             f"η = {c['learning_rate']:g}\nAdaGrad (solid) vs momentum μ = {c['momentum']:g} "
-             "(dashed) × hidden activation")
-    return plot_curves(curves, measure, colour_by="hidden_activation", style_by="optimizer",
-                       title=title, logy=measure == "rankloss")
+    title = (f"{title_prefix} — {c['dataset']}: {c['loss'].upper()} loss, {_size_note(curves)}, "
+             f"η = {c['learning_rate']:g}\nAdaGrad (red) vs momentum μ = {c['momentum']:g} "
+             "(blue); ReLU solid, tanh dashed, sigmoid dotted")
+    fig, axes = _new_figure()
+    ax = axes[0, 0]
+    for curve in curves:
+        ax.plot(curve["updates"], curve[measure], ACTIVATION_STYLES[curve["hidden_activation"]],
+                color=COLOURS[curve["optimizer"]], label=curve["label"], linewidth=1.6)
+    if measure == "rankloss":
+        ax.set_yscale("log")
+    ax.set_xlabel("number of parameter updates")
+    ax.set_ylabel(MEASURE_NAMES.get(measure, measure) + (" (log scale)" if measure == "rankloss"
+                                                          else ""))
+    ax.grid(True, alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=10)
+    return fig
 
 
-def plot_dropout(curves, measure="rankloss"):
+def plot_dropout(curves, measure="rankloss", title_prefix="Fig. 3 (right)"):
     """Fig. 3 (right): dropout vs none (dashed = no dropout) for two hidden-layer sizes."""
     c = curves[0]
-    title = (f"Fig. 3 (right) — {c['dataset']}: {c['loss'].upper()}, "
+    title = (f"{title_prefix} — {c['dataset']}: {c['loss'].upper()}, "
              f"{c['hidden_activation']} hidden units, "
              f"{c['optimizer']} η = {c['learning_rate']:g}\n"
              "no dropout (solid) vs dropout 0.5 (dashed), two hidden-layer sizes")
@@ -173,19 +196,19 @@ def plot_dropout(curves, measure="rankloss"):
     return fig
 
 
-def plot_learning_rates(curves):
+def plot_learning_rates(curves, title_prefix="Fig. 4"):
     """Fig. 4: PWE vs CE at two learning rates, ± dropout; rank loss and MAP on a log x-axis."""
     c = curves[0]
-    curves = sorted(curves, key=lambda c: (c["loss"], c["learning_rate"], c["dropout"]))
-    for curve in curves:
-        curve.setdefault("group", f"{curve['loss']}{curve['learning_rate']}")
+    curves = [{**curve, "group": f"{curve['loss']}{curve['learning_rate']:g}"}     # copies
+              for curve in sorted(curves, key=lambda c: (c["loss"], c["learning_rate"],
+                                                         c["dropout"]))]
     fig, axes = _new_figure(1, 2, width=6.0, height=4.6)
     for ax, measure in zip(axes[0], ("rankloss", "MAP")):
         plot_curves(curves, measure, ax=ax, logx=True, colour_by="group", style_by="dropout",
                     title=MEASURE_NAMES[measure], logy=measure == "rankloss")
-    fig.suptitle(f"Fig. 4 — {c['dataset']}: PWE vs CE, η ∈ {{0.01, 0.1}} ({c['optimizer']}), "
-                 f"{c['hidden_activation']} hidden, {_size_note(curves)}; solid = no dropout, "
-                 "dashed = dropout 0.5")
+    fig.suptitle(f"{title_prefix} — {c['dataset']}: PWE (blue, cyan) vs CE (red, orange), "
+                 f"η ∈ {{0.01, 0.1}} ({c['optimizer']}), {c['hidden_activation']} hidden, "
+                 f"{_size_note(curves)}; solid = no dropout, dashed = dropout 0.5")
     return fig
 
 
