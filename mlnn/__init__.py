@@ -6,7 +6,9 @@ A reference implementation of J. Nam, J. Kim, E. Loza Mencía, I. Gurevych and J
 
 from mlnn.errors import ChecksumError, DataFormatError, MLNNError, ModelFileError
 from mlnn.estimator import MultiLabelNN
+from mlnn.validation import NotFittedError
 
 __version__ = "0.1.0"
 
-__all__ = ["MultiLabelNN", "MLNNError", "DataFormatError", "ChecksumError", "ModelFileError", "__version__"]
+__all__ = ["MultiLabelNN", "MLNNError", "NotFittedError", "DataFormatError", "ChecksumError",
+           "ModelFileError", "__version__"]

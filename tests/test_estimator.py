@@ -1,16 +1,23 @@
-"""MultiLabelNN: the estimator API, refitting, model files, and bad input."""
+"""MultiLabelNN: the estimator API, refitting, model files, and bad input (scikit-learn itself is
+exercised in test_sklearn.py)."""
 
+import inspect
+import re
+import subprocess
+import sys
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from mlnn import MultiLabelNN
+from mlnn import MultiLabelNN, NotFittedError
 from mlnn.datasets import load
 from mlnn.errors import MLNNError, ModelFileError
-from mlnn.estimator import DEFAULTS
+from mlnn.estimator import DEFAULTS, PARAM_CHECKS
 from mlnn.metrics import EXTRA_MEASURES, MEASURES
+from mlnn.modelfile import read_model_file, write_model_file
 
 SMALL = {"hidden_units": 16, "max_epochs": 4, "learning_rate": 0.1, "batch_size": 32,
          "random_state": 0}
@@ -302,3 +309,181 @@ def test_best_updates_is_the_update_count_of_the_lowest_validation_rank_loss(dat
             best_value, best_updates = record["rankloss"], record["updates"]
     assert model.best_updates_ == best_updates
     assert model.n_updates_ > model.best_updates_
+
+
+# ---- the constructor's signature, check_params, and the scikit-learn-style methods ------------
+
+def test_the_signature_lists_every_hyper_parameter_with_its_default_and_a_docstring_entry():
+    signature = inspect.signature(MultiLabelNN)
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in signature.parameters.values())
+    assert {name: p.default for name, p in signature.parameters.items()} == DEFAULTS
+    parameters = MultiLabelNN.__doc__.split("Parameters\n")[1].split("Attributes\n")[0]
+    documented = re.findall(r"^    (\w+) : ", parameters, flags=re.MULTILINE)
+    assert documented == list(DEFAULTS), "one numpydoc entry per hyper-parameter, in order"
+    model = MultiLabelNN()
+    assert model.get_params() == DEFAULTS and set(PARAM_CHECKS) == set(DEFAULTS)
+
+
+def test_the_constructor_stores_the_objects_it_is_given():
+    seed, callback = np.int64(3), (lambda record: None)
+    model = MultiLabelNN(random_state=seed, verbose=callback)
+    assert model.random_state is seed and model.verbose is callback
+
+
+def test_check_params_accepts_the_defaults_and_returns_the_model_unchanged():
+    model = MultiLabelNN(dtype=np.float64, random_state=np.int32(4), eval_every=3,
+                         threshold_lambda=0, verbose=print)
+    before = model.get_params()
+    assert model.check_params() is model and model.get_params() == before
+
+
+#: For each hyper-parameter, values that check_params must reject (the error names the parameter).
+BAD_VALUES = {
+    "hidden_units": [2.5, 0, -5, True, "10", None],
+    "hidden_activation": ["softsign", None, ["relu"]],
+    "loss": ["hinge", None],
+    "optimizer": ["adam", None],
+    "learning_rate": [0, -0.1, np.nan, np.inf, "0.1", None],
+    "momentum": [1.0, -0.1, np.nan, None],
+    "nesterov": [1, "yes", None],
+    "weight_decay": [-1e-3, np.inf, None],
+    "decay_biases": [0, None],
+    "dropout": [1.0, -0.1, np.nan, True, None],
+    "input_dropout": [1.0, -0.1, None],
+    "batch_size": [0, 1.5, -1, None],
+    "max_epochs": [0, 2.0, None],
+    "patience": [0, 1.5, None],
+    "eval_every": [0, 1.5, "epoch"],
+    "validation_fraction": [1.0, -0.1, np.nan, None],
+    "threshold": ["magic", None],
+    "threshold_features": ["hidden", None],
+    "threshold_lambda": [-1.0, np.inf, "auto"],
+    "threshold_intercept": ["penalized", None],
+    "threshold_target": ["accuracy", None],
+    "pwe_form": ["loop", None],
+    "init": ["zeros", None],
+    "dtype": ["float16", np.int32, None],
+    "sparse_output": [1, "csr", None],
+    "random_state": [-1, 1.5, True, "0", np.random.default_rng(0)],
+    "verbose": [1, "yes", None],
+}
+
+
+def test_every_hyper_parameter_has_bad_values_to_reject():
+    assert set(BAD_VALUES) == set(DEFAULTS)
+
+
+@pytest.mark.parametrize("name, value", [(name, value) for name, values in BAD_VALUES.items()
+                                         for value in values])
+def test_check_params_names_the_bad_hyper_parameter(name, value):
+    model = MultiLabelNN(**{name: value})
+    with pytest.raises(MLNNError, match=rf"\b{name}\b"):
+        model.check_params()
+    assert model.get_params()[name] is value
+
+
+def test_fit_checks_the_hyper_parameters_before_the_data():
+    with pytest.raises(MLNNError, match="hidden_units must be a positive integer, got 2.5"):
+        MultiLabelNN(hidden_units=2.5).fit("not data", None)
+
+
+def test_data_without_features_or_labels_is_rejected(data):
+    with pytest.raises(MLNNError, match=r"X has 0 feature\(s\) \(shape=\(300, 0\)\)"):
+        MultiLabelNN(**SMALL).fit(data.X_train[:, :0], data.Y_train)
+    with pytest.raises(MLNNError, match=r"Y has 0 labels \(shape=\(300, 0\)\)"):
+        MultiLabelNN(**SMALL).fit(data.X_train, np.zeros((300, 0)))
+    with pytest.raises(MLNNError, match="the labels Y are missing"):
+        MultiLabelNN(**SMALL).fit(data.X_train, None)
+
+
+@pytest.mark.parametrize("method", ["predict", "predict_proba", "decision_function", "evaluate",
+                                    "score", "save"])
+def test_a_model_used_before_fit_raises_a_not_fitted_error(data, method):
+    args = {"predict": (data.X_test,), "predict_proba": (data.X_test,),
+            "decision_function": (data.X_test,), "evaluate": (data.X_test, data.Y_test),
+            "score": (data.X_test, data.Y_test), "save": ("model.npz",)}[method]
+    model = MultiLabelNN()
+    with pytest.raises(NotFittedError, match="this MultiLabelNN is not fitted yet") as caught:
+        getattr(model, method)(*args)
+    assert isinstance(caught.value, (MLNNError, ValueError, AttributeError))
+    assert not model.__sklearn_is_fitted__()
+
+
+def test_classes_and_n_features_in(fitted, data):
+    assert fitted.__sklearn_is_fitted__() and fitted.n_features_in_ == 120
+    assert len(fitted.classes_) == 8
+    for classes in fitted.classes_:
+        np.testing.assert_array_equal(classes, [0, 1])
+        assert classes.dtype == data.Y_train.dtype
+
+
+def test_predict_answers_in_the_dtype_of_the_labels_and_sparse_output_gives_the_same_sets(data):
+    dense = MultiLabelNN(**SMALL).fit(data.X_train, data.Y_train.toarray().astype(bool))
+    Y_pred = dense.predict(data.X_test)
+    assert isinstance(Y_pred, np.ndarray) and Y_pred.dtype == bool
+    sparse = dense.set_params(sparse_output=True).predict(data.X_test)
+    assert sp.issparse(sparse) and sparse.format == "csr" and sparse.dtype == bool
+    np.testing.assert_array_equal(sparse.toarray(), Y_pred)
+    scores = dense.decision_function(data.X_test)
+    T = dense.thresholds_.predict_threshold(data.X_test, scores)
+    np.testing.assert_array_equal(Y_pred, scores > T[:, None])
+
+
+def test_predict_proba_is_o_for_ce_and_a_rescaled_tanh_score_for_pwe(fitted, data):
+    o = fitted.decision_function(data.X_test)
+    proba = fitted.predict_proba(data.X_test)
+    assert proba.dtype == np.float64 and proba.shape == (100, 8)
+    np.testing.assert_array_equal(proba, o.astype(np.float64))
+    pwe = MultiLabelNN(**SMALL, loss="pwe").fit(data.X_train, data.Y_train)
+    o = pwe.decision_function(data.X_test).astype(np.float64)
+    assert o.min() < 0                                   # tanh scores, not probabilities
+    proba = pwe.predict_proba(data.X_test)
+    np.testing.assert_allclose(proba, (1 + o) / 2, rtol=0, atol=1e-15)
+    assert np.all((proba >= 0) & (proba <= 1))
+
+
+def test_score_is_subset_accuracy_by_a_literal_loop(fitted, data):
+    Y = data.Y_test.toarray()
+    Y_pred = fitted.predict(data.X_test)
+    exact = [all(Y[i, l] == Y_pred[i, l] for l in range(Y.shape[1])) for i in range(len(Y))]
+    assert 0 < sum(exact) < len(Y)                       # a score that can tell right from wrong
+    assert fitted.score(data.X_test, data.Y_test) == pytest.approx(sum(exact) / len(Y))
+    weights = np.arange(1, len(Y) + 1, dtype=float)
+    expected = sum(w for w, ok in zip(weights, exact) if ok) / weights.sum()
+    assert fitted.score(data.X_test, Y, sample_weight=weights) == pytest.approx(expected)
+    with pytest.raises(MLNNError, match="sample_weight has shape"):
+        fitted.score(data.X_test, Y, sample_weight=weights[:3])
+    with pytest.raises(MLNNError, match="y has 8 labels|expected 8"):
+        fitted.score(data.X_test, Y[:, :5])
+
+
+def test_wrong_width_input_names_the_expected_number_of_features(fitted):
+    for method in (fitted.predict, fitted.predict_proba, fitted.decision_function):
+        with pytest.raises(MLNNError, match="X has 3 features, but MultiLabelNN is expecting "
+                                            "120 features as input"):
+            method(np.zeros((2, 3)))
+
+
+def test_a_model_file_with_an_unknown_hyper_parameter_is_a_clear_error(fitted, tmp_path):
+    path = tmp_path / "model.npz"
+    fitted.save(path)
+    arrays, meta = read_model_file(path)
+    meta["params"]["hidden_layers"] = 2
+    write_model_file(tmp_path / "future.npz", arrays, meta)
+    with pytest.raises(ModelFileError, match=r"hyper-parameters \['hidden_layers'\]"):
+        MultiLabelNN.load(tmp_path / "future.npz")
+
+
+def test_the_repr_shows_only_what_differs_from_the_defaults():
+    assert repr(MultiLabelNN()) == "MultiLabelNN()"
+    assert repr(MultiLabelNN(dropout=0.5, sparse_output=True)) == \
+        "MultiLabelNN(dropout=0.5, sparse_output=True)"
+    assert "random_state=array" in repr(MultiLabelNN(random_state=np.array([1, 2])))
+
+
+def test_importing_mlnn_does_not_import_scikit_learn():
+    code = ("import sys, mlnn, mlnn.estimator, mlnn.datasets; "
+            "print(any(m == 'sklearn' or m.startswith('sklearn.') for m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True, cwd=Path(__file__).resolve().parents[1])
+    assert result.stdout.strip() == "False"

@@ -1,6 +1,8 @@
 """The shared checks and the one seeded train/validation split."""
 
 import re
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -16,11 +18,12 @@ from mlnn.network import Network
 from mlnn.optimizers import Momentum, get_optimizer
 from mlnn.thresholds import ThresholdPredictor
 from mlnn.training import EarlyStopping
-from mlnn.validation import (check_bool, check_choice, check_dense_Y, check_finite_float,
-                             check_fitted, check_float_in, check_fraction, check_integer,
-                             check_length, check_nonnegative_float, check_positive_float,
-                             check_positive_int, check_training_data, check_X, check_Y,
-                             validation_split)
+from mlnn.validation import (NotFittedError, check_bool, check_choice, check_dense_Y,
+                             check_finite_float, check_fitted, check_float_in, check_fraction,
+                             check_integer, check_length, check_nonnegative_float,
+                             check_positive_float, check_positive_int, check_sample_weight,
+                             check_seed, check_training_data, check_X, check_Y,
+                             not_fitted_error_type, validation_split)
 
 
 @given(n=st.integers(2, 500), fraction=st.floats(0.01, 0.99), seed=st.integers(0, 2**32 - 1))
@@ -228,3 +231,73 @@ def test_check_fitted_names_the_class():
         check_fitted(predictor, "coef_")
     predictor.coef_ = np.zeros(1)
     check_fitted(predictor, "coef_")
+
+
+def test_not_fitted_error_is_a_value_and_attribute_error_without_scikit_learn(monkeypatch):
+    monkeypatch.delitem(sys.modules, "sklearn.exceptions", raising=False)
+    assert not_fitted_error_type() is NotFittedError
+    with pytest.raises(NotFittedError) as caught:
+        check_fitted(ThresholdPredictor(), "coef_")
+    assert type(caught.value) is NotFittedError
+    assert isinstance(caught.value, MLNNError) and isinstance(caught.value, AttributeError)
+    assert not hasattr(ThresholdPredictor(), "coef_")        # hasattr is unaffected
+
+
+def test_not_fitted_error_joins_a_loaded_scikit_learn_class(monkeypatch):
+    """With a module standing in for sklearn.exceptions in sys.modules (nothing is imported), the
+    error raised is also an instance of its NotFittedError, and one class is made per class."""
+    class ForeignNotFitted(ValueError, AttributeError):
+        pass
+    module = types.ModuleType("sklearn.exceptions")
+    module.NotFittedError = ForeignNotFitted
+    monkeypatch.setitem(sys.modules, "sklearn.exceptions", module)
+    with pytest.raises(ForeignNotFitted, match="not fitted yet") as caught:
+        check_fitted(ThresholdPredictor(), "coef_")
+    assert isinstance(caught.value, NotFittedError) and isinstance(caught.value, MLNNError)
+    assert not_fitted_error_type() is type(caught.value)
+    module.NotFittedError = "not a class"
+    assert not_fitted_error_type() is NotFittedError
+
+
+@pytest.mark.parametrize("seed", [None, 0, 7, np.int64(3), 2**40])
+def test_check_seed_accepts_none_and_non_negative_integers(seed):
+    assert check_seed(seed) is seed
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True, np.bool_(False), "0", [0],
+                                  np.random.default_rng(0)])
+def test_check_seed_rejects_everything_else(seed):
+    with pytest.raises(MLNNError, match=r"^random_state must be None or an integer >= 0"):
+        check_seed(seed)
+
+
+def test_check_sample_weight():
+    np.testing.assert_array_equal(check_sample_weight([1, 0, 2], 3), [1.0, 0.0, 2.0])
+    for bad, message in [([1, 2], r"shape \(2,\), expected \(3,\)"),
+                         ([[1, 2, 3]], "shape"), ([1, -1, 1], ">= 0"), ([0, 0, 0], "not all 0"),
+                         ([1, np.nan, 1], "finite"), (["a", "b", "c"], "array of numbers")]:
+        with pytest.raises(MLNNError, match=message):
+            check_sample_weight(bad, 3)
+
+
+def test_training_data_needs_labels_features_and_label_columns():
+    X, Y = np.ones((4, 3)), np.eye(4, 2)
+    with pytest.raises(MLNNError, match="^the labels Y are missing"):
+        check_training_data(X, None)
+    with pytest.raises(MLNNError, match=r"^X has 0 feature\(s\) \(shape=\(4, 0\)\)"):
+        check_training_data(X[:, :0], Y)
+    with pytest.raises(MLNNError, match=r"^Y has 0 labels \(shape=\(4, 0\)\)"):
+        check_training_data(X, Y[:, :0])
+
+
+def test_messages_say_what_to_do():
+    with pytest.raises(MLNNError, match="got shape \\(3,\\). Reshape your data"):
+        check_X(np.ones(3))
+    with pytest.raises(MLNNError, match="Complex data not supported"):
+        check_X(np.ones((2, 2), dtype=complex))
+    with pytest.raises(MLNNError, match=r"found the value 0.25 \(a continuous target"):
+        check_Y([[0.25, 1.0]])
+    with pytest.raises(MLNNError, match="found the value 2$"):
+        check_Y([[2, 1]])
+    with pytest.raises(MLNNError, match=r"n_samples=1\)$"):
+        validation_split(1, fraction=0.1)
