@@ -21,6 +21,11 @@ the input-dropout mask (``rng.random(nnz, dtype=float32)``, one per stored entry
 only if ``input_dropout`` > 0) and the hidden-dropout mask (``rng.random((n_b, F),
 dtype=float32)``, only if ``dropout`` > 0); see :mod:`mlnn.dropout`.
 
+Divergence. A minibatch loss J that is not finite (inf, NaN), or parameters that are not finite
+at an evaluation, stop training at once with :class:`~mlnn.errors.DivergenceError` ("training
+diverged at update N (loss inf); lower the learning rate"): continuing would only produce a
+network whose every score is NaN.
+
 Early stopping (:class:`EarlyStopping`) watches one validation measure (rank loss by default,
 as the paper selects on it), keeps a copy of the best parameters, stops after ``patience``
 evaluations without improvement and restores the best parameters at the end.
@@ -32,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mlnn.dropout import apply_input_mask, check_rate, hidden_mask, input_mask
-from mlnn.errors import MLNNError
+from mlnn.errors import DivergenceError, MLNNError
 from mlnn.metrics import ranking_measures
 from mlnn.validation import (check_choice, check_nonnegative_float, check_positive_int,
                              check_training_data)
@@ -141,6 +146,15 @@ def check_pairing(network, loss):
                         f"has {network.output.name} outputs")
 
 
+def check_finite_params(params, updates):
+    """Raise :class:`~mlnn.errors.DivergenceError` if a parameter holds inf or NaN after
+    ``updates`` updates (the loss of the last minibatch was still finite)."""
+    for name, array in params.items():
+        if not np.all(np.isfinite(array)):
+            raise DivergenceError(f"training diverged at update {updates} ({name} is not "
+                                  "finite); lower the learning rate")
+
+
 class _Run:
     """The bookkeeping of one call of :func:`train`: the counts since the last evaluation, the
     evaluations themselves (flush, record, validate, early stopping, callbacks) and the end."""
@@ -155,9 +169,13 @@ class _Run:
         self.start = time.perf_counter()
 
     def add(self, value, excluded):
-        """Count one parameter update with minibatch loss ``value`` and ``excluded`` documents."""
-        self.loss_sum += value
+        """Count one parameter update with minibatch loss ``value`` and ``excluded`` documents;
+        raise :class:`~mlnn.errors.DivergenceError` if ``value`` is not finite."""
         self.updates += 1
+        if not np.isfinite(value):
+            raise DivergenceError(f"training diverged at update {self.updates} (loss {value}); "
+                                  "lower the learning rate")
+        self.loss_sum += value
         self.batches += 1
         self.excluded += int(excluded)
 
@@ -166,6 +184,7 @@ class _Run:
         self.optimizer.flush(self.network.params)
         record = {"updates": self.updates, "epoch": epoch,
                   "train_loss": self.loss_sum / max(self.batches, 1), "excluded": self.excluded}
+        check_finite_params(self.network.params, self.updates)
         if self.X_val is not None:
             record.update(self.validate(self.network, self.X_val, self.Y_val))
         record["elapsed"] = time.perf_counter() - self.start
@@ -223,6 +242,15 @@ def train(network, loss, optimizer, X, Y, *, batch_size=64, max_epochs=100, max_
                   else check_positive_int(eval_every, "eval_every"))
     rng = np.random.default_rng(random_state)
     run = _Run(network, optimizer, (X_val, Y_val, validate), early_stopping, callbacks, verbose)
+    with np.errstate(over="ignore", invalid="ignore"):    # divergence is detected and reported
+        return _epochs(run, network, loss, optimizer, (X, Y), (batch_size, max_epochs,
+                       max_updates, eval_every), (dropout, input_dropout), rng)
+
+
+def _epochs(run, network, loss, optimizer, data, schedule, rates, rng):
+    """The loop of :func:`train`: epochs of minibatch updates, evaluations; the History."""
+    (X, Y), (batch_size, max_epochs, max_updates, eval_every) = data, schedule
+    dropout, input_dropout = rates
     stop = False
     for epoch in range(1, max_epochs + 1):
         for X_batch, Y_batch in minibatches(X, Y, batch_size, rng):

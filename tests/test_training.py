@@ -1,6 +1,8 @@
 """The minibatch trainer: equal to a dense reference loop, the schedule of documents, updates and
 evaluations, early stopping, learning on a small problem, errors."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -8,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import expit
 
-from mlnn.errors import MLNNError
+from mlnn.errors import DivergenceError, MLNNError
 from mlnn.losses import CrossEntropy, PairwiseExponential
 from mlnn.metrics import rank_loss
 from mlnn.network import Network
@@ -457,3 +459,55 @@ def test_early_stopping_restores_the_best_not_the_last_parameters():
     for name, value in network.params.items():
         np.testing.assert_array_equal(value, snapshots[1][name])
         assert not np.array_equal(value, snapshots[-1][name])
+
+
+def _diverging_run(optimizer, dtype):
+    X, Y = teacher_problem(n=120, D=40, L=5)
+    network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=8, random_state=0,
+                                 dtype=dtype)
+    values = []
+
+    class RecordingLoss(CrossEntropy):
+        def value_and_delta(self, z2, o, Y):
+            value, delta2 = super().value_and_delta(z2, o, Y)
+            values.append(value)
+            return value, delta2
+
+    with pytest.raises(DivergenceError) as error:
+        train(network, RecordingLoss(), optimizer, X, Y, batch_size=10, max_epochs=5,
+              X_val=X, Y_val=Y, random_state=0)
+    return str(error.value), values
+
+
+@pytest.mark.parametrize("optimizer, dtype", [
+    (AdaGrad(1e20), np.float32), (SGD(1e20), np.float32), (AdaGrad(1e300), np.float32),
+    (SGD(1e300), np.float64)], ids=["adagrad-1e20-f32", "sgd-1e20-f32", "adagrad-1e300-f32",
+                                    "sgd-1e300-f64"])
+def test_a_non_finite_loss_stops_training_naming_the_update(optimizer, dtype):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                      # and NumPy's overflow noise is quiet
+        message, values = _diverging_run(optimizer, dtype)
+    # the first non-finite minibatch loss (counted by an independent recording loss) is the one
+    first = next(i for i, value in enumerate(values) if not np.isfinite(value)) + 1
+    assert len(values) == first                                   # no update after it
+    assert message == (f"training diverged at update {first} (loss {values[first - 1]}); "
+                       "lower the learning rate")
+
+
+def test_parameters_that_overflow_before_an_evaluation_stop_training():
+    X, Y = teacher_problem(n=40, D=20, L=4)
+    network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=4, random_state=0,
+                                 dtype=np.float64)
+
+    class Overflow(SGD):
+        def step(self, params, grads):
+            super().step(params, grads)
+            params["W2"][0, 0] = np.inf
+    with pytest.raises(DivergenceError, match=r"^training diverged at update 1 \(W2 is not "
+                                              r"finite\); lower the learning rate$"):
+        train(network, CrossEntropy(), Overflow(0.1), X, Y, batch_size=40, max_epochs=1,
+              eval_every=1, random_state=0)
+
+
+def test_divergence_is_an_mlnn_error():
+    assert issubclass(DivergenceError, MLNNError)
