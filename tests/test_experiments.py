@@ -218,3 +218,35 @@ def test_command_line_runs_an_experiment(tmp_path, capsys):
     assert main(["experiment", "convergence", "--fast", "--learning-rate", "0.1",
                  "--out", str(out)]) == 2
     assert "dropout experiment only" in capsys.readouterr().err
+
+
+def test_a_bad_csv_path_fails_before_any_training(synthetic, tmp_path, monkeypatch):
+    trained = []
+    monkeypatch.setattr(E, "run_setting", lambda *a, **k: trained.append(1))
+    for path, message in ((tmp_path / "missing" / "c.csv", "does not exist"),
+                          (tmp_path, "is a directory")):
+        with pytest.raises(MLNNError, match=f"csv_path: .*{message}"):
+            E.dropout_experiment(synthetic, fast=True, csv_path=path, max_updates=2)
+    assert trained == []
+
+
+def test_an_interrupted_experiment_keeps_the_previous_curves(synthetic, tmp_path, monkeypatch):
+    path = tmp_path / "d.csv"
+    E.dropout_experiment(synthetic, fast=True, csv_path=path, max_updates=2, eval_every=1)
+    before = path.read_bytes()
+
+    def interrupted(curves, target):
+        with open(target, "w") as handle:
+            handle.write("experiment,dataset\nhalf a row")
+        raise KeyboardInterrupt
+    monkeypatch.setattr(E, "save_csv", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        E.dropout_experiment(synthetic, fast=True, csv_path=path, max_updates=2, eval_every=1)
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["d.csv"]
+
+
+@pytest.mark.parametrize("sizes, name", [({"max_updates": 0}, "max_updates"),
+                                         ({"eval_every": -1}, "eval_every")])
+def test_sizes_are_checked_naming_the_option(synthetic, sizes, name):
+    with pytest.raises(MLNNError, match=f"^{name} must be a positive integer"):
+        E.convergence_experiment(synthetic, fast=True, **sizes)

@@ -39,9 +39,10 @@ import numpy as np
 from mlnn import datasets
 from mlnn.builders import build
 from mlnn.errors import MLNNError
+from mlnn.fileio import atomic_path, check_output_path
 from mlnn.paper.curves import CURVE_COLUMNS, Setting, load_csv, save_csv
 from mlnn.training import train
-from mlnn.validation import check_X, check_Y, validation_split
+from mlnn.validation import check_positive_int, check_X, check_Y, validation_split
 
 
 #: Run lengths per experiment and mode: training documents kept (None = all), hidden units,
@@ -143,7 +144,10 @@ def run_setting(setting, data, max_updates, eval_every, batch_size=64, random_st
 
 def run_settings(settings, data, max_updates, eval_every, batch_size=64, random_state=0,
                  experiment="custom", csv_path=None, verbose=False):
-    """:func:`run_setting` for each setting on the same data; optionally save to ``csv_path``."""
+    """:func:`run_setting` for each setting on the same data; optionally save to ``csv_path``
+    (checked before any training, written atomically: :mod:`mlnn.fileio`)."""
+    if csv_path is not None:
+        check_output_path(csv_path, "csv_path")
     curves = []
     for setting in settings:
         curve = run_setting(setting, data, max_updates, eval_every, batch_size, random_state,
@@ -151,7 +155,8 @@ def run_settings(settings, data, max_updates, eval_every, batch_size=64, random_
         curve["experiment"] = experiment
         curves.append(curve)
     if csv_path is not None:
-        save_csv(curves, csv_path)
+        with atomic_path(csv_path) as temporary:
+            save_csv(curves, temporary)
     return curves
 
 
@@ -162,6 +167,8 @@ def _sizes(experiment, fast, overrides):
         raise MLNNError(f"unknown size option(s) {unknown}; the {experiment} experiment takes "
                         f"{sorted(sizes)}")
     sizes.update({k: v for k, v in overrides.items() if v is not None})
+    for name in ("max_updates", "eval_every"):
+        check_positive_int(sizes[name], name)
     return sizes
 
 
