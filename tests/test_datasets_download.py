@@ -101,3 +101,54 @@ def test_fetch_real_reuters_archive_from_local_server(tmp_path, server, data_dir
     assert sha256_file(paths[0]) == sha256_file(data_dir / "reuters21578.tar.gz")
     fetch("reuters21578", data_dir=tmp_path, base_url=base)
     assert _Handler.requests == ["/reuters21578.tar.gz"]
+
+
+@pytest.mark.parametrize("base_url", ["notaurl", "", "http://", "ftp:/x", "mailto:a@b.c",
+                                      "/local/path"])
+def test_a_base_url_that_is_not_a_url_is_refused_before_any_download(tmp_path, base_url):
+    with pytest.raises(MLNNError, match=f"base URL {base_url!r} is not a URL: give http://"):
+        fetch("reuters21578", data_dir=tmp_path, base_url=base_url)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_data_dir_that_is_a_file_is_refused(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(MLNNError, match="--data-dir: .*afile is not a directory"):
+        fetch("reuters21578", data_dir=tmp_path / "afile", base_url="http://127.0.0.1:9/")
+    assert (tmp_path / "afile").read_text() == "x"
+
+
+def test_a_connection_cut_mid_download_leaves_nothing(tmp_path):
+    """A server that promises 1000 bytes and sends 10: an IncompleteRead, not a traceback."""
+    class Short(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            self.wfile.write(b"0123456789")
+
+        def log_message(self, *args):
+            pass
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Short)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(MLNNError, match="download of .*/f.bin failed: the connection closed after 10 of 1000 bytes"):
+            fetch_file(f"http://127.0.0.1:{httpd.server_address[1]}/f.bin", tmp_path / "f.bin",
+                       "0" * 64)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupted_download_leaves_nothing(tmp_path, server, monkeypatch):
+    served, start = server
+    (served / "data.bin").write_bytes(b"x" * 100)
+
+    def interrupted(url, handle, timeout):
+        handle.write(b"half")
+        raise KeyboardInterrupt
+    monkeypatch.setattr(download, "_download", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        fetch_file(start(served) + "/data.bin", tmp_path / "data.bin", "0" * 64)
+    assert list(tmp_path.iterdir()) == [tmp_path / "served"]

@@ -11,15 +11,16 @@ the final name. A file that is already present and verifies is not downloaded ag
 """
 
 import hashlib
-import os
-import tempfile
+import http.client
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlnn.datasets.paths import data_dir as default_data_dir
+from mlnn.datasets.paths import check_data_dir, data_dir as default_data_dir
 from mlnn.errors import ChecksumError, MLNNError
+from mlnn.fileio import atomic_path, describe_os_error
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,8 @@ def fetch_file(url, destination, sha256, force=False, timeout=60.0):
     (Path, bool): the destination and whether it was downloaded in this call.
 
     Raises ChecksumError if the downloaded bytes do not match (nothing is left behind) and
-    MLNNError if the download fails.
+    MLNNError if the download fails or the file cannot be written (then nothing is left behind
+    either: the download goes through :func:`mlnn.fileio.atomic_path`).
     """
     destination = Path(destination)
     if destination.exists() and not force:
@@ -93,27 +95,50 @@ def fetch_file(url, destination, sha256, force=False, timeout=60.0):
             return destination, False
         except ChecksumError:
             pass  # a stale or corrupted copy: download again
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256()
-    handle = tempfile.NamedTemporaryFile(dir=destination.parent, prefix=destination.name + ".",
-                                         suffix=".part", delete=False)
     try:
-        with handle:
-            try:
-                with urllib.request.urlopen(url, timeout=timeout) as response:
-                    for block in iter(lambda: response.read(_CHUNK), b""):
-                        digest.update(block)
-                        handle.write(block)
-            except (urllib.error.URLError, OSError) as error:
-                raise MLNNError(f"download of {url} failed: {error}") from None
-        if digest.hexdigest() != sha256.lower():
-            raise ChecksumError(f"{url}: downloaded SHA-256 is {digest.hexdigest()}, "
+        destination.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise MLNNError(f"cannot create the directory {destination.parent}: "
+                        f"{describe_os_error(error)}") from None
+    with atomic_path(destination) as temporary, open(temporary, "wb") as handle:
+        actual = _download(url, handle, timeout)
+        if actual != sha256.lower():
+            raise ChecksumError(f"{url}: downloaded SHA-256 is {actual}, "
                                 f"expected {sha256.lower()}; nothing was saved")
-        os.replace(handle.name, destination)
-    finally:
-        if os.path.exists(handle.name):
-            os.unlink(handle.name)
     return destination, True
+
+
+def _download(url, handle, timeout):
+    """Stream ``url`` into the open file ``handle``; returns the SHA-256 of the bytes."""
+    digest, received = hashlib.sha256(), 0
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            expected = response.headers.get("Content-Length")
+            for block in iter(lambda: response.read(_CHUNK), b""):
+                digest.update(block)
+                handle.write(block)
+                received += len(block)
+    except urllib.error.HTTPError as error:
+        raise MLNNError(f"download of {url} failed: HTTP {error.code} {error.reason}") from None
+    except urllib.error.URLError as error:
+        raise MLNNError(f"download of {url} failed: {error.reason}") from None
+    except (http.client.HTTPException, ConnectionError, TimeoutError) as error:
+        raise MLNNError(f"download of {url} failed: {type(error).__name__} "
+                        f"{error}".rstrip()) from None
+    if expected is not None and expected.isdigit() and received != int(expected):
+        raise MLNNError(f"download of {url} failed: the connection closed after {received} of "
+                        f"{expected} bytes")
+    return digest.hexdigest()
+
+
+def check_base_url(base_url):
+    """``base_url`` unchanged; raise unless it is an http(s)://, ftp:// or file:// URL."""
+    parts = urllib.parse.urlsplit(str(base_url))
+    if parts.scheme not in ("http", "https", "ftp", "file") or \
+            (parts.scheme != "file" and not parts.netloc):
+        raise MLNNError(f"base URL {base_url!r} is not a URL: give http://HOST/..., "
+                        "https://HOST/..., ftp://HOST/... or file:///DIRECTORY")
+    return base_url
 
 
 def fetch(name, data_dir=None, base_url=None, force=False):
@@ -135,7 +160,10 @@ def fetch(name, data_dir=None, base_url=None, force=False):
         manual = "; ".join(f"{k}: {v}" for k, v in MANUAL_SOURCES.items())
         raise MLNNError(f"no pinned download for {name!r} (downloadable: {sorted(SOURCES)}); "
                         f"the other datasets are published at: {manual}")
+    if base_url is not None:
+        check_base_url(base_url)
     root = Path(data_dir) if data_dir is not None else default_data_dir()
+    check_data_dir(root, "--data-dir" if data_dir is not None else "MLNN_DATA", create=True)
     paths = []
     for source in SOURCES[name]:
         url = source.url if base_url is None else base_url.rstrip("/") + "/" + source.filename
