@@ -3,7 +3,8 @@
 ``mlnn.datasets.load(name, data_dir=None, **options)`` returns a :class:`Dataset` with
 ``X_train``, ``Y_train``, ``X_test``, ``Y_test`` (CSR; X float64, Y int8 0/1),
 ``feature_names``, ``label_names`` and ``description``; ``Dataset.statistics()`` gives the
-paper's Table 1 numbers (M, D, L, C) and more. Data files are looked up under
+paper's Table 1 numbers (M, D, L, C) and more. scikit-learn's model selection needs a dense Y:
+``dataset.Y_train.toarray()``. Data files are looked up under
 :func:`data_dir` (``$MLNN_DATA`` or ``~/.cache/mlnn``); processed matrices are cached under
 ``$MLNN_CACHE`` (or ``~/.cache/mlnn/processed``); see :mod:`mlnn.datasets.paths`.
 
