@@ -20,9 +20,10 @@ from mlnn import datasets
 from mlnn.errors import MLNNError
 
 #: What :func:`banner` prints in fast mode, so that no reader takes its numbers for results.
-SMOKE_TEST = ("FAST MODE (MLNN_FAST=1): a smoke test. The experiments below are shrunk to run in "
-              "seconds;\ntheir numbers only show that the code runs and are NOT the results the "
-              "text discusses.")
+SMOKE_TEST = ("FAST MODE (MLNN_FAST=1): a smoke test. What this notebook trains or computes below "
+              "is shrunk to run\nin seconds: those numbers only show that the code runs and are "
+              "NOT the results the text discusses\n(curves and tables read from the committed "
+              "files under figures/ are the full run's).")
 
 
 def fast_mode():
