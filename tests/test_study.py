@@ -148,7 +148,8 @@ def test_a_concurrent_run_on_the_same_out_is_refused(tmp_path, holder, calls, ca
     assert reproduce(tmp_path, "--methods", "br-b") == 2
     error = capsys.readouterr().err.strip().splitlines()
     assert error == [f"mlnn: error: --out: another reproduce (pid {holder}) is writing to "
-                     f"{tmp_path}; wait for it to finish or choose another --out"]
+                     f"{tmp_path}; wait for it to finish or choose another --out (if no such run "
+                     f"is going on, delete {tmp_path / LOCK_NAME})"]
     assert calls == [] and sorted(files(tmp_path)) == [LOCK_NAME]
     assert lock_holder(tmp_path / LOCK_NAME) == holder      # the holder's lock is untouched
 

@@ -70,7 +70,8 @@ def _remove_if_stale(path, name):
                                 f"{path.parent}; wait for it or choose another {name}")
     elif holder == os.getpid() or _alive(holder):
         raise MLNNError(f"{name}: another reproduce (pid {holder}) is writing to {path.parent}; "
-                        f"wait for it to finish or choose another {name}")
+                        f"wait for it to finish or choose another {name} (if no such run is "
+                        f"going on, delete {path})")
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
 
