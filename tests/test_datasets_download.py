@@ -106,7 +106,7 @@ def test_fetch_real_reuters_archive_from_local_server(tmp_path, server, data_dir
 @pytest.mark.parametrize("base_url", ["notaurl", "", "http://", "ftp:/x", "mailto:a@b.c",
                                       "/local/path"])
 def test_a_base_url_that_is_not_a_url_is_refused_before_any_download(tmp_path, base_url):
-    with pytest.raises(MLNNError, match=f"base URL {base_url!r} is not a URL: give http://"):
+    with pytest.raises(MLNNError, match=f"base_url {base_url!r} is not a URL: give http://"):
         fetch("reuters21578", data_dir=tmp_path, base_url=base_url)
     assert list(tmp_path.iterdir()) == []
 

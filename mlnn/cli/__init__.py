@@ -15,23 +15,45 @@ module          commands
 
 Options shared by several commands are spelled the same everywhere (:mod:`mlnn.cli.options`):
 ``--dataset``, ``-o/--option KEY=VALUE`` (a dataset option), ``--seed``, ``--out``, ``--json``.
-Errors of the project's own type are printed as one line, ``mlnn: error: ...``, with exit
-code 2. Nothing outside this package imports from it.
+Nothing outside this package imports from it.
+
+Errors and exit codes. :func:`main` is the one place that turns failures into messages: bad
+arguments (argparse's), the project's errors (:class:`~mlnn.errors.MLNNError`), the operating
+system's errors of reading and writing (``OSError``: permission denied, no space left, ...) and
+undecodable text are printed as one line, ``mlnn: error: ...``, with exit code 2; Ctrl-C prints
+``mlnn: interrupted`` and exits with 130; warnings of the project (a damaged cache entry that
+was rebuilt) are one line ``mlnn: warning: ...``. A closed standard output (``| head``) ends the
+command quietly. Set ``MLNN_TRACEBACK=1`` to get the Python traceback instead (for debugging).
 """
 
 import argparse
+import os
 import sys
+import warnings
 
 from mlnn.cli import bench, data, experiment, model, reproduce
-from mlnn.errors import MLNNError
+from mlnn.errors import MLNNError, MLNNWarning
+from mlnn.fileio import os_error_message
 
 #: The command groups, in the order ``--help`` lists them.
 COMMAND_GROUPS = (data, model, reproduce, bench, experiment)
 
 
+class ArgumentError(MLNNError):
+    """A command-line argument argparse rejects (unknown option, invalid int, ...)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, reporting a bad argument by raising :class:`ArgumentError` (printed by
+    :func:`main` as one line) instead of printing the usage and exiting."""
+
+    def error(self, message):
+        raise ArgumentError(f"{message} (see '{self.prog} --help')")
+
+
 def build_parser():
     """The argument parser of ``python -m mlnn`` with every command."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m mlnn",
         description="Multi-label text classification with neural networks (Nam et al., 2014).")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -43,9 +65,52 @@ def build_parser():
 
 def main(argv=None):
     """Parse ``argv`` (default: ``sys.argv[1:]``), run the command, return its exit code."""
-    args = build_parser().parse_args(argv)
-    try:
+    if os.environ.get("MLNN_TRACEBACK") == "1":
+        args = build_parser().parse_args(argv)
         return args.func(args) or 0
-    except MLNNError as error:
-        print(f"mlnn: error: {error}", file=sys.stderr)
-        return 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", MLNNWarning)
+        warnings.showwarning = _show_warning
+        try:
+            args = build_parser().parse_args(argv)
+            return args.func(args) or 0
+        except KeyboardInterrupt:
+            return _fail("mlnn: interrupted", 130)
+        except BrokenPipeError:
+            return _closed_stdout()
+        except MLNNError as error:
+            return _fail(f"mlnn: error: {_one_line(error)}")
+        except OSError as error:
+            return _fail(f"mlnn: error: {_one_line(os_error_message(error))}")
+        except MemoryError:
+            return _fail("mlnn: error: out of memory; try a smaller dataset, --hidden-units or "
+                         "--batch-size")
+        except UnicodeError as error:
+            return _fail(f"mlnn: error: cannot decode the input: {_one_line(error)}; "
+                         "save it as UTF-8")
+
+
+def _one_line(message):
+    return " ".join(str(message).split("\n")).strip()
+
+
+def _fail(line, code=2):
+    print(line, file=sys.stderr, flush=True)
+    return code
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Print a warning as one line: ``mlnn: warning: ...``."""
+    text = str(message) if issubclass(category, MLNNWarning) else \
+        f"{category.__name__}: {message}"
+    print(f"mlnn: warning: {_one_line(text)}", file=sys.stderr, flush=True)
+
+
+def _closed_stdout():
+    """The reader of standard output went away (``| head``): stop quietly, as ``cat`` does."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 1

@@ -6,22 +6,27 @@
 * ``data export NAME --format svmlight --out DIR`` -- writes ``NAME-train.svm`` and
   ``NAME-test.svm`` (Extreme-Classification header, 0-based ids) plus ``NAME-features.txt`` and
   ``NAME-labels.txt`` (one name per line), so other tools can use exactly the same matrices;
+  ``DIR`` (whose parent must exist) and the four files are checked before the data is loaded,
+  and the four files are replaced together or not at all;
 * ``data fetch NAME [--base-url URL]`` -- download and verify the pinned archive;
 * ``data list`` -- the registered names.
 """
 
+import contextlib
 import json
 import time
-from pathlib import Path
 
-from mlnn.cli.options import add_option, parse_options
-from mlnn.datasets import fetch, load, names
+from mlnn.cli.options import add_option, load_dataset
+from mlnn.datasets import fetch, names
+from mlnn.datasets.download import check_base_url
 from mlnn.datasets.svmlight import write_svmlight
 from mlnn.errors import MLNNError
+from mlnn.fileio import (atomic_path, check_output_directory, check_output_path,
+                         describe_os_error, write_text)
 
 
 def _load(args):
-    return load(args.name, data_dir=args.data_dir, **parse_options(args.option))
+    return load_dataset(args, args.name, args.data_dir)
 
 
 def run_info(args):
@@ -56,30 +61,41 @@ def run_info(args):
     return 0
 
 
+def export_paths(out, name):
+    """The four files ``data export`` writes into the directory ``out`` for dataset ``name``."""
+    return {"train": out / f"{name}-train.svm", "test": out / f"{name}-test.svm",
+            "features": out / f"{name}-features.txt", "labels": out / f"{name}-labels.txt"}
+
+
 def run_export(args):
+    out = check_output_directory(args.out, "--out")
+    paths = export_paths(out, args.name)
+    if out.exists():
+        for path in paths.values():
+            check_output_path(path, "--out")
     dataset = _load(args)
-    out = Path(args.out)
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        out.mkdir(exist_ok=True)
     except OSError as error:
-        raise MLNNError(f"--out {out}: cannot create the directory ({error})") from None
-    written = []
-    for split in ("train", "test"):
-        path = out / f"{dataset.name}-{split}.svm"
-        write_svmlight(path, getattr(dataset, f"X_{split}"), getattr(dataset, f"Y_{split}"),
-                       header=True, zero_based=True)
-        written.append(path)
-    for kind, names in (("features", dataset.feature_names), ("labels", dataset.label_names)):
-        path = out / f"{dataset.name}-{kind}.txt"
-        path.write_text("".join(name.replace("\n", " ") + "\n" for name in names),
-                        encoding="utf-8")
-        written.append(path)
-    for path in written:
+        raise MLNNError(f"--out: cannot create {out}: {describe_os_error(error)}") from None
+    with contextlib.ExitStack() as stack:          # all four files are replaced, or none
+        temporary = {kind: stack.enter_context(atomic_path(path)) for kind, path in paths.items()}
+        for split in ("train", "test"):
+            write_svmlight(temporary[split], getattr(dataset, f"X_{split}"),
+                           getattr(dataset, f"Y_{split}"), header=True, zero_based=True)
+        for kind, names in (("features", dataset.feature_names),
+                            ("labels", dataset.label_names)):
+            write_text(temporary[kind], "".join(name.replace("\n", " ") + "\n" for name in names))
+    for path in paths.values():
         print(path)
     return 0
 
 
 def run_fetch(args):
+    if args.data_dir is not None and str(args.data_dir) == "":
+        raise MLNNError("--data-dir: the directory name is empty")
+    if args.base_url is not None:
+        check_base_url(args.base_url, "--base-url")
     for path in fetch(args.name, data_dir=args.data_dir, base_url=args.base_url,
                       force=args.force):
         print(path)

@@ -1,7 +1,8 @@
 """``experiment``: one convergence experiment behind Figs. 3-4, its curves saved as CSV."""
 
-from mlnn.cli.options import add_option, add_seed, load_dataset
+from mlnn.cli.options import add_option, add_seed, check_options, load_dataset
 from mlnn.errors import MLNNError
+from mlnn.fileio import check_output_path
 from mlnn.paper.experiments import DATASETS, EXPERIMENTS
 
 
@@ -15,7 +16,8 @@ def register(subparsers):
     parser.add_argument("--dataset", default=None, help="dataset name (default: the figure's)")
     add_option(parser)
     parser.add_argument("--fast", action="store_true", help="tiny run to check the pipeline")
-    parser.add_argument("--max-updates", type=int, default=None)
+    parser.add_argument("--max-updates", type=int, default=None,
+                        help="parameter updates per network (default: the figure's)")
     parser.add_argument("--learning-rate", type=float, default=None,
                         help="AdaGrad's η0 (dropout experiment only; default 0.01)")
     add_seed(parser)
@@ -24,6 +26,8 @@ def register(subparsers):
 
 
 def run_experiment(args):
+    check_options(args, "--seed", "--max-updates", "--learning-rate")
+    check_output_path(args.out, "--out")
     kwargs = {"fast": args.fast, "random_state": args.seed, "csv_path": args.out,
               "verbose": True, "max_updates": args.max_updates}
     if args.learning_rate is not None:

@@ -1,14 +1,32 @@
-"""``train``, ``evaluate`` and ``predict``: one network method and its model file."""
+"""``train``, ``evaluate`` and ``predict``: one network method and its model file.
+
+Every option and path is checked before the work starts: ``train`` builds the estimator from the
+options and checks its hyper-parameters, and checks ``--out``, before it loads the data, so that a
+typo never costs a training run. ``predict --input`` never guesses the index base of an svmlight
+file (see :mod:`mlnn.datasets.svmlight`); ``--input -`` reads standard input.
+"""
 
 import json
 import sys
 
+import numpy as np
+import scipy.sparse as sp
+
 from mlnn.cli.options import add_dataset, add_seed, load_dataset
-from mlnn.datasets.svmlight import read_svmlight
+from mlnn.datasets.svmlight import parse_svmlight, read_svmlight
+from mlnn.datasets.text import decode
 from mlnn.errors import MLNNError
 from mlnn.estimator import MultiLabelNN
+from mlnn.fileio import check_input_file, check_output_path
 from mlnn.metrics import MEASURES
+from mlnn.modelfile import loading
 from mlnn.paper.methods import NETWORK_ALIASES, network_params, resolve
+
+#: The options of ``train`` that set a hyper-parameter, and the hyper-parameter.
+TRAIN_OPTIONS = {"--learning-rate": "learning_rate", "--epochs": "max_epochs",
+                 "--hidden-units": "hidden_units", "--batch-size": "batch_size",
+                 "--validation-fraction": "validation_fraction",
+                 "--threshold-lambda": "threshold_lambda", "--seed": "random_state"}
 
 
 def register(subparsers):
@@ -55,22 +73,43 @@ def register(subparsers):
                     "the model's feature indexing and prints the predicted label names, one "
                     "document per line.")
     predict.add_argument("--model", required=True, help="model file written by 'train'")
-    predict.add_argument("--input", required=True, help="svmlight file of documents")
+    predict.add_argument("--input", required=True,
+                         help="svmlight file of documents ('-': standard input)")
+    base = predict.add_mutually_exclusive_group()
+    base.add_argument("--zero-based", dest="zero_based", action="store_const", const=True,
+                      default="auto", help="feature ids start at 0 (needed when the file has "
+                                           "no header line and its ids do not tell)")
+    base.add_argument("--one-based", dest="zero_based", action="store_const", const=False,
+                      help="feature ids start at 1 (LIBSVM)")
     predict.add_argument("--scores", action="store_true", help="also print each label's score")
     predict.set_defaults(func=run_predict)
 
 
+def _given(args):
+    """The hyper-parameters set by options of ``train``, each checked on its own so that an
+    error names the option: ``{parameter: value}``."""
+    given = {}
+    for option, param in TRAIN_OPTIONS.items():
+        value = getattr(args, option.lstrip("-").replace("-", "_"))
+        if value is None:
+            continue
+        try:
+            MultiLabelNN(**{param: value}).check_params()
+        except MLNNError as error:
+            raise MLNNError(f"{option} {value}: {error}") from None
+        given[param] = value
+    return given
+
+
 def run_train(args):
     method = resolve(args.method)
-    network_params(method, 1, 1)                     # fail fast on a method that is no network
+    given = _given(args)
+    MultiLabelNN(**{**network_params(method, 1, 1), **given}).check_params()   # fail fast
+    check_output_path(args.out, "--out")
     dataset = load_dataset(args)
     params = network_params(method, *reversed(dataset.X_train.shape))
-    given = {"learning_rate": args.learning_rate, "max_epochs": args.epochs,
-             "hidden_units": args.hidden_units, "batch_size": args.batch_size,
-             "validation_fraction": args.validation_fraction,
-             "threshold_lambda": args.threshold_lambda}
-    params.update({key: value for key, value in given.items() if value is not None})
-    model = MultiLabelNN(**params, random_state=args.seed, verbose=not args.quiet)
+    params.update(given)
+    model = MultiLabelNN(**params, verbose=not args.quiet)
     print(f"training {method} on {dataset.name}: {dataset.X_train.shape[0]} documents, "
           f"{dataset.X_train.shape[1]} features, {dataset.Y_train.shape[1]} labels", flush=True)
     model.fit(dataset.X_train, dataset.Y_train, feature_names=dataset.feature_names,
@@ -84,8 +123,17 @@ def run_train(args):
     return 0
 
 
+def load_model(path):
+    """The model in the file ``path`` (``--model``), or a one-line error saying why not."""
+    path = check_input_file(path, "--model")
+    if path == "-":
+        raise MLNNError("--model: a model cannot be read from standard input; give its file")
+    with loading(path):
+        return MultiLabelNN.load(path)
+
+
 def run_evaluate(args):
-    model = MultiLabelNN.load(args.model)
+    model = load_model(args.model)
     dataset = load_dataset(args)
     X, Y = (dataset.X_test, dataset.Y_test) if args.split == "test" else \
         (dataset.X_train, dataset.Y_train)
@@ -101,17 +149,31 @@ def run_evaluate(args):
     return 0
 
 
+def read_input(path, model, zero_based):
+    """The documents of ``--input`` (a file, or ``-`` for standard input) as X, with the
+    model's number of features and the precision it computes in."""
+    path = check_input_file(path, "--input")
+    widths = {"n_features": model.n_features_in_, "zero_based": zero_based,
+              "dtype": np.dtype(model.dtype)}
+    if path == "-":
+        text = decode(sys.stdin.buffer.read(), "<stdin>")
+        return parse_svmlight(text, "<stdin>", **widths)[0]
+    return read_svmlight(path, **widths)[0]
+
+
 def run_predict(args):
-    model = MultiLabelNN.load(args.model)
-    X, _ = read_svmlight(args.input, n_features=model.n_features_in_)
+    model = load_model(args.model)
+    X = read_input(args.input, model, args.zero_based)
     scores = model.decision_function(X)
-    Y_pred = model.thresholds_.predict(X, scores).tocsr()
+    Y_pred = sp.csr_matrix(model.thresholds_.predict(X, scores))
     names = model.label_names_ or [str(i) for i in range(model.n_labels_)]
+    lines = []
     for i in range(X.shape[0]):
         labels = Y_pred.indices[Y_pred.indptr[i]:Y_pred.indptr[i + 1]]
         if args.scores:
-            print(" ".join(f"{names[l]}:{scores[i, l]:.4f}" for l in labels))
+            lines.append(" ".join(f"{names[l]}:{scores[i, l]:.4f}" for l in labels))
         else:
-            print(" ".join(names[l] for l in labels))
+            lines.append(" ".join(names[l] for l in labels))
+    sys.stdout.write("".join(line + "\n" for line in lines))
     sys.stdout.flush()
     return 0

@@ -1,7 +1,15 @@
-"""Arguments shared by several commands, spelled the same in each, and their parsing."""
+"""Arguments shared by several commands, spelled the same in each, and their parsing.
+
+Values are checked here, before any work, with the project's own checks
+(:mod:`mlnn.validation`), and a bad one is reported naming the option as the user typed it
+(``--seed``, ``-o random_state``), not the Python parameter behind it.
+"""
 
 from mlnn.datasets import load
+from mlnn.datasets.paths import check_data_dir, data_dir
+from mlnn.datasets.registry import SPECS
 from mlnn.errors import MLNNError
+from mlnn.validation import check_integer, check_positive_float, check_positive_int
 
 
 def add_dataset(parser, required=True, default=None):
@@ -22,9 +30,37 @@ def add_seed(parser):
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
 
 
-def load_dataset(args, name=None):
-    """The dataset named by ``--dataset`` (or ``name``), with the ``-o`` options applied."""
-    return load(name or args.dataset, **parse_options(args.option))
+def check_seed(value, name="--seed"):
+    """``value`` as an int; raise naming ``name`` unless it is an integer >= 0."""
+    return check_integer(value, name, minimum=0)
+
+
+#: Checks of numeric options that only the command line has, by option name.
+OPTION_CHECKS = {"--seed": check_seed, "--max-updates": check_positive_int,
+                 "--learning-rate": check_positive_float}
+
+
+def check_options(args, *names):
+    """Check the options ``names`` (keys of :data:`OPTION_CHECKS`) that were given."""
+    for name in names:
+        value = getattr(args, name.lstrip("-").replace("-", "_"))
+        if value is not None:
+            OPTION_CHECKS[name](value, name)
+
+
+def load_dataset(args, name=None, directory=None):
+    """The dataset named by ``--dataset`` (or ``name``), with the ``-o`` options applied.
+
+    Its data directory (``directory``, from ``--data-dir``, else ``$MLNN_DATA``) is checked
+    first, for datasets that read files.
+    """
+    name = name or args.dataset
+    options = parse_options(args.option)
+    spec = SPECS.get(name)
+    if spec is not None and spec.kind != "synthetic":
+        check_data_dir(directory if directory is not None else data_dir(),
+                       "--data-dir" if directory is not None else "MLNN_DATA")
+    return load(name, data_dir=directory, **options)
 
 
 def parse_value(text):
@@ -50,4 +86,6 @@ def parse_options(pairs):
         if not sep or not key:
             raise MLNNError(f"option {pair!r} is not KEY=VALUE")
         options[key] = parse_value(value)
+        if key == "random_state" and options[key] is not None:
+            check_seed(options[key], "-o random_state")
     return options

@@ -131,12 +131,13 @@ def _download(url, handle, timeout):
     return digest.hexdigest()
 
 
-def check_base_url(base_url):
-    """``base_url`` unchanged; raise unless it is an http(s)://, ftp:// or file:// URL."""
+def check_base_url(base_url, name="base_url"):
+    """``base_url`` unchanged; raise naming ``name`` unless it is an http(s)://, ftp:// or
+    file:// URL."""
     parts = urllib.parse.urlsplit(str(base_url))
     if parts.scheme not in ("http", "https", "ftp", "file") or \
             (parts.scheme != "file" and not parts.netloc):
-        raise MLNNError(f"base URL {base_url!r} is not a URL: give http://HOST/..., "
+        raise MLNNError(f"{name} {base_url!r} is not a URL: give http://HOST/..., "
                         "https://HOST/..., ftp://HOST/... or file:///DIRECTORY")
     return base_url
 
