@@ -1,11 +1,19 @@
-"""Execute every teaching notebook top to bottom in fast mode (MLNN_FAST=1), failing on any error.
+"""The teaching notebooks: stored with the outputs of a full run, and executable in fast mode.
 
-Fast mode shrinks the experiments and sends figures to ``MLNN_FIGURES`` (a temporary directory
-here), so the committed figures in ``figures/`` must come out untouched.
+The committed notebooks carry the outputs of one top-to-bottom run in the default (full) mode, so
+they read on the web without running; :func:`test_stored_outputs_are_a_complete_full_run` fails
+if a cell's output is an error, or missing where the cell prints or draws something.
+
+The suite executes every notebook again in fast mode (MLNN_FAST=1), with the real data if
+MLNN_DATA names it and also with an empty data directory (the notebooks then fall back to the
+stored curves and the synthetic collection). Fast mode sends figures to ``MLNN_FIGURES`` (a
+temporary directory here), so the committed figures in ``figures/`` must come out untouched.
 """
 
 import hashlib
+import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -15,20 +23,36 @@ nbclient = pytest.importorskip("nbclient")
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-EXPECTED = [f"{k:02d}" for k in range(1, 8)]
+
+#: The course, in reading order.
+COURSE = ["01_network_and_derivatives", "02_loss_landscapes", "02b_optimizers_and_dropout",
+          "03_convergence", "04_dropout", "05_learning_rates", "06_thresholds", "07_paper_table"]
+
+#: Notebooks stored with the outputs of a full run.
+WITH_OUTPUTS = COURSE
 
 #: Figures each notebook must save (in fast mode, to MLNN_FIGURES).
 FIGURES = {
-    "01": ["nb1_pwe_timings.png"],
-    "02": ["fig2a_ce_vs_pwe.png", "fig2b_tanh_vs_relu.png", "fig2_gradient_norms.png"],
-    "03": ["fig3_left_convergence.png", "fig3_left_convergence.csv"],
-    "04": ["fig3_right_dropout.png", "fig3_right_dropout.csv", "fig3_right_dropout_eta0.1.png",
-           "fig3_right_dropout_eta0.1.csv"],
-    "05": ["fig4_learning_rates.png", "fig4_learning_rates.csv"],
-    "06": ["nb6_thresholds.png", "nb6_threshold_targets.png"],
-    "07": [],
+    "01_network_and_derivatives": ["nb1_pwe_timings.png"],
+    "02_loss_landscapes": ["fig2a_ce_vs_pwe.png", "fig2b_tanh_vs_relu.png",
+                           "fig2_gradient_norms.png"],
+    "02b_optimizers_and_dropout": ["nb2b_adagrad_rates.png"],
+    "03_convergence": ["fig3_left_convergence.png", "nb3_live_convergence.png"],
+    "04_dropout": ["fig3_right_dropout.png", "fig3_right_dropout_eta0.1.png",
+                   "nb4_live_dropout.png"],
+    "05_learning_rates": ["fig4_learning_rates.png", "nb5_live_learning_rates.png"],
+    "06_thresholds": ["nb6_thresholds.png", "nb6_threshold_targets.png"],
+    "07_paper_table": ["fig7_table3_delicious.png", "fig7_table3_reuters21578.png"],
 }
-NEEDS_DATA = {"03", "04", "05", "06"}
+
+#: Notebooks that read a real dataset and fall back to synthetic data without it.
+READS_DATA = {"03_convergence", "04_dropout", "05_learning_rates", "06_thresholds"}
+
+#: The largest notebook file we store (outputs included).
+MAX_BYTES = 1_500_000
+
+#: A code cell that calls one of these at its top level is expected to have an output.
+SHOWS_SOMETHING = re.compile(r"^(print|show|display|summary|course\.check_\w+)\(", re.M)
 
 
 def _digest(directory):
@@ -36,38 +60,89 @@ def _digest(directory):
             for path in sorted(directory.glob("*")) if path.is_file()}
 
 
-def test_all_seven_notebooks_exist_in_reading_order():
-    assert [path.name[:2] for path in NOTEBOOKS] == EXPECTED
+def _code_cells(path):
+    return [cell for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "code"]
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_is_stored_without_outputs(path):
-    notebook = nbformat.read(path, as_version=4)
-    for cell in notebook.cells:
-        if cell.cell_type == "code":
-            assert not cell.outputs and cell.execution_count is None, \
-                f"{path.name} holds outputs; store notebooks cleared"
+def _text(output):
+    if output.output_type == "stream":
+        return output.text
+    return output.get("data", {}).get("text/plain", "")
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs_in_fast_mode(path, tmp_path, monkeypatch, request):
-    number = path.name[:2]
-    if number in NEEDS_DATA:
-        request.getfixturevalue("data_dir")
+def test_the_course_notebooks_exist_in_reading_order():
+    stems = [path.stem for path in NOTEBOOKS]
+    assert [stem for stem in stems if stem in COURSE] == COURSE
+    assert all(re.match(r"\d\d[a-z]?_", stem) for stem in stems), stems
+
+
+@pytest.mark.parametrize("stem", WITH_OUTPUTS)
+def test_stored_outputs_are_a_complete_full_run(stem):
+    path = ROOT / "notebooks" / f"{stem}.ipynb"
+    assert path.stat().st_size < MAX_BYTES, f"{path.name} is larger than {MAX_BYTES} bytes"
+    cells = _code_cells(path)
+    counts = [cell.execution_count for cell in cells]
+    assert counts == list(range(1, len(cells) + 1)), \
+        f"{path.name}: execution counts {counts} are not one top-to-bottom run"
+    for number, cell in enumerate(cells, start=1):
+        errors = [o for o in cell.outputs if o.output_type == "error"
+                  or (o.output_type == "stream" and o.name == "stderr" and "Traceback" in o.text)]
+        assert not errors, f"{path.name}, code cell {number} stores an error: {errors[0]}"
+        if SHOWS_SOMETHING.search(cell.source):
+            assert cell.outputs, f"{path.name}, code cell {number} should have an output"
+    first = "".join(_text(o) for o in cells[0].outputs)
+    assert "full mode" in first and "FAST MODE" not in first, \
+        f"{path.name} stores the outputs of a fast run: {first[:200]!r}"
+
+
+@pytest.mark.parametrize("stem", WITH_OUTPUTS)
+def test_stored_figures_are_png(stem):
+    path = ROOT / "notebooks" / f"{stem}.ipynb"
+    kinds = {kind for cell in _code_cells(path) for o in cell.outputs
+             for kind in o.get("data", {}) if kind.startswith("image/")}
+    assert kinds <= {"image/png"}, f"{path.name} stores {kinds}"
+    assert ("image/png" in kinds) == bool(FIGURES.get(stem)), path.name
+    json.loads(path.read_text(encoding="utf-8"))             # valid JSON
+
+
+def _execute(path, tmp_path, monkeypatch, data=None):
     figures = ROOT / "figures"
     before = _digest(figures) if figures.is_dir() else {}
     out = tmp_path / "figures"
     monkeypatch.setenv("MLNN_FAST", "1")
     monkeypatch.setenv("MLNN_FIGURES", str(out))
     monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.delenv("MLNN_RERUN", raising=False)
+    if data is not None:
+        monkeypatch.setenv("MLNN_DATA", str(data))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
         [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     notebook = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3",
                                      resources={"metadata": {"path": str(path.parent)}})
     client.execute()       # raises CellExecutionError on the first failing cell
-    for name in FIGURES[number]:
+    for name in FIGURES.get(path.stem, []):
         assert (out / name).is_file(), f"{path.name} did not save {name}"
     assert (_digest(figures) if figures.is_dir() else {}) == before, \
         f"{path.name} changed the committed figures in fast mode"
+    first = "".join(_text(o) for o in notebook.cells[1].outputs) if len(notebook.cells) > 1 else ""
+    return notebook, first
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_in_fast_mode(path, tmp_path, monkeypatch):
+    _, first = _execute(path, tmp_path, monkeypatch)
+    if path.stem in COURSE:
+        assert "FAST MODE" in first and "smoke test" in first, first
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", sorted(READS_DATA))
+def test_notebook_runs_without_the_data(stem, tmp_path, monkeypatch):
+    empty = tmp_path / "no-data"
+    empty.mkdir()
+    notebook, _ = _execute(ROOT / "notebooks" / f"{stem}.ipynb", tmp_path, monkeypatch, empty)
+    printed = "".join(_text(o) for cell in notebook.cells if cell.cell_type == "code"
+                      for o in cell.outputs)
+    assert "Falling back to the synthetic collection" in printed
