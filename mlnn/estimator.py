@@ -220,12 +220,21 @@ class MultiLabelNN:
         return X[fit], Y[fit], X[val], Y[val]
 
     def fit(self, X, Y, X_val=None, Y_val=None, feature_names=None, label_names=None):
-        """Train on X (n × D, sparse or dense) and the 0/1 labels Y (n × L, dense or sparse);
-        see the module docstring. Returns self."""
+        """Train the network and fit its thresholds (see the module docstring); returns self.
+
+        Parameters
+        ----------
+        X : (n, D) scipy.sparse matrix or dense array of real numbers, the documents
+        Y : (n, L) 0/1 labels, dense or sparse, bool, integer or real; ``predict`` answers in
+            their dtype
+        X_val, Y_val : optional validation documents and labels, for early stopping and λ
+            (otherwise ``validation_fraction`` of X is held out)
+        feature_names, label_names : optional lists of D and L names, kept with the model
+        """
         started = time.perf_counter()
         self.check_params()
-        X, Y_checked, X_val, Y_val = check_training_data(X, Y, X_val, Y_val)
-        label_dtype, Y = _label_dtype(Y), Y_checked
+        X, Y_fit, X_val, Y_val = check_training_data(X, Y, X_val, Y_val)
+        label_dtype, Y = _label_dtype(Y), Y_fit         # predict answers in the labels' dtype
         feature_names = _names(feature_names, "feature_names", X.shape[1])
         label_names = _names(label_names, "label_names", Y.shape[1])
         if X_val is None:

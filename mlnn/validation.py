@@ -300,8 +300,9 @@ def check_training_data(X, Y, X_val=None, Y_val=None, n_features=None, n_labels=
                         dtype=np.float64):
     """(X, Y, X_val, Y_val) checked for training: X CSR of ``dtype``, Y 0/1 CSR, same documents.
 
-    X must hold at least one document and one feature, Y at least one label; ``X_val`` and ``Y_val`` come together or not at all and
-    must have the features of X and the labels of Y. ``n_features``/``n_labels`` fix D and L.
+    X must hold at least one document and one feature, Y at least one label; ``X_val`` and
+    ``Y_val`` come together or not at all and must have the features of X and the labels of Y.
+    ``n_features``/``n_labels`` fix D and L.
     """
     if Y is None:
         raise MLNNError("the labels Y are missing: training requires y to be passed, "
