@@ -105,11 +105,14 @@ def test_stored_figures_are_png(stem):
     json.loads(path.read_text(encoding="utf-8"))             # valid JSON
 
 
-def _execute(path, tmp_path, monkeypatch, data=None):
+def _execute(path, tmp_path, monkeypatch, data=None, fast=True):
     figures = ROOT / "figures"
     before = _digest(figures) if figures.is_dir() else {}
     out = tmp_path / "figures"
-    monkeypatch.setenv("MLNN_FAST", "1")
+    if fast:
+        monkeypatch.setenv("MLNN_FAST", "1")
+    else:
+        monkeypatch.delenv("MLNN_FAST", raising=False)
     monkeypatch.setenv("MLNN_FIGURES", str(out))
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.delenv("MLNN_RERUN", raising=False)
@@ -124,7 +127,7 @@ def _execute(path, tmp_path, monkeypatch, data=None):
     for name in FIGURES.get(path.stem, []):
         assert (out / name).is_file(), f"{path.name} did not save {name}"
     assert (_digest(figures) if figures.is_dir() else {}) == before, \
-        f"{path.name} changed the committed figures in fast mode"
+        f"{path.name} changed the committed figures"
     first = "".join(_text(o) for o in notebook.cells[1].outputs) if len(notebook.cells) > 1 else ""
     return notebook, first
 
@@ -138,11 +141,14 @@ def test_notebook_runs_in_fast_mode(path, tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "full"])
 @pytest.mark.parametrize("stem", sorted(READS_DATA))
-def test_notebook_runs_without_the_data(stem, tmp_path, monkeypatch):
+def test_notebook_runs_without_the_data(stem, fast, tmp_path, monkeypatch):
     empty = tmp_path / "no-data"
     empty.mkdir()
-    notebook, _ = _execute(ROOT / "notebooks" / f"{stem}.ipynb", tmp_path, monkeypatch, empty)
+    notebook, first = _execute(ROOT / "notebooks" / f"{stem}.ipynb", tmp_path, monkeypatch,
+                               empty, fast)
     printed = "".join(_text(o) for cell in notebook.cells if cell.cell_type == "code"
                       for o in cell.outputs)
     assert "Falling back to the synthetic collection" in printed
+    assert ("FAST MODE" in first) == fast, first
