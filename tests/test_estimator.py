@@ -487,3 +487,15 @@ def test_importing_mlnn_does_not_import_scikit_learn():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True, cwd=Path(__file__).resolve().parents[1])
     assert result.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("dtype", [bool, np.float64, np.uint8])
+def test_a_model_file_keeps_the_labels_dtype_and_sparse_output(data, tmp_path, dtype):
+    model = MultiLabelNN(**SMALL, sparse_output=True).fit(data.X_train,
+                                                         data.Y_train.toarray().astype(dtype))
+    model.save(tmp_path / "m.npz")
+    loaded = MultiLabelNN.load(tmp_path / "m.npz")
+    assert loaded.sparse_output and loaded.classes_[0].dtype == np.dtype(dtype)
+    Y_pred = loaded.predict(data.X_test)
+    assert sp.issparse(Y_pred) and Y_pred.dtype == np.dtype(dtype)
+    assert (Y_pred != model.predict(data.X_test)).nnz == 0
