@@ -18,6 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from mlnn.errors import MLNNError
+from mlnn.paper import environment
+
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
@@ -152,3 +155,29 @@ def test_notebook_runs_without_the_data(stem, fast, tmp_path, monkeypatch):
                       for o in cell.outputs)
     assert "Falling back to the synthetic collection" in printed
     assert ("FAST MODE" in first) == fast, first
+
+
+# -- what the notebooks read from the environment ------------------------------------------------
+
+def test_the_banner_marks_fast_mode_as_a_smoke_test(monkeypatch):
+    monkeypatch.setenv("MLNN_FAST", "1")
+    assert "smoke test" in environment.banner() and "NOT the results" in environment.banner()
+    monkeypatch.delenv("MLNN_FAST")
+    assert environment.banner().startswith("full mode")
+
+
+def test_stored_files_are_the_committed_ones_whatever_mlnn_figures_says(monkeypatch, tmp_path):
+    from mlnn.errors import MLNNError
+    monkeypatch.setenv("MLNN_FIGURES", str(tmp_path))
+    monkeypatch.chdir(ROOT / "notebooks")
+    assert environment.stored("fig4_learning_rates.csv") == ROOT / "figures" / "fig4_learning_rates.csv"
+    with pytest.raises(MLNNError, match="no_such_file.csv"):
+        environment.stored("no_such_file.csv")
+
+
+def test_a_missing_dataset_falls_back_to_the_synthetic_collection(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("MLNN_DATA", str(tmp_path))
+    data, real = environment.load_or_synthetic("reuters21578", n_train=50, n_test=5)
+    assert not real and data.name == "synthetic" and data.X_train.shape[0] == 50
+    printed = capsys.readouterr().out
+    assert "reuters21578 is not available" in printed and "NOT reuters21578's" in printed
