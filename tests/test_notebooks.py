@@ -167,10 +167,10 @@ def test_the_banner_marks_fast_mode_as_a_smoke_test(monkeypatch):
 
 
 def test_stored_files_are_the_committed_ones_whatever_mlnn_figures_says(monkeypatch, tmp_path):
-    from mlnn.errors import MLNNError
     monkeypatch.setenv("MLNN_FIGURES", str(tmp_path))
     monkeypatch.chdir(ROOT / "notebooks")
-    assert environment.stored("fig4_learning_rates.csv") == ROOT / "figures" / "fig4_learning_rates.csv"
+    expected = ROOT / "figures" / "fig4_learning_rates.csv"
+    assert environment.stored("fig4_learning_rates.csv") == expected
     with pytest.raises(MLNNError, match="no_such_file.csv"):
         environment.stored("no_such_file.csv")
 
