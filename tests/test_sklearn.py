@@ -1,7 +1,8 @@
 """MultiLabelNN inside scikit-learn's tools: clone, cross-validation with multi-label scorers,
 grid search, a text pipeline, and scikit-learn's own estimator checks.
 
-Skipped when scikit-learn is not installed (``pip install -e ".[sklearn]"``; CI installs it).
+Skipped when scikit-learn 1.6 or later is not installed (``pip install -e ".[sklearn]"``; CI
+installs it).
 Networks are tiny (a few hidden units, a few epochs) so that every fit takes milliseconds.
 """
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-sklearn = pytest.importorskip("sklearn")
+sklearn = pytest.importorskip("sklearn", minversion="1.6")     # the Tags API, expected failures
 
 from sklearn.base import clone, is_classifier                                # noqa: E402
 from sklearn.exceptions import NotFittedError as SklearnNotFittedError       # noqa: E402
