@@ -164,7 +164,7 @@ def check_ce_slope(ce_dJ_dW2_1):
 
 
 # ---------------------------------------------------------------------------------------------
-# notebook 03: optimizers and dropout
+# notebooks 02b and 03: optimizers and dropout
 
 def _rmsprop_reference(theta, G, grads, eta, rho, eps):
     theta, G = theta.copy(), G.copy()
@@ -258,7 +258,7 @@ def check_adagrad_rates(effective_rates):
 
 
 # ---------------------------------------------------------------------------------------------
-# notebooks 04-07: curves, measures, thresholds
+# notebooks 03-07: curves, measures, thresholds
 
 def _documents(seed, n=30, L=6):
     rng = np.random.default_rng(seed)
