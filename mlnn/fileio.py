@@ -1,7 +1,8 @@
 """Writing files so that nobody ever reads half of one, and checking an output path before work.
 
 Every file the project writes (model files, result tables, run records, exported data, cached
-matrices) goes through :func:`atomic_write`: the content is written to a temporary file in the
+matrices) goes through :func:`atomic_write` (or :func:`atomic_path` for writers that open the
+file themselves, :func:`write_files` for several files that belong together): the content is written to a temporary file in the
 same directory, flushed to disk, and only then renamed over the final name (``os.replace`` is
 atomic on POSIX and Windows). A crash, a full disk or Ctrl-C leaves the previous file, or none,
 under the final name — never a partial one — and the temporary file is removed.
@@ -107,13 +108,7 @@ def atomic_path(path):
     re-raised as :class:`MLNNError` naming ``path``.
     """
     path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    try:
-        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.",
-                                                 suffix=".part")
-        os.close(descriptor)
-    except OSError as error:
-        raise MLNNError(f"cannot write {path}: {describe_os_error(error)}") from None
+    temporary = _temporary(path)
     try:
         yield Path(temporary)
         _commit(temporary, path)
@@ -143,6 +138,42 @@ def atomic_write(path, mode="w", encoding="utf-8"):
             raise MLNNError(f"cannot write {path}: {describe_os_error(error)}") from None
         with handle:
             yield handle
+
+
+def write_files(contents):
+    """Write several files as one: ``contents`` maps each path to its bytes; all of them are
+    replaced, or none (every temporary file is written and flushed to disk before the first
+    rename). Failures as in :func:`atomic_write`."""
+    temporaries, path = {}, None
+    try:
+        for path, data in contents.items():
+            path = Path(path)
+            temporaries[path] = _temporary(path)
+            with open(temporaries[path], "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(temporaries[path], _mode_for(path))
+        for path, temporary in list(temporaries.items()):
+            os.replace(temporary, path)
+            del temporaries[path]
+    except OSError as error:
+        raise MLNNError(f"cannot write {path}: {describe_os_error(error)}") from None
+    finally:
+        for temporary in temporaries.values():
+            _remove(temporary)
+
+
+def _temporary(path):
+    """A new empty file beside ``path`` (hidden, ending in .part); its name."""
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.",
+                                                 suffix=".part")
+    except OSError as error:
+        raise MLNNError(f"cannot write {path}: {describe_os_error(error)}") from None
+    os.close(descriptor)
+    return temporary
 
 
 def _commit(temporary, path):

@@ -235,11 +235,14 @@ def test_an_interrupted_experiment_keeps_the_previous_curves(synthetic, tmp_path
     E.dropout_experiment(synthetic, fast=True, csv_path=path, max_updates=2, eval_every=1)
     before = path.read_bytes()
 
-    def interrupted(curves, target):
-        with open(target, "w") as handle:
-            handle.write("experiment,dataset\nhalf a row")
-        raise KeyboardInterrupt
-    monkeypatch.setattr(E, "save_csv", interrupted)
+    class Interrupted:                                 # writes a row and a half, then Ctrl-C
+        def __init__(self, handle):
+            self.handle = handle
+
+        def writerow(self, row):
+            self.handle.write("half a row")
+            raise KeyboardInterrupt
+    monkeypatch.setattr(C.csv, "writer", Interrupted)
     with pytest.raises(KeyboardInterrupt):
         E.dropout_experiment(synthetic, fast=True, csv_path=path, max_updates=2, eval_every=1)
     assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["d.csv"]

@@ -7,7 +7,8 @@ import pytest
 
 from mlnn.errors import MLNNError
 from mlnn.fileio import (atomic_path, atomic_write, check_input_file, check_output_directory,
-                         check_output_path, describe_os_error, os_error_message, write_text)
+                         check_output_path, describe_os_error, os_error_message, write_files,
+                         write_text)
 
 
 def _listing(directory):
@@ -145,3 +146,26 @@ def test_os_error_message_names_the_file_and_the_reason():
     assert os_error_message(error, "cannot read") == "cannot read /data/x.arff: permission denied"
     assert os_error_message(OSError(errno.ENOSPC, "No space")) == \
         "cannot access: no space left on device"
+
+
+@pytest.mark.parametrize("fault", [OSError(errno.ENOSPC, "No space left"), KeyboardInterrupt()])
+def test_write_files_replaces_all_or_none(tmp_path, monkeypatch, fault):
+    paths = [tmp_path / f"f{i}.txt" for i in range(4)]
+    for path in paths[:2]:
+        write_text(path, f"old {path.name}")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    calls, fsync = [], os.fsync
+
+    def fails_third(descriptor):
+        calls.append(descriptor)
+        if len(calls) == 3:
+            raise fault
+        fsync(descriptor)
+    monkeypatch.setattr(os, "fsync", fails_third)
+    with pytest.raises(MLNNError if isinstance(fault, OSError) else KeyboardInterrupt):
+        write_files({path: b"new" for path in paths})
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    monkeypatch.setattr(os, "fsync", fsync)
+    write_files({path: path.name.encode() for path in paths})
+    assert sorted(p.name for p in tmp_path.iterdir()) == [p.name for p in paths]
+    assert [p.read_bytes() for p in paths] == [p.name.encode() for p in paths]

@@ -12,17 +12,16 @@
 * ``data list`` -- the registered names.
 """
 
-import contextlib
 import json
 import time
 
 from mlnn.cli.options import add_option, load_dataset
 from mlnn.datasets import fetch, names
 from mlnn.datasets.download import check_base_url
-from mlnn.datasets.svmlight import write_svmlight
+from mlnn.datasets.svmlight import format_svmlight
 from mlnn.errors import MLNNError
-from mlnn.fileio import (atomic_path, check_output_directory, check_output_path,
-                         describe_os_error, write_text)
+from mlnn.fileio import (check_output_directory, check_output_path, describe_os_error,
+                         write_files)
 
 
 def _load(args):
@@ -78,14 +77,12 @@ def run_export(args):
         out.mkdir(exist_ok=True)
     except OSError as error:
         raise MLNNError(f"--out: cannot create {out}: {describe_os_error(error)}") from None
-    with contextlib.ExitStack() as stack:          # all four files are replaced, or none
-        temporary = {kind: stack.enter_context(atomic_path(path)) for kind, path in paths.items()}
-        for split in ("train", "test"):
-            write_svmlight(temporary[split], getattr(dataset, f"X_{split}"),
-                           getattr(dataset, f"Y_{split}"), header=True, zero_based=True)
-        for kind, names in (("features", dataset.feature_names),
-                            ("labels", dataset.label_names)):
-            write_text(temporary[kind], "".join(name.replace("\n", " ") + "\n" for name in names))
+    contents = {split: format_svmlight(getattr(dataset, f"X_{split}"),
+                                       getattr(dataset, f"Y_{split}"), header=True,
+                                       zero_based=True) for split in ("train", "test")}
+    for kind, names in (("features", dataset.feature_names), ("labels", dataset.label_names)):
+        contents[kind] = "".join(name.replace("\n", " ") + "\n" for name in names).encode()
+    write_files({path: contents[kind] for kind, path in paths.items()})   # all four, or none
     for path in paths.values():
         print(path)
     return 0

@@ -129,7 +129,7 @@ def load_model(path):
     if path == "-":
         raise MLNNError("--model: a model cannot be read from standard input; give its file")
     with loading(path):
-        return MultiLabelNN.load(path)
+        return MultiLabelNN.load(path).check_params()
 
 
 def run_evaluate(args):

@@ -247,10 +247,19 @@ def write_svmlight(path, X, Y, header=True, zero_based=True):
     Values are written with ``repr`` precision, so reading the file back gives the same floats.
     ``.gz`` paths are compressed. The file is written atomically (:mod:`mlnn.fileio`).
     """
+    data = format_svmlight(X, Y, header, zero_based, source=path)
+    if Path(path).name.endswith(".gz"):
+        data = gzip.compress(data)
+    with atomic_write(path, "wb") as handle:
+        handle.write(data)
+
+
+def format_svmlight(X, Y, header=True, zero_based=True, source="<svmlight>"):
+    """The bytes (ASCII) of the svmlight file of :func:`write_svmlight`."""
     X = sp.csr_matrix(X, dtype=np.float64)
     Y = sp.csr_matrix(Y)
     if X.shape[0] != Y.shape[0]:
-        raise DataFormatError(f"{path}: X has {X.shape[0]} rows but Y has {Y.shape[0]}")
+        raise DataFormatError(f"{source}: X has {X.shape[0]} rows but Y has {Y.shape[0]}")
     X.sort_indices()
     Y.sort_indices()
     offset = 0 if zero_based else 1
@@ -261,8 +270,4 @@ def write_svmlight(path, X, Y, header=True, zero_based=True):
         feature_text = " ".join(f"{c + offset}:{_format_value(v)}"
                                 for c, v in zip(X.indices[start:end], X.data[start:end]))
         out.append(",".join(str(j) for j in label_ids) + " " + feature_text)
-    data = ("\n".join(out) + "\n").encode("ascii")
-    if Path(path).name.endswith(".gz"):
-        data = gzip.compress(data)
-    with atomic_write(path, "wb") as handle:
-        handle.write(data)
+    return ("\n".join(out) + "\n").encode("ascii")

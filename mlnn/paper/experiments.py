@@ -39,7 +39,7 @@ import numpy as np
 from mlnn import datasets
 from mlnn.builders import build
 from mlnn.errors import MLNNError
-from mlnn.fileio import atomic_path, check_output_path
+from mlnn.fileio import check_output_path
 from mlnn.paper.curves import CURVE_COLUMNS, Setting, load_csv, save_csv
 from mlnn.training import train
 from mlnn.validation import check_positive_int, check_X, check_Y, validation_split
@@ -155,8 +155,7 @@ def run_settings(settings, data, max_updates, eval_every, batch_size=64, random_
         curve["experiment"] = experiment
         curves.append(curve)
     if csv_path is not None:
-        with atomic_path(csv_path) as temporary:
-            save_csv(curves, temporary)
+        save_csv(curves, csv_path)                     # atomically (mlnn.fileio)
     return curves
 
 
