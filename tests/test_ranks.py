@@ -14,7 +14,7 @@ from mlnn.paper.methods import PAPER_METHODS
 from mlnn.paper.ranks import (Q_ALPHA, average_ranks, cliques, critical_difference,
                               friedman_test, paper_table2, rank_methods, rank_table)
 from mlnn.paper.report import (dataset_markdown, paired_differences, plot_cd_grid,
-                               rank_markdown)
+                               rank_markdown, seed_markdown, seed_values)
 from mlnn.paper.reproduce import write_results
 from mlnn.paper.results import load_runs, summarise
 
@@ -159,3 +159,12 @@ def test_report_tables_from_a_summary(tmp_path):
                                                                                  1: 0.1})
     fig = plot_cd_grid(R.T[:3].T, ["NN_A", "BR_R"], MEASURES[:3], 1.0)
     assert [ax.get_title() for ax in fig.axes[:3]] == list(MEASURES[:3])
+
+
+def test_seed_table_uses_the_seeds_each_method_has(tmp_path):
+    write_results(_run("a", 0, {"NN_A": 0.1, "BR_R": 0.3}), tmp_path)
+    write_results(_run("a", 1, {"NN_A": 0.3}), tmp_path)
+    runs = load_runs(tmp_path)
+    assert seed_values(runs, "a", "NN_A", "rankloss") == pytest.approx({0: 0.1, 1: 0.3})
+    lines = seed_markdown(runs, "a", ["NN_A", "BR_R", "BR_B"], ["rankloss"]).splitlines()
+    assert lines[2:] == ["| NN_A | 2 | 0.2000 ± 0.1414 |", "| BR_R | 1 | 0.3000 |"]

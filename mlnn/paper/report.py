@@ -78,3 +78,25 @@ def paired_differences(runs, dataset, better, worse, measure):
             for run in runs
             if run["dataset"] == dataset and better in run["methods"]
             and worse in run["methods"]}
+
+
+def seed_values(runs, dataset, method, measure):
+    """``{seed: test value}`` of ``method`` on ``dataset`` over the stored seeds that ran it."""
+    return {run["seed"]: run["methods"][method]["test"][measure] for run in runs
+            if run["dataset"] == dataset and method in run["methods"]}
+
+
+def seed_markdown(runs, dataset, methods, measures):
+    """Methods × measures of ``dataset``: mean ± standard deviation (ddof 1) over the seeds each
+    method was run with, and the number of seeds n."""
+    lines = ["| method | n | " + " | ".join(measures) + " |",
+             "|---|---:|" + "---:|" * len(measures)]
+    for method in methods:
+        columns = [np.array(list(seed_values(runs, dataset, method, m).values()))
+                   for m in measures]
+        if columns[0].size == 0:
+            continue
+        cells = [_cell(v.mean(), v.std(ddof=1) if v.size > 1 else np.nan, False)
+                 for v in columns]
+        lines.append(f"| {method} | {columns[0].size} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
