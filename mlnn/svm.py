@@ -366,17 +366,20 @@ def _trust_region_cg(X, G, D, delta, eps_cg):
     """Steihaug's conjugate gradient for every column (liblinear's ``trcg``): approximately
     minimise the model q(s) = gᵀs + ½sᵀHs subject to ‖s‖ ≤ Δ.
 
-    G : (D+1) × k gradients; D : n × k Hessian weights; delta : (k,) radii.
+    X : the rows of X̃ (CSR) outside which D is 0; G : (D+1) × k gradients; D : those rows' Hessian
+    weights (rows × k); delta : (k,) radii.
     A column stops when ‖r‖ ≤ eps_cg·‖g‖ (r = −g − Hs, the model's negative gradient) or when a
-    step would leave the region, which then ends on its boundary. Stopped columns take zero
-    steps and are dropped from the products once a quarter of the working set has stopped.
-    Returns (S, R): the steps and their residuals −g − Hs, (D+1) × k each.
+    step would leave the region, which then ends on its boundary. ‖s‖², sᵀp and ‖p‖² follow the
+    CG recurrences (r_{j+1} is orthogonal to s_{j+1} and to p_j), so that only pᵀHp and ‖r‖²
+    are dot products over the features; the boundary step uses exact dot products, as liblinear.
+    Stopped columns take zero steps and are dropped from the products once a quarter of the
+    working set has stopped. Returns (S, R): the steps and their residuals −g − Hs, (D+1) × k.
     """
     S, R = np.zeros_like(G), -G
     cols, Sw, Rw, Pw, Dw, dw = np.arange(G.shape[1]), S, R, R.copy(), D, delta  # working set
     rr = _column_dot(Rw, Rw)
     tol = eps_cg ** 2 * rr
-    ss = np.zeros_like(rr)                           # ‖s‖²
+    ss, sp, pp = np.zeros_like(rr), np.zeros_like(rr), rr.copy()   # ‖s‖², sᵀp, ‖p‖²
     live = rr > tol
     T = np.empty_like(Pw)                            # scratch for τp and τHp
     for _ in range(G.shape[0]):
@@ -384,28 +387,37 @@ def _trust_region_cg(X, G, D, delta, eps_cg):
             break
         if live.sum() < 0.75 * cols.size:            # compact the working set
             S[:, cols], R[:, cols] = Sw, Rw
-            cols, Sw, Rw, Pw, Dw, dw, rr, tol, ss = (
-                _columns(A, live) for A in (cols, Sw, Rw, Pw, Dw, dw, rr, tol, ss))
+            cols, Sw, Rw, Pw, Dw, dw, rr, tol, ss, sp, pp = (
+                _columns(A, live) for A in (cols, Sw, Rw, Pw, Dw, dw, rr, tol, ss, sp, pp))
             live, T = live[live], np.empty_like(Pw)
         HP = _hessian_product(X, Pw, Dw)
         step = np.where(live, rr / np.maximum(_column_dot(Pw, HP), np.finfo(float).tiny), 0.0)
-        sp, pp = _column_dot(Sw, Pw), _column_dot(Pw, Pw)
         ss_next = ss + step * (2.0 * sp + step * pp)  # ‖s + τp‖²
         leaving = live & (ss_next > dw ** 2)
         if leaving.any():                             # ‖s + τp‖ > Δ: stop on the boundary
-            step[leaving] = _boundary_step(ss[leaving], sp[leaving], pp[leaving], dw[leaving])
-            ss_next[leaving] = dw[leaving] ** 2
+            step[leaving], ss_next[leaving] = _boundary_steps(Sw, Pw, dw, leaving)
             live &= ~leaving
         ss = ss_next
         Sw += np.multiply(Pw, step, out=T)           # s ← s + τp, r ← r − τHp
         Rw -= np.multiply(HP, step, out=T)
         rr_next = _column_dot(Rw, Rw)
-        Pw *= np.where(live, rr_next / np.maximum(rr, np.finfo(float).tiny), 0.0)
+        beta = np.where(live, rr_next / np.maximum(rr, np.finfo(float).tiny), 0.0)
+        sp = beta * (sp + step * pp)                  # s_{j+1}ᵀp_{j+1} = β(sᵀp + τ‖p‖²)
+        pp = rr_next + beta ** 2 * pp                 # ‖p_{j+1}‖² = ‖r_{j+1}‖² + β²‖p‖²
+        Pw *= beta
         Pw += Rw                                      # p ← r + β p (stopped columns: p = r)
         rr = np.where(live, rr_next, rr)
         live &= rr > tol
     S[:, cols], R[:, cols] = Sw, Rw
     return S, R
+
+
+def _boundary_steps(S, P, delta, leaving):
+    """(τ, Δ²) for the columns ``leaving`` of the steps S and directions P: the step to the
+    boundary ‖s + τp‖ = Δ from exact dot products (:func:`_boundary_step`)."""
+    Sl, Pl, dl = S[:, leaving], P[:, leaving], delta[leaving]
+    tau = _boundary_step(_column_dot(Sl, Sl), _column_dot(Sl, Pl), _column_dot(Pl, Pl), dl)
+    return tau, dl ** 2
 
 
 #: Trust-region constants of liblinear's tron.cpp: a step is accepted when the actual reduction
@@ -464,10 +476,37 @@ class _Working:
         return _Working(**{name: _columns(value, mask) for name, value in vars(self).items()})
 
 
+#: Labels per conjugate-gradient group (:func:`_trial`): enough columns for the sparse products to
+#: run at the speed of many right-hand sides, few enough that the group's union of active sets
+#: stays close to each label's.
+GROUP_SIZE = 16
+
+
+def _label_groups(D, size=GROUP_SIZE):
+    """The working labels (columns of D) in groups of at most ``size``, taken in the order of
+    the size of their active sets |I| (the nonzero weights of each column), so that small
+    active sets go together: a list of index arrays."""
+    order = np.argsort(np.count_nonzero(D, axis=0), kind="stable")
+    return np.array_split(order, -(-order.size // size))
+
+
+def _group_cg(X, G, D, delta, eps_cg):
+    """Conjugate gradient (:func:`_trust_region_cg`) for every group of labels
+    (:func:`_label_groups`), each on the rows of X̃ in the union of its labels' active sets I
+    (outside them D = 0, so the products X̃ᵀ(D ⊙ X̃P) need no other rows): (S, R)."""
+    S, R = np.empty_like(G), np.empty_like(G)
+    for cols in _label_groups(D):
+        Dg = np.take(D, cols, axis=1)
+        rows = np.flatnonzero(Dg.any(axis=1))
+        S[:, cols], R[:, cols] = _trust_region_cg(X[rows], np.take(G, cols, axis=1), Dg[rows],
+                                                  delta[cols], eps_cg)
+    return S, R
+
+
 def _trial(X, work, C, eps_cg):
     """One trust-region trial step s for every working label: (s, w + s, Q at w + s,
     f(w + s), predicted reduction q(0) − q(s), ∇fᵀs)."""
-    step, R = _trust_region_cg(X, work.G, work.D, work.delta, eps_cg)
+    step, R = _group_cg(X, work.G, work.D, work.delta, eps_cg)
     W_new = work.W + step
     Q_new = work.S * np.asarray(X @ step)
     Q_new += work.Q
