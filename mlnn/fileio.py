@@ -82,6 +82,17 @@ def check_output_path(path, name="--out"):
     return path
 
 
+def check_replaceable(path, name, looks_right, what):
+    """Raise :class:`MLNNError` naming ``name`` if ``path`` is an existing non-empty file for
+    which ``looks_right(path)`` is False: a typo must not overwrite a file of another kind.
+    ``what`` describes the right kind ("an mlnn model file")."""
+    path = Path(path)
+    if path.is_file() and path.stat().st_size > 0 and not looks_right(path):
+        raise MLNNError(f"{name}: {path} exists and is not {what}; refusing to overwrite it "
+                        "(remove it or choose another name)")
+    return path
+
+
 def check_output_directory(path, name="--out"):
     """Raise :class:`MLNNError` naming ``name`` unless ``path`` is, or can be made as, a writable
     directory (its parent must exist). Returns ``path`` as a :class:`~pathlib.Path`."""

@@ -126,6 +126,16 @@ def _not_a_model(path, reason):
 _ZIP_MAGIC, _NPY_MAGIC = (b"PK\x03\x04", b"PK\x05\x06"), b"\x93NUMPY"
 
 
+def is_model_file(path):
+    """Whether ``path`` looks like a file of :func:`write_model_file` (a zip archive with the
+    header entries); its content is not checked (see :func:`read_model_file`)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return {f"{name}.npy" for name in HEADER} <= set(archive.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
 def _read_entries(path):
     if path.is_dir():
         raise ModelFileError(f"model file {path} is a directory, not a file")

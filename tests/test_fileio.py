@@ -7,6 +7,7 @@ import pytest
 
 from mlnn.errors import MLNNError
 from mlnn.fileio import (atomic_path, atomic_write, check_input_file, check_output_directory,
+                         check_replaceable,
                          check_output_path, describe_os_error, os_error_message, write_files,
                          write_text)
 
@@ -169,3 +170,15 @@ def test_write_files_replaces_all_or_none(tmp_path, monkeypatch, fault):
     write_files({path: path.name.encode() for path in paths})
     assert sorted(p.name for p in tmp_path.iterdir()) == [p.name for p in paths]
     assert [p.read_bytes() for p in paths] == [p.name.encode() for p in paths]
+
+
+def test_check_replaceable_refuses_to_overwrite_a_file_of_another_kind(tmp_path):
+    looks_right = lambda path: path.read_text().startswith("model")     # noqa: E731
+    (tmp_path / "model.txt").write_text("model 1")
+    (tmp_path / "data.txt").write_text("precious data")
+    (tmp_path / "empty.txt").write_text("")
+    for name in ("model.txt", "empty.txt", "new.txt"):
+        assert check_replaceable(tmp_path / name, "--out", looks_right, "a model") == \
+            tmp_path / name
+    with pytest.raises(MLNNError, match="--out: .*data.txt exists and is not a model; refusing"):
+        check_replaceable(tmp_path / "data.txt", "--out", looks_right, "a model")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from mlnn.errors import MLNNError, ModelFileError
-from mlnn.modelfile import (checksum, loading, names_array, read_model_file,
+from mlnn.modelfile import (checksum, is_model_file, loading, names_array, read_model_file,
                            write_model_file)
 
 
@@ -116,3 +116,11 @@ def test_a_failed_write_keeps_the_previous_file(tmp_path, monkeypatch):
         write_model_file(tmp_path / "m.npz", {"W1": np.zeros(3)}, {"x": 2})
     assert (tmp_path / "m.npz").read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
+
+
+def test_is_model_file_looks_at_the_header_entries_only(tmp_path):
+    write_model_file(tmp_path / "m.npz", {"W1": np.ones(3)}, {"x": 1})
+    np.savez(tmp_path / "other.npz", W1=np.ones(3))
+    (tmp_path / "text.npz").write_text("x")
+    assert is_model_file(tmp_path / "m.npz")
+    assert not any(is_model_file(tmp_path / name) for name in ("other.npz", "text.npz", "none"))

@@ -2,7 +2,8 @@
 
 from mlnn.cli.options import add_option, add_seed, check_options, load_dataset
 from mlnn.errors import MLNNError
-from mlnn.fileio import check_output_path
+from mlnn.fileio import check_output_path, check_replaceable
+from mlnn.paper.curves import CSV_COLUMNS
 from mlnn.paper.experiments import DATASETS, EXPERIMENTS
 
 
@@ -28,6 +29,7 @@ def register(subparsers):
 def run_experiment(args):
     check_options(args, "--seed", "--max-updates", "--learning-rate")
     check_output_path(args.out, "--out")
+    check_replaceable(args.out, "--out", _is_curves_file, "a curves CSV file")
     kwargs = {"fast": args.fast, "random_state": args.seed, "csv_path": args.out,
               "verbose": True, "max_updates": args.max_updates}
     if args.learning_rate is not None:
@@ -40,3 +42,9 @@ def run_experiment(args):
     EXPERIMENTS[args.name](**kwargs)
     print(f"wrote {args.out}")
     return 0
+
+
+def _is_curves_file(path):
+    """Whether ``path`` starts like a curves CSV (its first columns)."""
+    with open(path, "rb") as handle:
+        return handle.read(64).startswith(",".join(CSV_COLUMNS[:2]).encode())

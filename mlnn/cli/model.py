@@ -17,9 +17,9 @@ from mlnn.datasets.svmlight import parse_svmlight, read_svmlight
 from mlnn.datasets.text import decode
 from mlnn.errors import MLNNError
 from mlnn.estimator import MultiLabelNN
-from mlnn.fileio import check_input_file, check_output_path
+from mlnn.fileio import check_input_file, check_output_path, check_replaceable
 from mlnn.metrics import MEASURES
-from mlnn.modelfile import loading
+from mlnn.modelfile import is_model_file, loading
 from mlnn.paper.methods import NETWORK_ALIASES, network_params, resolve
 
 #: The options of ``train`` that set a hyper-parameter, and the hyper-parameter.
@@ -106,6 +106,7 @@ def run_train(args):
     given = _given(args)
     MultiLabelNN(**{**network_params(method, 1, 1), **given}).check_params()   # fail fast
     check_output_path(args.out, "--out")
+    check_replaceable(args.out, "--out", is_model_file, "an mlnn model file")
     dataset = load_dataset(args)
     params = network_params(method, *reversed(dataset.X_train.shape))
     params.update(given)
