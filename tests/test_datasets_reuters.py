@@ -101,3 +101,23 @@ def test_real_modapte_counts(data_dir):
     counts = np.asarray(label_matrix(train, categories).sum(axis=0)).ravel()
     assert counts[categories.index("earn")] == 2877  # Yang & Liu (1999), Table 1
     assert counts[categories.index("acq")] == 1650
+
+
+def test_a_utf16_sgml_file_says_the_encoding_is_the_problem(tmp_path):
+    (tmp_path / "reut2-000.sgm").write_bytes(SGML.encode("utf-16"))
+    with pytest.raises(DataFormatError, match="reut2-000.sgm: the file is encoded as UTF-16"):
+        read_reuters(tmp_path)
+
+
+def test_an_archive_cut_off_mid_stream_is_a_data_format_error(tmp_path):
+    archive = tmp_path / "r.tar.gz"
+    raw = (SGML * 200).encode("latin-1")
+    with tarfile.open(archive, "w:gz") as tar:
+        info = tarfile.TarInfo("reut2-000.sgm")
+        info.size = len(raw)
+        tar.addfile(info, io.BytesIO(raw))
+    data = archive.read_bytes()
+    for cut in (len(data) // 3, len(data) // 2):
+        (tmp_path / "cut.tar.gz").write_bytes(data[:cut])
+        with pytest.raises(DataFormatError, match="cut.tar.gz: cannot read the archive"):
+            read_reuters(tmp_path / "cut.tar.gz")

@@ -182,3 +182,13 @@ def test_check_replaceable_refuses_to_overwrite_a_file_of_another_kind(tmp_path)
             tmp_path / name
     with pytest.raises(MLNNError, match="--out: .*data.txt exists and is not a model; refusing"):
         check_replaceable(tmp_path / "data.txt", "--out", looks_right, "a model")
+
+
+def test_a_write_that_fails_inside_the_body_is_one_error_naming_the_file(tmp_path):
+    target = tmp_path / "export.svm"
+    write_text(target, "old\n")
+    with pytest.raises(MLNNError, match=r"cannot write .*export\.svm: no space left on device"):
+        with atomic_write(target) as handle:
+            handle.write("new, half")
+            raise OSError(errno.ENOSPC, "No space left on device")   # as a write() would
+    assert target.read_text() == "old\n" and _listing(tmp_path) == ["export.svm"]

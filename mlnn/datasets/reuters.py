@@ -31,12 +31,14 @@ publish; without their file list it cannot be identified, and it is kept here.
 
 import re
 import tarfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
+from mlnn.datasets.text import check_text_bytes
 from mlnn.errors import DataFormatError
 
 _OPEN = re.compile(r"<REUTERS\b([^>]*)>")
@@ -141,7 +143,7 @@ def _sgml_files(source):
                 if member.isfile() and _FILE_NAME.match(name):
                     found += 1
                     yield f"{source}!{member.name}", archive.extractfile(member).read()
-    except (tarfile.TarError, OSError, EOFError) as error:
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as error:
         raise DataFormatError(f"{source}: cannot read the archive ({error})") from None
     if not found:
         raise DataFormatError(f"{source}: no reut2-*.sgm files in this archive")
@@ -151,6 +153,7 @@ def read_reuters(source):
     """All documents of the distribution (21,578 for the real one), in file order."""
     documents = []
     for name, raw in _sgml_files(source):
+        check_text_bytes(raw, name)                     # UTF-16 or binary: say so
         documents.extend(parse_sgml(raw.decode("latin-1"), name))
     return documents
 

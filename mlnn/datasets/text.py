@@ -68,6 +68,18 @@ def decode(raw, source):
     byte-order marks, or by the zero bytes between ASCII characters of a file without one) and
     for other bytes that cannot be text (zero bytes).
     """
+    check_text_bytes(raw, source)
+    if raw.startswith(codecs.BOM_UTF8):
+        raw = raw[len(codecs.BOM_UTF8):]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def check_text_bytes(raw, source):
+    """Raise :class:`~mlnn.errors.DataFormatError` if the bytes ``raw`` of ``source`` are UTF-16
+    or UTF-32 text or hold a zero byte (a binary file); see :func:`decode`."""
     encoding = _wide_encoding(raw)
     if encoding is not None:
         raise DataFormatError(f"{source}: the file is encoded as {encoding}; mlnn reads UTF-8 "
@@ -75,12 +87,6 @@ def decode(raw, source):
     if b"\x00" in raw:
         line = raw.count(b"\n", 0, raw.index(b"\x00")) + 1
         raise DataFormatError(f"{source}:{line}: a zero byte: this is a binary file, not text")
-    if raw.startswith(codecs.BOM_UTF8):
-        raw = raw[len(codecs.BOM_UTF8):]
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("latin-1")
 
 
 def _wide_encoding(raw):
