@@ -28,6 +28,7 @@ EXERCISES = [
     (course.check_pwe_landscape, "ex02_landscapes", "pwe_closed_form"),
     (course.check_ce_slope, "ex02_landscapes", "ce_dJ_dW2_1"),
     (course.check_rmsprop, "ex02b_optimizers_dropout", "rmsprop_step"),
+    (course.check_rmsprop_optimizer, "ex02b_optimizers_dropout", "RMSProp"),
     (course.check_momentum_skip, "ex02b_optimizers_dropout", "momentum_skip"),
     (course.check_inverted_dropout, "ex02b_optimizers_dropout", "inverted_dropout"),
     (course.check_rank_loss, "ex03_convergence", "rank_loss_one"),
@@ -68,6 +69,25 @@ def test_a_failing_function_is_reported_not_raised(capsys):
 # The mistakes the hints are written for: each must fail its grader.
 ex01 = solutions("ex01_derivatives")
 ex02b = solutions("ex02b_optimizers_dropout")
+
+
+class AdaGradLike(ex02b.RMSProp):
+    """Sums the squares instead of averaging them."""
+
+    def _update_rows(self, state, theta, rows, g):
+        G = state["mean_square"]
+        G[rows] += g * g
+        theta[rows] -= self.learning_rate * g / (np.sqrt(G[rows]) + self.epsilon)
+
+
+class RMSPropStub(ex02b.RMSProp):
+    """The exercise as handed out: both methods left as ``...``."""
+
+    def _new_state(self, theta):
+        ...
+
+    def _update_rows(self, state, theta, rows, g):
+        ...
 WRONG = [
     (course.check_delta1, lambda d2, W2, h: (d2 @ W2.T) * h * (1 - h)),           # sigmoid's f'
     (course.check_delta1, lambda d2, W2, h: -(d2 @ W2.T) * (1 - h * h)),           # flipped sign
@@ -78,6 +98,9 @@ WRONG = [
     (course.check_rmsprop, lambda t, G, g, eta, rho, eps: (t - eta * g / (np.sqrt(G + g * g) + eps),
                                                            G + g * g)),           # AdaGrad
     (course.check_momentum_skip, lambda t, v, mu, d: (t + d * v, mu ** d * v)),
+    (course.check_rmsprop_optimizer, AdaGradLike),
+    (course.check_rmsprop_optimizer, RMSPropStub),
+    (course.check_rmsprop_optimizer, ex02b.rmsprop_step),                      # not a class
     (course.check_inverted_dropout, lambda h, rate, rng: (h * (rng.random(h.shape) >= rate),
                                                           1.0 * (rng.random(h.shape) >= rate))),
     (course.check_rank_loss, lambda s, y: np.mean(s[y > 0][:, None] < s[y == 0][None, :])),
@@ -88,6 +111,11 @@ WRONG = [
     (course.check_better_than_paper, lambda m, ours, paper: (ours - paper) / abs(paper)),
     (course.check_f1_threshold, lambda s, y: 0.5),
 ]
+
+
+def test_the_rmsprop_stub_gets_a_hint(capsys):
+    assert course.check_rmsprop_optimizer(RMSPropStub) is False
+    assert "_new_state(theta) must return" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("grader, wrong", WRONG, ids=[f"{g.__name__}-{i}" for i, (g, _)

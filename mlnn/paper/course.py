@@ -15,7 +15,7 @@ from mlnn.gradcheck import numerical_gradient, rel_error
 from mlnn.losses import CrossEntropy, PairwiseExponential
 from mlnn.metrics import LOWER_IS_BETTER, ranking_measures
 from mlnn.network import Network
-from mlnn.optimizers import AdaGrad
+from mlnn.optimizers import AdaGrad, Optimizer
 from mlnn.paper.landscapes import loss_surface, surface_gradient
 from mlnn.thresholds import optimal_thresholds, ridge
 
@@ -195,6 +195,31 @@ def check_rmsprop(rmsprop_step):
         expect_close(state[0], reference[0], "θ after 6 steps", hint)
         expect_close(state[1], reference[1], "G after 6 steps", hint)
     return grade("RMSProp against a dense loop", attempt)
+
+
+def check_rmsprop_optimizer(RMSProp):
+    """``RMSProp(learning_rate, rho=0.9, epsilon=1e-8)``, a subclass of
+    :class:`mlnn.optimizers.Optimizer`: six dense ``step`` calls against the literal loop."""
+    def attempt():
+        if not (isinstance(RMSProp, type) and issubclass(RMSProp, Optimizer)):
+            raise NotYet("RMSProp must be a class derived from mlnn.optimizers.Optimizer")
+        rng = np.random.default_rng(15)
+        theta = rng.normal(size=(4, 3))
+        grads = rng.normal(size=(6, 4, 3))
+        optimizer, params = RMSProp(0.01, rho=0.9, epsilon=1e-8), {"W2": theta.copy()}
+        if not isinstance(optimizer._new_state(theta.copy()), dict):
+            raise NotYet("_new_state(theta) must return the state of one parameter as a dict "
+                         "of arrays shaped like theta (AdaGrad: {'sum_squares': ...})")
+        for g in grads:
+            optimizer.step(params, {"W2": g.copy()})
+        if np.array_equal(params["W2"], theta):
+            raise NotYet("θ did not change: _new_state returns the state dict, _update_rows "
+                         "updates theta[rows] and the state in place")
+        expect_close(params["W2"], _rmsprop_reference(theta, np.zeros_like(theta), grads, 0.01,
+                                                      0.9, 1e-8)[0], "θ after 6 steps",
+                     "in _update_rows: G[rows] = ρ G[rows] + (1 − ρ) g², then "
+                     "theta[rows] -= η g / (√G[rows] + ε).")
+    return grade("RMSProp as an mlnn optimizer", attempt)
 
 
 def check_momentum_skip(momentum_skip):

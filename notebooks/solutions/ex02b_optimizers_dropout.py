@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from mlnn.optimizers import Optimizer
+
 
 def rmsprop_step(theta, G, g, eta, rho=0.9, eps=1e-8):
     """One RMSProp step: G ← ρ G + (1 − ρ) g²;  θ ← θ − η g / (√G + ε). Returns new arrays."""
@@ -20,3 +22,27 @@ def inverted_dropout(h, rate, rng):
     mask = (rng.random(h.shape) >= rate) / (1 - rate)
     return h * mask, mask
 
+
+
+class RMSProp(Optimizer):
+    """RMSProp as an mlnn optimizer: G ← ρ G + (1 − ρ) g²;  θ ← θ − η g / (√G + ε).
+
+    Why it cannot skip rows the way AdaGrad does: a row with zero gradient keeps its θ, but its G
+    still shrinks, G ← ρ G, at every step. Updating only the touched rows (what ``step`` does
+    with a row-sparse gradient) therefore leaves G too large on rows that were skipped, and their
+    next steps too small. A lazy version would record each row's last step, as momentum does,
+    and multiply G by ρ^Δ before the row's next update (``catch_up``): Δ zero-gradient steps of
+    RMSProp have that closed form.
+    """
+
+    def __init__(self, learning_rate, rho=0.9, epsilon=1e-8):
+        super().__init__(learning_rate)
+        self.rho, self.epsilon = rho, epsilon
+
+    def _new_state(self, theta):
+        return {"mean_square": np.zeros_like(theta)}
+
+    def _update_rows(self, state, theta, rows, g):
+        G = state["mean_square"]
+        G[rows] = self.rho * G[rows] + (1 - self.rho) * g * g
+        theta[rows] -= self.learning_rate * g / (np.sqrt(G[rows]) + self.epsilon)
