@@ -118,7 +118,7 @@ def atomic_path(path):
     the temporary file is removed and ``path`` keeps its previous content; an ``OSError`` is
     re-raised as :class:`MLNNError` naming ``path``.
     """
-    path = Path(path)
+    path = _target(path)
     temporary = _temporary(path)
     try:
         yield Path(temporary)
@@ -138,7 +138,8 @@ def atomic_write(path, mode="w", encoding="utf-8"):
     ``mode`` is "w" (text, ``encoding``) or "wb". If the body raises (including
     ``KeyboardInterrupt``) or the disk fills, the temporary file is removed, ``path`` keeps its
     previous content, and an ``OSError`` is re-raised as :class:`MLNNError` naming the file.
-    The new file gets the permissions of the one it replaces (of a new file: 0666 less the umask).
+    The new file gets the permissions of the one it replaces (of a new file: 0666 less the umask);
+    a symbolic link is followed, and its target replaced.
     """
     if mode not in ("w", "wb"):
         raise MLNNError(f"atomic_write: mode must be 'w' or 'wb', got {mode!r}")
@@ -158,7 +159,7 @@ def write_files(contents):
     temporaries, path = {}, None
     try:
         for path, data in contents.items():
-            path = Path(path)
+            path = _target(path)
             temporaries[path] = _temporary(path)
             with open(temporaries[path], "wb") as handle:
                 handle.write(data)
@@ -173,6 +174,12 @@ def write_files(contents):
     finally:
         for temporary in temporaries.values():
             _remove(temporary)
+
+
+def _target(path):
+    """The file to replace for ``path``: a symbolic link is followed, so that it survives."""
+    path = Path(path)
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
 def _temporary(path):

@@ -192,3 +192,11 @@ def test_a_write_that_fails_inside_the_body_is_one_error_naming_the_file(tmp_pat
             handle.write("new, half")
             raise OSError(errno.ENOSPC, "No space left on device")   # as a write() would
     assert target.read_text() == "old\n" and _listing(tmp_path) == ["export.svm"]
+
+
+def test_a_symbolic_link_survives_and_its_target_is_replaced(tmp_path):
+    (tmp_path / "real.csv").write_text("old\n")
+    (tmp_path / "link.csv").symlink_to(tmp_path / "real.csv")
+    write_text(tmp_path / "link.csv", "new\n")
+    assert (tmp_path / "link.csv").is_symlink() and (tmp_path / "real.csv").read_text() == "new\n"
+    assert _listing(tmp_path) == ["link.csv", "real.csv"]
