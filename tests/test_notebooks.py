@@ -181,3 +181,9 @@ def test_a_missing_dataset_falls_back_to_the_synthetic_collection(monkeypatch, t
     assert not real and data.name == "synthetic" and data.X_train.shape[0] == 50
     printed = capsys.readouterr().out
     assert "reuters21578 is not available" in printed and "NOT reuters21578's" in printed
+
+
+def test_paths_inside_the_project_are_printed_relative_to_it(monkeypatch, tmp_path):
+    monkeypatch.chdir(ROOT / "notebooks")
+    assert str(environment.relative(ROOT / "figures")) == "figures"
+    assert environment.relative(tmp_path) == tmp_path.resolve()

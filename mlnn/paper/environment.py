@@ -93,3 +93,10 @@ def load_or_synthetic(name, **synthetic_options):
     print(f"loaded {name}: {data.X_train.shape[0]} training documents, "
           f"{data.X_train.shape[1]} features, {data.Y_train.shape[1]} labels")
     return data, True
+
+
+def relative(path):
+    """``path`` relative to the project root when it lies inside it (as notebooks print it),
+    else ``path`` itself."""
+    path, root = Path(path).resolve(), project_root()
+    return path.relative_to(root) if root is not None and path.is_relative_to(root) else path
