@@ -534,9 +534,14 @@ def _mlnn(*args, cwd, **kwargs):
 def test_ctrl_c_during_training_is_one_line_exit_130_and_no_model(tmp_path):
     process = _mlnn("train", "--dataset", "synthetic", "-o", "n_train=20000", "--hidden-units",
                     "64", "--epochs", "100", "--out", "model.npz", cwd=tmp_path)
-    assert process.stdout.readline().startswith(b"training NN_AD on synthetic")
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=120)
+    try:
+        assert process.stdout.readline().startswith(b"training NN_AD on synthetic")
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
     assert process.returncode == 130
     assert err == b"mlnn: interrupted\n"
     assert list(tmp_path.iterdir()) == []
