@@ -340,6 +340,58 @@ def test_tron_takes_the_same_steps_as_a_dense_single_label_reference(seed, C, bi
         np.testing.assert_allclose(W[:, l], w, rtol=1e-7, atol=1e-10 * np.abs(w).max())
 
 
+def test_tron_with_several_label_groups_takes_the_reference_steps():
+    # more labels than one conjugate-gradient group holds, with active sets of very different
+    # sizes (rare and frequent labels, one without positives): each group's CG runs on the union
+    # of its labels' active rows, which must not change any label's steps
+    L = 2 * svm.GROUP_SIZE + 3
+    X, _ = make_problem(seed=21, n=70, D=12, L=1, density=0.35)
+    rng = np.random.default_rng(21)
+    Y = (rng.random((70, L)) < np.linspace(0.0, 0.6, L)).astype(np.int8)
+    Z = augmented(X, 1.0)
+    S = 2.0 * Y - 1.0
+    W, Q, n_iter, converged = svm._tron(sp.csr_matrix(Z), S, np.zeros((Z.shape[1], L)), 2.0,
+                                        1e-3, 1000)
+    assert len(svm._label_groups(np.ones((70, L)))) == 3
+    np.testing.assert_allclose(Q, S * (Z @ W), rtol=1e-9, atol=1e-9)
+    for l in range(L):
+        w, iterations, met = reference_tron(Z, S[:, l], 2.0, 1e-3)
+        assert n_iter[l] == iterations and converged[l] == met
+        np.testing.assert_allclose(W[:, l], w, rtol=1e-7, atol=1e-9 * max(np.abs(w).max(), 1))
+
+
+def test_label_groups_partition_the_labels_by_active_set_size():
+    D = np.zeros((10, 40))
+    counts = np.random.default_rng(0).permutation(40) % 11
+    for l, count in enumerate(counts):
+        D[:count, l] = 2.0
+    groups = svm._label_groups(D, size=16)
+    assert [len(g) for g in groups] == [14, 13, 13]
+    np.testing.assert_array_equal(np.sort(np.concatenate(groups)), np.arange(40))
+    sizes = [counts[g] for g in groups]
+    assert all(a.max() <= b.min() for a, b in zip(sizes, sizes[1:]))
+
+
+def test_tron_warm_start_meets_the_cold_stopping_rule_without_iterating():
+    # the stopping rule compares ‖∇f(w)‖ with ‖∇f(0)‖ even from a warm start, so a cold
+    # solution restarted with the same tol is already finished; a rule relative to the
+    # starting gradient would iterate on
+    X, Y = make_problem(seed=17, n=90, L=4)
+    cold = LinearSVMBR(C=5.0, tol=0.05).fit(X, Y)
+    assert np.all(cold.n_iter_ > 0)
+    again = LinearSVMBR(C=5.0, tol=0.05).fit(X, Y, coef=cold.coef_, intercept=cold.intercept_)
+    np.testing.assert_array_equal(again.n_iter_, 0)
+    assert again.converged_.all()
+    # and a warm start from another C is held to the same threshold as a cold start
+    warm = LinearSVMBR(C=50.0, tol=0.05).fit(X, Y, coef=cold.coef_, intercept=cold.intercept_)
+    Z, S = augmented(X, 1.0), 2.0 * Y - 1.0
+    for l in range(4):
+        positives = int(Y[:, l].sum())
+        g0 = np.linalg.norm(dense_gradient(Z, S[:, l], np.zeros(Z.shape[1]), 50.0))
+        threshold = 0.05 * max(min(positives, 90 - positives), 1) / 90 * g0
+        assert gradient_norms(warm, X, Y)[l] <= threshold * (1 + 1e-9)
+
+
 def fit_quietly(model, *args, **kwargs):
     """fit, with the ConvergenceWarning of labels that stop at floating-point precision
     silenced (their gradients are checked directly)."""
