@@ -273,12 +273,21 @@ class ThresholdPredictor:
         n_features = None if fitting else self.n_features_in_
         return scores, check_X(X, "X", n_samples=scores.shape[0], n_features=n_features)
 
-    def fit(self, X, scores, Y):
+    def targets(self, scores, Y):
+        """The regression targets of :meth:`fit`: each training document's optimal threshold
+        (:func:`optimal_thresholds` with this predictor's ``target``), (n,)."""
+        scores = check_scores(scores)
+        return optimal_thresholds(scores, check_Y(Y, "Y", shape=scores.shape),
+                                  criterion=self.target)
+
+    def fit(self, X, scores, Y, targets=None):
         """Fit T on training documents.
 
         X : (n, D) CSR input features (may be None unless ``features="input"``);
         scores : (n, L) dense outputs o on the same documents; Y : (n, L) 0/1 true labels
-        (bool, integer or real; dense or sparse). Returns self.
+        (bool, integer or real; dense or sparse); targets : (n,) the documents' optimal
+        thresholds if already computed by :meth:`targets` (as :func:`select_lambda` does once
+        for all λ), else computed here. Returns self.
         """
         scores, Z = self._design(X, scores, fitting=True)
         Y = check_Y(Y, "Y", shape=scores.shape)
@@ -286,7 +295,11 @@ class ThresholdPredictor:
             self.coef_, self.intercept_, self.n_iter_ = np.zeros(0), self.fixed, 0
             self.n_features_in_ = None
             return self
-        targets = optimal_thresholds(scores, Y, criterion=self.target)
+        if targets is None:
+            targets = optimal_thresholds(scores, Y, criterion=self.target)
+        elif np.shape(targets) != (scores.shape[0],):
+            raise MLNNError(f"targets has shape {np.shape(targets)}, expected "
+                            f"({scores.shape[0]},): one threshold per document")
         options = {"tol": self.tol, "max_iter": self.max_iter}
         if self.intercept == "free":
             self.coef_, self.intercept_, self.n_iter_ = ridge_with_intercept(
@@ -347,10 +360,12 @@ def select_lambda(X_train, scores_train, Y_train, X_val, scores_val, Y_val,
     lams = sorted({check_nonnegative_float(lam, "each λ in lams") for lam in lams})
     if not lams:
         raise MLNNError("lams must contain at least one value")
-    best, table = None, {}
+    best, table, targets = None, {}, None
     for lam in lams:                                   # ascending: on ties, a later λ replaces
         predictor = ThresholdPredictor(lam=lam, features=features, **kwargs)
-        predictor.fit(X_train, scores_train, Y_train)
+        if targets is None:                            # the same for every λ: compute once
+            targets = predictor.targets(scores_train, Y_train)
+        predictor.fit(X_train, scores_train, Y_train, targets=targets)
         value = metrics.selection_score(Y_val, predictor.predict(X_val, scores_val),
                                         criterion=criterion, macro_labels=macro_labels)
         table[lam] = value

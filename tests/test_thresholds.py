@@ -194,6 +194,27 @@ def test_threshold_predictor_fits_eq5_on_the_optimal_targets(target):
     np.testing.assert_array_equal(tp.predict(X, scores, dense=True), Y_pred.toarray())
 
 
+@pytest.mark.parametrize("target", ["f1", "hamming"])
+def test_precomputed_targets_give_the_same_fit(target):
+    X, scores, Y = _small_problem()
+    tp = ThresholdPredictor(lam=0.3, target=target)
+    targets = tp.targets(scores, Y)
+    np.testing.assert_array_equal(targets, optimal_thresholds(scores, Y, target))
+    given = ThresholdPredictor(lam=0.3, target=target).fit(X, scores, Y, targets=targets)
+    computed = ThresholdPredictor(lam=0.3, target=target).fit(X, scores, Y)
+    np.testing.assert_array_equal(given.coef_, computed.coef_)
+    assert given.intercept_ == computed.intercept_
+    with pytest.raises(MLNNError, match="one threshold per document"):
+        tp.fit(X, scores, Y, targets=targets[:-1])
+
+
+def test_select_lambda_uses_the_predictors_target():
+    Xt, St, Yt, Xv, Sv, Yv = _split()
+    _, _, table = select_lambda(Xt, St, Yt, Xv, Sv, Yv, lams=[1.0], target="hamming")
+    refit = ThresholdPredictor(lam=1.0, target="hamming").fit(Xt, St, Yt)
+    assert table[1.0] == pytest.approx(metrics.selection_score(Yv, refit.predict(Xv, Sv)))
+
+
 def test_the_targets_differ_between_f1_and_hamming_here():
     # guards the previous test against a target option that is silently ignored
     _, scores, Y = _small_problem()
