@@ -34,7 +34,7 @@ from mlnn.builders import build, build_loss, build_optimizer, check_dtype
 from mlnn.errors import MLNNError, ModelFileError
 from mlnn.losses import LOSSES, PairwiseExponential
 from mlnn.metrics import evaluate
-from mlnn.modelfile import names_array, read_model_file, write_model_file
+from mlnn.modelfile import loading, names_array, read_model_file, write_model_file
 from mlnn.network import INITIALISATIONS, Network
 from mlnn.optimizers import OPTIMIZERS
 from mlnn.thresholds import (DEFAULT_LAMBDAS, FEATURES, INTERCEPTS, TARGETS,
@@ -402,7 +402,16 @@ class MultiLabelNN:
 
     @classmethod
     def load(cls, path):
-        """Read a model written by :meth:`save` (no pickle is involved)."""
+        """Read a model written by :meth:`save` (no pickle is involved).
+
+        A file whose entries do not make a valid model (forged, edited or from another program)
+        raises :class:`~mlnn.errors.ModelFileError`, as does one with invalid hyper-parameters.
+        """
+        with loading(path):
+            return cls._rebuild(path).check_params()
+
+    @classmethod
+    def _rebuild(cls, path):
         arrays, meta = read_model_file(path)
         params = {"threshold_intercept": "free", **meta["params"]}   # older files: see _thresholds
         unknown = sorted(set(params) - set(DEFAULTS))
@@ -417,7 +426,7 @@ class MultiLabelNN:
             setattr(model, name, meta["fitted"][name])
         model.classes_ = _classes(model.n_labels_, np.dtype(meta.get("label_dtype", "|i1")))
         model.thresholds_ = _thresholds(meta["thresholds"], arrays["threshold_coef"])
-        model.history_ = History(records=meta["history"])
+        model.history_ = History(records=_records(meta["history"]))
         model.feature_names_ = arrays["feature_names"].tolist() or None
         model.label_names_ = arrays["label_names"].tolist() or None
         model.optimizer_ = model._saved_optimizer(meta["optimizer"], arrays)
@@ -433,6 +442,13 @@ class MultiLabelNN:
                 _, param, slot = name.split("/")
                 optimizer.state.setdefault(param, {})[slot] = value
         return optimizer
+
+
+def _records(history):
+    """The training history of a model file: a list of evaluation records (dicts)."""
+    if not isinstance(history, list) or not all(isinstance(r, dict) for r in history):
+        raise MLNNError("its training history is not a list of evaluation records")
+    return history
 
 
 def _names(names, what, count):

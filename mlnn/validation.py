@@ -43,6 +43,18 @@ def _check_shape(A, name, shape):
                         "(documents × labels)")
 
 
+def _check_finite(X, name, overflow=None):
+    """Raise unless every stored value of the CSR matrix X is finite, naming the first bad entry
+    (as an overflow of ``overflow``, the dtype just cast to, when given)."""
+    if np.issubdtype(X.dtype, np.inexact) and not np.all(np.isfinite(X.data)):
+        bad = np.flatnonzero(~np.isfinite(X.data))[0]
+        row = np.searchsorted(X.indptr, bad, side="right") - 1
+        where = f"row {row}, column {X.indices[bad]}"
+        if overflow is not None:
+            raise MLNNError(f"{name} has a value too large for {overflow} (overflow at {where})")
+        raise MLNNError(f"{name} contains NaN or infinite values (first at {where})")
+
+
 def check_X(X, name="X", n_features=None, dtype=np.float64, n_samples=None):
     """Return X (n × D) as a CSR matrix of ``dtype`` with sorted indices.
 
@@ -56,12 +68,12 @@ def check_X(X, name="X", n_features=None, dtype=np.float64, n_samples=None):
     if not np.issubdtype(X.dtype, np.number):
         raise MLNNError(f"{name} must hold real numbers, got dtype {X.dtype}")
     X = sp.csr_matrix(X)
+    _check_finite(X, name)
     if X.dtype != dtype:
-        X = X.astype(dtype)
-    if not np.all(np.isfinite(X.data)):
-        bad = np.flatnonzero(~np.isfinite(X.data))[0]
-        row = np.searchsorted(X.indptr, bad, side="right") - 1
-        raise MLNNError(f"{name} contains NaN or infinite values (first in row {row})")
+        with np.errstate(over="ignore"):
+            cast = X.astype(dtype)
+        _check_finite(cast, name, overflow=np.dtype(dtype).name)
+        X = cast
     if n_samples is not None and X.shape[0] != n_samples:
         raise MLNNError(f"{name} has {X.shape[0]} rows (documents), expected {n_samples}")
     if n_features is not None and X.shape[1] != n_features:

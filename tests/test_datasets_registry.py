@@ -178,6 +178,14 @@ def test_a_full_disk_while_caching_leaves_no_entry(tmp_path, cache, monkeypatch)
     assert d.info["cache_written"] is False and list(cache.iterdir()) == []
 
 
+def test_a_data_dir_that_is_a_file_or_a_bad_seed_is_named(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(MLNNError, match=r"data_dir: .*afile is not a directory"):
+        load("delicious", data_dir=tmp_path / "afile")
+    with pytest.raises(MLNNError, match="synthetic: random_state must be None or an integer"):
+        load("synthetic", random_state=-1)
+
+
 def test_missing_files_name_the_path(tmp_path, cache):
     with pytest.raises(MLNNError, match="delicious-train.arff.*does not exist"):
         load("delicious", data_dir=tmp_path)

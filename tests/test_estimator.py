@@ -474,6 +474,24 @@ def test_a_model_file_with_an_unknown_hyper_parameter_is_a_clear_error(fitted, t
         MultiLabelNN.load(tmp_path / "future.npz")
 
 
+@pytest.mark.parametrize("forge, message", [
+    (lambda arrays, meta: meta.pop("fitted"), "the entry 'fitted' is missing"),
+    (lambda arrays, meta: meta["params"].update(hidden_units=-5), "hidden_units"),
+    (lambda arrays, meta: meta["params"].update(random_state="abc"), "random_state"),
+    (lambda arrays, meta: meta.update(history="not a list"), "not an mlnn model file"),
+    (lambda arrays, meta: arrays.pop("W1"), "W1"),
+])
+def test_a_forged_model_file_with_a_valid_checksum_is_not_a_model(fitted, tmp_path, forge,
+                                                                   message):
+    path = tmp_path / "model.npz"
+    fitted.save(path)
+    arrays, meta = read_model_file(path)
+    forge(arrays, meta)
+    write_model_file(tmp_path / "forged.npz", arrays, meta)
+    with pytest.raises(ModelFileError, match=message):
+        MultiLabelNN.load(tmp_path / "forged.npz")
+
+
 def test_the_repr_shows_only_what_differs_from_the_defaults():
     assert repr(MultiLabelNN()) == "MultiLabelNN()"
     assert repr(MultiLabelNN(dropout=0.5, sparse_output=True)) == \

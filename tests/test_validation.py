@@ -301,3 +301,13 @@ def test_messages_say_what_to_do():
         check_Y([[2, 1]])
     with pytest.raises(MLNNError, match=r"n_samples=1\)$"):
         validation_split(1, fraction=0.1)
+
+
+def test_a_value_that_overflows_the_training_dtype_says_overflow_and_where():
+    X = sp.csr_matrix(([1.0, 1e308], [0, 3], [0, 1, 2]), shape=(2, 5))
+    assert check_X(X).data[1] == 1e308                      # fine in float64
+    with pytest.raises(MLNNError, match=r"X has a value too large for float32 "
+                                        r"\(overflow at row 1, column 3\)"):
+        check_X(X, dtype=np.float32)
+    with pytest.raises(MLNNError, match=r"NaN or infinite values \(first at row 0, column 2\)"):
+        check_X(sp.csr_matrix(([np.inf], [2], [0, 1, 1]), shape=(2, 5)), dtype=np.float32)

@@ -241,7 +241,8 @@ def load(name, data_dir=None, **options):
                        label_names=generated["label_names"], description=spec.description,
                        info={"options": options, "from_cache": False,
                              "load_seconds": time.perf_counter() - started}, **parts)
-    root = Path(data_dir) if data_dir is not None else paths.data_dir()
+    root = paths.check_data_dir(data_dir, "data_dir") if data_dir is not None \
+        else paths.check_data_dir(paths.data_dir())
     checksums, build = _LOADERS[spec.kind](root, name, spec, options)
     key = cache.cache_key(name, checksums, {**options, "loader_version": LOADER_VERSION})
     path = cache.cache_path(name, key)

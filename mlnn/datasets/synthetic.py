@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from mlnn.datasets.text import idf_from_counts, tfidf_weight
 from mlnn.errors import MLNNError
 from mlnn.validation import (check_float_in, check_integer, check_nonnegative_float,
-                             check_positive_float)
+                             check_positive_float, check_seed)
 
 
 def _check_options(n_train, n_test, n_features, n_labels, label_cardinality, correlation,
@@ -58,7 +58,7 @@ def make_synthetic(n_train=400, n_test=200, n_features=500, n_labels=20, random_
     """
     _check_options(n_train, n_test, n_features, n_labels, label_cardinality, correlation,
                    background, mean_length, length_sigma)
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(check_seed(random_state, "synthetic: random_state"))
     n, D, L = n_train + n_test, n_features, n_labels
     n_groups = max(1, L // 4) if n_groups is None else int(n_groups)
     if not 1 <= n_groups <= L:
