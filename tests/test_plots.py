@@ -75,3 +75,38 @@ def test_bars_and_histograms():
     assert len(ax.patches) == 4 and ax.get_legend() is not None
     fig = plots.plot_histograms({"t": np.linspace(0, 1, 50)}, 10, "threshold", "h")
     assert fig.axes[0].get_xlabel() == "threshold"
+
+
+def test_fig3_left_draws_adagrad_red_and_momentum_blue_with_activations_as_line_styles():
+    import matplotlib.colors as mcolors
+
+    curves = [dict(c, label=f"{c['optimizer']}/{c['hidden_activation']}")
+              for c in _curves() + _curves(hidden_activation="sigmoid")]
+    fig = plots.plot_convergence(curves)
+    lines = {line.get_label(): line for line in fig.axes[0].get_lines()}
+    expected_style = {"relu": "-", "tanh": "--", "sigmoid": ":"}
+    for curve in curves:
+        line = lines[curve["label"]]
+        colour = "tab:red" if curve["optimizer"] == "adagrad" else "tab:blue"
+        assert mcolors.same_color(line.get_color(), colour), curve["label"]
+        assert line.get_linestyle() == expected_style[curve["hidden_activation"]], curve["label"]
+    assert "AdaGrad (red)" in fig.axes[0].get_title() + (fig._suptitle.get_text()
+                                                         if fig._suptitle else "")
+
+
+def test_effective_rates_figure_shows_each_feature_and_the_single_sgd_rate():
+    updates = [1, 2, 3]
+    rates = {"rare word": [0.5, 0.4, 0.35], "frequent word": [0.05, 0.02, 0.01]}
+    fig = plots.plot_effective_rates(updates, rates, document_frequency=[1, 10, 100],
+                                     final_rates=[0.3, 0.03, 0.003], eta=0.1, title="AdaGrad")
+    left, right = fig.axes[:2]
+    labels = [line.get_label() for line in left.get_lines()]
+    assert labels[:2] == ["rare word", "frequent word"]
+    sgd = [line for line in left.get_lines() if line.get_label().startswith("SGD")]
+    assert len(sgd) == 1 and set(sgd[0].get_ydata()) == {0.1}
+    np.testing.assert_array_equal(left.get_lines()[0].get_ydata(), rates["rare word"])
+    assert left.get_yscale() == "log" and right.get_xscale() == "log"
+    points = right.get_lines()[0]
+    np.testing.assert_array_equal(points.get_xdata(), [1, 10, 100])
+    np.testing.assert_array_equal(points.get_ydata(), [0.3, 0.03, 0.003])
+    assert fig._suptitle.get_text() == "AdaGrad"

@@ -11,6 +11,7 @@ module             job
 ``landscapes``     the loss landscapes of Fig. 2
 ``plots``          the figures (matplotlib)
 ``environment``    how the notebooks size their runs and where figures go (``MLNN_FAST`` ...)
+``course``         the graders of the notebooks' exercises
 =================  ==========================================================================
 
 Nothing in the library imports from this package; the command line (:mod:`mlnn.cli`) and the
