@@ -4,11 +4,11 @@ A reference implementation of J. Nam, J. Kim, E. Loza Mencía, I. Gurevych and J
 *Large-scale Multi-label Text Classification — Revisiting Neural Networks*, ECML PKDD 2014.
 """
 
-from mlnn.errors import ChecksumError, DataFormatError, MLNNError, ModelFileError
+from mlnn.errors import (ChecksumError, DataFormatError, DivergenceError, MLNNError,
+                         ModelFileError, NotFittedError)
 from mlnn.estimator import MultiLabelNN
-from mlnn.validation import NotFittedError
 
 __version__ = "0.1.0"
 
 __all__ = ["MultiLabelNN", "MLNNError", "NotFittedError", "DataFormatError", "ChecksumError",
-           "ModelFileError", "__version__"]
+           "ModelFileError", "DivergenceError", "__version__"]

@@ -29,3 +29,10 @@ class DivergenceError(MLNNError):
 class MLNNWarning(UserWarning):
     """Something was wrong but has been repaired (e.g. a damaged cache entry was rebuilt); the
     command line prints it as one line, ``mlnn: warning: ...``."""
+
+
+class NotFittedError(MLNNError, AttributeError):
+    """A model was used before ``fit``: a ``ValueError`` and an ``AttributeError``, as
+    scikit-learn's ``NotFittedError`` is. :func:`mlnn.validation.check_fitted` raises a subclass
+    of scikit-learn's own class when scikit-learn is loaded, so its tools recognise the error
+    too."""

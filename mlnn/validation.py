@@ -13,13 +13,7 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
-from mlnn.errors import MLNNError
-
-
-class NotFittedError(MLNNError, AttributeError):
-    """A model was used before ``fit``: a ``ValueError`` and an ``AttributeError``, as
-    scikit-learn's ``NotFittedError`` is. :func:`check_fitted` raises a subclass of scikit-learn's
-    own class when scikit-learn is loaded, so its tools recognise the error too."""
+from mlnn.errors import MLNNError, NotFittedError
 
 
 def _as_2d(A, name, columns, what="a 2-D array"):
