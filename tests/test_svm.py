@@ -141,6 +141,37 @@ def reference_tron(Z, y, C, tol, max_iter=1000, eps_cg=0.1):
     return w, iterations, np.linalg.norm(g) <= threshold
 
 
+# -- dual coordinate descent on documents with disjoint features: closed forms ------------------
+def disjoint_documents():
+    """Three documents with no feature in common (no bias), so each α_i has its own problem:
+    min ½Q̄_ii α² − α over 0 ≤ α ≤ U, solved by α* = min(1/Q̄_ii, U)."""
+    X = sp.csr_matrix(np.array([[3.0, 0.0, 0.0, 0.0], [0.0, 0.5, 0.0, 0.0],
+                                [0.0, 0.0, 1.0, -2.0]]))
+    Y = np.array([[1, 0], [0, 1], [1, 1]], dtype=np.int8)
+    return X, Y, np.array([9.0, 0.25, 5.0])                  # ‖x_i‖²
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "hinge"])
+@pytest.mark.parametrize("C", [0.1, 0.3, 2.0])
+def test_dual_cd_solves_independent_documents_in_one_epoch(loss, C):
+    # from α = 0 (G = −1) one visit gives α_i = min(1/Q̄_ii, U), with Q̄_ii = ‖x_i‖² + 1/(2C),
+    # U = ∞ (squared hinge) or Q̄_ii = ‖x_i‖², U = C (hinge)
+    X, Y, sq_norms = disjoint_documents()
+    Qbar, U = (sq_norms + 1 / (2 * C), np.inf) if loss == "squared_hinge" else (sq_norms, C)
+    expected = np.repeat(np.minimum(1.0 / Qbar, U)[:, None], 2, axis=1)
+    model = LinearSVMBR(C=C, loss=loss, bias=0.0, solver="dual_cd", max_iter=1).fit(X, Y)
+    np.testing.assert_allclose(model.dual_coef_, expected, rtol=1e-14)
+    S = 2.0 * Y - 1.0
+    np.testing.assert_allclose(model.coef_, X.toarray().T @ (S * expected), rtol=1e-14)
+    # restarted at α*, every projected gradient is 0 (G = Q̄_ii α_i − 1 = 0 inside the box,
+    # G < 0 at α = U): one epoch, no move
+    again = LinearSVMBR(C=C, loss=loss, bias=0.0, solver="dual_cd", tol=1e-12,
+                        max_iter=1).fit(X, Y, dual_coef=expected)
+    assert again.converged_.all()
+    np.testing.assert_allclose(again.dual_coef_, expected, rtol=1e-14)
+    np.testing.assert_allclose(np.abs(again.projected_gradient(X, Y)), 0, atol=1e-14)
+
+
 # -- derivatives: exact formulas and central differences --------------------------------------
 @st.composite
 def points(draw):
