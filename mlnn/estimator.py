@@ -25,18 +25,21 @@ What ``fit(X, Y)`` does:
 """
 
 import inspect
+import sys
 import time
 
 import numpy as np
 
 from mlnn.activations import ACTIVATIONS
 from mlnn.builders import build, build_loss, build_optimizer, check_dtype
+from mlnn.datasets.text import TfidfVectorizer
 from mlnn.errors import MLNNError, ModelFileError
 from mlnn.losses import LOSSES, PairwiseExponential
 from mlnn.metrics import evaluate
 from mlnn.modelfile import loading, names_array, read_model_file, write_model_file
 from mlnn.network import INITIALISATIONS, Network
 from mlnn.optimizers import OPTIMIZERS
+from mlnn.progress import epoch_reporter
 from mlnn.thresholds import (DEFAULT_LAMBDAS, FEATURES, INTERCEPTS, TARGETS,
                              ThresholdPredictor, select_lambda)
 from mlnn.training import EarlyStopping, History, train
@@ -117,7 +120,9 @@ class MultiLabelNN:
         Seed of the initialisation, the validation split, the shuffling and dropout; None draws
         fresh randomness at every fit.
     verbose : bool or callable, default False
-        True prints a line per evaluation; a callable is called with each history record.
+        True prints a line per evaluation on standard output (epoch k/N, training loss,
+        validation rank loss, elapsed, at most how long is left); a callable is called with each
+        history record (e.g. :func:`mlnn.progress.epoch_reporter`).
 
     Attributes
     ----------
@@ -132,6 +137,9 @@ class MultiLabelNN:
     threshold_scores_ : dict, λ → validation criterion (when λ was selected)
     fit_time_ : float, seconds
     feature_names_, label_names_ : list of str or None
+    vectorizer_ : :class:`~mlnn.datasets.text.TfidfVectorizer` or None
+        What turned text into X, when ``fit`` was given it; saved with the model, so that
+        :meth:`transform_text` (and ``predict --text``) classify raw text.
     """
 
     _estimator_type = "classifier"        # how scikit-learn < 1.6 recognises a classifier
@@ -219,7 +227,8 @@ class MultiLabelNN:
                                     random_state=self.random_state)
         return X[fit], Y[fit], X[val], Y[val]
 
-    def fit(self, X, Y, X_val=None, Y_val=None, feature_names=None, label_names=None):
+    def fit(self, X, Y, X_val=None, Y_val=None, feature_names=None, label_names=None,
+            vectorizer=None):
         """Train the network and fit its thresholds (see the module docstring); returns self.
 
         Parameters
@@ -230,6 +239,8 @@ class MultiLabelNN:
         X_val, Y_val : optional validation documents and labels, for early stopping and λ
             (otherwise ``validation_fraction`` of X is held out)
         feature_names, label_names : optional lists of D and L names, kept with the model
+        vectorizer : optional fitted :class:`~mlnn.datasets.text.TfidfVectorizer` with D terms
+            that made X from text (``Dataset.vectorizer``), kept with the model
         """
         started = time.perf_counter()
         self.check_params()
@@ -237,6 +248,7 @@ class MultiLabelNN:
         label_dtype, Y = _label_dtype(Y), Y_fit         # predict answers in the labels' dtype
         feature_names = _names(feature_names, "feature_names", X.shape[1])
         label_names = _names(label_names, "label_names", Y.shape[1])
+        vectorizer = _check_vectorizer(vectorizer, X.shape[1])
         if X_val is None:
             X, Y, X_val, Y_val = self._validation_split(X, Y)
         network, loss, optimizer = self._components(X.shape[1], Y.shape[1])
@@ -252,6 +264,7 @@ class MultiLabelNN:
         self.n_features_in_, self.n_labels_ = X.shape[1], Y.shape[1]
         self.classes_ = _classes(self.n_labels_, label_dtype)
         self.feature_names_, self.label_names_ = feature_names, label_names
+        self.vectorizer_ = vectorizer
         self._fit_thresholds(X, Y, X_val, Y_val)
         self.fit_time_ = time.perf_counter() - started
         return self
@@ -278,19 +291,25 @@ class MultiLabelNN:
                 lams=DEFAULT_LAMBDAS, **options)
 
     def _progress(self):
+        """The ``verbose`` callable of training: the user's, or for ``verbose=True`` one line
+        per evaluation on standard output (:func:`mlnn.progress.epoch_reporter`)."""
         if callable(self.verbose):
             return self.verbose
         if not self.verbose:
             return None
+        return epoch_reporter(self.max_epochs, stream=sys.stdout)
 
-        def show(record):
-            done = record["epoch"] / self.max_epochs
-            eta = record["elapsed"] * (1 - done) / done if done else float("nan")
-            measures = "  ".join(f"{k} {record[k]:.4f}" for k in ("rankloss", "MAP") if k in record)
-            print(f"epoch {record['epoch']:3d}  updates {record['updates']:6d}  "
-                  f"loss {record['train_loss']:.4f}  {measures}  "
-                  f"{record['elapsed']:6.1f}s  (at most {eta:.0f}s more)", flush=True)
-        return show
+    def transform_text(self, documents):
+        """The rows X (CSR, n × D, float64) of raw ``documents`` (list of str), computed by the
+        vectorizer the model was trained with (tokens, stop words, stems, tf-idf, L2 norm);
+        feed them to :meth:`decision_function` or :meth:`predict`."""
+        check_fitted(self, "network_")
+        if getattr(self, "vectorizer_", None) is None:
+            raise MLNNError("this model was not trained on a text dataset: it has no vocabulary "
+                            "to turn text into features")
+        if isinstance(documents, str):
+            raise MLNNError("documents must be a list of texts, not one string")
+        return self.vectorizer_.transform(list(documents))
 
     # ----------------------------------------------------------------------------------------
     def __sklearn_is_fitted__(self):
@@ -394,6 +413,9 @@ class MultiLabelNN:
         arrays["threshold_coef"] = np.asarray(t.coef_, dtype=np.float64)
         arrays["feature_names"] = names_array(self.feature_names_)
         arrays["label_names"] = names_array(self.label_names_)
+        if getattr(self, "vectorizer_", None) is not None:
+            meta["text"], text_arrays = self.vectorizer_.get_state()
+            arrays.update({f"text/{name}": value for name, value in text_arrays.items()})
         if include_optimizer:
             for param, slots in self.optimizer_.state.items():
                 for slot, value in slots.items():
@@ -429,6 +451,7 @@ class MultiLabelNN:
         model.history_ = History(records=_records(meta["history"]))
         model.feature_names_ = arrays["feature_names"].tolist() or None
         model.label_names_ = arrays["label_names"].tolist() or None
+        model.vectorizer_ = _saved_vectorizer(meta, arrays, model.n_features_in_)
         model.optimizer_ = model._saved_optimizer(meta["optimizer"], arrays)
         return model
 
@@ -442,6 +465,28 @@ class MultiLabelNN:
                 _, param, slot = name.split("/")
                 optimizer.state.setdefault(param, {})[slot] = value
         return optimizer
+
+
+def _check_vectorizer(vectorizer, n_features):
+    """``vectorizer`` (or None) if it is a fitted TfidfVectorizer with ``n_features`` terms."""
+    if vectorizer is None:
+        return None
+    if not isinstance(vectorizer, TfidfVectorizer) or not hasattr(vectorizer, "vocabulary_"):
+        raise MLNNError(f"vectorizer must be a fitted mlnn.datasets.text.TfidfVectorizer, got "
+                        f"{type(vectorizer).__name__}")
+    if len(vectorizer.vocabulary_) != n_features:
+        raise MLNNError(f"vectorizer has {len(vectorizer.vocabulary_)} terms but X has "
+                        f"{n_features} features")
+    return vectorizer
+
+
+def _saved_vectorizer(meta, arrays, n_features):
+    """The text vectorizer of a model file (entries ``text/*`` and header ``text``), or None."""
+    if "text" not in meta:
+        return None
+    state = {name.split("/", 1)[1]: value for name, value in arrays.items()
+             if name.startswith("text/")}
+    return _check_vectorizer(TfidfVectorizer.from_state(meta["text"], state), n_features)
 
 
 def _records(history):

@@ -60,9 +60,12 @@ def test_help_for_each_command(command):
 def test_train_evaluate_predict_on_reuters(data_dir, tmp_path):
     model = tmp_path / "model.npz"
     result = run("train", "--dataset", "reuters21578", "--method", "nn-ad", "--hidden-units", "32",
-                 "--epochs", "2", "--learning-rate", "0.1", "--out", str(model))
+                 "--epochs", "2", "--learning-rate", "0.1", "--out", str(model), "--progress")
     assert result.returncode == 0, result.stderr
-    assert "epoch   2" in result.stdout and "saved" in result.stdout
+    assert "saved" in result.stdout and "epoch" not in result.stdout     # progress: stderr only
+    epochs = [line for line in result.stderr.splitlines() if line.startswith("epoch ")]
+    assert [line.split()[1] for line in epochs] == ["1/2", "2/2"]
+    assert "validation rank loss" in epochs[0] and "left" in epochs[0]
     result = run("evaluate", "--model", str(model), "--dataset", "reuters21578", "--json")
     assert result.returncode == 0, result.stderr
     measures = json.loads(result.stdout)

@@ -401,7 +401,8 @@ CASES += [
          "emotions-train.arff: the file is encoded as UTF-16", plant=data_dir("data16")),
     Case("info-xml-utf16", ["data", "info", "emotions"],
          "emotions.xml: the file is encoded as UTF-16", plant=data_dir("xml16")),
-    Case("info-data-missing", ["data", "info", "emotions"], "which does not exist",
+    Case("info-data-missing", ["data", "info", "emotions"], "which do not exist; it cannot be "
+         "downloaded automatically: get it from https://mulan.sourceforge.net",
          plant=data_dir("adir")),
     Case("info-option-unknown", ["data", "info", "emotions", "-o", "stem=false"],
          "does not take option(s) ['stem']"),

@@ -145,7 +145,7 @@ def test_an_interrupted_download_leaves_nothing(tmp_path, server, monkeypatch):
     served, start = server
     (served / "data.bin").write_bytes(b"x" * 100)
 
-    def interrupted(url, handle, timeout):
+    def interrupted(url, handle, timeout, progress=None):
         handle.write(b"half")
         raise KeyboardInterrupt
     monkeypatch.setattr(download, "_download", interrupted)

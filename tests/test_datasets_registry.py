@@ -187,8 +187,24 @@ def test_a_data_dir_that_is_a_file_or_a_bad_seed_is_named(tmp_path):
 
 
 def test_missing_files_name_the_path(tmp_path, cache):
-    with pytest.raises(MLNNError, match="delicious-train.arff.*does not exist"):
+    with pytest.raises(MLNNError) as caught:
         load("delicious", data_dir=tmp_path)
+    message = str(caught.value)
+    for relative in SPECS["delicious"].files:           # every missing file, at its full path
+        assert str(tmp_path / relative) in message
+    assert "do not exist; it cannot be downloaded automatically" in message
+    assert "https://mulan.sourceforge.net" in message
+
+
+def test_a_missing_pinned_archive_is_not_downloaded_unless_asked(tmp_path, cache):
+    with pytest.raises(MLNNError) as caught:
+        load("reuters21578", data_dir=tmp_path)
+    message = str(caught.value)
+    source = datasets.download.SOURCES["reuters21578"][0]
+    assert str(tmp_path / "reuters21578.tar.gz") in message and "does not exist" in message
+    assert "downloading is turned off" in message and source.url in message
+    assert source.sha256 in message and "python -m mlnn data fetch reuters21578" in message
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_data_dir_follows_environment(monkeypatch, tmp_path):

@@ -294,7 +294,11 @@ def test_verbose_prints_one_line_per_evaluation(data, capsys):
     assert capsys.readouterr().out == ""
     MultiLabelNN(**SMALL, verbose=True).fit(data.X_train, data.Y_train)
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == SMALL["max_epochs"] and lines[0].startswith("epoch   1")
+    N = SMALL["max_epochs"]
+    assert len(lines) == N
+    assert lines[0].startswith(f"epoch 1/{N}  train loss ")
+    assert "validation rank loss" in lines[0] and "left" in lines[0]
+    assert lines[-1].endswith("done")
 
 
 def test_best_updates_is_the_update_count_of_the_lowest_validation_rank_loss(data):

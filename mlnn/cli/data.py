@@ -8,16 +8,25 @@
   ``NAME-labels.txt`` (one name per line), so other tools can use exactly the same matrices;
   ``DIR`` (whose parent must exist) and the four files are checked before the data is loaded,
   and the four files are replaced together or not at all;
-* ``data fetch NAME [--base-url URL]`` -- download and verify the pinned archive;
+* ``data fetch NAME [--base-url URL]`` -- download and verify the pinned archive, one progress
+  line per tenth of the file on standard error when it is a terminal or with ``--progress``
+  (refused under ``MLNN_OFFLINE=1``);
 * ``data list`` -- the registered names.
+
+``data info`` and ``data export`` download a missing pinned archive first (Reuters-21578), as
+``train`` and ``reproduce`` do, unless ``--offline`` or ``MLNN_OFFLINE=1``; for the other
+datasets a missing file is reported with the paths to place the files at and where they are
+published.
 """
 
 import json
 import time
 
-from mlnn.cli.options import add_option, load_dataset
+from mlnn.cli.options import (add_offline, add_option, add_progress, download_progress,
+                              load_dataset)
 from mlnn.datasets import fetch, names
 from mlnn.datasets.download import check_base_url
+from mlnn.datasets.paths import offline
 from mlnn.datasets.svmlight import format_svmlight
 from mlnn.errors import MLNNError
 from mlnn.fileio import (check_output_directory, check_output_path, describe_os_error,
@@ -93,8 +102,11 @@ def run_fetch(args):
         raise MLNNError("--data-dir: the directory name is empty")
     if args.base_url is not None:
         check_base_url(args.base_url, "--base-url")
+    if offline():
+        raise MLNNError("downloads are turned off by MLNN_OFFLINE; unset it to fetch "
+                        f"{args.name}")
     for path in fetch(args.name, data_dir=args.data_dir, base_url=args.base_url,
-                      force=args.force):
+                      force=args.force, progress=download_progress(args)):
         print(path)
     return 0
 
@@ -116,6 +128,7 @@ def register(subparsers):
         sub.add_argument("--data-dir", default=None,
                          help="data directory (default: $MLNN_DATA or ~/.cache/mlnn)")
         add_option(sub)
+        add_offline(sub)
 
     info = commands.add_parser("info", help="Table 1 statistics of a dataset")
     common(info)
@@ -133,6 +146,7 @@ def register(subparsers):
     fetch.add_argument("--data-dir", default=None)
     fetch.add_argument("--base-url", default=None, help="mirror to download from")
     fetch.add_argument("--force", action="store_true", help="download even if verified")
+    add_progress(fetch)
     fetch.set_defaults(func=run_fetch)
 
     listing = commands.add_parser("list", help="registered dataset names")

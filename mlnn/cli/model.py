@@ -2,17 +2,27 @@
 
 Every option and path is checked before the work starts: ``train`` builds the estimator from the
 options and checks its hyper-parameters, and checks ``--out``, before it loads the data, so that a
-typo never costs a training run. ``predict --input`` never guesses the index base of an svmlight
-file (see :mod:`mlnn.datasets.svmlight`); ``--input -`` reads standard input.
+typo never costs a training run. ``train`` downloads a missing pinned archive first (unless
+``--offline``) and reports each epoch on standard error (epoch k/N, training loss, validation rank
+loss, elapsed, at most how long is left) when standard error is a terminal or with
+``--progress``; never under ``--quiet``.
+
+``predict --input`` never guesses the index base of an svmlight file (see
+:mod:`mlnn.datasets.svmlight`); ``--input -`` reads standard input. ``predict --text`` reads raw
+text (files, directories of ``.txt`` files, ``-`` for standard input) and turns it into features
+with the vectorizer saved in the model file (a model trained on a text dataset); it prints one
+line per document: its name, a tab, and ``label:score`` for each predicted label.
 """
 
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from mlnn.cli.options import add_dataset, add_seed, load_dataset
+from mlnn.cli.options import (add_dataset, add_offline, add_progress, add_seed, load_dataset,
+                              show_progress)
 from mlnn.datasets.svmlight import parse_svmlight, read_svmlight
 from mlnn.datasets.text import decode
 from mlnn.errors import MLNNError
@@ -21,6 +31,7 @@ from mlnn.fileio import check_input_file, check_output_path, check_replaceable
 from mlnn.metrics import MEASURES
 from mlnn.modelfile import is_model_file, loading
 from mlnn.paper.methods import NETWORK_ALIASES, network_params, resolve
+from mlnn.progress import epoch_reporter
 
 #: The options of ``train`` that set a hyper-parameter, and the hyper-parameter.
 TRAIN_OPTIONS = {"--learning-rate": "learning_rate", "--epochs": "max_epochs",
@@ -55,7 +66,8 @@ def register(subparsers):
                        help="λ of the threshold predictor (Eq. 5) instead of choosing it on the "
                             "validation documents")
     train.add_argument("--out", default="model.npz", help="model file to write")
-    train.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_offline(train)
+    add_progress(train)
     train.set_defaults(func=run_train)
 
     evaluate = subparsers.add_parser(
@@ -65,16 +77,26 @@ def register(subparsers):
     add_dataset(evaluate)
     evaluate.add_argument("--split", choices=("test", "train"), default="test")
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
+    add_offline(evaluate)
     evaluate.set_defaults(func=run_evaluate)
 
+    _register_predict(subparsers)
+
+
+def _register_predict(subparsers):
     predict = subparsers.add_parser(
-        "predict", help="label names for each document of an svmlight file",
-        description="Reads documents in svmlight/LIBSVM format (labels, if any, are ignored) with "
-                    "the model's feature indexing and prints the predicted label names, one "
-                    "document per line.")
+        "predict", help="label names for raw text or each document of an svmlight file",
+        description="Reads raw text (--text; a model trained on a text dataset such as "
+                    "reuters21578) or documents in svmlight/LIBSVM format (--input; labels, if "
+                    "any, are ignored) and prints the predicted label names, one document per "
+                    "line.")
     predict.add_argument("--model", required=True, help="model file written by 'train'")
-    predict.add_argument("--input", required=True,
-                         help="svmlight file of documents ('-': standard input)")
+    source = predict.add_mutually_exclusive_group(required=True)
+    source.add_argument("--input", help="svmlight file of documents ('-': standard input)")
+    source.add_argument("--text", nargs="+", metavar="PATH",
+                        help="raw text: files (one document each), directories (their .txt "
+                             "files) or '-' (standard input, one document); prints "
+                             "NAME<TAB>label:score ...")
     base = predict.add_mutually_exclusive_group()
     base.add_argument("--zero-based", dest="zero_based", action="store_const", const=True,
                       default="auto", help="feature ids start at 0 (needed when the file has "
@@ -110,11 +132,13 @@ def run_train(args):
     dataset = load_dataset(args)
     params = network_params(method, *reversed(dataset.X_train.shape))
     params.update(given)
-    model = MultiLabelNN(**params, verbose=not args.quiet)
+    progress = show_progress(args)
+    model = MultiLabelNN(**params, verbose=epoch_reporter(params["max_epochs"], sys.stderr)
+                         if progress else False)
     print(f"training {method} on {dataset.name}: {dataset.X_train.shape[0]} documents, "
           f"{dataset.X_train.shape[1]} features, {dataset.Y_train.shape[1]} labels", flush=True)
     model.fit(dataset.X_train, dataset.Y_train, feature_names=dataset.feature_names,
-              label_names=dataset.label_names)
+              label_names=dataset.label_names, vectorizer=dataset.vectorizer)
     model.save(args.out)
     if model.history_.best:
         print(f"best validation rank loss {model.history_.best['rankloss']:.5f} after "
@@ -162,16 +186,49 @@ def read_input(path, model, zero_based):
     return read_svmlight(path, **widths)[0]
 
 
-def run_predict(args):
-    model = load_model(args.model)
-    X = read_input(args.input, model, args.zero_based)
+def read_texts(paths):
+    """``[(name, text), ...]`` of ``--text``: each file is one document, each directory gives
+    its ``*.txt`` files in name order, ``-`` is standard input (named ``<stdin>``)."""
+    documents = []
+    for given in paths:
+        if str(given) != "-" and Path(given).is_dir():
+            files = sorted(p for p in Path(given).iterdir() if p.suffix == ".txt" and p.is_file())
+            if not files:
+                raise MLNNError(f"--text: the directory {given} has no .txt files")
+            documents.extend((str(f), decode(f.read_bytes(), str(f))) for f in files)
+        elif check_input_file(given, "--text") == "-":
+            documents.append(("<stdin>", decode(sys.stdin.buffer.read(), "<stdin>")))
+        else:
+            documents.append((str(given), decode(Path(given).read_bytes(), str(given))))
+    return documents
+
+
+def _predicted(model, X):
+    """(scores, the predicted labels of each row as index arrays) of the documents X."""
     scores = model.decision_function(X)
     Y_pred = sp.csr_matrix(model.thresholds_.predict(X, scores))
+    return scores, [Y_pred.indices[Y_pred.indptr[i]:Y_pred.indptr[i + 1]]
+                    for i in range(X.shape[0])]
+
+
+def run_predict(args):
+    model = load_model(args.model)
+    if args.text is not None:
+        if getattr(model, "vectorizer_", None) is None:
+            raise MLNNError(f"--text: the model {args.model} was not trained on a text dataset "
+                            "(it has no vocabulary); give svmlight vectors with --input")
+        documents = read_texts(args.text)
+        X = model.transform_text([text for _, text in documents])
+    else:
+        X = read_input(args.input, model, args.zero_based)
+    scores, predicted = _predicted(model, X)
     names = model.label_names_ or [str(i) for i in range(model.n_labels_)]
     lines = []
-    for i in range(X.shape[0]):
-        labels = Y_pred.indices[Y_pred.indptr[i]:Y_pred.indptr[i + 1]]
-        if args.scores:
+    for i, labels in enumerate(predicted):
+        if args.text is not None:
+            lines.append(documents[i][0].replace("\t", " ").replace("\n", " ") + "\t" +
+                         " ".join(f"{names[l]}:{scores[i, l]:.4f}" for l in labels))
+        elif args.scores:
             lines.append(" ".join(f"{names[l]}:{scores[i, l]:.4f}" for l in labels))
         else:
             lines.append(" ".join(names[l] for l in labels))

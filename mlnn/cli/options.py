@@ -3,12 +3,25 @@
 Values are checked here, before any work, with the project's own checks
 (:mod:`mlnn.validation`), and a bad one is reported naming the option as the user typed it
 (``--seed``, ``-o random_state``), not the Python parameter behind it.
+
+Progress. ``--progress`` / ``--quiet`` (:func:`add_progress`): progress lines go to standard
+error, shown when it is a terminal, hidden when it is not or under ``--quiet``, and always shown
+with ``--progress`` (:func:`mlnn.progress.wanted`). Commands without these options follow the
+terminal rule.
+
+Data on first use. :func:`load_dataset` downloads a dataset's pinned archive (Reuters-21578)
+into the data directory when it is missing and verifies its SHA-256, with a progress line per
+tenth of the file (under the rule above). ``--offline`` (or ``MLNN_OFFLINE=1``) forbids it; a
+dataset that cannot be downloaded says which files to place where.
 """
 
+import sys
+
 from mlnn.datasets import load
-from mlnn.datasets.paths import check_data_dir, data_dir
+from mlnn.datasets.paths import check_data_dir, data_dir, offline
 from mlnn.datasets.registry import SPECS
 from mlnn.errors import MLNNError
+from mlnn.progress import DownloadProgress, wanted
 from mlnn.validation import check_integer, check_positive_float, check_positive_int
 
 
@@ -18,6 +31,42 @@ def add_dataset(parser, required=True, default=None):
                         help="dataset name (see 'data list')"
                              + (f"; default {default}" if default else ""))
     add_option(parser)
+
+
+def add_offline(parser):
+    """``--offline``: never download a missing archive (also ``MLNN_OFFLINE=1``)."""
+    parser.add_argument("--offline", action="store_true",
+                        help="never download: fail, saying which files to place where, when the "
+                             "dataset's files are missing (also MLNN_OFFLINE=1)")
+
+
+def add_progress(parser):
+    """``--progress`` / ``--quiet``: progress lines on standard error, forced or silenced
+    (default: shown when standard error is a terminal)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--progress", action="store_true",
+                       help="show progress lines on standard error even when it is not a "
+                            "terminal")
+    group.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
+def show_progress(args):
+    """Whether to print progress lines for ``args`` (see :func:`mlnn.progress.wanted`)."""
+    return wanted(quiet=getattr(args, "quiet", False), force=getattr(args, "progress", False),
+                  stream=sys.stderr)
+
+
+def downloads_allowed(args):
+    """False under ``--offline`` or ``MLNN_OFFLINE``."""
+    return not (getattr(args, "offline", False) or offline())
+
+
+def download_progress(args):
+    """For ``progress=`` of a download: ``progress(filename)`` -> a reporter of one line per
+    tenth of the file on standard error, or None when progress is not shown for ``args``."""
+    if not show_progress(args):
+        return None
+    return lambda filename: DownloadProgress(filename, stream=sys.stderr)
 
 
 def add_option(parser):
@@ -52,7 +101,8 @@ def load_dataset(args, name=None, directory=None):
     """The dataset named by ``--dataset`` (or ``name``), with the ``-o`` options applied.
 
     Its data directory (``directory``, from ``--data-dir``, else ``$MLNN_DATA``) is checked
-    first, for datasets that read files.
+    first, for datasets that read files; a missing pinned archive is downloaded unless
+    ``--offline`` or ``MLNN_OFFLINE`` forbid it.
     """
     name = name or args.dataset
     options = parse_options(args.option)
@@ -60,7 +110,8 @@ def load_dataset(args, name=None, directory=None):
     if spec is not None and spec.kind != "synthetic":
         check_data_dir(directory if directory is not None else data_dir(),
                        "--data-dir" if directory is not None else "MLNN_DATA")
-    return load(name, data_dir=directory, **options)
+    return load(name, data_dir=directory, download=downloads_allowed(args),
+                progress=download_progress(args), **options)
 
 
 def parse_value(text):

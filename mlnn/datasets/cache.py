@@ -5,6 +5,12 @@ options and :data:`FORMAT_VERSION`, so a changed source file or option gives a n
 cache directory is :func:`mlnn.datasets.paths.cache_dir`; when it cannot be
 written (a read-only file system, a full disk), loading simply proceeds without caching.
 
+Besides the matrices and names, an entry holds the dataset's ``extras``: named arrays the loader
+needs to rebuild more than the matrices -- for Reuters-21578 the idf of the fitted tf-idf
+vectorizer (its vocabulary is the feature names), so that a dataset read from the cache can still
+turn new text into features (:attr:`mlnn.datasets.Dataset.vectorizer`). An older Reuters entry
+without them is rebuilt once.
+
 Entries are written atomically (:func:`mlnn.fileio.atomic_path`) and carry the SHA-256 of their
 arrays, so a damaged entry (cut off, a flipped byte, another file under its name) is detected
 on reading: :func:`load` then warns once (:class:`~mlnn.errors.MLNNWarning`) and returns None,
@@ -27,6 +33,7 @@ from mlnn.fileio import atomic_path
 
 FORMAT_VERSION = 2
 _MATRICES = ("X_train", "Y_train", "X_test", "Y_test")
+_EXTRA = "extra_"
 
 
 def cache_key(name, source_checksums, options):
@@ -52,8 +59,9 @@ def _digest(arrays):
     return digest.hexdigest()
 
 
-def save(path, parts, feature_names, label_names, description):
-    """Write the four matrices, names, description and their checksum to ``path`` atomically.
+def save(path, parts, feature_names, label_names, description, extras=None):
+    """Write the four matrices, names, description, the ``extras`` (named arrays: the idf of a
+    text dataset's vectorizer) and their checksum to ``path`` atomically.
 
     Returns True on success, False if the cache directory cannot be written.
     """
@@ -67,6 +75,8 @@ def save(path, parts, feature_names, label_names, description):
     arrays["feature_names"] = np.array(feature_names, dtype=str)
     arrays["label_names"] = np.array(label_names, dtype=str)
     arrays["description"] = np.array(description, dtype=str)
+    for name, value in (extras or {}).items():
+        arrays[_EXTRA + name] = np.asarray(value)
     arrays["sha256"] = np.array(_digest(arrays))
     path = Path(path)
     try:
@@ -79,8 +89,8 @@ def save(path, parts, feature_names, label_names, description):
 
 
 def load(path):
-    """Read a cache file; None if it is missing, or damaged (then with a warning), so that the
-    data is reprocessed."""
+    """Read a cache file: ``(parts, feature_names, label_names, description, extras)``; None if
+    it is missing, or damaged (then with a warning), so that the data is reprocessed."""
     try:
         arrays = _read_checked(path)
     except FileNotFoundError:
@@ -97,7 +107,9 @@ def load(path):
         parts[part].has_sorted_indices = True
     feature_names = [str(s) for s in arrays["feature_names"]]
     label_names = [str(s) for s in arrays["label_names"]]
-    return parts, feature_names, label_names, str(arrays["description"])
+    extras = {name[len(_EXTRA):]: value for name, value in arrays.items()
+              if name.startswith(_EXTRA)}
+    return parts, feature_names, label_names, str(arrays["description"]), extras
 
 
 def _read_checked(path):

@@ -22,6 +22,10 @@ class Dataset:
     description : str, source, split and preprocessing in words
     info : dict, provenance (source checksums, options, whether it came from the cache,
         load time in seconds)
+    vectorizer : :class:`~mlnn.datasets.text.TfidfVectorizer` or None
+        For a dataset built from raw text (reuters21578): the fitted vectorizer that made X, so
+        that ``vectorizer.transform([text])`` gives a new document's row exactly as X_train's
+        rows were computed. None for datasets distributed as feature vectors.
 
     Labels for scikit-learn. mlnn takes Y dense or sparse, but scikit-learn's model selection
     (``cross_validate``, ``GridSearchCV``) refuses a sparse Y: pass ``dataset.Y_train.toarray()``,
@@ -37,6 +41,7 @@ class Dataset:
     label_names: list
     description: str = ""
     info: dict = field(default_factory=dict)
+    vectorizer: object = None
 
     def statistics(self):
         """The statistics of the paper's Table 1 and a few more; see :func:`statistics`."""

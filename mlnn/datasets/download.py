@@ -69,7 +69,7 @@ def verify(path, sha256):
         raise ChecksumError(f"{path}: SHA-256 is {actual}, expected {sha256.lower()}")
 
 
-def fetch_file(url, destination, sha256, force=False, timeout=60.0):
+def fetch_file(url, destination, sha256, force=False, timeout=60.0, progress=None):
     """Download ``url`` to ``destination`` unless a verified copy is already there.
 
     Parameters
@@ -79,6 +79,9 @@ def fetch_file(url, destination, sha256, force=False, timeout=60.0):
     sha256 : str, expected hex digest
     force : bool, download even if a verified copy exists
     timeout : float, seconds for the connection
+    progress : callable ``progress(received, total)``, optional
+        Called after each block with the bytes received so far and the announced size (None
+        when the server does not say); see :class:`mlnn.progress.DownloadProgress`.
 
     Returns
     -------
@@ -101,23 +104,27 @@ def fetch_file(url, destination, sha256, force=False, timeout=60.0):
         raise MLNNError(f"cannot create the directory {destination.parent}: "
                         f"{describe_os_error(error)}") from None
     with atomic_path(destination) as temporary, open(temporary, "wb") as handle:
-        actual = _download(url, handle, timeout)
+        actual = _download(url, handle, timeout, progress)
         if actual != sha256.lower():
             raise ChecksumError(f"{url}: downloaded SHA-256 is {actual}, "
                                 f"expected {sha256.lower()}; nothing was saved")
     return destination, True
 
 
-def _download(url, handle, timeout):
-    """Stream ``url`` into the open file ``handle``; returns the SHA-256 of the bytes."""
+def _download(url, handle, timeout, progress=None):
+    """Stream ``url`` into the open file ``handle``, calling ``progress(received, total)`` after
+    each block; returns the SHA-256 of the bytes."""
     digest, received = hashlib.sha256(), 0
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
             expected = response.headers.get("Content-Length")
+            total = int(expected) if expected is not None and expected.isdigit() else None
             for block in iter(lambda: response.read(_CHUNK), b""):
                 digest.update(block)
                 handle.write(block)
                 received += len(block)
+                if progress is not None:
+                    progress(received, total)
     except urllib.error.HTTPError as error:
         raise MLNNError(f"download of {url} failed: HTTP {error.code} {error.reason}") from None
     except urllib.error.URLError as error:
@@ -142,7 +149,7 @@ def check_base_url(base_url, name="base_url"):
     return base_url
 
 
-def fetch(name, data_dir=None, base_url=None, force=False):
+def fetch(name, data_dir=None, base_url=None, force=False, progress=None):
     """Download the pinned archive(s) of dataset ``name`` into the data directory.
 
     Parameters
@@ -152,6 +159,8 @@ def fetch(name, data_dir=None, base_url=None, force=False):
     base_url : str, optional
         A mirror: the file name is appended to it instead of using the canonical URL.
     force : bool, download even if verified copies exist
+    progress : callable ``progress(filename)`` returning a ``progress(received, total)``
+        callable for that file (e.g. :class:`mlnn.progress.DownloadProgress`), optional
 
     Returns
     -------
@@ -168,5 +177,7 @@ def fetch(name, data_dir=None, base_url=None, force=False):
     paths = []
     for source in SOURCES[name]:
         url = source.url if base_url is None else base_url.rstrip("/") + "/" + source.filename
-        paths.append(fetch_file(url, root / source.filename, source.sha256, force=force)[0])
+        paths.append(fetch_file(url, root / source.filename, source.sha256, force=force,
+                                progress=None if progress is None else
+                                progress(source.filename))[0])
     return paths

@@ -3,7 +3,9 @@
 * :func:`data_dir` -- ``$MLNN_DATA`` if set, else ``~/.cache/mlnn``: the downloaded or
   hand-placed source files, read only;
 * :func:`cache_dir` -- ``$MLNN_CACHE`` if set, else ``~/.cache/mlnn/processed``: the processed
-  matrices (:mod:`mlnn.datasets.cache`).
+  matrices (:mod:`mlnn.datasets.cache`);
+* :func:`offline` -- ``$MLNN_OFFLINE`` set (to anything but ``0`` or nothing): the command line
+  never downloads a missing archive (as with ``--offline``).
 
 :func:`check_data_dir` tells, before any work, that a data directory is a file or unreadable.
 """
@@ -24,6 +26,11 @@ def cache_dir():
     """The cache of processed matrices: ``$MLNN_CACHE`` if set, else ``~/.cache/mlnn/processed``."""
     value = os.environ.get("MLNN_CACHE")
     return Path(value) if value else Path.home() / ".cache" / "mlnn" / "processed"
+
+
+def offline():
+    """Whether ``$MLNN_OFFLINE`` forbids downloads (set, and neither empty nor ``0``)."""
+    return os.environ.get("MLNN_OFFLINE", "").strip() not in ("", "0")
 
 
 def check_data_dir(path, name="MLNN_DATA", create=False):

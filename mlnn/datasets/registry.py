@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from mlnn.datasets import cache, paths
 from mlnn.datasets.arff import read_arff, read_mulan_xml
 from mlnn.datasets.dataset import Dataset
-from mlnn.datasets.download import sha256_file
+from mlnn.datasets.download import MANUAL_SOURCES, SOURCES, fetch, sha256_file
 from mlnn.datasets.reuters import label_matrix, modapte_split, read_reuters
 from mlnn.datasets.synthetic import make_synthetic
 from mlnn.datasets.text import STOP_WORDS, TfidfVectorizer
@@ -133,9 +133,56 @@ def _options(name, spec, options):
 def _require(root, relative, name):
     path = Path(root) / relative
     if not path.exists():
-        raise MLNNError(f"dataset {name!r} needs {path}, which does not exist (set MLNN_DATA to "
-                        "the data directory, or see mlnn.datasets.download)")
+        raise MLNNError(placement_message(name, root, missing_files(name, root)))
     return path
+
+
+def missing_files(name, root):
+    """The source files of dataset ``name`` missing under the data directory ``root``, as paths
+    relative to it (Reuters-21578: the archive, unless the directory of SGML files is there)."""
+    spec = SPECS[name]
+    if spec.kind == "reuters":
+        archive, folder = (Path(root) / f for f in spec.files)
+        return [] if archive.exists() or folder.is_dir() else [spec.files[0]]
+    return [relative for relative in spec.files if not (Path(root) / relative).exists()]
+
+
+def placement_message(name, root, missing, offline=False):
+    """What to do when the files ``missing`` (relative paths) of dataset ``name`` are not in the
+    data directory ``root``: download them, or where to get them and where to put them."""
+    root = Path(root)
+    files = ", ".join(str(root / relative) for relative in missing)
+    head = f"dataset {name!r} needs {files}, which {'does' if len(missing) == 1 else 'do'} not exist"
+    if name in SOURCES:
+        urls = "; ".join(f"{s.url} (SHA-256 {s.sha256})" for s in SOURCES[name])
+        why = ("downloading is turned off (--offline, MLNN_OFFLINE=1 or download=False); "
+               if offline else "")
+        return (f"{head}; {why}fetch it with 'python -m mlnn data fetch {name}' (or run without "
+                f"--offline), or download {urls} and place it in {root}")
+    group = SPECS[name].files[0].split("/")[0]
+    source = MANUAL_SOURCES.get(group, "its publisher")
+    return (f"{head}; it cannot be downloaded automatically: get it from {source} and place "
+            f"the files at exactly these paths (or set MLNN_DATA to the directory that holds "
+            f"them)")
+
+
+def ensure_sources(name, data_dir=None, download=False, progress=None):
+    """The data directory of dataset ``name`` once its source files are there.
+
+    Missing files of a dataset with a pinned archive (:data:`~mlnn.datasets.download.SOURCES`:
+    Reuters-21578) are downloaded and verified by SHA-256 when ``download`` is true (with
+    ``progress(filename)`` as in :func:`~mlnn.datasets.download.fetch`); otherwise, and for the
+    datasets that cannot be downloaded, :class:`MLNNError` lists the files to place and where.
+    """
+    root = Path(data_dir) if data_dir is not None else paths.data_dir()
+    if name not in SPECS or SPECS[name].kind == "synthetic":
+        return root
+    missing = missing_files(name, root)
+    if missing and name in SOURCES and download:
+        fetch(name, data_dir=root, progress=progress)
+    elif missing:
+        raise MLNNError(placement_message(name, root, missing, offline=name in SOURCES))
+    return root
 
 
 def _seeded_split(n, train_fraction, random_state):
@@ -167,16 +214,26 @@ def _load_reuters(root, name, spec, options):
 
     def build():
         train, test, categories = modapte_split(read_reuters(source))
-        vectorizer = TfidfVectorizer(
-            stem=options["stem"], stop_words=STOP_WORDS if options["stop_words"] else None,
-            token_pattern=options["token_pattern"], min_df=options["min_df"],
-            sublinear_tf=options["sublinear_tf"], norm=options["norm"])
+        vectorizer = text_vectorizer(options)
         X_train = vectorizer.fit_transform([d.text for d in train])
         X_test = vectorizer.transform([d.text for d in test])
         parts = {"X_train": X_train, "Y_train": label_matrix(train, categories),
                  "X_test": X_test, "Y_test": label_matrix(test, categories)}
-        return parts, list(vectorizer.vocabulary_), categories
+        return parts, list(vectorizer.vocabulary_), categories, {"idf": vectorizer.idf_}
     return checksums, build
+
+
+def text_vectorizer(options, vocabulary=None, idf=None):
+    """The :class:`~mlnn.datasets.text.TfidfVectorizer` of a text dataset's options (``stem``,
+    ``stop_words``, ``token_pattern``, ``min_df``, ``sublinear_tf``, ``norm``); fitted when the
+    ``vocabulary`` and its ``idf`` are given (as the cache stores them)."""
+    vectorizer = TfidfVectorizer(
+        stem=options["stem"], stop_words=STOP_WORDS if options["stop_words"] else None,
+        token_pattern=options["token_pattern"], min_df=options["min_df"],
+        sublinear_tf=options["sublinear_tf"], norm=options["norm"])
+    if vocabulary is not None:
+        vectorizer.set_vocabulary(vocabulary, idf)
+    return vectorizer
 
 
 def _load_mulan(root, name, spec, options):
@@ -190,7 +247,7 @@ def _load_mulan(root, name, spec, options):
         if features_test != features:
             raise MLNNError(f"{test_path}: its features differ from those of {train_path}")
         parts = {"X_train": X_train, "Y_train": Y_train, "X_test": X_test, "Y_test": Y_test}
-        return parts, features, labels
+        return parts, features, labels, {}
     return checksums, build
 
 
@@ -205,14 +262,14 @@ def _load_single(root, name, spec, options):
         train, test = _seeded_split(X.shape[0], options["train_fraction"],
                                     options["random_state"])
         parts = {"X_train": X[train], "Y_train": Y[train], "X_test": X[test], "Y_test": Y[test]}
-        return parts, features, labels
+        return parts, features, labels, {}
     return checksums, build
 
 
 _LOADERS = {"reuters": _load_reuters, "mulan": _load_mulan, "single": _load_single}
 
 
-def load(name, data_dir=None, **options):
+def load(name, data_dir=None, download=False, progress=None, **options):
     """Load the named dataset.
 
     Parameters
@@ -220,6 +277,11 @@ def load(name, data_dir=None, **options):
     name : str, one of :func:`names`
     data_dir : str or Path, default :func:`mlnn.datasets.paths.data_dir` (``$MLNN_DATA`` or
         ``~/.cache/mlnn``)
+    download : bool, default False
+        Download a missing pinned archive (Reuters-21578) into the data directory first,
+        verified by SHA-256 (see :func:`ensure_sources`).
+    progress : callable, optional, ``progress(filename)`` -> ``progress(received, total)`` for a
+        download (see :class:`mlnn.progress.DownloadProgress`)
     **options : dataset-specific options (``Spec.defaults``): for reuters21578 the text
         processing (``stem``, ``stop_words``, ``token_pattern``, ``min_df``, ``sublinear_tf``,
         ``norm``); for single-file sets the split (``train_fraction``, ``random_state``); for
@@ -227,7 +289,7 @@ def load(name, data_dir=None, **options):
 
     Returns
     -------
-    Dataset
+    Dataset; for a text dataset its ``vectorizer`` turns new text into rows like X's.
     """
     started = time.perf_counter()
     if name not in SPECS:
@@ -235,32 +297,41 @@ def load(name, data_dir=None, **options):
     spec = SPECS[name]
     options = _options(name, spec, options)
     if spec.kind == "synthetic":
-        generated = make_synthetic(**options)
-        parts = {k: generated[k] for k in ("X_train", "Y_train", "X_test", "Y_test")}
-        return Dataset(name, feature_names=generated["feature_names"],
-                       label_names=generated["label_names"], description=spec.description,
-                       info={"options": options, "from_cache": False,
-                             "load_seconds": time.perf_counter() - started}, **parts)
+        return _synthetic(name, spec, options, started)
     root = paths.check_data_dir(data_dir, "data_dir") if data_dir is not None \
         else paths.check_data_dir(paths.data_dir())
+    ensure_sources(name, root, download=download, progress=progress)
     checksums, build = _LOADERS[spec.kind](root, name, spec, options)
     key = cache.cache_key(name, checksums, {**options, "loader_version": LOADER_VERSION})
     path = cache.cache_path(name, key)
     cached = cache.load(path) if path.exists() else None
+    if cached is not None and spec.kind == "reuters" and "idf" not in cached[4]:
+        cached = None                   # an entry written before the idf was cached
     if cached is not None:
-        parts, features, labels, description = cached
+        parts, features, labels, description, extras = cached
         from_cache, cache_written = True, False
     else:
-        parts, features, labels = build()
-        description = spec.description
-        from_cache = False
-        cache_written = cache.save(path, parts, features, labels, description)
+        parts, features, labels, extras = build()
+        description, from_cache = spec.description, False
+        cache_written = cache.save(path, parts, features, labels, description, extras)
     parts = {k: _canonical(k, v) for k, v in parts.items()}
     info = {"options": options, "source_sha256": checksums, "cache_file": str(path),
             "from_cache": from_cache, "cache_written": cache_written,
             "load_seconds": time.perf_counter() - started}
+    vectorizer = text_vectorizer(options, features, extras["idf"]) \
+        if spec.kind == "reuters" else None
     return Dataset(name, feature_names=features, label_names=labels, description=description,
-                   info=info, **parts)
+                   info=info, vectorizer=vectorizer, **parts)
+
+
+def _synthetic(name, spec, options, started):
+    """The synthetic dataset (generated, never cached)."""
+    generated = make_synthetic(**options)
+    parts = {k: generated[k] for k in ("X_train", "Y_train", "X_test", "Y_test")}
+    return Dataset(name, feature_names=generated["feature_names"],
+                   label_names=generated["label_names"], description=spec.description,
+                   info={"options": options, "from_cache": False,
+                         "load_seconds": time.perf_counter() - started}, **parts)
 
 
 def _canonical(part, matrix):

@@ -59,6 +59,10 @@ won wouldn shouldn couldn aren hasn haven hadn ll ve re d m o y
 
 DEFAULT_TOKEN_PATTERN = r"[a-z][a-z]+"
 
+#: The fixed steps of :func:`analyze`, named in a saved vectorizer's state: a vectorizer saved by
+#: a version whose steps differ is refused rather than silently giving other features.
+ANALYZER = "lowercase; inner apostrophes dropped; token_pattern; stop words; Porter 1980 stem"
+
 
 def decode(raw, source):
     """The text of the bytes ``raw`` read from ``source`` (a file name, for messages).
@@ -296,10 +300,55 @@ class TfidfVectorizer:
         for doc in terms:
             df.update(set(doc))
         vocabulary = sorted(term for term, count in df.items() if count >= self.min_df)
-        self.vocabulary_ = vocabulary
-        self._index = {term: j for j, term in enumerate(vocabulary)}
         counts = np.array([df[term] for term in vocabulary], dtype=np.float64)
-        self.idf_ = np.log(len(terms) / counts) if len(terms) else counts
+        self.set_vocabulary(vocabulary, np.log(len(terms) / counts) if len(terms) else counts)
+
+    def set_vocabulary(self, vocabulary, idf):
+        """Make this vectorizer fitted with the terms ``vocabulary`` (list of str, D) and their
+        ``idf`` (array of D floats), as :meth:`fit` leaves it; returns self. This is how a saved
+        vectorizer (a model file, the dataset cache) is restored without refitting."""
+        vocabulary = [str(term) for term in vocabulary]
+        idf = np.array(idf, dtype=np.float64).reshape(-1)
+        if idf.size != len(vocabulary):
+            raise MLNNError(f"the vocabulary has {len(vocabulary)} terms but idf has {idf.size} "
+                            "values")
+        self._index = {term: j for j, term in enumerate(vocabulary)}
+        if len(self._index) != len(vocabulary):
+            raise MLNNError("the vocabulary has repeated terms")
+        self.vocabulary_, self.idf_ = vocabulary, idf
+        return self
+
+    def get_state(self):
+        """``(settings, arrays)``: everything :meth:`from_state` needs to transform text exactly
+        as this fitted vectorizer does, as JSON-ready settings and plain arrays (no pickle).
+
+        ``settings``: ``analyzer`` (:data:`ANALYZER`, the fixed steps of :func:`analyze`),
+        ``stem``, ``token_pattern``, ``min_df``, ``sublinear_tf``, ``norm``; ``arrays``:
+        ``vocabulary`` and ``stop_words`` (unicode), ``idf`` (float64).
+        """
+        if not hasattr(self, "vocabulary_"):
+            raise MLNNError("TfidfVectorizer.get_state called before fit")
+        settings = {"analyzer": ANALYZER, "stem": bool(self.stem),
+                    "token_pattern": self.token_pattern, "min_df": self.min_df,
+                    "sublinear_tf": bool(self.sublinear_tf), "norm": bool(self.norm)}
+        arrays = {"vocabulary": np.array(self.vocabulary_, dtype=str),
+                  "idf": np.asarray(self.idf_, dtype=np.float64),
+                  "stop_words": np.array(sorted(self.stop_words), dtype=str)}
+        return settings, arrays
+
+    @classmethod
+    def from_state(cls, settings, arrays):
+        """The fitted vectorizer of :meth:`get_state`'s ``(settings, arrays)``. Raises
+        :class:`MLNNError` if they were written by a different analyzer."""
+        if settings.get("analyzer") != ANALYZER:
+            raise MLNNError(f"the text analyzer {settings.get('analyzer')!r} is not this "
+                            f"version's ({ANALYZER!r})")
+        vectorizer = cls(stem=bool(settings["stem"]),
+                         stop_words=[str(w) for w in arrays["stop_words"]],
+                         token_pattern=str(settings["token_pattern"]),
+                         min_df=settings["min_df"], sublinear_tf=bool(settings["sublinear_tf"]),
+                         norm=bool(settings["norm"]))
+        return vectorizer.set_vocabulary(arrays["vocabulary"].tolist(), arrays["idf"])
 
     def transform(self, documents):
         """tf-idf matrix of ``documents``: CSR (n x D), float64, sorted indices."""
