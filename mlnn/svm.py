@@ -326,28 +326,34 @@ class LinearSVMBR:
 # signs y ∈ {−1, +1} and Q = S ⊙ X̃W the signed margins y_i z_i (n × k). The active set of a
 # label is I = {i : y_i z_i < 1}, where the slack ξ_i = max(0, 1 − y_i z_i) is positive.
 
-def _primal_value(W, Q, C):
-    """f(w) = ½‖w‖² + C Σ_i max(0, 1 − y_i z_i)² for every column: (k,)."""
+def _slack(Q):
+    """The slacks ξ = max(0, 1 − y_i z_i) of the signed margins Q: n × k."""
     slack = 1.0 - Q
     np.maximum(slack, 0.0, out=slack)
+    return slack
+
+
+def _primal_value(W, Q, C, slack=None):
+    """f(w) = ½‖w‖² + C Σ_i max(0, 1 − y_i z_i)² for every column: (k,). ``slack`` may pass
+    ξ = :func:`_slack` (Q) when already computed."""
+    slack = _slack(Q) if slack is None else slack
     return 0.5 * _column_dot(W, W) + C * _column_dot(slack, slack)
 
 
-def _derivatives(X, W, Q, S, C):
-    """The generalised Hessian's weights D = 2C·[y_i z_i < 1] (n × k) and the gradient
-    ∇f = w + 2C X_Iᵀ(z_I − y_I) = W − 2C X̃ᵀ(S ⊙ ξ) ((D+1) × k), as z_i − y_i = −y_i ξ_i on I."""
-    slack = 1.0 - Q
-    np.maximum(slack, 0.0, out=slack)
-    D = np.where(slack > 0, 2.0 * C, 0.0)
-    slack *= S
-    return D, W - 2.0 * C * np.asarray(X.T @ slack)
+def _derivatives(X, W, Q, S, C, slack=None):
+    """The active sets A = [y_i z_i < 1] (n × k bool; the generalised Hessian's weights are
+    D = 2C·A) and the gradient ∇f = w + 2C X_Iᵀ(z_I − y_I) = W − 2C X̃ᵀ(S ⊙ ξ) ((D+1) × k), as
+    z_i − y_i = −y_i ξ_i on I. ``slack`` may pass ξ = :func:`_slack` (Q)."""
+    slack = _slack(Q) if slack is None else slack
+    return slack > 0, W - 2.0 * C * np.asarray(X.T @ (S * slack))
 
 
-def _hessian_product(X, V, D):
-    """H v = v + 2C X_Iᵀ(X_I v) = V + X̃ᵀ(D ⊙ X̃V) for every column: (D+1) × k."""
+def _hessian_product(X, V, D, XT=None):
+    """H v = v + 2C X_Iᵀ(X_I v) = V + X̃ᵀ(D ⊙ X̃V) for every column: (D+1) × k.
+    ``XT`` may pass X.T, built once for many products."""
     XV = np.asarray(X @ V)
     XV *= D
-    HV = np.asarray(X.T @ XV)
+    HV = np.asarray((X.T if XT is None else XT) @ XV)
     HV += V
     return HV
 
@@ -382,6 +388,7 @@ def _trust_region_cg(X, G, D, delta, eps_cg):
     ss, sp, pp = np.zeros_like(rr), np.zeros_like(rr), rr.copy()   # ‖s‖², sᵀp, ‖p‖²
     live = rr > tol
     T = np.empty_like(Pw)                            # scratch for τp and τHp
+    XT = X.T
     for _ in range(G.shape[0]):
         if not live.any():
             break
@@ -390,7 +397,7 @@ def _trust_region_cg(X, G, D, delta, eps_cg):
             cols, Sw, Rw, Pw, Dw, dw, rr, tol, ss, sp, pp = (
                 _columns(A, live) for A in (cols, Sw, Rw, Pw, Dw, dw, rr, tol, ss, sp, pp))
             live, T = live[live], np.empty_like(Pw)
-        HP = _hessian_product(X, Pw, Dw)
+        HP = _hessian_product(X, Pw, Dw, XT)
         step = np.where(live, rr / np.maximum(_column_dot(Pw, HP), np.finfo(float).tiny), 0.0)
         ss_next = ss + step * (2.0 * sp + step * pp)  # ‖s + τp‖²
         leaving = live & (ss_next > dw ** 2)
@@ -458,14 +465,14 @@ def _stopping_threshold(gradient_at_zero, S, tol):
 @dataclass
 class _Working:
     """The labels TRON still optimises (``labels``, indices into all L) and, column by column,
-    their w, signed margins Q, signs S, Hessian weights D, ∇f, f, radius Δ and whether Δ still
+    their w, signed margins Q, signs S, active sets A, ∇f, f, radius Δ and whether Δ still
     awaits its cap by the first step."""
 
     labels: np.ndarray
     W: np.ndarray
     Q: np.ndarray
     S: np.ndarray
-    D: np.ndarray
+    A: np.ndarray
     G: np.ndarray
     f: np.ndarray
     delta: np.ndarray
@@ -482,37 +489,39 @@ class _Working:
 GROUP_SIZE = 16
 
 
-def _label_groups(D, size=GROUP_SIZE):
-    """The working labels (columns of D) in groups of at most ``size``, taken in the order of
-    the size of their active sets |I| (the nonzero weights of each column), so that small
-    active sets go together: a list of index arrays."""
-    order = np.argsort(np.count_nonzero(D, axis=0), kind="stable")
+def _label_groups(A, size=GROUP_SIZE):
+    """The working labels (the columns of their active sets A, n × k bool) in groups of at most
+    ``size``, taken in the order of |I|, so that small active sets go together: a list of index
+    arrays."""
+    order = np.argsort(np.count_nonzero(A, axis=0), kind="stable")
     return np.array_split(order, -(-order.size // size))
 
 
-def _group_cg(X, G, D, delta, eps_cg):
+def _group_cg(X, G, A, C, delta, eps_cg):
     """Conjugate gradient (:func:`_trust_region_cg`) for every group of labels
     (:func:`_label_groups`), each on the rows of X̃ in the union of its labels' active sets I
-    (outside them D = 0, so the products X̃ᵀ(D ⊙ X̃P) need no other rows): (S, R)."""
+    (outside them D = 2C·A = 0, so the products X̃ᵀ(D ⊙ X̃P) need no other rows): (S, R)."""
     S, R = np.empty_like(G), np.empty_like(G)
-    for cols in _label_groups(D):
-        Dg = np.take(D, cols, axis=1)
-        rows = np.flatnonzero(Dg.any(axis=1))
-        S[:, cols], R[:, cols] = _trust_region_cg(X[rows], np.take(G, cols, axis=1), Dg[rows],
+    for cols in _label_groups(A):
+        Ag = np.take(A, cols, axis=1)
+        rows = np.flatnonzero(Ag.any(axis=1))
+        D = np.where(Ag[rows], 2.0 * C, 0.0)
+        S[:, cols], R[:, cols] = _trust_region_cg(X[rows], np.take(G, cols, axis=1), D,
                                                   delta[cols], eps_cg)
     return S, R
 
 
 def _trial(X, work, C, eps_cg):
-    """One trust-region trial step s for every working label: (s, w + s, Q at w + s,
+    """One trust-region trial step s for every working label: (s, w + s, Q and ξ at w + s,
     f(w + s), predicted reduction q(0) − q(s), ∇fᵀs)."""
-    step, R = _group_cg(X, work.G, work.D, work.delta, eps_cg)
+    step, R = _group_cg(X, work.G, work.A, C, work.delta, eps_cg)
     W_new = work.W + step
     Q_new = work.S * np.asarray(X @ step)
     Q_new += work.Q
     gs = _column_dot(work.G, step)
     predicted = -0.5 * (gs - _column_dot(step, R))     # −(gᵀs + ½sᵀHs), as r = −g − Hs
-    return step, W_new, Q_new, _primal_value(W_new, Q_new, C), predicted, gs
+    slack = _slack(Q_new)
+    return step, W_new, Q_new, slack, _primal_value(W_new, Q_new, C, slack), predicted, gs
 
 
 def _tron(X, S, W, C, tol, max_iter, eps_cg=0.1):
@@ -526,16 +535,17 @@ def _tron(X, S, W, C, tol, max_iter, eps_cg=0.1):
     Returns (W, Q = S ⊙ X̃W, n_iter, converged).
     """
     W = np.array(W, dtype=np.float64)
+    S = S.astype(np.int8)                            # ±1: an eighth of the memory traffic
     Q = S * np.asarray(X @ W)
-    D, G = _derivatives(X, W, Q, S, C)
+    A, G = _derivatives(X, W, Q, S, C)
     at_zero = G if not W.any() else -2.0 * C * np.asarray(X.T @ S)   # ∇f(0) = −2C X̃ᵀy
     threshold = _stopping_threshold(at_zero, S, tol)
     converged = np.linalg.norm(G, axis=0) <= threshold
     n_iter = np.zeros(S.shape[1], dtype=int)
-    work = _Working(np.arange(S.shape[1]), W, Q, S, D, G, _primal_value(W, Q, C),
+    work = _Working(np.arange(S.shape[1]), W, Q, S, A, G, _primal_value(W, Q, C),
                     np.linalg.norm(G, axis=0), np.ones(S.shape[1], dtype=bool)).keep(~converged)
     while work.labels.size:
-        step, W_new, Q_new, f_new, predicted, gs = _trial(X, work, C, eps_cg)
+        step, W_new, Q_new, slack, f_new, predicted, gs = _trial(X, work, C, eps_cg)
         actual = work.f - f_new
         step_norm = np.linalg.norm(step, axis=0)
         radius = np.where(work.first, np.minimum(work.delta, step_norm), work.delta)
@@ -545,14 +555,15 @@ def _tron(X, S, W, C, tol, max_iter, eps_cg=0.1):
         accepted = actual > ETA[0] * predicted
         if accepted.all():
             work.W, work.Q, work.f = W_new, Q_new, f_new
-            work.D, work.G = _derivatives(X, W_new, Q_new, work.S, C)
+            work.A, work.G = _derivatives(X, W_new, Q_new, work.S, C, slack)
         elif accepted.any():
             work.W = np.where(accepted, W_new, work.W)
             work.Q = np.where(accepted, Q_new, work.Q)
             work.f = np.where(accepted, f_new, work.f)
-            D_new, G_new = _derivatives(X, _columns(W_new, accepted),
-                                        _columns(Q_new, accepted), _columns(work.S, accepted), C)
-            work.D[:, accepted], work.G[:, accepted] = D_new, G_new
+            W_acc, Q_acc, S_acc, slack_acc = (_columns(M, accepted)
+                                              for M in (W_new, Q_new, work.S, slack))
+            A_new, G_new = _derivatives(X, W_acc, Q_acc, S_acc, C, slack_acc)
+            work.A[:, accepted], work.G[:, accepted] = A_new, G_new
         met = np.linalg.norm(work.G, axis=0) <= threshold[work.labels]
         stalled = (np.abs(actual) <= 1e-12 * np.abs(work.f)) \
             & (np.abs(predicted) <= 1e-12 * np.abs(work.f))

@@ -207,8 +207,9 @@ def test_hessian_product_is_the_derivative_of_the_gradient(point, seed):
     Z = Xa.toarray()
     V = np.random.default_rng(seed).normal(size=W.shape)
     Q = S * (Z @ W)
-    D, _ = svm._derivatives(Xa, W, Q, S, C)
-    HV = svm._hessian_product(Xa, V, D)
+    A, _ = svm._derivatives(Xa, W, Q, S, C)
+    np.testing.assert_array_equal(A, Q < 1)                        # the active sets I
+    HV = svm._hessian_product(Xa, V, 2.0 * C * A)
     h = 1e-6
     for l in range(W.shape[1]):
         active = Q[:, l] < 1
@@ -246,7 +247,8 @@ def cg_problem(seed, C=3.0, n=30, D=12, L=4):
     Xa = sp.csr_matrix(augmented(X, 1.0))
     S = 2.0 * Y - 1.0
     W = np.random.default_rng(seed).normal(scale=0.3, size=(Xa.shape[1], L))
-    D_, G = svm._derivatives(Xa, W, S * (Xa @ W), S, C)
+    A, G = svm._derivatives(Xa, W, S * (Xa @ W), S, C)
+    D_ = 2.0 * C * A                                               # the Hessian's weights
     H = [np.eye(Xa.shape[1]) + Xa.toarray().T @ (D_[:, [l]] * Xa.toarray()) for l in range(L)]
     return Xa, D_, G, H
 
