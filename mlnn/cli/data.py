@@ -129,6 +129,7 @@ def register(subparsers):
                          help="data directory (default: $MLNN_DATA or ~/.cache/mlnn)")
         add_option(sub)
         add_offline(sub)
+        add_progress(sub)
 
     info = commands.add_parser("info", help="Table 1 statistics of a dataset")
     common(info)
