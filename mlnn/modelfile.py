@@ -18,6 +18,10 @@ the file):
 ``feature_names``      unicode arrays (empty when unknown)
 ``label_names``
 ``optimizer/<p>/<s>``  optimizer state (only with ``include_optimizer=True``)
+``text/vocabulary``    for a model trained on a text dataset: the vectorizer's terms (unicode),
+``text/idf``           their idf (float64) and the stop words it removed (unicode); its
+``text/stop_words``    settings (stemming, token pattern, tf, norm) are ``meta["text"]``
+                       (:meth:`mlnn.datasets.text.TfidfVectorizer.get_state`)
 ``checksum``           SHA-256 over all other entries (name, dtype, shape, bytes)
 =====================  ================================================================
 
