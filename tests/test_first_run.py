@@ -7,6 +7,7 @@ import hashlib
 import http.server
 import io
 import json
+import re
 import tarfile
 import threading
 
@@ -178,3 +179,19 @@ def test_a_dataset_that_cannot_be_fetched_names_the_files_and_where_to_get_them(
         assert str(data / relative) in err
     assert download.MANUAL_SOURCES[SPECS[name].files[0].split("/")[0]] in err
     assert _Handler.requests == []
+
+
+def test_train_reports_every_epoch_on_standard_error_with_the_methods_budget(pinned, tmp_path,
+                                                                             capsys):
+    """No --epochs: the method's budget (100) is the N of "epoch k/N"; the lines go to standard
+    error only, one per evaluation, the last one at most the budget."""
+    assert main(["train", "--dataset", "reuters21578", "--hidden-units", "8", "--out",
+                 str(tmp_path / "model.npz"), "--progress"]) == 0
+    captured = capsys.readouterr()
+    lines = [line for line in captured.err.splitlines() if not line.startswith("downloading")]
+    assert lines and all(re.fullmatch(r"epoch \d+/100  train loss \d+\.\d{4}  validation rank "
+                                      r"loss \d\.\d{4}  elapsed \S+, (at most \S+ left|done)",
+                                      line) for line in lines), lines
+    assert [int(line.split()[1].split("/")[0]) for line in lines] == \
+        list(range(1, len(lines) + 1))
+    assert not re.search(r"^epoch ", captured.out, flags=re.M) and "saved" in captured.out

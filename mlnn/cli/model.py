@@ -132,9 +132,9 @@ def run_train(args):
     dataset = load_dataset(args)
     params = network_params(method, *reversed(dataset.X_train.shape))
     params.update(given)
-    progress = show_progress(args)
-    model = MultiLabelNN(**params, verbose=epoch_reporter(params["max_epochs"], sys.stderr)
-                         if progress else False)
+    model = MultiLabelNN(**params)
+    if show_progress(args):
+        model.set_params(verbose=epoch_reporter(model.max_epochs, sys.stderr))
     print(f"training {method} on {dataset.name}: {dataset.X_train.shape[0]} documents, "
           f"{dataset.X_train.shape[1]} features, {dataset.Y_train.shape[1]} labels", flush=True)
     model.fit(dataset.X_train, dataset.Y_train, feature_names=dataset.feature_names,
