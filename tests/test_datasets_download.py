@@ -7,9 +7,10 @@ import threading
 
 import pytest
 
-from mlnn.datasets import download
+from mlnn.datasets import download, load
 from mlnn.datasets.download import SOURCES, fetch, fetch_file, sha256_file
 from mlnn.errors import ChecksumError, MLNNError
+from tests.test_first_run import tiny_reuters_archive
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -152,3 +153,24 @@ def test_an_interrupted_download_leaves_nothing(tmp_path, server, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         fetch_file(start(served) + "/data.bin", tmp_path / "data.bin", "0" * 64)
     assert list(tmp_path.iterdir()) == [tmp_path / "served"]
+
+
+def test_load_downloads_a_missing_pinned_archive_only_when_asked(tmp_path, server,
+                                                                 monkeypatch):
+    served, start = server
+    payload = tiny_reuters_archive(served / "reuters21578.tar.gz")
+    monkeypatch.setitem(SOURCES, "reuters21578", [download.Source(
+        "reuters21578.tar.gz", start(served) + "/reuters21578.tar.gz",
+        hashlib.sha256(payload).hexdigest())])
+    monkeypatch.setenv("MLNN_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(MLNNError, match="downloading is turned off"):
+        load("reuters21578", data_dir=tmp_path / "data")
+    assert _Handler.requests == []
+    reports = []
+
+    def progress(filename):
+        return lambda received, total: reports.append((filename, received, total))
+    dataset = load("reuters21578", data_dir=tmp_path / "data", download=True, progress=progress)
+    assert dataset.X_train.shape[0] == 8 and _Handler.requests == ["/reuters21578.tar.gz"]
+    assert reports[-1] == ("reuters21578.tar.gz", len(payload), len(payload))
+    assert (tmp_path / "data" / "reuters21578.tar.gz").read_bytes() == payload
