@@ -7,7 +7,13 @@ are RAR files or converted copies, so there is no single canonical file to pin).
 :func:`fetch_file` streams the download into a temporary file in the destination directory,
 hashing on the way; only a file with the expected checksum is moved into place (an atomic
 ``os.replace``), so an interrupted or corrupted download never leaves a half-written file under
-the final name. A file that is already present and verifies is not downloaded again.
+the final name. A file that is already present and verifies is not downloaded again. A
+``progress(received, total)`` callable, if given, hears of every block received
+(:class:`mlnn.progress.DownloadProgress` prints one line per tenth of the file).
+
+The command line fetches on first use: a command that needs Reuters-21578 and does not find it
+downloads it (:func:`mlnn.datasets.registry.ensure_sources`), unless ``--offline`` or
+``MLNN_OFFLINE=1``.
 """
 
 import hashlib

@@ -4,6 +4,17 @@ Every name maps to a :class:`Spec`: where its files live under the data director
 read, and which options the loader accepts. Real datasets are processed once and cached as
 ``.npz`` (see :mod:`mlnn.datasets.cache`); ``synthetic`` is generated on every call (it is fast).
 
+Missing files (:func:`ensure_sources`): ``load(name, download=True)`` first downloads a missing
+pinned archive (Reuters-21578; :mod:`mlnn.datasets.download`), as the command line does unless
+``--offline``; otherwise, and for every dataset that cannot be downloaded, the error names each
+missing file at its full path and where it is published (:func:`placement_message`).
+
+Text. A dataset built from raw text (Reuters-21578) comes with its fitted
+:class:`~mlnn.datasets.text.TfidfVectorizer` (``Dataset.vectorizer``), so that new text gets the
+features the training documents got. It is not refitted on a cache hit: the cache entry stores
+its idf next to the matrices (its vocabulary is the feature names) and
+:func:`text_vectorizer` restores it from them and the text options.
+
 Splits: Reuters-21578 uses ModApte; the MULAN sets use their official train/test files; the sets
 distributed as one file (rcv1subset1..5, reutersk500, stackex_*) get the project's one seeded
 split (:func:`mlnn.validation.validation_split`): a random permutation from
