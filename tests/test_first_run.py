@@ -195,3 +195,12 @@ def test_train_reports_every_epoch_on_standard_error_with_the_methods_budget(pin
     assert [int(line.split()[1].split("/")[0]) for line in lines] == \
         list(range(1, len(lines) + 1))
     assert not re.search(r"^epoch ", captured.out, flags=re.M) and "saved" in captured.out
+
+
+def test_reproduce_fetches_the_archive_on_first_use(pinned, tmp_path, capsys):
+    data, payload = pinned
+    assert main(["reproduce", "--dataset", "reuters21578", "--quick", "--methods", "nn-a",
+                 "--out", str(tmp_path / "figures")]) == 0
+    assert (data / "reuters21578.tar.gz").read_bytes() == payload
+    assert _Handler.requests == ["/reuters21578.tar.gz"]
+    assert (tmp_path / "figures" / "table3_reuters21578.csv").exists()
