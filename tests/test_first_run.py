@@ -144,9 +144,15 @@ def test_data_fetch_is_refused_under_mlnn_offline(pinned, monkeypatch, capsys):
     assert main(["data", "fetch", "reuters21578"]) == 2
     assert "downloads are turned off by MLNN_OFFLINE" in capsys.readouterr().err
     assert _Handler.requests == []
-    monkeypatch.setenv("MLNN_OFFLINE", "0")                 # 0 or empty: allowed
-    assert main(["data", "fetch", "reuters21578"]) == 0
-    assert _Handler.requests == ["/reuters21578.tar.gz"]
+    for value in ("yes", "TRUE", "on"):
+        monkeypatch.setenv("MLNN_OFFLINE", value)
+        assert main(["data", "fetch", "reuters21578"]) == 2
+    capsys.readouterr()
+    assert _Handler.requests == []
+    for value in ("0", "", "false", "No"):                  # allowed
+        monkeypatch.setenv("MLNN_OFFLINE", value)
+        assert main(["data", "fetch", "reuters21578", "--force"]) == 0
+    assert _Handler.requests == ["/reuters21578.tar.gz"] * 4
 
 
 def test_an_archive_that_fails_its_checksum_is_not_kept(pinned, monkeypatch, capsys):

@@ -4,8 +4,8 @@
   hand-placed source files, read only;
 * :func:`cache_dir` -- ``$MLNN_CACHE`` if set, else ``~/.cache/mlnn/processed``: the processed
   matrices (:mod:`mlnn.datasets.cache`);
-* :func:`offline` -- ``$MLNN_OFFLINE`` set (to anything but ``0`` or nothing): the command line
-  never downloads a missing archive (as with ``--offline``).
+* :func:`offline` -- ``$MLNN_OFFLINE`` set (to anything but nothing, ``0``, ``false`` or
+  ``no``): the command line never downloads a missing archive (as with ``--offline``).
 
 :func:`check_data_dir` tells, before any work, that a data directory is a file or unreadable.
 """
@@ -29,8 +29,9 @@ def cache_dir():
 
 
 def offline():
-    """Whether ``$MLNN_OFFLINE`` forbids downloads (set, and neither empty nor ``0``)."""
-    return os.environ.get("MLNN_OFFLINE", "").strip() not in ("", "0")
+    """Whether ``$MLNN_OFFLINE`` forbids downloads: set, and not empty, ``0``, ``false`` or
+    ``no`` (in any case)."""
+    return os.environ.get("MLNN_OFFLINE", "").strip().lower() not in ("", "0", "false", "no")
 
 
 def check_data_dir(path, name="MLNN_DATA", create=False):
