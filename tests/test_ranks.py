@@ -14,7 +14,7 @@ from mlnn.paper.methods import PAPER_METHODS
 from mlnn.paper.ranks import (Q_ALPHA, average_ranks, cliques, critical_difference,
                               friedman_test, paper_table2, rank_methods, rank_table)
 from mlnn.paper.report import (dataset_markdown, paired_differences, plot_cd_grid,
-                               rank_markdown, seed_markdown, seed_values)
+                               rank_markdown, seed_markdown, seed_values, significant_pairs)
 from mlnn.paper.reproduce import write_results
 from mlnn.paper.results import load_runs, summarise
 
@@ -168,3 +168,9 @@ def test_seed_table_uses_the_seeds_each_method_has(tmp_path):
     assert seed_values(runs, "a", "NN_A", "rankloss") == pytest.approx({0: 0.1, 1: 0.3})
     lines = seed_markdown(runs, "a", ["NN_A", "BR_R", "BR_B"], ["rankloss"]).splitlines()
     assert lines[2:] == ["| NN_A | 2 | 0.2000 ± 0.1414 |", "| BR_R | 1 | 0.3000 |"]
+
+
+def test_significant_pairs_are_those_at_least_cd_apart():
+    pairs = significant_pairs([1.0, 4.5, 2.0, 3.2], ["a", "b", "c", "d"], 2.5)
+    assert [(p[0], p[1]) for p in pairs] == [("a", "b"), ("c", "b")]   # 3.5, then exactly 2.5
+    assert pairs[0][2] == pytest.approx(3.5)

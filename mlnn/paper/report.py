@@ -100,3 +100,12 @@ def seed_markdown(runs, dataset, methods, measures):
                  for v in columns]
         lines.append(f"| {method} | {columns[0].size} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def significant_pairs(R, methods, cd):
+    """The pairs whose average ranks ``R`` (array (k,)) differ by at least ``cd`` (Nemenyi):
+    a list of (better, worse, difference), the largest difference first."""
+    R = np.asarray(R, dtype=float)
+    pairs = [(methods[i], methods[j], R[j] - R[i]) for i in range(len(R))
+             for j in range(len(R)) if R[j] - R[i] >= cd]
+    return sorted(pairs, key=lambda pair: -pair[2])
