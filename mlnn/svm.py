@@ -21,14 +21,23 @@ active set I = {i : y_i z_i < 1}, f is once differentiable with
     ∇f(w) = w + 2C X_Iᵀ(z_I − y_I),        H v = v + 2C X_Iᵀ(X_I v)   (generalised Hessian).
 
 For all labels at once these are W − 2C X̃ᵀ(Y± ⊙ Ξ) and V + X̃ᵀ(D ⊙ (X̃V)), with the slacks
-Ξ = max(0, 1 − Y± ⊙ Z) and the n × L weights D = 2C·[Y± ⊙ Z < 1] (Lin et al.'s diagonal D, not
-the number of features): two sparse-times-dense products per Hessian-vector product, shared by
-every label. Each iteration approximately minimises the model q(s) = ∇fᵀs + ½sᵀHs inside the
-trust region ‖s‖ ≤ Δ by conjugate gradient (Steihaug; stop when ‖∇q(s)‖ ≤ 0.1‖∇f‖ or on the
-boundary), accepts the step if f falls by more than 10⁻⁴ × the predicted reduction, and updates
-Δ by the rules of liblinear's ``tron.cpp`` (as bundled with scikit-learn; the first step caps Δ
-once, as in liblinear 2.30). Every label keeps its own CG state, radius Δ and stopping flag;
-finished labels leave the working set. A label stops when
+Ξ = max(0, 1 − Y± ⊙ Z) and the n × L weights D = 2C·A, A = [Y± ⊙ Z < 1] (Lin et al.'s diagonal
+D, not the number of features): two sparse-times-dense products per Hessian-vector product,
+shared by several labels. Each iteration approximately minimises the model q(s) = ∇fᵀs + ½sᵀHs
+inside the trust region ‖s‖ ≤ Δ by conjugate gradient (Steihaug; stop when ‖∇q(s)‖ ≤
+0.1‖∇f‖ or on the boundary), accepts the step if f falls by more than 10⁻⁴ × the predicted
+reduction, and updates Δ by the rules of liblinear's ``tron.cpp`` (as bundled with scikit-learn;
+the first step caps Δ once, as in liblinear 2.30). Every label keeps its own CG state, radius Δ
+and stopping flag; finished labels leave the working set.
+
+Where the work goes. D is zero outside a label's active set I, so liblinear restricts each
+label's Hessian-vector products to the rows X_I. Here the conjugate gradient runs per group of
+:data:`GROUP_SIZE` (16) labels taken in the order of |I|, on the rows of X̃ in the union of the
+group's active sets, sliced once per iteration: labels with similar |I| share most of their
+rows, and each product still multiplies 16 columns at once (on Reuters-21578 at C = 10 the
+union of all 90 labels' active sets holds about 65 % of the documents, one label's about 12 %).
+Within CG, ‖s‖², sᵀp and ‖p‖² follow their recurrences, and after an accepted step the margins
+are updated, Z ← Z + X̃S, rather than recomputed. A label stops when
 
     ‖∇f(w)‖ ≤ tol · max(min(#pos, #neg), 1) / n · ‖∇f(0)‖,
 
