@@ -69,8 +69,19 @@ def test_bench_svm_json_reports_every_solver_and_c_with_the_objective_and_machin
         ("tron", 0.1), ("tron", 1.0), ("tron-cold", 0.1), ("tron-cold", 1.0)]
     assert all(row["seconds"] > 0 and row["objective"] > 0 for row in result["rows"])
     assert {"cores", "numpy", "scipy"} <= set(result["machine"])
-    assert result["ratios"] == {}            # liblinear was not asked for
+    assert result["ratios"] == result["cold_ratios"] == {}   # liblinear was not asked for
     assert "tron-cold  C=1" in captured.err  # one progress line per solver and C, on stderr
+
+
+def test_bench_svm_json_keys_the_ratios_to_liblinear_by_c(capsys):
+    pytest.importorskip("sklearn")
+    assert main(SVM + ["--solvers", "tron,tron-cold,liblinear-primal", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    seconds = {(row["solver"], row["C"]): row["seconds"] for row in result["rows"]}
+    for key, solver in (("ratios", "tron"), ("cold_ratios", "tron-cold")):
+        assert set(result[key]) == {"0.1", "1"}             # one repeat: the ratio of the runs
+        assert result[key]["0.1"] == pytest.approx(
+            seconds[solver, 0.1] / seconds["liblinear-primal", 0.1], rel=1e-12)
 
 
 def test_bench_svm_text_report_is_a_table(capsys):

@@ -804,13 +804,20 @@ def test_benchmark_reports_every_solver_and_c_with_the_objective_reached(monkeyp
         best = sum(dense_primal(Z, S[:, l], weights(optimum)[:, l], C) for l in range(2))
         assert row["objective"] == pytest.approx(best, rel=1e-4)
     if svm_bench.liblinear_available():
-        assert set(result["ratios"]) == {0.1, 1.0}
+        assert set(result["ratios"]) == set(result["cold_ratios"]) == {0.1, 1.0}
+        seconds = {(row["solver"], row["C"]): np.array(row["all_seconds"])
+                   for row in result["rows"]}
+        for key, solver in (("ratios", "tron"), ("cold_ratios", "tron-cold")):
+            for C in (0.1, 1.0):            # the median of the per-repeat ratios
+                assert result[key][C] == pytest.approx(np.median(
+                    seconds[solver, C] / seconds["liblinear-primal", C]), rel=1e-12)
     report = svm_bench.format_svm_report(result)
     assert "| 0.1 |" in report and "tron s" in report
     monkeypatch.setattr(svm_bench, "liblinear_available", lambda: False)
     result = svm_bench.benchmark_svm(X, Y, C_values=(1.0,), repeats=1)
     assert {row["solver"] for row in result["rows"]} == {"tron", "tron-cold"}
-    assert result["ratios"] == {} and "not installed" in svm_bench.format_svm_report(result)
+    assert result["ratios"] == result["cold_ratios"] == {}
+    assert "not installed" in svm_bench.format_svm_report(result)
 
 
 @pytest.mark.parametrize("options, message", [

@@ -86,8 +86,9 @@ def run_bench(args):
     if args.svm:
         result = measure_svm(args)
         if args.json:   # JSON object keys are strings: C as printed by %g
-            print(json.dumps({**result, "ratios": {f"{C:g}": ratio
-                                                   for C, ratio in result["ratios"].items()}}))
+            keyed = {key: {f"{C:g}": ratio for C, ratio in result[key].items()}
+                     for key in ("ratios", "cold_ratios")}
+            print(json.dumps({**result, **keyed}))
         else:
             print(format_svm_report(result))
         return 0
