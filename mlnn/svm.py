@@ -70,14 +70,24 @@ The reproduction uses the default, ``solver="tron"`` with ``tol=0.01`` (liblinea
 ``-s 2``), warm-started along the ascending C grid: it is the solver that runs the paper's whole
 grid on every dataset. Measured side by side with liblinear's own trust-region Newton method
 (scikit-learn's ``LinearSVC(dual=False)``, one label at a time, the same problem and stopping
-rule; one BLAS thread on 2 shared cores, medians of 3–5 runs; ``python -m mlnn bench --svm``,
-:mod:`mlnn.svm_bench`), it takes 0.2–1.4× liblinear's time at every C from 10⁻³ to 10³ on
-Reuters-21578 and 0.2–1.2× on Delicious; from a cold start, 1.5–2.3× at C ≥ 10. Dual
-coordinate descent takes 27 s at C = 10 and 2.5 minutes at C = 100 on Reuters-21578, and about
-9 minutes at C = 1 on Delicious (where TRON takes 2, 1 and 18 s). At large C the stopping rule
-is loose, since ‖∇f(0)‖ grows with C: on Reuters-21578 at C = 100 and 1000 the objective reached
-is 30% and 70% above the optimum (liblinear -s 2 with the same tol: 19% and 49%; liblinear's
-default -s 1, dual CD with eps 0.1: 2–4% and 60%); ``tol=0.001`` comes within 1% and 4%.
+rule; one BLAS thread on 2 cores shared with other work, load average about 3;
+``python -m mlnn bench --svm``, :mod:`mlnn.svm_bench`, medians of the per-run ratios), it takes
+0.14–1.06× liblinear's time warm-started and 0.68–1.88× from w = 0 at every C from 10⁻³ to 10³
+on Reuters-21578 (3 runs); on Delicious (1 run) 0.23–0.61× warm-started and 0.45–1.71× from
+w = 0 (``figures/bench_svm_*.json``). Dual coordinate descent takes 27 s at C = 10 and 2.5
+minutes at C = 100 on Reuters-21578, and about 9 minutes at C = 1 on Delicious (where
+warm-started TRON takes 3.2, 1.3 and 10.9 s in those runs).
+
+The tolerance at large C (a choice). The stopping rule is relative to ‖∇f(0)‖, which grows with
+C, so at large C it is loose: on Reuters-21578 along the warm-started grid the objective reached
+at C = 10, 100 and 1000 is 1.5 %, 42 % and 92 % above the optimum (liblinear -s 2 from w = 0 with
+the same tol: 2.6 %, 19 % and 49 %; liblinear's default -s 1, dual CD with eps 0.1: 0.07 %, 2 %
+and 47 %); ``tol=0.001`` comes within 0.07 %, 0.7 % and 3.9 %. The reproduction keeps
+``tol=0.01``: with ``tol=0.001``, :func:`~mlnn.paper.selection.fit_br` on Reuters-21578 chooses
+the same C for BR_B (100) and BR_R (1), and the test measures move both ways by up to 0.01
+(BR_B micro-F1 0.869 → 0.867, macro-F1 0.539 → 0.537, rank loss 0.0096 → 0.0109; BR_R
+micro-F1 0.874 → 0.876, macro-F1 0.523 → 0.512, rank loss 0.0043 → 0.0044), while BR_B's
+search takes twice as long.
 """
 
 import warnings
@@ -141,8 +151,8 @@ class LinearSVMBR:
     max_iter : int — maximal number of trust-region iterations ("tron") or epochs ("dual_cd").
     random_state : int or None — seeds the order in which "dual_cd" visits documents.
 
-    Cost: "tron" does a few dozen sparse products X̃V, X̃ᵀR shared by all labels and is about as
-    fast as liblinear's -s 2 at every C (see the module docstring). "dual_cd" takes one
+    Cost: "tron" does a few dozen sparse products X̃V, X̃ᵀR, each shared by a group of labels;
+    its time next to liblinear's -s 2 is in the module docstring. "dual_cd" takes one
     Python-level step per document per epoch; epochs grow with C, and C ≥ 10 takes minutes on
     Reuters-21578.
 
@@ -537,7 +547,7 @@ def _tron(X, S, W, C, tol, max_iter, eps_cg=0.1):
     """Trust-region Newton for all labels at once, starting from W ((D+1) × L, not modified).
 
     X : n × (D+1) CSR (augmented); S : n × L signs ±1. Each iteration tries a step per label
-    (:func:`_trust_region_cg`), accepts it if f falls by more than ETA[0] × the predicted
+    (:func:`_group_cg`), accepts it if f falls by more than ETA[0] × the predicted
     reduction, and updates Δ (:func:`_new_radius`). A label leaves when it meets the stopping
     rule, when both its predicted and actual reductions fall below 1e-12·|f| (the limit of
     floating point; liblinear's rule), or after ``max_iter`` iterations.
