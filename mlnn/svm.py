@@ -97,7 +97,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.errors import MLNNError
-from mlnn.validation import check_positive_float, check_positive_int, check_X, check_Y
+from mlnn.validation import (check_choice, check_nonnegative_float, check_positive_float,
+                             check_positive_int, check_X, check_Y)
 
 LOSSES = ("squared_hinge", "hinge")
 SOLVERS = ("auto", "tron", "dual_cd")
@@ -166,21 +167,15 @@ class LinearSVMBR:
     def __init__(self, C=1.0, loss="squared_hinge", bias=1.0, tol=None, max_iter=1000,
                  solver="auto", random_state=0):
         self.C = check_positive_float(C, "C")
-        if loss not in LOSSES:
-            raise MLNNError(f"unknown loss {loss!r}; choose one of {list(LOSSES)}")
-        self.loss = loss
-        if solver not in SOLVERS:
-            raise MLNNError(f"unknown solver {solver!r}; choose one of {list(SOLVERS)}")
+        self.loss = check_choice(loss, "loss", LOSSES)
+        check_choice(solver, "solver", SOLVERS)
         if solver == "auto":
             solver = "tron" if loss == "squared_hinge" else "dual_cd"
         if solver == "tron" and loss == "hinge":
             raise MLNNError("solver 'tron' needs the twice-differentiable squared hinge; "
                             "use solver='dual_cd' for loss='hinge'")
         self.solver = solver
-        if isinstance(bias, bool) or not isinstance(bias, (int, float, np.number)) \
-                or not np.isfinite(bias) or bias < 0:
-            raise MLNNError(f"bias must be a finite number >= 0, got {bias!r}")
-        self.bias = float(bias)
+        self.bias = check_nonnegative_float(bias, "bias")
         self.tol = DEFAULT_TOL[solver] if tol is None else check_positive_float(tol, "tol")
         self.max_iter = check_positive_int(max_iter, "max_iter")
         self.random_state = random_state
