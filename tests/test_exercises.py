@@ -41,6 +41,9 @@ EXERCISES = [
     (course.check_ridge, "ex06_thresholds", "ridge_solve"),
     (course.check_better_than_paper, "ex07_paper_table", "better_than_paper"),
     (course.check_coverage, "ex07_paper_table", "coverage_one"),
+    (course.check_average_ranks, "ex08_beyond_the_paper", "average_ranks_by_hand"),
+    (course.check_friedman, "ex08_beyond_the_paper", "friedman_chi2"),
+    (course.check_critical_difference, "ex08_beyond_the_paper", "nemenyi_cd"),
 ]
 IDS = [grader.__name__ for grader, _, _ in EXERCISES]
 
@@ -110,6 +113,14 @@ WRONG = [
     (course.check_ridge, lambda Z, t, lam: np.linalg.lstsq(Z, t, rcond=None)[0]),
     (course.check_better_than_paper, lambda m, ours, paper: (ours - paper) / abs(paper)),
     (course.check_f1_threshold, lambda s, y: 0.5),
+    (course.check_average_ranks,                                       # ties broken by position
+     lambda v, lower: (np.argsort(np.argsort(v if lower else -v, axis=1), axis=1) + 1).mean(0)),
+    (course.check_average_ranks,                                       # always lower is better
+     lambda v, lower: solutions("ex08_beyond_the_paper").average_ranks_by_hand(v, True)),
+    (course.check_friedman,                                            # no − k (k+1)² / 4
+     lambda R, N: 12 * N / (len(R) * (len(R) + 1)) * np.sum(np.square(R))),
+    (course.check_critical_difference, lambda k, N, q: np.sqrt(k * (k + 1) / (6 * N))),  # no q
+    (course.check_critical_difference, lambda k, N, q: q * np.sqrt(k * (k + 1) / N)),    # no 6
 ]
 
 

@@ -17,6 +17,7 @@ from mlnn.metrics import LOWER_IS_BETTER, ranking_measures
 from mlnn.network import Network
 from mlnn.optimizers import AdaGrad, Optimizer
 from mlnn.paper.landscapes import loss_surface, surface_gradient
+from mlnn.paper.ranks import average_ranks, critical_difference, friedman_test
 from mlnn.thresholds import optimal_thresholds, ridge
 
 #: Relative error below which a float64 answer counts as equal to the reference.
@@ -417,3 +418,45 @@ def check_better_than_paper(better_than_paper):
                      "(ours − paper) / |paper|, negated for measures where lower is better "
                      "(mlnn.metrics.LOWER_IS_BETTER).")
     return grade("better than the paper by", attempt)
+
+
+# ---------------------------------------------------------------------------------------------
+# notebook 08: comparing methods over datasets (Demšar 2006)
+
+def check_average_ranks(average_ranks_by_hand):
+    """``average_ranks_by_hand(values, lower_is_better)`` → R_j, the mean rank (1 = best, ties
+    averaged) of each method (column) over the datasets (rows)."""
+    def attempt():
+        values = np.array([[0.10, 0.20, 0.20, 0.40], [0.30, 0.10, 0.20, 0.20],
+                           [0.50, 0.50, 0.50, 0.10], [0.20, 0.30, 0.10, 0.40]])
+        for lower in (True, False):
+            before = values.copy()
+            answer = average_ranks_by_hand(values, lower)
+            expect_unchanged(before, values, "values")
+            expect_close(answer, average_ranks(values, lower),
+                         f"R with lower_is_better={lower}",
+                         "rank each row, 1 for the best (the lowest value when lower is better, "
+                         "else the highest); tied methods share the mean of the ranks they span "
+                         "(scipy.stats.rankdata); then average over the rows.")
+    return grade("average ranks with ties", attempt)
+
+
+def check_friedman(friedman_chi2):
+    """``friedman_chi2(R, N)`` → Friedman's χ²_F from the average ranks R of k methods over N
+    datasets (Demšar 2006, Sec. 3.2.2)."""
+    def attempt():
+        for R, N in (([1.5, 2.25, 2.75, 3.5], 4), ([2.0, 1.0, 3.0], 6),
+                     ([3.1, 2.4, 5.6, 4.0, 6.9, 3.3, 5.2, 5.5], 7)):
+            expect_close(friedman_chi2(np.array(R), N), friedman_test(R, N).chi2, "χ²_F",
+                         "χ²_F = 12 N / (k (k+1)) · (Σ_j R_j² − k (k+1)² / 4), with k = len(R).")
+    return grade("Friedman's statistic by hand", attempt)
+
+
+def check_critical_difference(nemenyi_cd):
+    """``nemenyi_cd(k, N, q_alpha)`` → Nemenyi's CD = q_α √(k (k+1) / (6 N))."""
+    def attempt():
+        for k, N in ((8, 7), (8, 6), (5, 2), (2, 30), (10, 100)):
+            q = critical_difference(k, 1) / np.sqrt(k * (k + 1) / 6.0)
+            expect_close(nemenyi_cd(k, N, q), critical_difference(k, N), f"CD for k={k}, N={N}",
+                         "CD = q_α √(k (k+1) / (6 N)): k methods, N datasets.")
+    return grade("Nemenyi's critical difference", attempt)
