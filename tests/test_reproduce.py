@@ -65,6 +65,25 @@ def test_quick_reproduce_records_selection_and_results(quick_run):
     assert run["settings"]["hidden_units"] == 64
 
 
+def test_progress_lines_per_method_and_per_grid_value_go_to_stderr(capsys):
+    data = load("synthetic", n_train=200, n_test=60, n_features=80, n_labels=6)
+    _, run = reproduce(data, methods=["nn-a", "br-r"], quick=True, learning_rates=[0.1, 0.01],
+                       C_values=[0.1, 1.0, 10.0], log=lambda message: None, progress=True)
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert [line.split("  elapsed")[0].split(":")[0] for line in lines] == [
+        "[1/2] NN_A η0=0.1", "[2/2] NN_A η0=0.01", "[1/2] NN_A on synthetic (seed 0)",
+        "[1/3] BR_R C=0.1", "[2/3] BR_R C=1", "[3/3] BR_R C=10",
+        "[2/2] BR_R on synthetic (seed 0)"]
+    assert all(", about " in line for line in (lines[0], lines[2], lines[3]))
+    assert lines[-1].endswith(", done")
+    rankloss = run["methods"]["BR_R"]["test"]["rankloss"]
+    assert lines[-1].split(": test rank loss ")[1].startswith(f"{rankloss:.4f}")
+    reproduce(data, methods=["br-b"], quick=True, log=lambda message: None)
+    assert capsys.readouterr().err == ""                        # off by default
+
+
 def _only(run, methods):
     return {**run, "methods": {m: run["methods"][m] for m in methods}}
 

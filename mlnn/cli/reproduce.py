@@ -8,7 +8,7 @@ run); every method is stored as soon as it ends, so Ctrl-C keeps the methods alr
 import sys
 import time
 
-from mlnn.cli.options import add_option, load_dataset
+from mlnn.cli.options import add_option, add_progress, load_dataset, show_progress
 from mlnn.errors import MLNNError
 from mlnn.fileio import check_output_directory, describe_os_error
 from mlnn.paper.lock import directory_lock
@@ -53,6 +53,7 @@ def register(subparsers):
                         help="also refit and evaluate the η0 that the other criterion selects")
     parser.add_argument("--no-refit", action="store_true",
                         help="keep the model trained without the validation documents")
+    add_progress(parser)
     parser.set_defaults(func=run_reproduce)
 
 
@@ -72,7 +73,7 @@ def run_reproduce(args):
                              methods=methods, force=args.force, quick=args.quick,
                              refit=not args.no_refit, learning_rates=args.learning_rates,
                              C_values=args.C_values, select_by=args.select_by,
-                             sensitivity=args.sensitivity)
+                             sensitivity=args.sensitivity, progress=show_progress(args))
     except KeyboardInterrupt:
         print(f"mlnn: interrupted; the methods completed so far are stored in {out}",
               file=sys.stderr)

@@ -40,6 +40,7 @@ from mlnn.metrics import MEASURES, evaluate
 from mlnn.paper.methods import C_VALUES, LEARNING_RATES, METHODS, PAPER_METHODS, resolve
 from mlnn.paper.results import read_run, run_path, stem
 from mlnn.paper.selection import fit_br, fit_network_method, fit_published_method
+from mlnn.progress import Progress
 from mlnn.validation import validation_split
 
 #: Names of the datasets in the paper's Table 3, by registry name.
@@ -67,7 +68,7 @@ def _test_predictions(model, dataset):
 
 
 def run_network(method, dataset, fit_rows, val_rows, budget, random_state, batch_size, refit,
-                log, select_by="rankloss", sensitivity=False):
+                log, select_by="rankloss", sensitivity=False, progress=False):
     """A network method on ``dataset``: (test scores, test label sets, record).
 
     With ``sensitivity``, ``record["alternative"]["test"]`` holds the test measures of the η0
@@ -75,7 +76,8 @@ def run_network(method, dataset, fit_rows, val_rows, budget, random_state, batch
     """
     model, record = fit_network_method(method, dataset.X_train, dataset.Y_train, fit_rows,
                                        val_rows, budget, random_state, batch_size, refit,
-                                       select_by=select_by, alternative=sensitivity, log=log)
+                                       select_by=select_by, alternative=sensitivity, log=log,
+                                       progress=progress)
     scores, Y_pred = _test_predictions(model, dataset)
     alternative = record.get("alternative")
     if alternative is not None:
@@ -91,12 +93,12 @@ def run_published(method, dataset, random_state, log):
     return (*_test_predictions(model, dataset), record)
 
 
-def run_br(method, dataset, fit_rows, val_rows, budget, random_state, log):
+def run_br(method, dataset, fit_rows, val_rows, budget, random_state, log, progress=False):
     """BR_B / BR_R on ``dataset``, C chosen on the validation split: (scores, labels, record)."""
     started = time.perf_counter()
     result = fit_br(dataset.X_train, dataset.Y_train, variant=METHODS[method]["variant"],
                     C_values=budget["C_values"], validation=(fit_rows, val_rows),
-                    random_state=random_state)
+                    random_state=random_state, progress=progress)
     scores = result.model.decision_function(dataset.X_test)
     Y_pred = result.predict(dataset.X_test, scores)
     record = {"C": result.C, "solver": result.model.solver, "tol": result.model.tol,
@@ -148,7 +150,7 @@ def _comparison_rows(dataset_name, method, ours, reference):
 
 def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, batch_size=64,
               validation_fraction=0.1, learning_rates=None, C_values=None, select_by="rankloss",
-              sensitivity=False, log=print, after_each=None):
+              sensitivity=False, log=print, after_each=None, progress=False):
     """Run ``methods`` (default: the paper's eight) on a loaded dataset; returns (rows, run record).
 
     ``learning_rates`` and ``C_values`` replace the budget's grids (each method's record says
@@ -156,7 +158,9 @@ def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, ba
     the run record so far (the command line uses it to store each method as soon as it ends,
     so an interrupted run keeps the methods it completed). The run record stores
     ``random_state`` under the key ``seed``; each method's record its wall time (``seconds``),
-    the time it finished (``finished``, UTC) and the package versions it ran with.
+    the time it finished (``finished``, UTC) and the package versions it ran with. With
+    ``progress``, a line per method and per grid value (η0 or C), with the elapsed and
+    remaining time, goes to standard error (:class:`mlnn.progress.Progress`).
     """
     methods = [resolve(m) for m in (methods or PAPER_METHODS)]
     run = _run_record(dataset, settings_record(random_state, quick, refit, batch_size,
@@ -165,18 +169,19 @@ def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, ba
     budget = run["settings"]
     fit_rows, val_rows = validation_split(dataset.X_train.shape[0], fraction=validation_fraction,
                                           random_state=random_state)
-    for method in methods:
+    steps = Progress(len(methods), enabled=progress)
+    for done, method in enumerate(methods, start=1):
         log(f"{method} on {dataset.name} (seed {random_state})")
         kind = METHODS[method]["kind"]
         if kind == "nn":
             scores, Y_pred, record = run_network(method, dataset, fit_rows, val_rows, budget,
                                                  random_state, batch_size, refit, log,
-                                                 select_by, sensitivity)
+                                                 select_by, sensitivity, progress)
         elif kind == "published":
             scores, Y_pred, record = run_published(method, dataset, random_state, log)
         else:
             scores, Y_pred, record = run_br(method, dataset, fit_rows, val_rows, budget,
-                                            random_state, log)
+                                            random_state, log, progress)
         ours = evaluate(dataset.Y_test, scores, Y_pred)
         if kind != "published":
             record["grid"] = list(budget["learning_rates" if kind == "nn" else "C_values"])
@@ -184,6 +189,8 @@ def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, ba
         run["methods"][method] = record
         log(f"  {method}: " + "  ".join(f"{m} {ours[m]:.4f}" for m in MEASURES)
             + f"  ({record['seconds']:.0f}s)")
+        steps.step(done, f"{method} on {dataset.name} (seed {random_state}): test rank loss "
+                         f"{ours['rankloss']:.4f}")
         if after_each is not None:
             after_each(run)
     return comparison_rows(run), run

@@ -37,6 +37,7 @@ from mlnn import metrics
 from mlnn.errors import MLNNError
 from mlnn.estimator import MultiLabelNN
 from mlnn.paper.methods import network_params
+from mlnn.progress import Progress
 from mlnn.svm import DEFAULT_C_VALUES, LinearSVMBR
 from mlnn.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
 from mlnn.validation import (check_positive_float, check_split, check_X, check_Y,
@@ -47,13 +48,16 @@ CRITERIA = {"rankloss": "min", "meanF": "max"}
 
 
 def select_learning_rate(method, X_fit, Y_fit, X_val, Y_val, budget, random_state, batch_size,
-                         log=print):
+                         log=print, progress=False):
     """Train one network per η0 of ``budget["learning_rates"]``, early-stopped on (X_val, Y_val).
 
     Returns (``models``: {η0: fitted estimator}, ``validation``: {criterion: {η0: value}}).
+    With ``progress``, a line per η0 with the elapsed and remaining time goes to standard error
+    (:class:`mlnn.progress.Progress`).
     """
     models, validation = {}, {criterion: {} for criterion in CRITERIA}
-    for eta in budget["learning_rates"]:
+    steps = Progress(len(budget["learning_rates"]), enabled=progress)
+    for done, eta in enumerate(budget["learning_rates"], start=1):
         model = MultiLabelNN(**network_params(method), learning_rate=eta,
                              hidden_units=budget["hidden_units"], max_epochs=budget["max_epochs"],
                              patience=budget["patience"], batch_size=batch_size,
@@ -65,6 +69,8 @@ def select_learning_rate(method, X_fit, Y_fit, X_val, Y_val, budget, random_stat
         log(f"  {method} η0={eta}: validation rank loss {validation['rankloss'][eta]:.5f}, "
             f"mean F1 {validation['meanF'][eta]:.4f} after {model.best_updates_} updates "
             f"({model.fit_time_:.0f}s)")
+        steps.step(done, f"{method} η0={eta}: validation rank loss "
+                         f"{validation['rankloss'][eta]:.5f}")
     return models, validation
 
 
@@ -93,7 +99,8 @@ def _summary(model):
 
 
 def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, batch_size,
-                       refit_all=True, select_by="rankloss", alternative=False, log=print):
+                       refit_all=True, select_by="rankloss", alternative=False, log=print,
+                       progress=False):
     """Select η0 on (``fit_rows``, ``val_rows``) of (X, Y), then refit; returns (model, record).
 
     ``select_by`` is a key of :data:`CRITERIA`. With ``refit_all`` the winner is trained again on
@@ -102,10 +109,12 @@ def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, b
     final hyper-parameters and the wall time. With ``alternative``, and if the other criterion
     picks another η0, that network is refitted too and returned in ``record["alternative"]``
     under the key ``"model"`` (the caller evaluates it and replaces the model by its results).
+    ``progress``: a line per η0 on standard error (:func:`select_learning_rate`).
     """
     started = time.perf_counter()
     models, validation = select_learning_rate(method, X[fit_rows], Y[fit_rows], X[val_rows],
-                                              Y[val_rows], budget, random_state, batch_size, log)
+                                              Y[val_rows], budget, random_state, batch_size, log,
+                                              progress)
     chosen = choose(validation[select_by], select_by)
     model = models[chosen]
     record = {**_summary(model), "selected_by": select_by, "validation": validation,
@@ -205,11 +214,13 @@ def _br_split(n, validation, validation_fraction, random_state):
         raise MLNNError(f"validation_fraction: {error}") from None
 
 
-def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, random_state, svm_options):
+def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, random_state, svm_options,
+              progress=False):
     """Fit every C in increasing order, each warm-started from the previous solution, and score
     it on the validation split: (table, chosen C, its model). The first C wins ties."""
     table, best, previous = [], None, None
-    for C in C_values:
+    steps = Progress(len(C_values), enabled=progress)
+    for done, C in enumerate(C_values, start=1):
         started = time.perf_counter()
         model = LinearSVMBR(C=C, random_state=random_state, **svm_options)
         model.fit(X_fit, Y_fit, **warm_start(previous))
@@ -222,6 +233,8 @@ def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, random_state, svm_o
         value = metrics.selection_score(Y_val, scores > 0) if variant == "B" \
             else result["rankloss"]
         table.append({"C": C, **result, "criterion": value, "fit_seconds": seconds})
+        steps.step(done, f"BR_{variant} C={C:g}: validation "
+                         f"{'mean F1' if variant == 'B' else 'rank loss'} {value:.5f}")
         if best is None or (value > best[0] if variant == "B" else value < best[0]):
             best = (value, C, model)
     return table, best[1], best[2]
@@ -229,7 +242,7 @@ def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, random_state, svm_o
 
 def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
            validation_fraction=0.1, validation=None, random_state=0, refit=True,
-           lams=DEFAULT_LAMBDAS, threshold_features="input", **svm_options):
+           lams=DEFAULT_LAMBDAS, threshold_features="input", progress=False, **svm_options):
     """Binary relevance with linear SVMs and C chosen on validation data: BR_B or BR_R.
 
     Parameters
@@ -249,6 +262,7 @@ def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
     refit : retrain the chosen C (and for BR_R the threshold predictor, same λ) on all of
         X_train, warm-started from the validation-split solution.
     threshold_features : "input" (T(x), the paper) or "scores" (T(o)) for BR_R.
+    progress : a line per C on standard error (:class:`mlnn.progress.Progress`).
     svm_options : passed to :class:`~mlnn.svm.LinearSVMBR` (loss, bias, solver, tol, max_iter).
 
     Returns
@@ -268,7 +282,7 @@ def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
     fit_rows, val_rows = _br_split(X.shape[0], validation, validation_fraction, random_state)
     X_fit, Y_fit, X_val, Y_val = X[fit_rows], Y[fit_rows], X[val_rows], Y[val_rows]
     table, C, model = _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, random_state,
-                                svm_options)
+                                svm_options, progress)
     lam, lambda_scores = None, {}
     if variant == "B":
         thresholds = ThresholdPredictor(fixed=0.0).fit(None, model.decision_function(X_val), Y_val)
