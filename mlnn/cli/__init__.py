@@ -8,7 +8,7 @@ module          commands
 ==============  ===========================================================================
 ``data``        ``data info | export | fetch | list``: datasets
 ``model``       ``train``, ``evaluate``, ``predict``: one network method, its model file
-``reproduce``   ``reproduce``: the paper's Table 3 on one dataset
+``reproduce``   ``reproduce``: the paper's Table 3 on datasets × seeds, resumable
 ``experiment``  ``experiment``: the convergence experiments behind Figs. 3-4
 ``bench``       ``bench``: seconds per epoch, where the time goes, peak memory
 ==============  ===========================================================================
