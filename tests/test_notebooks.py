@@ -29,12 +29,13 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 #: The course, in reading order.
 COURSE = ["01_network_and_derivatives", "02_loss_landscapes", "02b_optimizers_and_dropout",
-          "03_convergence", "04_dropout", "05_learning_rates", "06_thresholds", "07_paper_table"]
+          "03_convergence", "04_dropout", "05_learning_rates", "06_thresholds", "07_paper_table",
+          "08_beyond_the_paper"]
 
 #: Notebooks stored with the outputs of a full run.
 WITH_OUTPUTS = COURSE
 
-#: Figures each notebook must save (in fast mode, to MLNN_FIGURES).
+#: Figures (and tables) each notebook must save (in fast mode, to MLNN_FIGURES).
 FIGURES = {
     "01_network_and_derivatives": ["nb1_pwe_timings.png"],
     "02_loss_landscapes": ["fig2a_ce_vs_pwe.png", "fig2b_tanh_vs_relu.png",
@@ -46,6 +47,7 @@ FIGURES = {
     "05_learning_rates": ["fig4_learning_rates.png", "nb5_live_learning_rates.png"],
     "06_thresholds": ["nb6_thresholds.png", "nb6_threshold_targets.png"],
     "07_paper_table": ["fig7_table3_delicious.png", "fig7_table3_reuters21578.png"],
+    "08_beyond_the_paper": ["fig8_cd_diagrams.png", "fig8_seeds.png", "table2_beyond.md"],
 }
 
 #: Notebooks that read a real dataset and fall back to synthetic data without it.
