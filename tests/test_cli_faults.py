@@ -548,6 +548,24 @@ def test_ctrl_c_during_training_is_one_line_exit_130_and_no_model(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_run_started_with_sigint_ignored_still_stops_on_sigint(tmp_path):
+    """``nohup ... &`` starts a process with SIGINT ignored; ``python -m mlnn`` restores the
+    default handler, so an interrupt still stops it cleanly."""
+    process = _mlnn("train", "--dataset", "synthetic", "-o", "n_train=20000", "--hidden-units",
+                    "64", "--epochs", "100", "--out", "model.npz", cwd=tmp_path,
+                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        assert process.stdout.readline().startswith(b"training NN_AD on synthetic")
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130 and err == b"mlnn: interrupted\n"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_reader_that_went_away_ends_predict_quietly(workspace):
     """Standard output closed before the first line (``| head -0``): exit 1, nothing on
     standard error (no BrokenPipeError traceback, not even at exit)."""
