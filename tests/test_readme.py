@@ -1,17 +1,22 @@
-"""Every ```python block of README.md runs as written.
+"""Every ```python block of README.md runs as written, and every command of its ```bash blocks
+is one the command line accepts.
 
 Each block runs on its own, in a temporary directory, with the real data of ``MLNN_DATA`` when it
 loads Reuters-21578 (skipped without it, failed under ``MLNN_REQUIRE_DATA=1``) and with
 scikit-learn when it imports it. The README names the one thing changed here for speed: the
 ``small_networks`` fixture trains each ``MultiLabelNN`` with at most 32 hidden units for at most
-3 epochs.
+3 epochs. The ``python -m mlnn`` commands of the bash blocks (full reproductions that take an
+hour and more) are parsed by the command line's own parser, which checks every option and value
+as the real run would, without running them.
 """
 
 import re
+import shlex
 from pathlib import Path
 
 import pytest
 
+from mlnn.cli import build_parser
 from mlnn.estimator import MultiLabelNN
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -64,3 +69,36 @@ def test_readme_python_block_runs_as_written(index, small_networks, tmp_path, mo
     if "MultiLabelNN(" in code:
         assert small_networks, "the block trained no network"
         assert all(network.shape[1] <= SMALL["hidden_units"] for network in small_networks)
+
+
+def _commands():
+    """Every ``python -m mlnn ...`` command of the README's bash blocks, as an argument list
+    (line continuations joined; environment assignments, comments and redirections dropped)."""
+    text = README.read_text(encoding="utf-8")
+    commands = []
+    for block in re.findall(r"^```bash\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL):
+        for line in block.replace("\\\n", " ").splitlines():
+            words = shlex.split(line, comments=True)
+            while words and re.fullmatch(r"[A-Z_]+=.*", words[0]):
+                words.pop(0)
+            for index, word in enumerate(words):    # a redirection or pipe ends the command
+                if re.match(r"\d?[<>]|\|", word) or word in ("&&", ";", "&"):
+                    words = words[:index]
+                    break
+            if words[:3] == ["python", "-m", "mlnn"]:
+                commands.append(words[3:])
+    return commands
+
+
+COMMANDS = _commands()
+
+
+def test_the_readme_shows_commands_of_every_kind():
+    assert len(COMMANDS) >= 10
+    assert {"train", "predict", "evaluate", "reproduce", "bench"} <= {c[0] for c in COMMANDS}
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=[" ".join(c)[:60] for c in COMMANDS])
+def test_readme_command_is_accepted_by_the_command_line(command):
+    args = build_parser().parse_args(command)
+    assert callable(args.func)
