@@ -6,8 +6,9 @@ standard error is a terminal, hidden when it is not (a log file, a pipe, a test)
 ``--quiet``, and forced with ``--progress``.
 
 * :class:`Progress` -- a reporter over ``total`` steps: ``step(done, text)`` prints
-  ``[3/8] text  elapsed 1m05s, about 1m48s left`` (``done`` after the last step); the estimate assumes the remaining steps take
-  as long as the mean step so far (or says "at most" when the run may stop early);
+  ``[3/8] text  elapsed 1m05s, about 1m48s left`` (``done`` after the last step); the estimate
+  assumes the remaining steps take as long as the mean step so far (or says "at most" when the
+  run may stop early);
 * :func:`epoch_line` -- the line of one training epoch (epoch k/N, training loss, validation
   rank loss), for :class:`Progress`, from a record of :class:`mlnn.training.History`;
 * :class:`DownloadProgress` -- bytes received of a download, one line per tenth of the file;

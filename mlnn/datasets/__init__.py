@@ -5,10 +5,10 @@
 0/1), ``feature_names``, ``label_names``, ``description`` and, for the text collection
 reuters21578, ``vectorizer`` (the fitted tf-idf that made X from raw text, to classify new
 text); ``Dataset.statistics()`` gives the paper's Table 1 numbers (M, D, L, C) and more. With
-``download=True`` a missing pinned archive (Reuters-21578) is fetched and verified first. scikit-learn's model selection needs a dense Y:
-``dataset.Y_train.toarray()``. Data files are looked up under
-:func:`data_dir` (``$MLNN_DATA`` or ``~/.cache/mlnn``); processed matrices are cached under
-``$MLNN_CACHE`` (or ``~/.cache/mlnn/processed``); see :mod:`mlnn.datasets.paths`.
+``download=True`` a missing pinned archive (Reuters-21578) is fetched and verified first.
+scikit-learn's model selection needs a dense Y: ``dataset.Y_train.toarray()``. Data files are
+looked up under :func:`data_dir` (``$MLNN_DATA`` or ``~/.cache/mlnn``); processed matrices are
+cached under ``$MLNN_CACHE`` (or ``~/.cache/mlnn/processed``); see :mod:`mlnn.datasets.paths`.
 
 =============  ==============================================================================
 module         job
