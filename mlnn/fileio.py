@@ -15,9 +15,12 @@ missing or read-only directory is reported at once rather than after an hour of 
 
 import contextlib
 import errno
+import hashlib
 import os
 import tempfile
 from pathlib import Path
+
+import numpy as np
 
 from mlnn.errors import MLNNError
 
@@ -220,3 +223,15 @@ def write_text(path, text, encoding="utf-8"):
 def _remove(temporary):
     with contextlib.suppress(OSError):
         os.unlink(temporary)
+
+
+def arrays_digest(arrays):
+    """SHA-256 (hex) over the entries of ``arrays`` (a dict of arrays): their names, dtypes,
+    shapes and bytes, in name order. Model files and cached datasets store it to detect any
+    later change or damage."""
+    digest = hashlib.sha256()
+    for name in sorted(arrays):
+        array = np.ascontiguousarray(arrays[name])
+        digest.update(f"{name}|{array.dtype.str}|{array.shape}|".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()

@@ -34,7 +34,6 @@ reported the same way, never as a ``KeyError`` or ``TypeError``.
 """
 
 import contextlib
-import hashlib
 import json
 import zipfile
 import zlib
@@ -43,21 +42,15 @@ from pathlib import Path
 import numpy as np
 
 from mlnn.errors import MLNNError, ModelFileError
-from mlnn.fileio import atomic_write
+from mlnn.fileio import arrays_digest, atomic_write
 
 FORMAT = "mlnn-model"
 FORMAT_VERSION = 1
 HEADER = ("format", "format_version", "meta", "checksum")
 
 
-def checksum(arrays):
-    """SHA-256 (hex) over the entries' names, dtypes, shapes and bytes, in name order."""
-    digest = hashlib.sha256()
-    for name in sorted(arrays):
-        array = np.ascontiguousarray(arrays[name])
-        digest.update(f"{name}|{array.dtype.str}|{array.shape}|".encode())
-        digest.update(array.tobytes())
-    return digest.hexdigest()
+#: The file's checksum: SHA-256 over the entries' names, dtypes, shapes and bytes, in name order.
+checksum = arrays_digest
 
 
 def names_array(names):

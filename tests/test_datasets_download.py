@@ -10,18 +10,7 @@ import pytest
 from mlnn.datasets import download, load
 from mlnn.datasets.download import SOURCES, fetch, fetch_file, sha256_file
 from mlnn.errors import ChecksumError, MLNNError
-from tests.test_first_run import tiny_reuters_archive
-
-
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    requests = []
-
-    def do_GET(self):
-        _Handler.requests.append(self.path)
-        super().do_GET()
-
-    def log_message(self, *args):
-        pass
+from tests.test_first_run import RecordingHandler, tiny_reuters_archive
 
 
 @pytest.fixture
@@ -29,10 +18,10 @@ def server(tmp_path):
     """Serve tmp_path/served (and, if set, the real data directory) on 127.0.0.1."""
     served = tmp_path / "served"
     served.mkdir()
-    _Handler.requests = []
+    RecordingHandler.requests = []
 
     def start(directory):
-        handler = functools.partial(_Handler, directory=str(directory))
+        handler = functools.partial(RecordingHandler, directory=str(directory))
         httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         thread = threading.Thread(target=httpd.serve_forever, daemon=True)
         thread.start()
@@ -57,10 +46,10 @@ def test_fetch_file_verifies_and_does_not_download_twice(tmp_path, server):
     assert downloaded and path.read_bytes() == payload
     assert sha256_file(path) == expected
     path, downloaded = fetch_file(url, target, expected)
-    assert not downloaded and len(_Handler.requests) == 1
+    assert not downloaded and len(RecordingHandler.requests) == 1
     target.write_bytes(b"corrupted")  # a bad copy is replaced
     path, downloaded = fetch_file(url, target, expected)
-    assert downloaded and path.read_bytes() == payload and len(_Handler.requests) == 2
+    assert downloaded and path.read_bytes() == payload and len(RecordingHandler.requests) == 2
 
 
 def test_checksum_mismatch_leaves_nothing_behind(tmp_path, server):
@@ -101,7 +90,7 @@ def test_fetch_real_reuters_archive_from_local_server(tmp_path, server, data_dir
     assert sha256_file(paths[0]) == SOURCES["reuters21578"][0].sha256
     assert sha256_file(paths[0]) == sha256_file(data_dir / "reuters21578.tar.gz")
     fetch("reuters21578", data_dir=tmp_path, base_url=base)
-    assert _Handler.requests == ["/reuters21578.tar.gz"]
+    assert RecordingHandler.requests == ["/reuters21578.tar.gz"]
 
 
 @pytest.mark.parametrize("base_url", ["notaurl", "", "http://", "ftp:/x", "mailto:a@b.c",
@@ -165,12 +154,12 @@ def test_load_downloads_a_missing_pinned_archive_only_when_asked(tmp_path, serve
     monkeypatch.setenv("MLNN_CACHE", str(tmp_path / "cache"))
     with pytest.raises(MLNNError, match="downloading is turned off"):
         load("reuters21578", data_dir=tmp_path / "data")
-    assert _Handler.requests == []
+    assert RecordingHandler.requests == []
     reports = []
 
     def progress(filename):
         return lambda received, total: reports.append((filename, received, total))
     dataset = load("reuters21578", data_dir=tmp_path / "data", download=True, progress=progress)
-    assert dataset.X_train.shape[0] == 8 and _Handler.requests == ["/reuters21578.tar.gz"]
+    assert dataset.X_train.shape[0] == 8 and RecordingHandler.requests == ["/reuters21578.tar.gz"]
     assert reports[-1] == ("reuters21578.tar.gz", len(payload), len(payload))
     assert (tmp_path / "data" / "reuters21578.tar.gz").read_bytes() == payload

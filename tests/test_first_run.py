@@ -58,11 +58,13 @@ def tiny_reuters_archive(path, documents=DOCUMENTS):
     return buffer.getvalue()
 
 
-class _Handler(http.server.SimpleHTTPRequestHandler):
+class RecordingHandler(http.server.SimpleHTTPRequestHandler):
+    """A quiet static-file handler that records the paths it was asked for (``requests``)."""
+
     requests = []
 
     def do_GET(self):
-        _Handler.requests.append(self.path)
+        RecordingHandler.requests.append(self.path)
         super().do_GET()
 
     def log_message(self, *args):
@@ -76,10 +78,10 @@ def pinned(tmp_path, monkeypatch):
     served = tmp_path / "served"
     served.mkdir()
     payload = tiny_reuters_archive(served / "reuters21578.tar.gz")
-    handler = functools.partial(_Handler, directory=str(served))
+    handler = functools.partial(RecordingHandler, directory=str(served))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    _Handler.requests = []
+    RecordingHandler.requests = []
     url = f"http://127.0.0.1:{httpd.server_address[1]}/reuters21578.tar.gz"
     monkeypatch.setitem(download.SOURCES, "reuters21578", [download.Source(
         "reuters21578.tar.gz", url, hashlib.sha256(payload).hexdigest())])
@@ -101,9 +103,9 @@ def test_data_info_fetches_the_archive_on_first_use_and_only_then(pinned, capsys
     assert (data / "reuters21578.tar.gz").read_bytes() == payload
     assert captured.err.splitlines()[-1] == \
         f"downloading reuters21578.tar.gz: {len(payload)} B of {len(payload)} B (100%)"
-    assert _Handler.requests == ["/reuters21578.tar.gz"]
+    assert RecordingHandler.requests == ["/reuters21578.tar.gz"]
     assert main(["data", "info", "reuters21578", "--json", "--progress"]) == 0
-    assert capsys.readouterr().err == "" and len(_Handler.requests) == 1   # verified copy kept
+    assert capsys.readouterr().err == "" and len(RecordingHandler.requests) == 1   # verified copy kept
 
 
 def test_train_fetches_the_archive_and_trains(pinned, tmp_path, capsys):
@@ -136,23 +138,23 @@ def test_offline_forbids_the_download_and_says_what_to_do(pinned, monkeypatch, c
     assert err.count("\n") == 1 and err.startswith("mlnn: error: dataset 'reuters21578' needs ")
     assert str(data / "reuters21578.tar.gz") in err and "downloading is turned off" in err
     assert source.url in err and source.sha256 in err
-    assert _Handler.requests == [] and not data.exists()
+    assert RecordingHandler.requests == [] and not data.exists()
 
 
 def test_data_fetch_is_refused_under_mlnn_offline(pinned, monkeypatch, capsys):
     monkeypatch.setenv("MLNN_OFFLINE", "1")
     assert main(["data", "fetch", "reuters21578"]) == 2
     assert "downloads are turned off by MLNN_OFFLINE" in capsys.readouterr().err
-    assert _Handler.requests == []
+    assert RecordingHandler.requests == []
     for value in ("yes", "TRUE", "on"):
         monkeypatch.setenv("MLNN_OFFLINE", value)
         assert main(["data", "fetch", "reuters21578"]) == 2
     capsys.readouterr()
-    assert _Handler.requests == []
+    assert RecordingHandler.requests == []
     for value in ("0", "", "false", "No"):                  # allowed
         monkeypatch.setenv("MLNN_OFFLINE", value)
         assert main(["data", "fetch", "reuters21578", "--force"]) == 0
-    assert _Handler.requests == ["/reuters21578.tar.gz"] * 4
+    assert RecordingHandler.requests == ["/reuters21578.tar.gz"] * 4
 
 
 def test_an_archive_that_fails_its_checksum_is_not_kept(pinned, monkeypatch, capsys):
@@ -171,7 +173,7 @@ def test_an_sgml_directory_in_place_of_the_archive_is_used_without_download(pinn
     (data / "reuters21578").mkdir(parents=True)
     (data / "reuters21578" / "reut2-000.sgm").write_text(sgml(), encoding="latin-1")
     assert main(["data", "info", "reuters21578", "--json"]) == 0
-    assert _Handler.requests == [] and not (data / "reuters21578.tar.gz").exists()
+    assert RecordingHandler.requests == [] and not (data / "reuters21578.tar.gz").exists()
 
 
 @pytest.mark.parametrize("name", ["medical", "rcv1subset1", "stackex_chess"])
@@ -184,7 +186,7 @@ def test_a_dataset_that_cannot_be_fetched_names_the_files_and_where_to_get_them(
     for relative in SPECS[name].files:
         assert str(data / relative) in err
     assert download.MANUAL_SOURCES[SPECS[name].files[0].split("/")[0]] in err
-    assert _Handler.requests == []
+    assert RecordingHandler.requests == []
 
 
 def test_train_reports_every_epoch_on_standard_error_with_the_methods_budget(pinned, tmp_path,
@@ -208,5 +210,5 @@ def test_reproduce_fetches_the_archive_on_first_use(pinned, tmp_path, capsys):
     assert main(["reproduce", "--dataset", "reuters21578", "--quick", "--methods", "nn-a",
                  "--out", str(tmp_path / "figures")]) == 0
     assert (data / "reuters21578.tar.gz").read_bytes() == payload
-    assert _Handler.requests == ["/reuters21578.tar.gz"]
+    assert RecordingHandler.requests == ["/reuters21578.tar.gz"]
     assert (tmp_path / "figures" / "table3_reuters21578.csv").exists()

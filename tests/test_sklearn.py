@@ -79,6 +79,10 @@ with warnings.catch_warnings():      # mlnn does not import scikit-learn, so no 
 
 @SCIKIT_LEARN_CHECKS
 def test_scikit_learn_estimator_checks(estimator, check):
+    """One of scikit-learn's estimator checks. Each check is itself the assertion: it raises
+    (an AssertionError or the error it expects us to give) when MultiLabelNN breaks the API, and
+    the listed EXPECTED_FAILED_CHECKS are marked xfail by parametrize_with_checks (and the next
+    test asserts that exactly those fail)."""
     check(estimator)
 
 

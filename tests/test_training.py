@@ -323,18 +323,24 @@ def test_the_last_partial_minibatch_is_an_update():
     np.testing.assert_array_equal(history.column("updates"), [3, 6])
 
 
+class RecordingLoss(CrossEntropy):
+    """Cross-entropy that appends every minibatch loss J it computes to ``values``."""
+
+    def __init__(self, values):
+        super().__init__()
+        self.values = values
+
+    def value_and_delta(self, z2, o, Y):
+        value, delta2 = super().value_and_delta(z2, o, Y)
+        self.values.append(value)
+        return value, delta2
+
+
 def test_train_loss_is_the_mean_over_the_minibatches_since_the_last_record():
     values = []
-
-    class RecordingLoss(CrossEntropy):
-        def value_and_delta(self, z2, o, Y):
-            value, delta2 = super().value_and_delta(z2, o, Y)
-            values.append(value)
-            return value, delta2
-
     X, Y = indexed_documents(11)
-    history = train(recording_network(11, 3, []), RecordingLoss(), SGD(0.5), X, Y, batch_size=2,
-                    max_epochs=2, eval_every=4, random_state=0)
+    history = train(recording_network(11, 3, []), RecordingLoss(values), SGD(0.5), X, Y,
+                    batch_size=2, max_epochs=2, eval_every=4, random_state=0)
     np.testing.assert_array_equal(history.column("updates"), [4, 8, 12])
     for record, window in zip(history.records, (values[0:4], values[4:8], values[8:12])):
         assert record["train_loss"] == pytest.approx(np.mean(window), rel=1e-12)
@@ -466,15 +472,8 @@ def _diverging_run(optimizer, dtype):
     network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=8, random_state=0,
                                  dtype=dtype)
     values = []
-
-    class RecordingLoss(CrossEntropy):
-        def value_and_delta(self, z2, o, Y):
-            value, delta2 = super().value_and_delta(z2, o, Y)
-            values.append(value)
-            return value, delta2
-
     with pytest.raises(DivergenceError) as error:
-        train(network, RecordingLoss(), optimizer, X, Y, batch_size=10, max_epochs=5,
+        train(network, RecordingLoss(values), optimizer, X, Y, batch_size=10, max_epochs=5,
               X_val=X, Y_val=Y, random_state=0)
     return str(error.value), values
 

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from mlnn.datasets.paths import cache_dir
 from mlnn.errors import MLNNError, MLNNWarning
-from mlnn.fileio import atomic_path
+from mlnn.fileio import arrays_digest, atomic_path
 
 FORMAT_VERSION = 2
 _MATRICES = ("X_train", "Y_train", "X_test", "Y_test")
@@ -47,16 +47,6 @@ def cache_key(name, source_checksums, options):
 def cache_path(name, key):
     """The cache file of dataset ``name`` under the key :func:`cache_key`."""
     return cache_dir() / f"{name}-{key[:20]}.npz"
-
-
-def _digest(arrays):
-    """SHA-256 (hex) over the entries' names, dtypes, shapes and bytes, in name order."""
-    digest = hashlib.sha256()
-    for name in sorted(arrays):
-        array = np.ascontiguousarray(arrays[name])
-        digest.update(f"{name}|{array.dtype.str}|{array.shape}|".encode())
-        digest.update(array.tobytes())
-    return digest.hexdigest()
 
 
 def save(path, parts, feature_names, label_names, description, extras=None):
@@ -77,7 +67,7 @@ def save(path, parts, feature_names, label_names, description, extras=None):
     arrays["description"] = np.array(description, dtype=str)
     for name, value in (extras or {}).items():
         arrays[_EXTRA + name] = np.asarray(value)
-    arrays["sha256"] = np.array(_digest(arrays))
+    arrays["sha256"] = np.array(arrays_digest(arrays))
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -122,7 +112,7 @@ def _read_checked(path):
         with np.load(handle, allow_pickle=False) as archive:
             arrays = {name: archive[name] for name in archive.files}
     stored = str(arrays.pop("sha256", ""))
-    if _digest(arrays) != stored:
+    if arrays_digest(arrays) != stored:
         raise ValueError("checksum mismatch")
     return arrays
 
