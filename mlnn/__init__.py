@@ -4,9 +4,9 @@ A reference implementation of J. Nam, J. Kim, E. Loza Mencía, I. Gurevych and J
 *Large-scale Multi-label Text Classification — Revisiting Neural Networks*, ECML PKDD 2014.
 """
 
-from mlnn.errors import (ChecksumError, DataFormatError, DivergenceError, MLNNError,
-                         ModelFileError, NotFittedError)
-from mlnn.estimator import MultiLabelNN
+from mlnn.base.errors import (ChecksumError, DataFormatError, DivergenceError, MLNNError,
+                              ModelFileError, NotFittedError)
+from mlnn.model.estimator import MultiLabelNN
 
 __version__ = "0.1.0"
 

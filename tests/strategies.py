@@ -5,7 +5,7 @@ import scipy.sparse as sp
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from mlnn.network import Network
+from mlnn.nn.network import Network
 
 
 @st.composite

@@ -3,8 +3,8 @@
 import numpy as np
 from hypothesis import strategies as st
 
-from mlnn.network import Network
-from mlnn.optimizers import AdaGrad, Momentum, SGD
+from mlnn.nn.network import Network
+from mlnn.nn.optimizers import AdaGrad, Momentum, SGD
 from tests.strategies import label_matrices, sparse_inputs
 
 #: The optimizers of the dense-reference tests, with learning rates that move the parameters a lot

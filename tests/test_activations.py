@@ -6,9 +6,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from mlnn.activations import ACTIVATIONS, get_activation
-from mlnn.errors import MLNNError
-from mlnn.gradcheck import numerical_jacobian_diagonal
+from mlnn.base.errors import MLNNError
+from mlnn.nn.activations import ACTIVATIONS, get_activation
+from mlnn.nn.gradcheck import numerical_jacobian_diagonal
 
 finite = st.floats(-8, 8, allow_nan=False, allow_infinity=False)
 z_arrays = arrays(np.float64, st.tuples(st.integers(1, 5), st.integers(1, 5)), elements=finite)

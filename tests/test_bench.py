@@ -6,9 +6,9 @@ import re
 import numpy as np
 import pytest
 
-from mlnn.bench import PHASE_ORDER, Stopwatch, benchmark_pwe_delta, nbytes
 from mlnn.cli import main
 from mlnn.cli.bench import format_report
+from mlnn.tools.bench import PHASE_ORDER, Stopwatch, benchmark_pwe_delta, nbytes
 
 SMALL = ["bench", "--dataset", "synthetic", "--hidden-units", "8", "--epochs", "2",
          "--pwe-labels", "4,12"]

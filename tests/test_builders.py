@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from mlnn.builders import build, build_loss, build_network, build_optimizer, check_dtype
-from mlnn.errors import MLNNError
-from mlnn.losses import CrossEntropy, PairwiseExponential
-from mlnn.optimizers import AdaGrad, Momentum, SGD
+from mlnn.base.errors import MLNNError
+from mlnn.model.builders import build, build_loss, build_network, build_optimizer, check_dtype
+from mlnn.nn.losses import CrossEntropy, PairwiseExponential
+from mlnn.nn.optimizers import AdaGrad, Momentum, SGD
 
 
 @pytest.mark.parametrize("loss, output", [("ce", "sigmoid"), ("pwe", "tanh")])

@@ -35,8 +35,8 @@ from mlnn.cli import main
 from mlnn.datasets import load
 from mlnn.datasets.arff import write_arff, write_mulan_xml
 from mlnn.datasets.svmlight import write_svmlight
-from mlnn.estimator import MultiLabelNN
-from mlnn.modelfile import checksum
+from mlnn.model.estimator import MultiLabelNN
+from mlnn.model.modelfile import checksum
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The small synthetic dataset of every case, as command-line options.

@@ -7,8 +7,8 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, strategies as st
 
+from mlnn.base.errors import DataFormatError
 from mlnn.datasets.arff import read_arff, read_mulan_xml, write_arff, write_mulan_xml
-from mlnn.errors import DataFormatError
 from tests.conftest import require_file
 
 XML = """<?xml version="1.0" encoding="utf-8"?>

@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
+from mlnn.base.errors import ChecksumError, MLNNError
 from mlnn.datasets import download, load
 from mlnn.datasets.download import SOURCES, fetch, fetch_file, sha256_file
-from mlnn.errors import ChecksumError, MLNNError
 from tests.test_first_run import RecordingHandler, tiny_reuters_archive
 
 

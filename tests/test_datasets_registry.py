@@ -10,10 +10,10 @@ import pytest
 import scipy.sparse as sp
 
 import mlnn.datasets as datasets
+from mlnn.base.errors import MLNNError, MLNNWarning
 from mlnn.datasets import Dataset, load, statistics
 from mlnn.datasets.arff import write_arff, write_mulan_xml
 from mlnn.datasets.registry import SPECS
-from mlnn.errors import MLNNError, MLNNWarning
 
 REQUIRED = ["reuters21578", "delicious", "bibtex", "enron", "medical", "tmc2007-500", "yeast",
             "emotions", "rcv1subset1", "rcv1subset2", "rcv1subset3", "rcv1subset4",

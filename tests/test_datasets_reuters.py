@@ -6,8 +6,8 @@ import tarfile
 import numpy as np
 import pytest
 
+from mlnn.base.errors import DataFormatError
 from mlnn.datasets.reuters import label_matrix, modapte_split, parse_sgml, read_reuters
-from mlnn.errors import DataFormatError
 from tests.conftest import require_file
 
 

@@ -8,8 +8,8 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, strategies as st
 
+from mlnn.base.errors import DataFormatError, MLNNError
 from mlnn.datasets.svmlight import parse_svmlight, read_svmlight, write_svmlight
-from mlnn.errors import DataFormatError, MLNNError
 
 
 def test_reads_extreme_classification_file(tmp_path):

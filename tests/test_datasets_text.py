@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from mlnn.base.errors import DataFormatError, MLNNError
 from mlnn.datasets.text import (STOP_WORDS, TfidfVectorizer, analyze, decode, idf_from_counts,
                                 l2_normalize, porter_stem, tokenize)
-from mlnn.errors import DataFormatError, MLNNError
 
 # Word/stem pairs from the examples in Porter (1980), "An algorithm for suffix stripping",
 # run through the whole algorithm (e.g. the paper's step-2 example relational -> relate

@@ -6,9 +6,9 @@ import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mlnn.dropout import apply_input_mask, check_rate, hidden_mask, input_mask
-from mlnn.errors import MLNNError
-from mlnn.network import Network
+from mlnn.base.errors import MLNNError
+from mlnn.nn.dropout import apply_input_mask, check_rate, hidden_mask, input_mask
+from mlnn.nn.network import Network
 from tests.strategies import sparse_inputs
 
 RATES = (0.1, 0.5, 0.9)

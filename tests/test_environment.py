@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from mlnn.paper import environment
+from mlnn.figures import environment
 
 ROOT = Path(__file__).resolve().parents[1]
 

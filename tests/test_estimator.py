@@ -13,11 +13,11 @@ import pytest
 import scipy.sparse as sp
 
 from mlnn import MultiLabelNN, NotFittedError
+from mlnn.base.errors import MLNNError, ModelFileError
 from mlnn.datasets import load
-from mlnn.errors import MLNNError, ModelFileError
-from mlnn.estimator import DEFAULTS, PARAM_CHECKS
-from mlnn.metrics import EXTRA_MEASURES, MEASURES
-from mlnn.modelfile import read_model_file, write_model_file
+from mlnn.evaluation.metrics import EXTRA_MEASURES, MEASURES
+from mlnn.model.estimator import DEFAULTS, PARAM_CHECKS
+from mlnn.model.modelfile import read_model_file, write_model_file
 
 SMALL = {"hidden_units": 16, "max_epochs": 4, "learning_rate": 0.1, "batch_size": 32,
          "random_state": 0}
@@ -504,7 +504,7 @@ def test_the_repr_shows_only_what_differs_from_the_defaults():
 
 
 def test_importing_mlnn_does_not_import_scikit_learn():
-    code = ("import sys, mlnn, mlnn.estimator, mlnn.datasets; "
+    code = ("import sys, mlnn, mlnn.model.estimator, mlnn.datasets; "
             "print(any(m == 'sklearn' or m.startswith('sklearn.') for m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True, cwd=Path(__file__).resolve().parents[1])

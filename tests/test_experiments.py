@@ -5,10 +5,10 @@ import pytest
 import scipy.sparse as sp
 
 from mlnn import datasets
-from mlnn.errors import MLNNError
-from mlnn.paper import curves as C
-from mlnn.paper import experiments as E
-from mlnn.validation import validation_split
+from mlnn.base.errors import MLNNError
+from mlnn.base.validation import validation_split
+from mlnn.figures import curves as C
+from mlnn.figures import experiments as E
 
 
 @pytest.fixture(scope="module")

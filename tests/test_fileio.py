@@ -5,11 +5,11 @@ import os
 
 import pytest
 
-from mlnn.errors import MLNNError
-from mlnn.fileio import (atomic_path, atomic_write, check_input_file, check_output_directory,
-                         check_replaceable,
-                         check_output_path, describe_os_error, os_error_message, write_files,
-                         write_text)
+from mlnn.base.errors import MLNNError
+from mlnn.base.fileio import (atomic_path, atomic_write, check_input_file, check_output_directory,
+                              check_replaceable,
+                              check_output_path, describe_os_error, os_error_message, write_files,
+                              write_text)
 
 
 def _listing(directory):

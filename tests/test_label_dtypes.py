@@ -8,11 +8,11 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mlnn import metrics
-from mlnn.errors import MLNNError
-from mlnn.losses import CrossEntropy, PairwiseExponential
-from mlnn.thresholds import ThresholdPredictor, optimal_thresholds, select_lambda
-from mlnn.validation import check_Y
+from mlnn.base.errors import MLNNError
+from mlnn.base.validation import check_Y
+from mlnn.evaluation import metrics
+from mlnn.evaluation.thresholds import ThresholdPredictor, optimal_thresholds, select_lambda
+from mlnn.nn.losses import CrossEntropy, PairwiseExponential
 
 pytestmark = pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")   # np.matrix input
 
@@ -224,10 +224,10 @@ def _small_data(n=30, D=8, L=4, seed=0):
 @pytest.mark.parametrize("form", [(np.bool_, "ndarray"), (np.int64, "csr"), (np.uint8, "matrix"),
                                   (np.float32, "coo")])
 def test_training_gives_the_same_network(form):
-    from mlnn.losses import get_loss
-    from mlnn.network import Network
-    from mlnn.optimizers import get_optimizer
-    from mlnn.training import train
+    from mlnn.nn.losses import get_loss
+    from mlnn.nn.network import Network
+    from mlnn.nn.optimizers import get_optimizer
+    from mlnn.nn.training import train
     X, Y = _small_data()
     params = []
     for labels in (Y, as_form(Y, *form)):
@@ -242,7 +242,7 @@ def test_training_gives_the_same_network(form):
 
 @pytest.mark.parametrize("form", [(np.bool_, "ndarray"), (np.int64, "csr"), (np.uint8, "matrix")])
 def test_estimator_gives_the_same_model(form):
-    from mlnn.estimator import MultiLabelNN
+    from mlnn.model.estimator import MultiLabelNN
     X, Y = _small_data(n=40)
     results = []
     for labels in (Y, as_form(Y, *form)):
@@ -261,7 +261,7 @@ def test_estimator_gives_the_same_model(form):
 
 @pytest.mark.parametrize("form", [(np.bool_, "ndarray"), (np.int64, "csr"), (np.uint8, "matrix")])
 def test_svm_gives_the_same_model(form):
-    from mlnn.svm import LinearSVMBR
+    from mlnn.baselines.svm import LinearSVMBR
     X, Y = _small_data(n=40)
     reference = LinearSVMBR(C=1.0).fit(X, Y)
     model = LinearSVMBR(C=1.0).fit(X, as_form(Y, *form))

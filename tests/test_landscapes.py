@@ -5,11 +5,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mlnn.errors import MLNNError
-from mlnn.losses import get_loss
-from mlnn.network import Network
-from mlnn.paper.landscapes import (PANELS, figure2_surfaces, loss_surface, plateau_fraction,
-                                   surface_gradient)
+from mlnn.base.errors import MLNNError
+from mlnn.figures.landscapes import (PANELS, figure2_surfaces, loss_surface, plateau_fraction,
+                                     surface_gradient)
+from mlnn.nn.losses import get_loss
+from mlnn.nn.network import Network
 
 label_vectors = st.lists(st.integers(0, 1), min_size=2, max_size=6)
 values = st.floats(-3, 3, allow_nan=False)

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mlnn.errors import MLNNError
-from mlnn.gradcheck import numerical_gradient
-from mlnn.losses import CrossEntropy, PairwiseExponential, get_loss
+from mlnn.base.errors import MLNNError
+from mlnn.nn.gradcheck import numerical_gradient
+from mlnn.nn.losses import CrossEntropy, PairwiseExponential, get_loss
 from tests.strategies import label_matrices
 
 

@@ -1,4 +1,4 @@
-"""Tests of mlnn.metrics: each measure against a literal loop over its definition."""
+"""Tests of mlnn.evaluation.metrics: each measure against a literal loop over its definition."""
 
 
 import numpy as np
@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from mlnn import metrics
-from mlnn.errors import MLNNError
+from mlnn.base.errors import MLNNError
+from mlnn.evaluation import metrics
 
 
 # ------------------------------------------------------------------------------------------------

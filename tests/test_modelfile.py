@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from mlnn.errors import MLNNError, ModelFileError
-from mlnn.modelfile import (checksum, is_model_file, loading, names_array, read_model_file,
-                           write_model_file)
+from mlnn.base.errors import MLNNError, ModelFileError
+from mlnn.model.modelfile import (checksum, is_model_file, loading, names_array, read_model_file,
+                                  write_model_file)
 
 
 def test_arrays_and_meta_round_trip(tmp_path):

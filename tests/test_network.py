@@ -6,12 +6,12 @@ import scipy.sparse as sp
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from mlnn.dropout import apply_input_mask, hidden_mask, input_mask
-from mlnn.errors import MLNNError
-from mlnn.gradcheck import directional_derivative, loss_of_param, numerical_gradient
-from mlnn.losses import CrossEntropy, PairwiseExponential
-from mlnn.network import Network, RowSparseGradient
-from mlnn.optimizers import SGD
+from mlnn.base.errors import MLNNError
+from mlnn.nn.dropout import apply_input_mask, hidden_mask, input_mask
+from mlnn.nn.gradcheck import directional_derivative, loss_of_param, numerical_gradient
+from mlnn.nn.losses import CrossEntropy, PairwiseExponential
+from mlnn.nn.network import Network, RowSparseGradient
+from mlnn.nn.optimizers import SGD
 from tests.strategies import problems
 
 
@@ -194,7 +194,7 @@ def test_inconsistent_parameters_are_a_clear_error():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_init_weights_in_row_blocks_draws_the_one_shot_numbers(dtype):
     """W1 is drawn in blocks of rows (to avoid a float64 copy); the numbers are the same."""
-    from mlnn.network import init_weights
+    from mlnn.nn.network import init_weights
     rng_blocks, rng_once = np.random.default_rng(11), np.random.default_rng(11)
     W = init_weights(5000, 300, rng_blocks, dtype)         # 2 blocks of rows of 2**20 entries
     a = np.sqrt(6.0 / 5300)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from mlnn.errors import MLNNError
-from mlnn.paper import environment
+from mlnn.base.errors import MLNNError
+from mlnn.figures import environment
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")

@@ -8,11 +8,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import expit
 
-from mlnn.errors import MLNNError
-from mlnn.gradcheck import numerical_gradient
-from mlnn.losses import CrossEntropy, PairwiseExponential
-from mlnn.network import Network, RowSparseGradient
-from mlnn.optimizers import AdaGrad, Momentum, SGD, get_optimizer, matrix_powers, regularised
+from mlnn.base.errors import MLNNError
+from mlnn.nn.gradcheck import numerical_gradient
+from mlnn.nn.losses import CrossEntropy, PairwiseExponential
+from mlnn.nn.network import Network, RowSparseGradient
+from mlnn.nn.optimizers import AdaGrad, Momentum, SGD, get_optimizer, matrix_powers, regularised
 from tests.strategies import problems
 
 OPTIMIZER_FACTORIES = {
@@ -174,7 +174,7 @@ def test_updates_in_row_blocks_equal_one_block(kind, case, weight_decay):
     blocks of one row change nothing."""
     from unittest import mock
 
-    import mlnn.optimizers
+    import mlnn.nn.optimizers
     theta0, sequence = case
     whole, blocked = theta0.copy(), theta0.copy()
     opt_whole = OPTIMIZER_FACTORIES[kind](weight_decay=weight_decay)
@@ -182,11 +182,11 @@ def test_updates_in_row_blocks_equal_one_block(kind, case, weight_decay):
     for grad in sequence:
         opt_whole.catch_up({"W1": whole}, {"W1": grad.rows})
         opt_whole.step({"W1": whole}, {"W1": grad})
-        with mock.patch.object(mlnn.optimizers, "ROW_BLOCK_BYTES", 1):   # one row per block
+        with mock.patch.object(mlnn.nn.optimizers, "ROW_BLOCK_BYTES", 1):   # one row per block
             opt_blocked.catch_up({"W1": blocked}, {"W1": grad.rows})
             opt_blocked.step({"W1": blocked}, {"W1": grad})
     opt_whole.flush({"W1": whole})
-    with mock.patch.object(mlnn.optimizers, "ROW_BLOCK_BYTES", 1):
+    with mock.patch.object(mlnn.nn.optimizers, "ROW_BLOCK_BYTES", 1):
         opt_blocked.flush({"W1": blocked})
     np.testing.assert_array_equal(blocked, whole)
 

@@ -5,8 +5,8 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from mlnn.errors import MLNNError  # noqa: E402
-from mlnn.paper import landscapes, plots  # noqa: E402
+from mlnn.base.errors import MLNNError  # noqa: E402
+from mlnn.figures import landscapes, plots  # noqa: E402
 
 
 def _curves(**fixed):

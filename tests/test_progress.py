@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mlnn.progress import (DownloadProgress, Progress, epoch_line, epoch_reporter,
-                           format_bytes, format_duration, remaining, wanted)
+from mlnn.base.progress import (DownloadProgress, Progress, epoch_line, epoch_reporter,
+                                format_bytes, format_duration, remaining, wanted)
 
 
 @pytest.mark.parametrize("seconds, text", [

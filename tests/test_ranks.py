@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from mlnn.errors import MLNNError
-from mlnn.metrics import MEASURES
+from mlnn.base.errors import MLNNError
+from mlnn.evaluation.metrics import MEASURES
 from mlnn.paper.cdplot import plot_cd_diagram
 from mlnn.paper.methods import PAPER_METHODS
 from mlnn.paper.ranks import (Q_ALPHA, average_ranks, cliques, critical_difference,

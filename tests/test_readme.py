@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from mlnn.cli import build_parser
-from mlnn.estimator import MultiLabelNN
+from mlnn.model.estimator import MultiLabelNN
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 BLOCKS = re.findall(r"^```python\n(.*?)^```", README.read_text(encoding="utf-8"),

@@ -5,14 +5,14 @@ import json
 import numpy as np
 import pytest
 
+from mlnn.base.errors import MLNNError
+from mlnn.base.validation import validation_split
+from mlnn.baselines.svm import DEFAULT_C_VALUES
 from mlnn.datasets import load
+from mlnn.evaluation.metrics import MEASURES
 from mlnn.paper.methods import C_VALUES, METHODS, network_params
-from mlnn.metrics import MEASURES
-from mlnn.errors import MLNNError
 from mlnn.paper.reproduce import (comparison_rows, markdown_table, merge_runs, paper_table3,
                                   read_stored, reproduce, write_results)
-from mlnn.svm import DEFAULT_C_VALUES
-from mlnn.validation import validation_split
 
 
 def test_paper_table3_holds_all_rows_of_the_paper():

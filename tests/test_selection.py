@@ -5,13 +5,13 @@ import math
 import numpy as np
 import pytest
 
+from mlnn.base.errors import MLNNError
+from mlnn.base.validation import validation_split
 from mlnn.datasets import load
-from mlnn.errors import MLNNError
 from mlnn.paper.methods import (ALIASES, BPMLL_COST, METHODS, PAPER_METHODS, network_params,
                                 resolve)
 from mlnn.paper.reproduce import reproduce
 from mlnn.paper.selection import CRITERIA, choose, fit_network_method, refit
-from mlnn.validation import validation_split
 
 BUDGET = {"hidden_units": 16, "max_epochs": 3, "patience": 2, "learning_rates": (0.01, 0.3)}
 

@@ -7,10 +7,10 @@ import sys
 
 import pytest
 
+from mlnn.base.errors import MLNNError
+from mlnn.base.lock import LOCK_NAME, directory_lock, lock_holder
 from mlnn.cli import main
-from mlnn.errors import MLNNError
 from mlnn.paper import reproduce as reproduce_module
-from mlnn.paper.lock import LOCK_NAME, directory_lock, lock_holder
 from mlnn.paper.study import plan
 
 DATA = ["--dataset", "synthetic", "-o", "n_train=150", "-o", "n_test=60", "-o",
@@ -155,7 +155,7 @@ def test_a_concurrent_run_on_the_same_out_is_refused(tmp_path, holder, calls, ca
 
 
 def test_a_real_concurrent_holder_excludes_a_second_one(tmp_path):
-    code = ("import sys, time; from mlnn.paper.lock import directory_lock\n"
+    code = ("import sys, time; from mlnn.base.lock import directory_lock\n"
             "with directory_lock(sys.argv[1]):\n    print('held', flush=True); time.sleep(60)")
     process = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)],
                                stdout=subprocess.PIPE, text=True)

@@ -1,6 +1,6 @@
-"""Tests of mlnn.svm: the trust-region Newton solver (derivatives, CG, trust-region rules, a plain
+"""Tests of mlnn.baselines.svm: the trust-region Newton solver (derivatives, CG, trust-region rules, a plain
 dense reference run), dual coordinate descent (KKT, strong duality), their agreement, warm
-starts, bias handling, BR_B / BR_R selection, and the side-by-side benchmark of mlnn.svm_bench.
+starts, bias handling, BR_B / BR_R selection, and the side-by-side benchmark of mlnn.tools.svm_bench.
 
 Independent references used here: the primal, its gradient and the dual written out densely from
 their definitions; central differences; a dense single-label TRON following liblinear's rules
@@ -16,11 +16,13 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 
-from mlnn import metrics, svm
-from mlnn.errors import MLNNError
+from mlnn.evaluation import metrics
+
+from mlnn.base.errors import MLNNError
+from mlnn.base.validation import validation_split
+from mlnn.baselines import svm
+from mlnn.baselines.svm import ConvergenceWarning, LinearSVMBR
 from mlnn.paper.selection import fit_br
-from mlnn.svm import ConvergenceWarning, LinearSVMBR
-from mlnn.validation import validation_split
 
 
 def make_problem(seed=0, n=80, D=20, L=5, density=0.3):
@@ -783,7 +785,7 @@ def test_fit_br_variant_r_uses_rank_loss_and_learned_thresholds():
 
 # -- the benchmark ----------------------------------------------------------------------------
 def test_benchmark_reports_every_solver_and_c_with_the_objective_reached(monkeypatch):
-    from mlnn import svm_bench
+    from mlnn.tools import svm_bench
 
     X, Y = make_problem(seed=12, n=60, D=10, L=3)
     Y[:, 2] = 0                                                 # liblinear cannot train this
@@ -826,7 +828,7 @@ def test_benchmark_reports_every_solver_and_c_with_the_objective_reached(monkeyp
     ({"solvers": ()}, "solver"), ({"bias": 0.0}, "bias"),
 ])
 def test_benchmark_bad_options_raise(options, message):
-    from mlnn.svm_bench import benchmark_svm
+    from mlnn.tools.svm_bench import benchmark_svm
 
     X, Y = make_problem(n=20, D=5, L=2)
     with pytest.raises(MLNNError, match=message):

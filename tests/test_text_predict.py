@@ -12,13 +12,13 @@ import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mlnn.base.errors import MLNNError, ModelFileError
 from mlnn.cli import main
 from mlnn.datasets import cache, load
 from mlnn.datasets.reuters import modapte_split, read_reuters
 from mlnn.datasets.text import ANALYZER, STOP_WORDS, TfidfVectorizer, analyze
-from mlnn.errors import MLNNError, ModelFileError
-from mlnn.estimator import MultiLabelNN
-from mlnn.modelfile import read_model_file, write_model_file
+from mlnn.model.estimator import MultiLabelNN
+from mlnn.model.modelfile import read_model_file, write_model_file
 from tests.test_first_run import tiny_reuters_archive
 
 SMALL = {"hidden_units": 8, "max_epochs": 3, "learning_rate": 0.1, "random_state": 0,

@@ -1,4 +1,4 @@
-"""Tests of mlnn.thresholds: optimal per-document cuts and the regression T(x) of Eq. 5."""
+"""Tests of mlnn.evaluation.thresholds: optimal per-document cuts and the regression T(x) of Eq. 5."""
 
 import numpy as np
 import pytest
@@ -7,10 +7,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from mlnn import metrics, thresholds
-from mlnn.errors import MLNNError
-from mlnn.thresholds import (ThresholdPredictor, optimal_thresholds, ridge,
-                             ridge_with_intercept, select_lambda)
+from mlnn.base.errors import MLNNError
+from mlnn.evaluation import metrics, thresholds
+from mlnn.evaluation.thresholds import (ThresholdPredictor, optimal_thresholds, ridge,
+                                        ridge_with_intercept, select_lambda)
 
 
 def f1_of_set(y, predicted):

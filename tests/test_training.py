@@ -10,12 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import expit
 
-from mlnn.errors import DivergenceError, MLNNError
-from mlnn.losses import CrossEntropy, PairwiseExponential
-from mlnn.metrics import rank_loss
-from mlnn.network import Network
-from mlnn.optimizers import SGD, AdaGrad, Momentum
-from mlnn.training import EarlyStopping, train
+from mlnn.base.errors import DivergenceError, MLNNError
+from mlnn.evaluation.metrics import rank_loss
+from mlnn.nn.losses import CrossEntropy, PairwiseExponential
+from mlnn.nn.network import Network
+from mlnn.nn.optimizers import SGD, AdaGrad, Momentum
+from mlnn.nn.training import EarlyStopping, train
 from tests.strategies_train import (OPTIMIZER_KINDS, OPTIMIZER_SETTINGS, decay_settings,
                                     make_optimizer, training_cases)
 
@@ -156,7 +156,7 @@ def test_loss_and_output_activation_must_be_paired():
 def dense_reference(case, kind, weight_decay, decay_biases, snapshot_every):
     """Dense minibatch training written out in NumPy: dense X, dense gradients, full-matrix updates.
 
-    It replays the random numbers of :func:`mlnn.training.train` (module doc there): a permutation
+    It replays the random numbers of :func:`mlnn.nn.training.train` (module doc there): a permutation
     per epoch, then per minibatch one float32 uniform per nonzero of X_batch (row by row, the order
     CSR stores them) if input dropout is on, and n_b × F float32 uniforms if hidden dropout is on.
     Returns the final parameters and a copy of them after every ``snapshot_every`` updates.

@@ -10,20 +10,20 @@ import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mlnn.activations import get_activation
-from mlnn.errors import MLNNError
-from mlnn.losses import PairwiseExponential, get_loss
-from mlnn.metrics import bipartition_measures
-from mlnn.network import Network
-from mlnn.optimizers import Momentum, get_optimizer
-from mlnn.thresholds import ThresholdPredictor
-from mlnn.training import EarlyStopping
-from mlnn.validation import (NotFittedError, check_bool, check_choice, check_dense_Y,
-                             check_finite_float, check_fitted, check_float_in, check_fraction,
-                             check_integer, check_length, check_nonnegative_float,
-                             check_positive_float, check_positive_int, check_sample_weight,
-                             check_seed, check_training_data, check_X, check_Y,
-                             not_fitted_error_type, validation_split)
+from mlnn.base.errors import MLNNError
+from mlnn.base.validation import (NotFittedError, check_bool, check_choice, check_dense_Y,
+                                  check_finite_float, check_fitted, check_float_in, check_fraction,
+                                  check_integer, check_length, check_nonnegative_float,
+                                  check_positive_float, check_positive_int, check_sample_weight,
+                                  check_seed, check_training_data, check_X, check_Y,
+                                  not_fitted_error_type, validation_split)
+from mlnn.evaluation.metrics import bipartition_measures
+from mlnn.evaluation.thresholds import ThresholdPredictor
+from mlnn.nn.activations import get_activation
+from mlnn.nn.losses import PairwiseExponential, get_loss
+from mlnn.nn.network import Network
+from mlnn.nn.optimizers import Momentum, get_optimizer
+from mlnn.nn.training import EarlyStopping
 
 
 @given(n=st.integers(2, 500), fraction=st.floats(0.01, 0.99), seed=st.integers(0, 2**32 - 1))

@@ -19,11 +19,11 @@ Nothing outside this package imports from it.
 
 Data and progress (:mod:`mlnn.cli.options`). Commands that load a dataset download its pinned
 archive on first use (Reuters-21578, SHA-256 verified) unless ``--offline`` or
-``MLNN_OFFLINE=1``. Progress lines (:mod:`mlnn.progress`) go to standard error: shown when it is
+``MLNN_OFFLINE=1``. Progress lines (:mod:`mlnn.base.progress`) go to standard error: shown when it is
 a terminal, hidden when it is not, forced by ``--progress``, silenced by ``--quiet``.
 
 Errors and exit codes. :func:`main` is the one place that turns failures into messages: bad
-arguments (argparse's), the project's errors (:class:`~mlnn.errors.MLNNError`), the operating
+arguments (argparse's), the project's errors (:class:`~mlnn.base.errors.MLNNError`), the operating
 system's errors of reading and writing (``OSError``: permission denied, no space left, ...) and
 undecodable text are printed as one line, ``mlnn: error: ...``, with exit code 2; Ctrl-C prints
 ``mlnn: interrupted`` and exits with 130; warnings of the project (a damaged cache entry that
@@ -36,9 +36,9 @@ import os
 import sys
 import warnings
 
+from mlnn.base.errors import MLNNError, MLNNWarning
+from mlnn.base.fileio import os_error_message
 from mlnn.cli import bench, data, experiment, model, reproduce
-from mlnn.errors import MLNNError, MLNNWarning
-from mlnn.fileio import os_error_message
 
 #: The command groups, in the order ``--help`` lists them.
 COMMAND_GROUPS = (data, model, reproduce, bench, experiment)

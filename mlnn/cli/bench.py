@@ -1,9 +1,9 @@
 """``bench``: seconds per epoch, where the time goes, peak memory, and the cost of PWE's δ2;
 with ``--svm``, the BR linear SVMs side by side with liblinear.
 
-Times a network method with :mod:`mlnn.bench` (or, with ``--svm``, the SVM solvers with
-:mod:`mlnn.svm_bench`) on the training split of a dataset and prints a report (or, with
-``--json``, one JSON object) that names the machine it ran on (:func:`mlnn.machine.machine_info`).
+Times a network method with :mod:`mlnn.tools.bench` (or, with ``--svm``, the SVM solvers with
+:mod:`mlnn.tools.svm_bench`) on the training split of a dataset and prints a report (or, with
+``--json``, one JSON object) that names the machine it ran on (:func:`mlnn.tools.machine.machine_info`).
 """
 
 import json
@@ -11,14 +11,14 @@ import sys
 
 import numpy as np
 
-from mlnn.bench import (DEFAULT_PWE_LABELS, PWE_DENSITY, benchmark_pwe_delta,
-                        benchmark_training)
+from mlnn.base.errors import MLNNError
+from mlnn.baselines.svm import DEFAULT_C_VALUES, DEFAULT_TOL
 from mlnn.cli.options import add_dataset, add_seed, load_dataset
-from mlnn.errors import MLNNError
-from mlnn.machine import machine_info
 from mlnn.paper.methods import PAPER_NETWORK_ALIASES, network_params, resolve
-from mlnn.svm import DEFAULT_C_VALUES, DEFAULT_TOL
-from mlnn.svm_bench import DEFAULT_SOLVERS, SOLVERS, benchmark_svm, format_svm_report
+from mlnn.tools.bench import (DEFAULT_PWE_LABELS, PWE_DENSITY, benchmark_pwe_delta,
+                              benchmark_training)
+from mlnn.tools.machine import machine_info
+from mlnn.tools.svm_bench import DEFAULT_SOLVERS, SOLVERS, benchmark_svm, format_svm_report
 
 PHASE_LABELS = {"forward": "forward (X W1, h, z2, o)",
                 "loss": "loss value and δ2",
@@ -106,7 +106,7 @@ def _parse_C_values(text):
 
 def measure_svm(args):
     """Run the SVM benchmark described by the parsed ``args``; returns the result dict
-    (:func:`mlnn.svm_bench.benchmark_svm`'s, with the dataset and machine added)."""
+    (:func:`mlnn.tools.svm_bench.benchmark_svm`'s, with the dataset and machine added)."""
     if args.max_documents is not None and args.max_documents < 1:
         raise MLNNError("--max-documents must be a positive integer")
     C_values = _parse_C_values(args.C_values)

@@ -22,15 +22,15 @@ published.
 import json
 import time
 
+from mlnn.base.errors import MLNNError
+from mlnn.base.fileio import (check_output_directory, check_output_path, describe_os_error,
+                              write_files)
 from mlnn.cli.options import (add_offline, add_option, add_progress, download_progress,
                               load_dataset)
 from mlnn.datasets import fetch, names
 from mlnn.datasets.download import check_base_url
 from mlnn.datasets.paths import offline
 from mlnn.datasets.svmlight import format_svmlight
-from mlnn.errors import MLNNError
-from mlnn.fileio import (check_output_directory, check_output_path, describe_os_error,
-                         write_files)
 
 
 def _load(args):

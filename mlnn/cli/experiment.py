@@ -1,10 +1,10 @@
 """``experiment``: one convergence experiment behind Figs. 3-4, its curves saved as CSV."""
 
+from mlnn.base.errors import MLNNError
+from mlnn.base.fileio import check_output_path, check_replaceable
 from mlnn.cli.options import add_option, add_seed, check_options, load_dataset
-from mlnn.errors import MLNNError
-from mlnn.fileio import check_output_path, check_replaceable
-from mlnn.paper.curves import CSV_COLUMNS
-from mlnn.paper.experiments import DATASETS, EXPERIMENTS
+from mlnn.figures.curves import CSV_COLUMNS
+from mlnn.figures.experiments import DATASETS, EXPERIMENTS
 
 
 def register(subparsers):

@@ -21,17 +21,17 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from mlnn.base.errors import MLNNError
+from mlnn.base.fileio import check_input_file, check_output_path, check_replaceable
+from mlnn.base.progress import epoch_reporter
 from mlnn.cli.options import (add_dataset, add_offline, add_progress, add_seed, load_dataset,
                               show_progress)
 from mlnn.datasets.svmlight import parse_svmlight, read_svmlight
 from mlnn.datasets.text import decode
-from mlnn.errors import MLNNError
-from mlnn.estimator import MultiLabelNN
-from mlnn.fileio import check_input_file, check_output_path, check_replaceable
-from mlnn.metrics import MEASURES
-from mlnn.modelfile import is_model_file, loading
+from mlnn.evaluation.metrics import MEASURES
+from mlnn.model.estimator import MultiLabelNN
+from mlnn.model.modelfile import is_model_file, loading
 from mlnn.paper.methods import NETWORK_ALIASES, network_params, resolve
-from mlnn.progress import epoch_reporter
 
 #: The options of ``train`` that set a hyper-parameter, and the hyper-parameter.
 TRAIN_OPTIONS = {"--learning-rate": "learning_rate", "--epochs": "max_epochs",

@@ -1,12 +1,12 @@
 """Arguments shared by several commands, spelled the same in each, and their parsing.
 
 Values are checked here, before any work, with the project's own checks
-(:mod:`mlnn.validation`), and a bad one is reported naming the option as the user typed it
+(:mod:`mlnn.base.validation`), and a bad one is reported naming the option as the user typed it
 (``--seed``, ``-o random_state``), not the Python parameter behind it.
 
 Progress. ``--progress`` / ``--quiet`` (:func:`add_progress`): progress lines go to standard
 error, shown when it is a terminal, hidden when it is not or under ``--quiet``, and always shown
-with ``--progress`` (:func:`mlnn.progress.wanted`). Commands without these options follow the
+with ``--progress`` (:func:`mlnn.base.progress.wanted`). Commands without these options follow the
 terminal rule.
 
 Data on first use. :func:`load_dataset` downloads a dataset's pinned archive (Reuters-21578)
@@ -17,12 +17,12 @@ dataset that cannot be downloaded says which files to place where.
 
 import sys
 
+from mlnn.base.errors import MLNNError
+from mlnn.base.progress import DownloadProgress, wanted
+from mlnn.base.validation import check_integer, check_positive_float, check_positive_int
 from mlnn.datasets import load
 from mlnn.datasets.paths import check_data_dir, data_dir, offline
 from mlnn.datasets.registry import SPECS
-from mlnn.errors import MLNNError
-from mlnn.progress import DownloadProgress, wanted
-from mlnn.validation import check_integer, check_positive_float, check_positive_int
 
 
 def add_dataset(parser, required=True, default=None):
@@ -51,7 +51,7 @@ def add_progress(parser):
 
 
 def show_progress(args):
-    """Whether to print progress lines for ``args`` (see :func:`mlnn.progress.wanted`)."""
+    """Whether to print progress lines for ``args`` (see :func:`mlnn.base.progress.wanted`)."""
     return wanted(quiet=getattr(args, "quiet", False), force=getattr(args, "progress", False),
                   stream=sys.stderr)
 

@@ -8,10 +8,10 @@ run); every method is stored as soon as it ends, so Ctrl-C keeps the methods alr
 import sys
 import time
 
+from mlnn.base.errors import MLNNError
+from mlnn.base.fileio import check_output_directory, describe_os_error
+from mlnn.base.lock import directory_lock
 from mlnn.cli.options import add_option, add_progress, load_dataset, show_progress
-from mlnn.errors import MLNNError
-from mlnn.fileio import check_output_directory, describe_os_error
-from mlnn.paper.lock import directory_lock
 from mlnn.paper.methods import resolve
 from mlnn.paper.results import stem
 from mlnn.paper.selection import CRITERIA

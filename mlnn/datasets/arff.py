@@ -9,7 +9,7 @@ labels as ordinary ``{0,1}`` attributes and names them in a separate XML file
 Parsing is vectorised: every row's text is checked and split with string methods, all numbers
 of the data section are converted by NumPy in one call, and the sparse matrix is assembled
 from the flat arrays. Only when that fast path finds a problem does the reader walk the rows
-one by one to name the offending line in the :class:`~mlnn.errors.DataFormatError`.
+one by one to name the offending line in the :class:`~mlnn.base.errors.DataFormatError`.
 
 Supported attribute types: ``numeric``/``real``/``integer`` and nominal attributes whose
 values are numbers (``{0,1}``). Missing values (``?``), strings and dates are rejected with an
@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from mlnn.base.errors import DataFormatError
+from mlnn.base.fileio import atomic_write
 from mlnn.datasets.text import decode
-from mlnn.errors import DataFormatError
-from mlnn.fileio import atomic_write
 
 _NUMERIC_TYPES = {"numeric", "real", "integer"}
 

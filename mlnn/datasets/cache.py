@@ -11,9 +11,9 @@ vectorizer (its vocabulary is the feature names), so that a dataset read from th
 turn new text into features (:attr:`mlnn.datasets.Dataset.vectorizer`). An older Reuters entry
 without them is rebuilt once.
 
-Entries are written atomically (:func:`mlnn.fileio.atomic_path`) and carry the SHA-256 of their
+Entries are written atomically (:func:`mlnn.base.fileio.atomic_path`) and carry the SHA-256 of their
 arrays, so a damaged entry (cut off, a flipped byte, another file under its name) is detected
-on reading: :func:`load` then warns once (:class:`~mlnn.errors.MLNNWarning`) and returns None,
+on reading: :func:`load` then warns once (:class:`~mlnn.base.errors.MLNNWarning`) and returns None,
 and the caller rebuilds the entry from the source files, replacing the damaged one.
 """
 
@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from mlnn.base.errors import MLNNError, MLNNWarning
+from mlnn.base.fileio import arrays_digest, atomic_path
 from mlnn.datasets.paths import cache_dir
-from mlnn.errors import MLNNError, MLNNWarning
-from mlnn.fileio import arrays_digest, atomic_path
 
 FORMAT_VERSION = 2
 _MATRICES = ("X_train", "Y_train", "X_test", "Y_test")

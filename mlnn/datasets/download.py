@@ -9,7 +9,7 @@ hashing on the way; only a file with the expected checksum is moved into place (
 ``os.replace``), so an interrupted or corrupted download never leaves a half-written file under
 the final name. A file that is already present and verifies is not downloaded again. A
 ``progress(received, total)`` callable, if given, hears of every block received
-(:class:`mlnn.progress.DownloadProgress` prints one line per tenth of the file).
+(:class:`mlnn.base.progress.DownloadProgress` prints one line per tenth of the file).
 
 The command line fetches on first use: a command that needs Reuters-21578 and does not find it
 downloads it (:func:`mlnn.datasets.registry.ensure_sources`), unless ``--offline`` or
@@ -24,9 +24,9 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from mlnn.base.errors import ChecksumError, MLNNError
+from mlnn.base.fileio import atomic_path, describe_os_error
 from mlnn.datasets.paths import check_data_dir, data_dir as default_data_dir
-from mlnn.errors import ChecksumError, MLNNError
-from mlnn.fileio import atomic_path, describe_os_error
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def fetch_file(url, destination, sha256, force=False, timeout=60.0, progress=Non
     timeout : float, seconds for the connection
     progress : callable ``progress(received, total)``, optional
         Called after each block with the bytes received so far and the announced size (None
-        when the server does not say); see :class:`mlnn.progress.DownloadProgress`.
+        when the server does not say); see :class:`mlnn.base.progress.DownloadProgress`.
 
     Returns
     -------
@@ -95,7 +95,7 @@ def fetch_file(url, destination, sha256, force=False, timeout=60.0, progress=Non
 
     Raises ChecksumError if the downloaded bytes do not match (nothing is left behind) and
     MLNNError if the download fails or the file cannot be written (then nothing is left behind
-    either: the download goes through :func:`mlnn.fileio.atomic_path`).
+    either: the download goes through :func:`mlnn.base.fileio.atomic_path`).
     """
     destination = Path(destination)
     if destination.exists() and not force:
@@ -166,7 +166,7 @@ def fetch(name, data_dir=None, base_url=None, force=False, progress=None):
         A mirror: the file name is appended to it instead of using the canonical URL.
     force : bool, download even if verified copies exist
     progress : callable ``progress(filename)`` returning a ``progress(received, total)``
-        callable for that file (e.g. :class:`mlnn.progress.DownloadProgress`), optional
+        callable for that file (e.g. :class:`mlnn.base.progress.DownloadProgress`), optional
 
     Returns
     -------

@@ -13,7 +13,7 @@
 import os
 from pathlib import Path
 
-from mlnn.errors import MLNNError
+from mlnn.base.errors import MLNNError
 
 
 def data_dir():

@@ -17,7 +17,7 @@ its idf next to the matrices (its vocabulary is the feature names) and
 
 Splits: Reuters-21578 uses ModApte; the MULAN sets use their official train/test files; the sets
 distributed as one file (rcv1subset1..5, reutersk500, stackex_*) get the project's one seeded
-split (:func:`mlnn.validation.validation_split`): a random permutation from
+split (:func:`mlnn.base.validation.validation_split`): a random permutation from
 ``numpy.random.default_rng(random_state)`` (default 0), whose first
 ``round((1 − train_fraction) · n)`` documents (default 1/3) form the test set and the rest the
 training set, each kept in file order.
@@ -30,6 +30,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from mlnn.base.errors import MLNNError
+from mlnn.base.validation import check_fraction, validation_split
 from mlnn.datasets import cache, paths
 from mlnn.datasets.arff import read_arff, read_mulan_xml
 from mlnn.datasets.dataset import Dataset
@@ -37,8 +39,6 @@ from mlnn.datasets.download import MANUAL_SOURCES, SOURCES, fetch, sha256_file
 from mlnn.datasets.reuters import label_matrix, modapte_split, read_reuters
 from mlnn.datasets.synthetic import make_synthetic
 from mlnn.datasets.text import STOP_WORDS, TfidfVectorizer
-from mlnn.errors import MLNNError
-from mlnn.validation import check_fraction, validation_split
 
 @dataclass(frozen=True)
 class Spec:
@@ -198,7 +198,7 @@ def ensure_sources(name, data_dir=None, download=False, progress=None):
 
 def _seeded_split(n, train_fraction, random_state):
     """(train_rows, test_rows) of a dataset without a published split: the project's one seeded
-    split (:func:`mlnn.validation.validation_split`) holding out ``1 − train_fraction``."""
+    split (:func:`mlnn.base.validation.validation_split`) holding out ``1 − train_fraction``."""
     train_fraction = check_fraction(train_fraction, "train_fraction")
     return validation_split(n, 1.0 - train_fraction, random_state)
 
@@ -292,7 +292,7 @@ def load(name, data_dir=None, download=False, progress=None, **options):
         Download a missing pinned archive (Reuters-21578) into the data directory first,
         verified by SHA-256 (see :func:`ensure_sources`).
     progress : callable, optional, ``progress(filename)`` -> ``progress(received, total)`` for a
-        download (see :class:`mlnn.progress.DownloadProgress`)
+        download (see :class:`mlnn.base.progress.DownloadProgress`)
     **options : dataset-specific options (``Spec.defaults``): for reuters21578 the text
         processing (``stem``, ``stop_words``, ``token_pattern``, ``min_df``, ``sublinear_tf``,
         ``norm``); for single-file sets the split (``train_fraction``, ``random_state``); for

@@ -11,7 +11,7 @@ entities (``&#2;``, ``&#3;``, ``&#127;`` ...), ``&lt;``/``&amp;`` escapes, and o
 non-UTF-8 bytes. The bytes are decoded as Latin-1 (every byte is a character, nothing fails),
 numeric entities become spaces and the named ones their characters. A document without its
 closing ``</REUTERS>`` or without its ``NEWID``/``LEWISSPLIT`` attributes raises
-:class:`~mlnn.errors.DataFormatError` naming the file and the line.
+:class:`~mlnn.base.errors.DataFormatError` naming the file and the line.
 
 Text of a document = TITLE + BODY. Documents of ``TYPE="UNPROC"`` have neither; their raw
 ``<TEXT>`` content is used instead. ``TYPE="BRIEF"`` documents have a title only.
@@ -38,8 +38,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from mlnn.base.errors import DataFormatError
 from mlnn.datasets.text import check_text_bytes
-from mlnn.errors import DataFormatError
 
 _OPEN = re.compile(r"<REUTERS\b([^>]*)>")
 _CLOSE = "</REUTERS>"

@@ -15,7 +15,7 @@ features; empty lines are skipped.
 
 The reader is vectorised like the ARFF reader: rows are split with string methods, all numbers
 are converted by NumPy at once, and the rows are walked one by one only to name the line of a
-problem in the :class:`~mlnn.errors.DataFormatError`.
+problem in the :class:`~mlnn.base.errors.DataFormatError`.
 """
 
 import gzip
@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from mlnn.base.errors import DataFormatError
+from mlnn.base.fileio import atomic_write
 from mlnn.datasets.arff import read_text
-from mlnn.errors import DataFormatError
-from mlnn.fileio import atomic_write
 
 #: The largest finite value of each floating-point type X can be read into.
 _LARGEST = {np.dtype(np.float32): float(np.finfo(np.float32).max),
@@ -245,7 +245,7 @@ def write_svmlight(path, X, Y, header=True, zero_based=True):
     zero_based : bool
         Feature ids start at 0 (XC convention) or 1 (LIBSVM). Label ids are always 0-based.
     Values are written with ``repr`` precision, so reading the file back gives the same floats.
-    ``.gz`` paths are compressed. The file is written atomically (:mod:`mlnn.fileio`).
+    ``.gz`` paths are compressed. The file is written atomically (:mod:`mlnn.base.fileio`).
     """
     data = format_svmlight(X, Y, header, zero_based, source=path)
     if Path(path).name.endswith(".gz"):

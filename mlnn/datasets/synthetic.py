@@ -27,10 +27,10 @@ The first ``n_train`` documents form the training split, the next ``n_test`` the
 import numpy as np
 import scipy.sparse as sp
 
+from mlnn.base.errors import MLNNError
+from mlnn.base.validation import (check_float_in, check_integer, check_nonnegative_float,
+                                  check_positive_float, check_seed)
 from mlnn.datasets.text import idf_from_counts, tfidf_weight
-from mlnn.errors import MLNNError
-from mlnn.validation import (check_float_in, check_integer, check_nonnegative_float,
-                             check_positive_float, check_seed)
 
 
 def _check_options(n_train, n_test, n_features, n_labels, label_cardinality, correlation,

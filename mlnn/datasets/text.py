@@ -28,7 +28,7 @@ from collections import Counter
 import numpy as np
 import scipy.sparse as sp
 
-from mlnn.errors import DataFormatError, MLNNError
+from mlnn.base.errors import DataFormatError, MLNNError
 
 #: Byte-order marks of the encodings :func:`decode` refuses, longest first.
 _WIDE_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
@@ -68,7 +68,7 @@ def decode(raw, source):
     """The text of the bytes ``raw`` read from ``source`` (a file name, for messages).
 
     UTF-8 (an initial byte-order mark is dropped), else Latin-1. Raises
-    :class:`~mlnn.errors.DataFormatError` naming the encoding for UTF-16/UTF-32 (by their
+    :class:`~mlnn.base.errors.DataFormatError` naming the encoding for UTF-16/UTF-32 (by their
     byte-order marks, or by the zero bytes between ASCII characters of a file without one) and
     for other bytes that cannot be text (zero bytes).
     """
@@ -82,7 +82,7 @@ def decode(raw, source):
 
 
 def check_text_bytes(raw, source):
-    """Raise :class:`~mlnn.errors.DataFormatError` if the bytes ``raw`` of ``source`` are UTF-16
+    """Raise :class:`~mlnn.base.errors.DataFormatError` if the bytes ``raw`` of ``source`` are UTF-16
     or UTF-32 text or hold a zero byte (a binary file); see :func:`decode`."""
     encoding = _wide_encoding(raw)
     if encoding is not None:

@@ -44,13 +44,13 @@ min–max scaling.
 import math
 
 
-from mlnn.errors import MLNNError
-from mlnn.svm import DEFAULT_C_VALUES
+from mlnn.base.errors import MLNNError
+from mlnn.baselines.svm import DEFAULT_C_VALUES
 
 #: The paper's grid for the base learning rate η0.
 LEARNING_RATES = (0.001, 0.01, 0.1)
 
-#: The paper's grid for the SVMs' C, 10⁻³ … 10³ (defined with the solver, :mod:`mlnn.svm`).
+#: The paper's grid for the SVMs' C, 10⁻³ … 10³ (defined with the solver, :mod:`mlnn.baselines.svm`).
 C_VALUES = DEFAULT_C_VALUES
 
 METHODS = {
@@ -101,7 +101,7 @@ def resolve(name):
 
 
 def network_params(name, n_features=None, n_documents=None):
-    """The :class:`~mlnn.estimator.MultiLabelNN` hyper-parameters of a network method.
+    """The :class:`~mlnn.model.estimator.MultiLabelNN` hyper-parameters of a network method.
 
     BP-MLL as published sizes its hidden layer and its weight decay by the data, so it needs the
     number of input features D and of training documents N.

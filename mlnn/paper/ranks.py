@@ -6,7 +6,7 @@ the test Demšar (2006, "Statistical Comparisons of Classifiers over Multiple Da
 Sec. 3.2.2) recommends for it:
 
 * **ranks** -- on every dataset the k methods are ranked per measure, 1 for the best (the lowest
-  value for rankloss, oneError, coverage and hamming, :data:`mlnn.metrics.LOWER_IS_BETTER`; the
+  value for rankloss, oneError, coverage and hamming, :data:`mlnn.evaluation.metrics.LOWER_IS_BETTER`; the
   highest for the rest); tied methods share the average of the ranks they span. ``R_j`` is the
   average rank of method j over the N datasets.
 * **Friedman test** of "all methods are equivalent" (Demšar's Eq. for χ²_F and F_F)::
@@ -32,7 +32,7 @@ from importlib import resources
 import numpy as np
 import scipy.stats
 
-from mlnn.errors import MLNNError
+from mlnn.base.errors import MLNNError
 
 #: q_α of the Nemenyi test for k = 2 … 10 methods (Demšar 2006, Table 5(a)).
 Q_ALPHA = {
@@ -131,7 +131,7 @@ def rank_table(means, lower_is_better):
 
 def paper_table2():
     """The paper's Table 2, average ranks over its six datasets, from the package data:
-    ``{method: {measure: rank}}`` (the ten measures of :data:`mlnn.metrics.MEASURES`)."""
+    ``{method: {measure: rank}}`` (the ten measures of :data:`mlnn.evaluation.metrics.MEASURES`)."""
     text = resources.files("mlnn").joinpath("data/paper_table2.csv").read_text()
     return {row["method"]: {m: float(v) for m, v in row.items() if m != "method"}
             for row in csv.DictReader(text.splitlines())}

@@ -8,7 +8,7 @@ no number is copied by hand. Markdown is returned as text, for the notebook and 
 import numpy as np
 from matplotlib.figure import Figure
 
-from mlnn.metrics import LOWER_IS_BETTER
+from mlnn.evaluation.metrics import LOWER_IS_BETTER
 from mlnn.paper.cdplot import plot_cd_diagram
 
 

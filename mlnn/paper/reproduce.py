@@ -3,7 +3,7 @@
 For every method of :mod:`mlnn.paper.methods`:
 
 * A validation split is carved from the *training* documents once
-  (:func:`mlnn.validation.validation_split`, seeded, ``validation_fraction``) and shared by all
+  (:func:`mlnn.base.validation.validation_split`, seeded, ``validation_fraction``) and shared by all
   methods; the test split is used only for the final numbers.
 * Networks: η0 and the number of epochs are chosen on the validation split, then the winner is
   refitted on all training documents (:func:`mlnn.paper.selection.fit_network_method`). η0 is
@@ -34,14 +34,14 @@ import numpy as np
 import scipy
 
 from mlnn import __version__
-from mlnn.errors import MLNNError
-from mlnn.fileio import atomic_write, write_text
-from mlnn.metrics import MEASURES, evaluate
+from mlnn.base.errors import MLNNError
+from mlnn.base.fileio import atomic_write, write_text
+from mlnn.base.progress import Progress
+from mlnn.base.validation import validation_split
+from mlnn.evaluation.metrics import MEASURES, evaluate
 from mlnn.paper.methods import C_VALUES, LEARNING_RATES, METHODS, PAPER_METHODS, resolve
 from mlnn.paper.results import read_run, run_path, stem
 from mlnn.paper.selection import fit_br, fit_network_method, fit_published_method
-from mlnn.progress import Progress
-from mlnn.validation import validation_split
 
 #: Names of the datasets in the paper's Table 3, by registry name.
 PAPER_DATASETS = {"reuters21578": "Reuters-21578", "delicious": "Delicious"}
@@ -160,7 +160,7 @@ def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, ba
     ``random_state`` under the key ``seed``; each method's record its wall time (``seconds``),
     the time it finished (``finished``, UTC) and the package versions it ran with. With
     ``progress``, a line per method and per grid value (η0 or C), with the elapsed and
-    remaining time, goes to standard error (:class:`mlnn.progress.Progress`).
+    remaining time, goes to standard error (:class:`mlnn.base.progress.Progress`).
     """
     methods = [resolve(m) for m in (methods or PAPER_METHODS)]
     run = _run_record(dataset, settings_record(random_state, quick, refit, batch_size,

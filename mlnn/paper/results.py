@@ -14,7 +14,7 @@ its ten test measures (``record["test"]``), beside the run's seed, settings and 
 CSV and Markdown tables are regenerated from it whenever it changes.
 
 A run file that cannot be read (cut off, not JSON, or without its methods' test measures) is
-never ignored: :func:`read_run` raises :class:`~mlnn.errors.MLNNError` naming it, because
+never ignored: :func:`read_run` raises :class:`~mlnn.base.errors.MLNNError` naming it, because
 ignoring it would rewrite the tables without the methods it recorded.
 """
 
@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from mlnn.errors import MLNNError
-from mlnn.fileio import describe_os_error
-from mlnn.metrics import MEASURES
+from mlnn.base.errors import MLNNError
+from mlnn.base.fileio import describe_os_error
+from mlnn.evaluation.metrics import MEASURES
 
 
 def stem(dataset, seed):

@@ -3,14 +3,14 @@
 The paper chooses the base learning rate η0 of AdaGrad from {0.001, 0.01, 0.1} and the number of
 epochs by early stopping, both "using validation data" carved from the training documents
 (Sec. 4); it does not say by which measure η0 is chosen. :func:`select_learning_rate` trains one
-:class:`~mlnn.estimator.MultiLabelNN` per η0 with early stopping on validation rank loss, and
+:class:`~mlnn.model.estimator.MultiLabelNN` per η0 with early stopping on validation rank loss, and
 scores each on the validation split by two criteria (:data:`CRITERIA`):
 
 * ``rankloss`` — the validation rank loss at the best epoch (the measure early stopping watches);
 * ``meanF`` — the mean of micro- and macro-F1 of the label sets that the network's threshold
   predictor (Sec. 3.3, fitted on the other training documents, its λ chosen on the same split)
   gives on the validation documents, the macro average over the labels that have a positive
-  validation document (:func:`mlnn.metrics.selection_score`).
+  validation document (:func:`mlnn.evaluation.metrics.selection_score`).
 
 The reproduction selects by rank loss (our choice, see the README) and, on request, also refits
 the η0 that the other criterion picks, so the sensitivity of Table 3 to this choice can be shown
@@ -24,7 +24,7 @@ validation split, chosen by
 
 - BR_B: the mean of micro- and macro-F1 of the sign predictions (ŷ_l = 1 iff wᵀx + b > 0);
 - BR_R: the rank loss of the margins; label sets then come from the threshold predictor of
-  Sec. 3.3 (:class:`mlnn.thresholds.ThresholdPredictor`) fitted to the SVM margins, with its λ
+  Sec. 3.3 (:class:`mlnn.evaluation.thresholds.ThresholdPredictor`) fitted to the SVM margins, with its λ
   chosen on the same validation split.
 """
 
@@ -33,15 +33,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mlnn import metrics
-from mlnn.errors import MLNNError
-from mlnn.estimator import MultiLabelNN
+from mlnn.base.errors import MLNNError
+from mlnn.base.progress import Progress
+from mlnn.base.validation import (check_positive_float, check_split, check_X, check_Y,
+                                  validation_split)
+from mlnn.baselines.svm import DEFAULT_C_VALUES, LinearSVMBR
+from mlnn.evaluation import metrics
+from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
+from mlnn.model.estimator import MultiLabelNN
 from mlnn.paper.methods import network_params
-from mlnn.progress import Progress
-from mlnn.svm import DEFAULT_C_VALUES, LinearSVMBR
-from mlnn.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
-from mlnn.validation import (check_positive_float, check_split, check_X, check_Y,
-                             validation_split)
 
 #: Selection criteria for η0, and whether lower or higher is better.
 CRITERIA = {"rankloss": "min", "meanF": "max"}
@@ -53,7 +53,7 @@ def select_learning_rate(method, X_fit, Y_fit, X_val, Y_val, budget, random_stat
 
     Returns (``models``: {η0: fitted estimator}, ``validation``: {criterion: {η0: value}}).
     With ``progress``, a line per η0 with the elapsed and remaining time goes to standard error
-    (:class:`mlnn.progress.Progress`).
+    (:class:`mlnn.base.progress.Progress`).
     """
     models, validation = {}, {criterion: {} for criterion in CRITERIA}
     steps = Progress(len(budget["learning_rates"]), enabled=progress)
@@ -155,9 +155,9 @@ VARIANTS = ("B", "R")
 class BRResult:
     """The outcome of :func:`fit_br`.
 
-    model : the :class:`~mlnn.svm.LinearSVMBR` with the chosen C (refitted on all training
+    model : the :class:`~mlnn.baselines.svm.LinearSVMBR` with the chosen C (refitted on all training
         documents unless ``refit=False``); C : the chosen C; variant : "B" or "R";
-    thresholds : the :class:`~mlnn.thresholds.ThresholdPredictor` that turns margins into label
+    thresholds : the :class:`~mlnn.evaluation.thresholds.ThresholdPredictor` that turns margins into label
         sets (fixed at 0 for BR_B, learned for BR_R); lam : its λ (None for BR_B);
     validation_scores : one dict per C tried, in grid order, with ``C``, the ten measures of
         the validation split (bipartition measures with sign predictions), ``criterion`` (the
@@ -229,7 +229,7 @@ def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, random_state, svm_o
         scores = model.decision_function(X_val)
         result = metrics.evaluate(Y_val, scores, scores > 0)
         # BR_B: the project's selection convention, macro-F1 over the labels present in the
-        # validation split (mlnn.metrics.selection_score); the table keeps the paper's measures
+        # validation split (mlnn.evaluation.metrics.selection_score); the table keeps the paper's measures
         value = metrics.selection_score(Y_val, scores > 0) if variant == "B" \
             else result["rankloss"]
         table.append({"C": C, **result, "criterion": value, "fit_seconds": seconds})
@@ -250,20 +250,20 @@ def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
     X_train : (n, D) CSR; Y_train : (n, L) 0/1 dense or CSR.
     variant : "B" — C maximising (miF + maF)/2 of sign predictions on the validation split
         (macro-F1 over the labels with a validation positive,
-        :func:`mlnn.metrics.selection_score`);
+        :func:`mlnn.evaluation.metrics.selection_score`);
         "R" — C minimising the validation rank loss, then a threshold predictor on the margins
         (λ from ``lams`` chosen on the validation split by mean F1).
     C_values : the C values tried (default 10⁻³ … 10³). They are fitted in increasing order, each
         warm-started from the previous solution (:func:`warm_start`: the weights for "tron";
         α for "dual_cd", which stays feasible when C grows).
     validation_fraction : share of the training documents held out
-        (:func:`mlnn.validation.validation_split`, seeded by random_state), unless
+        (:func:`mlnn.base.validation.validation_split`, seeded by random_state), unless
         ``validation`` = (fit_indices, validation_indices) gives the split explicitly.
     refit : retrain the chosen C (and for BR_R the threshold predictor, same λ) on all of
         X_train, warm-started from the validation-split solution.
     threshold_features : "input" (T(x), the paper) or "scores" (T(o)) for BR_R.
-    progress : a line per C on standard error (:class:`mlnn.progress.Progress`).
-    svm_options : passed to :class:`~mlnn.svm.LinearSVMBR` (loss, bias, solver, tol, max_iter).
+    progress : a line per C on standard error (:class:`mlnn.base.progress.Progress`).
+    svm_options : passed to :class:`~mlnn.baselines.svm.LinearSVMBR` (loss, bias, solver, tol, max_iter).
 
     Returns
     -------

@@ -10,7 +10,7 @@ runs them all again (each rerun replaces its stored result).
 Before any training, every stored run file the study will extend is read: a damaged file or a
 stored run with other settings stops the study at once with a message naming the file, so an
 hour of work is never lost at the first write. The caller holds the lock of the output
-directory (:func:`mlnn.paper.lock.directory_lock`) for the whole study.
+directory (:func:`mlnn.base.lock.directory_lock`) for the whole study.
 """
 
 from dataclasses import dataclass
@@ -38,7 +38,7 @@ def plan(datasets, seeds, out_dir, methods=None, force=False, **options):
     """The jobs of a study, checked against the run files stored in ``out_dir``.
 
     ``options`` are keyword arguments of :func:`~mlnn.paper.reproduce.reproduce`. Raises
-    :class:`~mlnn.errors.MLNNError` if a stored run file is damaged or holds other settings.
+    :class:`~mlnn.base.errors.MLNNError` if a stored run file is damaged or holds other settings.
     """
     methods = tuple(resolve(m) for m in (methods or PAPER_METHODS))
     settings = {k: v for k, v in options.items() if k in SETTING_NAMES}

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from mlnn.optimizers import Optimizer
+from mlnn.nn.optimizers import Optimizer
 
 
 def rmsprop_step(theta, G, g, eta, rho=0.9, eps=1e-8):

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from mlnn.metrics import LOWER_IS_BETTER
+from mlnn.evaluation.metrics import LOWER_IS_BETTER
 
 
 def better_than_paper(measure, ours, paper):

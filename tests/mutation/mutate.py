@@ -12,7 +12,7 @@ or ambiguous or pytest times out or cannot run. The working tree is never modifi
 Usage (from the repository root)::
 
     python tests/mutation/mutate.py                      # every mutant
-    python tests/mutation/mutate.py --module losses      # the mutants of mlnn/losses.py only
+    python tests/mutation/mutate.py --module losses      # the mutants of mlnn/nn/losses.py only
     python tests/mutation/mutate.py --id pwe-norm-ybar   # chosen mutants by id
     python tests/mutation/mutate.py --list               # print the catalogue and exit
 

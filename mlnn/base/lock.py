@@ -1,0 +1,94 @@
+"""One writer per output directory: a lock file holding the writer's process id.
+
+``reproduce`` merges each finished method into the run files of its output directory. Two runs
+merging into the same directory at once would each overwrite the other's methods, so a run
+takes :func:`directory_lock` first; a second run on the same directory is refused with one line
+naming the process that holds it.
+
+The lock is the file ``.mlnn-reproduce.lock`` created with ``O_CREAT | O_EXCL`` (atomic: exactly
+one process can create it) and holding the pid of its owner. It is removed when the run ends,
+however it ends. A lock left behind by a process that no longer exists (killed with ``SIGKILL``,
+a power cut) is stale: the next run notices that its pid is not running, removes it and goes on.
+(The pid is checked on this machine only; a directory shared by several machines needs a
+different lock.)
+"""
+
+import contextlib
+import os
+import time
+from pathlib import Path
+
+from mlnn.base.errors import MLNNError
+from mlnn.base.fileio import describe_os_error
+
+#: Name of the lock file inside the locked directory.
+LOCK_NAME = ".mlnn-reproduce.lock"
+
+#: A lock file without a readable pid younger than this (seconds) is being written, not stale.
+FRESH_SECONDS = 10.0
+
+
+@contextlib.contextmanager
+def directory_lock(directory, name="--out"):
+    """Hold the lock of ``directory`` (which must exist) for the body of a ``with`` block.
+
+    Raises :class:`MLNNError` naming ``name`` if another live process holds it.
+    """
+    path = Path(directory) / LOCK_NAME
+    _acquire(path, name)
+    try:
+        yield path
+    finally:
+        with contextlib.suppress(OSError):
+            if lock_holder(path) == os.getpid():
+                path.unlink()
+
+
+def _acquire(path, name):
+    for _ in range(3):
+        try:
+            descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            _remove_if_stale(path, name)
+            continue
+        except OSError as error:
+            raise MLNNError(f"{name}: cannot lock {path.parent}: "
+                            f"{describe_os_error(error)}") from None
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(f"{os.getpid()}\n")
+        return
+    raise MLNNError(f"{name}: cannot lock {path.parent}: the lock file {path} keeps reappearing")
+
+
+def _remove_if_stale(path, name):
+    """Remove the lock at ``path`` if its owner is gone; raise if a live process holds it."""
+    holder = lock_holder(path)
+    if holder is None:
+        with contextlib.suppress(FileNotFoundError):
+            if time.time() - path.stat().st_mtime < FRESH_SECONDS:
+                raise MLNNError(f"{name}: another reproduce is starting to write to "
+                                f"{path.parent}; wait for it or choose another {name}")
+    elif holder == os.getpid() or _alive(holder):
+        raise MLNNError(f"{name}: another reproduce (pid {holder}) is writing to {path.parent}; "
+                        f"wait for it to finish or choose another {name} (if no such run is "
+                        f"going on, delete {path})")
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+
+
+def lock_holder(path):
+    """The pid written in the lock file ``path``, or None if it is missing or unreadable."""
+    try:
+        return int(Path(path).read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

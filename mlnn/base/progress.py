@@ -1,0 +1,148 @@
+"""Progress lines a person can read: step k of N, elapsed time, estimated time remaining.
+
+Long commands report on standard error, one line per step, so that standard output keeps only
+their results. The convention of the command line (:func:`wanted`): progress is shown when
+standard error is a terminal, hidden when it is not (a log file, a pipe, a test) or under
+``--quiet``, and forced with ``--progress``.
+
+* :class:`Progress` -- a reporter over ``total`` steps: ``step(done, text)`` prints
+  ``[3/8] text  elapsed 1m05s, about 1m48s left`` (``done`` after the last step); the estimate
+  assumes the remaining steps take as long as the mean step so far (or says "at most" when the
+  run may stop early);
+* :func:`epoch_line` -- the line of one training epoch (epoch k/N, training loss, validation
+  rank loss), for :class:`Progress`, from a record of :class:`mlnn.nn.training.History`;
+* :class:`DownloadProgress` -- bytes received of a download, one line per tenth of the file;
+* :func:`format_duration`, :func:`format_bytes` -- ``1h02m``, ``3m05s``, ``12.3s``; ``8.2 MB``.
+"""
+
+import math
+import sys
+import time
+
+
+def format_duration(seconds):
+    """``seconds`` as ``12.3s`` (under a minute), ``3m05s`` (under an hour) or ``1h02m``;
+    ``?`` when it is not a finite number >= 0."""
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
+        return "?"
+    if seconds < 59.95:
+        return f"{seconds:.1f}s"
+    whole = int(round(seconds))
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+def format_bytes(count):
+    """A byte count in decimal units: ``512 B``, ``3.4 kB``, ``8.2 MB``, ``1.1 GB``."""
+    if count < 1000:
+        return f"{int(count)} B"
+    for unit in ("kB", "MB", "GB"):
+        count /= 1000.0
+        if count < 1000 or unit == "GB":
+            return f"{count:.1f} {unit}"
+
+
+def remaining(elapsed, done, total):
+    """Estimated seconds left after ``done`` of ``total`` equal steps took ``elapsed`` seconds:
+    ``elapsed / done · (total − done)``; None before the first step."""
+    if done <= 0:
+        return None
+    return elapsed / done * max(total - done, 0)
+
+
+def wanted(quiet=False, force=False, stream=None):
+    """Whether to show progress: forced by ``force`` (``--progress``), else not under ``quiet``
+    (``--quiet``), else only when ``stream`` (default standard error) is a terminal."""
+    if force:
+        return True
+    if quiet:
+        return False
+    stream = sys.stderr if stream is None else stream
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class Progress:
+    """Prints ``[done/total] text  elapsed E, about R left`` to ``stream`` at each :meth:`step`.
+
+    Parameters
+    ----------
+    total : int, the number of steps
+    stream : file, default standard error (looked up when a line is printed)
+    enabled : bool, False prints nothing (see :func:`wanted`)
+    upper_bound : bool, say "at most R left" (a run that may stop early, e.g. early stopping)
+    counter : bool, start the line with ``[done/total]`` (off when the text says it already)
+    clock : callable returning seconds, default :func:`time.perf_counter`
+    """
+
+    def __init__(self, total, stream=None, enabled=True, upper_bound=False, counter=True,
+                 clock=time.perf_counter):
+        self.total, self.stream, self.enabled = int(total), stream, enabled
+        self.upper_bound, self.counter, self.clock = upper_bound, counter, clock
+        self.started = clock()
+
+    def line(self, done, text, elapsed=None):
+        """The progress line after step ``done`` (``elapsed`` default: since construction)."""
+        elapsed = self.clock() - self.started if elapsed is None else elapsed
+        left = remaining(elapsed, done, self.total)
+        if done >= self.total:
+            tail = "done"
+        else:
+            tail = f"{'at most' if self.upper_bound else 'about'} {format_duration(left)} left"
+        head = f"[{done:>{len(str(self.total))}}/{self.total}] " if self.counter else ""
+        return f"{head}{text}  elapsed {format_duration(elapsed)}, {tail}"
+
+    def step(self, done, text, elapsed=None):
+        """Print the line of step ``done`` (when enabled); returns it."""
+        line = self.line(done, text, elapsed)
+        if self.enabled:
+            stream = sys.stderr if self.stream is None else self.stream
+            print(line, file=stream, flush=True)
+        return line
+
+
+def epoch_line(record, max_epochs):
+    """The text of one evaluation record of training: ``epoch 3/100  train loss 0.0412
+    validation rank loss 0.0123`` (the rank loss only when there is validation data)."""
+    text = f"epoch {record['epoch']}/{max_epochs}  train loss {record['train_loss']:.4f}"
+    if "rankloss" in record:
+        text += f"  validation rank loss {record['rankloss']:.4f}"
+    return text
+
+
+def epoch_reporter(max_epochs, stream=None, enabled=True):
+    """A callable for ``MultiLabelNN(verbose=...)`` / :func:`mlnn.nn.training.train`'s ``verbose``
+    that prints one :func:`epoch_line` per record, with the record's elapsed time and an upper
+    bound of the time left (early stopping may end training before ``max_epochs``)."""
+    progress = Progress(max_epochs, stream=stream, enabled=enabled, upper_bound=True,
+                        counter=False)
+
+    def report(record):
+        progress.step(record["epoch"], epoch_line(record, max_epochs), record["elapsed"])
+    return report
+
+
+class DownloadProgress:
+    """A ``progress(received, total)`` callable for downloads: prints ``downloading NAME: 3.3 MB
+    of 8.2 MB (40%)`` once per tenth of the file (per 10 MB when its size is unknown) and at the
+    end, so that a log holds at most a dozen lines."""
+
+    def __init__(self, name, stream=None, enabled=True):
+        self.name, self.stream, self.enabled = name, stream, enabled
+        self.shown = -1
+
+    def __call__(self, received, total):
+        if total:
+            step = min(int(10 * received / total), 10)
+            text = (f"downloading {self.name}: {format_bytes(received)} of "
+                    f"{format_bytes(total)} ({100 * received // total}%)")
+        else:
+            step = received // 10_000_000
+            text = f"downloading {self.name}: {format_bytes(received)}"
+        if step > self.shown and self.enabled:
+            stream = sys.stderr if self.stream is None else self.stream
+            print(text, file=stream, flush=True)
+        self.shown = max(self.shown, step)

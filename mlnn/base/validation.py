@@ -1,0 +1,363 @@
+"""Every input and option check of the project, and its one seeded train/validation split.
+
+Each check either returns the input in the canonical form (X: CSR with sorted indices, float of
+the requested dtype; Y: dense or CSR 0/1) or raises :class:`~mlnn.base.errors.MLNNError` naming the
+argument and the problem, so that bad input never surfaces as a traceback from inside NumPy.
+:func:`validation_split` is the only place that carves validation documents out of training
+documents (the estimator, the reproduction and the experiments all call it).
+"""
+
+import functools
+import sys
+
+import numpy as np
+import scipy.sparse as sp
+
+from mlnn.base.errors import MLNNError, NotFittedError
+
+
+def _as_2d(A, name, columns, what="a 2-D array"):
+    """A sparse input as CSR, anything else as a 2-D ndarray; raise if it is neither."""
+    if sp.issparse(A):
+        return sp.csr_matrix(A)
+    try:
+        A = np.asarray(A)
+    except Exception as error:  # e.g. ragged nested lists
+        raise MLNNError(f"{name} must be {what} or sparse matrix: {error}") from None
+    if A.ndim != 2:
+        raise MLNNError(f"{name} must be 2-D (documents × {columns}), got shape {A.shape}. "
+                        "Reshape your data so that each row is a document")
+    return A
+
+
+def _check_shape(A, name, shape):
+    """Raise unless ``shape`` is None or the (n × L) shape of ``A``."""
+    if shape is not None and A.shape != tuple(shape):
+        raise MLNNError(f"{name} has shape {A.shape}, expected {tuple(shape)} "
+                        "(documents × labels)")
+
+
+def _check_finite(X, name, overflow=None):
+    """Raise unless every stored value of the CSR matrix X is finite, naming the first bad entry
+    (as an overflow of ``overflow``, the dtype just cast to, when given)."""
+    if np.issubdtype(X.dtype, np.inexact) and not np.all(np.isfinite(X.data)):
+        bad = np.flatnonzero(~np.isfinite(X.data))[0]
+        row = np.searchsorted(X.indptr, bad, side="right") - 1
+        where = f"row {row}, column {X.indices[bad]}"
+        if overflow is not None:
+            raise MLNNError(f"{name} has a value too large for {overflow} (overflow at {where})")
+        raise MLNNError(f"{name} contains NaN or infinite values (first at {where})")
+
+
+def check_X(X, name="X", n_features=None, dtype=np.float64, n_samples=None):
+    """Return X (n × D) as a CSR matrix of ``dtype`` with sorted indices.
+
+    Accepts any scipy.sparse matrix/array or a dense 2-D array-like. Dense input is converted to
+    CSR, so dense and sparse input take the same code path and give identical results.
+    """
+    X = _as_2d(X, name, "features")
+    if np.issubdtype(X.dtype, np.complexfloating):
+        raise MLNNError(f"{name} must hold real numbers (Complex data not supported), "
+                        f"got dtype {X.dtype}")
+    if not np.issubdtype(X.dtype, np.number):
+        raise MLNNError(f"{name} must hold real numbers, got dtype {X.dtype}")
+    X = sp.csr_matrix(X)
+    _check_finite(X, name)
+    if X.dtype != dtype:
+        with np.errstate(over="ignore"):
+            cast = X.astype(dtype)
+        _check_finite(cast, name, overflow=np.dtype(dtype).name)
+        X = cast
+    if n_samples is not None and X.shape[0] != n_samples:
+        raise MLNNError(f"{name} has {X.shape[0]} rows (documents), expected {n_samples}")
+    if n_features is not None and X.shape[1] != n_features:
+        raise MLNNError(f"{name} has {X.shape[1]} features (columns), expected {n_features}")
+    if not X.has_sorted_indices:
+        X = X.sorted_indices()
+    return X
+
+
+def check_Y(Y, name="Y", n_samples=None, n_labels=None, shape=None):
+    """Return the 0/1 label matrix Y (n × L) as a new CSR int8 matrix; raise if it is not 0/1 or
+    mis-shaped.
+
+    Accepted: bool, integer or real 0/1 values, dense (ndarray, np.matrix, nested lists) or any
+    scipy.sparse matrix/array; all give the same result. Sparse input is judged by the values of
+    its entries after summing duplicates (a COO entry stored twice as 1 is a 2, and rejected);
+    explicit zeros are dropped. The input itself is never modified. ``n_samples``/``n_labels``
+    check one dimension each, ``shape`` both.
+    """
+    Y = _as_2d(Y, name, "labels", "a 2-D 0/1 array")
+    if sp.issparse(Y):
+        Y = sp.csr_matrix(Y, copy=True)
+        Y.sum_duplicates()
+        values = Y.data
+    else:
+        values = Y
+    check_label_values(values, name)
+    if n_samples is not None and Y.shape[0] != n_samples:
+        raise MLNNError(f"{name} has {Y.shape[0]} rows but X has {n_samples} documents")
+    if n_labels is not None and Y.shape[1] != n_labels:
+        raise MLNNError(f"{name} has {Y.shape[1]} labels (columns), expected {n_labels}")
+    _check_shape(Y, name, shape)
+    Y = sp.csr_matrix(Y.astype(np.int8, copy=True))
+    Y.eliminate_zeros()
+    return Y
+
+
+def check_label_values(values, name):
+    """Raise unless the array ``values`` (any shape) holds only 0 and 1, in a bool, integer or real
+    dtype (the entries of a label matrix; see :func:`check_Y`)."""
+    if values.dtype.kind not in "biuf":
+        raise MLNNError(f"{name} must hold 0/1 values (bool, integer or real), "
+                        f"got dtype {values.dtype}")
+    if values.size and not np.all((values == 0) | (values == 1)):
+        bad = values[(values != 0) & (values != 1)][0].item()
+        kind = " (a continuous target, not a label)" if bad != np.round(bad) else ""
+        raise MLNNError(f"{name} must be a 0/1 label matrix; found the value {bad!r}{kind}")
+
+
+def check_dense_Y(Y, name="Y", shape=None):
+    """The 0/1 label matrix Y (n × L) as a dense ndarray of its own dtype (sparse input is
+    densified; a dense ndarray is returned as is, not copied); raise as :func:`check_Y` does.
+
+    For the per-minibatch labels of the losses, where a dense Y is what the arithmetic needs.
+    """
+    Y = _as_2d(Y.toarray() if sp.issparse(Y) else Y, name, "labels", "a 2-D 0/1 array")
+    check_label_values(Y, name)
+    _check_shape(Y, name, shape)
+    return Y
+
+
+def check_scores(scores, name="scores", shape=None):
+    """Return the dense real matrix ``scores`` as float64; raise on sparse, NaN/inf or bad shape."""
+    if sp.issparse(scores):
+        raise MLNNError(f"{name} must be a dense array (documents × labels), got a sparse matrix")
+    try:
+        scores = np.asarray(scores)
+    except Exception as error:
+        raise MLNNError(f"{name} must be a 2-D array of real numbers: {error}") from None
+    if scores.ndim != 2:
+        raise MLNNError(f"{name} must be 2-D (documents × labels), got shape {scores.shape}")
+    if scores.dtype.kind not in "biuf":
+        raise MLNNError(f"{name} must hold real numbers, got dtype {scores.dtype}")
+    scores = scores.astype(np.float64, copy=False)
+    if not np.all(np.isfinite(scores)):
+        row = int(np.flatnonzero(~np.all(np.isfinite(scores), axis=1))[0])
+        raise MLNNError(f"{name} contains NaN or infinite values (first in row {row})")
+    _check_shape(scores, name, shape)
+    return scores
+
+
+def _is_real(value):
+    """Whether ``value`` is a real scalar: a Python or NumPy int or float (no bool, no complex)."""
+    return not isinstance(value, (bool, np.bool_)) and isinstance(
+        value, (int, float, np.integer, np.floating))
+
+
+def _check_real(value, name, requirement, accept):
+    """``value`` as a float if it is a real scalar that ``accept``s; else raise naming the
+    ``requirement`` (the one numeric check every helper below goes through)."""
+    try:
+        ok = _is_real(value) and bool(accept(value))
+    except (OverflowError, TypeError):     # e.g. an int too large for a float
+        ok = False
+    if not ok:
+        raise MLNNError(f"{name} must be {requirement}, got {value!r}")
+    return float(value)
+
+
+def check_finite_float(value, name):
+    """``value`` as a float; raise unless it is a finite real number."""
+    return _check_real(value, name, "a finite number", np.isfinite)
+
+
+def check_positive_float(value, name):
+    """``value`` as a float; raise unless it is a finite real number > 0."""
+    return _check_real(value, name, "a positive finite number",
+                       lambda v: np.isfinite(v) and v > 0)
+
+
+def check_nonnegative_float(value, name):
+    """``value`` as a float; raise unless it is a finite real number ≥ 0."""
+    return _check_real(value, name, "a finite number ≥ 0", lambda v: np.isfinite(v) and v >= 0)
+
+
+#: Which ends of the interval :func:`check_float_in` includes.
+CLOSED = {"left": "[)", "right": "(]", "both": "[]", "neither": "()"}
+
+
+def check_float_in(value, name, low, high, closed="left"):
+    """``value`` as a float; raise unless it is a real number in the interval from ``low`` to
+    ``high``, whose ends ``closed`` includes: "left" [low, high), "right" (low, high], "both"
+    [low, high] or "neither" (low, high). NaN is never inside."""
+    check_choice(closed, "closed", CLOSED)
+    left, right = CLOSED[closed]
+
+    def inside(v):
+        above = v >= low if left == "[" else v > low
+        below = v <= high if right == "]" else v < high
+        return above and below
+
+    return _check_real(value, name, f"a number in {left}{low:g}, {high:g}{right}", inside)
+
+
+def check_fraction(value, name, allow_zero=False):
+    """``value`` as a float in (0, 1), or in [0, 1) with ``allow_zero``; raise otherwise."""
+    return check_float_in(value, name, 0, 1, closed="left" if allow_zero else "neither")
+
+
+def check_integer(value, name, minimum=1):
+    """``value`` as an int; raise unless it is an integer (not a bool) of at least ``minimum``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+            or value < minimum:
+        requirement = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise MLNNError(f"{name} must be {requirement}, got {value!r}")
+    return int(value)
+
+
+def check_positive_int(value, name):
+    """``value`` as an int; raise unless it is an integer ≥ 1 (not a bool)."""
+    return check_integer(value, name, minimum=1)
+
+
+def check_bool(value, name):
+    """``value`` as a bool; raise unless it is True or False (Python's or NumPy's)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise MLNNError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_seed(value, name="random_state"):
+    """``value`` unchanged; raise unless it is None or an integer ≥ 0 (not a bool): a seed for
+    ``numpy.random.default_rng``."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+            or value < 0:
+        raise MLNNError(f"{name} must be None or an integer >= 0 (a seed), got {value!r}")
+    return value
+
+
+def check_choice(value, name, choices):
+    """``value`` unchanged; raise unless it is one of ``choices`` (names, e.g. of a loss).
+
+    Only a hashable value can be one: an array or a list never is, even one equal to a name.
+    """
+    try:
+        known = hash(value) is not None and value in choices
+    except TypeError:                      # unhashable: an array, a list, a dict
+        known = False
+    if not known:
+        raise MLNNError(f"unknown {name} {value!r}; choose one of {list(choices)}")
+    return value
+
+
+def check_length(values, name, expected):
+    """``values`` as a list; raise unless it has ``expected`` entries (e.g. one name per label)."""
+    values = list(values)
+    if len(values) != expected:
+        raise MLNNError(f"{name} has {len(values)} entries, expected {expected}")
+    return values
+
+
+def check_fitted(model, attribute):
+    """Raise :class:`NotFittedError` unless ``model`` has ``attribute``, which its ``fit`` sets
+    (e.g. ``coef_``)."""
+    if not hasattr(model, attribute):
+        raise not_fitted_error_type()(f"this {type(model).__name__} is not fitted yet; "
+                                      "call fit first")
+
+
+def not_fitted_error_type():
+    """:class:`NotFittedError`, joined with ``sklearn.exceptions.NotFittedError`` when scikit-learn
+    is already loaded (looked up in ``sys.modules``: scikit-learn is never imported here). Code that
+    can name scikit-learn's class has loaded it, so its ``except NotFittedError`` catches ours."""
+    sklearn_exceptions = sys.modules.get("sklearn.exceptions")
+    sklearn_class = getattr(sklearn_exceptions, "NotFittedError", None)
+    if not isinstance(sklearn_class, type) or not issubclass(sklearn_class, Exception):
+        return NotFittedError
+    return _joined_not_fitted_error(sklearn_class)
+
+
+@functools.lru_cache(maxsize=None)
+def _joined_not_fitted_error(sklearn_class):
+    """One class per scikit-learn ``NotFittedError``: ours first, so it is still an MLNNError."""
+    return type("NotFittedError", (NotFittedError, sklearn_class),
+                {"__module__": __name__, "__doc__": NotFittedError.__doc__,
+                 "__qualname__": "NotFittedError"})
+
+
+def check_sample_weight(sample_weight, n):
+    """``sample_weight`` as a float64 array of ``n`` finite weights ≥ 0, not all 0; else raise."""
+    try:
+        weights = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise MLNNError("sample_weight must be a 1-D array of numbers") from None
+    if weights.shape != (n,):
+        raise MLNNError(f"sample_weight has shape {weights.shape}, expected ({n},): "
+                        "one weight per document")
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0) or not weights.sum() > 0:
+        raise MLNNError("sample_weight must hold finite weights >= 0, not all 0")
+    return weights
+
+
+def check_training_data(X, Y, X_val=None, Y_val=None, n_features=None, n_labels=None,
+                        dtype=np.float64):
+    """(X, Y, X_val, Y_val) checked for training: X CSR of ``dtype``, Y 0/1 CSR, same documents.
+
+    X must hold at least one document and one feature, Y at least one label; ``X_val`` and
+    ``Y_val`` come together or not at all and must have the features of X and the labels of Y.
+    ``n_features``/``n_labels`` fix D and L.
+    """
+    if Y is None:
+        raise MLNNError("the labels Y are missing: training requires y to be passed, "
+                        "but the target y is None")
+    X = check_X(X, "X", n_features=n_features, dtype=dtype)
+    Y = check_Y(Y, "Y", n_samples=X.shape[0], n_labels=n_labels)
+    if X.shape[0] == 0:
+        raise MLNNError("X has no documents to train on")
+    if X.shape[1] == 0:
+        raise MLNNError(f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required: "
+                        "there is nothing to learn from")
+    if Y.shape[1] == 0:
+        raise MLNNError(f"Y has 0 labels (shape={Y.shape}): there is nothing to predict")
+    if (X_val is None) != (Y_val is None):
+        raise MLNNError("give both X_val and Y_val, or neither")
+    if X_val is not None:
+        X_val = check_X(X_val, "X_val", n_features=X.shape[1], dtype=dtype)
+        Y_val = check_Y(Y_val, "Y_val", n_samples=X_val.shape[0], n_labels=Y.shape[1])
+    return X, Y, X_val, Y_val
+
+
+def validation_split(n, fraction=0.1, random_state=0):
+    """The one seeded train/validation split of the project: ``(fit_rows, val_rows)``.
+
+    A permutation of ``range(n)`` from ``numpy.random.default_rng(random_state)``; its first
+    ``round(fraction · n)`` entries are the validation documents (the paper holds out validation
+    data carved from the training documents, Sec. 4). Both index arrays are sorted.
+    """
+    fraction = check_fraction(fraction, "validation fraction")
+    n = check_positive_int(n, "number of documents")
+    n_val = int(round(fraction * n))
+    if n_val < 1 or n_val >= n:
+        raise MLNNError(f"a validation fraction of {fraction} leaves no documents for fitting or "
+                        f"for validation out of {n} (n_samples={n})")
+    order = np.random.default_rng(random_state).permutation(n)
+    return np.sort(order[n_val:]), np.sort(order[:n_val])
+
+
+def check_split(validation, n):
+    """An explicit ``(fit_rows, val_rows)`` pair of index arrays into ``n`` documents, checked:
+    both non-empty, inside ``[0, n)`` and disjoint; returned as flat ``intp`` arrays."""
+    try:
+        fit_rows, val_rows = (np.asarray(part, dtype=np.intp).ravel() for part in validation)
+    except (TypeError, ValueError):
+        raise MLNNError("validation must be a pair (fit_indices, validation_indices)") from None
+    if fit_rows.size == 0 or val_rows.size == 0:
+        raise MLNNError("validation: both index sets must be non-empty")
+    if min(fit_rows.min(), val_rows.min()) < 0 or max(fit_rows.max(), val_rows.max()) >= n:
+        raise MLNNError(f"validation: indices must lie in [0, {n})")
+    if np.intersect1d(fit_rows, val_rows).size:
+        raise MLNNError("validation: the fit and validation indices overlap")
+    return fit_rows, val_rows

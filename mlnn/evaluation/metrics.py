@@ -1,0 +1,333 @@
+"""The ten evaluation measures of the paper (Sec. 4, "Evaluation Measures"), Hamming loss, and the
+validation-selection score.
+
+Notation: ``Y`` is the n × L 0/1 matrix of true label sets (row k is the label set y of document
+k, ȳ its complement), ``scores`` the dense n × L matrix of real-valued outputs f(x) (one row per
+document; higher means more relevant), ``Y_pred`` the n × L 0/1 matrix of predicted label sets.
+``Y`` and ``Y_pred`` may be dense arrays or scipy.sparse matrices of bool, integer or real 0/1
+values (all give the same numbers); ``scores`` must be dense.
+
+Ranking measures (lower is better for the first three, higher for MAP)
+    rank loss     Eq. 1: (1/(|y||ȳ|)) · ( #{(k,l) ∈ y×ȳ : f_k < f_l}
+                                          + ½ #{(k,l) ∈ y×ȳ : f_k = f_l} )
+    one-error     1 if the top-ranked label is not relevant, else 0
+    coverage      max_{k ∈ y} rank(k) − 1  (how far down the ranking one must go to see all of y)
+    MAP           (1/|y|) Σ_{k ∈ y} |{k' ∈ y : rank(k') ≤ rank(k)}| / rank(k)
+each averaged over documents.
+
+Bipartition measures
+    micro P/R/F1  computed from the true/false positives and false negatives summed over all
+                  documents and labels: miP = TP/(TP+FP), miR = TP/(TP+FN), miF = 2TP/(2TP+FP+FN)
+    macro P/R/F1  the same per label, then averaged over the L labels (maF is the mean of the
+                  per-label F1, not the harmonic mean of maP and maR)
+
+Hamming loss (not in the paper's tables; BP-MLL's evaluation uses it)
+    hamming       the fraction of wrong label decisions over all n·L entries,
+                  #{(k, l) : ŷ_kl ≠ y_kl} / (n·L)
+
+Conventions (documented because libraries differ on them)
+    Ties in rank loss count ½, as in Eq. 1 (some implementations count a tie as a whole error or
+    not at all). For one-error, coverage and MAP, ties are resolved *pessimistically*: the rank of
+    label l is rank(l) = #{l' : f_l' ≥ f_l}, the number of labels scoring at least as high; so a
+    document whose labels all tie gets coverage L − 1 and a one-error of 1 unless all its labels
+    are relevant. MAP is scikit-learn's ``label_ranking_average_precision_score`` convention;
+    coverage is scikit-learn's ``coverage_error`` minus one (the paper counts the steps *past* the
+    top label, so a perfect ranking of a single relevant label has coverage 0, not 1).
+
+    Documents on which a ranking measure is undefined are left out of its average (as MULAN
+    does), rather than counted as perfect (as scikit-learn does): rank loss skips documents with
+    no relevant or no irrelevant label (|y||ȳ| = 0); one-error, coverage and MAP skip documents
+    with no relevant label. Documents with all labels relevant have one-error 0, coverage L − 1
+    and MAP 1. If no document qualifies, the measure is ``nan``.
+
+    Bipartition counts with a zero denominator follow MULAN: a label (or, for the micro measures,
+    the whole matrix) with no true and no predicted positives (TP = FP = FN = 0) scores 1 for
+    precision, recall and F1 — nothing to find and nothing wrongly found; otherwise a zero
+    denominator gives 0 (precision with no predictions, recall with no true positives).
+    scikit-learn instead scores such labels 0 by default (``zero_division="warn"``), which lowers
+    macro averages on data sets whose test split lacks some labels (e.g. Delicious).
+
+Selection convention (the project's own choice; the paper does not say how it selects)
+    Hyper-parameters chosen by macro-F1 on a validation split (the threshold predictor's λ, C of
+    BR_B) use :func:`selection_score`, whose macro averages run only over the labels with at
+    least one positive document in the validation split (``macro_labels="present"``). On a small
+    validation split many rare labels have no positive document (26 of the 90 Reuters-21578
+    labels in a 10 % split), and under MULAN's convention each of them scores 1 exactly when
+    nothing is predicted for it, which rewards high thresholds and predicting less. Reported
+    results keep the paper's (MULAN's) definition: :func:`evaluate` and the default
+    ``macro_labels="all"`` of :func:`bipartition_measures`.
+"""
+
+import numpy as np
+
+from mlnn.base.validation import check_choice, check_scores, check_Y
+
+#: The ten measures of the paper's Table 3, in its column order.
+MEASURES = ("rankloss", "oneError", "coverage", "MAP", "miP", "miR", "miF", "maP", "maR", "maF")
+
+#: Measures :func:`evaluate` reports besides the paper's ten (after them, in this order).
+EXTRA_MEASURES = ("hamming",)
+
+#: Measures for which a smaller value is better.
+LOWER_IS_BETTER = frozenset({"rankloss", "oneError", "coverage", "hamming"})
+
+#: Which labels the macro averages run over: every label (MULAN's and the paper's definition),
+#: or only the labels with at least one positive document in Y_true (for validation selection).
+MACRO_LABELS = ("all", "present")
+
+#: Criteria :func:`selection_score` can maximise; "meanF" is the mean of micro- and macro-F1.
+SELECTION_CRITERIA = ("meanF", "miF", "maF", "miP", "miR", "maP", "maR")
+
+# Documents are processed in blocks of at most this many matrix entries to bound memory
+# (several int64 arrays of the block's size are alive at once).
+_BLOCK_ENTRIES = 1 << 22
+
+
+# ---------------------------------------------------------------------------------------------
+# ranking measures
+
+def _rank_statistics(Y, scores):
+    """Per-document rank loss, one-error, coverage and average precision (vectorised).
+
+    Y: dense bool (n × L); scores: float64 (n × L). Each row is sorted once (descending) and the
+    sorted block is viewed as one flat array of n·L positions. Ties are the *runs* of equal
+    scores within a row; for the relevant label at flat position p, with its run occupying the
+    flat positions [first, stop) and its row starting at position row·L:
+
+    - ``first − row·L``  labels score strictly higher than it,
+    - ``stop − row·L``   labels score at least as high (its pessimistic rank),
+
+    and counts of relevant labels inside such ranges come from binary search in the sorted list
+    of relevant positions. Only the relevant entries are visited after the sort. Returns four
+    float arrays of length n, with ``nan`` where a measure is undefined.
+    """
+    n, L = scores.shape
+    order = np.argsort(-scores, axis=1)
+    s = np.take_along_axis(scores, order, axis=1)            # each row in descending order
+    rel = np.take_along_axis(Y, order, axis=1)               # relevance in that order
+    new_run = np.empty((n, L), dtype=bool)
+    new_run[:, 0] = True
+    np.not_equal(s[:, 1:], s[:, :-1], out=new_run[:, 1:])
+    run_first = np.flatnonzero(new_run)                      # first flat position of each run
+    run_stop = np.append(run_first[1:], n * L)               # one past its last position
+
+    p = np.flatnonzero(rel)                                  # relevant flat positions, sorted
+    row = p // L
+    row_start = row * L
+    run = np.searchsorted(run_first, p, side="right") - 1
+    first, stop = run_first[run], run_stop[run]
+    rel_in_row_before = np.searchsorted(p, row_start)
+    rel_before_run = np.searchsorted(p, first) - rel_in_row_before
+    rel_to_run_end = np.searchsorted(p, stop) - rel_in_row_before
+    rank = stop - row_start                                  # #{l : f_l >= f_k}
+
+    n_rel = np.bincount(row, minlength=n)
+    n_irr = L - n_rel
+    has_rel = n_rel > 0
+    # Eq. 1: irrelevant labels strictly above each relevant one, plus half of those tied with it
+    irr_above = (first - row_start) - rel_before_run
+    irr_tied = (stop - first) - (rel_to_run_end - rel_before_run)
+    wrong_pairs = np.bincount(row, weights=irr_above + 0.5 * irr_tied, minlength=n)
+    # precision at the rank of each relevant label: |{k' in y : f_k' >= f_k}| / rank(k)
+    prec_sum = np.bincount(row, weights=rel_to_run_end / rank, minlength=n)
+    # the last relevant label of a row (p is sorted) has the largest rank
+    last = np.cumsum(n_rel) - 1
+    max_rank = np.zeros(n)
+    max_rank[has_rel] = rank[last[has_rel]]
+    # the top run of row i starts at flat position i·L
+    doc_start = np.arange(n) * L
+    top_stop = run_stop[np.searchsorted(run_first, doc_start)]
+    rel_in_top = np.searchsorted(p, top_stop) - np.searchsorted(p, doc_start)
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rankloss = np.where(has_rel & (n_irr > 0), wrong_pairs / (n_rel * n_irr), np.nan)
+        avg_prec = np.where(has_rel, prec_sum / n_rel, np.nan)
+    one_error = np.where(has_rel, (rel_in_top < top_stop - doc_start).astype(float), np.nan)
+    coverage = np.where(has_rel, max_rank - 1.0, np.nan)
+    return rankloss, one_error, coverage, avg_prec
+
+
+def _per_document(Y_true, scores):
+    """Check inputs and return the per-document ranking statistics, computed in row blocks."""
+    scores = check_scores(scores)
+    Y = check_Y(Y_true, "Y_true", shape=scores.shape)
+    n, L = scores.shape
+    out = [np.empty(n) for _ in range(4)]
+    block = max(1, _BLOCK_ENTRIES // max(L, 1))
+    for lo in range(0, n, block):
+        hi = min(n, lo + block)
+        parts = _rank_statistics(Y[lo:hi].toarray().astype(bool), scores[lo:hi])
+        for target, part in zip(out, parts):
+            target[lo:hi] = part
+    return out
+
+
+def _mean_defined(values):
+    values = values[~np.isnan(values)]
+    return float(values.mean()) if values.size else float("nan")
+
+
+def ranking_measures(Y_true, scores):
+    """The four ranking measures at once (each row of ``scores`` is sorted only once).
+
+    Parameters
+    ----------
+    Y_true : (n, L) 0/1 array or sparse matrix — the true label sets.
+    scores : (n, L) dense float array — f(x), higher = more relevant.
+
+    Returns
+    -------
+    dict with float values for ``rankloss``, ``oneError``, ``coverage``, ``MAP``, averaged over
+    the documents on which each is defined (see the module docstring for ties and edge cases).
+    """
+    rankloss, one_error, cov, avg_prec = _per_document(Y_true, scores)
+    return {"rankloss": _mean_defined(rankloss), "oneError": _mean_defined(one_error),
+            "coverage": _mean_defined(cov), "MAP": _mean_defined(avg_prec)}
+
+
+def rank_loss(Y_true, scores):
+    """Rank loss (Eq. 1): the fraction of (relevant, irrelevant) label pairs ordered wrongly.
+
+    Ties count ½. Per document normalised by |y||ȳ|, then averaged over the documents with at
+    least one relevant and one irrelevant label. Y_true (n × L) 0/1, scores (n × L) dense.
+    """
+    return ranking_measures(Y_true, scores)["rankloss"]
+
+
+def one_error(Y_true, scores):
+    """Fraction of documents whose top-ranked label is irrelevant (ties at the top: pessimistic,
+    i.e. an error if any label sharing the top score is irrelevant). Documents with no relevant
+    label are skipped."""
+    return ranking_measures(Y_true, scores)["oneError"]
+
+
+def coverage(Y_true, scores):
+    """Mean over documents of max_{k ∈ y} rank(k) − 1, with rank(k) = #{l : f_l ≥ f_k}.
+
+    A perfect ranking has coverage |y| − 1. This is scikit-learn's ``coverage_error`` minus one.
+    Documents with no relevant label are skipped."""
+    return ranking_measures(Y_true, scores)["coverage"]
+
+
+def average_precision(Y_true, scores):
+    """Mean average precision over documents ("MAP" in the paper's tables).
+
+    Per document (1/|y|) Σ_{k∈y} |{k' ∈ y : f_k' ≥ f_k}| / |{l : f_l ≥ f_k}|; documents with no
+    relevant label are skipped."""
+    return ranking_measures(Y_true, scores)["MAP"]
+
+
+# ---------------------------------------------------------------------------------------------
+# bipartition measures
+
+def _ratio(num, den, empty):
+    """num / den elementwise; 1 where ``empty`` (TP = FP = FN = 0), 0 where only den is 0."""
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    out = np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=den > 0)
+    return np.where(empty, 1.0, out)
+
+
+def _label_counts(Y_true, Y_pred):
+    """Per-label (tp, fp, fn) float arrays of length L, from the checked CSR int8 matrices."""
+    tp = np.asarray(Y_true.multiply(Y_pred).sum(axis=0), dtype=float).ravel()
+    fp = np.asarray(Y_pred.sum(axis=0), dtype=float).ravel() - tp
+    fn = np.asarray(Y_true.sum(axis=0), dtype=float).ravel() - tp
+    return tp, fp, fn
+
+
+def bipartition_measures(Y_true, Y_pred, macro_labels="all"):
+    """Micro- and macro-averaged precision, recall and F1 of predicted label sets.
+
+    Parameters
+    ----------
+    Y_true, Y_pred : (n, L) 0/1 arrays or sparse matrices.
+    macro_labels : "all" (default; the paper's and MULAN's definition: every label counts, one
+        with no true and no predicted positive scoring 1) or "present" (the macro averages run
+        only over the labels with at least one positive in ``Y_true``; ``nan`` if there is none
+        — the project's selection convention, see the module docstring). The micro measures do
+        not depend on it.
+
+    Returns
+    -------
+    dict with float values for ``miP, miR, miF, maP, maR, maF`` (zero-denominator convention in
+    the module docstring).
+    """
+    check_choice(macro_labels, "macro_labels", MACRO_LABELS)
+    Yt = check_Y(Y_true, "Y_true")
+    Yp = check_Y(Y_pred, "Y_pred", shape=Yt.shape)
+    tp, fp, fn = _label_counts(Yt, Yp)
+
+    TP, FP, FN = tp.sum(), fp.sum(), fn.sum()
+    empty = TP + FP + FN == 0
+    result = {"miP": _ratio(TP, TP + FP, empty), "miR": _ratio(TP, TP + FN, empty),
+              "miF": _ratio(2 * TP, 2 * TP + FP + FN, empty)}
+    if macro_labels == "present":
+        keep = tp + fn > 0
+        tp, fp, fn = tp[keep], fp[keep], fn[keep]
+    empty_labels = tp + fp + fn == 0
+    result["maP"] = _ratio(tp, tp + fp, empty_labels).mean() if tp.size else np.nan
+    result["maR"] = _ratio(tp, tp + fn, empty_labels).mean() if tp.size else np.nan
+    result["maF"] = _ratio(2 * tp, 2 * tp + fp + fn, empty_labels).mean() if tp.size else np.nan
+    return {key: float(value) for key, value in result.items()}
+
+
+def hamming_loss(Y_true, Y_pred):
+    """The fraction of wrong label decisions, #{(k, l) : ŷ_kl ≠ y_kl} / (n·L).
+
+    Y_true, Y_pred : (n, L) 0/1 arrays or sparse matrices. Returns a float (``nan`` if n·L = 0).
+    Wrong decisions are |Y_true| + |Y_pred| − 2 |Y_true ∘ Y_pred| (false negatives plus false
+    positives), counted on the sparse matrices.
+    """
+    Yt = check_Y(Y_true, "Y_true")
+    Yp = check_Y(Y_pred, "Y_pred", shape=Yt.shape)
+    wrong = Yt.nnz + Yp.nnz - 2 * Yt.multiply(Yp).nnz
+    entries = Yt.shape[0] * Yt.shape[1]
+    return float(wrong / entries) if entries else float("nan")
+
+
+def selection_score(Y_true, Y_pred, criterion="meanF", macro_labels="present"):
+    """The value maximised when a hyper-parameter is chosen on validation documents.
+
+    Parameters
+    ----------
+    Y_true, Y_pred : (n, L) 0/1 arrays or sparse matrices — the validation labels and the label
+        sets predicted for them.
+    criterion : one of :data:`SELECTION_CRITERIA`; "meanF" = (miF + maF) / 2.
+    macro_labels : "present" (default; the project's selection convention: macro averages over
+        the labels with a positive validation document) or "all" (MULAN's definition).
+
+    Returns
+    -------
+    float, higher is better; ``nan`` if a macro criterion has no label to average over.
+    """
+    check_choice(criterion, "criterion", SELECTION_CRITERIA)
+    result = bipartition_measures(Y_true, Y_pred, macro_labels=macro_labels)
+    if criterion == "meanF":
+        return (result["miF"] + result["maF"]) / 2.0
+    return result[criterion]
+
+
+def evaluate(Y_true, scores, Y_pred):
+    """The ten measures of the paper's Table 3, then Hamming loss.
+
+    Parameters
+    ----------
+    Y_true : (n, L) 0/1 array or sparse matrix — true label sets.
+    scores : (n, L) dense float array — the ranking scores f(x).
+    Y_pred : (n, L) 0/1 array or sparse matrix — predicted label sets.
+
+    Returns
+    -------
+    dict with exactly the keys of :data:`MEASURES` (``rankloss, oneError, coverage, MAP, miP,
+    miR, miF, maP, maR, maF``, the paper's definitions, macro averages over all labels) followed
+    by those of :data:`EXTRA_MEASURES` (``hamming``); floats, conventions in the module
+    docstring.
+    """
+    scores = check_scores(scores)
+    Y_true = check_Y(Y_true, "Y_true", shape=scores.shape)
+    Y_pred = check_Y(Y_pred, "Y_pred", shape=scores.shape)
+    result = ranking_measures(Y_true, scores)
+    result.update(bipartition_measures(Y_true, Y_pred))
+    result["hamming"] = hamming_loss(Y_true, Y_pred)
+    return {key: result[key] for key in MEASURES + EXTRA_MEASURES}

@@ -1,0 +1,105 @@
+"""Learning curves stored as CSV: one row per evaluation, the setting's fields repeated.
+
+A curve is a plain dict: the fields of a :class:`Setting` (one network configuration of a
+convergence experiment), ``experiment``, ``dataset``, and the lists of :data:`CURVE_COLUMNS`
+(one entry per evaluation on the validation split). :func:`save_csv` writes curves as a long
+table with the columns :data:`CSV_COLUMNS`; :func:`load_csv` reads them back.
+"""
+
+import csv
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from mlnn.base.errors import MLNNError
+from mlnn.base.fileio import atomic_write
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One network configuration of a convergence experiment.
+
+    ``loss`` "ce" (sigmoid outputs) or "pwe" (tanh outputs); ``hidden_activation`` relu, tanh or
+    sigmoid; ``optimizer`` "adagrad", "momentum" or "sgd" with ``learning_rate`` η (and
+    ``momentum`` μ for momentum); ``dropout`` the rate on the hidden units; ``hidden_units`` F.
+    """
+
+    label: str
+    loss: str = "ce"
+    hidden_activation: str = "relu"
+    optimizer: str = "adagrad"
+    learning_rate: float = 0.01
+    momentum: float = 0.9
+    dropout: float = 0.0
+    hidden_units: int = 256
+
+
+#: The columns of the CSV written by :func:`save_csv`: the setting, then one evaluation.
+SETTING_COLUMNS = tuple(f.name for f in fields(Setting))
+CURVE_COLUMNS = ("updates", "epoch", "rankloss", "MAP", "train_loss", "elapsed")
+CSV_COLUMNS = ("experiment", "dataset") + SETTING_COLUMNS + CURVE_COLUMNS
+
+#: Column names of files written before a setting field was renamed: old name → new name.
+RENAMED_COLUMNS = {"hidden": "hidden_activation"}
+
+_TYPES = {f.name: f.type for f in fields(Setting)}
+
+
+def setting_of(curve):
+    """The :class:`Setting` a curve was made with."""
+    return Setting(**{name: curve[name] for name in SETTING_COLUMNS})
+
+
+def save_csv(curves, path):
+    """Write curves as a long table with the columns :data:`CSV_COLUMNS`, one row per evaluation."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path, "w") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(CSV_COLUMNS)
+        for curve in curves:
+            head = [curve.get("experiment", "custom"), curve.get("dataset", "")]
+            head += [curve[name] for name in SETTING_COLUMNS]
+            for row in zip(*(curve[name] for name in CURVE_COLUMNS)):
+                writer.writerow(head + [repr(float(v)) for v in row])
+    return path
+
+
+def _convert(name, text):
+    kind = {"str": str, "float": float, "int": int}.get(getattr(_TYPES[name], "__name__",
+                                                                 str(_TYPES[name])), str)
+    return kind(text) if kind is not int else int(float(text))
+
+
+def _rows(path):
+    """The rows of a curves file as dicts under the current column names, with line numbers."""
+    if not path.exists():
+        raise MLNNError(f"no curves file {path}")
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        header = [RENAMED_COLUMNS.get(name, name) for name in next(reader, [])]
+        missing = sorted(set(CSV_COLUMNS) - set(header))
+        if missing:
+            raise MLNNError(f"{path} lacks the column(s) {missing}")
+        for line_number, values in enumerate(reader, start=2):
+            if values:
+                yield line_number, dict(zip(header, values))
+
+
+def load_csv(path):
+    """Read curves written by :func:`save_csv` (one dict per setting, in file order)."""
+    path = Path(path)
+    curves, index = [], {}
+    for line_number, row in _rows(path):
+        key = tuple(row[name] for name in ("experiment", "dataset") + SETTING_COLUMNS)
+        try:
+            if key not in index:
+                curve = {"experiment": row["experiment"], "dataset": row["dataset"]}
+                curve.update({name: _convert(name, row[name]) for name in SETTING_COLUMNS})
+                curve.update({name: [] for name in CURVE_COLUMNS})
+                index[key] = curve
+                curves.append(curve)
+            for name in CURVE_COLUMNS:
+                index[key][name].append(float(row[name]))
+        except ValueError as error:
+            raise MLNNError(f"{path}, line {line_number}: {error}") from None
+    return curves

@@ -1,0 +1,102 @@
+"""How the notebooks size their experiments and where figures go, read from the environment.
+
+* ``MLNN_FAST=1`` -- fast mode: tiny experiments that exercise the whole pipeline in seconds
+  (the test suite runs every notebook this way);
+* ``MLNN_RERUN=1`` -- train the networks of a figure again instead of redrawing it from the
+  curves stored next to it;
+* ``MLNN_FIGURES`` -- the directory figures are written to. Unset, fast mode writes to a fresh
+  temporary directory (so quick runs never overwrite the committed figures), and the full mode
+  to the ``figures/`` folder of the project;
+* ``MLNN_DATA`` -- the real datasets (:mod:`mlnn.datasets.paths`). Without them a notebook
+  falls back to the curves committed under ``figures/`` (:func:`stored`) and to the synthetic
+  collection (:func:`load_or_synthetic`), and says so.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+from mlnn import datasets
+from mlnn.base.errors import MLNNError
+
+#: What :func:`banner` prints in fast mode, so that no reader takes its numbers for results.
+SMOKE_TEST = ("FAST MODE (MLNN_FAST=1): a smoke test. What this notebook trains or computes below "
+              "is shrunk to run\nin seconds: those numbers only show that the code runs and are "
+              "NOT the results the text discusses\n(curves and tables read from the committed "
+              "files under figures/ are the full run's).")
+
+
+def fast_mode():
+    """True when ``MLNN_FAST=1``: notebooks then run tiny experiments (as the tests do)."""
+    return os.environ.get("MLNN_FAST", "") == "1"
+
+
+def rerun_mode():
+    """True when ``MLNN_RERUN=1``: notebooks retrain instead of reading stored curves."""
+    return os.environ.get("MLNN_RERUN", "") == "1"
+
+
+def project_root(start=None):
+    """The nearest directory at or above ``start`` (default: cwd) holding ``setup.cfg`` and
+    ``mlnn/``, or None."""
+    path = Path(start or Path.cwd()).resolve()
+    for candidate in (path, *path.parents):
+        if (candidate / "setup.cfg").is_file() and (candidate / "mlnn").is_dir():
+            return candidate
+    return None
+
+
+def figures_dir(fast=None):
+    """Where to save figures: ``$MLNN_FIGURES``; else a temp dir in fast mode; else ``figures/``.
+
+    The directory is created if needed.
+    """
+    fast = fast_mode() if fast is None else fast
+    if os.environ.get("MLNN_FIGURES"):
+        directory = Path(os.environ["MLNN_FIGURES"])
+    elif fast:
+        directory = Path(tempfile.mkdtemp(prefix="mlnn-figures-"))
+    else:
+        root = project_root()
+        directory = (root if root is not None else Path.cwd()) / "figures"
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def banner():
+    """The line a notebook prints first: the mode, and in fast mode the smoke-test warning."""
+    if fast_mode():
+        return SMOKE_TEST
+    return "full mode: the experiments and figures below are those the text discusses."
+
+
+def stored(name):
+    """The committed file ``figures/name`` of the project (stored curves, tables), whatever
+    ``MLNN_FIGURES`` says; raises :class:`~mlnn.base.errors.MLNNError` if it is missing."""
+    root = project_root()
+    path = (root if root is not None else Path.cwd()) / "figures" / name
+    if not path.is_file():
+        raise MLNNError(f"stored file {name!r} not found: {path} does not exist")
+    return path
+
+
+def load_or_synthetic(name, **synthetic_options):
+    """``(dataset, real)``: the dataset ``name`` from ``MLNN_DATA`` and True, or, when its files
+    are not there, the synthetic collection (:func:`mlnn.datasets.synthetic.make_synthetic`
+    with ``synthetic_options``) and False. Either way one line says which was loaded."""
+    try:
+        data = datasets.load(name)
+    except MLNNError as error:
+        print(f"{name} is not available ({error}).\nFalling back to the synthetic collection "
+              f"{synthetic_options or ''}: the numbers below are NOT {name}'s.")
+        return datasets.load("synthetic", **synthetic_options), False
+    print(f"loaded {name}: {data.X_train.shape[0]} training documents, "
+          f"{data.X_train.shape[1]} features, {data.Y_train.shape[1]} labels")
+    return data, True
+
+
+def relative(path):
+    """``path`` relative to the project root when it lies inside it (as notebooks print it),
+    else ``path`` itself."""
+    path, root = Path(path).resolve(), project_root()
+    return path.relative_to(root) if root is not None and path.is_relative_to(root) else path

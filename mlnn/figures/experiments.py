@@ -1,0 +1,244 @@
+"""The convergence experiments behind the paper's Figs. 3 and 4, as plain functions.
+
+Each experiment trains a handful of networks that differ in one or two settings (a
+:class:`Setting`) on the same data, evaluates them on a *validation split carved from the training
+data* (never the test split) every ``eval_every`` parameter updates, and returns the learning
+curves as plain data: a list of dicts, one per setting, with the setting's fields and the arrays
+``updates``, ``rankloss``, ``MAP``, ``train_loss`` and ``elapsed``. :func:`save_csv` and
+:func:`load_csv` store curves in a long CSV table (one row per evaluation).
+
+=================================  ==========================  ================================
+function                           paper                       here
+=================================  ==========================  ================================
+:func:`convergence_experiment`     Fig. 3 left, Reuters-21578  AdaGrad vs momentum × ReLU /
+                                                               tanh / sigmoid hidden units, CE
+:func:`dropout_experiment`         Fig. 3 right, EUR-Lex       Delicious (EUR-Lex is not
+                                                               available): dropout 0.5 vs none
+                                                               × two hidden-layer sizes
+:func:`learning_rate_experiment`   Fig. 4, German Education    Reuters-21578 (the German
+                                   Index                       Education Index is not
+                                                               available): PWE vs CE ×
+                                                               η ∈ {0.01, 0.1} × dropout
+=================================  ==========================  ================================
+
+Every experiment is seeded (the validation split, the initial weights — the same for all settings
+of one experiment — and the minibatch order and dropout masks). ``fast=True`` shrinks everything
+(a subsample of the training documents, few hidden units, a few dozen updates) so that the whole
+pipeline can be exercised in seconds; its curves show nothing about the paper's claims.
+
+Full-mode sizes (:data:`FULL`) are smaller than the paper's, which trains 1,000 hidden units for
+many more updates. Curves are stored and read with :mod:`mlnn.figures.curves`.
+"""
+
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from mlnn import datasets
+from mlnn.base.errors import MLNNError
+from mlnn.base.fileio import check_output_path
+from mlnn.base.validation import check_positive_int, check_X, check_Y, validation_split
+from mlnn.figures.curves import CURVE_COLUMNS, Setting, load_csv, save_csv
+from mlnn.model.builders import build
+from mlnn.nn.training import train
+
+
+#: Run lengths per experiment and mode: training documents kept (None = all), hidden units,
+#: updates, updates between evaluations, validation documents kept (None = all).
+FULL = {
+    "convergence": dict(max_train=None, hidden_units=256, max_updates=1500, eval_every=50,
+                        max_val=None),
+    "dropout": dict(max_train=None, hidden_units=(256, 1024), max_updates=2400, eval_every=100,
+                    max_val=None),
+    "learning_rate": dict(max_train=None, hidden_units=256, max_updates=1000, eval_every=10,
+                          max_val=None),
+}
+FAST = {
+    "convergence": dict(max_train=1200, hidden_units=16, max_updates=30, eval_every=10,
+                        max_val=300),
+    "dropout": dict(max_train=1200, hidden_units=(8, 32), max_updates=30, eval_every=10,
+                    max_val=300),
+    "learning_rate": dict(max_train=1200, hidden_units=16, max_updates=30, eval_every=5,
+                          max_val=300),
+}
+
+#: The dataset of each experiment: the figure's own, or a stand-in where it is not available.
+DATASETS = {"convergence": "reuters21578", "dropout": "delicious", "learning_rate": "reuters21578"}
+
+# ---------------------------------------------------------------------------------------------
+# data
+
+def prepare_data(dataset, validation_fraction=0.2, max_train=None, max_val=None,
+                 random_state=0):
+    """Training and validation matrices for an experiment.
+
+    ``dataset`` is a registered name (loaded with :func:`mlnn.datasets.load`) or an object with
+    ``X_train`` and ``Y_train``. Only the training split is used: the validation documents are
+    carved from it by :func:`mlnn.base.validation.validation_split`. ``max_train`` / ``max_val`` keep
+    a seeded subset (fast mode). Returns a dict with ``name``, ``X_train``, ``Y_train``,
+    ``X_val``, ``Y_val``.
+    """
+    if isinstance(dataset, str):
+        name, data = dataset, datasets.load(dataset)
+    else:
+        name, data = getattr(dataset, "name", "data"), dataset
+    X = check_X(data.X_train, "X_train")
+    Y = check_Y(data.Y_train, "Y_train", n_samples=X.shape[0])
+    fit_rows, val_rows = validation_split(X.shape[0], fraction=validation_fraction,
+                                          random_state=random_state)
+    rng = np.random.default_rng(random_state + 1)
+    fit_rows = _subsample(fit_rows, max_train, rng)
+    val_rows = _subsample(val_rows, max_val, rng)
+    return {"name": name, "X_train": X[fit_rows], "Y_train": Y[fit_rows],
+            "X_val": X[val_rows], "Y_val": Y[val_rows]}
+
+
+def _subsample(rows, size, rng):
+    """A seeded subset of ``size`` of the sorted ``rows`` (all of them if ``size`` is None)."""
+    if size is None or size >= rows.size:
+        return rows
+    return rows[np.sort(rng.choice(rows.size, size, replace=False))]
+
+
+# ---------------------------------------------------------------------------------------------
+# running
+
+def components(setting, n_features, n_labels, random_state=0):
+    """(network, loss, optimizer) of a :class:`Setting`, float32, seeded by ``random_state``."""
+    return build(n_features, n_labels, loss=setting.loss, hidden_units=setting.hidden_units,
+                 hidden_activation=setting.hidden_activation, optimizer=setting.optimizer,
+                 learning_rate=setting.learning_rate, momentum=setting.momentum,
+                 random_state=random_state, dtype="float32")
+
+
+def run_setting(setting, data, max_updates, eval_every, batch_size=64, random_state=0,
+                verbose=False):
+    """Train one network for ``max_updates`` updates; return its curve as a plain dict.
+
+    The initial weights depend only on ``random_state`` and the shapes, so settings with the same
+    ``hidden_units`` start from the same point. The dict holds the setting's fields, ``dataset``,
+    and lists ``updates``, ``epoch``, ``rankloss``, ``MAP``, ``train_loss``, ``elapsed``.
+    """
+    X, Y = data["X_train"], data["Y_train"]
+    network, loss, optimizer = components(setting, X.shape[1], Y.shape[1], random_state)
+    batches_per_epoch = -(-X.shape[0] // batch_size)
+    max_epochs = -(-max_updates // batches_per_epoch)
+    start = time.perf_counter()
+    history = train(network, loss, optimizer, X, Y, batch_size=batch_size,
+                    max_epochs=max_epochs, max_updates=max_updates, dropout=setting.dropout,
+                    X_val=data["X_val"], Y_val=data["Y_val"], eval_every=eval_every,
+                    random_state=random_state)
+    if verbose:
+        print(f"{setting.label:>32s}: {history.records[-1]['updates']} updates, "
+              f"rank loss {history.records[-1]['rankloss']:.4f}, "
+              f"MAP {history.records[-1]['MAP']:.4f}, {time.perf_counter() - start:.0f} s",
+              flush=True)
+    curve = asdict(setting)
+    curve["dataset"] = data["name"]
+    for key in CURVE_COLUMNS:
+        curve[key] = history.column(key).tolist()
+    return curve
+
+
+def run_settings(settings, data, max_updates, eval_every, batch_size=64, random_state=0,
+                 experiment="custom", csv_path=None, verbose=False):
+    """:func:`run_setting` for each setting on the same data; optionally save to ``csv_path``
+    (checked before any training, written atomically: :mod:`mlnn.base.fileio`)."""
+    if csv_path is not None:
+        check_output_path(csv_path, "csv_path")
+    curves = []
+    for setting in settings:
+        curve = run_setting(setting, data, max_updates, eval_every, batch_size, random_state,
+                            verbose)
+        curve["experiment"] = experiment
+        curves.append(curve)
+    if csv_path is not None:
+        save_csv(curves, csv_path)                     # atomically (mlnn.base.fileio)
+    return curves
+
+
+def _sizes(experiment, fast, overrides):
+    sizes = dict((FAST if fast else FULL)[experiment])
+    unknown = sorted(set(overrides) - set(sizes))
+    if unknown:
+        raise MLNNError(f"unknown size option(s) {unknown}; the {experiment} experiment takes "
+                        f"{sorted(sizes)}")
+    sizes.update({k: v for k, v in overrides.items() if v is not None})
+    for name in ("max_updates", "eval_every"):
+        check_positive_int(sizes[name], name)
+    return sizes
+
+
+def _run(experiment, settings, dataset, sizes, random_state, csv_path, verbose):
+    data = prepare_data(dataset, max_train=sizes["max_train"], max_val=sizes["max_val"],
+                        random_state=random_state)
+    return run_settings(settings, data, sizes["max_updates"], sizes["eval_every"],
+                        random_state=random_state, experiment=experiment, csv_path=csv_path,
+                        verbose=verbose)
+
+
+def convergence_experiment(dataset=DATASETS["convergence"], fast=False, random_state=0,
+                           csv_path=None, verbose=False, **sizes):
+    """Fig. 3 (left): CE loss; AdaGrad (η0 = 0.01) vs momentum (η = 0.01, μ = 0.9), each with
+    ReLU, tanh and sigmoid hidden units; validation rank loss and MAP against updates.
+
+    ``sizes`` override :data:`FULL` / :data:`FAST` ``["convergence"]`` (e.g. ``max_updates``).
+    """
+    sizes = _sizes("convergence", fast, sizes)
+    settings = [Setting(f"{opt_name}, {hidden}", loss="ce", hidden_activation=hidden,
+                        optimizer=opt, learning_rate=0.01, hidden_units=sizes["hidden_units"])
+                for opt, opt_name in (("adagrad", "AdaGrad"), ("momentum", "momentum"))
+                for hidden in ("relu", "tanh", "sigmoid")]
+    return _run("convergence", settings, dataset, sizes, random_state, csv_path, verbose)
+
+
+def dropout_experiment(dataset=DATASETS["dropout"], fast=False, random_state=0,
+                       csv_path=None, verbose=False, learning_rate=0.01, **sizes):
+    """Fig. 3 (right): CE, ReLU, AdaGrad (η0 = ``learning_rate``); dropout 0.5 on the hidden units
+    vs none, for two hidden-layer sizes; validation rank loss against updates (the paper: EUR-Lex).
+    """
+    sizes = _sizes("dropout", fast, sizes)
+    settings = [Setting(f"{F} hidden, {'dropout 0.5' if rate else 'no dropout'}", loss="ce",
+                        hidden_activation="relu", optimizer="adagrad",
+                        learning_rate=learning_rate, dropout=rate, hidden_units=F)
+                for F in sizes["hidden_units"] for rate in (0.0, 0.5)]
+    return _run("dropout", settings, dataset, sizes, random_state, csv_path, verbose)
+
+
+def learning_rate_experiment(dataset=DATASETS["learning_rate"], fast=False, random_state=0,
+                             csv_path=None, verbose=False, **sizes):
+    """Fig. 4: PWE (tanh outputs) vs CE (sigmoid outputs) with ReLU hidden units and AdaGrad at
+    η0 ∈ {0.01, 0.1}, with and without dropout 0.5; validation rank loss and MAP against updates
+    (drawn on a log axis). The paper uses the German Education Index.
+    """
+    sizes = _sizes("learning_rate", fast, sizes)
+    settings = [Setting(f"{loss.upper()}, η={eta}{', dropout' if rate else ''}", loss=loss,
+                        hidden_activation="relu", optimizer="adagrad", learning_rate=eta,
+                        dropout=rate, hidden_units=sizes["hidden_units"])
+                for loss in ("pwe", "ce") for eta in (0.01, 0.1) for rate in (0.0, 0.5)]
+    return _run("learning_rate", settings, dataset, sizes, random_state, csv_path, verbose)
+
+
+EXPERIMENTS = {
+    "convergence": convergence_experiment,
+    "dropout": dropout_experiment,
+    "learning_rate": learning_rate_experiment,
+}
+
+
+def run_or_load(name, csv_path, fast=False, rerun=False, **kwargs):
+    """Curves of experiment ``name``: read from ``csv_path`` if it exists (full mode, not
+    ``rerun``), else run the experiment and save them there.
+
+    This lets a notebook redraw a figure from the committed curves in seconds; pass
+    ``rerun=True`` (or delete the file) to train the networks again. Fast runs never read the
+    stored curves: they always run (and save to ``csv_path``, which should then be a scratch path).
+    """
+    if name not in EXPERIMENTS:
+        raise MLNNError(f"unknown experiment {name!r}; choose one of {sorted(EXPERIMENTS)}")
+    path = Path(csv_path)
+    if not fast and not rerun and path.exists():
+        return load_csv(path)
+    return EXPERIMENTS[name](fast=fast, csv_path=path, **kwargs)

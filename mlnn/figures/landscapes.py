@@ -1,0 +1,152 @@
+r"""Loss landscapes of a tiny network (paper Sec. 3.4, Fig. 2).
+
+The paper's setting: one input x, one hidden unit (W1 is a scalar), four outputs (W2 ∈ R^{4×1}),
+no biases. Of W2 only the first entry W2_1 varies; W2_2 = W2_3 = W2_4 = c are held fixed (c = 0
+in Fig. 2). For one training document (x, y) the loss J is then a function of two numbers,
+(W1, W2_1), and can be drawn as a surface or a contour map:
+
+    z1 = x W1,   h = f_h(z1),   z2 = h · (W2_1, c, c, c),   o = f_o(z2),   J = loss(o, y).
+
+With the default x = 1 and y = (1, 0, 0, 0) (the first label relevant, the other three not) and
+c = 0, the two losses reduce to closed forms that explain the figure:
+
+* PWE over tanh outputs (Eq. 3): o_2 = o_3 = o_4 = tanh(0) = 0, so
+  J = exp(−tanh(W2_1 h)). The output tanh *and* the exponential of a bounded argument saturate:
+  J lies in [e⁻¹, e] and is flat wherever |W2_1 h| is more than about 2 — the plateaus.
+* CE over sigmoid outputs (Eq. 6): J = log(1 + exp(−W2_1 h)) + 3 log 2, which keeps a slope that
+  grows linearly on the wrong side and only flattens where the document is already classified
+  correctly.
+
+The hidden unit matters too (Fig. 2b, under CE): a tanh hidden unit saturates for large |W1|, so
+the surface flattens along W1; with ReLU, h = max(0, W1 x) grows without bound and the slope along
+W2_1 keeps growing with W1 (and is exactly flat for W1 x < 0, where the unit is off).
+
+Every grid point is one "document" of a batch: the surface is computed in one vectorised pass
+with mlnn's own activations (:mod:`mlnn.nn.activations`) and losses (:mod:`mlnn.nn.losses`), and its
+gradient with the losses' δ2 and backpropagation by hand (:func:`surface_gradient`).
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from mlnn.base.errors import MLNNError
+from mlnn.nn.activations import get_activation
+from mlnn.nn.losses import get_loss
+
+#: The paper's Fig. 2 panels: (loss, hidden activation) pairs to compare.
+PANELS = {
+    "a": (("ce", "tanh"), ("pwe", "tanh")),     # CE vs PWE, tanh hidden unit
+    "b": (("ce", "tanh"), ("ce", "relu")),      # tanh vs ReLU hidden unit, CE loss
+}
+
+
+class Surface(NamedTuple):
+    """A loss landscape: ``J[i, j]`` is the loss at W1 = ``W1[j]``, W2_1 = ``W2_1[i]``.
+
+    The row index runs over W2_1 and the column index over W1, the layout of
+    ``np.meshgrid(W1, W2_1)`` that matplotlib's ``contour`` and ``plot_surface`` take.
+    """
+
+    W1: np.ndarray      # (n1,) grid of W1
+    W2_1: np.ndarray    # (n2,) grid of W2_1
+    J: np.ndarray       # (n2, n1) loss values
+    loss: str           # "ce" or "pwe"
+    hidden_activation: str   # hidden activation name
+    x: float
+    y: tuple
+    c: float
+
+
+def _check_grid(values, name):
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 1 or values.size < 2 or not np.all(np.isfinite(values)):
+        raise MLNNError(f"{name} must be a 1-d array of at least 2 finite numbers, "
+                        f"got shape {values.shape}")
+    return values
+
+
+def _check_labels(y):
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim != 1 or y.size < 2 or not np.all((y == 0) | (y == 1)):
+        raise MLNNError(f"y must be a 0/1 vector of at least 2 labels, got {y!r}")
+    return y
+
+
+def _forward(loss, hidden, W1, W2_1, x, y, c):
+    """Forward pass for a batch of G parameter settings (W1[g], W2_1[g]), all on the document (x, y).
+
+    Returns (z1, h, W2, z2, o, Y), with z1 and h of shape (G,), W2 (G, L) the per-point second
+    layer (W2_1, c, ..., c), and z2, o, Y of shape (G, L).
+    """
+    G, L = W1.size, y.size
+    z1 = x * W1
+    h = hidden.fn(z1)
+    W2 = np.full((G, L), c, dtype=np.float64)
+    W2[:, 0] = W2_1
+    z2 = h[:, None] * W2
+    o = loss.output.fn(z2)
+    Y = np.broadcast_to(y, (G, L))
+    return z1, h, W2, z2, o, Y
+
+
+def loss_surface(loss="ce", hidden_activation="tanh", W1=None, W2_1=None, x=1.0, y=(1, 0, 0, 0),
+                 c=0.0):
+    """The loss J(W1, W2_1) of the one-input, one-hidden-unit, L-output network on one document.
+
+    Parameters
+    ----------
+    loss : "ce", "pwe" or a :class:`~mlnn.nn.losses.Loss`; the output activation is the loss's own
+        (sigmoid for CE, tanh for PWE).
+    hidden_activation : hidden activation name ("relu", "tanh", "sigmoid") or an Activation.
+    W1, W2_1 : 1-d grids (default: 101 points on [−4, 4] each).
+    x : the single input value; y : the document's 0/1 labels (length L, default (1, 0, 0, 0));
+    c : the fixed value of W2_2, ..., W2_L.
+
+    Returns a :class:`Surface` with ``J`` of shape (len(W2_1), len(W1)).
+    """
+    loss, hidden = get_loss(loss), get_activation(hidden_activation)
+    W1 = _check_grid(np.linspace(-4, 4, 101) if W1 is None else W1, "W1")
+    W2_1 = _check_grid(np.linspace(-4, 4, 101) if W2_1 is None else W2_1, "W2_1")
+    y = _check_labels(y)
+    grid_W1, grid_W2_1 = np.meshgrid(W1, W2_1)
+    *_, z2, o, Y = _forward(loss, hidden, grid_W1.ravel(), grid_W2_1.ravel(), float(x), y, float(c))
+    J = loss.per_document(z2, o, Y).reshape(grid_W1.shape)
+    return Surface(W1, W2_1, J, loss.name, hidden.name, float(x), tuple(int(v) for v in y),
+                   float(c))
+
+
+def surface_gradient(surface):
+    """(∂J/∂W1, ∂J/∂W2_1) on the grid of ``surface``, by backpropagation with the loss's δ2.
+
+    δ2 = loss.delta(z2, o, y) (G × L);  ∂J/∂W2_1 = δ2_1 · h;
+    δ1 = (Σ_l δ2_l W2_l) · f_h'(z1);  ∂J/∂W1 = δ1 · x.
+    Both arrays have the shape of ``surface.J``.
+    """
+    loss, hidden = get_loss(surface.loss), get_activation(surface.hidden_activation)
+    grid_W1, grid_W2_1 = np.meshgrid(surface.W1, surface.W2_1)
+    y = np.asarray(surface.y, dtype=np.float64)
+    z1, h, W2, z2, o, Y = _forward(loss, hidden, grid_W1.ravel(), grid_W2_1.ravel(), surface.x, y,
+                                   surface.c)
+    delta2 = loss.delta(z2, o, Y)
+    dJ_dW2_1 = delta2[:, 0] * h
+    delta1 = (delta2 * W2).sum(axis=1) * hidden.grad(z1, h)
+    dJ_dW1 = delta1 * surface.x
+    return dJ_dW1.reshape(grid_W1.shape), dJ_dW2_1.reshape(grid_W1.shape)
+
+
+def plateau_fraction(surface, tol=1e-2):
+    """The fraction of grid points where the gradient norm ‖∇J‖ is below ``tol`` (flat regions)."""
+    dJ_dW1, dJ_dW2_1 = surface_gradient(surface)
+    return float(np.mean(np.hypot(dJ_dW1, dJ_dW2_1) < tol))
+
+
+def figure2_surfaces(n_points=101, limit=4.0, x=1.0, y=(1, 0, 0, 0), c=0.0):
+    """The surfaces of both Fig. 2 panels on a square grid [−limit, limit]², keyed by (loss, hidden activation).
+
+    Panel (a) compares ``("ce", "tanh")`` with ``("pwe", "tanh")``; panel (b) compares
+    ``("ce", "tanh")`` with ``("ce", "relu")`` (see :data:`PANELS`).
+    """
+    grid = np.linspace(-limit, limit, int(n_points))
+    keys = {key for panel in PANELS.values() for key in panel}
+    return {key: loss_surface(key[0], key[1], grid, grid, x=x, y=y, c=c) for key in sorted(keys)}

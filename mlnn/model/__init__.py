@@ -1,0 +1,11 @@
+"""The model a user fits, saves and loads: the network, its predictor and its options together.
+
+=============  =============================================================================
+module         job
+=============  =============================================================================
+``builders``   network + loss + optimizer from names, built once
+``estimator``  :class:`MultiLabelNN`: fit (with early stopping and the Eq. 5 thresholds),
+               predict, evaluate, save and load
+``modelfile``  model files as arrays <-> ``.npz``, sealed by a checksum, loaded without pickle
+=============  =============================================================================
+"""

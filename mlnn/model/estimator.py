@@ -1,0 +1,590 @@
+"""``MultiLabelNN``: the paper's network behind a scikit-learn estimator (Sec. 3, 4).
+
+Follows scikit-learn's estimator API without depending on it: the constructor lists and only
+stores the hyper-parameters; ``get_params``/``set_params``; ``fit`` learns attributes ending in
+``_``; ``decision_function`` gives the scores o; ``predict`` gives 0/1 label sets through the
+threshold predictor of Sec. 3.3; ``predict_proba``, ``score``, ``classes_`` and
+``n_features_in_`` are as for scikit-learn's multi-label classifiers. When scikit-learn is
+installed, its tools (``clone``, ``cross_validate``, ``GridSearchCV``, ``Pipeline``,
+``check_estimator``) accept the estimator through its tags; mlnn itself never imports
+scikit-learn.
+
+What ``fit(X, Y)`` does:
+
+1. Validation data: ``X_val, Y_val`` if given, else a seeded ``validation_fraction`` of the
+   training documents is held out (never the test data).
+2. Training (:func:`mlnn.nn.training.train`) with minibatches, dropout, the chosen optimizer, and
+   — when there is validation data — early stopping on validation rank loss (the paper's
+   selection measure) with ``patience`` evaluations, restoring the best parameters.
+3. Thresholds: per-document F1-optimal thresholds on the *training* documents' scores, learned by
+   ℓ2-regularised linear regression on the inputs (Eq. 5); λ is chosen on the validation data
+   (mean of micro- and macro-F1, macro over the labels present in the validation documents; see
+   :func:`mlnn.evaluation.thresholds.select_lambda`) unless ``threshold_lambda`` fixes it; with no validation
+   data and no ``threshold_lambda``, λ = n, the number of training documents (our choice).
+   ``threshold="fixed"`` uses 0.5 for sigmoid outputs and 0 for tanh outputs instead.
+"""
+
+import inspect
+import sys
+import time
+
+import numpy as np
+
+from mlnn.base.errors import MLNNError, ModelFileError
+from mlnn.base.progress import epoch_reporter
+from mlnn.base.validation import (check_bool, check_choice, check_fitted, check_float_in,
+                                  check_fraction, check_length, check_nonnegative_float,
+                                  check_positive_float, check_positive_int, check_sample_weight,
+                                  check_seed, check_training_data, check_X, check_Y,
+                                  validation_split)
+from mlnn.datasets.text import TfidfVectorizer
+from mlnn.evaluation.metrics import evaluate
+from mlnn.evaluation.thresholds import (DEFAULT_LAMBDAS, FEATURES, INTERCEPTS, TARGETS,
+                                        ThresholdPredictor, select_lambda)
+from mlnn.model.builders import build, build_loss, build_optimizer, check_dtype
+from mlnn.model.modelfile import loading, names_array, read_model_file, write_model_file
+from mlnn.nn.activations import ACTIVATIONS
+from mlnn.nn.losses import LOSSES, PairwiseExponential
+from mlnn.nn.network import INITIALISATIONS, Network
+from mlnn.nn.optimizers import OPTIMIZERS
+from mlnn.nn.training import EarlyStopping, History, train
+
+#: The fitted scalars, stored in a model file's header by :meth:`MultiLabelNN.save`.
+FITTED_SCALARS = ("n_updates_", "best_updates_", "threshold_lambda_", "fit_time_",
+                  "n_features_in_", "n_labels_")
+
+
+class MultiLabelNN:
+    """A single-hidden-layer network for multi-label classification (Nam et al. 2014).
+
+    Parameters
+    ----------
+    hidden_units : int, default 1000
+        F, the number of hidden units (the paper's networks have 1,000; Sec. 4).
+    hidden_activation : {"relu", "tanh", "sigmoid"}, default "relu"
+        f_h, the hidden units' activation (ReLU is the paper's choice, Sec. 3.1).
+    loss : {"ce", "pwe"}, default "ce"
+        ``"ce"``: sigmoid outputs and cross-entropy (Eq. 6, Sec. 3.2); ``"pwe"``: tanh outputs
+        and BP-MLL's pairwise exponential error (Eq. 3, Sec. 3.4).
+    optimizer : {"adagrad", "momentum", "sgd"}, default "adagrad"
+        The update rule (Sec. 3.5; see :mod:`mlnn.nn.optimizers`).
+    learning_rate : float > 0, default 0.01
+        η0; the reproduction chooses it from {0.001, 0.01, 0.1} on validation data (Sec. 4).
+    momentum : float in [0, 1), default 0.9
+        μ, used only with ``optimizer="momentum"``.
+    nesterov : bool, default False
+        Nesterov's accelerated gradient, with ``optimizer="momentum"``.
+    weight_decay : float ≥ 0, default 0.0
+        λ of an ℓ2 penalty (λ/2)‖θ‖² on W1 and W2 (BP-MLL as published uses one; the paper's
+        networks do not).
+    decay_biases : bool, default False
+        Also decay b1 and b2 (as BP-MLL's published code does).
+    dropout : float in [0, 1), default 0.0
+        Dropout rate of the hidden units (Sec. 3.5; the paper's NN_AD uses 0.5), inverted
+        dropout (see :mod:`mlnn.nn.dropout`).
+    input_dropout : float in [0, 1), default 0.0
+        Dropout rate of the input's stored entries.
+    batch_size : int, default 64
+        Documents per minibatch (Sec. 4).
+    max_epochs : int, default 100
+        Passes over the training documents at most.
+    patience : int, default 5
+        Evaluations without a lower validation rank loss before training stops (Sec. 4).
+    eval_every : int or None, default None
+        Parameter updates between evaluations on the validation data (None: once per epoch).
+    validation_fraction : float in [0, 1), default 0.1
+        When ``fit`` gets no ``X_val``, the seeded fraction of the training documents held out for
+        early stopping and for choosing the thresholds' λ (0: none, so no early stopping).
+    threshold : {"learned", "fixed"}, default "learned"
+        ``"learned"``: the threshold predictor T(x) of Sec. 3.3 (Eq. 5); ``"fixed"``: 0.5 for
+        sigmoid outputs, 0 for tanh outputs.
+    threshold_features : {"input", "scores"}, default "input"
+        What T(x) regresses on: the input x (Eq. 5) or the scores o.
+    threshold_lambda : float ≥ 0 or None, default None
+        Eq. 5's λ. None: chosen from :data:`mlnn.evaluation.thresholds.DEFAULT_LAMBDAS` on the validation
+        data, or λ = n (the number of training documents) when there is none.
+    threshold_intercept : {"penalised", "none", "free"}, default "penalised"
+        Eq. 5's constant feature: penalised like every coefficient, absent, or unpenalised.
+    threshold_target : {"f1", "hamming"}, default "f1"
+        The per-document targets T regresses on: F1-optimal (Sec. 3.3) or Hamming-optimal
+        (BP-MLL's); see :class:`~mlnn.evaluation.thresholds.ThresholdPredictor`.
+    pwe_form : {"factorised", "pairwise"}, default "factorised"
+        How PWE is computed: O(L) or the literal O(|y||ȳ|) double sum (the same numbers).
+    init : {"glorot", "he"}, default "glorot"
+        Uniform initialisation of W1 and W2 (biases start at zero).
+    dtype : {"float32", "float64"}, default "float32"
+        The precision of training and of the scores.
+    sparse_output : bool, default False
+        ``predict`` returns a scipy CSR matrix instead of a dense ndarray (for many labels).
+    random_state : None or int ≥ 0, default None
+        Seed of the initialisation, the validation split, the shuffling and dropout; None draws
+        fresh randomness at every fit.
+    verbose : bool or callable, default False
+        True prints a line per evaluation on standard output (epoch k/N, training loss,
+        validation rank loss, elapsed, at most how long is left); a callable is called with each
+        history record (e.g. :func:`mlnn.base.progress.epoch_reporter`).
+
+    Attributes
+    ----------
+    network_ : :class:`~mlnn.nn.network.Network`
+    loss_, optimizer_ : the loss and the optimizer (with its state) that trained it
+    thresholds_ : :class:`~mlnn.evaluation.thresholds.ThresholdPredictor`
+    history_ : :class:`~mlnn.nn.training.History`
+    classes_ : list of L arrays ``[0, 1]`` (in the dtype of the labels given to ``fit``)
+    n_features_in_, n_labels_ : int, D and L
+    n_updates_, best_updates_ : int, parameter updates made, and at the best validation rank loss
+    threshold_lambda_ : float or None, the λ of Eq. 5 used
+    threshold_scores_ : dict, λ → validation criterion (when λ was selected)
+    fit_time_ : float, seconds
+    feature_names_, label_names_ : list of str or None
+    vectorizer_ : :class:`~mlnn.datasets.text.TfidfVectorizer` or None
+        What turned text into X, when ``fit`` was given it; saved with the model, so that
+        :meth:`transform_text` (and ``predict --text``) classify raw text.
+    """
+
+    _estimator_type = "classifier"        # how scikit-learn < 1.6 recognises a classifier
+
+    def __init__(self, *, hidden_units=1000, hidden_activation="relu", loss="ce",
+                 optimizer="adagrad", learning_rate=0.01, momentum=0.9, nesterov=False,
+                 weight_decay=0.0, decay_biases=False, dropout=0.0, input_dropout=0.0,
+                 batch_size=64, max_epochs=100, patience=5, eval_every=None,
+                 validation_fraction=0.1, threshold="learned", threshold_features="input",
+                 threshold_lambda=None, threshold_intercept="penalised", threshold_target="f1",
+                 pwe_form="factorised", init="glorot", dtype="float32", sparse_output=False,
+                 random_state=None, verbose=False):
+        self.hidden_units = hidden_units
+        self.hidden_activation = hidden_activation
+        self.loss = loss
+        self.optimizer = optimizer
+        self.learning_rate = learning_rate
+        self.momentum = momentum
+        self.nesterov = nesterov
+        self.weight_decay = weight_decay
+        self.decay_biases = decay_biases
+        self.dropout = dropout
+        self.input_dropout = input_dropout
+        self.batch_size = batch_size
+        self.max_epochs = max_epochs
+        self.patience = patience
+        self.eval_every = eval_every
+        self.validation_fraction = validation_fraction
+        self.threshold = threshold
+        self.threshold_features = threshold_features
+        self.threshold_lambda = threshold_lambda
+        self.threshold_intercept = threshold_intercept
+        self.threshold_target = threshold_target
+        self.pwe_form = pwe_form
+        self.init = init
+        self.dtype = dtype
+        self.sparse_output = sparse_output
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def get_params(self, deep=True):
+        """The hyper-parameters as a dict (``deep`` is accepted for scikit-learn compatibility)."""
+        return {name: getattr(self, name) for name in DEFAULTS}
+
+    def set_params(self, **params):
+        """Set hyper-parameters; returns self. Fitted attributes are kept until the next fit."""
+        unknown = sorted(set(params) - set(DEFAULTS))
+        if unknown:
+            raise MLNNError(f"unknown hyper-parameter(s) {unknown}; valid: {sorted(DEFAULTS)}")
+        for name, value in params.items():
+            setattr(self, name, value)
+        return self
+
+    def check_params(self):
+        """Check every hyper-parameter (see :data:`PARAM_CHECKS`); returns self.
+
+        Raises :class:`~mlnn.base.errors.MLNNError` naming the first bad one. ``fit`` calls it first;
+        call it yourself to fail fast before loading data. The values are not modified.
+        """
+        for name, check in PARAM_CHECKS.items():
+            check(getattr(self, name), name)
+        return self
+
+    def __repr__(self):
+        changed = {k: v for k, v in self.get_params().items() if _differs(v, DEFAULTS[k])}
+        return f"MultiLabelNN({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
+
+    # ----------------------------------------------------------------------------------------
+    def _components(self, n_features, n_labels):
+        """(network, loss, optimizer) from the hyper-parameters, each validated."""
+        return build(n_features, n_labels, loss=self.loss, hidden_units=self.hidden_units,
+                     hidden_activation=self.hidden_activation, optimizer=self.optimizer,
+                     learning_rate=self.learning_rate, momentum=self.momentum,
+                     nesterov=self.nesterov, weight_decay=self.weight_decay,
+                     decay_biases=self.decay_biases, pwe_form=self.pwe_form,
+                     random_state=self.random_state, dtype=self.dtype, init=self.init)
+
+    def _validation_split(self, X, Y):
+        """Hold out a seeded ``validation_fraction`` of the training documents (none for 0)."""
+        fraction = check_fraction(self.validation_fraction, "validation_fraction",
+                                  allow_zero=True)
+        if fraction == 0:
+            return X, Y, None, None
+        fit, val = validation_split(X.shape[0], fraction=fraction,
+                                    random_state=self.random_state)
+        return X[fit], Y[fit], X[val], Y[val]
+
+    def fit(self, X, Y, X_val=None, Y_val=None, feature_names=None, label_names=None,
+            vectorizer=None):
+        """Train the network and fit its thresholds (see the module docstring); returns self.
+
+        Parameters
+        ----------
+        X : (n, D) scipy.sparse matrix or dense array of real numbers, the documents
+        Y : (n, L) 0/1 labels, dense or sparse, bool, integer or real; ``predict`` answers in
+            their dtype
+        X_val, Y_val : optional validation documents and labels, for early stopping and λ
+            (otherwise ``validation_fraction`` of X is held out)
+        feature_names, label_names : optional lists of D and L names, kept with the model
+        vectorizer : optional fitted :class:`~mlnn.datasets.text.TfidfVectorizer` with D terms
+            that made X from text (``Dataset.vectorizer``), kept with the model
+        """
+        started = time.perf_counter()
+        self.check_params()
+        X, Y_fit, X_val, Y_val = check_training_data(X, Y, X_val, Y_val)
+        label_dtype, Y = _label_dtype(Y), Y_fit         # predict answers in the labels' dtype
+        feature_names = _names(feature_names, "feature_names", X.shape[1])
+        label_names = _names(label_names, "label_names", Y.shape[1])
+        vectorizer = _check_vectorizer(vectorizer, X.shape[1])
+        if X_val is None:
+            X, Y, X_val, Y_val = self._validation_split(X, Y)
+        network, loss, optimizer = self._components(X.shape[1], Y.shape[1])
+        stopper = EarlyStopping("rankloss", "min", self.patience) if X_val is not None else None
+        history = train(network, loss, optimizer, X, Y, batch_size=self.batch_size,
+                        max_epochs=self.max_epochs, dropout=self.dropout,
+                        input_dropout=self.input_dropout, X_val=X_val, Y_val=Y_val,
+                        eval_every=self.eval_every, early_stopping=stopper,
+                        random_state=self.random_state, verbose=self._progress())
+        self.network_, self.loss_, self.optimizer_, self.history_ = network, loss, optimizer, history
+        self.n_updates_ = int(history.records[-1]["updates"])
+        self.best_updates_ = int(history.best["updates"]) if history.best else self.n_updates_
+        self.n_features_in_, self.n_labels_ = X.shape[1], Y.shape[1]
+        self.classes_ = _classes(self.n_labels_, label_dtype)
+        self.feature_names_, self.label_names_ = feature_names, label_names
+        self.vectorizer_ = vectorizer
+        self._fit_thresholds(X, Y, X_val, Y_val)
+        self.fit_time_ = time.perf_counter() - started
+        return self
+
+    def _fit_thresholds(self, X, Y, X_val, Y_val):
+        """The threshold predictor of Sec. 3.3, fitted on the training documents' scores."""
+        scores = self.network_.scores(X)
+        options = {"features": self.threshold_features, "intercept": self.threshold_intercept,
+                   "target": self.threshold_target}
+        self.threshold_scores_ = {}
+        if self.threshold == "fixed":
+            fixed = 0.0 if self.network_.output.name == "tanh" else 0.5
+            self.thresholds_ = ThresholdPredictor(fixed=fixed).fit(None, scores, Y)
+            self.threshold_lambda_ = None
+        elif self.threshold_lambda is not None or X_val is None:
+            # ours: with nothing to choose λ on, λ = n weighs the penalty like the *mean*
+            # squared error with weight 1 (Eq. 5's λ multiplies the summed error)
+            lam = float(X.shape[0]) if self.threshold_lambda is None else self.threshold_lambda
+            self.thresholds_ = ThresholdPredictor(lam=lam, **options).fit(X, scores, Y)
+            self.threshold_lambda_ = float(lam)
+        else:
+            self.thresholds_, self.threshold_lambda_, self.threshold_scores_ = select_lambda(
+                X, scores, Y, X_val, self.network_.scores(X_val), Y_val,
+                lams=DEFAULT_LAMBDAS, **options)
+
+    def _progress(self):
+        """The ``verbose`` callable of training: the user's, or for ``verbose=True`` one line
+        per evaluation on standard output (:func:`mlnn.base.progress.epoch_reporter`)."""
+        if callable(self.verbose):
+            return self.verbose
+        if not self.verbose:
+            return None
+        return epoch_reporter(self.max_epochs, stream=sys.stdout)
+
+    def transform_text(self, documents):
+        """The rows X (CSR, n × D, float64) of raw ``documents`` (list of str), computed by the
+        vectorizer the model was trained with (tokens, stop words, stems, tf-idf, L2 norm);
+        feed them to :meth:`decision_function` or :meth:`predict`."""
+        check_fitted(self, "network_")
+        if getattr(self, "vectorizer_", None) is None:
+            raise MLNNError("this model was not trained on a text dataset: it has no vocabulary "
+                            "to turn text into features")
+        if isinstance(documents, str):
+            raise MLNNError("documents must be a list of texts, not one string")
+        return self.vectorizer_.transform(list(documents))
+
+    # ----------------------------------------------------------------------------------------
+    def __sklearn_is_fitted__(self):
+        """Whether ``fit`` has run (what scikit-learn's ``check_is_fitted`` asks)."""
+        return hasattr(self, "network_")
+
+    def _check_input(self, X):
+        """X as float64 CSR with the D features the model was fitted on; raise if not fitted."""
+        check_fitted(self, "network_")
+        X = check_X(X, "X")
+        if X.shape[1] != self.n_features_in_:
+            raise MLNNError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                            f"expecting {self.n_features_in_} features as input")
+        return X
+
+    def decision_function(self, X):
+        """The scores o = f_o(z2): an n × L ndarray of ``dtype``, highest for the most relevant
+        labels (sigmoid outputs in (0, 1) for CE, tanh outputs in (−1, 1) for PWE)."""
+        X = self._check_input(X)
+        return self.network_.scores(X)
+
+    def predict_proba(self, X):
+        """Per-label scores in [0, 1]: an n × L float64 ndarray (rows need not sum to 1; labels
+        are not exclusive).
+
+        With ``loss="ce"`` these are the sigmoid outputs o, the network's estimates of
+        P(y_l = 1 | x) for each label on its own (what Eq. 6's cross-entropy fits). With
+        ``loss="pwe"`` they are (1 + o)/2 for the tanh outputs o: PWE fits only the order of
+        relevant over irrelevant labels (Eq. 3), so these are ranking scores mapped to [0, 1],
+        not calibrated probabilities. ``predict`` does not threshold them at 0.5 but uses the
+        learned thresholds T(x) (Sec. 3.3).
+        """
+        o = np.asarray(self.decision_function(X), dtype=np.float64)
+        return (1 + o) / 2 if self.network_.output.name == "tanh" else o
+
+    def predict(self, X):
+        """0/1 label sets, ŷ_kl = 1 iff o_kl > T(x_k) (Sec. 3.3): an n × L ndarray in the dtype
+        of the labels given to ``fit`` (``classes_``), or a CSR matrix if ``sparse_output``."""
+        X = self._check_input(X)
+        Y_pred = self.thresholds_.predict(X, self.network_.scores(X),
+                                          dense=not self.sparse_output)
+        return Y_pred.astype(self.classes_[0].dtype, copy=False)
+
+    def score(self, X, y, sample_weight=None):
+        """Subset accuracy: the (weighted) fraction of documents whose predicted label set equals
+        their row of the 0/1 label matrix ``y`` (Y, named as scikit-learn's tools pass it)
+        exactly — scikit-learn's ``score`` for multi-label classifiers. A strict measure;
+        :meth:`evaluate` gives the paper's ten."""
+        X = self._check_input(X)
+        Y = check_Y(y, "y", n_samples=X.shape[0], n_labels=self.n_labels_)
+        Y_pred = self.thresholds_.predict(X, self.network_.scores(X))
+        exact = np.diff((Y != Y_pred).tocsr().indptr) == 0
+        weights = None if sample_weight is None else check_sample_weight(sample_weight,
+                                                                          X.shape[0])
+        return float(np.average(exact, weights=weights))
+
+    def evaluate(self, X, Y):
+        """The ten measures of the paper (see :func:`mlnn.evaluation.metrics.evaluate`) on (X, Y)."""
+        X = self._check_input(X)
+        scores = self.network_.scores(X)
+        Y = check_Y(Y, "Y", n_samples=X.shape[0], n_labels=self.n_labels_)
+        return evaluate(Y, scores, self.thresholds_.predict(X, scores))
+
+    def __sklearn_tags__(self):
+        """scikit-learn's tags (version 1.6 on): a classifier of 2-D 0/1 label matrices only
+        (multi-label), taking sparse input. Only scikit-learn calls this method, so importing
+        scikit-learn here never makes mlnn depend on it."""
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+        return Tags(estimator_type="classifier",
+                    target_tags=TargetTags(required=True, two_d_labels=True, multi_output=True,
+                                           single_output=False),
+                    classifier_tags=ClassifierTags(multi_class=False, multi_label=True),
+                    input_tags=InputTags(sparse=True))
+
+    def _more_tags(self):
+        """The same tags for scikit-learn before 1.6."""
+        return {"multilabel": True, "multioutput_only": True, "binary_only": True,
+                "requires_y": True, "X_types": ["2darray", "sparse"]}
+
+    def save(self, path, include_optimizer=False):
+        """Write the fitted model to one ``.npz`` file (see :mod:`mlnn.model.modelfile`).
+
+        ``include_optimizer`` also stores the optimizer's state, to continue training.
+        """
+        check_fitted(self, "network_")
+        params = self.get_params()
+        params["verbose"] = bool(params["verbose"]) if not callable(params["verbose"]) else False
+        t = self.thresholds_
+        meta = {"params": params,
+                "fitted": {name: getattr(self, name) for name in FITTED_SCALARS},
+                "hidden": self.network_.hidden_activation.name, "loss": self.loss_.name,
+                "pwe_form": getattr(self.loss_, "form", None),
+                "thresholds": {"lam": t.lam, "features": t.features, "fixed": t.fixed,
+                               "intercept": float(t.intercept_), "form": t.intercept,
+                               "target": t.target, "n_features_in": t.n_features_in_},
+                "history": self.history_.records,
+                "label_dtype": self.classes_[0].dtype.str,
+                "optimizer": {"name": self.optimizer if include_optimizer else None,
+                              "t": self.optimizer_.t}}
+        arrays = dict(self.network_.params)
+        arrays["threshold_coef"] = np.asarray(t.coef_, dtype=np.float64)
+        arrays["feature_names"] = names_array(self.feature_names_)
+        arrays["label_names"] = names_array(self.label_names_)
+        if getattr(self, "vectorizer_", None) is not None:
+            meta["text"], text_arrays = self.vectorizer_.get_state()
+            arrays.update({f"text/{name}": value for name, value in text_arrays.items()})
+        if include_optimizer:
+            for param, slots in self.optimizer_.state.items():
+                for slot, value in slots.items():
+                    arrays[f"optimizer/{param}/{slot}"] = value
+        write_model_file(path, arrays, meta)
+
+    @classmethod
+    def load(cls, path):
+        """Read a model written by :meth:`save` (no pickle is involved).
+
+        A file whose entries do not make a valid model (forged, edited or from another program)
+        raises :class:`~mlnn.base.errors.ModelFileError`, as does one with invalid hyper-parameters.
+        """
+        with loading(path):
+            return cls._rebuild(path).check_params()
+
+    @classmethod
+    def _rebuild(cls, path):
+        arrays, meta = read_model_file(path)
+        params = {"threshold_intercept": "free", **meta["params"]}   # older files: see _thresholds
+        unknown = sorted(set(params) - set(DEFAULTS))
+        if unknown:
+            raise ModelFileError(f"model file {path} has hyper-parameters {unknown} that this "
+                                 "version of mlnn does not know")
+        model = cls(**params)
+        model.loss_ = build_loss(meta["loss"], meta["pwe_form"] or "factorised")
+        model.network_ = Network(*(arrays[name] for name in ("W1", "b1", "W2", "b2")),
+                                 meta["hidden"], model.loss_.output)
+        for name in FITTED_SCALARS:
+            setattr(model, name, meta["fitted"][name])
+        model.classes_ = _classes(model.n_labels_, np.dtype(meta.get("label_dtype", "|i1")))
+        model.thresholds_ = _thresholds(meta["thresholds"], arrays["threshold_coef"])
+        model.history_ = History(records=_records(meta["history"]))
+        model.feature_names_ = arrays["feature_names"].tolist() or None
+        model.label_names_ = arrays["label_names"].tolist() or None
+        model.vectorizer_ = _saved_vectorizer(meta, arrays, model.n_features_in_)
+        model.optimizer_ = model._saved_optimizer(meta["optimizer"], arrays)
+        return model
+
+    def _saved_optimizer(self, saved, arrays):
+        """The optimizer, with its state when the file carries it (to continue training)."""
+        optimizer = build_optimizer(self.optimizer, self.learning_rate, self.momentum,
+                                    self.nesterov, self.weight_decay, self.decay_biases)
+        optimizer.t = saved["t"]
+        for name, value in arrays.items():
+            if name.startswith("optimizer/"):
+                _, param, slot = name.split("/")
+                optimizer.state.setdefault(param, {})[slot] = value
+        return optimizer
+
+
+def _check_vectorizer(vectorizer, n_features):
+    """``vectorizer`` (or None) if it is a fitted TfidfVectorizer with ``n_features`` terms."""
+    if vectorizer is None:
+        return None
+    if not isinstance(vectorizer, TfidfVectorizer) or not hasattr(vectorizer, "vocabulary_"):
+        raise MLNNError(f"vectorizer must be a fitted mlnn.datasets.text.TfidfVectorizer, got "
+                        f"{type(vectorizer).__name__}")
+    if len(vectorizer.vocabulary_) != n_features:
+        raise MLNNError(f"vectorizer has {len(vectorizer.vocabulary_)} terms but X has "
+                        f"{n_features} features")
+    return vectorizer
+
+
+def _saved_vectorizer(meta, arrays, n_features):
+    """The text vectorizer of a model file (entries ``text/*`` and header ``text``), or None."""
+    if "text" not in meta:
+        return None
+    state = {name.split("/", 1)[1]: value for name, value in arrays.items()
+             if name.startswith("text/")}
+    return _check_vectorizer(TfidfVectorizer.from_state(meta["text"], state), n_features)
+
+
+def _records(history):
+    """The training history of a model file: a list of evaluation records (dicts)."""
+    if not isinstance(history, list) or not all(isinstance(r, dict) for r in history):
+        raise MLNNError("its training history is not a list of evaluation records")
+    return history
+
+
+def _names(names, what, count):
+    """``names`` as a list of ``count`` entries, or None."""
+    return None if names is None else check_length(names, what, count)
+
+
+def _thresholds(saved, coef):
+    """A fitted :class:`~mlnn.evaluation.thresholds.ThresholdPredictor` from a model file's header and θ."""
+    # files written before the intercept form and the target were stored used the free intercept
+    thresholds = ThresholdPredictor(lam=saved["lam"], features=saved["features"],
+                                    fixed=saved["fixed"], intercept=saved.get("form", "free"),
+                                    target=saved.get("target", "f1"))
+    thresholds.coef_, thresholds.intercept_ = coef, saved["intercept"]
+    thresholds.n_features_in_, thresholds.n_iter_ = saved["n_features_in"], 0
+    return thresholds
+
+
+def _label_dtype(Y):
+    """The dtype of the labels as given to ``fit`` (``predict`` answers in it, as scikit-learn's
+    classifiers answer in the type of their training labels)."""
+    return Y.dtype if hasattr(Y, "dtype") else np.asarray(Y).dtype
+
+
+def _classes(n_labels, dtype):
+    """``classes_``: for each of the L labels, its two values [0, 1] in ``dtype``."""
+    return [np.array([0, 1], dtype=dtype) for _ in range(n_labels)]
+
+
+def _differs(value, default):
+    """Whether a hyper-parameter differs from its default (for the repr; never raises)."""
+    try:
+        return type(value) is not type(default) or bool(value != default)
+    except (TypeError, ValueError):     # e.g. an array, whose != is not one truth value
+        return True
+
+
+def _choice(*choices):
+    """A check that a value is one of ``choices``."""
+    return lambda value, name: check_choice(value, name, choices)
+
+
+def _optional(check):
+    """``check``, but None passes."""
+    return lambda value, name: None if value is None else check(value, name)
+
+
+def _rate(value, name):
+    """A dropout rate or momentum: a number in [0, 1)."""
+    return check_float_in(value, name, 0, 1, closed="left")
+
+
+def _check_verbose(value, name):
+    """``verbose``: a bool or a callable."""
+    if not callable(value) and not isinstance(value, (bool, np.bool_)):
+        raise MLNNError(f"{name} must be True, False or a callable taking each record, "
+                        f"got {value!r}")
+
+
+#: The hyper-parameters and their defaults, read from the constructor's signature.
+DEFAULTS = {name: parameter.default
+            for name, parameter in inspect.signature(MultiLabelNN).parameters.items()}
+
+#: How :meth:`MultiLabelNN.check_params` checks each hyper-parameter: (value, name) → raise
+#: :class:`~mlnn.base.errors.MLNNError` if the value is bad.
+PARAM_CHECKS = {
+    "hidden_units": check_positive_int,
+    "hidden_activation": _choice(*sorted(ACTIVATIONS)),
+    "loss": _choice(*sorted(LOSSES)),
+    "optimizer": _choice(*sorted(OPTIMIZERS)),
+    "learning_rate": check_positive_float,
+    "momentum": _rate,
+    "nesterov": check_bool,
+    "weight_decay": check_nonnegative_float,
+    "decay_biases": check_bool,
+    "dropout": _rate,
+    "input_dropout": _rate,
+    "batch_size": check_positive_int,
+    "max_epochs": check_positive_int,
+    "patience": check_positive_int,
+    "eval_every": _optional(check_positive_int),
+    "validation_fraction": lambda value, name: check_fraction(value, name, allow_zero=True),
+    "threshold": _choice("learned", "fixed"),
+    "threshold_features": _choice(*FEATURES),
+    "threshold_lambda": _optional(check_nonnegative_float),
+    "threshold_intercept": _choice(*INTERCEPTS),
+    "threshold_target": _choice(*TARGETS),
+    "pwe_form": _choice(*PairwiseExponential.FORMS),
+    "init": _choice(*INITIALISATIONS),
+    "dtype": check_dtype,
+    "sparse_output": check_bool,
+    "random_state": check_seed,
+    "verbose": _check_verbose,
+}

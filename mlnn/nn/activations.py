@@ -1,0 +1,78 @@
+"""Activation functions, each with its derivative beside it (paper Sec. 3.1-3.2).
+
+An :class:`Activation` holds ``fn(z)`` and ``grad(z, a)``: the derivative ∂a/∂z evaluated
+element-wise, given the pre-activation ``z`` *and* the activation ``a = fn(z)`` (every derivative
+here is cheapest in terms of one of them: ReLU uses ``z``, tanh and sigmoid use ``a``). Neither
+function modifies its arguments.
+
+==========  ==============================  =========================  ==========================
+name        a = f(z)                        f'(z)                      role in the paper
+==========  ==============================  =========================  ==========================
+relu        max(0, z)                       1[z > 0]                   hidden units (Sec. 3.1)
+tanh        tanh(z)                         1 − a²                     hidden units of BP-MLL;
+                                                                       output units for PWE
+sigmoid     1 / (1 + exp(−z))               a (1 − a)                  hidden units; output
+                                                                       units for CE
+==========  ==============================  =========================  ==========================
+
+The derivative of ReLU at exactly z = 0 is taken as 0 (a sub-gradient).
+"""
+
+from typing import Callable, NamedTuple
+
+import numpy as np
+from scipy.special import expit
+
+from mlnn.base.validation import check_choice
+
+
+class Activation(NamedTuple):
+    """An element-wise activation ``fn`` and its derivative ``grad(z, a) = f'(z)``."""
+
+    name: str
+    fn: Callable[[np.ndarray], np.ndarray]
+    grad: Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def relu(z):
+    """a = max(0, z)."""
+    return np.maximum(z, 0)
+
+
+def relu_grad(z, a):
+    """f'(z) = 1 where z > 0, else 0."""
+    return (z > 0).astype(z.dtype)
+
+
+def tanh(z):
+    """a = tanh(z)."""
+    return np.tanh(z)
+
+
+def tanh_grad(z, a):
+    """f'(z) = 1 − tanh(z)² = 1 − a²."""
+    return 1 - a * a
+
+
+def sigmoid(z):
+    """a = 1 / (1 + exp(−z)), computed stably by :func:`scipy.special.expit`."""
+    return expit(z)
+
+
+def sigmoid_grad(z, a):
+    """f'(z) = σ(z)(1 − σ(z)) = a (1 − a)."""
+    return a * (1 - a)
+
+
+ACTIVATIONS = {
+    "relu": Activation("relu", relu, relu_grad),
+    "tanh": Activation("tanh", tanh, tanh_grad),
+    "sigmoid": Activation("sigmoid", sigmoid, sigmoid_grad),
+}
+
+
+def get_activation(name):
+    """Look up an activation by name (``relu``, ``tanh`` or ``sigmoid``), or pass one through."""
+    if isinstance(name, Activation):
+        return name
+    return ACTIVATIONS[check_choice(name, "activation", sorted(ACTIVATIONS))]

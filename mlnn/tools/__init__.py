@@ -1,0 +1,10 @@
+"""Measuring: timings of the networks and of the SVMs beside liblinear, and what the machine is.
+
+=============  ==============================================================================
+module         job
+=============  ==============================================================================
+``bench``      time per epoch and per δ2 of the networks
+``svm_bench``  the BR solvers timed beside liblinear (scikit-learn's build, when installed)
+``machine``    processor, BLAS threads and versions, recorded with every benchmark
+=============  ==============================================================================
+"""

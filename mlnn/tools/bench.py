@@ -1,0 +1,177 @@
+r"""How fast a network of the paper trains, where the time goes, and how much memory it takes.
+
+:func:`benchmark_training` trains a network (AdaGrad, paper Sec. 3.5) on given training data with
+the real trainer, :func:`mlnn.nn.training.train`, for ``warmup + epochs`` epochs and measures:
+
+* seconds per epoch: the median over the timed epochs (the warm-up epochs are left out: they pay
+  for first-touch page faults of the AdaGrad state and warm the caches), and documents per second;
+* a breakdown of each epoch into the four phases of the trainer's minibatch update — the forward
+  pass, the loss (its value and δ2), the backward pass (δ1 and the products of the gradients) and
+  the optimizer (its step, and the deferred steps it applies in ``catch_up`` before each forward
+  pass and in ``flush`` before each evaluation) — plus the rest (minibatch slicing, dropout
+  masks, bookkeeping). The calls are timed by wrapping the network, the loss and the optimizer
+  in :class:`Stopwatch` proxies, so the breakdown is of the same run as the epoch times, not of a
+  re-implementation of the loop;
+* peak memory (:func:`mlnn.tools.machine.peak_rss_mb`, the whole process), next to the bytes of the
+  training data, the parameters and the optimizer state.
+
+:func:`benchmark_pwe_delta` times the PWE δ2 (paper Sec. 3.4) in its pairwise O(|y||ȳ|) form and
+its factorised O(L) form against the number of labels L on synthetic scores: the pairwise cost
+grows with L² for a fixed label density, the factorised one with L (see
+:class:`mlnn.nn.losses.PairwiseExponential`).
+
+The numbers are wall-clock times on a possibly shared machine: run on an idle machine, and
+compare implementations in the same session. ``python -m mlnn bench`` reports them.
+"""
+
+import time
+from collections import defaultdict
+
+import numpy as np
+import scipy.sparse as sp
+
+from mlnn.base.validation import check_X, check_Y
+from mlnn.model.builders import build
+from mlnn.nn.losses import PairwiseExponential
+from mlnn.nn.training import train
+from mlnn.tools.machine import peak_rss_mb
+
+#: The phases of the breakdown: which calls of which object each one times.
+PHASES = {"network": {"forward": "forward", "backward": "backward"},
+          "loss": {None: "loss"},                # every public method: value, delta, excluded
+          "optimizer": {"step": "optimizer", "catch_up": "optimizer", "flush": "optimizer"}}
+PHASE_ORDER = ("forward", "loss", "backward", "optimizer")
+
+DEFAULT_PWE_LABELS = (10, 30, 100, 300, 1000, 4000)
+
+#: Relevant labels per document in the PWE timing, as a fraction of L (Delicious: 19 of 983).
+PWE_DENSITY = 0.02
+
+
+class Stopwatch:
+    """Adds the wall-clock time of calls to chosen methods of an object to ``totals[phase]``.
+
+    ``Stopwatch(target, phases, totals)`` behaves like ``target`` (every attribute is looked up on
+    it), except that a call of a method named in ``phases`` (method name → phase; the key None
+    stands for every other public method) also adds its duration to ``totals[phase]``.
+    """
+
+    def __init__(self, target, phases, totals):
+        self._target, self._phases, self._totals = target, phases, totals
+
+    def __getattr__(self, name):
+        attribute = getattr(self._target, name)
+        phase = self._phases.get(name, None if name.startswith("_") else self._phases.get(None))
+        if phase is None or not callable(attribute):
+            return attribute
+
+        def call(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return attribute(*args, **kwargs)
+            finally:
+                self._totals[phase] += time.perf_counter() - start
+        return call
+
+
+def nbytes(*arrays):
+    """The bytes held by dense arrays and CSR matrices."""
+    total = 0
+    for array in arrays:
+        if sp.issparse(array):
+            total += array.data.nbytes + array.indices.nbytes + array.indptr.nbytes
+        else:
+            total += np.asarray(array).nbytes
+    return total
+
+
+def benchmark_training(X, Y, hidden_activation="relu", loss="ce", dropout=0.0, batch_size=64,
+                       hidden_units=1000, epochs=5, warmup=1, learning_rate=0.01,
+                       dtype=np.float32, random_state=0):
+    """Train a network with AdaGrad on (X, Y) for ``warmup + epochs`` epochs and time it.
+
+    ``hidden_activation``, ``loss`` and ``dropout`` describe the network (a method of
+    :mod:`mlnn.paper.methods`). Returns a dict: ``epoch_seconds`` (the timed epochs),
+    ``seconds_per_epoch`` (their median), ``docs_per_second``, ``breakdown_seconds`` (median
+    seconds per epoch of each phase of :data:`PHASES` and ``other``), ``peak_rss_mb`` and
+    ``footprint_mb`` (``data``, ``parameters``, ``optimizer_state``, ``total``) with
+    ``peak_rss_ratio`` = peak_rss_mb / footprint total.
+    """
+    X = check_X(X, "X", dtype=dtype)
+    Y = check_Y(Y, "Y", n_samples=X.shape[0])
+    network, loss, optimizer = build(X.shape[1], Y.shape[1], loss=loss, hidden_units=hidden_units,
+                                     hidden_activation=hidden_activation, optimizer="adagrad",
+                                     learning_rate=learning_rate, random_state=random_state,
+                                     dtype=dtype)
+    totals = defaultdict(float)
+    timed = {role: Stopwatch(target, PHASES[role], totals)
+             for role, target in (("network", network), ("loss", loss), ("optimizer", optimizer))}
+    marks = [(time.perf_counter(), {})]     # (time, phase totals) at every epoch boundary
+
+    def mark_epoch(record, _network):     # the trainer evaluates once per epoch by default
+        marks.append((time.perf_counter(), dict(totals)))
+
+    train(timed["network"], timed["loss"], timed["optimizer"], X, Y, batch_size=batch_size,
+          max_epochs=warmup + epochs, dropout=dropout, callbacks=[mark_epoch],
+          random_state=random_state)
+    peak = peak_rss_mb()
+    epoch_seconds, breakdown = _epoch_breakdown(marks[warmup:])
+    seconds = float(np.median(epoch_seconds))
+    footprint_mb = _footprint_mb(X, Y, network, optimizer)
+    return {"epoch_seconds": epoch_seconds, "seconds_per_epoch": seconds,
+            "docs_per_second": X.shape[0] / seconds, "breakdown_seconds": breakdown,
+            "peak_rss_mb": peak, "footprint_mb": footprint_mb,
+            "peak_rss_ratio": peak / footprint_mb["total"]}
+
+
+def _epoch_breakdown(marks):
+    """Seconds of each epoch between consecutive ``marks``, and the median seconds per phase."""
+    epoch_seconds, phases = [], defaultdict(list)
+    for (t0, before), (t1, after) in zip(marks, marks[1:]):
+        epoch_seconds.append(t1 - t0)
+        for phase in PHASE_ORDER:
+            phases[phase].append(after.get(phase, 0.0) - before.get(phase, 0.0))
+        phases["other"].append(t1 - t0 - sum(phases[phase][-1] for phase in PHASE_ORDER))
+    return epoch_seconds, {phase: float(np.median(values)) for phase, values in phases.items()}
+
+
+def _footprint_mb(X, Y, network, optimizer):
+    """MiB of the training data, the parameters and the optimizer state, and their total."""
+    footprint = {"data": nbytes(X, Y),
+                 "parameters": nbytes(*network.params.values()),
+                 "optimizer_state": nbytes(*(array for state in optimizer.state.values()
+                                             for array in state.values()))}
+    footprint["total"] = sum(footprint.values())
+    return {key: value / 2**20 for key, value in footprint.items()}
+
+
+def benchmark_pwe_delta(label_counts=DEFAULT_PWE_LABELS, n_documents=64, density=None, repeats=3,
+                        dtype=np.float32, random_state=0):
+    """Seconds for one PWE δ2 of an n_documents × L minibatch, pairwise vs factorised, per L.
+
+    Scores o = tanh(z2) with z2 ~ N(0, 1); every document has max(1, round(density · L))
+    relevant labels (at most L − 1), so |y||ȳ| grows like L² at a fixed density. Each time is
+    the fastest of ``repeats`` calls. Returns a list of dicts ``labels``, ``relevant``,
+    ``pairwise_seconds``, ``factorised_seconds``, ``ratio``.
+    """
+    density = PWE_DENSITY if density is None else density
+    rng = np.random.default_rng(random_state)
+    rows = []
+    for L in label_counts:
+        z2 = rng.normal(size=(n_documents, L)).astype(dtype)
+        o = np.tanh(z2)
+        relevant = min(max(1, round(density * L)), L - 1)
+        Y = np.zeros((n_documents, L), dtype=dtype)
+        for i in range(n_documents):
+            Y[i, rng.choice(L, relevant, replace=False)] = 1
+        row = {"labels": int(L), "relevant": int(relevant)}
+        for form in PairwiseExponential.FORMS:
+            loss, best = PairwiseExponential(form), float("inf")
+            for _ in range(repeats):
+                start = time.perf_counter()
+                loss.delta(z2, o, Y)
+                best = min(best, time.perf_counter() - start)
+            row[f"{form}_seconds"] = best
+        row["ratio"] = row["pairwise_seconds"] / row["factorised_seconds"]
+        rows.append(row)
+    return rows

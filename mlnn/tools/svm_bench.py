@@ -1,0 +1,206 @@
+"""How fast the BR linear SVMs train, side by side with liblinear on the same problem.
+
+:func:`benchmark_svm` fits the L one-vs-rest SVMs of :mod:`mlnn.baselines.svm` at every C of a grid and,
+when scikit-learn is importable, liblinear through ``sklearn.svm.LinearSVC`` one label at a time on
+the same problem: squared hinge, L2 regularisation, a constant feature ``bias`` whose weight is
+regularised (``intercept_scaling=bias``), and the same tolerance. For every solver and C it
+reports the wall-clock seconds (median over ``repeats``) and the primal objective reached,
+Σ_l ½‖w_l‖² + C Σ_i max(0, 1 − y_il w_lᵀx_i)², computed by one function for all solvers. The
+solvers of one C run back to back, so that they share the load of a busy machine.
+
+The solvers (``solvers``):
+
+* ``"tron"`` — :class:`mlnn.baselines.svm.LinearSVMBR` with ``solver="tron"``, warm-started along the
+  ascending grid from the previous C's weights, as :func:`mlnn.paper.selection.fit_br` does;
+* ``"tron-cold"`` — the same, every C from w = 0;
+* ``"liblinear-primal"`` — ``LinearSVC(dual=False)``, liblinear's trust-region Newton
+  (``-s 2``) from w = 0 with the same stopping rule as ``"tron"``: ‖∇f(w)‖ ≤
+  tol·max(min(#pos, #neg), 1)/n·‖∇f(0)‖;
+* ``"liblinear-dual"`` — ``LinearSVC(dual=True)``, liblinear's dual coordinate descent
+  (``-s 1``) with tolerance ``dual_tol`` on the projected gradient;
+* ``"dual_cd"`` — :class:`mlnn.baselines.svm.LinearSVMBR` with ``solver="dual_cd"`` and ``dual_tol``,
+  warm-started from the previous α (slow for large C: minutes per C on Reuters-21578).
+
+liblinear cannot train a label whose documents all have the same sign; such labels are left out
+of its time and objective (``skipped``), and of the other solvers' objective, so that the sums
+compare the same labels. The numbers are wall-clock times on a possibly shared machine: pin BLAS
+to one thread (``OPENBLAS_NUM_THREADS=1``) and compare solvers within the same run.
+"""
+
+import time
+import warnings
+
+import numpy as np
+
+from mlnn.base.errors import MLNNError
+from mlnn.base.validation import check_X, check_Y, check_positive_float, check_positive_int
+from mlnn.baselines.svm import (DEFAULT_C_VALUES, DEFAULT_TOL, ConvergenceWarning, LinearSVMBR,
+                                 augment_bias)
+
+SOLVERS = ("tron", "tron-cold", "liblinear-primal", "liblinear-dual", "dual_cd")
+DEFAULT_SOLVERS = ("tron", "tron-cold", "liblinear-primal", "liblinear-dual")
+LIBLINEAR = ("liblinear-primal", "liblinear-dual")
+
+
+def liblinear_available():
+    """True when scikit-learn (which bundles liblinear) can be imported."""
+    try:
+        import sklearn.svm  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def primal_objectives(X, signs, W, C):
+    """½‖w_l‖² + C Σ_i max(0, 1 − y_il w_lᵀx_i)² per label: (L,).
+
+    X : n × (D+1) CSR, already augmented by the constant feature; signs : n × L ±1;
+    W : (D+1) × L weights including the constant feature's.
+    """
+    slack = np.maximum(0.0, 1.0 - signs * np.asarray(X @ W))
+    return 0.5 * np.einsum("ij,ij->j", W, W) + C * np.einsum("ij,ij->j", slack, slack)
+
+
+def _fit_mlnn(X, Y, C, solver, tol, bias, max_iter, previous):
+    """One LinearSVMBR fit, warm-started from ``previous`` if given: (model, W (D+1) × L)."""
+    start = {}
+    if previous is not None:
+        start = ({"coef": previous.coef_, "intercept": previous.intercept_}
+                 if solver == "tron" else {"dual_coef": previous.dual_coef_})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = LinearSVMBR(C=C, solver=solver, tol=tol, bias=bias, max_iter=max_iter)
+        model.fit(X, Y, **start)
+    return model, model.weights()
+
+
+def _fit_liblinear(X, Y, C, dual, tol, bias, max_iter, labels):
+    """LinearSVC on each label of ``labels`` in turn: W (D+1) × L (zero columns elsewhere)."""
+    from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
+    from sklearn.svm import LinearSVC
+
+    W = np.zeros((X.shape[1] + 1, Y.shape[1]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SklearnConvergenceWarning)
+        for label in labels:
+            model = LinearSVC(C=C, loss="squared_hinge", penalty="l2", dual=dual, tol=tol,
+                              fit_intercept=True, intercept_scaling=bias, max_iter=max_iter)
+            model.fit(X, Y[:, label])
+            W[:-1, label] = model.coef_.ravel()
+            W[-1, label] = model.intercept_[0] / bias
+    return W
+
+
+def _fit(solver, X, Y, C, tol, dual_tol, bias, max_iter, compared, previous):
+    """One solver at one C: (W (D+1) × L, the model to warm-start the next C from or None)."""
+    if solver in LIBLINEAR:
+        dual = solver == "liblinear-dual"
+        return _fit_liblinear(X, Y, C, dual, dual_tol if dual else tol, bias, max_iter,
+                              compared), None
+    name = "dual_cd" if solver == "dual_cd" else "tron"
+    model, W = _fit_mlnn(X, Y, C, name, dual_tol if name == "dual_cd" else tol, bias, max_iter,
+                         None if solver == "tron-cold" else previous)
+    return W, model
+
+
+def _check_options(C_values, tol, dual_tol, bias, repeats, max_iter, solvers):
+    C_values = sorted(check_positive_float(C, "C_values entry") for C in C_values)
+    if not C_values:
+        raise MLNNError("C_values must contain at least one value")
+    for solver in solvers:
+        if solver not in SOLVERS:
+            raise MLNNError(f"unknown solver {solver!r}; choose from {list(SOLVERS)}")
+    if not solvers:
+        raise MLNNError("solvers must name at least one solver")
+    check_positive_float(tol, "tol")
+    check_positive_float(dual_tol, "dual_tol")
+    check_positive_float(bias, "bias")   # liblinear's intercept_scaling must be > 0
+    return C_values, check_positive_int(repeats, "repeats"), check_positive_int(max_iter,
+                                                                                "max_iter")
+
+
+def benchmark_svm(X, Y, C_values=DEFAULT_C_VALUES, tol=DEFAULT_TOL["tron"],
+                  dual_tol=DEFAULT_TOL["dual_cd"], bias=1.0, repeats=3, max_iter=1000,
+                  solvers=DEFAULT_SOLVERS, log=None):
+    """Time the BR SVMs of every solver at every C; see the module docstring.
+
+    X : (n, D) CSR; Y : (n, L) 0/1. ``solvers`` from :data:`SOLVERS`; the liblinear ones are
+    left out (``liblinear`` False in the result) when scikit-learn is missing. ``log`` (e.g.
+    ``print``) receives one line per solver and C.
+
+    Returns a dict: ``rows`` — one dict per (solver, C) with ``solver``, ``C``, ``seconds`` (the
+    median), ``all_seconds``, ``objective`` (summed over the compared labels); ``ratios`` and
+    ``cold_ratios`` — {C: the median over the repeats of the seconds of "tron" (resp.
+    "tron-cold") / the seconds of "liblinear-primal" in the same repeat} when both ran (each
+    pair runs back to back, so it shares the load of a busy machine); and the problem's sizes,
+    ``skipped`` labels and settings.
+    """
+    C_values, repeats, max_iter = _check_options(C_values, tol, dual_tol, bias, repeats, max_iter,
+                                                 tuple(solvers))
+    X = check_X(X, "X")
+    Y = check_Y(Y, "Y", n_samples=X.shape[0]).toarray()
+    has_liblinear = liblinear_available()
+    solvers = [s for s in solvers if has_liblinear or s not in LIBLINEAR]
+    positives = Y.sum(axis=0)
+    compared = np.flatnonzero((positives > 0) & (positives < Y.shape[0]))
+    Xa, signs = augment_bias(X, bias), 2.0 * Y - 1.0
+    times = {(solver, C): [] for solver in solvers for C in C_values}
+    objectives = {}
+    for _ in range(repeats):
+        previous = dict.fromkeys(solvers)             # warm starts along the grid
+        for C in C_values:                            # the solvers of one C run back to back
+            for solver in solvers:
+                started = time.perf_counter()
+                W, previous[solver] = _fit(solver, X, Y, C, tol, dual_tol, bias, max_iter,
+                                           compared, previous[solver])
+                times[solver, C].append(time.perf_counter() - started)
+                objectives[solver, C] = float(primal_objectives(
+                    Xa, signs[:, compared], W[:, compared], C).sum())
+                if log is not None:
+                    log(f"{solver:>16}  C={C:<8g} {times[solver, C][-1]:8.2f} s  "
+                        f"objective {objectives[solver, C]:.6g}")
+    rows = [{"solver": solver, "C": C, "seconds": float(np.median(times[solver, C])),
+             "all_seconds": times[solver, C], "objective": objectives[solver, C]}
+            for solver in solvers for C in C_values]
+    return {"n_documents": X.shape[0], "n_features": X.shape[1], "n_labels": Y.shape[1],
+            "compared_labels": int(compared.size),
+            "skipped": [int(label) for label in np.setdiff1d(np.arange(Y.shape[1]), compared)],
+            "tol": tol, "dual_tol": dual_tol, "bias": bias, "repeats": repeats,
+            "liblinear": has_liblinear, "rows": rows, "ratios": _ratios(rows),
+            "cold_ratios": _ratios(rows, "tron-cold")}
+
+
+def _ratios(rows, solver="tron", reference="liblinear-primal"):
+    """{C: median over the repeats of solver's seconds / reference's seconds in that repeat}."""
+    seconds = {(row["solver"], row["C"]): np.asarray(row["all_seconds"]) for row in rows}
+    return {C: float(np.median(seconds[solver, C] / seconds[reference, C]))
+            for (name, C) in seconds if name == solver and (reference, C) in seconds}
+
+
+def format_svm_report(result):
+    """A Markdown table of :func:`benchmark_svm`'s result: one line per C, two columns (seconds,
+    objective) per solver, and the ratios of "tron" and "tron-cold" to "liblinear-primal"
+    seconds (medians of the per-repeat ratios)."""
+    solvers = list(dict.fromkeys(row["solver"] for row in result["rows"]))
+    cells = {(row["solver"], row["C"]): row for row in result["rows"]}
+    C_values = sorted({row["C"] for row in result["rows"]})
+    header = ["C"] + [f"{solver} {what}" for solver in solvers for what in ("s", "objective")]
+    ratios = {name: result[key] for name, key in (("tron", "ratios"), ("tron-cold", "cold_ratios"))
+              if result.get(key)}
+    header += [f"{name} / liblinear-primal" for name in ratios]
+    lines = [f"{result['n_documents']:,} documents × {result['n_features']:,} features, "
+             f"{result['n_labels']} labels ({result['compared_labels']} compared); tol "
+             f"{result['tol']} (tron, liblinear-primal), {result['dual_tol']} (dual solvers); "
+             f"bias {result['bias']}; median of {result['repeats']} runs",
+             "", "| " + " | ".join(header) + " |",
+             "|" + "---|" * len(header)]
+    for C in C_values:
+        row = [f"{C:g}"]
+        for solver in solvers:
+            cell = cells[solver, C]
+            row += [f"{cell['seconds']:.2f}", f"{cell['objective']:.6g}"]
+        row += [f"{ratio[C]:.2f}×" for ratio in ratios.values()]
+        lines.append("| " + " | ".join(row) + " |")
+    if not result["liblinear"]:
+        lines.append("(scikit-learn is not installed: liblinear was not timed)")
+    return "\n".join(lines)
