@@ -5,9 +5,24 @@ Each entry: ``id``, ``path`` (the module), ``original`` (an exact snippet, found
 """
 
 
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "mlnn"
+
+
+def module_path(module):
+    """The path of ``mlnn/<folder>/<module>.py`` relative to the repository root; raises unless
+    exactly one folder of the package holds a module of that name."""
+    found = sorted(PACKAGE.glob(f"*/{module}.py"))
+    if len(found) != 1:
+        raise ValueError(f"module {module!r}: {len(found)} files mlnn/*/{module}.py, expected one")
+    return found[0].relative_to(PACKAGE.parent).as_posix()
+
+
 def mutant(id, module, original, replacement, description, tests=None):
-    """One catalogue entry for ``mlnn/<module>.py``, owned by ``tests/test_<module>.py`` by default."""
-    return {"id": id, "path": f"mlnn/{module}.py", "original": original,
+    """One catalogue entry for ``mlnn/<folder>/<module>.py``, owned by ``tests/test_<module>.py``
+    by default."""
+    return {"id": id, "path": module_path(module), "original": original,
             "replacement": replacement, "tests": tests or [f"tests/test_{module}.py"],
             "description": description}
 

@@ -44,9 +44,10 @@ def apply(source, original, replacement, where):
     return source.replace(original, replacement)
 
 
-def check_catalogue(mutants):
-    """Raise on duplicate ids, missing modules or test files, or snippets not found exactly once."""
-    ids = [m["id"] for m in mutants]
+def check_catalogue(mutants, every_id=None):
+    """Raise on duplicate ids (among ``every_id``, default ``mutants``), or on missing modules or
+    test files or snippets not found exactly once among ``mutants``."""
+    ids = [m["id"] for m in (every_id or mutants)]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise ValueError(f"duplicate mutant ids: {duplicates}")
@@ -109,8 +110,8 @@ def main(argv=None):
     parser.add_argument("--list", action="store_true", help="list the catalogue and exit")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per mutant (900)")
     args = parser.parse_args(argv)
-    check_catalogue(MUTANTS)
     mutants = select(MUTANTS, args.module, args.id)
+    check_catalogue(MUTANTS if args.list else mutants, every_id=MUTANTS)
     if args.list:
         for m in mutants:
             print(f"{m['id']:28s} {m['path']:22s} {m['description']}")
