@@ -7,19 +7,37 @@ from mlnn.figures import environment
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _outside_the_project(directory):
+    return directory.is_dir() and ROOT / "figures" not in (directory, *directory.parents)
+
+
 def test_figures_dir_fast_mode_never_points_at_the_project(monkeypatch, tmp_path):
     monkeypatch.delenv("MLNN_FIGURES", raising=False)
     monkeypatch.setenv("MLNN_FAST", "1")
+    monkeypatch.chdir(ROOT / "tests")
     assert environment.fast_mode()
-    fast_dir = environment.figures_dir()
-    assert fast_dir.is_dir() and ROOT / "figures" not in (fast_dir, *fast_dir.parents)
+    for refresh in ("0", "1"):                 # fast runs never refresh the committed figures
+        monkeypatch.setenv("MLNN_REFRESH_FIGURES", refresh)
+        assert _outside_the_project(environment.figures_dir())
     monkeypatch.setenv("MLNN_FIGURES", str(tmp_path / "out"))
     assert environment.figures_dir() == tmp_path / "out" and (tmp_path / "out").is_dir()
-    monkeypatch.delenv("MLNN_FIGURES")
+
+
+def test_full_mode_writes_to_scratch_unless_a_refresh_is_asked_for(monkeypatch, tmp_path):
+    monkeypatch.delenv("MLNN_FIGURES", raising=False)
+    monkeypatch.delenv("MLNN_REFRESH_FIGURES", raising=False)
     monkeypatch.setenv("MLNN_FAST", "0")
     monkeypatch.chdir(ROOT / "tests")
-    assert not environment.fast_mode()
+    assert not environment.fast_mode() and not environment.refresh_mode()
+    first, second = environment.figures_dir(), environment.figures_dir()
+    assert _outside_the_project(first) and _outside_the_project(second) and first != second
+    monkeypatch.setenv("MLNN_REFRESH_FIGURES", "0")
+    assert _outside_the_project(environment.figures_dir())
+    monkeypatch.setenv("MLNN_REFRESH_FIGURES", "1")
+    assert environment.refresh_mode()
     assert environment.figures_dir() == ROOT / "figures"
+    monkeypatch.setenv("MLNN_FIGURES", str(tmp_path / "chosen"))     # MLNN_FIGURES still wins
+    assert environment.figures_dir() == tmp_path / "chosen"
 
 
 def test_rerun_mode_follows_the_environment(monkeypatch):

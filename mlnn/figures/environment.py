@@ -4,9 +4,10 @@
   (the test suite runs every notebook this way);
 * ``MLNN_RERUN=1`` -- train the networks of a figure again instead of redrawing it from the
   curves stored next to it;
-* ``MLNN_FIGURES`` -- the directory figures are written to. Unset, fast mode writes to a fresh
-  temporary directory (so quick runs never overwrite the committed figures), and the full mode
-  to the ``figures/`` folder of the project;
+* ``MLNN_FIGURES`` -- the directory figures are written to. Unset, every run writes to a fresh
+  temporary (scratch) directory, so no run overwrites the committed figures by accident;
+* ``MLNN_REFRESH_FIGURES=1`` -- a full run refreshes the committed ``figures/`` folder of the
+  project instead (``MLNN_FIGURES`` still wins when set; fast mode never writes there);
 * ``MLNN_DATA`` -- the real datasets (:mod:`mlnn.datasets.paths`). Without them a notebook
   falls back to the curves committed under ``figures/`` (:func:`stored`) and to the synthetic
   collection (:func:`load_or_synthetic`), and says so.
@@ -46,19 +47,25 @@ def project_root(start=None):
     return None
 
 
+def refresh_mode():
+    """True when ``MLNN_REFRESH_FIGURES=1``: a full run rewrites the committed ``figures/``."""
+    return os.environ.get("MLNN_REFRESH_FIGURES", "") == "1"
+
+
 def figures_dir(fast=None):
-    """Where to save figures: ``$MLNN_FIGURES``; else a temp dir in fast mode; else ``figures/``.
+    """Where to save figures: ``$MLNN_FIGURES`` if set; else the project's ``figures/`` in a full
+    run with ``MLNN_REFRESH_FIGURES=1``; else a fresh scratch directory (fast mode always).
 
     The directory is created if needed.
     """
     fast = fast_mode() if fast is None else fast
     if os.environ.get("MLNN_FIGURES"):
         directory = Path(os.environ["MLNN_FIGURES"])
-    elif fast:
-        directory = Path(tempfile.mkdtemp(prefix="mlnn-figures-"))
-    else:
+    elif refresh_mode() and not fast:
         root = project_root()
         directory = (root if root is not None else Path.cwd()) / "figures"
+    else:
+        directory = Path(tempfile.mkdtemp(prefix="mlnn-figures-"))
     directory.mkdir(parents=True, exist_ok=True)
     return directory
 
