@@ -19,7 +19,10 @@ import pytest
 from mlnn.cli import build_parser
 from mlnn.model.estimator import MultiLabelNN
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+#: Every README of the project whose ```bash blocks hold ``python -m mlnn`` commands.
+READMES = (README, ROOT / "figures" / "README.md", ROOT / "notebooks" / "README.md")
 BLOCKS = re.findall(r"^```python\n(.*?)^```", README.read_text(encoding="utf-8"),
                     flags=re.MULTILINE | re.DOTALL)
 
@@ -49,7 +52,7 @@ def small_networks(monkeypatch):
 
 
 def test_the_readme_has_its_python_examples():
-    assert len(BLOCKS) >= 4
+    assert len(BLOCKS) >= 3
     assert "small_networks" in README.read_text(encoding="utf-8")      # the fixture is named
 
 
@@ -71,10 +74,11 @@ def test_readme_python_block_runs_as_written(index, small_networks, tmp_path, mo
         assert all(network.shape[1] <= SMALL["hidden_units"] for network in small_networks)
 
 
-def _commands():
-    """Every ``python -m mlnn ...`` command of the README's bash blocks, as an argument list
-    (line continuations joined; environment assignments, comments and redirections dropped)."""
-    text = README.read_text(encoding="utf-8")
+def _commands(path):
+    """Every ``python -m mlnn ...`` command of the bash blocks of the README ``path``, as an
+    argument list (line continuations joined; environment assignments, comments and redirections
+    dropped)."""
+    text = path.read_text(encoding="utf-8")
     commands = []
     for block in re.findall(r"^```bash\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL):
         for line in block.replace("\\\n", " ").splitlines():
@@ -90,11 +94,12 @@ def _commands():
     return commands
 
 
-COMMANDS = _commands()
+COMMANDS = [command for path in READMES for command in _commands(path)]
 
 
 def test_the_readme_shows_commands_of_every_kind():
-    assert len(COMMANDS) >= 10
+    assert len(_commands(README)) >= 8
+    assert len(_commands(ROOT / "figures" / "README.md")) >= 8
     assert {"train", "predict", "evaluate", "reproduce", "bench"} <= {c[0] for c in COMMANDS}
 
 
