@@ -77,21 +77,86 @@ def test_bars_and_histograms():
     assert fig.axes[0].get_xlabel() == "threshold"
 
 
-def test_fig3_left_draws_adagrad_red_and_momentum_blue_with_activations_as_line_styles():
+def _lines(fig):
+    return {line.get_label(): line for ax in fig.axes for line in ax.get_lines()}
+
+
+def test_every_colour_of_the_palette_stands_for_one_concept_value():
+    import matplotlib.colors as mcolors
+
+    named = [mcolors.to_hex(c) for c in plots.COLOURS.values()]
+    greens = [mcolors.to_hex(plots.hidden_units_colour(F)) for F in (8, 16, 32, 64, 256, 1024)]
+    others = [mcolors.to_hex(c) for c in plots.OTHER_SERIES]
+    every = named + greens + others
+    assert len(set(every)) == len(every), "a colour is used for two things"
+    assert plots.colour("η=0.01") == "tab:blue"         # as in the paper's Fig. 4
+    assert plots.colour(plots.eta_key(0.1)) != plots.colour("η=0.01")
+    with pytest.raises(MLNNError, match="no colour for 'rmsprop'"):
+        plots.colour("rmsprop")
+    assert len(set(plots.LINE_STYLES[k] for k in ("dropout", "tanh", "sigmoid"))) == 3
+
+
+def test_fig3_left_colours_the_update_rule_and_styles_the_activation():
     import matplotlib.colors as mcolors
 
     curves = [dict(c, label=f"{c['optimizer']}/{c['hidden_activation']}")
               for c in _curves() + _curves(hidden_activation="sigmoid")]
-    fig = plots.plot_convergence(curves)
-    lines = {line.get_label(): line for line in fig.axes[0].get_lines()}
-    expected_style = {"relu": "-", "tanh": "--", "sigmoid": ":"}
+    lines = _lines(plots.plot_convergence(curves))
     for curve in curves:
         line = lines[curve["label"]]
-        colour = "tab:red" if curve["optimizer"] == "adagrad" else "tab:blue"
-        assert mcolors.same_color(line.get_color(), colour), curve["label"]
-        assert line.get_linestyle() == expected_style[curve["hidden_activation"]], curve["label"]
-    assert "AdaGrad (red)" in fig.axes[0].get_title() + (fig._suptitle.get_text()
-                                                         if fig._suptitle else "")
+        assert mcolors.same_color(line.get_color(), plots.colour(curve["optimizer"]))
+        assert line.get_linestyle() == plots.LINE_STYLES[curve["hidden_activation"]]
+    assert not mcolors.same_color(plots.colour("adagrad"), plots.colour("momentum"))
+    assert "AdaGrad (red)" in plots.plot_convergence(curves).axes[0].get_title()
+
+
+def test_fig3_right_gives_one_size_one_shade_in_every_figure():
+    import matplotlib.colors as mcolors
+
+    first = _lines(plots.plot_dropout(_curves()))
+    second = _lines(plots.plot_dropout(_curves(hidden_units=16)))
+    assert mcolors.same_color(first["c1"].get_color(), plots.hidden_units_colour(16))
+    assert mcolors.same_color(second["c0"].get_color(), first["c1"].get_color())
+    assert not mcolors.same_color(first["c0"].get_color(), first["c1"].get_color())
+    assert first["c0"].get_linestyle() == "-" and first["c1"].get_linestyle() == "--"
+    fig = plots.plot_dropout(_curves(train_rankloss=[0.2, 0.1, 0.05]),
+                             panels=("rankloss", "train_rankloss"))
+    assert "training documents" in fig.axes[1].get_ylabel()
+
+
+def test_fig4_colours_the_learning_rate_as_the_paper_and_splits_the_losses():
+    import matplotlib.colors as mcolors
+
+    curves = [dict(c, loss=loss, learning_rate=eta, label=f"{loss}{eta}{c['dropout']}")
+              for loss in ("pwe", "ce") for eta in (0.01, 0.1) for c in _curves()]
+    fig = plots.plot_learning_rates(curves)
+    axes, _ = _texts(fig)
+    assert len(axes) == 4
+    assert [ax.get_title().split(":")[0] for ax in axes] == ["PWE", "CE", "PWE", "CE"]
+    for ax in axes:
+        for line in ax.get_lines():
+            eta = 0.01 if "0.01" in line.get_label() else 0.1
+            assert mcolors.same_color(line.get_color(), plots.colour(plots.eta_key(eta)))
+            assert line.get_linestyle() == ("--" if line.get_label().endswith("0.5") else "-")
+    assert axes[0].get_ylim() == axes[1].get_ylim()          # one y-scale per row
+
+
+def test_fig2_panels_share_one_z_scale():
+    surfaces = landscapes.figure2_surfaces(n_points=9)
+    fig = plots.plot_landscape_pair(surfaces[("ce", "tanh")], surfaces[("pwe", "tanh")], "Fig. 2")
+    three_d = [ax for ax in fig.axes if hasattr(ax, "get_zlim")]
+    assert len(three_d) == 2 and three_d[0].get_zlim() == three_d[1].get_zlim()
+    low = min(s.J.min() for s in surfaces.values() if s.loss == "pwe")
+    assert three_d[0].get_zlim()[0] <= low
+
+
+def test_bars_of_methods_take_the_palette_colours():
+    import matplotlib.colors as mcolors
+
+    fig = plots.plot_bars(["miF"], [[0.5], [0.4]], ["NN_A", "BR_B"], "score", "t")
+    colours = [patch.get_facecolor() for patch in fig.axes[0].patches]
+    assert mcolors.same_color(colours[0], plots.colour("NN_A"))
+    assert mcolors.same_color(colours[1], plots.colour("BR_B"))
 
 
 def test_effective_rates_figure_shows_each_feature_and_the_single_sgd_rate():

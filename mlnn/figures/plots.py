@@ -10,6 +10,7 @@ under any backend, including ``Agg``.
 
 from pathlib import Path
 
+import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
@@ -18,25 +19,67 @@ from mlnn.base.fileio import atomic_write
 from mlnn.figures.environment import figures_dir
 from mlnn.figures.landscapes import surface_gradient
 
-#: Line colours by update rule, loss (and loss with learning rate, Fig. 4) or hidden activation,
-#: fixed so figures agree. AdaGrad is red and momentum blue, as in the paper's Fig. 3 (left);
-#: in Fig. 4 CE is red/orange and PWE blue/cyan (the larger η the darker).
-COLOURS = {"adagrad": "tab:red", "momentum": "tab:blue", "sgd": "tab:green",
-           "ce": "tab:red", "pwe": "tab:blue",
-           "ce0.1": "tab:red", "ce0.01": "tab:orange", "pwe0.1": "tab:blue", "pwe0.01": "tab:cyan",
-           "relu": "tab:red", "tanh": "tab:blue", "sigmoid": "tab:green"}
+#: The one palette of every figure: a colour stands for one value of one concept, the same in
+#: every figure, and for nothing else. The paper names colours in its Fig. 4 (the base learning
+#: rate η = 0.01 in blue), which we follow; the other choices are ours. Concepts drawn by line
+#: style rather than colour are in :data:`LINE_STYLES`; the hidden-layer size F is a shade of
+#: green (:func:`hidden_units_colour`); series that are no concept take :data:`OTHER_SERIES`.
+COLOURS = {
+    # update rule (Fig. 3 left)
+    "adagrad": "tab:red", "momentum": "tab:purple", "sgd": "tab:brown",
+    # base learning rate η (Fig. 4; blue is η = 0.01 as in the paper)
+    "η=0.01": "tab:blue", "η=0.1": "tab:orange", "η=0.001": "tab:cyan",
+    # thresholds (notebook 6)
+    "fixed 0.5": "tab:gray", "tuned constant": "tab:olive", "learned T(x)": "tab:pink",
+    "oracle": "#6b6ecf",
+    # the methods of Table 3 (Fig. 7): CE networks in navy, BP-MLL with tanh hidden units in
+    # gold, with ReLU hidden units in plum, BR in green-olive; dark without dropout, light with
+    "NN_A": "#393b79", "NN_AD": "#9c9ede", "BP-MLL_TA": "#8c6d31", "BP-MLL_TAD": "#e7cb94",
+    "BP-MLL_RA": "#7b4173", "BP-MLL_RAD": "#de9ed6", "BR_B": "#637939", "BR_R": "#b5cf6b",
+}
 
-#: Line styles by hidden activation in Fig. 3 (left).
-ACTIVATION_STYLES = {"relu": "-", "tanh": "--", "sigmoid": ":"}
-PALETTE = ("tab:red", "tab:blue", "tab:green", "tab:purple", "tab:orange", "tab:brown",
-           "tab:gray", "tab:olive")
+#: Line styles, one per value of a concept, never shared between concepts: dashed is dropout
+#: (solid without), dash-dot a tanh and dotted a sigmoid hidden layer (solid ReLU).
+LINE_STYLES = {"dropout": "--", "no dropout": "-", "relu": "-", "tanh": "-.", "sigmoid": ":"}
+
+#: Colours of series that stand for no concept of the palette (timings, example words, ...):
+#: none of them appears in :data:`COLOURS` or in the greens of the hidden-layer sizes.
+OTHER_SERIES = ("#843c39", "#5254a3", "#e7ba52", "#d6616b", "#8ca252", "#a55194")
+
+
+def colour(key):
+    """The palette's colour of a concept value (``"adagrad"``, ``"η=0.1"``, ``"NN_A"``, ...);
+    raises :class:`~mlnn.base.errors.MLNNError` for a value the palette does not know."""
+    if key not in COLOURS:
+        raise MLNNError(f"no colour for {key!r}; the palette knows {sorted(COLOURS)}")
+    return COLOURS[key]
+
+
+def hidden_units_colour(F):
+    """A shade of green for a hidden layer of F units, darker the larger F (8 → light,
+    1,024 and more → darkest), so that one size has one shade in every figure."""
+    position = np.clip((np.log2(float(F)) - 3.0) / 7.0, 0.0, 1.0)
+    return matplotlib.colormaps["Greens"](0.35 + 0.65 * position)
+
+
+def eta_key(learning_rate):
+    """The palette key of a base learning rate: ``"η=0.01"`` for 0.01."""
+    return f"η={learning_rate:g}"
+
+
+def series_colour(name, index):
+    """The palette colour of ``name`` if it is a concept value, else the ``index``-th of
+    :data:`OTHER_SERIES`."""
+    return COLOURS.get(name, OTHER_SERIES[index % len(OTHER_SERIES)])
+
 
 MEASURE_NAMES = {"rankloss": "rank loss (validation)", "MAP": "MAP (validation)",
-                 "train_loss": "training loss (minibatch mean)"}
+                 "train_loss": "training loss J (minibatch mean, dropout masks on)",
+                 "train_rankloss": "rank loss (training documents, no dropout)"}
 
 
 def save_figure(fig, name, directory=None, dpi=110):
-    """Save ``fig`` as ``directory/name`` (PNG; ``.png`` is appended if missing); return the path."""
+    """Save ``fig`` as ``directory/name`` (PNG; ``.png`` appended if missing); return the path."""
     directory = figures_dir() if directory is None else Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / (name if name.endswith(".png") else f"{name}.png")
@@ -65,18 +108,22 @@ def _surface_title(surface):
 def plot_landscape_pair(left, right, title):
     """Two loss landscapes side by side: 3-D surfaces on top, contour maps below.
 
-    ``left`` and ``right`` are :class:`mlnn.figures.landscapes.Surface` objects. The contour maps share
-    their colour levels so the two panels can be compared directly.
+    ``left`` and ``right`` are :class:`mlnn.figures.landscapes.Surface` objects. Both panels share
+    one z-scale and one colour scale (the 3-D axes the same z-limits, the maps the same levels),
+    so a flatter loss also looks flatter.
     """
     fig = Figure(figsize=(11, 9), constrained_layout=True)
-    levels = np.linspace(min(left.J.min(), right.J.min()), max(left.J.max(), right.J.max()), 25)
+    low, high = min(left.J.min(), right.J.min()), max(left.J.max(), right.J.max())
+    levels = np.linspace(low, high, 25)
     for column, surface in enumerate((left, right)):
         W1, W2_1 = np.meshgrid(surface.W1, surface.W2_1)
         ax = fig.add_subplot(2, 2, column + 1, projection="3d")
-        ax.plot_surface(W1, W2_1, surface.J, cmap="viridis", linewidth=0, antialiased=True)
+        ax.plot_surface(W1, W2_1, surface.J, cmap="viridis", vmin=low, vmax=high, linewidth=0,
+                        antialiased=True)
+        ax.set_zlim(low, high)
         ax.set_xlabel("W1")
         ax.set_ylabel("W2_1")
-        ax.set_zlabel("loss J")
+        ax.set_zlabel("loss J (shared scale)")
         ax.set_title(_surface_title(surface))
         ax = fig.add_subplot(2, 2, column + 3)
         filled = ax.contourf(W1, W2_1, surface.J, levels=levels, cmap="viridis")
@@ -84,8 +131,9 @@ def plot_landscape_pair(left, right, title):
         ax.set_xlabel("W1 (input → hidden)")
         ax.set_ylabel("W2_1 (hidden → output 1)")
         ax.set_title(f"contours: {_surface_title(surface)}")
-        fig.colorbar(filled, ax=ax, label="loss J")
-    fig.suptitle(f"{title}\nx = {left.x:g}, y = {left.y}, W2_2..4 = c = {left.c:g}, no biases")
+        fig.colorbar(filled, ax=ax, label="loss J (shared scale)")
+    fig.suptitle(f"{title}\nx = {left.x:g}, y = {left.y}, W2_2..4 = c = {left.c:g}, no biases; "
+                 "both panels on one z-scale and one colour scale")
     return fig
 
 
@@ -113,13 +161,33 @@ def _size_note(curves):
     return f"{'/'.join(str(s) for s in sizes)} hidden units"
 
 
-def plot_curves(curves, measure="rankloss", ax=None, logx=False, colour_by=None, style_by=None,
-                title=None, logy=False):
+def curve_colour(curve, by):
+    """The palette colour of a curve for the concept ``by``: "optimizer", "learning_rate" or
+    "hidden_units"."""
+    if by == "hidden_units":
+        return hidden_units_colour(curve["hidden_units"])
+    if by == "learning_rate":
+        return colour(eta_key(curve["learning_rate"]))
+    if by == "optimizer":
+        return colour(curve["optimizer"])
+    raise MLNNError(f"curves are coloured by optimizer, learning_rate or hidden_units, not {by!r}")
+
+
+def curve_style(curve, by):
+    """The line style of a curve for the concept ``by``: "dropout" or "hidden_activation"."""
+    if by == "dropout":
+        return LINE_STYLES["dropout" if float(curve["dropout"]) > 0 else "no dropout"]
+    if by == "hidden_activation":
+        return LINE_STYLES[curve["hidden_activation"]]
+    raise MLNNError(f"curves are styled by dropout or hidden_activation, not {by!r}")
+
+
+def plot_curves(curves, measure="rankloss", ax=None, logx=False, colour_by="optimizer",
+                style_by="dropout", title=None, logy=False):
     """One line per curve: ``measure`` against the number of parameter updates.
 
-    ``colour_by`` / ``style_by`` name a setting field (e.g. "hidden_activation", "optimizer",
-    "dropout");
-    curves sharing a value share the colour / line style. Returns the figure.
+    ``colour_by`` names the concept the colour shows (:func:`curve_colour`), ``style_by`` the one
+    the line style shows (:func:`curve_style`); both come from the one palette. Returns the figure.
     """
     if not curves:
         raise MLNNError("no curves to plot")
@@ -129,17 +197,9 @@ def plot_curves(curves, measure="rankloss", ax=None, logx=False, colour_by=None,
     if ax is None:
         fig, axes = _new_figure()
         ax = axes[0, 0]
-    fig = ax.figure
-    styles = ("-", "--", ":", "-.")
-    colour_values = sorted({str(c[colour_by]) for c in curves}) if colour_by else []
-    style_values = sorted({str(c[style_by]) for c in curves}) if style_by else []
-    for index, curve in enumerate(curves):
-        key = str(curve[colour_by]) if colour_by else None
-        colour = COLOURS.get(key) if key in COLOURS else PALETTE[
-            (colour_values.index(key) if colour_by else index) % len(PALETTE)]
-        style = styles[style_values.index(str(curve[style_by])) % len(styles)] if style_by else "-"
-        ax.plot(curve["updates"], curve[measure], style, color=colour, label=curve["label"],
-                linewidth=1.6)
+    for curve in curves:
+        ax.plot(curve["updates"], curve[measure], curve_style(curve, style_by),
+                color=curve_colour(curve, colour_by), label=curve["label"], linewidth=1.6)
     if logx:
         ax.set_xscale("log")
     if logy:
@@ -150,65 +210,70 @@ def plot_curves(curves, measure="rankloss", ax=None, logx=False, colour_by=None,
     ax.legend(fontsize=8)
     if title:
         ax.set_title(title, fontsize=10)
-    return fig
+    return ax.figure
 
 
 def plot_convergence(curves, measure="rankloss", title_prefix="Fig. 3 (left)"):
-    """Fig. 3 (left): AdaGrad (red) vs momentum (blue) × ReLU (solid) / tanh (dashed) / sigmoid
-    (dotted) hidden units."""
-    order = list(ACTIVATION_STYLES)
+    """Fig. 3 (left): AdaGrad (red) vs momentum (purple) × ReLU (solid) / tanh (dash-dot) /
+    sigmoid (dotted) hidden units."""
+    order = ("relu", "tanh", "sigmoid")
     curves = sorted(curves, key=lambda c: (c["optimizer"] != "adagrad",
                                            order.index(c["hidden_activation"])))
     c = curves[0]
     title = (f"{title_prefix} — {c['dataset']}: {c['loss'].upper()} loss, {_size_note(curves)}, "
              f"η = {c['learning_rate']:g}\nAdaGrad (red) vs momentum μ = {c['momentum']:g} "
-             "(blue); ReLU solid, tanh dashed, sigmoid dotted")
-    fig, axes = _new_figure()
-    ax = axes[0, 0]
-    for curve in curves:
-        ax.plot(curve["updates"], curve[measure], ACTIVATION_STYLES[curve["hidden_activation"]],
-                color=COLOURS[curve["optimizer"]], label=curve["label"], linewidth=1.6)
-    if measure == "rankloss":
-        ax.set_yscale("log")
-    ax.set_xlabel("number of parameter updates")
-    ax.set_ylabel(MEASURE_NAMES.get(measure, measure) + (" (log scale)" if measure == "rankloss"
-                                                          else ""))
-    ax.grid(True, alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-    ax.set_title(title, fontsize=10)
+             "(purple); ReLU solid, tanh dash-dot, sigmoid dotted")
+    fig = plot_curves(curves, measure, colour_by="optimizer", style_by="hidden_activation",
+                      logy=measure == "rankloss")
+    fig.axes[0].set_title(title, fontsize=10)
     return fig
 
 
-def plot_dropout(curves, measure="rankloss", title_prefix="Fig. 3 (right)"):
-    """Fig. 3 (right): dropout vs none (dashed = no dropout) for two hidden-layer sizes."""
+def plot_dropout(curves, measure="rankloss", title_prefix="Fig. 3 (right)",
+                 panels=None):
+    """Fig. 3 (right): dropout (dashed) vs none (solid) for hidden layers of several sizes
+    (shades of green, darker = larger).
+
+    ``panels`` are the two measures drawn side by side: by default ``measure`` on the validation
+    documents and ``train_loss``, the mean loss J of the minibatches, computed with the dropout
+    masks on — a different quantity on a different scale, so the two panels are read separately.
+    """
+    panels = (measure, "train_loss") if panels is None else tuple(panels)
     c = curves[0]
+    rates = sorted({float(curve["dropout"]) for curve in curves if float(curve["dropout"]) > 0})
     title = (f"{title_prefix} — {c['dataset']}: {c['loss'].upper()}, "
              f"{c['hidden_activation']} hidden units, "
              f"{c['optimizer']} η = {c['learning_rate']:g}\n"
-             "no dropout (solid) vs dropout 0.5 (dashed), two hidden-layer sizes")
-    fig, axes = _new_figure(1, 2, width=6.0, height=4.4)
-    for ax, (m, shown) in zip(axes[0], ((measure, "validation"), ("train_loss", "training"))):
-        plot_curves(sorted(curves, key=lambda c: (c["hidden_units"], -c["dropout"])), m, ax=ax,
-                    colour_by="hidden_units", style_by="dropout",
-                    title=f"{MEASURE_NAMES.get(m, m)}")
-    axes[0, 1].set_yscale("log")
+             f"no dropout (solid) vs dropout {'/'.join(f'{r:g}' for r in rates)} (dashed); "
+             "hidden-layer sizes in shades of green (darker = larger)")
+    fig, axes = _new_figure(1, len(panels), width=6.0, height=4.4)
+    for ax, shown in zip(axes[0], panels):
+        plot_curves(sorted(curves, key=lambda c: (c["hidden_units"], c["dropout"])), shown,
+                    ax=ax, colour_by="hidden_units", style_by="dropout",
+                    title=MEASURE_NAMES.get(shown, shown), logy=shown == "train_loss")
     fig.suptitle(title)
     return fig
 
 
 def plot_learning_rates(curves, title_prefix="Fig. 4"):
-    """Fig. 4: PWE vs CE at two learning rates, ± dropout; rank loss and MAP on a log x-axis."""
+    """Fig. 4: PWE (left column) vs CE (right column) at several base learning rates η (blue
+    η = 0.01, as in the paper; orange η = 0.1), dropout dashed; rank loss (top row) and MAP
+    (bottom row) on a log x-axis, each row on one y-scale."""
     c = curves[0]
-    curves = [{**curve, "group": f"{curve['loss']}{curve['learning_rate']:g}"}     # copies
-              for curve in sorted(curves, key=lambda c: (c["loss"], c["learning_rate"],
-                                                         c["dropout"]))]
-    fig, axes = _new_figure(1, 2, width=6.0, height=4.6)
-    for ax, measure in zip(axes[0], ("rankloss", "MAP")):
-        plot_curves(curves, measure, ax=ax, logx=True, colour_by="group", style_by="dropout",
-                    title=MEASURE_NAMES[measure], logy=measure == "rankloss")
-    fig.suptitle(f"{title_prefix} — {c['dataset']}: PWE (blue, cyan) vs CE (red, orange), "
-                 f"η ∈ {{0.01, 0.1}} ({c['optimizer']}), {c['hidden_activation']} hidden, "
-                 f"{_size_note(curves)}; solid = no dropout, dashed = dropout 0.5")
+    losses = [loss for loss in ("pwe", "ce") if any(curve["loss"] == loss for curve in curves)]
+    fig, axes = _new_figure(2, len(losses), width=6.0, height=4.0, sharey="row")
+    for column, loss in enumerate(losses):
+        mine = sorted((curve for curve in curves if curve["loss"] == loss),
+                      key=lambda c: (c["learning_rate"], c["dropout"]))
+        for row, measure in enumerate(("rankloss", "MAP")):
+            plot_curves(mine, measure, ax=axes[row, column], logx=True, colour_by="learning_rate",
+                        style_by="dropout", title=f"{loss.upper()}: {MEASURE_NAMES[measure]}",
+                        logy=measure == "rankloss")
+    etas = sorted({curve["learning_rate"] for curve in curves})
+    eta_list = ", ".join(f"{eta:g}" for eta in etas)
+    fig.suptitle(f"{title_prefix} — {c['dataset']}: PWE vs CE, η ∈ {{{eta_list}}} "
+                 f"({c['optimizer']}; η = 0.01 blue, 0.1 orange), {c['hidden_activation']} hidden,"
+                 f" {_size_note(curves)}; solid = no dropout, dashed = dropout")
     return fig
 
 
@@ -220,7 +285,7 @@ def plot_timings(n_labels, seconds, title):
     fig, axes = _new_figure()
     ax = axes[0, 0]
     for index, (name, values) in enumerate(seconds.items()):
-        ax.loglog(n_labels, values, "o-", color=PALETTE[index % len(PALETTE)], label=name)
+        ax.loglog(n_labels, values, "o-", color=series_colour(name, index), label=name)
     ax.set_xlabel("number of labels L")
     ax.set_ylabel("seconds per δ2 computation")
     ax.grid(True, which="both", alpha=0.3)
@@ -237,7 +302,7 @@ def plot_bars(groups, values, series, ylabel, title):
     width = 0.8 / max(len(series), 1)
     for index, name in enumerate(series):
         ax.bar(x + (index - (len(series) - 1) / 2) * width, values[index], width, label=name,
-               color=PALETTE[index % len(PALETTE)])
+               color=series_colour(name, index))
     ax.set_xticks(x)
     ax.set_xticklabels(groups, rotation=30, ha="right")
     ax.set_ylabel(ylabel)
@@ -253,7 +318,7 @@ def plot_histograms(samples, bins, xlabel, title):
     ax = axes[0, 0]
     for index, (name, values) in enumerate(samples.items()):
         ax.hist(np.asarray(values), bins=bins, histtype="step", linewidth=1.6,
-                color=PALETTE[index % len(PALETTE)], label=name)
+                color=series_colour(name, index), label=name)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("number of documents")
     ax.legend(fontsize=8)
@@ -275,7 +340,8 @@ def plot_effective_rates(updates, rates, document_frequency, final_rates, eta, t
     fig, axes = _new_figure(1, 2, width=5.6, height=4.2)
     left, right = axes[0]
     for index, (name, values) in enumerate(rates.items()):
-        left.plot(updates, values, color=PALETTE[index % len(PALETTE)], label=name, linewidth=1.6)
+        left.plot(updates, values, color=series_colour(name, index), label=name,
+                  linewidth=1.6)
     left.axhline(eta, color="k", linestyle="--", linewidth=1, label=f"SGD / momentum: η = {eta:g}")
     left.set_yscale("log")
     left.set_xlabel("number of parameter updates")
@@ -283,9 +349,10 @@ def plot_effective_rates(updates, rates, document_frequency, final_rates, eta, t
     left.set_title("during training", fontsize=10)
     left.legend(fontsize=8)
     left.grid(True, which="both", alpha=0.3)
-    right.loglog(document_frequency, final_rates, ".", color=PALETTE[0], alpha=0.5,
+    right.loglog(document_frequency, final_rates, ".", color=OTHER_SERIES[0], alpha=0.5,
                  label="one feature (row of W1)")
-    right.axhline(eta, color="k", linestyle="--", linewidth=1, label=f"SGD / momentum: η = {eta:g}")
+    right.axhline(eta, color="k", linestyle="--", linewidth=1,
+                  label=f"SGD / momentum: η = {eta:g}")
     right.set_xlabel("documents containing the feature (training split)")
     right.set_ylabel("effective learning rate at the end")
     right.set_title("at the end, against the feature's frequency", fontsize=10)
