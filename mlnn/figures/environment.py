@@ -8,6 +8,8 @@
   temporary (scratch) directory, so no run overwrites the committed figures by accident;
 * ``MLNN_REFRESH_FIGURES=1`` -- a full run refreshes the committed ``figures/`` folder of the
   project instead (``MLNN_FIGURES`` still wins when set; fast mode never writes there);
+* :func:`claim` -- what a notebook's text says about its results, checked on them: a full run
+  stops if the text and the outputs disagree;
 * ``MLNN_DATA`` -- the real datasets (:mod:`mlnn.datasets.paths`). Without them a notebook
   falls back to the curves committed under ``figures/`` (:func:`stored`) and to the synthetic
   collection (:func:`load_or_synthetic`), and says so.
@@ -75,6 +77,24 @@ def banner():
     if fast_mode():
         return SMOKE_TEST
     return "full mode: the experiments and figures below are those the text discusses."
+
+
+def claim(holds, statement):
+    """Check one statement the notebook's text makes about the results above it.
+
+    Prints ``checked: statement`` when ``holds`` is true. When it is false, a full run stops
+    with :class:`~mlnn.base.errors.MLNNError` (the stored outputs can then never contradict the
+    text); fast mode, a smoke test whose numbers are not those the text discusses, prints
+    ``not so in this fast run: statement`` instead. Returns ``bool(holds)``.
+    """
+    holds = bool(holds)
+    if holds:
+        print(f"checked: {statement}")
+    elif fast_mode():
+        print(f"not so in this fast run: {statement}")
+    else:
+        raise MLNNError(f"the text claims that {statement}, but the results above say otherwise")
+    return holds
 
 
 def stored(name):
