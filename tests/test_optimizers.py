@@ -12,7 +12,8 @@ from mlnn.base.errors import MLNNError
 from mlnn.nn.gradcheck import numerical_gradient
 from mlnn.nn.losses import CrossEntropy, PairwiseExponential
 from mlnn.nn.network import Network, RowSparseGradient
-from mlnn.nn.optimizers import AdaGrad, Momentum, SGD, get_optimizer, matrix_powers, regularised
+from mlnn.nn.lazy_updates import matrix_powers
+from mlnn.nn.optimizers import AdaGrad, Momentum, SGD, get_optimizer, regularised
 from tests.strategies import problems
 
 OPTIMIZER_FACTORIES = {
@@ -174,7 +175,7 @@ def test_updates_in_row_blocks_equal_one_block(kind, case, weight_decay):
     blocks of one row change nothing."""
     from unittest import mock
 
-    import mlnn.nn.optimizers
+    import mlnn.nn.lazy_updates
     theta0, sequence = case
     whole, blocked = theta0.copy(), theta0.copy()
     opt_whole = OPTIMIZER_FACTORIES[kind](weight_decay=weight_decay)
@@ -182,11 +183,11 @@ def test_updates_in_row_blocks_equal_one_block(kind, case, weight_decay):
     for grad in sequence:
         opt_whole.catch_up({"W1": whole}, {"W1": grad.rows})
         opt_whole.step({"W1": whole}, {"W1": grad})
-        with mock.patch.object(mlnn.nn.optimizers, "ROW_BLOCK_BYTES", 1):   # one row per block
+        with mock.patch.object(mlnn.nn.lazy_updates, "ROW_BLOCK_BYTES", 1):   # one row per block
             opt_blocked.catch_up({"W1": blocked}, {"W1": grad.rows})
             opt_blocked.step({"W1": blocked}, {"W1": grad})
     opt_whole.flush({"W1": whole})
-    with mock.patch.object(mlnn.nn.optimizers, "ROW_BLOCK_BYTES", 1):
+    with mock.patch.object(mlnn.nn.lazy_updates, "ROW_BLOCK_BYTES", 1):
         opt_blocked.flush({"W1": blocked})
     np.testing.assert_array_equal(blocked, whole)
 
@@ -391,3 +392,27 @@ def test_regularised_modifies_nothing_passed_in():
     np.testing.assert_array_equal(grads["W1"].values, 1.0)
     gradient["b1"][0] = 7.0
     np.testing.assert_array_equal(grads["b1"], 1.0)
+
+
+def test_matrix_powers_fail_fast_on_a_negative_number_of_skipped_steps():
+    """A row ahead of the step it is caught up to would loop forever in the repeated squaring."""
+    with pytest.raises(AssertionError, match="negative numbers of skipped steps"):
+        matrix_powers(np.eye(2), [3, -1])
+
+
+@pytest.mark.parametrize("kind", sorted(OPTIMIZER_FACTORIES))
+def test_each_rule_is_its_dense_update_written_out(kind):
+    """``update(theta, g, state)`` is the rule of the module doc, on a whole parameter."""
+    rng = np.random.default_rng(1)
+    theta0, g = rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
+    optimizer = OPTIMIZER_FACTORIES[kind]()
+    theta, state = theta0.copy(), optimizer.new_state(theta0)
+    optimizer.update(theta, g, state)
+    if kind == "sgd":
+        expected = theta0 - 0.1 * g
+    elif kind == "adagrad":
+        expected = theta0 - 0.1 * g / (np.abs(g) + 1e-8)
+    else:
+        v = -0.1 * g
+        expected = theta0 + (optimizer.momentum * v - 0.1 * g if kind == "nesterov" else v)
+    np.testing.assert_allclose(theta, expected, rtol=1e-15)

@@ -9,7 +9,8 @@ module              the paper
 ``losses``          Eq. 3 (BP-MLL's PWE, Sec. 3.4) and Eq. 6 (CE, Sec. 3.2), each with its δ2
 ``dropout``         Sec. 3.5: the dropout masks on the hidden (and optionally input) units
 ``optimizers``      Sec. 3.5: SGD, momentum, Nesterov and AdaGrad, each rule as the paper
-                    writes it, with the row-sparse lazy execution as a layer beneath
+                    writes it, with weight decay γ
+``lazy_updates``    beneath the rules: their exact row-sparse, lazy execution on W1
 ``training``        shuffled minibatches, evaluation on validation data, early stopping
 ``gradcheck``       finite differences: the check every derivative above passes
 ==================  =======================================================================
