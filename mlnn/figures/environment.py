@@ -85,7 +85,7 @@ def claim(holds, statement):
     Prints ``checked: statement`` when ``holds`` is true. When it is false, a full run stops
     with :class:`~mlnn.base.errors.MLNNError` (the stored outputs can then never contradict the
     text); fast mode, a smoke test whose numbers are not those the text discusses, prints
-    ``not so in this fast run: statement`` instead. Returns ``bool(holds)``.
+    ``not so in this fast run: statement`` instead.
     """
     holds = bool(holds)
     if holds:
@@ -94,7 +94,6 @@ def claim(holds, statement):
         print(f"not so in this fast run: {statement}")
     else:
         raise MLNNError(f"the text claims that {statement}, but the results above say otherwise")
-    return holds
 
 
 def stored(name):
