@@ -4,14 +4,19 @@ import math
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from mlnn.base.errors import MLNNError
 from mlnn.base.validation import validation_split
+from mlnn.baselines.svm import LinearSVMBR
 from mlnn.datasets import load
+from mlnn.evaluation import metrics
+from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
 from mlnn.paper.methods import (ALIASES, BPMLL_COST, METHODS, PAPER_METHODS, network_params,
                                 resolve)
 from mlnn.paper.reproduce import reproduce
-from mlnn.paper.selection import CRITERIA, choose, fit_network_method, refit
+from mlnn.paper.selection import (CRITERIA, choose, fit_br, fit_network_method, refit,
+                                  select_learning_rate, warm_start)
 
 BUDGET = {"hidden_units": 16, "max_epochs": 3, "patience": 2, "learning_rates": (0.01, 0.3)}
 
@@ -118,3 +123,257 @@ def test_sensitivity_table_lists_both_choices_per_network(data):
     assert table[2].startswith("| NN_A | rankloss |") and table[3].startswith("| NN_A | meanF |")
     assert f"{run['methods']['NN_A']['test']['maF']:.4f}" in table[2]
     assert sensitivity_table({"methods": {}}) == ""
+
+
+# --- The protocol of the network methods: η0, the early-stopped epoch and the refit ----------
+
+def quiet(message):
+    """A log that drops its messages."""
+
+
+def contrary(n_fit=50, n_val=16, n_features=6, n_labels=2, seed=0):
+    """Documents whose validation labels contradict the training labels.
+
+    With random scores S = XV, a training document's relevant label is its highest-scoring one,
+    a validation document's its lowest-scoring one. Learning the training rule makes the
+    validation rank loss worse, so rank loss with patience keeps an early evaluation and stops
+    ``patience`` evaluations later: the best epoch is not the last one run. Returns X (CSR),
+    Y and the row indices (fit_rows, val_rows).
+    """
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_fit + n_val, n_features))
+    S = X @ rng.normal(size=(n_features, n_labels))
+    Y = (S == S.max(axis=1, keepdims=True)).astype(np.int8)
+    Y[n_fit:] = (S == S.min(axis=1, keepdims=True))[n_fit:]
+    return sp.csr_matrix(X), Y, np.arange(n_fit), np.arange(n_fit, n_fit + n_val)
+
+
+CONTRARY = {"hidden_units": 8, "max_epochs": 30, "patience": 2,
+            "learning_rates": (0.3, 0.03, 0.003)}
+BATCH = 10
+
+
+def early_stopped(values, patience):
+    """(best, stop): the indices of the evaluation rank loss with patience keeps and of the one
+    it stops at (the last if it never stops). An evaluation improves on the best so far only if
+    it is strictly lower; the run stops after ``patience`` evaluations without improvement."""
+    best, bad = 0, 0
+    for i in range(1, len(values)):
+        if values[i] < values[best]:
+            best, bad = i, 0
+        else:
+            bad += 1
+            if bad == patience:
+                return best, i
+    return best, len(values) - 1
+
+
+@pytest.fixture(scope="module")
+def contrary_run():
+    """The selection runs of each η0 on ``contrary`` data and fit_network_method's result."""
+    X, Y, fit, val = contrary()
+    models, _ = select_learning_rate("nn-a", X[fit], Y[fit], X[val], Y[val], CONTRARY,
+                                     random_state=0, batch_size=BATCH, log=quiet)
+    model, record = fit_network_method("nn-a", X, Y, fit, val, CONTRARY, random_state=0,
+                                       batch_size=BATCH, log=quiet)
+    stops = {}
+    for eta, run in models.items():
+        curve, epochs = run.history_.column("rankloss"), run.history_.column("epoch")
+        best, stop = early_stopped(curve, CONTRARY["patience"])
+        stops[eta] = {"rankloss": curve[best], "epoch": int(epochs[best]),
+                      "last_rankloss": curve[stop], "last_epoch": int(epochs[stop])}
+    return X, Y, fit, stops, model, record
+
+
+def test_each_eta_is_scored_by_its_early_stopped_best_validation_rank_loss(contrary_run):
+    X, Y, fit, stops, model, record = contrary_run
+    # the construction: a run whose last evaluation is worse than its best
+    assert any(s["last_rankloss"] > s["rankloss"] for s in stops.values())
+    assert record["validation"]["rankloss"] == {eta: s["rankloss"] for eta, s in stops.items()}
+    lowest = min(stops, key=lambda eta: stops[eta]["rankloss"])        # the first on ties
+    assert record["learning_rate"] == lowest
+    assert record["best_epoch"] == stops[lowest]["epoch"]
+    # the selection runs train on the fit rows only: ⌈|fit| / batch⌉ updates an epoch
+    assert record["best_updates"] == stops[lowest]["epoch"] * math.ceil(len(fit) / BATCH)
+
+
+def test_the_refit_trains_on_every_row_for_the_best_epochs_count(contrary_run):
+    X, Y, fit, stops, model, record = contrary_run
+    best, last = stops[record["learning_rate"]]["epoch"], \
+        stops[record["learning_rate"]]["last_epoch"]
+    assert best < last                                   # the construction
+    assert model.max_epochs == best and model.validation_fraction == 0.0
+    assert model.n_updates_ == record["refit_updates"] == best * math.ceil(X.shape[0] / BATCH)
+    assert model.history_.column("epoch")[-1] == best
+    # the threshold λ chosen on the validation split, not the default λ = n of a fit without one
+    assert model.threshold_lambda_ == record["threshold_lambda"] != float(X.shape[0])
+    for name in ("learning_rate", "hidden_units", "batch_size", "random_state", "loss",
+                 "dropout", "patience"):
+        assert getattr(model, name) == record["params"][name]
+    assert (model.learning_rate, model.hidden_units) == \
+        (record["learning_rate"], CONTRARY["hidden_units"])
+
+
+@pytest.mark.parametrize("grid", [(1e-7, 1e-6), (1e-6, 1e-7)])
+def test_equal_validation_rank_losses_go_to_the_first_eta_of_the_grid(grid):
+    # steps this small leave every validation ranking as the initial network's: an exact tie
+    X, Y, fit, val = contrary()
+    budget = {**CONTRARY, "max_epochs": 4, "learning_rates": grid}
+    _, record = fit_network_method("nn-a", X, Y, fit, val, budget, random_state=0,
+                                   batch_size=BATCH, log=quiet)
+    values = record["validation"]["rankloss"]
+    assert values[grid[0]] == values[grid[1]]
+    assert record["learning_rate"] == grid[0]
+
+
+# --- The protocol of the BR baselines (fit_br): small problems whose answer is known ---------
+
+def separable(n_labels=4, copies=5):
+    """One feature per label; training documents repeat each feature ``copies`` times with
+    value 2, the validation split holds each once with value 1 (explicit split). Every C of a
+    moderate grid classifies and ranks the validation split perfectly: exact ties."""
+    X = np.vstack([np.repeat(2 * np.eye(n_labels), copies, axis=0), np.eye(n_labels)])
+    Y = (X > 0).astype(np.int8)
+    n_fit = n_labels * copies
+    return sp.csr_matrix(X), Y, (np.arange(n_fit), np.arange(n_fit, n_fit + n_labels))
+
+
+def absent_from_validation():
+    """Labels 1-3 absent from the validation split but predicted there for a large C.
+
+    Training: 4 documents with feature 0 and all four labels, 12 with feature 1 and none.
+    Validation: 2 documents with feature 0 and label 0 only. At C = 10 the SVMs predict all four
+    labels for them (TP = 2, FP = 6: miF = 4/10; macro-F1 over the present label 0: 1); at
+    C = 10⁻³ the weights are nearly 0 and the majority class (no label) wins the bias: nothing
+    is predicted (miF = 0, present label 0: F1 = 0).
+    Macro over present labels: C = 10 scores (0.4 + 1)/2 = 0.7, C = 10⁻³ scores 0.
+    Macro over all labels: C = 10 scores (0.4 + 1/4)/2 = 0.325, C = 10⁻³ (0 + 3/4)/2 = 0.375
+    (labels 1-3 absent and not predicted count as F1 = 1), so that rule would choose 10⁻³.
+    """
+    X = np.array([[1.0, 0.0]] * 4 + [[0.0, 1.0]] * 12 + [[1.0, 0.0]] * 2)
+    Y = np.zeros((18, 4), dtype=np.int8)
+    Y[:4] = 1
+    Y[16:, 0] = 1
+    return sp.csr_matrix(X), Y, (np.arange(16), np.arange(16, 18))
+
+
+def noisy_problem(seed=0, n=80, n_features=20, n_labels=5):
+    """Sparse documents whose labels depend noisily on a few features; a seeded 25 % split."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, n_features, density=0.3, format="csr", random_state=seed)
+    X.data = rng.normal(size=X.data.size)
+    Y = ((X @ rng.normal(size=(n_features, n_labels)) + 0.5 * rng.normal(size=(n, n_labels)))
+         > 0.3).astype(np.int8)
+    return X, Y, validation_split(n, 0.25, 0)
+
+
+@pytest.mark.parametrize("variant", ["B", "R"])
+def test_br_equal_validation_values_go_to_the_first_C_of_the_grid(variant):
+    X, Y, split = separable()
+    result = fit_br(X, Y, variant, C_values=(1.0, 10.0, 100.0), validation=split, refit=False)
+    criteria = [row["criterion"] for row in result.validation_scores]
+    assert criteria == [1.0] * 3 if variant == "B" else [0.0] * 3     # an exact three-way tie
+    assert result.C == 1.0
+    # the grid is fitted in increasing order whatever order it is given in
+    again = fit_br(X, Y, variant, C_values=(100.0, 1.0, 10.0), validation=split, refit=False)
+    assert [row["C"] for row in again.validation_scores] == [1.0, 10.0, 100.0]
+    assert again.C == 1.0
+
+
+def test_brb_chooses_C_by_macro_F1_over_the_labels_present_in_the_validation_split():
+    X, Y, split = absent_from_validation()
+    result = fit_br(X, Y, "B", C_values=(1e-3, 10.0), validation=split, refit=False)
+    small, large = result.validation_scores
+    assert small["criterion"] == 0.0 and large["criterion"] == pytest.approx(0.7)
+    # the table keeps the paper's measures, macro over all labels: by those, 10⁻³ would win
+    assert (small["miF"] + small["maF"]) / 2 == pytest.approx(0.375)
+    assert (large["miF"] + large["maF"]) / 2 == pytest.approx(0.325)
+    assert result.C == 10.0
+    val = split[1]
+    assert large["criterion"] == metrics.selection_score(
+        Y[val], result.model.decision_function(X[val]) > 0, macro_labels="present")
+
+
+def test_brr_chooses_C_by_the_lowest_validation_rank_loss():
+    X, Y, split = noisy_problem()
+    result = fit_br(X, Y, "R", C_values=(1e-3, 0.1, 10.0), validation=split, refit=False)
+    ranklosses = [row["rankloss"] for row in result.validation_scores]
+    assert [row["criterion"] for row in result.validation_scores] == ranklosses
+    assert len(set(ranklosses)) == 3
+    assert result.C == result.validation_scores[int(np.argmin(ranklosses))]["C"]
+    fit, val = split
+    assert ranklosses[[1e-3, 0.1, 10.0].index(result.C)] == metrics.rank_loss(
+        Y[val], result.model.decision_function(X[val]))
+
+
+@pytest.mark.parametrize("features", ["input", "scores"])
+def test_brr_chooses_lambda_on_the_validation_split_not_on_the_rows_it_was_fitted_on(features):
+    X, Y, (fit, val) = noisy_problem()
+    result = fit_br(X, Y, "R", C_values=(0.1, 1.0), validation=(fit, val), refit=False,
+                    threshold_features=features)
+    margins = result.model.decision_function(X)          # the chosen C's SVMs on the fit rows
+    args = dict(lams=DEFAULT_LAMBDAS, features=features)
+    expected, lam, table = select_lambda(X[fit], margins[fit], Y[fit], X[val], margins[val],
+                                         Y[val], **args)
+    _, lam_on_fit, table_on_fit = select_lambda(X[fit], margins[fit], Y[fit], X[fit],
+                                                margins[fit], Y[fit], **args)
+    assert lam_on_fit != lam                              # the two rules disagree here
+    assert result.lam == lam and result.lambda_scores == table
+    assert result.thresholds.features == features
+    np.testing.assert_array_equal(result.predict(X[val]).toarray(),
+                                  expected.predict(X[val], margins[val], dense=True))
+
+
+@pytest.mark.parametrize("features", ["input", "scores"])
+def test_brr_refit_keeps_C_lambda_the_svm_options_and_the_threshold_features(features):
+    X, Y, (fit, val) = noisy_problem()
+    options = dict(C_values=(0.1, 1.0), validation=(fit, val), threshold_features=features,
+                   loss="hinge", solver="dual_cd", tol=1e-6, max_iter=5000)
+    chosen = fit_br(X, Y, "R", refit=False, **options)
+    result = fit_br(X, Y, "R", **options)
+    assert (result.C, result.lam, result.lambda_scores) == \
+        (chosen.C, chosen.lam, chosen.lambda_scores)
+    model = result.model                                 # retrained on every training document
+    assert (model.C, model.loss, model.solver, model.tol) == (result.C, "hinge", "dual_cd", 1e-6)
+    assert model.dual_coef_.shape == (X.shape[0], Y.shape[1])
+    cold = LinearSVMBR(C=result.C, loss="hinge", solver="dual_cd", tol=1e-6,
+                       max_iter=5000).fit(X, Y)
+    np.testing.assert_allclose(model.decision_function(X), cold.decision_function(X),
+                               atol=1e-3)
+    margins = model.decision_function(X)
+    thresholds = ThresholdPredictor(lam=result.lam, features=features).fit(X, margins, Y)
+    assert (result.thresholds.features, result.thresholds.lam) == (features, result.lam)
+    assert result.thresholds.n_features_in_ == (X.shape[1] if features == "input"
+                                                else Y.shape[1])
+    np.testing.assert_allclose(result.thresholds.predict_threshold(X, margins),
+                               thresholds.predict_threshold(X, margins), rtol=1e-10)
+
+
+def test_brb_predicts_the_sign_of_the_margins_of_the_refitted_svms():
+    X, Y, (fit, val) = noisy_problem()
+    result = fit_br(X, Y, "B", C_values=(0.1, 1.0), validation=(fit, val))
+    assert result.lam is None and result.lambda_scores == {}
+    assert result.model.C == result.C and result.model.dual_coef_.shape[0] == X.shape[0]
+    np.testing.assert_array_equal(result.predict(X).toarray(),
+                                  (result.decision_function(X) > 0).astype(np.int8))
+
+
+def test_the_default_validation_split_is_the_seeded_one():
+    X, Y, _ = noisy_problem()
+    seeded = fit_br(X, Y, "R", C_values=(0.1, 1.0), validation_fraction=0.25, random_state=3,
+                    refit=False)
+    explicit = fit_br(X, Y, "R", C_values=(0.1, 1.0), refit=False,
+                      validation=validation_split(X.shape[0], 0.25, 3))
+    assert seeded.validation_scores[0]["rankloss"] == explicit.validation_scores[0]["rankloss"]
+    assert (seeded.C, seeded.lam) == (explicit.C, explicit.lam)
+
+
+def test_a_dual_warm_start_places_alpha_at_the_fit_rows():
+    X, Y, (fit, val) = noisy_problem()
+    model = LinearSVMBR(C=0.1, solver="dual_cd").fit(X[fit], Y[fit])
+    alpha = warm_start(model, fit, X.shape[0])["dual_coef"]
+    np.testing.assert_array_equal(alpha[fit], model.dual_coef_)
+    assert not alpha[val].any()
+    assert warm_start(None) == {}
+    tron = LinearSVMBR(C=0.1).fit(X[fit], Y[fit])
+    assert set(warm_start(tron, fit, X.shape[0])) == {"coef", "intercept"}
