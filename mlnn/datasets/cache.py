@@ -8,8 +8,7 @@ written (a read-only file system, a full disk), loading simply proceeds without 
 Besides the matrices and names, an entry holds the dataset's ``extras``: named arrays the loader
 needs to rebuild more than the matrices -- for Reuters-21578 the idf of the fitted tf-idf
 vectorizer (its vocabulary is the feature names), so that a dataset read from the cache can still
-turn new text into features (:attr:`mlnn.datasets.Dataset.vectorizer`). An older Reuters entry
-without them is rebuilt once.
+turn new text into features (:attr:`mlnn.datasets.Dataset.vectorizer`).
 
 Entries are written atomically (:func:`mlnn.base.fileio.atomic_path`) and carry the SHA-256 of their
 arrays, so a damaged entry (cut off, a flipped byte, another file under its name) is detected

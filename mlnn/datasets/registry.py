@@ -63,7 +63,7 @@ class Spec:
 _SPLIT_DEFAULTS = {"train_fraction": 2 / 3, "random_state": 0}
 
 #: Part of every cache key: raise it when a loader's output changes for the same options.
-LOADER_VERSION = 2
+LOADER_VERSION = 3
 _TEXT_DEFAULTS = {"stem": True, "stop_words": True, "token_pattern": r"[a-z][a-z]+",
                   "min_df": 1, "sublinear_tf": False, "norm": True}
 _SYNTHETIC_DEFAULTS = {"n_train": 400, "n_test": 200, "n_features": 500, "n_labels": 20,
@@ -316,8 +316,6 @@ def load(name, data_dir=None, download=False, progress=None, **options):
     key = cache.cache_key(name, checksums, {**options, "loader_version": LOADER_VERSION})
     path = cache.cache_path(name, key)
     cached = cache.load(path) if path.exists() else None
-    if cached is not None and spec.kind == "reuters" and "idf" not in cached[4]:
-        cached = None                   # an entry written before the idf was cached
     if cached is not None:
         parts, features, labels, description, extras = cached
         from_cache, cache_written = True, False
