@@ -3,7 +3,8 @@
 A grader is a small test suite for one student function (CS231n's checks, nbgrader's hidden
 cases). It
 
-* runs the function with :func:`run`, on copies of its inputs, and fails it if it changed them;
+* runs the function with :func:`run`, on copies of its inputs, and fails it if it changed them
+  (:func:`call` for a method meant to change its arguments);
 * reports an exception raised *inside* the function as the student's (:class:`StudentError`),
   and any other exception as the grader's own failure, never blamed on the student;
 * compares an answer with :func:`expect_array` (None, type, shape — transposed or not —, dtype,
@@ -23,6 +24,9 @@ import scipy.sparse as sp
 
 #: Relative error below which a float64 answer counts as equal to its reference.
 TOLERANCE = 1e-7
+
+#: The hint for an exercise not done yet (its function returns None).
+NO_ANSWER = "no answer yet (the function returned None)"
 
 
 class NotYet(Exception):
@@ -115,10 +119,19 @@ def run(function, *named, name="function"):
     return result
 
 
+def call(function, *args, name="function"):
+    """``function(*args)`` as is (for a method meant to change its arguments, such as an
+    optimizer's ``step``); an exception it raises becomes a :class:`StudentError`."""
+    try:
+        return function(*args)
+    except Exception as error:
+        raise StudentError(name, error) from error
+
+
 def as_array(answer, what):
     """``answer`` as a NumPy array (a sparse matrix densified), or :class:`NotYet` saying why not."""
     if answer is None:
-        raise NotYet(f"no answer yet ({what}: the function returned None)")
+        raise NotYet(NO_ANSWER)
     if sp.issparse(answer):
         return answer.toarray()
     try:
@@ -142,13 +155,14 @@ def expect_shape(array, shape, what):
 def expect_array(answer, reference, what, kind="f", tolerance=TOLERANCE):
     """Check ``answer`` against ``reference``: None, type, shape, dtype kind, finite, values.
 
-    ``kind`` is the dtype kinds allowed ("f" floating, "b" boolean, "iu" integer, "biuf" any
-    number). Returns the answer as an array; raises :class:`NotYet` with what is wrong.
+    ``kind`` is the dtype kinds allowed: "f" float64 (the precision of the inputs), "b" boolean,
+    "biuf" any real number. Returns the answer as an array; raises :class:`NotYet` with what is
+    wrong.
     """
     array = as_array(answer, what)
     reference = np.asarray(reference)
     expect_shape(array, reference.shape, what)
-    if array.dtype.kind not in kind:
+    if array.dtype.kind not in kind or (kind == "f" and array.dtype != np.float64):
         raise NotYet(f"{what} has dtype {array.dtype}; expected {_KINDS[kind[0]]} values")
     values = array.astype(np.float64)
     if not np.all(np.isfinite(values)):
@@ -159,7 +173,7 @@ def expect_array(answer, reference, what, kind="f", tolerance=TOLERANCE):
     return array
 
 
-_KINDS = {"f": "floating-point", "b": "boolean (True/False)", "i": "integer", "u": "integer"}
+_KINDS = {"f": "float64", "b": "boolean (True/False)"}
 
 
 def relative_error(a, b, floor=1e-8):
