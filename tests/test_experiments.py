@@ -1,5 +1,7 @@
 """Convergence experiments (Figs. 3-4): data preparation, seeding, recorded curves, CSV storage."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -9,6 +11,8 @@ from mlnn.base.errors import MLNNError
 from mlnn.base.validation import validation_split
 from mlnn.figures import curves as C
 from mlnn.figures import experiments as E
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -157,15 +161,20 @@ def test_csv_round_trip(data, tmp_path):
         assert C.setting_of(after) == C.setting_of(before)
 
 
-def test_load_csv_reads_files_with_the_former_hidden_column(tmp_path):
+def test_load_csv_names_a_missing_column(tmp_path):
     header = ",".join(C.CSV_COLUMNS).replace("hidden_activation", "hidden")
     row = ",".join(["demo", "d", "s", "ce", "tanh", "adagrad", "0.01", "0.9", "0.0", "4",
                     "10", "1", "0.5", "0.4", "0.1", "0.0"])
-    path = tmp_path / "old.csv"
+    path = tmp_path / "other.csv"
     path.write_text(header + "\n" + row + "\n")
-    (curve,) = C.load_csv(path)
-    assert curve["hidden_activation"] == "tanh" and curve["updates"] == [10.0]
-    assert C.setting_of(curve).hidden_activation == "tanh"
+    with pytest.raises(MLNNError, match=r"lacks the column\(s\) \['hidden_activation'\]"):
+        C.load_csv(path)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "figures").glob("fig*.csv")), ids=lambda p: p.name)
+def test_every_stored_curves_file_loads(path):
+    curves = C.load_csv(path)
+    assert curves and all(len(curve["updates"]) == len(curve["rankloss"]) for curve in curves)
 
 
 def test_load_csv_errors(tmp_path):

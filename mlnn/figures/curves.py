@@ -38,9 +38,6 @@ SETTING_COLUMNS = tuple(f.name for f in fields(Setting))
 CURVE_COLUMNS = ("updates", "epoch", "rankloss", "MAP", "train_loss", "elapsed")
 CSV_COLUMNS = ("experiment", "dataset") + SETTING_COLUMNS + CURVE_COLUMNS
 
-#: Column names of files written before a setting field was renamed: old name → new name.
-RENAMED_COLUMNS = {"hidden": "hidden_activation"}
-
 _TYPES = {f.name: f.type for f in fields(Setting)}
 
 
@@ -71,12 +68,12 @@ def _convert(name, text):
 
 
 def _rows(path):
-    """The rows of a curves file as dicts under the current column names, with line numbers."""
+    """The rows of a curves file as dicts by column name, with line numbers."""
     if not path.exists():
         raise MLNNError(f"no curves file {path}")
     with open(path, newline="", encoding="utf-8") as handle:
         reader = csv.reader(handle)
-        header = [RENAMED_COLUMNS.get(name, name) for name in next(reader, [])]
+        header = next(reader, [])
         missing = sorted(set(CSV_COLUMNS) - set(header))
         if missing:
             raise MLNNError(f"{path} lacks the column(s) {missing}")
