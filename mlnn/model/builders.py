@@ -32,7 +32,7 @@ def build_network(n_features, n_labels, loss, hidden_units=1000, hidden_activati
     dtype = check_dtype(dtype)
     hidden_units = check_positive_int(hidden_units, "hidden_units")
     check_choice(init, "init", INITIALISATIONS)
-    return Network.initialise(n_features, n_labels, hidden_units, hidden_activation, loss.output,
+    return Network.initialize(n_features, n_labels, hidden_units, hidden_activation, loss.output,
                               random_state=random_state, dtype=np.dtype(dtype), init=init)
 
 

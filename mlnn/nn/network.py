@@ -125,20 +125,17 @@ class Network:
                             f"W2 {W2.shape}, b2 {b2.shape}")
 
     @classmethod
-    def initialise(cls, n_features, n_labels, hidden_units=1000, hidden_activation="relu",
+    def initialize(cls, n_features, n_labels, hidden_units=1000, hidden_activation="relu",
                    output="sigmoid", random_state=None, dtype=np.float32, init="glorot"):
         """A new network with weights from :func:`init_weights` and zero biases.
 
         ``random_state`` is an int seed, a ``numpy.random.Generator`` or None.
-        ``Network.initialize`` is the same method.
         """
         rng = np.random.default_rng(random_state)
         W1 = init_weights(n_features, hidden_units, rng, dtype, init)
         W2 = init_weights(hidden_units, n_labels, rng, dtype, init)
         return cls(W1, np.zeros(hidden_units, dtype), W2, np.zeros(n_labels, dtype),
                    hidden_activation, output)
-
-    initialize = initialise
 
     @property
     def W1(self):
