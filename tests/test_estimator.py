@@ -131,6 +131,10 @@ def test_truncated_tampered_and_wrong_version_files_are_clear_errors(fitted, tmp
     np.savez(tmp_path / "v99.npz", **dict(arrays, format_version=np.array(99)))
     with pytest.raises(ModelFileError, match="format version 99"):
         MultiLabelNN.load(tmp_path / "v99.npz")
+    np.savez(tmp_path / "v1.npz", **dict(arrays, format_version=np.array(1)))   # an older mlnn's
+    with pytest.raises(ModelFileError, match="format version 1, but this mlnn reads version 2 "
+                                             "only: train the model again"):
+        MultiLabelNN.load(tmp_path / "v1.npz")
 
     with pytest.raises(ModelFileError, match="does not exist"):
         MultiLabelNN.load(tmp_path / "missing.npz")

@@ -435,7 +435,7 @@ class MultiLabelNN:
     @classmethod
     def _rebuild(cls, path):
         arrays, meta = read_model_file(path)
-        params = {"threshold_intercept": "free", **meta["params"]}   # older files: see _thresholds
+        params = meta["params"]
         unknown = sorted(set(params) - set(DEFAULTS))
         if unknown:
             raise ModelFileError(f"model file {path} has hyper-parameters {unknown} that this "
@@ -446,7 +446,7 @@ class MultiLabelNN:
                                  meta["hidden"], model.loss_.output)
         for name in FITTED_SCALARS:
             setattr(model, name, meta["fitted"][name])
-        model.classes_ = _classes(model.n_labels_, np.dtype(meta.get("label_dtype", "|i1")))
+        model.classes_ = _classes(model.n_labels_, np.dtype(meta["label_dtype"]))
         model.thresholds_ = _thresholds(meta["thresholds"], arrays["threshold_coef"])
         model.history_ = History(records=_records(meta["history"]))
         model.feature_names_ = arrays["feature_names"].tolist() or None
@@ -503,10 +503,9 @@ def _names(names, what, count):
 
 def _thresholds(saved, coef):
     """A fitted :class:`~mlnn.evaluation.thresholds.ThresholdPredictor` from a model file's header and θ."""
-    # files written before the intercept form and the target were stored used the free intercept
     thresholds = ThresholdPredictor(lam=saved["lam"], features=saved["features"],
-                                    fixed=saved["fixed"], intercept=saved.get("form", "free"),
-                                    target=saved.get("target", "f1"))
+                                    fixed=saved["fixed"], intercept=saved["form"],
+                                    target=saved["target"])
     thresholds.coef_, thresholds.intercept_ = coef, saved["intercept"]
     thresholds.n_features_in_, thresholds.n_iter_ = saved["n_features_in"], 0
     return thresholds

@@ -45,7 +45,9 @@ from mlnn.base.errors import MLNNError, ModelFileError
 from mlnn.base.fileio import arrays_digest, atomic_write
 
 FORMAT = "mlnn-model"
-FORMAT_VERSION = 1
+#: What a model file holds; raised whenever that changes. A file of any other version (an older
+#: mlnn's) is refused with one error: there are no branches for reading older files.
+FORMAT_VERSION = 2
 HEADER = ("format", "format_version", "meta", "checksum")
 
 
@@ -179,5 +181,6 @@ def _check_header(path, arrays):
     if values["format"] != FORMAT:
         raise _not_a_model(path, f"its format is {values['format']!r}, expected {FORMAT!r}")
     if values["format_version"] != FORMAT_VERSION:
-        raise ModelFileError(f"model file {path} has format version {values['format_version']}; "
-                             f"this mlnn reads version {FORMAT_VERSION}")
+        raise ModelFileError(f"model file {path} has format version {values['format_version']}, "
+                             f"but this mlnn reads version {FORMAT_VERSION} only: train the "
+                             "model again with this version")
