@@ -1,15 +1,23 @@
-"""Model files as arrays <-> .npz: round trip, header entries, checksum."""
+"""Model files as arrays <-> .npz: round trip, header entries, checksum, and forged files
+(re-sealed with a valid checksum, or with array headers that declare more than the file holds)."""
+
+import io
+import json
+import re
+import zipfile
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from mlnn.base.errors import MLNNError, ModelFileError
+from mlnn.model.estimator import MultiLabelNN
 from mlnn.model.modelfile import (checksum, is_model_file, loading, names_array, read_model_file,
                                   write_model_file)
 
 
 def test_arrays_and_meta_round_trip(tmp_path):
-    arrays = {"W1": np.arange(6, dtype=np.float32).reshape(3, 2), "names": names_array(["a", "b"]),
+    arrays = {"A": np.arange(6, dtype=np.float32).reshape(3, 2), "names": names_array(["a", "b"]),
               "empty": names_array(None)}
     meta = {"params": {"hidden_units": 2}, "history": [{"epoch": 1, "rankloss": np.float64(0.5)}]}
     write_model_file(tmp_path / "m.npz", arrays, meta)
@@ -124,3 +132,151 @@ def test_is_model_file_looks_at_the_header_entries_only(tmp_path):
     (tmp_path / "text.npz").write_text("x")
     assert is_model_file(tmp_path / "m.npz")
     assert not any(is_model_file(tmp_path / name) for name in ("other.npz", "text.npz", "none"))
+
+
+# ------------------------------------------------------------------------------------------
+# forged model files: re-sealed with a valid checksum, they must still be refused by name
+
+
+@pytest.fixture(scope="module")
+def model_entries(tmp_path_factory):
+    """The entries of a small fitted model's file (labels named, optimizer state stored)."""
+    rng = np.random.default_rng(0)
+    X = sp.random(80, 12, density=0.4, random_state=0, format="csr")
+    Y = (rng.random((80, 5)) < 0.4).astype(np.int8)
+    Y[0] = 1 - Y[0]
+    model = MultiLabelNN(hidden_units=6, max_epochs=2, random_state=0)
+    model.fit(X, Y, label_names=[f"l{j}" for j in range(5)],
+              feature_names=[f"f{i}" for i in range(12)])
+    path = tmp_path_factory.mktemp("forged") / "model.npz"
+    model.save(path, include_optimizer=True)
+    return _entries(path)
+
+
+def _edit_meta(edit):
+    def change(entries):
+        meta = json.loads(str(entries["meta"]))
+        edit(meta)
+        return dict(entries, meta=np.array(json.dumps(meta)))
+    return change
+
+
+def _set(name, make):
+    return lambda e: dict(e, **{name: make(e[name])})
+
+
+def _nan_at(array, value=np.nan):
+    array = array.copy()
+    array.flat[array.size // 2] = value
+    return array
+
+
+FORGERIES = {
+    "label names shorter than the outputs": (_set("label_names", lambda a: a[:-1]),
+                                             "'label_names' has shape (4,), expected (0,) or (5,)"),
+    "label names as numbers": (_set("label_names", lambda a: np.arange(5)),
+                               "'label_names' has dtype int64, expected strings"),
+    "feature names of another width": (_set("feature_names", lambda a: a[:3]),
+                                       "'feature_names' has shape (3,)"),
+    "integer weights": (_set("W1", lambda a: a.astype(np.int64)), "'W1' has dtype int64"),
+    "weights in another precision": (_set("W2", lambda a: a.astype(np.float64)),
+                                     "'W2' has dtype float64, but the header says the model "
+                                     "computes in float32"),
+    "a NaN weight": (_set("W2", _nan_at), "'W2' holds a non-finite value (nan at index"),
+    "an infinite bias": (_set("b1", lambda a: _nan_at(a, np.inf)), "'b1' holds a non-finite"),
+    "threshold coefficients of the wrong length": (
+        _set("threshold_coef", lambda a: np.append(a, 1.0)), "'threshold_coef' has shape (13,)"),
+    "a NaN threshold coefficient": (_set("threshold_coef", _nan_at), "'threshold_coef' holds"),
+    "W2 with another number of hidden units": (_set("W2", lambda a: np.vstack([a, a[:1]])),
+                                               "'W2' has shape (7, 5), expected (6, 5)"),
+    "b2 of another length": (_set("b2", lambda a: a[:-1]), "'b2' has shape (4,)"),
+    "a 3-D W1": (_set("W1", lambda a: a[None]), "'W1' has shape (1, 12, 6), expected a 2-D"),
+    "an empty network": (lambda e: dict(e, W1=e["W1"][:, :0], b1=e["b1"][:0], W2=e["W2"][:0]),
+                         "make an empty network"),
+    "optimizer state of another shape": (
+        _set("optimizer/W1/sum_squares", lambda a: a[:-1]),
+        "'optimizer/W1/sum_squares' has shape (11, 6)"),
+    "optimizer state of no parameter": (lambda e: dict(e, **{"optimizer/W9/x": np.zeros(2)}),
+                                        "'optimizer/W9/x' is not the state of a parameter"),
+    "an unknown entry": (lambda e: dict(e, payload=np.zeros(3)),
+                         "'payload' is not an entry of a model file"),
+    "a header with another number of labels": (
+        _edit_meta(lambda m: m["fitted"].update(n_labels_=6)), "header's n_labels_ is 6"),
+    "a header with other hidden units": (
+        _edit_meta(lambda m: m["params"].update(hidden_units=7)), "hidden_units is 7"),
+    "a header with another precision": (_edit_meta(lambda m: m["params"].update(dtype="float64")),
+                                        "'W1' has dtype float32, but the header says"),
+    "a NaN threshold intercept": (
+        _edit_meta(lambda m: m["thresholds"].update(intercept=float("nan"))),
+        "with the intercept nan"),
+    "a header with another threshold width": (
+        _edit_meta(lambda m: m["thresholds"].update(n_features_in=3)),
+        "'threshold_coef' must have 12 entries"),
+}
+
+
+@pytest.mark.parametrize("forgery", list(FORGERIES))
+def test_a_forged_model_with_a_valid_checksum_is_refused_naming_the_file_and_array(
+        model_entries, tmp_path, forgery):
+    change, message = FORGERIES[forgery]
+    np.savez(tmp_path / "forged.npz", **_resealed(change(dict(model_entries))))
+    with pytest.raises(ModelFileError) as error:
+        MultiLabelNN.load(tmp_path / "forged.npz")
+    assert message in str(error.value)
+    assert str(tmp_path / "forged.npz") in str(error.value)
+
+
+def test_the_unforged_entries_load_and_predict(model_entries, tmp_path):
+    np.savez(tmp_path / "model.npz", **model_entries)
+    model = MultiLabelNN.load(tmp_path / "model.npz")
+    assert model.predict(np.ones((2, 12))).shape == (2, 5)
+
+
+def _npy_bytes(header, data=b""):
+    """A .npy member with the header dict ``header`` (padded as NumPy pads it) and ``data``."""
+    text = repr(header).encode("latin1")
+    text += b" " * (63 - (len(text) + 10) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text + data
+
+
+def _archive(path, members):
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, raw in members.items():
+            archive.writestr(f"{name}.npy", raw)
+
+
+@pytest.mark.parametrize("raw, message", [
+    (_npy_bytes({"descr": "<f8", "fortran_order": False, "shape": (10 ** 12, 10 ** 6)},
+                b"\0" * 64), "declares shape (1000000000000, 1000000) of float64"),
+    (_npy_bytes({"descr": "<f8", "fortran_order": False, "shape": (3,)}, b"\0" * 8),
+     "declares shape (3,) of float64 (24 bytes) but holds 8 bytes"),
+    (b"\x93NUMPY\x01\x00" + (60000).to_bytes(2, "little") + b"{" + b" " * 200,
+     "has an invalid .npy header"),
+    (b"\x93NUMPY\x03\x00" + (10).to_bytes(4, "little") + b"{}        ",
+     "has .npy format version (3, 0)"),
+    (_npy_bytes({"descr": "|O", "fortran_order": False, "shape": (1,)}, b"\0" * 8),
+     "it holds Python objects"),
+    (_npy_bytes({"descr": [("a", "<f8")], "fortran_order": False, "shape": (1,)}, b"\0" * 8),
+     "not a plain number or string type"),
+    (_npy_bytes({"descr": "<U0", "fortran_order": False, "shape": (10 ** 15,)}),
+     "not a plain number or string type"),
+])
+def test_a_forged_array_header_is_refused_before_anything_is_allocated(model_entries, tmp_path,
+                                                                      raw, message):
+    buffer = io.BytesIO()
+    np.savez(buffer, **model_entries)
+    with zipfile.ZipFile(buffer) as archive:
+        members = {info.filename[:-4]: archive.read(info) for info in archive.infolist()}
+    members["W1"] = raw
+    _archive(tmp_path / "forged.npz", members)
+    with pytest.raises(ModelFileError, match=re.escape(message)) as error:
+        MultiLabelNN.load(tmp_path / "forged.npz")
+    assert "'W1'" in str(error.value) or "objects" in str(error.value)
+
+
+def test_a_member_that_is_not_an_array_is_refused(tmp_path):
+    write_model_file(tmp_path / "m.npz", {"A": np.ones(3)}, {"x": 1})
+    with zipfile.ZipFile(tmp_path / "m.npz", "a") as archive:
+        archive.writestr("notes.txt", "hello")
+    with pytest.raises(ModelFileError, match="its member 'notes.txt' is not a .npy array"):
+        read_model_file(tmp_path / "m.npz")

@@ -11,13 +11,21 @@ under the final name — never a partial one — and the temporary file is remov
 missing or read-only directory is reported at once rather than after an hour of training.
 :func:`check_input_file` does the same for a file the command will read, and
 :func:`os_error_message` turns any ``OSError`` into the one line the command line prints.
+
+:func:`read_npz` reads an ``.npz`` archive (a model file, a cache entry) without trusting it:
+each array's header is checked against the bytes the archive holds for it *before* anything is
+allocated, so a forged header declaring a huge shape is a one-line :class:`ArchiveError`, never
+an attempt to allocate terabytes.
 """
 
 import contextlib
 import errno
 import hashlib
+import math
 import os
 import tempfile
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -235,3 +243,97 @@ def arrays_digest(arrays):
         digest.update(f"{name}|{array.dtype.str}|{array.shape}|".encode())
         digest.update(array.tobytes())
     return digest.hexdigest()
+
+
+class ArchiveError(MLNNError):
+    """An ``.npz`` archive that cannot be read as plain arrays; ``reason`` says why (without the
+    file name, which the caller adds)."""
+
+    def __init__(self, reason):
+        super().__init__(reason)
+        self.reason = reason
+
+
+#: The kinds of array an archive of ours may hold: bool, integers, reals, unicode strings.
+ARCHIVE_KINDS = "biufU"
+
+#: Largest ratio of the bytes a member declares to the bytes it occupies in the archive
+#: (deflate cannot compress more than about 1032 : 1).
+_DEFLATE_RATIO = 1100
+
+
+def read_npz(path):
+    """The arrays of the ``.npz`` archive ``path`` as ``{name: ndarray}``, read without pickle.
+
+    Before an array is allocated, its ``.npy`` header (version 1.0 or 2.0, at most 10,000 bytes)
+    must declare a plain dtype (:data:`ARCHIVE_KINDS`) and a shape whose bytes are exactly those
+    the archive stores for it. Raises :class:`ArchiveError` saying what is wrong (not a zip
+    archive, truncated, a Python object, a shape larger than the file, ...); ``OSError`` as is.
+    """
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return {_entry_name(info.filename): _read_member(archive, info)
+                    for info in archive.infolist()}
+    except ArchiveError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error,
+            NotImplementedError, RuntimeError) as error:
+        raise ArchiveError(f"it is truncated or not an .npz archive ({_plain_error(error)})") \
+            from None
+
+
+def _plain_error(error):
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+def _entry_name(filename):
+    if not filename.endswith(".npy"):
+        raise ArchiveError(f"its member {filename!r} is not a .npy array")
+    return filename[:-len(".npy")]
+
+
+def _read_member(archive, info):
+    """One member of the archive as an array, its header checked against its size first."""
+    name = _entry_name(info.filename)
+    if info.compress_type != zipfile.ZIP_STORED and \
+            info.file_size > _DEFLATE_RATIO * info.compress_size + 1024:
+        raise ArchiveError(f"the entry {name!r} claims {info.file_size} bytes but occupies "
+                           f"{info.compress_size} in the file")
+    with archive.open(info) as member:
+        dtype, shape, fortran = _npy_header(member, name)
+        expected = math.prod(shape) * dtype.itemsize
+        if expected != info.file_size - member.tell():
+            raise ArchiveError(f"the entry {name!r} declares shape {shape} of {dtype} "
+                               f"({expected} bytes) but holds {info.file_size - member.tell()} "
+                               "bytes")
+        buffer = bytearray(expected)
+        if member.readinto(buffer) != expected:
+            raise ArchiveError(f"the entry {name!r} is truncated")
+    array = np.frombuffer(buffer, dtype=dtype)
+    return array.reshape(shape, order="F" if fortran else "C")
+
+
+def _npy_header(member, name):
+    """(dtype, shape, fortran_order) from the ``.npy`` header of ``member``, checked."""
+    try:
+        version = np.lib.format.read_magic(member)
+        readers = {(1, 0): np.lib.format.read_array_header_1_0,
+                   (2, 0): np.lib.format.read_array_header_2_0}
+        if version not in readers:
+            raise ArchiveError(f"the entry {name!r} has .npy format version {version}")
+        shape, fortran, dtype = readers[version](member)
+    except ArchiveError:
+        raise
+    except (ValueError, TypeError, SyntaxError, OverflowError) as error:
+        reason = "it holds Python objects" if "allow_pickle" in str(error) else \
+            f"the entry {name!r} has an invalid .npy header ({error})"
+        raise ArchiveError(reason) from None
+    if dtype.hasobject:
+        raise ArchiveError("it holds Python objects")
+    if dtype.kind not in ARCHIVE_KINDS or dtype.itemsize == 0 or dtype.fields is not None \
+            or dtype.subdtype is not None:
+        raise ArchiveError(f"the entry {name!r} has the dtype {dtype}, not a plain number or "
+                           "string type")
+    if not all(isinstance(n, int) and n >= 0 for n in shape):
+        raise ArchiveError(f"the entry {name!r} declares the invalid shape {shape}")
+    return dtype, tuple(shape), fortran

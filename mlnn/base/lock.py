@@ -5,8 +5,10 @@ merging into the same directory at once would each overwrite the other's methods
 takes :func:`directory_lock` first; a second run on the same directory is refused with one line
 naming the process that holds it.
 
-The lock is the file ``.mlnn-reproduce.lock`` created with ``O_CREAT | O_EXCL`` (atomic: exactly
-one process can create it) and holding the pid of its owner. It is removed when the run ends,
+The lock is the file ``.mlnn-reproduce.lock`` holding the pid of its owner, created complete in
+one step (the pid is written to a temporary file that is hard-linked to the lock's name: atomic,
+exactly one process can create it, and it never exists empty; a failed write, such as a full
+disk or a file-size limit, leaves no lock). It is removed when the run ends,
 however it ends. A lock left behind by a process that no longer exists (killed with ``SIGKILL``,
 a power cut) is stale: the next run notices that its pid is not running, removes it and goes on.
 (The pid is checked on this machine only; a directory shared by several machines needs a
@@ -47,17 +49,48 @@ def directory_lock(directory, name="--out"):
 def _acquire(path, name):
     for _ in range(3):
         try:
-            descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            _create(path)
         except FileExistsError:
             _remove_if_stale(path, name)
             continue
         except OSError as error:
-            raise MLNNError(f"{name}: cannot lock {path.parent}: "
-                            f"{describe_os_error(error)}") from None
-        with os.fdopen(descriptor, "w") as handle:
-            handle.write(f"{os.getpid()}\n")
+            raise MLNNError(f"{name}: cannot lock {path.parent}: cannot write the lock file "
+                            f"{path}: {describe_os_error(error)}") from None
         return
     raise MLNNError(f"{name}: cannot lock {path.parent}: the lock file {path} keeps reappearing")
+
+
+def _create(path):
+    """Create the lock file ``path`` holding this process's pid, all at once: the pid is written
+    to a temporary file that is then hard-linked to ``path`` (atomic, and failing with
+    ``FileExistsError`` if ``path`` exists), so the lock never exists empty. A write that fails
+    (a full disk, a file-size limit) leaves no lock behind. Where hard links are not supported,
+    ``O_CREAT | O_EXCL`` creates it, and a failed write removes it again."""
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.part")
+    try:
+        with open(temporary, "w") as handle:
+            handle.write(f"{os.getpid()}\n")
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            raise
+        except OSError:
+            _create_exclusive(path)
+    finally:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+
+
+def _create_exclusive(path):
+    descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    try:
+        os.write(descriptor, f"{os.getpid()}\n".encode())
+    except BaseException:
+        os.close(descriptor)
+        with contextlib.suppress(OSError):
+            path.unlink()
+        raise
+    os.close(descriptor)
 
 
 def _remove_if_stale(path, name):

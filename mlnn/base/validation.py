@@ -5,15 +5,39 @@ the requested dtype; Y: dense or CSR 0/1) or raises :class:`~mlnn.base.errors.ML
 argument and the problem, so that bad input never surfaces as a traceback from inside NumPy.
 :func:`validation_split` is the only place that carves validation documents out of training
 documents (the estimator, the reproduction and the experiments all call it).
+
+Degenerate data (well-formed input that leaves nothing, or too little, to learn or to measure).
+Each case has one meaning, decided here or in :mod:`mlnn.evaluation.metrics` (the measures):
+
+- Training labels without a single positive (Y all zero): an error. Nothing can be learned, and
+  the thresholds of Sec. 3.3 would be fitted to "predict nothing" and then extrapolated
+  arbitrarily (formerly every label came back positive).
+- Training documents that are all empty (no non-zero feature): an error; only the biases could
+  be learned, the same output for every document.
+- Some empty training documents: allowed (a text with no word left after tokenising and stop
+  words is such a document); they train only the biases.
+- A label with no positive training document: a warning (:class:`~mlnn.base.errors.MLNNWarning`,
+  one line ``mlnn: warning: ...`` on the command line) naming the labels; the network learns
+  them as never relevant, and they are kept so that the outputs still match the label names.
+- Validation documents on which the validation rank loss is undefined (none has both a relevant
+  and an irrelevant label, e.g. a validation split of one unlabelled document): an error, since
+  early stopping would follow ``nan`` and the thresholds' λ would be chosen on nothing. Give
+  more validation documents, or ``validation_fraction=0``.
+- Documents with no word after tokenising, at prediction time: a warning from
+  :meth:`mlnn.datasets.text.TfidfVectorizer.transform` naming them; ``predict --text`` then
+  prints such a document with no label (nothing in it to classify).
+- An empty split (no document) is refused everywhere: by training (no documents to train on) and
+  by every measure; a split of one document is valid (see the measures' docstring).
 """
 
 import functools
 import sys
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
-from mlnn.base.errors import MLNNError, NotFittedError
+from mlnn.base.errors import MLNNError, MLNNWarning, NotFittedError
 
 
 def _as_2d(A, name, columns, what="a 2-D array"):
@@ -303,12 +327,14 @@ def check_sample_weight(sample_weight, n):
 
 
 def check_training_data(X, Y, X_val=None, Y_val=None, n_features=None, n_labels=None,
-                        dtype=np.float64):
+                        dtype=np.float64, warn=False):
     """(X, Y, X_val, Y_val) checked for training: X CSR of ``dtype``, Y 0/1 CSR, same documents.
 
     X must hold at least one document and one feature, Y at least one label; ``X_val`` and
     ``Y_val`` come together or not at all and must have the features of X and the labels of Y.
-    ``n_features``/``n_labels`` fix D and L.
+    ``n_features``/``n_labels`` fix D and L. Data that leave nothing to learn raise, and with
+    ``warn`` labels without a positive document are named in a warning (:func:`check_learnable`;
+    the estimator asks for it once, on the labels it was given).
     """
     if Y is None:
         raise MLNNError("the labels Y are missing: training requires y to be passed, "
@@ -322,12 +348,48 @@ def check_training_data(X, Y, X_val=None, Y_val=None, n_features=None, n_labels=
                         "there is nothing to learn from")
     if Y.shape[1] == 0:
         raise MLNNError(f"Y has 0 labels (shape={Y.shape}): there is nothing to predict")
+    check_learnable(X, Y, warn)
     if (X_val is None) != (Y_val is None):
         raise MLNNError("give both X_val and Y_val, or neither")
     if X_val is not None:
         X_val = check_X(X_val, "X_val", n_features=X.shape[1], dtype=dtype)
         Y_val = check_Y(Y_val, "Y_val", n_samples=X_val.shape[0], n_labels=Y.shape[1])
+        check_validation_labels(Y_val, "Y_val")
     return X, Y, X_val, Y_val
+
+
+def check_learnable(X, Y, warn=True):
+    """Raise if the checked training data (X CSR, Y 0/1 CSR) leave nothing to learn: no
+    positive label at all, or no document with a non-zero feature; with ``warn``, warn naming
+    the labels that have no positive document (the "Degenerate data" rules of the module
+    docstring)."""
+    if Y.nnz == 0:
+        raise MLNNError(f"Y has no positive label: none of its {Y.shape[0]} documents has a "
+                        "relevant label, so there is nothing to learn (check that the labels "
+                        "were read from the right columns)")
+    if X.count_nonzero() == 0:
+        raise MLNNError(f"every one of the {X.shape[0]} documents of X is empty (no non-zero "
+                        "feature): there is nothing to learn from")
+    positives = np.bincount(Y.indices, minlength=Y.shape[1])
+    missing = np.flatnonzero(positives == 0)
+    if warn and missing.size:
+        shown = ", ".join(str(j) for j in missing[:10]) + (", ..." if missing.size > 10 else "")
+        warnings.warn(f"{missing.size} of the {Y.shape[1]} labels have no positive training "
+                      f"document (columns {shown} of Y): the network can only learn them as "
+                      "never relevant", MLNNWarning, stacklevel=3)
+
+
+def check_validation_labels(Y_val, name="the validation documents"):
+    """Raise unless at least one row of the 0/1 CSR ``Y_val`` has both a relevant and an
+    irrelevant label, so that the validation rank loss (Eq. 1) that early stopping follows is
+    defined."""
+    sizes = np.diff(Y_val.indptr)
+    if not np.any((sizes > 0) & (sizes < Y_val.shape[1])):
+        raise MLNNError(f"{name}: none of the {Y_val.shape[0]} validation documents has both a "
+                        "relevant and an irrelevant label, so the validation rank loss that "
+                        "early stopping follows is undefined; use more validation documents "
+                        "(a larger validation fraction) or none (validation_fraction=0)")
+    return Y_val
 
 
 def validation_split(n, fraction=0.1, random_state=0):

@@ -189,7 +189,20 @@ def _diagnose_sparse(path, rows, numbers, n_attributes):
                                  f"value {parts[1]!r} is not numeric") from None
             if not np.isfinite(value):
                 raise _row_error(path, numbers[row], f"value {parts[1]!r} is not finite")
+            _check_range(path, numbers[row], parts[1], value)
     raise DataFormatError(f"{path}: malformed sparse data")  # pragma: no cover
+
+
+#: The largest magnitude a feature value may have: float32's, the precision the networks compute
+#: in by default (a larger value would overflow when the data meet a model, far from its line).
+_LARGEST = float(np.finfo(np.float32).max)
+
+
+def _check_range(path, line, text, value):
+    if abs(value) > _LARGEST:
+        raise _row_error(path, line, f"value {text} overflows float32 (largest {_LARGEST:.4g}), "
+                                     "the precision the networks compute in; rescale this "
+                                     "attribute")
 
 
 def _parse_sparse(path, rows, numbers, n_attributes):
@@ -209,7 +222,7 @@ def _parse_sparse(path, rows, numbers, n_attributes):
     except (ValueError, OverflowError):
         _diagnose_sparse(path, rows, numbers, n_attributes)
     if (indices.size and (indices.min() < 0 or indices.max() >= n_attributes)) \
-            or not np.all(np.isfinite(values)):
+            or not np.all(np.isfinite(values)) or np.any(np.abs(values) > _LARGEST):
         _diagnose_sparse(path, rows, numbers, n_attributes)
     row_of = np.repeat(np.arange(len(rows)), counts)
     order = np.lexsort((indices, row_of))
@@ -236,7 +249,7 @@ def _parse_dense(path, rows, numbers, n_attributes):
         values = np.array(",".join(rows).split(","), dtype=np.float64)
     except ValueError:
         values = None
-    if values is None or not np.all(np.isfinite(values)):
+    if values is None or not np.all(np.isfinite(values)) or np.any(np.abs(values) > _LARGEST):
         for row, line in enumerate(rows):
             for field in line.split(","):
                 try:
@@ -246,6 +259,7 @@ def _parse_dense(path, rows, numbers, n_attributes):
                                      f"value {field.strip()!r} is not numeric") from None
                 if not np.isfinite(value):
                     raise _row_error(path, numbers[row], f"value {field!r} is not finite")
+                _check_range(path, numbers[row], field.strip(), value)
         raise DataFormatError(f"{path}: malformed dense data")  # pragma: no cover
     return sp.csr_matrix(values.reshape(len(rows), n_attributes))
 

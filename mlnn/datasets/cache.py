@@ -19,15 +19,13 @@ and the caller rebuilds the entry from the source files, replacing the damaged o
 import hashlib
 import json
 import warnings
-import zipfile
-import zlib
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from mlnn.base.errors import MLNNError, MLNNWarning
-from mlnn.base.fileio import arrays_digest, atomic_path
+from mlnn.base.fileio import arrays_digest, atomic_path, read_npz
 from mlnn.datasets.paths import cache_dir
 
 FORMAT_VERSION = 2
@@ -79,23 +77,41 @@ def save(path, parts, feature_names, label_names, description, extras=None):
 
 def load(path):
     """Read a cache file: ``(parts, feature_names, label_names, description, extras)``; None if
-    it is missing, or damaged (then with a warning), so that the data is reprocessed."""
+    it is missing, or damaged (then with a warning), so that the data is reprocessed.
+
+    Damaged means anything that makes the entry untrustworthy: not an archive, cut off, a
+    checksum that does not match, an array header declaring more than the file holds (never
+    allocated), or matrices that are not consistent CSR matrices of the stored shapes."""
     try:
         arrays = _read_checked(path)
+        entry = _entry(arrays)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as error:
+    except (OSError, ValueError, KeyError, TypeError, IndexError, MemoryError) as error:
         warnings.warn(f"the cached matrices {path} are damaged ({_reason(error)}); rebuilding "
                       "them from the source files", MLNNWarning, stacklevel=2)
         return None
+    return entry
+
+
+def _entry(arrays):
+    """The tuple :func:`load` returns, from the checked arrays of an entry; ValueError if the
+    matrices are not consistent."""
     parts = {}
     for part in _MATRICES:
+        shape = tuple(int(n) for n in arrays[f"{part}_shape"])
         parts[part] = sp.csr_matrix(
             (arrays[f"{part}_data"], arrays[f"{part}_indices"], arrays[f"{part}_indptr"]),
-            shape=tuple(arrays[f"{part}_shape"]))
+            shape=shape)
+        parts[part].check_format(full_check=True)
+        if not np.all(np.isfinite(parts[part].data)):
+            raise ValueError(f"{part} holds a non-finite value")
         parts[part].has_sorted_indices = True
     feature_names = [str(s) for s in arrays["feature_names"]]
     label_names = [str(s) for s in arrays["label_names"]]
+    if len(feature_names) != parts["X_train"].shape[1] or \
+            len(label_names) != parts["Y_train"].shape[1]:
+        raise ValueError("the names do not match the matrices")
     extras = {name[len(_EXTRA):]: value for name, value in arrays.items()
               if name.startswith(_EXTRA)}
     return parts, feature_names, label_names, str(arrays["description"]), extras
@@ -103,13 +119,13 @@ def load(path):
 
 def _read_checked(path):
     """The arrays of the cache file ``path`` after checking it is an archive with a matching
-    checksum; ValueError says what is wrong otherwise."""
+    checksum (:func:`mlnn.base.fileio.read_npz`: nothing is allocated beyond what the file
+    holds); ValueError says what is wrong otherwise."""
     with open(path, "rb") as handle:
         if handle.read(4) != b"PK\x03\x04":
             raise ValueError("not an .npz archive")
         handle.seek(0)
-        with np.load(handle, allow_pickle=False) as archive:
-            arrays = {name: archive[name] for name in archive.files}
+        arrays = read_npz(handle)
     stored = str(arrays.pop("sha256", ""))
     if arrays_digest(arrays) != stored:
         raise ValueError("checksum mismatch")
@@ -119,6 +135,8 @@ def _read_checked(path):
 def _reason(error):
     if isinstance(error, KeyError):
         return f"no entry {error}"
+    if isinstance(error, MemoryError):
+        return "an array larger than memory"
     if isinstance(error, ValueError) and "allow_pickle" in str(error):
         return "it holds Python objects"
     return f"{type(error).__name__}: {error}" if not isinstance(error, ValueError) else str(error)

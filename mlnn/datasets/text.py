@@ -23,12 +23,13 @@ files, are refused with an error that says so, instead of being read as nonsense
 
 import codecs
 import re
+import warnings
 from collections import Counter
 
 import numpy as np
 import scipy.sparse as sp
 
-from mlnn.base.errors import DataFormatError, MLNNError
+from mlnn.base.errors import DataFormatError, MLNNError, MLNNWarning
 
 #: Byte-order marks of the encodings :func:`decode` refuses, longest first.
 _WIDE_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
@@ -350,11 +351,25 @@ class TfidfVectorizer:
                          norm=bool(settings["norm"]))
         return vectorizer.set_vocabulary(arrays["vocabulary"].tolist(), arrays["idf"])
 
-    def transform(self, documents):
-        """tf-idf matrix of ``documents``: CSR (n x D), float64, sorted indices."""
+    def transform(self, documents, warn_empty=False):
+        """tf-idf matrix of ``documents``: CSR (n x D), float64, sorted indices.
+
+        A document with no word of the vocabulary left after tokenising, stop words and
+        stemming (an empty text, or one of unknown words) gives an empty row; with
+        ``warn_empty`` (how :meth:`mlnn.model.estimator.MultiLabelNN.transform_text` calls it) a
+        warning names such documents, since a model can only answer for them from its biases.
+        """
         if not hasattr(self, "vocabulary_"):
             raise MLNNError("TfidfVectorizer.transform called before fit")
-        return self._weight(self._count(self._analyze(documents)))
+        X = self._weight(self._count(self._analyze(documents)))
+        empty = np.flatnonzero(np.diff(X.indptr) == 0)
+        if warn_empty and empty.size:
+            shown = ", ".join(str(i) for i in empty[:10]) + (", ..." if empty.size > 10 else "")
+            warnings.warn(f"{empty.size} of the {X.shape[0]} documents (number {shown}, counting "
+                          "from 0) have no word of the vocabulary: their rows are empty, and a "
+                          "model's labels for them rest on its biases alone", MLNNWarning,
+                          stacklevel=3)
+        return X
 
     def fit_transform(self, documents):
         """:meth:`fit` on ``documents`` and return their tf-idf matrix."""

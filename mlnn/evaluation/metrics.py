@@ -47,6 +47,20 @@ Conventions (documented because libraries differ on them)
     scikit-learn instead scores such labels 0 by default (``zero_division="warn"``), which lowers
     macro averages on data sets whose test split lacks some labels (e.g. Delicious).
 
+Degenerate data (what each measure means when the data leave it nothing to measure)
+    An empty matrix (n = 0 documents or L = 0 labels, e.g. an empty test split) has no measure
+    at all: every function here raises :class:`~mlnn.base.errors.MLNNError` saying so, rather
+    than reporting precision 1 (nothing found, nothing to find) or a Hamming loss of 0/0.
+    A single document is a split like any other: each measure is that document's value (the
+    macro averages then average 0s and 1s); it is a sample of one, not an error.
+    A ranking measure on which no document qualifies (e.g. no document has a relevant label)
+    is ``nan``, never a number: :func:`undefined_measures` names each such measure and why,
+    and the command line prints that as a warning and writes ``null`` for it in ``--json``
+    (NaN is not JSON). A label without any relevant test document and without any prediction
+    scores 1 in the macro averages (MULAN's convention above); with a prediction it scores 0.
+    How training treats degenerate data (no positive label, empty documents) is in
+    :mod:`mlnn.base.validation`.
+
 Selection convention (the project's own choice; the paper does not say how it selects)
     Hyper-parameters chosen by macro-F1 on a validation split (the threshold predictor's λ, C of
     BR_B) use :func:`selection_score`, whose macro averages run only over the labels with at
@@ -60,6 +74,7 @@ Selection convention (the project's own choice; the paper does not say how it se
 
 import numpy as np
 
+from mlnn.base.errors import MLNNError
 from mlnn.base.validation import check_choice, check_scores, check_Y
 
 #: The ten measures of the paper's Table 3, in its column order.
@@ -147,10 +162,33 @@ def _rank_statistics(Y, scores):
     return rankloss, one_error, coverage, avg_prec
 
 
+def check_not_empty(Y, name="Y_true"):
+    """Raise :class:`MLNNError` if the (n × L) matrix ``Y`` has no document or no label: no
+    measure is defined on it (see "Degenerate data" in the module docstring)."""
+    n, L = Y.shape
+    if n == 0 or L == 0:
+        what = "no documents" if n == 0 else "no labels"
+        raise MLNNError(f"{name} has {what} (shape {Y.shape}): the measures of an empty split "
+                        "are undefined; evaluate on a split with at least one document")
+    return Y
+
+
+def undefined_measures(result):
+    """``{measure: reason}`` for each ``nan`` in the ``result`` of :func:`evaluate` (or of
+    :func:`ranking_measures`): which measures no document of the split defines, and why."""
+    reasons = {"rankloss": "no document has both a relevant and an irrelevant label",
+               "oneError": "no document has a relevant label",
+               "coverage": "no document has a relevant label",
+               "MAP": "no document has a relevant label"}
+    return {measure: reasons.get(measure, "it is undefined on these labels")
+            for measure, value in result.items()
+            if isinstance(value, float) and np.isnan(value)}
+
+
 def _per_document(Y_true, scores):
     """Check inputs and return the per-document ranking statistics, computed in row blocks."""
     scores = check_scores(scores)
-    Y = check_Y(Y_true, "Y_true", shape=scores.shape)
+    Y = check_not_empty(check_Y(Y_true, "Y_true", shape=scores.shape))
     n, L = scores.shape
     out = [np.empty(n) for _ in range(4)]
     block = max(1, _BLOCK_ENTRIES // max(L, 1))
@@ -178,7 +216,8 @@ def ranking_measures(Y_true, scores):
     Returns
     -------
     dict with float values for ``rankloss``, ``oneError``, ``coverage``, ``MAP``, averaged over
-    the documents on which each is defined (see the module docstring for ties and edge cases).
+    the documents on which each is defined (see the module docstring for ties and edge cases;
+    ``nan`` where no document defines one, an MLNNError for an empty matrix).
     """
     rankloss, one_error, cov, avg_prec = _per_document(Y_true, scores)
     return {"rankloss": _mean_defined(rankloss), "oneError": _mean_defined(one_error),
@@ -254,7 +293,7 @@ def bipartition_measures(Y_true, Y_pred, macro_labels="all"):
     the module docstring).
     """
     check_choice(macro_labels, "macro_labels", MACRO_LABELS)
-    Yt = check_Y(Y_true, "Y_true")
+    Yt = check_not_empty(check_Y(Y_true, "Y_true"))
     Yp = check_Y(Y_pred, "Y_pred", shape=Yt.shape)
     tp, fp, fn = _label_counts(Yt, Yp)
 
@@ -275,15 +314,15 @@ def bipartition_measures(Y_true, Y_pred, macro_labels="all"):
 def hamming_loss(Y_true, Y_pred):
     """The fraction of wrong label decisions, #{(k, l) : ŷ_kl ≠ y_kl} / (n·L).
 
-    Y_true, Y_pred : (n, L) 0/1 arrays or sparse matrices. Returns a float (``nan`` if n·L = 0).
-    Wrong decisions are |Y_true| + |Y_pred| − 2 |Y_true ∘ Y_pred| (false negatives plus false
-    positives), counted on the sparse matrices.
+    Y_true, Y_pred : (n, L) 0/1 arrays or sparse matrices. Returns a float; an empty matrix
+    (n·L = 0) has no Hamming loss and raises :class:`MLNNError`. Wrong decisions are
+    |Y_true| + |Y_pred| − 2 |Y_true ∘ Y_pred| (false negatives plus false positives), counted on
+    the sparse matrices.
     """
-    Yt = check_Y(Y_true, "Y_true")
+    Yt = check_not_empty(check_Y(Y_true, "Y_true"))
     Yp = check_Y(Y_pred, "Y_pred", shape=Yt.shape)
     wrong = Yt.nnz + Yp.nnz - 2 * Yt.multiply(Yp).nnz
-    entries = Yt.shape[0] * Yt.shape[1]
-    return float(wrong / entries) if entries else float("nan")
+    return float(wrong / (Yt.shape[0] * Yt.shape[1]))
 
 
 def selection_score(Y_true, Y_pred, criterion="meanF", macro_labels="present"):
@@ -325,7 +364,7 @@ def evaluate(Y_true, scores, Y_pred):
     docstring.
     """
     scores = check_scores(scores)
-    Y_true = check_Y(Y_true, "Y_true", shape=scores.shape)
+    Y_true = check_not_empty(check_Y(Y_true, "Y_true", shape=scores.shape))
     Y_pred = check_Y(Y_pred, "Y_pred", shape=scores.shape)
     result = ranking_measures(Y_true, scores)
     result.update(bipartition_measures(Y_true, Y_pred))

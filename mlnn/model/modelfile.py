@@ -31,18 +31,26 @@ renamed ``.npz``, an archive with object arrays, a header entry of the wrong typ
 that is not a JSON object). Code that rebuilds a model from the entries does it inside
 :func:`loading`, so that a file that passes the checksum but lacks what the model needs is
 reported the same way, never as a ``KeyError`` or ``TypeError``.
+
+The checksum proves only that a file is intact, not that it is consistent: a file altered and
+re-sealed with a valid checksum passes it. So :func:`read_model_file` then checks every entry of
+a network (:func:`check_model_arrays`): its dtype, its shape against the header and against the
+other entries (W1 is D × F, b1 F, W2 F × L, b2 L; the label names L, the threshold
+coefficients D, L or none, the vocabulary and idf D, the optimizer state the shape of its
+parameter) and that every number is finite. Each violation is a
+:class:`~mlnn.base.errors.ModelFileError` naming the file and the entry. Reading allocates
+nothing beyond what the file holds (:func:`mlnn.base.fileio.read_npz`).
 """
 
 import contextlib
 import json
 import zipfile
-import zlib
 from pathlib import Path
 
 import numpy as np
 
 from mlnn.base.errors import MLNNError, ModelFileError
-from mlnn.base.fileio import arrays_digest, atomic_write
+from mlnn.base.fileio import ArchiveError, arrays_digest, atomic_write, read_npz
 
 FORMAT = "mlnn-model"
 #: What a model file holds; raised whenever that changes. A file of any other version (an older
@@ -98,7 +106,110 @@ def read_model_file(path):
         raise _not_a_model(path, "its 'meta' entry is not a JSON object")
     for name in ("format", "format_version"):
         arrays.pop(name)
+    if "W1" in arrays:
+        check_model_arrays(path, arrays, meta)
     return arrays, meta
+
+
+#: The network's parameters and the number of dimensions of each.
+NETWORK = {"W1": 2, "b1": 1, "W2": 2, "b2": 1}
+
+
+def check_model_arrays(path, arrays, meta):
+    """Raise :class:`ModelFileError` naming ``path`` and the entry unless the entries of a model
+    file (``arrays``, ``meta`` as :func:`read_model_file` returns them) make a consistent
+    network: the dtype and dimensions of W1, b1, W2, b2, D × F, F × L and the names, threshold
+    coefficients, vectorizer and optimizer state that go with them, all finite."""
+    D, F, L = _network_sizes(path, arrays, meta)
+    expected = {"W1": (D, F), "b1": (F,), "W2": (F, L), "b2": (L,),
+                "threshold_coef": _threshold_widths(path, meta, D, L),
+                "feature_names": [(0,), (D,)], "label_names": [(0,), (L,)],
+                "text/vocabulary": (D,), "text/idf": (D,), "text/stop_words": None}
+    for name, array in arrays.items():
+        if name.startswith("optimizer/"):
+            parameter = name.split("/")[1] if name.count("/") == 2 else ""
+            if parameter not in NETWORK:
+                _inconsistent(path, name, "is not the state of a parameter W1, b1, W2 or b2")
+            _check_entry(path, name, array, "f", [expected[parameter]])
+        elif name not in expected:
+            _inconsistent(path, name, "is not an entry of a model file")
+        else:
+            shapes = expected[name]
+            _check_entry(path, name, array, "U" if name.endswith(("names", "vocabulary",
+                                                                  "stop_words")) else "f",
+                         shapes if isinstance(shapes, list) or shapes is None else [shapes])
+    if ("text/vocabulary" in arrays) != ("text" in meta):
+        _inconsistent(path, "text/vocabulary", "and the header's text settings must come "
+                                               "together")
+
+
+def _network_sizes(path, arrays, meta):
+    """(D, F, L) from W1 and W2, checked against each other and the header's ``fitted`` sizes
+    and hidden units; W1..b2 must have the header's dtype."""
+    dtype = meta.get("params", {}).get("dtype") if isinstance(meta.get("params"), dict) else None
+    for name, ndim in NETWORK.items():
+        if name not in arrays:
+            raise _not_a_model(path, f"it has no {name!r} entry")
+        array = arrays[name]
+        if array.ndim != ndim:
+            _inconsistent(path, name, f"has shape {array.shape}, expected a {ndim}-D array")
+        if str(array.dtype) != str(dtype):
+            _inconsistent(path, name, f"has dtype {array.dtype}, but the header says the model "
+                                      f"computes in {dtype}")
+    (D, F), L = arrays["W1"].shape, arrays["W2"].shape[1]
+    if D == 0 or F == 0 or L == 0:
+        _inconsistent(path, "W1", f"and W2 make an empty network (D={D}, F={F}, L={L})")
+    fitted = meta.get("fitted") if isinstance(meta.get("fitted"), dict) else {}
+    for key, size, entry in (("n_features_in_", D, "W1"), ("n_labels_", L, "W2")):
+        if key in fitted and fitted[key] != size:
+            _inconsistent(path, entry, f"has {size} {'rows' if entry == 'W1' else 'columns'} "
+                                       f"but the header's {key} is {fitted[key]!r}")
+    hidden = meta["params"].get("hidden_units") if isinstance(meta.get("params"), dict) else F
+    if isinstance(hidden, int) and hidden != F:      # a non-integer is the params' check
+        _inconsistent(path, "W1", f"has {F} columns (hidden units) but the header's "
+                                  f"hidden_units is {hidden!r}")
+    return D, F, L
+
+
+def _threshold_widths(path, meta, D, L):
+    """The shapes the threshold coefficients may have under the header's ``thresholds``."""
+    saved = meta.get("thresholds")
+    if not isinstance(saved, dict):
+        return [(0,), (D,), (L,)]        # a missing header entry is reported by the rebuild
+    if saved.get("fixed") is not None:
+        return [(0,)]
+    width = L if saved.get("features") == "scores" else D
+    if saved.get("n_features_in") not in (None, width):
+        _inconsistent(path, "threshold_coef", f"must have {width} entries, but the header's "
+                                              f"n_features_in is {saved.get('n_features_in')!r}")
+    intercept = saved.get("intercept")
+    if not isinstance(intercept, (int, float)) or not np.isfinite(intercept):
+        _inconsistent(path, "threshold_coef", f"comes with the intercept {intercept!r} in the "
+                                              "header, not a finite number")
+    return [(width,)]
+
+
+def _check_entry(path, name, array, kind, shapes):
+    """Raise unless ``array`` is of ``kind`` ("f" real, "U" text), has one of ``shapes`` (None:
+    any 1-D shape) and, if real, only finite values."""
+    if array.dtype.kind != kind:
+        what = "floating-point numbers" if kind == "f" else "strings"
+        _inconsistent(path, name, f"has dtype {array.dtype}, expected {what}")
+    if shapes is None and array.ndim != 1:
+        _inconsistent(path, name, f"has shape {array.shape}, expected a 1-D array")
+    if shapes is not None and array.shape not in [tuple(shape) for shape in shapes]:
+        alternatives = " or ".join(str(tuple(shape)) for shape in shapes)
+        _inconsistent(path, name, f"has shape {array.shape}, expected {alternatives}")
+    if kind == "f" and not np.all(np.isfinite(array)):
+        position = np.unravel_index(np.flatnonzero(~np.isfinite(array))[0], array.shape)
+        _inconsistent(path, name, f"holds a non-finite value ({array[position]} at index "
+                                  f"{tuple(int(i) for i in position)})")
+
+
+def _inconsistent(path, name, problem):
+    raise ModelFileError(f"model file {path} is inconsistent: its array {name!r} {problem}; "
+                         "the file was altered or written by another program: train the model "
+                         "again")
 
 
 @contextlib.contextmanager
@@ -152,15 +263,12 @@ def _entries(path, handle):
         raise _not_a_model(path, "it is not an .npz (zip) archive")
     handle.seek(0)
     try:
-        with np.load(handle, allow_pickle=False) as npz:
-            return {name: npz[name] for name in npz.files}
-    except ValueError as error:
-        reason = "it holds Python objects" if "allow_pickle" in str(error) else \
-            "an entry is not a valid array"
-        raise _not_a_model(path, reason) from None
-    except (zipfile.BadZipFile, EOFError, OSError, KeyError, zlib.error) as error:
-        raise ModelFileError(f"model file {path} is truncated or not an mlnn model file "
-                             f"({type(error).__name__}: {error})") from None
+        return read_npz(handle)
+    except ArchiveError as error:
+        if error.reason.startswith("it is truncated"):
+            raise ModelFileError(f"model file {path} is truncated or not an mlnn model file "
+                                 f"({error.reason.split('(', 1)[-1].rstrip(')')})") from None
+        raise _not_a_model(path, error.reason) from None
 
 
 def _header_entry(path, arrays, name, kinds):

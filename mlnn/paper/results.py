@@ -11,7 +11,9 @@ seed k > 0  ``run_<dataset>_seed<k>.json``, ``table3_<dataset>_seed<k>.csv``, ``
 The JSON file is the record of the run and the only source of truth: for every method its
 selected hyper-parameters, the validation scores of every η0 or C of the grid, its wall time and
 its ten test measures (``record["test"]``), beside the run's seed, settings and versions. The
-CSV and Markdown tables are regenerated from it whenever it changes.
+CSV and Markdown tables are regenerated from it whenever it changes, and again whenever they are
+missing, older than it or lack one of its methods (:func:`tables_current`): a run killed after
+writing the run file but before the tables has them rebuilt by the next run.
 
 A run file that cannot be read (cut off, not JSON, or without its methods' test measures) is
 never ignored: :func:`read_run` raises :class:`~mlnn.base.errors.MLNNError` naming it, because
@@ -79,6 +81,31 @@ def _check_run(path, run):
         test = record.get("test") if isinstance(record, dict) else None
         if not isinstance(test, dict) or any(m not in test for m in MEASURES):
             _damaged(path, f"method {method} has no test measures")
+
+
+def table_paths(out_dir, dataset, seed):
+    """The CSV and Markdown tables made from the run file of ``dataset`` and ``seed``."""
+    name = stem(dataset, seed)
+    return Path(out_dir) / f"table3_{name}.csv", Path(out_dir) / f"table3_{name}.md"
+
+
+def tables_current(run, out_dir):
+    """Whether both tables of the stored ``run`` (in ``out_dir``) exist, are not older than its
+    run file and name every one of its methods (the CSV one per row, the Markdown one per
+    table row)."""
+    run_file = run_path(out_dir, run["dataset"], run["seed"])
+    csv_path, md_path = table_paths(out_dir, run["dataset"], run["seed"])
+    try:
+        newest = run_file.stat().st_mtime_ns
+        if min(csv_path.stat().st_mtime_ns, md_path.stat().st_mtime_ns) < newest:
+            return False
+        csv_text = csv_path.read_text(encoding="utf-8")
+        md_text = md_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    csv_methods = {line.split(",")[1] for line in csv_text.splitlines()[1:] if "," in line}
+    return csv_methods == set(run["methods"]) and \
+        all(f"| {method} |" in md_text for method in run["methods"])
 
 
 def load_runs(directory):
