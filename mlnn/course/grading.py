@@ -129,7 +129,7 @@ def call(function, *args, name="function"):
 
 
 def as_array(answer, what):
-    """``answer`` as a NumPy array (a sparse matrix densified), or :class:`NotYet` saying why not."""
+    """``answer`` as a NumPy array (a sparse matrix densified), or :class:`NotYet` saying why."""
     if answer is None:
         raise NotYet(NO_ANSWER)
     if sp.issparse(answer):

@@ -35,8 +35,8 @@ from mlnn.base.progress import epoch_reporter
 from mlnn.base.validation import (check_bool, check_choice, check_fitted, check_float_in,
                                   check_fraction, check_length, check_nonnegative_float,
                                   check_positive_float, check_positive_int, check_sample_weight,
-                                  check_seed, check_training_data, check_X, check_Y,
-                                  validation_split)
+                                  check_seed, check_training_data, check_validation_labels,
+                                  check_X, check_Y, validation_split)
 from mlnn.datasets.text import TfidfVectorizer
 from mlnn.evaluation.metrics import evaluate
 from mlnn.evaluation.thresholds import (DEFAULT_LAMBDAS, FEATURES, INTERCEPTS, TARGETS,
@@ -244,13 +244,15 @@ class MultiLabelNN:
         """
         started = time.perf_counter()
         self.check_params()
-        X, Y_fit, X_val, Y_val = check_training_data(X, Y, X_val, Y_val)
+        X, Y_fit, X_val, Y_val = check_training_data(X, Y, X_val, Y_val, warn=True)
         label_dtype, Y = _label_dtype(Y), Y_fit         # predict answers in the labels' dtype
         feature_names = _names(feature_names, "feature_names", X.shape[1])
         label_names = _names(label_names, "label_names", Y.shape[1])
         vectorizer = _check_vectorizer(vectorizer, X.shape[1])
         if X_val is None:
             X, Y, X_val, Y_val = self._validation_split(X, Y)
+            if X_val is not None:
+                check_validation_labels(Y_val, f"validation_fraction={self.validation_fraction}")
         network, loss, optimizer = self._components(X.shape[1], Y.shape[1])
         stopper = EarlyStopping("rankloss", "min", self.patience) if X_val is not None else None
         history = train(network, loss, optimizer, X, Y, batch_size=self.batch_size,
@@ -309,7 +311,7 @@ class MultiLabelNN:
                             "to turn text into features")
         if isinstance(documents, str):
             raise MLNNError("documents must be a list of texts, not one string")
-        return self.vectorizer_.transform(list(documents))
+        return self.vectorizer_.transform(list(documents), warn_empty=True)
 
     # ----------------------------------------------------------------------------------------
     def __sklearn_is_fitted__(self):

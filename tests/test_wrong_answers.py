@@ -1,0 +1,596 @@
+"""Plausible wrong answers to every exercise of the notebooks, each rejected by its grader with a
+message that names the problem and shows no code of the solution; the toolkit's own checks.
+
+Each entry of ``WRONG`` is (grader, wrong answer, a phrase the message must contain). The kinds:
+wrong formulas, constants hard-coded to one case (n = 6, η0 = 0.1, μ = 0.9, np.eye(6), L = 3),
+PWE normalisers that only agree when |y| = |ȳ|, dropout by the wrong distribution or generator,
+RMSProp with ε inside the root, ignored rows or a shared accumulator, answers that change their
+inputs, and answers of the wrong shape or dtype.
+"""
+
+import ast
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.stats
+from scipy.special import expit
+
+from mlnn.course import graders as course
+from mlnn.course import grading
+from mlnn.paper.ranks import Q_ALPHA
+from tests.test_exercises import EXERCISES, SOLUTIONS, solutions
+
+ex01, ex02 = solutions("ex01_derivatives"), solutions("ex02_landscapes")
+ex02b, ex03 = solutions("ex02b_optimizers_dropout"), solutions("ex03_convergence")
+ex04, ex05 = solutions("ex04_dropout"), solutions("ex05_learning_rates")
+ex06, ex07 = solutions("ex06_thresholds"), solutions("ex07_paper_table")
+ex08 = solutions("ex08_beyond_the_paper")
+
+
+# --- notebook 01 ----------------------------------------------------------------------------
+
+def delta1_square_h_in_place(d2, W2, h):
+    np.square(h, out=h)
+    return (d2 @ W2.T) * (1 - h)
+
+
+def grad_scaling_X_in_place(X, d1):
+    X.data /= X.shape[0]
+    return np.asarray(X.T @ d1)
+
+
+def pwe_by_pairs(o, y, norm):
+    """The literal pair sum with the normaliser ``norm(|y|, |ȳ|, L)``."""
+    p, n = np.flatnonzero(y > 0), np.flatnonzero(y == 0)
+    E = np.exp(-(o[p][:, None] - o[n][None, :]))
+    dJ_do = np.zeros_like(o)
+    dJ_do[p], dJ_do[n] = -E.sum(axis=1), E.sum(axis=0)
+    return dJ_do / norm(len(p), len(n), len(o)) * (1 + o) * (1 - o)
+
+
+def pwe_clearing_y(o, y):
+    result = ex01.pwe_delta_one(o, y)
+    y[:] = 0
+    return result
+
+
+def one_sided(f, x, h):
+    x, grad = np.array(x, dtype=float), np.zeros(np.shape(x))
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = h
+        grad[i] = (f(x + e) - f(x)) / h
+    return grad
+
+
+def central_not_restored(f, x, h):
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        x[i] += h
+        f_plus = f(x)
+        x[i] -= 2 * h
+        grad[i] = (f_plus - f(x)) / (2 * h)
+    return grad
+
+
+WRONG_01 = [
+    (course.check_delta1, lambda d2, W2, h: (d2 @ W2.T) * h * (1 - h), "sigmoid"),
+    (course.check_delta1, lambda d2, W2, h: -(d2 @ W2.T) * (1 - h * h), "sign"),
+    (course.check_delta1, lambda d2, W2, h: d2 @ W2.T, "derivative"),
+    (course.check_delta1, lambda d2, W2, h: ((d2 @ W2.T) * (1 - h * h)).T, "transposed"),
+    (course.check_delta1, delta1_square_h_in_place, "modified its input h"),
+    (course.check_delta1, lambda d2, W2, h: (d2 @ W2.T) * (1 - h), "off"),
+    (course.check_delta1, lambda d2, W2, h: ((d2 @ W2.T) * (1 - h * h)).astype(np.float32),
+     "dtype float32"),
+    (course.check_delta1, lambda d2, W2, h: ((d2 @ W2.T) * (1 - h * h) * 10).astype(int),
+     "dtype int"),
+    (course.check_delta1, lambda d2, W2, h: (d2 @ W2.T) * (1 - h * h) / len(d2), "off"),
+    (course.check_delta1, lambda d2, W2, h: ((d2 @ W2.T) * (1 - h * h)).ravel(), "shape"),
+    (course.check_input_gradient, lambda X, d1: np.asarray(X.T @ d1), "n times too large"),
+    (course.check_input_gradient, lambda X, d1: np.asarray(X.T @ d1) / 6, "times the right"),
+    (course.check_input_gradient, lambda X, d1: np.asarray(X.T @ d1).T / X.shape[0],
+     "transposed"),
+    (course.check_input_gradient, lambda X, d1: np.asarray(X.T @ d1) / X.shape[1],
+     "times the right"),
+    (course.check_input_gradient, grad_scaling_X_in_place, "modified its input X"),
+    (course.check_input_gradient, lambda X, d1: (np.asarray(X.T @ d1) / len(d1)).astype(
+        np.float32), "dtype float32"),
+    (course.check_input_gradient, lambda X, d1: np.asarray(X.T @ d1) / X.nnz, "times the right"),
+    (course.check_input_gradient, lambda X, d1: np.asarray(X.T @ (d1 * d1)) / len(d1), "off"),
+    (course.check_pwe_delta, lambda o, y: pwe_by_pairs(o, y, lambda p, n, L: p * p), "count"),
+    (course.check_pwe_delta, lambda o, y: pwe_by_pairs(o, y, lambda p, n, L: n * n), "count"),
+    (course.check_pwe_delta, lambda o, y: pwe_by_pairs(o, y, lambda p, n, L: 1), "count"),
+    (course.check_pwe_delta, lambda o, y: pwe_by_pairs(o, y, lambda p, n, L: L), "count"),
+    (course.check_pwe_delta, lambda o, y: pwe_by_pairs(o, y, lambda p, n, L: 2 * n), "count"),
+    (course.check_pwe_delta, lambda o, y: ex01.pwe_delta_one(o, y) / ((1 + o) * (1 - o)),
+     "∂J/∂o"),
+    (course.check_pwe_delta, lambda o, y: -ex01.pwe_delta_one(o, y), "swapped"),
+    (course.check_pwe_delta, lambda o, y: ex01.pwe_delta_one(o, y) / ((1 + o) * (1 - o))
+     * o * (1 - o), "off"),
+    (course.check_pwe_delta, pwe_clearing_y, "modified its input y"),
+    (course.check_pwe_delta, lambda o, y: ex01.pwe_delta_one(o, y)[None, :], "shape"),
+    (course.check_pwe_delta, lambda o, y: ex01.pwe_delta_one(-o, y), "off"),
+    (course.check_gradient_check, one_sided, "one-sided"),
+    (course.check_gradient_check, lambda f, x, h: ex01.central_differences(f, x, h) * 2, "twice"),
+    (course.check_gradient_check, lambda f, x, h: ex01.central_differences(f, x, 1e-6),
+     "step h"),
+    (course.check_gradient_check, central_not_restored, "modified its input x"),
+    (course.check_gradient_check, lambda f, x, h: ex01.central_differences(f, x, h).ravel(),
+     "shape"),
+]
+
+
+# --- notebook 02 ----------------------------------------------------------------------------
+
+def tanh_in_place(W1, W2_1):
+    h = np.tanh(W1, out=W1)
+    return np.exp(-np.tanh(W2_1 * h))
+
+
+WRONG_02 = [
+    (course.check_pwe_landscape, lambda W1, W2_1: 3 * ex02.pwe_closed_form(W1, W2_1), "times"),
+    (course.check_pwe_landscape, lambda W1, W2_1: (3 * ex02.pwe_closed_form(W1, W2_1) + 1) / 4,
+     "off"),
+    (course.check_pwe_landscape, lambda W1, W2_1: np.exp(-expit(W2_1 * np.tanh(W1))), "off"),
+    (course.check_pwe_landscape, lambda W1, W2_1: np.exp(np.tanh(W2_1 * np.tanh(W1))), "off"),
+    (course.check_pwe_landscape, lambda W1, W2_1: np.ones((7, 7)), "shape"),
+    (course.check_pwe_landscape, tanh_in_place, "modified its input W1"),
+    (course.check_ce_slope, lambda W1, W2_1: -ex02.ce_dJ_dW2_1(W1, W2_1), "sign"),
+    (course.check_ce_slope, lambda W1, W2_1: expit(W2_1 * np.tanh(W1)) - 1, "off"),
+    (course.check_ce_slope, lambda W1, W2_1: (np.tanh(W2_1 * np.tanh(W1)) - 1) * np.tanh(W1),
+     "off"),
+    (course.check_ce_slope, lambda W1, W2_1: expit(W2_1 * np.tanh(W1)) * np.tanh(W1), "off"),
+    (course.check_ce_slope, lambda W1, W2_1: np.transpose(ex02.ce_dJ_dW2_1(W1, W2_1)),
+     "transposed"),
+    (course.check_ce_slope, lambda W1, W2_1: (expit(W2_1 * np.tanh(W1)) - 1) * W1, "off"),
+]
+
+
+# --- notebook 02b ---------------------------------------------------------------------------
+
+def rmsprop_G_in_place(theta, G, g, eta, rho, eps):
+    G *= rho
+    G += (1 - rho) * g * g
+    return theta - eta * g / (np.sqrt(G) + eps), G
+
+
+def rmsprop_theta_in_place(theta, G, g, eta, rho, eps):
+    G = rho * G + (1 - rho) * g * g
+    theta -= eta * g / (np.sqrt(G) + eps)
+    return theta, G
+
+
+class EpsilonInside(ex02b.RMSProp):
+    def _update_rows(self, state, theta, rows, g):
+        G = state["mean_square"]
+        G[rows] = self.rho * G[rows] + (1 - self.rho) * g * g
+        theta[rows] -= self.learning_rate * g / np.sqrt(G[rows] + self.epsilon)
+
+
+class SharedByShape(ex02b.RMSProp):
+    """One accumulator per shape: parameters of one shape share it."""
+
+    def _new_state(self, theta):
+        shared = self.__dict__.setdefault("shared", {})
+        return {"mean_square": shared.setdefault(theta.shape, np.zeros_like(theta))}
+
+
+class SharedByClass(ex02b.RMSProp):
+    """The accumulators live on the class: a second optimizer starts from the first one's."""
+
+    store = {}
+
+    def _new_state(self, theta):
+        return {"mean_square": self.store.setdefault(theta.shape, np.zeros_like(theta))}
+
+
+class RowsCopied(ex02b.RMSProp):
+    """G[rows] is a copy under fancy indexing, so W1's accumulator never changes."""
+
+    def _update_rows(self, state, theta, rows, g):
+        G = state["mean_square"][rows]
+        G *= self.rho
+        G += (1 - self.rho) * g * g
+        theta[rows] -= self.learning_rate * g / (np.sqrt(G) + self.epsilon)
+
+
+class RowsIgnored(ex02b.RMSProp):
+    """Updates the whole of θ and G with the gradient's rows, whichever rows they are."""
+
+    def _update_rows(self, state, theta, rows, g):
+        G = state["mean_square"]
+        G *= self.rho
+        G += (1 - self.rho) * g * g
+        theta -= self.learning_rate * g / (np.sqrt(G) + self.epsilon)
+
+
+class RhoFixed(ex02b.RMSProp):
+    def _update_rows(self, state, theta, rows, g):
+        G = state["mean_square"]
+        G[rows] = 0.9 * G[rows] + 0.1 * g * g
+        theta[rows] -= self.learning_rate * g / (np.sqrt(G[rows]) + self.epsilon)
+
+
+class StateNotDict(ex02b.RMSProp):
+    def _new_state(self, theta):
+        return np.zeros_like(theta)
+
+
+class PlainSGD(ex02b.RMSProp):
+    def _update_rows(self, state, theta, rows, g):
+        theta[rows] -= self.learning_rate * g
+
+
+class AdaGradLike(ex02b.RMSProp):
+    def _update_rows(self, state, theta, rows, g):
+        G = state["mean_square"]
+        G[rows] += g * g
+        theta[rows] -= self.learning_rate * g / (np.sqrt(G[rows]) + self.epsilon)
+
+
+def momentum_in_place(theta, v, mu, skipped):
+    theta += mu * (1 - mu ** skipped) / (1 - mu) * v
+    return theta, mu ** skipped * v
+
+
+def dropout(keep, scale=lambda rate: 1 / (1 - rate)):
+    """An inverted dropout whose kept units are ``keep(h, rate, rng)``, scaled by ``scale``."""
+    def answer(h, rate, rng):
+        mask = keep(h, rate, rng) * np.ones(h.shape) * scale(rate)
+        return h * mask, mask
+    return answer
+
+
+def dropout_in_place(h, rate, rng):
+    mask = (rng.random(h.shape) >= rate) / (1 - rate)
+    h *= mask
+    return h, mask
+
+
+WRONG_02B = [
+    (course.check_rmsprop, lambda t, G, g, eta, rho, eps: (
+        t - eta * g / np.sqrt(rho * G + (1 - rho) * g * g + eps), rho * G + (1 - rho) * g * g),
+     "inside the square root"),
+    (course.check_rmsprop, lambda t, G, g, eta, rho, eps: (
+        t - eta * g / (np.sqrt(G + g * g) + eps), G + g * g), "ρ"),
+    (course.check_rmsprop, lambda t, G, g, eta, rho, eps: (
+        t - eta * g / (np.sqrt(0.9 * G + 0.1 * g * g) + eps), 0.9 * G + 0.1 * g * g),
+     "ρ passed in"),
+    (course.check_rmsprop, lambda t, G, g, eta, rho, eps: ex02b.rmsprop_step(t, G, g, eta, rho),
+     "ε passed in"),
+    (course.check_rmsprop, lambda t, G, g, eta, rho, eps: ex02b.rmsprop_step(t, G, g, 0.01, rho,
+                                                                             eps), "η passed in"),
+    (course.check_rmsprop, lambda t, G, g, eta, rho, eps: (
+        t - eta * g / (np.sqrt(G) + eps), rho * G + (1 - rho) * g * g), "off"),
+    (course.check_rmsprop, rmsprop_G_in_place, "modified its input G"),
+    (course.check_rmsprop, rmsprop_theta_in_place, "modified its input theta"),
+    (course.check_rmsprop, lambda t, G, g, eta, rho, eps: ex02b.rmsprop_step(
+        t, G, g, eta, rho, eps)[0], "pair"),
+    (course.check_rmsprop, lambda t, G, g, eta, rho, eps: ex02b.rmsprop_step(
+        t, G, g, eta, rho, eps)[::-1], "NaN"),
+    (course.check_rmsprop_optimizer, EpsilonInside, "off"),
+    (course.check_rmsprop_optimizer, SharedByShape, "own accumulator"),
+    (course.check_rmsprop_optimizer, SharedByClass, "off"),
+    (course.check_rmsprop_optimizer, RowsCopied, "update exactly the rows"),
+    (course.check_rmsprop_optimizer, RowsIgnored, "raised"),
+    (course.check_rmsprop_optimizer, RhoFixed, "off"),
+    (course.check_rmsprop_optimizer, StateNotDict, "_new_state(theta) must give"),
+    (course.check_rmsprop_optimizer, PlainSGD, "off"),
+    (course.check_rmsprop_optimizer, AdaGradLike, "off"),
+    (course.check_rmsprop_optimizer, ex02b.rmsprop_step, "must be a class"),
+    (course.check_momentum_skip, lambda t, v, mu, d: (t + d * v, mu ** d * v), "whole v"),
+    (course.check_momentum_skip, lambda t, v, mu, d: (t + 9 * (1 - mu ** d) * v, mu ** d * v),
+     "μ/(1 − μ) does not follow"),
+    (course.check_momentum_skip, lambda t, v, mu, d: (t + mu * (1 - mu ** d) / (1 - mu) * v, v),
+     "v must shrink"),
+    (course.check_momentum_skip, lambda t, v, mu, d: (
+        t + mu * (1 - mu ** d) / (1 - mu) * v, mu ** (d + 1) * v), "off"),
+    (course.check_momentum_skip, lambda t, v, mu, d: (
+        t + (1 - mu ** d) / (1 - mu) * v, mu ** d * v), "whole v"),
+    (course.check_momentum_skip, momentum_in_place, "modified its input theta"),
+    (course.check_momentum_skip, lambda t, v, mu, d: t + mu * (1 - mu ** d) / (1 - mu) * v,
+     "pair"),
+    (course.check_inverted_dropout, dropout(lambda h, r, g: g.random(h.shape) >= r,
+                                            lambda r: 1.0), "not scaled"),
+    (course.check_inverted_dropout, dropout(lambda h, r, g: g.random(h.shape) >= r,
+                                            lambda r: 1 / r), "1/rate"),
+    (course.check_inverted_dropout, dropout(lambda h, r, g: g.random(h.shape) < r),
+     "probability rate"),
+    (course.check_inverted_dropout, dropout(lambda h, r, g: g.random() >= r), "whole minibatch"),
+    (course.check_inverted_dropout, dropout(lambda h, r, g: g.random(h.shape[1]) >= r),
+     "for all documents"),
+    (course.check_inverted_dropout, dropout(lambda h, r, g: g.random((len(h), 1)) >= r),
+     "together"),
+    (course.check_inverted_dropout, dropout(lambda h, r, g: np.random.random(h.shape) >= r),
+     "generator"),
+    (course.check_inverted_dropout, dropout(
+        lambda h, r, g: np.random.default_rng(0).random(h.shape) >= r), "generator"),
+    (course.check_inverted_dropout, dropout(lambda h, r, g: g.random(h.shape) >= 0.5),
+     "of the units"),
+    (course.check_inverted_dropout, dropout_in_place, "modified its input h"),
+    (course.check_inverted_dropout, lambda h, r, g: ex02b.inverted_dropout(h, r, g)[::-1],
+     "mask"),
+    (course.check_inverted_dropout, lambda h, r, g: ex02b.inverted_dropout(h, r, g)[0], "pair"),
+]
+
+
+# --- notebooks 03 to 07 ---------------------------------------------------------------------
+
+def pairs(s, y):
+    """s_p − s_n for every (relevant p, irrelevant n)."""
+    return s[y > 0][:, None] - s[y == 0][None, :]
+
+
+def rates_in_place(grads, eta0):
+    np.square(grads, out=grads)
+    return eta0 / (np.sqrt(np.cumsum(grads, axis=0)) + 1e-8)
+
+
+def best_sorting(curve):
+    update, rise = ex04.best_update(curve)
+    curve["rankloss"].sort()
+    return update, rise
+
+
+def input_dropout(keep, scale=lambda rate: 1 / (1 - rate)):
+    """An input dropout keeping the stored entries ``keep(X, rate, rng)``, scaled by ``scale``."""
+    def answer(X, rate, rng):
+        kept = np.broadcast_to(keep(X, rate, rng), X.data.shape)
+        return sp.csr_matrix((X.data * kept * scale(rate), X.indices, X.indptr), shape=X.shape)
+    return answer
+
+
+def input_dropout_in_place(X, rate, rng):
+    X.data *= (rng.random(X.nnz) >= rate) / (1 - rate)
+    return X
+
+
+def per_row_coins(X, rate, rng):
+    return np.repeat(rng.random(X.shape[0]) >= rate, np.diff(X.indptr))
+
+
+def excluded_in_place(Y):
+    Y[Y == 0] = 0
+    Y.sort(axis=1)
+    return ex05.excluded(Y)
+
+
+def threshold_sorting(scores, y):
+    scores.sort()
+    return scores[0] - 1
+
+
+def ridge_centring(Z, t, lam):
+    t -= t.mean()
+    return ex06.ridge_solve(Z, t, lam)
+
+
+def coverage_optimistic(s, y):
+    return int((s[None, :] > s[y > 0][:, None]).sum(axis=1).max())
+
+
+WRONG_03_07 = [
+    (course.check_rank_loss, lambda s, y: np.mean(pairs(s, y) < 0), "tied scores"),
+    (course.check_rank_loss, lambda s, y: np.mean(pairs(s, y) <= 0), "tied scores"),
+    (course.check_rank_loss, lambda s, y: np.sum(pairs(s, y) < 0) / np.sum(y > 0) ** 2, "off"),
+    (course.check_rank_loss, lambda s, y: 1 - ex03.rank_loss_one(s, y), "off"),
+    (course.check_rank_loss, lambda s, y: np.mean(pairs(s, y) > 0), "off"),
+    (course.check_rank_loss, lambda s, y: np.mean(pairs(s, y) < 0, axis=1), "shape"),
+    (course.check_rank_loss, lambda s, y: (np.sum(pairs(s, y) < 0) + 0.5 * np.sum(
+        pairs(s, y) == 0)) / (np.sum(y > 0) * (6 - np.sum(y > 0))), "off"),
+    (course.check_adagrad_rates, lambda g, eta0: eta0 / np.sqrt(np.cumsum(g * g, axis=0)), "ε"),
+    (course.check_adagrad_rates, lambda g, eta0: eta0 / (np.abs(g) + 1e-8), "own step"),
+    (course.check_adagrad_rates, lambda g, eta0: ex03.effective_rates(g, 0.1), "η0 passed in"),
+    (course.check_adagrad_rates, lambda g, eta0: eta0 / (np.sqrt(np.abs(np.cumsum(g, axis=0)))
+                                                         + 1e-8), "off"),
+    (course.check_adagrad_rates, lambda g, eta0: eta0 / (np.sqrt(np.cumsum(g * g, axis=1))
+                                                         + 1e-8), "off"),
+    (course.check_adagrad_rates, lambda g, eta0: eta0 / (np.cumsum(g * g, axis=0) + 1e-8),
+     "off"),
+    (course.check_adagrad_rates, rates_in_place, "modified its input grads"),
+    (course.check_adagrad_rates, lambda g, eta0: ex03.effective_rates(g, eta0).T, "transposed"),
+    (course.check_input_dropout, lambda X, r, g: X.toarray() * (g.random(X.shape) >= r) / (1 - r),
+     "keep it sparse"),
+    (course.check_input_dropout, input_dropout(lambda X, r, g: g.random(X.nnz) >= r,
+                                               lambda r: 1.0), "not scaled"),
+    (course.check_input_dropout, input_dropout(lambda X, r, g: g.random(X.nnz) >= r,
+                                               lambda r: 1 / r), "1/rate"),
+    (course.check_input_dropout, input_dropout(lambda X, r, g: (g.random(X.shape[1]) >= r)[
+        X.indices]), "for all documents"),
+    (course.check_input_dropout, input_dropout(per_row_coins), "together"),
+    (course.check_input_dropout, input_dropout(lambda X, r, g: g.random(X.nnz) < r),
+     "probability rate"),
+    (course.check_input_dropout, input_dropout(lambda X, r, g: np.random.random(X.nnz) >= r),
+     "generator"),
+    (course.check_input_dropout, input_dropout(lambda X, r, g: g.random() >= r),
+     "whole minibatch"),
+    (course.check_input_dropout, input_dropout_in_place, "modified its input X"),
+    (course.check_input_dropout, lambda X, r, g: sp.csr_matrix(X.toarray() + (
+        g.random(X.shape) < 0.01)), "zero input became nonzero"),
+    (course.check_best_update, lambda c: (c["updates"][-1], 0.0), "off"),
+    (course.check_best_update, lambda c: (int(np.argmin(c["rankloss"])), ex04.best_update(c)[1]),
+     "position in the list"),
+    (course.check_best_update, lambda c: (ex04.best_update(c)[0], -ex04.best_update(c)[1]),
+     "sign"),
+    (course.check_best_update, lambda c: (c["updates"][int(np.argmax(c["rankloss"]))], 0.0),
+     "off"),
+    (course.check_best_update, best_sorting, "modified its input curve"),
+    (course.check_best_update, lambda c: ex04.best_update(c)[0], "pair"),
+    (course.check_best_update, lambda c: (30, 0.04), "off"),
+    (course.check_pwe_excluded, lambda Y: np.count_nonzero(Y, axis=1) == 0, "all relevant"),
+    (course.check_pwe_excluded, lambda Y: np.count_nonzero(Y, axis=1) == Y.shape[1],
+     "no relevant label"),
+    (course.check_pwe_excluded, lambda Y: np.isin(np.count_nonzero(Y, axis=1), (0, 3)),
+     "all relevant"),
+    (course.check_pwe_excluded, lambda Y: ex05.excluded(Y).astype(int), "dtype"),
+    (course.check_pwe_excluded, lambda Y: np.flatnonzero(ex05.excluded(Y)), "shape"),
+    (course.check_pwe_excluded, lambda Y: np.count_nonzero(Y, axis=0) == 0, "shape"),
+    (course.check_pwe_excluded, excluded_in_place, "modified its input Y"),
+    (course.check_average_precision, lambda s, y: float(np.mean(
+        (s[y > 0][None, :] > s[y > 0][:, None]).sum(1) + 1) / np.mean(
+        (s[None, :] > s[y > 0][:, None]).sum(1) + 1)), "off"),
+    (course.check_average_precision, lambda s, y: float(np.mean(
+        ((s[y > 0][None, :] > s[y > 0][:, None]).sum(1) + 1)
+        / ((s[None, :] > s[y > 0][:, None]).sum(1) + 1))), "tied scores"),
+    (course.check_average_precision, lambda s, y: float(np.mean(
+        1 / (s[None, :] >= s[y > 0][:, None]).sum(1))), "off"),
+    (course.check_average_precision, lambda s, y: ex05.average_precision_one(s, y) * np.mean(
+        y > 0), "off"),
+    (course.check_average_precision, lambda s, y: np.atleast_1d(ex05.average_precision_one(s, y)),
+     "shape"),
+    (course.check_f1_threshold, lambda s, y: 0.5, "F1"),
+    (course.check_f1_threshold, lambda s, y: float(np.median(s)), "F1"),
+    (course.check_f1_threshold, lambda s, y: float(s.max()), "F1"),
+    (course.check_f1_threshold, lambda s, y: np.sort(s), "shape"),
+    (course.check_f1_threshold, threshold_sorting, "modified its input scores"),
+    (course.check_ridge, lambda Z, t, lam: np.linalg.lstsq(Z, t, rcond=None)[0], "missing"),
+    (course.check_ridge, lambda Z, t, lam: np.linalg.solve(Z.T @ Z + lam * np.eye(6), Z.T @ t),
+     "raised"),
+    (course.check_ridge, lambda Z, t, lam: ex06.ridge_solve(Z, t, lam / 2), "half"),
+    (course.check_ridge, lambda Z, t, lam: ex06.ridge_solve(Z, t, 2 * lam), "twice"),
+    (course.check_ridge, lambda Z, t, lam: ex06.ridge_solve(Z, t, 3.0), "λ passed in"),
+    (course.check_ridge, lambda Z, t, lam: ex06.ridge_solve(Z, t, lam)[:, None], "shape"),
+    (course.check_ridge, lambda Z, t, lam: np.linalg.solve(Z.T @ Z + lam, Z.T @ t), "off"),
+    (course.check_ridge, ridge_centring, "modified its input t"),
+    (course.check_better_than_paper, lambda m, ours, paper: (ours - paper) / abs(paper), "sign"),
+    (course.check_better_than_paper, lambda m, ours, paper: ex07.better_than_paper(
+        m, ours, paper) * abs(paper), "not relative"),
+    (course.check_better_than_paper, lambda m, ours, paper: ex07.better_than_paper(
+        m, ours, paper) * abs(paper) / abs(ours), "our value"),
+    (course.check_better_than_paper, lambda m, ours, paper: (-1 if m == "rankloss" else 1) * (
+        ours - paper) / abs(paper), "sign"),
+    (course.check_better_than_paper, lambda m, ours, paper: 100 * ex07.better_than_paper(
+        m, ours, paper), "off"),
+    (course.check_coverage, coverage_optimistic, "1 too small"),
+    (course.check_coverage, lambda s, y: ex07.coverage_one(s, y) + 1, "1 too large"),
+    (course.check_coverage, lambda s, y: int((s[y > 0][None, :] >= s[y > 0][:, None]).sum(
+        1).max()) - 1, "1 too small"),
+    (course.check_coverage, lambda s, y: int((s[None, :] >= s[y > 0][:, None]).sum(1).min()) - 1,
+     "too small"),
+    (course.check_coverage, lambda s, y: (s[None, :] >= s[y > 0][:, None]).sum(1) - 1, "shape"),
+    (course.check_coverage, lambda s, y: int((s[None, :] > s[y > 0][:, None]).sum(1).max()),
+     "tied scores"),
+]
+
+
+# --- notebook 08 ----------------------------------------------------------------------------
+
+def ranks_sorting(values, lower):
+    values.sort(axis=1)
+    return ex08.average_ranks_by_hand(values, lower)
+
+
+WRONG_08 = [
+    (course.check_average_ranks, lambda v, lower: (np.argsort(np.argsort(
+        v if lower else -v, axis=1), axis=1) + 1).mean(0), "off"),
+    (course.check_average_ranks, lambda v, lower: ex08.average_ranks_by_hand(v, True),
+     "wrong way"),
+    (course.check_average_ranks, lambda v, lower: ex08.average_ranks_by_hand(v, not lower),
+     "wrong way"),
+    (course.check_average_ranks, lambda v, lower: scipy.stats.rankdata(
+        v if lower else -v, axis=0).mean(axis=1), "shape"),
+    (course.check_average_ranks, lambda v, lower: scipy.stats.rankdata(
+        v if lower else -v, axis=1).sum(axis=0), "off"),
+    (course.check_average_ranks, ranks_sorting, "modified its input values"),
+    (course.check_average_ranks, lambda v, lower: scipy.stats.rankdata(
+        v if lower else -v, axis=1, method="min").mean(axis=0), "off"),
+    (course.check_friedman, lambda R, N: 12 * N / (len(R) * (len(R) + 1)) * np.sum(np.square(R)),
+     "off"),
+    (course.check_friedman, lambda R, N: ex08.friedman_chi2(np.resize(R, 8), N), "off"),
+    (course.check_friedman, lambda R, N: 12.0 * len(R) / (N * (N + 1)) * (
+        np.sum(np.square(R)) - N * (N + 1) ** 2 / 4.0), "off"),
+    (course.check_friedman, lambda R, N: ex08.friedman_chi2(R, N) / N, "off"),
+    (course.check_friedman, lambda R, N: round(ex08.friedman_chi2(R, N)), "dtype int"),
+    (course.check_critical_difference, lambda k, N, q: np.sqrt(k * (k + 1) / (6 * N)), "off"),
+    (course.check_critical_difference, lambda k, N, q: q * np.sqrt(k * (k + 1) / N), "off"),
+    (course.check_critical_difference, lambda k, N, q: Q_ALPHA[0.05][k - 2] * np.sqrt(
+        k * (k + 1) / (6.0 * N)), "q_α passed in"),
+    (course.check_critical_difference, lambda k, N, q: q / np.sqrt(k * (k + 1) / (6.0 * N)),
+     "off"),
+    (course.check_critical_difference, lambda k, N, q: q * np.sqrt(k * (k - 1) / (6.0 * N)),
+     "off"),
+]
+
+WRONG = WRONG_01 + WRONG_02 + WRONG_02B + WRONG_03_07 + WRONG_08
+
+#: Fragments of code that no message may show.
+CODE = re.compile(r"np\.|numpy|scipy|\.T\b|@|cumsum|linalg|solve\(|argmin|rankdata|sqrt\(|\*\*|"
+                  r"lambda|\breturn\b|rng\.|\[:, None\]|eye\(|axis=")
+
+
+def solution_lines():
+    """Every statement of the worked solutions' function bodies, as source text."""
+    lines = set()
+    for path in SOLUTIONS.glob("ex*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.stmt) and not isinstance(
+                    node, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Expr)):
+                text = ast.unparse(node).removeprefix("return ")
+                lines.update(part for part in text.splitlines() if len(part) >= 10)
+    return lines
+
+
+SOLUTION_LINES = solution_lines()
+
+
+def test_there_are_at_least_a_hundred_wrong_answers_over_every_exercise():
+    assert len(WRONG) >= 100
+    assert {g for g, _, _ in WRONG} == {g for g, _, _ in EXERCISES}
+
+
+@pytest.mark.parametrize("grader, wrong, phrase", WRONG,
+                         ids=[f"{g.__name__}-{i}" for i, (g, _, _) in enumerate(WRONG)])
+def test_a_wrong_answer_is_rejected_with_a_message_naming_the_problem(grader, wrong, phrase,
+                                                                      capsys):
+    assert grader(wrong) is False
+    out = capsys.readouterr().out
+    assert out.startswith("NOT YET"), out
+    assert phrase in out, out
+    assert not CODE.search(out.split(" raised ")[0]), out
+    assert not [line for line in SOLUTION_LINES if line in out], out
+
+
+@pytest.mark.parametrize("grader, stem, name", EXERCISES, ids=[g.__name__ for g, _, _ in EXERCISES])
+def test_every_worked_solution_passes_with_a_short_stable_line(grader, stem, name, capsys):
+    function = getattr(solutions(stem), name)
+    assert grader(function) is True
+    first = capsys.readouterr().out
+    assert grader(function) is True
+    assert capsys.readouterr().out == first
+    assert first.startswith("PASS     ") and first.count("\n") == 1 and len(first) < 200
+
+
+@pytest.mark.parametrize("grader", [g for g, _, _ in EXERCISES],
+                         ids=[g.__name__ for g, _, _ in EXERCISES])
+def test_an_exercise_left_open_gets_the_same_short_hint(grader, capsys):
+    assert grader(lambda *args: None) is False
+    out = capsys.readouterr().out
+    assert out.startswith("NOT YET") and (grading.NO_ANSWER in out or "class" in out), out
+
+
+def test_an_exception_inside_the_answer_is_the_students_and_the_graders_own_is_not(capsys):
+    def raising(d2, W2, h):
+        raise KeyError("oops")
+    assert course.check_delta1(raising) is False
+    assert "your function raised KeyError" in capsys.readouterr().out
+    report = grading.grade("a check", lambda: grading.relative_error(None, None))
+    assert report.status == "ERROR" and not report
+    assert "not a fault of your answer" in capsys.readouterr().out
+
+
+def test_run_passes_the_generator_itself_and_copies_arrays():
+    rng, x = np.random.default_rng(0), np.zeros(3)
+    seen = grading.run(lambda a, g: (a, g), ("x", x), ("rng", rng))
+    assert seen[1] is rng and seen[0] is not x
+
+
+def test_dispersion_tells_shared_coins_from_independent_ones():
+    rng = np.random.default_rng(1)
+    independent = (rng.random((50, 40)) < 0.3).sum(axis=1)
+    shared = 40 * (rng.random(50) < 0.3)
+    assert grading.dispersion(independent, np.full(50, 40), 0.3) < 2
+    assert grading.dispersion(shared, np.full(50, 40), 0.3) > 10
