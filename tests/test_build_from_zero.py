@@ -1,0 +1,632 @@
+"""Notebook 01b's graders (mlnn.course.scratch): the worked solution passes every one, and
+plausible wrong answers are rejected, each with a message that names its mistake and no code."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from mlnn.course import scratch
+
+ROOT = Path(__file__).resolve().parents[1]
+worked = scratch.load_worked_solution(ROOT)
+
+#: (grader, name of the piece in the worked solution), in the notebook's order.
+PIECES = [(scratch.check_forward, "forward"), (scratch.check_ce_delta2, "ce_delta2"),
+          (scratch.check_pwe_delta2_pairs, "pwe_delta2_pairs"),
+          (scratch.check_pwe_delta2, "pwe_delta2"), (scratch.check_delta1_relu, "delta1_relu"),
+          (scratch.check_grad_W1_rows, "grad_W1_rows"), (scratch.check_backward, "backward"),
+          (scratch.check_adagrad, "AdaGrad"), (scratch.check_update, "update"),
+          (scratch.check_train, "train")]
+
+
+@pytest.mark.parametrize("check, name", PIECES, ids=[name for _, name in PIECES])
+def test_the_worked_solution_passes(check, name, capsys):
+    report = check(getattr(worked, name))
+    out = capsys.readouterr().out
+    assert report, out
+    assert out.startswith("PASS"), out
+
+
+# -- wrong answers: the forward pass ---------------------------------------------------------------
+
+def forward_without_b1(X, W1, b1, W2, b2, f_o):
+    z1 = X @ W1
+    h = np.maximum(z1, 0)
+    z2 = h @ W2 + b2
+    return z1, h, z2, f_o(z2)
+
+
+def forward_without_b2(X, W1, b1, W2, b2, f_o):
+    z1, h, _, _ = worked.forward(X, W1, b1, W2, b2, f_o)
+    return z1, h, h @ W2, f_o(h @ W2)
+
+
+def forward_linear_hidden(X, W1, b1, W2, b2, f_o):
+    z1 = X @ W1 + b1
+    return z1, z1, z1 @ W2 + b2, f_o(z1 @ W2 + b2)
+
+
+def forward_tanh_hidden(X, W1, b1, W2, b2, f_o):
+    z1 = X @ W1 + b1
+    h = np.tanh(z1)
+    return z1, h, h @ W2 + b2, f_o(h @ W2 + b2)
+
+
+def forward_always_sigmoid(X, W1, b1, W2, b2, f_o):
+    return worked.forward(X, W1, b1, W2, b2, expit)
+
+
+def forward_no_output_activation(X, W1, b1, W2, b2, f_o):
+    z1, h, z2, _ = worked.forward(X, W1, b1, W2, b2, f_o)
+    return z1, h, z2, z2
+
+
+def forward_dense_X(X, W1, b1, W2, b2, f_o):
+    return worked.forward(X.toarray(), W1, b1, W2, b2, f_o)
+
+
+def forward_float64(X, W1, b1, W2, b2, f_o):
+    return worked.forward(X.astype(np.float64), W1.astype(np.float64), b1, W2, b2, f_o)
+
+
+def forward_np_matrix(X, W1, b1, W2, b2, f_o):
+    z1 = (X @ W1) + b1
+    z1 = np.asmatrix(z1)
+    h = np.maximum(z1, 0)
+    z2 = h @ W2 + b2
+    return z1, h, z2, f_o(z2)
+
+
+def forward_changes_b1(X, W1, b1, W2, b2, f_o):
+    b1 *= 2
+    return worked.forward(X, W1, b1 / 2, W2, b2, f_o)
+
+
+def forward_three_arrays(X, W1, b1, W2, b2, f_o):
+    z1, h, _, o = worked.forward(X, W1, b1, W2, b2, f_o)
+    return z1, h, o
+
+
+def forward_z2_from_z1(X, W1, b1, W2, b2, f_o):
+    z1, h, _, _ = worked.forward(X, W1, b1, W2, b2, f_o)
+    return z1, h, z1 @ W2 + b2, f_o(z1 @ W2 + b2)
+
+
+def forward_raises(X, W1, b1, W2, b2, f_o):
+    return X.no_such_method()
+
+
+# -- the output deltas ---------------------------------------------------------------------------
+
+def ce_sign(z2, o, Y):
+    return Y - o
+
+
+def ce_divided_by_n(z2, o, Y):
+    return (o - Y) / len(o)
+
+
+def ce_sigmoid_again(z2, o, Y):
+    return (o - Y) * o * (1 - o)
+
+
+def ce_dJ_do(z2, o, Y):
+    return (o - Y) / (o * (1 - o))
+
+
+def ce_float32(z2, o, Y):
+    return (o - Y).astype(np.float32)
+
+
+def ce_in_place(z2, o, Y):
+    o -= Y
+    return o
+
+
+def ce_transposed(z2, o, Y):
+    return (o - Y).T
+
+
+def pwe_normalised_by_y_squared(z2, o, Y):
+    relevant = Y > 0
+    n_y = relevant.sum(axis=1, keepdims=True)
+    pairs = np.maximum(n_y * (Y.shape[1] - n_y), 1)
+    return worked.pwe_delta2(z2, o, Y) * pairs / np.maximum(n_y * n_y, 1)
+
+
+def pwe_normalised_by_ybar_squared(z2, o, Y):
+    n_ybar = (Y == 0).sum(axis=1, keepdims=True)
+    pairs = np.maximum((Y.shape[1] - n_ybar) * n_ybar, 1)
+    return worked.pwe_delta2(z2, o, Y) * pairs / np.maximum(n_ybar * n_ybar, 1)
+
+
+def pwe_not_normalised(z2, o, Y):
+    n_y = (Y > 0).sum(axis=1, keepdims=True)
+    return worked.pwe_delta2_pairs(z2, o, Y) * np.maximum(n_y * (Y.shape[1] - n_y), 1)
+
+
+def pwe_normalised_by_L_squared(z2, o, Y):
+    n_y = (Y > 0).sum(axis=1, keepdims=True)
+    pairs = np.maximum(n_y * (Y.shape[1] - n_y), 1)
+    return worked.pwe_delta2_pairs(z2, o, Y) * pairs / Y.shape[1] ** 2
+
+
+def pwe_without_tanh_factor(z2, o, Y):
+    return worked.pwe_delta2_pairs(z2, o, Y) / ((1 + o) * (1 - o))
+
+
+def pwe_sigmoid_factor(z2, o, Y):
+    return worked.pwe_delta2(z2, o, Y) / ((1 + o) * (1 - o)) * o * (1 - o)
+
+
+def pwe_sign(z2, o, Y):
+    return -worked.pwe_delta2_pairs(z2, o, Y)
+
+
+def pwe_relevant_sign(z2, o, Y):
+    delta2 = worked.pwe_delta2(z2, o, Y)
+    return np.where(Y > 0, -delta2, delta2)
+
+
+def pwe_nan_for_excluded(z2, o, Y):
+    relevant = Y > 0
+    pairs = relevant.sum(axis=1, keepdims=True) * (~relevant).sum(axis=1, keepdims=True)
+    S_y = np.where(relevant, np.exp(-o), 0).sum(axis=1, keepdims=True)
+    S_ybar = np.where(relevant, 0, np.exp(o)).sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(relevant, -np.exp(-o) * S_ybar, np.exp(o) * S_y) / pairs * (1 - o * o)
+
+
+def pwe_exponents_swapped(z2, o, Y):
+    return worked.pwe_delta2(z2, -o, Y)
+
+
+def pwe_promotes_float32(z2, o, Y):
+    return worked.pwe_delta2(z2, o, Y).astype(np.float64)
+
+
+def pwe_divided_by_n(z2, o, Y):
+    return worked.pwe_delta2(z2, o, Y) / len(o)
+
+
+# -- backpropagation -----------------------------------------------------------------------------
+
+def delta1_without_relu(delta2, W2, z1):
+    return delta2 @ W2.T
+
+
+def delta1_wrong_side(delta2, W2, z1):
+    return (delta2 @ W2.T) * (z1 < 0)
+
+
+def delta1_one_at_zero(delta2, W2, z1):
+    return (delta2 @ W2.T) * (z1 >= 0)
+
+
+def delta1_times_h(delta2, W2, z1):
+    return (delta2 @ W2.T) * np.maximum(z1, 0)
+
+
+def delta1_not_transposed(delta2, W2, z1):
+    return (delta2 @ W2) * (z1 > 0)
+
+
+def delta1_divided_by_n(delta2, W2, z1):
+    return (delta2 @ W2.T) * (z1 > 0) / len(z1)
+
+
+def delta1_overwrites_z1(delta2, W2, z1):
+    z1[z1 > 0], z1[z1 <= 0] = 1, 0
+    return (delta2 @ W2.T) * z1
+
+
+def grad_W1_all_rows(X, delta1):
+    return np.arange(X.shape[1]), np.asarray(X.T @ delta1) / X.shape[0]
+
+
+def grad_W1_without_mean(X, delta1):
+    rows, values = worked.grad_W1_rows(X, delta1)
+    return rows, values * X.shape[0]
+
+
+def grad_W1_transposed(X, delta1):
+    rows, values = worked.grad_W1_rows(X, delta1)
+    return rows, values.T
+
+
+def grad_W1_document_rows(X, delta1):
+    rows = np.unique(X.nonzero()[0])
+    return rows, np.asarray(X[:, rows].T @ delta1) / X.shape[0]
+
+
+def grad_W1_unsorted(X, delta1):
+    rows, values = worked.grad_W1_rows(X, delta1)
+    return rows[::-1], values[::-1]
+
+
+def grad_W1_repeated_rows(X, delta1):
+    rows = X.indices
+    return rows, np.asarray(X[:, rows].T @ delta1) / X.shape[0]
+
+
+def grad_W1_dense_X(X, delta1):
+    dense = X.toarray()
+    rows = np.flatnonzero(dense.any(axis=0))
+    return rows, dense[:, rows].T @ delta1 / X.shape[0]
+
+
+def backward_W2_sum(X, z1, h, W2, delta2):
+    return {**worked.backward(X, z1, h, W2, delta2), "W2": h.T @ delta2}
+
+
+def backward_b1_sum(X, z1, h, W2, delta2):
+    delta1 = worked.delta1_relu(delta2, W2, z1)
+    return {**worked.backward(X, z1, h, W2, delta2), "b1": delta1.sum(axis=0)}
+
+
+def backward_b1_from_delta2(X, z1, h, W2, delta2):
+    return {**worked.backward(X, z1, h, W2, delta2), "b1": delta2.mean(axis=0)}
+
+
+def backward_W2_transposed(X, z1, h, W2, delta2):
+    return {**worked.backward(X, z1, h, W2, delta2), "W2": delta2.T @ h / len(h)}
+
+
+def backward_without_b2(X, z1, h, W2, delta2):
+    grads = worked.backward(X, z1, h, W2, delta2)
+    del grads["b2"]
+    return grads
+
+
+def backward_dense_W1(X, z1, h, W2, delta2):
+    delta1 = worked.delta1_relu(delta2, W2, z1)
+    return {**worked.backward(X, z1, h, W2, delta2), "W1": grad_W1_all_rows(X, delta1)}
+
+
+def backward_b2_sign(X, z1, h, W2, delta2):
+    grads = worked.backward(X, z1, h, W2, delta2)
+    return {**grads, "b2": -grads["b2"]}
+
+
+# -- AdaGrad -------------------------------------------------------------------------------------
+
+class AdaGradBase(worked.AdaGrad):
+    """The worked AdaGrad with one line of the update replaced by ``rule``."""
+
+    def step(self, params, grads):
+        for name, g in grads.items():
+            rows = slice(None)
+            if isinstance(g, tuple):
+                rows, g = g
+            G = self.G.setdefault(name, np.zeros_like(params[name]))
+            params[name][rows] -= self.rule(G, rows, g)
+
+    def rule(self, G, rows, g):
+        G[rows] += g * g
+        return self.eta0 * g / (np.sqrt(G[rows]) + self.epsilon)
+
+
+class AdaGradWithoutSqrt(AdaGradBase):
+    def rule(self, G, rows, g):
+        G[rows] += g * g
+        return self.eta0 * g / (G[rows] + self.epsilon)
+
+
+class AdaGradEpsilonInside(AdaGradBase):
+    def rule(self, G, rows, g):
+        G[rows] += g * g
+        return self.eta0 * g / np.sqrt(G[rows] + self.epsilon)
+
+
+class AdaGradResetEachStep(AdaGradBase):
+    def rule(self, G, rows, g):
+        G[rows] = g * g
+        return self.eta0 * g / (np.sqrt(G[rows]) + self.epsilon)
+
+
+class AdaGradAccumulatesAfter(AdaGradBase):
+    def rule(self, G, rows, g):
+        step = self.eta0 * g / (np.sqrt(G[rows]) + self.epsilon)
+        G[rows] += g * g
+        return step
+
+
+class AdaGradUphill(AdaGradBase):
+    def rule(self, G, rows, g):
+        return -super().rule(G, rows, g)
+
+
+class AdaGradFixedEta(AdaGradBase):
+    def rule(self, G, rows, g):
+        G[rows] += g * g
+        return 0.1 * g / (np.sqrt(G[rows]) + self.epsilon)
+
+
+class AdaGradFixedEpsilon(AdaGradBase):
+    def rule(self, G, rows, g):
+        G[rows] += g * g
+        return self.eta0 * g / (np.sqrt(G[rows]) + 1e-8)
+
+
+class AdaGradSharedState(AdaGradBase):
+    G = {}
+
+    def __init__(self, eta0, epsilon=1e-8):
+        self.eta0, self.epsilon = eta0, epsilon
+
+
+class AdaGradNotInPlace(worked.AdaGrad):
+    def step(self, params, grads):
+        for name, g in grads.items():
+            dense = np.zeros_like(params[name])
+            if isinstance(g, tuple):
+                dense[g[0]] = g[1]
+            else:
+                dense = g
+            G = self.G.setdefault(name, np.zeros_like(params[name]))
+            G += dense * dense
+            params[name] = params[name] - self.eta0 * dense / (np.sqrt(G) + self.epsilon)
+
+
+class AdaGradIgnoresRows(worked.AdaGrad):
+    def step(self, params, grads):
+        for name, g in grads.items():
+            rows = slice(None)
+            if isinstance(g, tuple):
+                rows, g = slice(0, len(g[0])), g[1]
+            G = self.G.setdefault(name, np.zeros_like(params[name]))
+            G[rows] += g * g
+            params[name][rows] -= self.eta0 * g / (np.sqrt(G[rows]) + self.epsilon)
+
+
+class AdaGradSquaresGradientInPlace(worked.AdaGrad):
+    def step(self, params, grads):
+        for name, g in grads.items():
+            rows = slice(None)
+            if isinstance(g, tuple):
+                rows, g = g
+            G = self.G.setdefault(name, np.zeros_like(params[name]))
+            step = self.eta0 * g
+            g **= 2
+            G[rows] += g
+            params[name][rows] -= step / (np.sqrt(G[rows]) + self.epsilon)
+
+
+class AdaGradStub(worked.AdaGrad):
+    def step(self, params, grads):
+        ...
+
+
+def adagrad_function(eta0, epsilon=1e-8):
+    return worked.AdaGrad(eta0, epsilon)
+
+
+# -- one update and the training loop ------------------------------------------------------------
+
+def update_without_step(params, optimizer, X_batch, Y_batch):
+    z1, h, z2, o = worked.forward(X_batch, **params)
+    worked.backward(X_batch, z1, h, params["W2"], worked.ce_delta2(z2, o, Y_batch))
+
+
+def update_wrong_delta_sign(params, optimizer, X_batch, Y_batch):
+    z1, h, z2, o = worked.forward(X_batch, **params)
+    optimizer.step(params, worked.backward(X_batch, z1, h, params["W2"], Y_batch - o))
+
+
+def update_changes_params_itself(params, optimizer, X_batch, Y_batch):
+    z1, h, z2, o = worked.forward(X_batch, **params)
+    grads = worked.backward(X_batch, z1, h, params["W2"], worked.ce_delta2(z2, o, Y_batch))
+    params["b2"] -= 0.1 * grads["b2"]
+    optimizer.step(params, grads)
+
+
+def update_two_steps(params, optimizer, X_batch, Y_batch):
+    worked.update(params, optimizer, X_batch, Y_batch)
+    worked.update(params, optimizer, X_batch, Y_batch)
+
+
+def update_dense_X(params, optimizer, X_batch, Y_batch):
+    worked.update(params, optimizer, X_batch.toarray(), Y_batch)
+
+
+def train_in_stored_order(params, optimizer, X, Y, epochs, batch_size, rng, update):
+    for _ in range(epochs):
+        for start in range(0, X.shape[0], batch_size):
+            update(params, optimizer, X[start:start + batch_size], Y[start:start + batch_size])
+
+
+def train_shuffled_once(params, optimizer, X, Y, epochs, batch_size, rng, update):
+    order = rng.permutation(X.shape[0])
+    for _ in range(epochs):
+        for start in range(0, X.shape[0], batch_size):
+            batch = order[start:start + batch_size]
+            update(params, optimizer, X[batch], Y[batch])
+
+
+def train_one_epoch(params, optimizer, X, Y, epochs, batch_size, rng, update):
+    worked.train(params, optimizer, X, Y, 1, batch_size, rng, update)
+
+
+def train_global_random(params, optimizer, X, Y, epochs, batch_size, rng, update):
+    worked.train(params, optimizer, X, Y, epochs, batch_size, np.random.default_rng(), update)
+
+
+def train_fixed_seed(params, optimizer, X, Y, epochs, batch_size, rng, update):
+    worked.train(params, optimizer, X, Y, epochs, batch_size, np.random.default_rng(0), update)
+
+
+def train_drops_last_batch(params, optimizer, X, Y, epochs, batch_size, rng, update):
+    for _ in range(epochs):
+        order = rng.permutation(X.shape[0])
+        for start in range(0, X.shape[0] - batch_size + 1, batch_size):
+            batch = order[start:start + batch_size]
+            update(params, optimizer, X[batch], Y[batch])
+
+
+def train_with_replacement(params, optimizer, X, Y, epochs, batch_size, rng, update):
+    for _ in range(epochs):
+        order = rng.integers(0, X.shape[0], size=X.shape[0])
+        for start in range(0, X.shape[0], batch_size):
+            batch = order[start:start + batch_size]
+            update(params, optimizer, X[batch], Y[batch])
+
+
+def train_dense_X(params, optimizer, X, Y, epochs, batch_size, rng, update):
+    worked.train(params, optimizer, X.toarray(), Y, epochs, batch_size, rng, update)
+
+
+def train_labels_not_shuffled(params, optimizer, X, Y, epochs, batch_size, rng, update):
+    for _ in range(epochs):
+        order = rng.permutation(X.shape[0])
+        for start in range(0, X.shape[0], batch_size):
+            update(params, optimizer, X[order[start:start + batch_size]],
+                   Y[start:start + batch_size])
+
+
+def train_rotated_order(params, optimizer, X, Y, epochs, batch_size, rng, update):
+    for _ in range(epochs):
+        order = np.roll(np.arange(X.shape[0]), rng.integers(X.shape[0]))
+        for start in range(0, X.shape[0], batch_size):
+            batch = order[start:start + batch_size]
+            update(params, optimizer, X[batch], Y[batch])
+
+
+def train_batch_of_64(params, optimizer, X, Y, epochs, batch_size, rng, update):
+    worked.train(params, optimizer, X, Y, epochs, 64, rng, update)
+
+
+def train_new_optimizer(params, optimizer, X, Y, epochs, batch_size, rng, update):
+    worked.train(params, worked.AdaGrad(0.1), X, Y, epochs, batch_size, rng, update)
+
+
+def train_stub(params, optimizer, X, Y, epochs, batch_size, rng, update):
+    ...
+
+
+#: (grader, wrong answer, words its message must contain).
+WRONG = [
+    (scratch.check_forward, forward_without_b1, "missing the bias b1"),
+    (scratch.check_forward, forward_without_b2, "missing the bias b2"),
+    (scratch.check_forward, forward_linear_hidden, "h is z1 itself"),
+    (scratch.check_forward, forward_tanh_hidden, "not tanh"),
+    (scratch.check_forward, forward_always_sigmoid, "whatever f_o is"),
+    (scratch.check_forward, forward_no_output_activation, "o is z2 itself"),
+    (scratch.check_forward, forward_dense_X, "made the sparse X dense"),
+    (scratch.check_forward, forward_float64, "dtype float64, expected float32"),
+    (scratch.check_forward, forward_np_matrix, "numpy.ndarray"),
+    (scratch.check_forward, forward_changes_b1, "modified its input b1"),
+    (scratch.check_forward, forward_three_arrays, "four arrays"),
+    (scratch.check_forward, forward_z2_from_z1, "computed from z1"),
+    (scratch.check_forward, forward_raises, "your forward raised AttributeError"),
+    (scratch.check_ce_delta2, ce_sign, "sign is flipped"),
+    (scratch.check_ce_delta2, ce_divided_by_n, "per document"),
+    (scratch.check_ce_delta2, ce_sigmoid_again, "already cancelled"),
+    (scratch.check_ce_delta2, ce_dJ_do, "that is ∂J/∂o"),
+    (scratch.check_ce_delta2, ce_float32, "dtype float32, expected float64"),
+    (scratch.check_ce_delta2, ce_in_place, "modified its input o"),
+    (scratch.check_ce_delta2, ce_transposed, "transposed"),
+    (scratch.check_pwe_delta2_pairs, pwe_normalised_by_y_squared, "not |y|²"),
+    (scratch.check_pwe_delta2, pwe_normalised_by_ybar_squared, "not |ȳ|²"),
+    (scratch.check_pwe_delta2_pairs, pwe_not_normalised, "not normalised"),
+    (scratch.check_pwe_delta2_pairs, pwe_normalised_by_L_squared, "not L²"),
+    (scratch.check_pwe_delta2_pairs, pwe_without_tanh_factor, "that is ∂J/∂o"),
+    (scratch.check_pwe_delta2, pwe_sigmoid_factor, "not o(1 − o)"),
+    (scratch.check_pwe_delta2_pairs, pwe_sign, "sign is flipped"),
+    (scratch.check_pwe_delta2, pwe_relevant_sign, "relevant labels' δ2 has the wrong sign"),
+    (scratch.check_pwe_delta2, pwe_nan_for_excluded, "PWE excludes it"),
+    (scratch.check_pwe_delta2, pwe_exponents_swapped, "δ2 is off"),
+    (scratch.check_pwe_delta2, pwe_promotes_float32, "dtype float64, expected float32"),
+    (scratch.check_pwe_delta2, pwe_divided_by_n, "no 1/n"),
+    (scratch.check_delta1_relu, delta1_without_relu, "missing the factor ReLU'(z1)"),
+    (scratch.check_delta1_relu, delta1_wrong_side, "other way round"),
+    (scratch.check_delta1_relu, delta1_one_at_zero, "ReLU'(0) is taken as 0"),
+    (scratch.check_delta1_relu, delta1_times_h, "multiplied by h"),
+    (scratch.check_delta1_relu, delta1_not_transposed, "your delta1_relu raised ValueError"),
+    (scratch.check_delta1_relu, delta1_divided_by_n, "no 1/n"),
+    (scratch.check_delta1_relu, delta1_overwrites_z1, "modified its input z1"),
+    (scratch.check_grad_W1_rows, grad_W1_all_rows, "holds all D"),
+    (scratch.check_grad_W1_rows, grad_W1_without_mean, "n times too large"),
+    (scratch.check_grad_W1_rows, grad_W1_transposed, "transposed"),
+    (scratch.check_grad_W1_rows, grad_W1_document_rows, "features (columns of X)"),
+    (scratch.check_grad_W1_rows, grad_W1_unsorted, "sorted, each feature once"),
+    (scratch.check_grad_W1_rows, grad_W1_repeated_rows, "sorted, each feature once"),
+    (scratch.check_grad_W1_rows, grad_W1_dense_X, "made the sparse X dense"),
+    (scratch.check_backward, backward_W2_sum, "∂J/∂W2 is n times too large"),
+    (scratch.check_backward, backward_b1_sum, "∂J/∂b1 is n times too large"),
+    (scratch.check_backward, backward_b1_from_delta2, "∂J/∂b1 has shape"),
+    (scratch.check_backward, backward_W2_transposed, "transposed"),
+    (scratch.check_backward, backward_without_b2, "keys W1, b1, W2, b2"),
+    (scratch.check_backward, backward_dense_W1, "holds all D"),
+    (scratch.check_backward, backward_b2_sign, "sign of ∂J/∂b2"),
+    (scratch.check_adagrad, AdaGradWithoutSqrt, "divides by G + ε"),
+    (scratch.check_adagrad, AdaGradEpsilonInside, "outside the square root"),
+    (scratch.check_adagrad, AdaGradResetEachStep, "reset at every step"),
+    (scratch.check_adagrad, AdaGradAccumulatesAfter, "before taking the step"),
+    (scratch.check_adagrad, AdaGradUphill, "uphill"),
+    (scratch.check_adagrad, AdaGradFixedEta, "differ from AdaGrad's"),
+    (scratch.check_adagrad, AdaGradFixedEpsilon, "differ from AdaGrad's"),
+    (scratch.check_adagrad, AdaGradSharedState, "interfere"),
+    (scratch.check_adagrad, AdaGradNotInPlace, "replaced params"),
+    (scratch.check_adagrad, AdaGradIgnoresRows, "rows of W1 without a gradient changed"),
+    (scratch.check_adagrad, AdaGradSquaresGradientInPlace, "modified the gradients"),
+    (scratch.check_adagrad, AdaGradStub, "no answer yet"),
+    (scratch.check_adagrad, adagrad_function, "must be a class"),
+    (scratch.check_update, update_without_step, "never called"),
+    (scratch.check_update, update_wrong_delta_sign, "handed to optimizer.step"),
+    (scratch.check_update, update_changes_params_itself, "changed the parameters itself"),
+    (scratch.check_update, update_two_steps, "called 2 times"),
+    (scratch.check_update, update_dense_X, "made the sparse X dense"),
+    (scratch.check_train, train_in_stored_order, "stored order"),
+    (scratch.check_train, train_shuffled_once, "same order"),
+    (scratch.check_train, train_one_epoch, "one epoch only"),
+    (scratch.check_train, train_global_random, "generator rng"),
+    (scratch.check_train, train_fixed_seed, "does not depend on the generator rng"),
+    (scratch.check_train, train_drops_last_batch, "update was called"),
+    (scratch.check_train, train_with_replacement, "exactly once"),
+    (scratch.check_train, train_dense_X, "made the sparse X dense"),
+    (scratch.check_train, train_labels_not_shuffled, "same documents"),
+    (scratch.check_train, train_rotated_order, "not uniformly random"),
+    (scratch.check_train, train_batch_of_64, "update was called"),
+    (scratch.check_train, train_new_optimizer, "the optimizer you were given"),
+    (scratch.check_train, train_stub, "no answer yet"),
+]
+
+#: What a hint must never contain: code.
+CODE = re.compile(r"np\.|@|\.T\b|\.sum\(|toarray\(|\bfor \w+ in\b|\[:, ")
+
+
+def _name(answer):
+    return getattr(answer, "__name__", str(answer))
+
+
+def test_there_are_many_wrong_answers():
+    assert len(WRONG) >= 40
+    assert len({_name(answer) for _, answer, _ in WRONG}) == len(WRONG)
+
+
+@pytest.mark.parametrize("check, answer, words", WRONG, ids=[_name(a) for _, a, _ in WRONG])
+def test_a_wrong_answer_is_rejected_naming_its_mistake(check, answer, words, capsys):
+    report = check(answer)
+    out = capsys.readouterr().out
+    assert not report, out
+    assert out.startswith("NOT YET"), out
+    assert words in out, out
+    assert not CODE.search(out), f"the hint prints code: {out}"
+
+
+def test_yours_if_keeps_a_passing_answer_and_replaces_a_failing_one(capsys):
+    assert scratch.yours_if(True, forward_without_b1, worked) is forward_without_b1
+    assert "use your forward_without_b1" in capsys.readouterr().out
+    assert scratch.yours_if(False, forward_without_b1, worked, "forward") is worked.forward
+    out = capsys.readouterr().out
+    assert "worked solution's forward" in out and "until yours passes" in out
+
+
+def test_a_failure_of_the_grader_itself_is_not_blamed_on_the_student(monkeypatch, capsys):
+    monkeypatch.setattr(scratch, "FD_TOLERANCE", 0.0)       # no gradient can agree now
+    report = scratch.check_ce_delta2(worked.ce_delta2)
+    out = capsys.readouterr().out
+    assert not report and out.startswith("ERROR") and "not a fault of your answer" in out
