@@ -20,9 +20,9 @@ Each case has one meaning, decided here or in :mod:`mlnn.evaluation.metrics` (th
   one line ``mlnn: warning: ...`` on the command line) naming the labels; the network learns
   them as never relevant, and they are kept so that the outputs still match the label names.
 - Validation documents on which the validation rank loss is undefined (none has both a relevant
-  and an irrelevant label, e.g. a validation split of one unlabelled document): an error, since
-  early stopping would follow ``nan`` and the thresholds' λ would be chosen on nothing. Give
-  more validation documents, or ``validation_fraction=0``.
+  and an irrelevant label, e.g. a validation split of one unlabelled document): a warning, since
+  early stopping then follows ``nan`` and has nothing to go by. Give more validation documents,
+  or ``validation_fraction=0``.
 - Documents with no word after tokenising, at prediction time: a warning from
   :meth:`mlnn.datasets.text.TfidfVectorizer.transform` naming them; ``predict --text`` then
   prints such a document with no label (nothing in it to classify).
@@ -380,15 +380,16 @@ def check_learnable(X, Y, warn=True):
 
 
 def check_validation_labels(Y_val, name="the validation documents"):
-    """Raise unless at least one row of the 0/1 CSR ``Y_val`` has both a relevant and an
-    irrelevant label, so that the validation rank loss (Eq. 1) that early stopping follows is
-    defined."""
+    """Warn (:class:`~mlnn.base.errors.MLNNWarning`) unless at least one row of the 0/1 CSR
+    ``Y_val`` has both a relevant and an irrelevant label: otherwise the validation rank loss
+    (Eq. 1) that early stopping follows is undefined (``nan``) at every evaluation."""
     sizes = np.diff(Y_val.indptr)
     if not np.any((sizes > 0) & (sizes < Y_val.shape[1])):
-        raise MLNNError(f"{name}: none of the {Y_val.shape[0]} validation documents has both a "
-                        "relevant and an irrelevant label, so the validation rank loss that "
-                        "early stopping follows is undefined; use more validation documents "
-                        "(a larger validation fraction) or none (validation_fraction=0)")
+        warnings.warn(f"{name}: none of the {Y_val.shape[0]} validation documents has both a "
+                      "relevant and an irrelevant label, so the validation rank loss is "
+                      "undefined and early stopping has nothing to go by; use more validation "
+                      "documents (a larger validation fraction) or none (validation_fraction=0)",
+                      MLNNWarning, stacklevel=3)
     return Y_val
 
 
