@@ -59,7 +59,7 @@ def hidden_units_colour(F):
     """A shade of green for a hidden layer of F units, darker the larger F (8 → light,
     1,024 and more → darkest), so that one size has one shade in every figure."""
     position = np.clip((np.log2(float(F)) - 3.0) / 7.0, 0.0, 1.0)
-    return matplotlib.colormaps["Greens"](0.35 + 0.65 * position)
+    return matplotlib.colormaps["YlGn"](0.3 + 0.7 * position)
 
 
 def eta_key(learning_rate):
@@ -74,8 +74,8 @@ def series_colour(name, index):
 
 
 MEASURE_NAMES = {"rankloss": "rank loss (validation)", "MAP": "MAP (validation)",
-                 "train_loss": "training loss J (minibatch mean, dropout masks on)",
-                 "train_rankloss": "rank loss (training documents, no dropout)"}
+                 "train_loss": "training loss J (minibatches, masks on)",
+                 "train_rankloss": "rank loss (training documents, no masks)"}
 
 
 def save_figure(fig, name, directory=None, dpi=110):
@@ -271,9 +271,10 @@ def plot_learning_rates(curves, title_prefix="Fig. 4"):
                         logy=measure == "rankloss")
     etas = sorted({curve["learning_rate"] for curve in curves})
     eta_list = ", ".join(f"{eta:g}" for eta in etas)
-    fig.suptitle(f"{title_prefix} — {c['dataset']}: PWE vs CE, η ∈ {{{eta_list}}} "
-                 f"({c['optimizer']}; η = 0.01 blue, 0.1 orange), {c['hidden_activation']} hidden,"
-                 f" {_size_note(curves)}; solid = no dropout, dashed = dropout")
+    fig.suptitle(f"{title_prefix} — {c['dataset']}: PWE (left) vs CE (right), "
+                 f"{c['hidden_activation']} hidden, {_size_note(curves)}, {c['optimizer']}\n"
+                 f"η ∈ {{{eta_list}}} (η = 0.01 blue as in the paper, 0.1 orange); "
+                 "solid = no dropout, dashed = dropout")
     return fig
 
 
