@@ -343,3 +343,41 @@ def test_bad_options_raise_mlnn_error():
         metrics.selection_score(Y, Y, criterion="accuracy")
     with pytest.raises(MLNNError, match="Y_pred"):
         metrics.hamming_loss(Y, np.array([[1, 0, 0]]))
+
+
+# ------------------------------------------------------------------------------------------------
+# degenerate data: an empty split has no measure; an undefined one is named, never a number
+
+
+@pytest.mark.parametrize("shape", [(0, 4), (3, 0), (0, 0)])
+def test_an_empty_matrix_has_no_measure(shape):
+    Y, S = np.zeros(shape), np.zeros(shape)
+    calls = [lambda: metrics.evaluate(Y, S, Y), lambda: metrics.ranking_measures(Y, S),
+             lambda: metrics.bipartition_measures(Y, Y), lambda: metrics.hamming_loss(Y, Y),
+             lambda: metrics.rank_loss(Y, S), lambda: metrics.selection_score(Y, Y)]
+    for call in calls:
+        with pytest.raises(MLNNError, match=r"Y_true has no (documents|labels) .*empty split"):
+            call()
+
+
+def test_a_split_of_one_document_gives_that_documents_values():
+    Y, S, P = np.array([[1, 0, 0]]), np.array([[0.2, 0.9, 0.1]]), np.array([[1, 1, 0]])
+    m = metrics.evaluate(Y, S, P)
+    assert m["rankloss"] == 0.5 and m["oneError"] == 1.0 and m["coverage"] == 1.0
+    assert m["MAP"] == 0.5 and m["hamming"] == pytest.approx(1 / 3)
+    assert (m["miP"], m["miR"]) == (0.5, 1.0)
+    assert m["maP"] == pytest.approx((1 + 0 + 1) / 3)        # label 2: nothing to find, none found
+
+
+def test_undefined_measures_are_named_with_the_reason():
+    Y = np.zeros((3, 4), dtype=int)
+    m = metrics.evaluate(Y, np.random.default_rng(0).random((3, 4)), Y)
+    undefined = metrics.undefined_measures(m)
+    assert set(undefined) == {"rankloss", "oneError", "coverage", "MAP"}
+    assert "no document has a relevant label" in undefined["MAP"]
+    assert (m["miP"], m["miF"], m["maF"], m["hamming"]) == (1.0, 1.0, 1.0, 0.0)
+    Y_all = np.ones((2, 3), dtype=int)
+    m = metrics.evaluate(Y_all, np.zeros((2, 3)), Y_all)
+    assert list(metrics.undefined_measures(m)) == ["rankloss"]
+    assert "both a relevant and an irrelevant" in metrics.undefined_measures(m)["rankloss"]
+    assert metrics.undefined_measures(metrics.evaluate(np.eye(2), np.eye(2), np.eye(2))) == {}

@@ -3,6 +3,7 @@
 import re
 import sys
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mlnn.base.errors import MLNNError
+from mlnn.base.errors import MLNNError, MLNNWarning
 from mlnn.base.validation import (NotFittedError, check_bool, check_choice, check_dense_Y,
                                   check_finite_float, check_fitted, check_float_in, check_fraction,
                                   check_integer, check_length, check_nonnegative_float,
@@ -18,6 +19,7 @@ from mlnn.base.validation import (NotFittedError, check_bool, check_choice, chec
                                   check_seed, check_training_data, check_X, check_Y,
                                   not_fitted_error_type, validation_split)
 from mlnn.evaluation.metrics import bipartition_measures
+from mlnn.model.estimator import MultiLabelNN
 from mlnn.evaluation.thresholds import ThresholdPredictor
 from mlnn.nn.activations import get_activation
 from mlnn.nn.losses import PairwiseExponential, get_loss
@@ -311,3 +313,61 @@ def test_a_value_that_overflows_the_training_dtype_says_overflow_and_where():
         check_X(X, dtype=np.float32)
     with pytest.raises(MLNNError, match=r"NaN or infinite values \(first at row 0, column 2\)"):
         check_X(sp.csr_matrix(([np.inf], [2], [0, 1, 1]), shape=(2, 5)), dtype=np.float32)
+
+
+# ------------------------------------------------------------------------------------------------
+# degenerate training data: refused when nothing can be learned, named when a part cannot
+
+
+def _data(n=40, D=6, L=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, D, density=0.5, random_state=seed, format="csr")
+    Y = (rng.random((n, L)) < 0.5).astype(np.int8)
+    Y[:, 0], Y[0, 0] = 1, 0
+    return X, Y
+
+
+def test_labels_without_any_positive_are_refused():
+    X, Y = _data()
+    with pytest.raises(MLNNError, match="Y has no positive label: none of its 40 documents"):
+        check_training_data(X, np.zeros_like(Y))
+    with pytest.raises(MLNNError, match="Y has no positive label"):
+        MultiLabelNN(hidden_units=3, max_epochs=1).fit(X, sp.csr_matrix(Y.shape))
+
+
+def test_documents_that_are_all_empty_are_refused():
+    X, Y = _data()
+    empty = sp.csr_matrix(([0.0, 0.0], ([0, 1], [0, 1])), shape=X.shape)   # explicit zeros
+    for X_empty in (sp.csr_matrix(X.shape), empty, np.zeros(X.shape)):
+        with pytest.raises(MLNNError, match="every one of the 40 documents of X is empty"):
+            check_training_data(X_empty, Y)
+    X = X.tolil()
+    X[:20] = 0                                  # some empty documents: allowed, no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_training_data(X.tocsr(), Y, warn=True)
+
+
+def test_a_label_without_a_positive_document_is_named_in_one_warning():
+    X, Y = _data(L=6)
+    Y[:, [2, 5]] = 0
+    with pytest.warns(MLNNWarning, match=r"2 of the 6 labels have no positive training document "
+                                         r"\(columns 2, 5 of Y\)") as record:
+        MultiLabelNN(hidden_units=3, max_epochs=1, random_state=0).fit(X, Y)
+    assert len([w for w in record if issubclass(w.category, MLNNWarning)]) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_training_data(X, Y)              # only when asked (the estimator asks once)
+
+
+def test_validation_labels_without_a_rank_loss_are_named():
+    X, Y = _data()
+    Y_val = np.zeros((3, 4), dtype=np.int8)
+    with pytest.warns(MLNNWarning, match="Y_val: none of the 3 validation documents has both"):
+        check_training_data(X, Y, X[:3], Y_val)
+    with pytest.warns(MLNNWarning, match="validation_fraction=0.5: none of the 1 validation"):
+        MultiLabelNN(hidden_units=3, max_epochs=1, validation_fraction=0.5,
+                     random_state=0).fit(np.eye(2, 6), np.ones((2, 4)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_training_data(X, Y, X[:3], Y[:3])
