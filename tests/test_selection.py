@@ -226,6 +226,45 @@ def test_equal_validation_rank_losses_go_to_the_first_eta_of_the_grid(grid):
     assert record["learning_rate"] == grid[0]
 
 
+
+def test_the_budget_patience_decides_which_evaluation_is_kept():
+    # seed 1: η0 = 0.3 does not improve at its second evaluation but does at its third, so
+    # patience 1 keeps the first evaluation and patience 2 the third
+    X, Y, fit, val = contrary(seed=1)
+    kept = {}
+    for patience in (1, 2):
+        budget = {**CONTRARY, "patience": patience, "learning_rates": (0.3,)}
+        models, _ = select_learning_rate("nn-a", X[fit], Y[fit], X[val], Y[val], budget,
+                                         random_state=0, batch_size=BATCH, log=quiet)
+        history = models[0.3].history_
+        best = early_stopped(history.column("rankloss"), patience)[0]
+        _, record = fit_network_method("nn-a", X, Y, fit, val, budget, random_state=0,
+                                       batch_size=BATCH, log=quiet)
+        assert record["best_epoch"] == history.column("epoch")[best]
+        assert record["validation"]["rankloss"][0.3] == history.column("rankloss")[best]
+        kept[patience] = record["best_epoch"]
+    assert kept[1] < kept[2]                                           # the construction
+
+
+def test_select_by_mean_F_and_the_alternative_rank_loss_choice_are_both_refitted():
+    X, Y, fit, val = contrary(seed=1)          # here the two criteria choose different η0
+    model, record = fit_network_method("nn-a", X, Y, fit, val, CONTRARY, random_state=0,
+                                       batch_size=BATCH, select_by="meanF", alternative=True,
+                                       log=quiet)
+    by_F = choose(record["validation"]["meanF"], "meanF")
+    by_rankloss = choose(record["validation"]["rankloss"], "rankloss")
+    assert by_F != by_rankloss
+    assert record["learning_rate"] == model.learning_rate == by_F
+    alternative = record["alternative"]
+    assert alternative["learning_rate"] == by_rankloss
+    assert alternative["selected_by"] == "rankloss"
+    for final, entry in ((model, record), (alternative["model"], alternative)):
+        assert final.learning_rate == entry["learning_rate"]
+        assert final.max_epochs == entry["best_epoch"] and final.validation_fraction == 0.0
+        assert final.n_updates_ == entry["best_epoch"] * math.ceil(X.shape[0] / BATCH)
+        assert final.threshold_lambda_ == entry["threshold_lambda"]
+
+
 # --- The protocol of the BR baselines (fit_br): small problems whose answer is known ---------
 
 def separable(n_labels=4, copies=5):
