@@ -416,3 +416,46 @@ def test_a_dual_warm_start_places_alpha_at_the_fit_rows():
     assert warm_start(None) == {}
     tron = LinearSVMBR(C=0.1).fit(X[fit], Y[fit])
     assert set(warm_start(tron, fit, X.shape[0])) == {"coef", "intercept"}
+
+
+@pytest.mark.parametrize("rule", ["rankloss", "meanF", "meanF_best", "fixed"])
+def test_each_rule_chooses_on_one_long_run_what_a_live_run_of_it_chooses(data, rule):
+    from mlnn import MultiLabelNN
+    from mlnn.paper.selection import selection_run
+    fit, val = validation_split(data.X_train.shape[0], 0.2, 0)
+    X_fit, Y_fit = data.X_train[fit], data.Y_train[fit]
+    X_val, Y_val = data.X_train[val], data.Y_train[val]
+    settings = dict(network_params("nn-ad"), learning_rate=0.3, hidden_units=16, max_epochs=12,
+                    patience=2, batch_size=32, random_state=0)
+    long = MultiLabelNN(**settings)
+    chosen = selection_run(long, X_fit, Y_fit, X_val, Y_val,
+                           ("rankloss", "meanF", "meanF_best", "fixed"))
+    assert len(long.history_.records) == 12 and long.stopping == "fixed"
+    live = MultiLabelNN(**settings, stopping=rule).fit(X_fit, Y_fit, X_val, Y_val)
+    best = live.history_.best or live.history_.records[-1]
+    assert chosen[rule]["epoch"] == best["epoch"] and chosen[rule]["updates"] == best["updates"]
+    assert chosen[rule]["rankloss"] == best["rankloss"]
+    assert chosen[rule]["threshold_lambda"] == live.threshold_lambda_
+    assert chosen[rule]["meanF"] == live.threshold_scores_[live.threshold_lambda_]
+    if rule == "meanF":
+        assert chosen[rule]["epoch"] < 12, "the test needs a rule that stops early"
+
+
+def test_reproduce_refits_every_rule_and_declares_the_main_one(data):
+    from mlnn.paper.reproduce import DECLARED_RULE, stopping_table
+    _, run = reproduce(data, methods=["nn-a"], learning_rates=(0.01, 0.3), quick=True,
+                       stopping="meanF", other_rules=("rankloss", "fixed", "meanF"),
+                       log=lambda m: None)
+    record = run["methods"]["NN_A"]
+    assert run["settings"]["stopping"] == record["stopping"] == "meanF"
+    assert run["stopping_rules"] == {"main": "meanF", "sensitivity": ["rankloss", "fixed"],
+                                     "declared": DECLARED_RULE}
+    assert set(record["rules"]) == {"rankloss", "fixed"}
+    assert record["rules"]["fixed"]["best_epoch"] == 3 == run["settings"]["max_epochs"]
+    for entry in record["rules"].values():
+        assert "model" not in entry and set(entry["test"]) >= {"rankloss", "maF"}
+    assert set(record["curves"]) == {0.01, 0.3}
+    assert len(record["curves"][0.3]["maF"]) == 3                 # every epoch, every measure
+    table = stopping_table(run).splitlines()
+    assert [line.split(" | ")[1] for line in table[2:]] == ["meanF", "rankloss", "fixed"]
+    assert f"{record['test']['maF']:.4f}" in table[2]

@@ -11,11 +11,13 @@ from hypothesis import strategies as st
 from scipy.special import expit
 
 from mlnn.base.errors import DivergenceError, MLNNError
-from mlnn.evaluation.metrics import rank_loss
+from mlnn.evaluation.metrics import EXTRA_MEASURES, MEASURES, evaluate, rank_loss
+from mlnn.evaluation.thresholds import select_lambda
 from mlnn.nn.losses import CrossEntropy, PairwiseExponential
 from mlnn.nn.network import Network
 from mlnn.nn.optimizers import SGD, AdaGrad, Momentum
-from mlnn.nn.training import EarlyStopping, train
+from mlnn.nn.training import (EarlyStopping, RuleWatch, stop_from_curve, stopping_rule,
+                              threshold_rows, threshold_validation, train)
 from tests.strategies_train import (OPTIMIZER_KINDS, OPTIMIZER_SETTINGS, decay_settings,
                                     make_optimizer, training_cases)
 
@@ -510,3 +512,96 @@ def test_parameters_that_overflow_before_an_evaluation_stop_training():
 
 def test_divergence_is_an_mlnn_error():
     assert issubclass(DivergenceError, MLNNError)
+
+
+def _rule_run(rules, early_stopping=None, max_epochs=30):
+    """One run on a small teacher problem with every measure validated at every epoch."""
+    X, Y = teacher_problem(n=260, D=120, L=8, seed=3)
+    X_fit, Y_fit, X_val, Y_val = split(X, Y, 200)
+    network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=24, random_state=1,
+                                 dtype=np.float64)
+    watch = RuleWatch(rules, patience=3)
+    history = train(network, CrossEntropy(), AdaGrad(0.5), X_fit, Y_fit, batch_size=16,
+                    max_epochs=max_epochs, dropout=0.3, X_val=X_val, Y_val=Y_val,
+                    validate=threshold_validation(X_fit, Y_fit, lams=(0.1, 10.0)),
+                    early_stopping=early_stopping, callbacks=[watch], random_state=2)
+    return network, history, watch.finish(history, network)
+
+
+@pytest.mark.parametrize("rule", ["rankloss", "meanF"])
+def test_a_rule_stops_live_where_it_stops_on_the_curve_of_a_longer_run(rule):
+    _, long_history, watched = _rule_run(("rankloss", "meanF", "meanF_best", "fixed"))
+    assert len(long_history.records) == 30                       # "fixed" runs the whole budget
+    live_network, live_history, _ = _rule_run((rule,), stopping_rule(rule, 3))
+    assert live_history.stopped_early and len(live_history.records) < 30
+    replayed = stop_from_curve(long_history.records, rule, patience=3)
+    assert live_history.best["epoch"] == replayed["epoch"] == watched[rule][0]["epoch"]
+    assert live_history.best[rule] == replayed[rule]
+    for live, long in zip(live_history.records, long_history.records):
+        assert {k: v for k, v in live.items() if k != "elapsed"} == \
+            {k: v for k, v in long.items() if k != "elapsed"}
+    for name, array in live_network.params.items():
+        np.testing.assert_array_equal(array, watched[rule][1][name])
+
+
+def test_the_best_of_the_budget_is_the_best_of_the_whole_curve():
+    network, history, watched = _rule_run(("meanF_best",), stopping_rule("meanF_best", 3))
+    assert len(history.records) == 30 and not history.stopped_early
+    curve = history.column("meanF")
+    assert history.best["epoch"] == watched["meanF_best"][0]["epoch"] == np.argmax(curve) + 1
+    for name, array in network.params.items():                  # restored to the best
+        np.testing.assert_array_equal(array, watched["meanF_best"][1][name])
+
+
+def test_the_fixed_rule_keeps_the_last_epoch_and_watching_stops_when_every_rule_has():
+    network, history, watched = _rule_run(("fixed",), max_epochs=4)
+    assert watched["fixed"][0]["epoch"] == 4
+    np.testing.assert_array_equal(watched["fixed"][1]["W2"], network.params["W2"])
+    assert stop_from_curve(history.records, "fixed", patience=3)["epoch"] == 4
+    _, both, watched = _rule_run(("rankloss", "meanF"))
+    last = max(watched[rule][0]["epoch"] for rule in ("rankloss", "meanF"))
+    assert len(both.records) == last + 3                  # the later stop, after its patience
+
+
+@pytest.mark.parametrize("rule, values, best_epoch", [
+    ("rankloss", [0.5, 0.4, 0.45, 0.39, 0.41, 0.42, 0.3], 4),       # stops at 6: best 4
+    ("rankloss", [0.5, 0.4, 0.45, 0.4, 0.3], 2),                    # a tie counts as no gain
+    ("meanF", [0.1, 0.3, 0.3, 0.2, 0.25], 2),                      # a tie is no improvement
+    ("meanF", [0.1, 0.2, 0.3], 3),                                 # never stops: best so far
+    ("meanF_best", [0.1, 0.3, 0.2, 0.2, 0.2, 0.25, 0.31, 0.3], 7),  # no patience: the best
+    ("fixed", [0.1, 0.9, 0.2], 3)])                                # the last record
+def test_stop_from_curve_on_hand_made_curves(rule, values, best_epoch):
+    records = [{"epoch": e, "rankloss": v, "meanF": v} for e, v in enumerate(values, 1)]
+    assert stop_from_curve(records, rule, patience=2)["epoch"] == best_epoch
+    with pytest.raises(MLNNError, match="no evaluation records"):
+        stop_from_curve([], rule, patience=2)
+    with pytest.raises(MLNNError, match="stopping rule"):
+        stopping_rule("MAP", 2)
+
+
+def test_threshold_validation_records_every_measure_with_the_final_models_thresholds():
+    X, Y = teacher_problem(n=160, D=80, L=6, seed=4)
+    X_fit, Y_fit, X_val, Y_val = split(X, Y, 120)
+    network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=8, random_state=0,
+                                 dtype=np.float64)
+    train(network, CrossEntropy(), AdaGrad(0.5), X_fit, Y_fit, max_epochs=3, random_state=0)
+    record = threshold_validation(X_fit, Y_fit, lams=(0.01, 1.0, 100.0))(network, X_val, Y_val)
+    assert set(record) == set(MEASURES + EXTRA_MEASURES) | {"meanF", "threshold_lambda"}
+    predictor, lam, table = select_lambda(X_fit, network.scores(X_fit), Y_fit, X_val,
+                                          network.scores(X_val), Y_val, lams=(0.01, 1.0, 100.0))
+    Y_pred = predictor.predict(X_val, network.scores(X_val))
+    assert record["threshold_lambda"] == lam and record["meanF"] == table[lam]
+    assert record == {**evaluate(Y_val, network.scores(X_val), Y_pred),
+                      "meanF": table[lam], "threshold_lambda": lam}
+    fixed = threshold_validation(X_fit, Y_fit, fixed=0.5)(network, X_val, Y_val)
+    assert fixed["threshold_lambda"] is None
+    assert fixed["miF"] == evaluate(Y_val, network.scores(X_val),
+                                    network.scores(X_val) > 0.5)["miF"]
+
+
+def test_threshold_rows_are_a_fixed_sorted_subsample():
+    rows = threshold_rows(5000, size=300, random_state=3)
+    assert len(rows) == len(np.unique(rows)) == 300 and np.all(np.diff(rows) > 0)
+    np.testing.assert_array_equal(rows, threshold_rows(5000, size=300, random_state=3))
+    assert not np.array_equal(rows, threshold_rows(5000, size=300, random_state=4))
+    np.testing.assert_array_equal(threshold_rows(200, size=300), np.arange(200))

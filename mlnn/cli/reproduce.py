@@ -14,7 +14,8 @@ from mlnn.base.lock import directory_lock
 from mlnn.cli.options import add_option, add_progress, load_dataset, show_progress
 from mlnn.paper.methods import resolve
 from mlnn.paper.results import stem
-from mlnn.paper.selection import CRITERIA
+from mlnn.paper.reproduce import DECLARED_RULE
+from mlnn.paper.selection import CRITERIA, STOPPING_RULES
 from mlnn.paper.study import run_study
 
 
@@ -51,6 +52,15 @@ def register(subparsers):
                              "mean of micro- and macro-F1 of the learned thresholds)")
     parser.add_argument("--sensitivity", action="store_true",
                         help="also refit and evaluate the η0 that the other criterion selects")
+    parser.add_argument("--stopping", choices=tuple(STOPPING_RULES),
+                        default=DECLARED_RULE["rule"],
+                        help=f"how the networks' number of epochs is chosen on validation for "
+                             f"the main rows (default {DECLARED_RULE['rule']}, declared in the "
+                             "README; rankloss or meanF: early stopping with patience 5; "
+                             "fixed: the budget's 100 epochs)")
+    parser.add_argument("--stopping-sensitivity", action="store_true",
+                        help="also refit and evaluate the networks under the other stopping "
+                             "rules, from the same selection runs (sensitivity rows)")
     parser.add_argument("--no-refit", action="store_true",
                         help="keep the model trained without the validation documents")
     add_progress(parser)
@@ -73,7 +83,8 @@ def run_reproduce(args):
                              methods=methods, force=args.force, quick=args.quick,
                              refit=not args.no_refit, learning_rates=args.learning_rates,
                              C_values=args.C_values, select_by=args.select_by,
-                             sensitivity=args.sensitivity, progress=show_progress(args))
+                             sensitivity=args.sensitivity, progress=show_progress(args),
+                             stopping=args.stopping, other_rules=_other_rules(args))
     except KeyboardInterrupt:
         print(f"mlnn: interrupted; the methods completed so far are stored in {out}",
               file=sys.stderr)
@@ -84,6 +95,13 @@ def run_reproduce(args):
     print(f"results in {out}: {names} with their table3_*.csv and .md "
           f"({time.perf_counter() - started:.0f}s)")
     return 0
+
+
+def _other_rules(args):
+    """The stopping rules of the sensitivity rows: all but ``--stopping``, if asked for."""
+    if not args.stopping_sensitivity:
+        return ()
+    return tuple(rule for rule in STOPPING_RULES if rule != args.stopping)
 
 
 def _datasets(args):

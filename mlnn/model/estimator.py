@@ -14,8 +14,8 @@ What ``fit(X, Y)`` does:
 1. Validation data: ``X_val, Y_val`` if given, else a seeded ``validation_fraction`` of the
    training documents is held out (never the test data).
 2. Training (:func:`mlnn.nn.training.train`) with minibatches, dropout, the chosen optimizer, and
-   — when there is validation data — early stopping on validation rank loss (the paper's
-   selection measure) with ``patience`` evaluations, restoring the best parameters.
+   — when there is validation data — early stopping by the ``stopping`` rule (default: on
+   validation rank loss) with ``patience`` evaluations, restoring the best parameters.
 3. Thresholds: per-document F1-optimal thresholds on the *training* documents' scores, learned by
    ℓ2-regularised linear regression on the inputs (Eq. 5); λ is chosen on the validation data
    (mean of micro- and macro-F1, macro over the labels present in the validation documents; see
@@ -47,7 +47,8 @@ from mlnn.nn.activations import ACTIVATIONS
 from mlnn.nn.losses import LOSSES, PairwiseExponential
 from mlnn.nn.network import INITIALISATIONS, Network
 from mlnn.nn.optimizers import OPTIMIZERS
-from mlnn.nn.training import EarlyStopping, History, train
+from mlnn.nn.training import (STOPPING_RULES, History, RuleWatch, ranking_validation,
+                              stopping_rule, threshold_rows, threshold_validation, train)
 
 #: The fitted scalars, stored in a model file's header by :meth:`MultiLabelNN.save`.
 FITTED_SCALARS = ("n_updates_", "best_updates_", "threshold_lambda_", "fit_time_",
@@ -89,7 +90,14 @@ class MultiLabelNN:
     max_epochs : int, default 100
         Passes over the training documents at most.
     patience : int, default 5
-        Evaluations without a lower validation rank loss before training stops (Sec. 4).
+        Evaluations without an improvement of the ``stopping`` measure before training stops.
+    stopping : {"rankloss", "meanF", "meanF_best", "fixed"}, default "rankloss"
+        How the number of epochs is chosen on the validation data (the paper names no measure;
+        see :data:`mlnn.nn.training.STOPPING_RULES`): early stopping on rank loss, or on the
+        mean of micro- and macro-F1 of the thresholded label sets (each evaluation then
+        records all ten measures, :func:`mlnn.nn.training.threshold_validation`), or the best
+        such mean within ``max_epochs`` epochs (no patience), or a fixed budget of
+        ``max_epochs`` epochs.
     eval_every : int or None, default None
         Parameter updates between evaluations on the validation data (None: once per epoch).
     validation_fraction : float in [0, 1), default 0.1
@@ -135,6 +143,8 @@ class MultiLabelNN:
     n_updates_, best_updates_ : int, parameter updates made, and at the best validation rank loss
     threshold_lambda_ : float or None, the λ of Eq. 5 used
     threshold_scores_ : dict, λ → validation criterion (when λ was selected)
+    rule_stops_ : dict, stopping rule → (record, parameters) where each of ``fit``'s ``rules``
+        stops (empty without ``rules``)
     fit_time_ : float, seconds
     feature_names_, label_names_ : list of str or None
     vectorizer_ : :class:`~mlnn.datasets.text.TfidfVectorizer` or None
@@ -147,7 +157,8 @@ class MultiLabelNN:
     def __init__(self, *, hidden_units=1000, hidden_activation="relu", loss="ce",
                  optimizer="adagrad", learning_rate=0.01, momentum=0.9, nesterov=False,
                  weight_decay=0.0, decay_biases=False, dropout=0.0, input_dropout=0.0,
-                 batch_size=64, max_epochs=100, patience=5, eval_every=None,
+                 batch_size=64, max_epochs=100, patience=5, stopping="rankloss",
+                 eval_every=None,
                  validation_fraction=0.1, threshold="learned", threshold_features="input",
                  threshold_lambda=None, threshold_intercept="penalised", threshold_target="f1",
                  pwe_form="factorised", init="glorot", dtype="float32", sparse_output=False,
@@ -166,6 +177,7 @@ class MultiLabelNN:
         self.batch_size = batch_size
         self.max_epochs = max_epochs
         self.patience = patience
+        self.stopping = stopping
         self.eval_every = eval_every
         self.validation_fraction = validation_fraction
         self.threshold = threshold
@@ -228,7 +240,7 @@ class MultiLabelNN:
         return X[fit], Y[fit], X[val], Y[val]
 
     def fit(self, X, Y, X_val=None, Y_val=None, feature_names=None, label_names=None,
-            vectorizer=None):
+            vectorizer=None, rules=()):
         """Train the network and fit its thresholds (see the module docstring); returns self.
 
         Parameters
@@ -241,6 +253,9 @@ class MultiLabelNN:
         feature_names, label_names : optional lists of D and L names, kept with the model
         vectorizer : optional fitted :class:`~mlnn.datasets.text.TfidfVectorizer` with D terms
             that made X from text (``Dataset.vectorizer``), kept with the model
+        rules : stopping rules to run live on the same run besides ``stopping``
+            (:class:`mlnn.nn.training.RuleWatch`, needs validation data); ``rule_stops_`` maps
+            each to (the record it stops at, a copy of the parameters at that record)
         """
         started = time.perf_counter()
         self.check_params()
@@ -254,13 +269,17 @@ class MultiLabelNN:
             if X_val is not None:
                 check_validation_labels(Y_val, f"validation_fraction={self.validation_fraction}")
         network, loss, optimizer = self._components(X.shape[1], Y.shape[1])
-        stopper = EarlyStopping("rankloss", "min", self.patience) if X_val is not None else None
+        watch = RuleWatch(rules, self.patience)
+        stopper, validate = (self._stopping(X, Y, network, rules) if X_val is not None
+                             else (None, ranking_validation))
         history = train(network, loss, optimizer, X, Y, batch_size=self.batch_size,
                         max_epochs=self.max_epochs, dropout=self.dropout,
                         input_dropout=self.input_dropout, X_val=X_val, Y_val=Y_val,
+                        validate=validate, callbacks=[watch] if rules else (),
                         eval_every=self.eval_every, early_stopping=stopper,
                         random_state=self.random_state, verbose=self._progress())
         self.network_, self.loss_, self.optimizer_, self.history_ = network, loss, optimizer, history
+        self.rule_stops_ = watch.finish(history, network) if rules else {}
         self.n_updates_ = int(history.records[-1]["updates"])
         self.best_updates_ = int(history.best["updates"]) if history.best else self.n_updates_
         self.n_features_in_, self.n_labels_ = X.shape[1], Y.shape[1]
@@ -270,6 +289,22 @@ class MultiLabelNN:
         self._fit_thresholds(X, Y, X_val, Y_val)
         self.fit_time_ = time.perf_counter() - started
         return self
+
+    def _stopping(self, X, Y, network, rules=()):
+        """The early stopping of the ``stopping`` rule (None for "fixed") and the validation
+        it and the other ``rules`` watch: the ranking measures, or all ten with thresholds
+        fitted as the final model's are, on a seeded subsample of the training documents
+        (Sec. 3.3, 4)."""
+        stopper = stopping_rule(self.stopping, self.patience)
+        if {self.stopping, *rules} == {"rankloss"}:
+            return stopper, ranking_validation
+        rows = threshold_rows(X.shape[0], random_state=self.random_state)
+        lams = DEFAULT_LAMBDAS if self.threshold_lambda is None else (self.threshold_lambda,)
+        fixed = (0.0 if network.output.name == "tanh" else 0.5) \
+            if self.threshold == "fixed" else None
+        return stopper, threshold_validation(
+            X[rows], Y[rows], lams=lams, fixed=fixed, features=self.threshold_features,
+            intercept=self.threshold_intercept, target=self.threshold_target)
 
     def _fit_thresholds(self, X, Y, X_val, Y_val):
         """The threshold predictor of Sec. 3.3, fitted on the training documents' scores."""
@@ -575,6 +610,7 @@ PARAM_CHECKS = {
     "batch_size": check_positive_int,
     "max_epochs": check_positive_int,
     "patience": check_positive_int,
+    "stopping": _choice(*STOPPING_RULES),
     "eval_every": _optional(check_positive_int),
     "validation_fraction": lambda value, name: check_fraction(value, name, allow_zero=True),
     "threshold": _choice("learned", "fixed"),

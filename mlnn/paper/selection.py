@@ -1,20 +1,30 @@
-"""Model selection for the network methods: η0 on a validation split of the training documents.
+"""Model selection for the network methods: η0 and the number of epochs on a validation split.
 
 The paper chooses the base learning rate η0 of AdaGrad from {0.001, 0.01, 0.1} and the number of
 epochs by early stopping, both "using validation data" carved from the training documents
-(Sec. 4); it does not say by which measure η0 is chosen. :func:`select_learning_rate` trains one
-:class:`~mlnn.model.estimator.MultiLabelNN` per η0 with early stopping on validation rank loss, and
-scores each on the validation split by two criteria (:data:`CRITERIA`):
+(Sec. 4); it says neither by which measure η0 is chosen nor which measure early stopping
+watches. :func:`select_learning_rate` trains one :class:`~mlnn.model.estimator.MultiLabelNN`
+per η0 for the budget's ``max_epochs``, recording all ten measures of Sec. 4 on the validation
+split at every epoch (thresholds fitted as the final model's are, on a fixed subsample of the
+training rows, :func:`mlnn.nn.training.threshold_validation`), while each stopping rule
+(:data:`STOPPING_RULES`: rank loss with patience, the mean of micro- and macro-F1 with patience,
+or the fixed budget) runs live on that same run (:func:`selection_run`); the run ends early when
+every rule asked for has stopped. Each rule's stop is exactly where a run stopped by that rule
+would stop, since evaluations draw no random numbers. At each rule's stop an η0 is scored by two
+criteria (:data:`CRITERIA`):
 
-* ``rankloss`` — the validation rank loss at the best epoch (the measure early stopping watches);
+* ``rankloss`` — the validation rank loss at the rule's epoch;
 * ``meanF`` — the mean of micro- and macro-F1 of the label sets that the network's threshold
-  predictor (Sec. 3.3, fitted on the other training documents, its λ chosen on the same split)
-  gives on the validation documents, the macro average over the labels that have a positive
-  validation document (:func:`mlnn.evaluation.metrics.selection_score`).
+  predictor (Sec. 3.3, fitted on all the other training documents, its λ chosen on the same
+  split) gives on the validation documents, the macro average over the labels that have a
+  positive validation document (:func:`mlnn.evaluation.metrics.selection_score`).
 
-The reproduction selects by rank loss (our choice, see the README) and, on request, also refits
-the η0 that the other criterion picks, so the sensitivity of Table 3 to this choice can be shown
-(:func:`fit_network_method`). The first η0 of the grid wins ties.
+The reproduction selects η0 by rank loss (our choice, see the README) and, on request, also
+refits the η0 that the other criterion picks, so the sensitivity of Table 3 to this choice can
+be shown (:func:`fit_network_method`). The first η0 of the grid wins ties. The stopping rule of
+the main rows is declared in the README (:data:`mlnn.paper.reproduce.DECLARED_RULE`); the
+other rules, refitted for their own epoch counts, are sensitivity rows. Each refit is a
+separate training run on all training documents for its rule's epoch count.
 
 BP-MLL as published (:data:`mlnn.paper.methods.METHODS` ``["BP-MLL"]``) selects nothing: its
 hyper-parameters are fixed (:func:`fit_published_method`).
@@ -28,6 +38,7 @@ validation split, chosen by
   chosen on the same validation split.
 """
 
+import copy
 import time
 from dataclasses import dataclass, field
 
@@ -40,38 +51,76 @@ from mlnn.base.validation import (check_positive_float, check_split, check_X, ch
 from mlnn.baselines.svm import DEFAULT_C_VALUES, LinearSVMBR
 from mlnn.evaluation import metrics
 from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
-from mlnn.model.estimator import MultiLabelNN
+from mlnn.model.estimator import STOPPING_RULES, MultiLabelNN
 from mlnn.paper.methods import network_params
 
 #: Selection criteria for η0, and whether lower or higher is better.
 CRITERIA = {"rankloss": "min", "meanF": "max"}
 
 
-def select_learning_rate(method, X_fit, Y_fit, X_val, Y_val, budget, random_state, batch_size,
-                         log=print, progress=False):
-    """Train one network per η0 of ``budget["learning_rates"]``, early-stopped on (X_val, Y_val).
+def rule_outcome(model, params, record, X_fit, Y_fit, X_val, Y_val):
+    """What a stopping rule chose on one selection run: the epoch and updates of its ``record``,
+    and the threshold λ and validation mean F1 of the network with ``params`` (that epoch's
+    parameters), the thresholds fitted on all of (X_fit, Y_fit) and λ chosen on the validation
+    split exactly as :meth:`MultiLabelNN.fit` chooses them for its final network (Sec. 3.3)."""
+    network = copy.deepcopy(model.network_)
+    for name, array in params.items():
+        network.params[name][...] = array
+    _, lam, table = select_lambda(X_fit, network.scores(X_fit), Y_fit, X_val,
+                                  network.scores(X_val), Y_val, lams=DEFAULT_LAMBDAS,
+                                  features=model.threshold_features,
+                                  intercept=model.threshold_intercept,
+                                  target=model.threshold_target)
+    return {"epoch": int(record["epoch"]), "updates": int(record["updates"]),
+            "threshold_lambda": float(lam), "rankloss": float(record["rankloss"]),
+            "meanF": float(table[lam])}
 
-    Returns (``models``: {η0: fitted estimator}, ``validation``: {criterion: {η0: value}}).
-    With ``progress``, a line per η0 with the elapsed and remaining time goes to standard error
-    (:class:`mlnn.base.progress.Progress`).
+
+def selection_run(model, X_fit, Y_fit, X_val, Y_val, rules):
+    """Train ``model`` once for its ``max_epochs`` with every measure recorded on (X_val, Y_val)
+    at every evaluation (``stopping="fixed"``, :func:`mlnn.nn.training.threshold_validation`)
+    while each stopping rule of ``rules`` runs live on the same run
+    (``rules`` of :meth:`MultiLabelNN.fit`); returns {rule: :func:`rule_outcome`}.
+
+    A rule that would have stopped at epoch e chooses what a run stopped by it chooses: the
+    first e epochs of a longer run are the same updates, with the same shuffles and dropout
+    masks, since evaluations draw no random numbers.
     """
-    models, validation = {}, {criterion: {} for criterion in CRITERIA}
+    X_fit, Y_fit = check_X(X_fit, "X_fit"), check_Y(Y_fit, "Y_fit")
+    X_val, Y_val = check_X(X_val, "X_val"), check_Y(Y_val, "Y_val")
+    model.set_params(stopping="fixed").fit(X_fit, Y_fit, X_val, Y_val, rules=rules)
+    best = model.rule_stops_
+    return {rule: rule_outcome(model, best[rule][1], best[rule][0], X_fit, Y_fit, X_val, Y_val)
+            for rule in rules}
+
+
+def select_learning_rate(method, X_fit, Y_fit, X_val, Y_val, budget, random_state, batch_size,
+                         log=print, progress=False, rules=("rankloss",)):
+    """Train one network per η0 of ``budget["learning_rates"]`` for ``budget["max_epochs"]``
+    epochs, recording every measure on (X_val, Y_val) at every epoch, and apply each stopping
+    rule of ``rules`` (:func:`selection_run`).
+
+    Returns (``models``: {η0: fitted estimator, whose ``history_`` is the validation curve},
+    ``outcomes``: {rule: {η0: :func:`rule_outcome`}}). With ``progress``, a line per η0 with
+    the elapsed and remaining time goes to standard error (:class:`mlnn.base.progress.Progress`).
+    """
+    models, outcomes = {}, {rule: {} for rule in rules}
     steps = Progress(len(budget["learning_rates"]), enabled=progress)
     for done, eta in enumerate(budget["learning_rates"], start=1):
         model = MultiLabelNN(**network_params(method), learning_rate=eta,
                              hidden_units=budget["hidden_units"], max_epochs=budget["max_epochs"],
                              patience=budget["patience"], batch_size=batch_size,
                              random_state=random_state)
-        model.fit(X_fit, Y_fit, X_val, Y_val)
+        chosen = selection_run(model, X_fit, Y_fit, X_val, Y_val, rules)
         models[eta] = model
-        validation["rankloss"][eta] = float(model.history_.best["rankloss"])
-        validation["meanF"][eta] = float(model.threshold_scores_[model.threshold_lambda_])
-        log(f"  {method} η0={eta}: validation rank loss {validation['rankloss'][eta]:.5f}, "
-            f"mean F1 {validation['meanF'][eta]:.4f} after {model.best_updates_} updates "
-            f"({model.fit_time_:.0f}s)")
+        for rule in rules:
+            outcomes[rule][eta] = chosen[rule]
+        log(f"  {method} η0={eta} ({model.fit_time_:.0f}s): " + "; ".join(
+            f"{rule} stops at epoch {c['epoch']}, validation rank loss {c['rankloss']:.5f}, "
+            f"mean F1 {c['meanF']:.4f}" for rule, c in chosen.items()))
         steps.step(done, f"{method} η0={eta}: validation rank loss "
-                         f"{validation['rankloss'][eta]:.5f}")
-    return models, validation
+                         f"{chosen[rules[0]]['rankloss']:.5f}")
+    return models, outcomes
 
 
 def choose(scores, criterion):
@@ -83,56 +132,112 @@ def choose(scores, criterion):
     return min(scores, key=lambda eta: sign * scores[eta])     # min keeps the first on ties
 
 
-def refit(model, X, Y):
-    """Train ``model``'s hyper-parameters again on all of (X, Y), for its best number of epochs,
-    with its selected threshold λ and no validation split; returns the new estimator."""
+def refit(model, X, Y, outcome=None, stopping=None):
+    """Train ``model``'s hyper-parameters again on all of (X, Y), for the number of epochs a
+    stopping rule chose, with the threshold λ chosen with it and no validation split; returns
+    the new estimator. ``outcome`` is the rule's :func:`rule_outcome` (default: ``model``'s own
+    early-stopped epoch and λ); ``stopping`` names the rule in the refit's parameters."""
+    epochs = outcome["epoch"] if outcome else int(model.history_.best["epoch"])
+    lam = outcome["threshold_lambda"] if outcome else model.threshold_lambda_
     final = MultiLabelNN(**model.get_params()).set_params(
-        max_epochs=int(model.history_.best["epoch"]), validation_fraction=0.0,
-        threshold_lambda=model.threshold_lambda_)
+        max_epochs=int(epochs), validation_fraction=0.0, threshold_lambda=lam,
+        stopping=stopping or model.stopping)
     return final.fit(X, Y)
 
 
-def _summary(model):
-    return {"learning_rate": model.learning_rate,
-            "best_epoch": int(model.history_.best["epoch"]),
-            "best_updates": model.best_updates_, "threshold_lambda": model.threshold_lambda_}
+def _summary(eta, outcome):
+    return {"learning_rate": eta, "best_epoch": outcome["epoch"],
+            "best_updates": outcome["updates"], "threshold_lambda": outcome["threshold_lambda"]}
+
+
+def _validation(outcomes):
+    """{criterion: {η0: value}} of one rule's outcomes."""
+    return {criterion: {eta: o[criterion] for eta, o in outcomes.items()}
+            for criterion in CRITERIA}
+
+
+def _curves(models):
+    """Each η0's validation curve: {η0: {measure: [value per evaluation]}} (plain data)."""
+    return {eta: model.history_.as_dict() for eta, model in models.items()}
+
+
+def _final(models, outcomes, eta, rule, X, Y, refit_all):
+    """The network of η0 ``eta`` under ``rule``: refitted on all of (X, Y) (``refit_all``), or
+    the selection run's own network when the rule kept its last epoch."""
+    if refit_all:
+        return refit(models[eta], X, Y, outcomes[rule][eta], stopping=rule)
+    if outcomes[rule][eta]["updates"] != models[eta].n_updates_:
+        raise MLNNError(f"without a refit only the fixed budget has a network to evaluate; "
+                        f"{rule!r} stopped before the last epoch")
+    return models[eta]
+
+
+def _under_rule(models, outcomes, rule, select_by, X, Y, refit_all):
+    """(model, record) of one stopping rule: η0 chosen by ``select_by`` at each η0's stop,
+    refitted for the rule's epoch count with the rule's λ."""
+    eta = choose(_validation(outcomes[rule])[select_by], select_by)
+    record = {**_summary(eta, outcomes[rule][eta]), "selected_by": select_by,
+              "stopping": rule, "validation": _validation(outcomes[rule]),
+              "stops": {e: {"epoch": o["epoch"], "updates": o["updates"]}
+                        for e, o in outcomes[rule].items()}}
+    model = _final(models, outcomes, eta, rule, X, Y, refit_all)
+    record["refit_updates"] = model.n_updates_
+    return model, record
 
 
 def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, batch_size,
                        refit_all=True, select_by="rankloss", alternative=False, log=print,
-                       progress=False):
-    """Select η0 on (``fit_rows``, ``val_rows``) of (X, Y), then refit; returns (model, record).
+                       progress=False, stopping=None, other_rules=()):
+    """Select η0 and the number of epochs on (``fit_rows``, ``val_rows``) of (X, Y), then refit;
+    returns (model, record).
 
-    ``select_by`` is a key of :data:`CRITERIA`. With ``refit_all`` the winner is trained again on
-    all rows of X for its selected number of epochs (:func:`refit`). ``record`` holds the chosen
-    η0, every η0's validation scores under both criteria, the best epoch and updates, λ, the
-    final hyper-parameters and the wall time. With ``alternative``, and if the other criterion
-    picks another η0, that network is refitted too and returned in ``record["alternative"]``
-    under the key ``"model"`` (the caller evaluates it and replaces the model by its results).
-    ``progress``: a line per η0 on standard error (:func:`select_learning_rate`).
+    ``stopping`` (default ``budget.get("stopping", "rankloss")``) is the stopping rule of the
+    main result (:data:`mlnn.nn.training.STOPPING_RULES`); ``other_rules`` are applied to the
+    same selection runs as sensitivity rows. For each rule, η0 is chosen by ``select_by`` (a key
+    of :data:`CRITERIA`) at each η0's stop, and with ``refit_all`` the winner is trained again
+    on all rows of X for the rule's number of epochs with its λ (:func:`refit`). ``record``
+    holds the chosen η0, every η0's validation scores under both criteria at the rule's stop,
+    the stop (epoch, updates) of every η0, λ, the final hyper-parameters, the wall time, every
+    η0's validation curve (``curves``: every measure at every epoch) and, under ``rules``, a
+    record of each other rule whose ``"model"`` the caller evaluates and replaces by its
+    results. With ``alternative``, and if the other criterion picks another η0 under the main
+    rule, that network is refitted too and returned in ``record["alternative"]`` under the key
+    ``"model"``. ``progress``: a line per η0 on standard error (:func:`select_learning_rate`).
     """
     started = time.perf_counter()
-    models, validation = select_learning_rate(method, X[fit_rows], Y[fit_rows], X[val_rows],
-                                              Y[val_rows], budget, random_state, batch_size, log,
-                                              progress)
-    chosen = choose(validation[select_by], select_by)
-    model = models[chosen]
-    record = {**_summary(model), "selected_by": select_by, "validation": validation,
-              "validation_rankloss": validation["rankloss"]}
-    if refit_all:
-        model = refit(model, X, Y)
-        record["refit_updates"] = model.n_updates_
+    stopping = stopping or budget.get("stopping", "rankloss")
+    rules = (stopping, *(rule for rule in other_rules if rule != stopping))
+    models, outcomes = select_learning_rate(method, X[fit_rows], Y[fit_rows], X[val_rows],
+                                            Y[val_rows], budget, random_state, batch_size, log,
+                                            progress, rules)
+    model, record = _under_rule(models, outcomes, stopping, select_by, X, Y, refit_all)
+    record["validation_rankloss"] = record["validation"]["rankloss"]
+    record["rules"] = {}
+    for rule in rules[1:]:
+        other, entry = _under_rule(models, outcomes, rule, select_by, X, Y, refit_all)
+        log(f"  {method}: {rule} with η0={entry['learning_rate']} stops at epoch "
+            f"{entry['best_epoch']} (sensitivity)")
+        record["rules"][rule] = {**entry, "model": other}
     if alternative:
-        other = next(criterion for criterion in CRITERIA if criterion != select_by)
-        eta = choose(validation[other], other)
-        record["alternative"] = {**_summary(models[eta]), "selected_by": other}
-        if eta != chosen:
-            log(f"  {method}: {other} selects η0={eta}; refitting it for comparison")
-            record["alternative"]["model"] = refit(models[eta], X, Y) if refit_all \
-                else models[eta]
+        record["alternative"] = _alternative(models, outcomes, stopping, select_by, record,
+                                             (X, Y, refit_all, log, method))
+    record["curves"] = _curves(models)
     record["params"] = {k: v for k, v in model.get_params().items() if k != "verbose"}
     record["seconds"] = time.perf_counter() - started
     return model, record
+
+
+def _alternative(models, outcomes, stopping, select_by, record, context):
+    """The record of the η0 the other criterion picks under the main rule (its refitted
+    network under ``"model"`` when it differs from the chosen η0)."""
+    X, Y, refit_all, log, method = context
+    other = next(criterion for criterion in CRITERIA if criterion != select_by)
+    eta = choose(_validation(outcomes[stopping])[other], other)
+    alternative = {**_summary(eta, outcomes[stopping][eta]), "selected_by": other}
+    if eta != record["learning_rate"]:
+        log(f"  {method}: {other} selects η0={eta}; refitting it for comparison")
+        alternative["model"] = _final(models, outcomes, eta, stopping, X, Y, refit_all)
+    return alternative
 
 
 def fit_published_method(method, X, Y, random_state, log=print):

@@ -21,7 +21,7 @@ from mlnn.paper.reproduce import (merge_runs, read_stored, reproduce, settings_r
 
 #: The keyword arguments of :func:`mlnn.paper.reproduce.reproduce` that define an experiment.
 SETTING_NAMES = ("quick", "refit", "batch_size", "validation_fraction", "learning_rates",
-                 "C_values", "select_by")
+                 "C_values", "select_by", "stopping")
 
 
 @dataclass(frozen=True)
