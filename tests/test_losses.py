@@ -64,6 +64,23 @@ def test_pwe_excludes_documents_with_no_or_all_labels(case):
     assert np.all(loss.per_document(z2, o, Y)[~expected] > 0)
 
 
+@pytest.mark.parametrize("form", PairwiseExponential.FORMS)
+def test_pwe_excludes_only_no_or_all_relevant_labels_not_a_single_pair(form):
+    # L = 2: documents 0 and 3 have one relevant and one irrelevant label, a single pair (p, n)
+    # with J = exp(−(o_p − o_n)) and δ2 = ∓J (1 − o²); documents 1 (none) and 2 (all) are out
+    o = np.array([[0.5, -0.25], [0.5, -0.25], [0.5, -0.25], [0.1, 0.3]])
+    z2 = np.arctanh(o)
+    Y = np.array([[1, 0], [0, 0], [1, 1], [0, 1]])
+    loss = PairwiseExponential(form)
+    np.testing.assert_array_equal(loss.excluded(Y), [False, True, True, False])
+    J = np.array([math.exp(-0.75), 0.0, 0.0, math.exp(-0.2)])
+    np.testing.assert_allclose(loss.per_document(z2, o, Y), J, rtol=1e-14)
+    sign = np.array([[-1, 1], [0, 0], [0, 0], [1, -1]])
+    np.testing.assert_allclose(loss.delta(z2, o, Y), sign * J[:, None] * (1 - o ** 2),
+                               rtol=1e-14)
+    assert loss.value(z2, o, Y) == pytest.approx(J.sum() / 4, rel=1e-14)
+
+
 def test_pwe_hand_computed_value():
     # o = (0.5, −0.5, 0) with y = {label 0}: pairs (0,1) and (0,2), |y||ȳ| = 2,
     # J = (exp(−(0.5 − (−0.5))) + exp(−(0.5 − 0))) / 2 = (e^−1 + e^−0.5) / 2

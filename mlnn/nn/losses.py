@@ -132,6 +132,8 @@ class PairwiseExponential(Loss):
     Undefined documents. PWE needs at least one relevant and one irrelevant label. As in BP-MLL,
     documents with no relevant label or with all labels relevant are excluded: their J_i and δ2
     rows are 0 (they still count in the minibatch size n of the mean). :meth:`excluded` says which.
+    Only these: a document with a single pair (e.g. L = 2 and one relevant label p, irrelevant n)
+    is kept, with J_i = exp(−(o_p − o_n)).
     """
 
     name = "pwe"
