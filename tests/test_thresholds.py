@@ -105,6 +105,21 @@ def test_a_score_equal_to_the_threshold_is_not_predicted():
     np.testing.assert_array_equal(S[0] > t[0], [True, False, False])
 
 
+@pytest.mark.parametrize("criterion", ["f1", "hamming"])
+def test_the_every_label_threshold_stays_strictly_below_the_bottom_score(criterion):
+    # all labels relevant: k = L, t = s_L − (s'' − s_L)/2. With s_L = 1 + 2u and s'' = 1 + 3u
+    # (u = 2⁻⁵², adjacent floats) the half gap rounds back to s_L (a tie, to even); the target
+    # must still lie below s_L, or o > t would drop the bottom label
+    u = 2.0 ** -52
+    top, bottom = 1 + 3 * u, 1 + 2 * u
+    assert bottom - (top - bottom) / 2 == bottom                       # the construction
+    S = np.array([[top, bottom], [0.9, 0.1]])
+    t = optimal_thresholds(S, np.ones((2, 2)), criterion=criterion)
+    assert t[0] == np.nextafter(bottom, -np.inf)
+    assert t[1] == pytest.approx(0.1 - 0.4, abs=1e-15)
+    assert (S > t[:, None]).all()
+
+
 def closed_form(Z, t, lam, intercept):
     """The coefficients from the normal equations: of ‖Zw − t‖² + lam‖w‖² (every coefficient
     penalised), or with intercept of ‖Zw + b − t‖² + lam‖w‖² (b unpenalised)."""

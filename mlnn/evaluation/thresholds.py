@@ -148,7 +148,8 @@ def optimal_thresholds(scores, Y, criterion="f1"):
       threshold is placed above the top score, t = s_1 + (s_1 − s')/2 where s' is the next lower
       distinct score (the cut mirrored above s_1).
     - k = L (e.g. all labels relevant): t = s_L − (s'' − s_L)/2 with s'' the next higher distinct
-      score.
+      score, always strictly below s_L so that o > t keeps every label: where the half gap
+      rounds back to s_L (adjacent floating-point scores), t is the next float below s_L.
     - If all of a document's scores are equal, these margins are ``ALL_TIED_MARGIN`` (0.5).
     """
     check_choice(criterion, "criterion", TARGETS)
