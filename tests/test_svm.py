@@ -174,6 +174,28 @@ def test_dual_cd_solves_independent_documents_in_one_epoch(loss, C):
     np.testing.assert_allclose(np.abs(again.projected_gradient(X, Y)), 0, atol=1e-14)
 
 
+@pytest.mark.parametrize("loss", ["squared_hinge", "hinge"])
+def test_dual_cd_stops_when_the_projected_gradients_of_an_epoch_span_at_most_tol(loss):
+    # disjoint documents: visiting document i changes no other document's gradient, so the PGs
+    # met during the first epoch are those at the start, G_i = Q̄_ii α_i − 1, and one epoch
+    # solves every problem. Starting at α_i = (1 + g_i)/Q̄_ii gives PG = g: label 0 spans
+    # 5·tol (not stopped: a second epoch, at PG = 0), label 1 spans tol/2 (stopped at once)
+    X, Y, sq_norms = disjoint_documents()
+    C, tol = 10.0, 1e-3
+    Qbar = sq_norms + (1 / (2 * C) if loss == "squared_hinge" else 0.0)
+    g = np.array([[0.0, 0.0], [0.0, tol / 2], [5 * tol, 0.0]])
+    alpha = (1 + g) / Qbar[:, None]
+    assert alpha.max() < C                                            # inside the box: PG = G
+    model = LinearSVMBR(C=C, loss=loss, bias=0.0, solver="dual_cd", tol=tol, max_iter=10)
+    model.fit(X, Y, dual_coef=alpha)
+    np.testing.assert_array_equal(model.n_iter_, [2, 1])
+    assert model.converged_.all()
+    with pytest.warns(ConvergenceWarning, match="1 of 2 labels"):
+        once = LinearSVMBR(C=C, loss=loss, bias=0.0, solver="dual_cd", tol=tol,
+                           max_iter=1).fit(X, Y, dual_coef=alpha)
+    np.testing.assert_array_equal(once.converged_, [False, True])
+
+
 # -- derivatives: exact formulas and central differences --------------------------------------
 @st.composite
 def points(draw):

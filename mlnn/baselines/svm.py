@@ -59,7 +59,8 @@ with w = Σ_i y_i α_i x_i. Coordinate descent visits the documents in a random 
 for document i the partial derivative is G = y_i wᵀx_i − 1 + D_ii α_i and the exact minimiser
 along α_i is α_i ← min(max(α_i − G/Q̄_ii, 0), U), after which w ← w + (Δα_i) y_i x_i. One visit
 to document i updates all L problems at once. A label stops when its projected gradients PG (G,
-clipped at the bounds) span at most ``tol`` over an epoch (liblinear: max PG − min PG ≤ eps).
+clipped at the bounds) span at most ``tol`` over an epoch (liblinear: max PG − min PG ≤ eps,
+each PG_i taken when document i is visited, over an epoch that visits every document).
 It is the readable solver, but its Python loop over documents makes it slow for large C.
 
 KKT conditions at the optimum: PG_i = 0 for every i, where PG = G if 0 < α_i < U,
