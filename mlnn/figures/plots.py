@@ -336,14 +336,15 @@ def plot_effective_rates(updates, rates, document_frequency, final_rates, eta, t
 
     Left: ``rates`` maps a feature's name to its rate after each of ``updates``. Right: the
     final rate of every feature against its ``document_frequency`` (log-log), with the single
-    rate ``eta`` that SGD and momentum give every feature drawn as a line.
+    rate ``eta`` that SGD and momentum give every feature drawn as a thin black line.
     """
     fig, axes = _new_figure(1, 2, width=5.6, height=4.2)
     left, right = axes[0]
     for index, (name, values) in enumerate(rates.items()):
         left.plot(updates, values, color=series_colour(name, index), label=name,
                   linewidth=1.6)
-    left.axhline(eta, color="k", linestyle="--", linewidth=1, label=f"SGD / momentum: η = {eta:g}")
+    left.axhline(eta, color="k", linestyle="-", linewidth=0.8,
+                 label=f"SGD / momentum: η = {eta:g}")
     left.set_yscale("log")
     left.set_xlabel("number of parameter updates")
     left.set_ylabel("effective learning rate η0 / (√G + ε)")
@@ -352,7 +353,7 @@ def plot_effective_rates(updates, rates, document_frequency, final_rates, eta, t
     left.grid(True, which="both", alpha=0.3)
     right.loglog(document_frequency, final_rates, ".", color=OTHER_SERIES[0], alpha=0.5,
                  label="one feature (row of W1)")
-    right.axhline(eta, color="k", linestyle="--", linewidth=1,
+    right.axhline(eta, color="k", linestyle="-", linewidth=0.8,
                   label=f"SGD / momentum: η = {eta:g}")
     right.set_xlabel("documents containing the feature (training split)")
     right.set_ylabel("effective learning rate at the end")
