@@ -83,6 +83,7 @@ WRONG_01 = [
     (course.check_delta1, lambda d2, W2, h: ((d2 @ W2.T) * (1 - h * h)).T, "transposed"),
     (course.check_delta1, delta1_square_h_in_place, "modified its input h"),
     (course.check_delta1, lambda d2, W2, h: (d2 @ W2.T) * (1 - h), "off"),
+    (course.check_delta1, lambda d2, W2, h: (d2 @ W2.T) * (1 - np.tanh(h) ** 2), "applied twice"),
     (course.check_delta1, lambda d2, W2, h: ((d2 @ W2.T) * (1 - h * h)).astype(np.float32),
      "dtype float32"),
     (course.check_delta1, lambda d2, W2, h: ((d2 @ W2.T) * (1 - h * h) * 10).astype(int),
@@ -458,6 +459,8 @@ WRONG_03_07 = [
     (course.check_ridge, lambda Z, t, lam: ex06.ridge_solve(Z, t, lam)[:, None], "shape"),
     (course.check_ridge, lambda Z, t, lam: np.linalg.solve(Z.T @ Z + lam, Z.T @ t), "off"),
     (course.check_ridge, ridge_centring, "modified its input t"),
+    (course.check_ridge, lambda Z, t, lam: np.linalg.solve(Z.T @ Z / len(t) + lam * np.eye(
+        Z.shape[1]), Z.T @ t / len(t)), "1/(2M)"),
     (course.check_better_than_paper, lambda m, ours, paper: (ours - paper) / abs(paper), "sign"),
     (course.check_better_than_paper, lambda m, ours, paper: ex07.better_than_paper(
         m, ours, paper) * abs(paper), "not relative"),

@@ -83,7 +83,8 @@ def check_delta1(delta1_tanh):
                 (back, "the derivative of the hidden activation is missing"),
                 (back * h * (1 - h), "that is the sigmoid's derivative; these hidden units are "
                                      "tanh, whose derivative is written with h differently"),
-                (-back * tanh.grad(z1, h), "the sign is flipped")])
+                (-back * tanh.grad(z1, h), "the sign is flipped"),
+                (back * (1 - np.tanh(h) ** 2), "tanh is applied twice: h is already tanh(z1)")])
         return f"{CASES} random cases (n, F, L varied), inputs unchanged"
     return grade("δ1 for tanh hidden units", attempt).passed
 
@@ -96,7 +97,7 @@ def check_input_gradient(grad_W1_dense):
             X, delta1 = sparse_rows(rng, n, D), rng.normal(size=(n, F))
             answer = run(grad_W1_dense, ("X", X), ("delta1", delta1))
             reference = np.asarray(X.T @ delta1) / n
-            what = f"∂J/∂W1 for n = {n} documents, D = {D}, F = {F}"
+            what = f"∂J/∂W1 for a minibatch of n = {n}, D = {D}, F = {F}"
             array = as_array(answer, what)
             expect_shape(array, reference.shape, what)
             c = scale_of(array, reference)
@@ -666,7 +667,10 @@ def check_ridge(ridge_solve):
                 (solved(0.0), "the penalty λ‖θ‖² is missing"),
                 (solved(lam / 2), "the penalty counts half: λ‖θ‖² has weight λ here"),
                 (solved(2 * lam), "the penalty counts twice: λ‖θ‖² has weight λ here"),
-                (solved(3.0), "θ does not follow the λ passed in")])
+                (solved(3.0), "θ does not follow the λ passed in"),
+                (solved(lam * M), "that θ averages the squared error over the M documents (the "
+                                  "paper's 1/(2M) scale); Eq. 5 is solved here with the plain sum "
+                                  "of squares")])
         return "5 random cases (Z's shape and λ varied), inputs unchanged"
     return grade("ridge regression of Eq. 5", attempt).passed
 
