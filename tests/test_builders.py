@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from mlnn.base.errors import MLNNError
-from mlnn.model.builders import build, build_loss, build_network, build_optimizer, check_dtype
+from mlnn.model.builders import build, build_loss, build_network, build_optimizer
 from mlnn.nn.losses import CrossEntropy, PairwiseExponential
+from mlnn.nn.network import check_dtype
 from mlnn.nn.optimizers import AdaGrad, Momentum, SGD
 
 
@@ -50,7 +51,7 @@ def test_optimizers_and_their_options():
     ({"hidden_activation": "softsign"}, "unknown activation 'softsign'"),
     ({"optimizer": "adam"}, "unknown optimizer 'adam'"),
     ({"dtype": "float16"}, "unknown dtype 'float16'"),
-    ({"init": "zeros"}, "unknown init 'zeros'"),
+    ({"init": "zeros"}, "unknown initialisation 'zeros'"),
     ({"hidden_units": 2.5}, r"hidden_units must be a positive integer, got 2\.5"),
     ({"hidden_units": 0}, "hidden_units must be a positive integer, got 0"),
     ({"hidden_units": True}, "hidden_units must be a positive integer, got True"),

@@ -8,7 +8,10 @@ from hypothesis import strategies as st
 
 from mlnn.base.errors import MLNNError
 from mlnn.nn.dropout import apply_input_mask, check_rate, hidden_mask, input_mask
+from mlnn.nn.losses import CrossEntropy
 from mlnn.nn.network import Network
+from mlnn.nn.optimizers import SGD
+from mlnn.nn.training import train
 from tests.strategies import sparse_inputs
 
 RATES = (0.1, 0.5, 0.9)
@@ -96,12 +99,14 @@ def test_same_generator_same_masks():
 
 @pytest.mark.parametrize("rate", [-0.1, 1.0, 1.5, float("nan"), "0.5", None, True, 0.5j])
 def test_bad_rates_are_clear_errors_naming_the_argument(rate):
-    with pytest.raises(MLNNError, match=r"dropout must be a number in \[0, 1\)"):
-        hidden_mask((2, 2), rate, np.random.default_rng(0))
-    with pytest.raises(MLNNError, match=r"input_dropout must be a number in \[0, 1\)"):
-        input_mask(sp.csr_matrix(np.eye(2)), rate, np.random.default_rng(0))
-    with pytest.raises(MLNNError, match=r"^my_rate must be"):
+    """A rate is checked once, where it enters training; the masks of each minibatch trust it."""
+    with pytest.raises(MLNNError, match=r"^my_rate must be a number in \[0, 1\)"):
         check_rate(rate, "my_rate")
+    network = Network.initialize(2, 1, hidden_units=2, random_state=0)
+    X, Y = sp.csr_matrix(np.eye(2)), np.array([[1], [0]])
+    for name in ("dropout", "input_dropout"):
+        with pytest.raises(MLNNError, match=rf"^{name} must be a number in \[0, 1\)"):
+            train(network, CrossEntropy(), SGD(0.1), X, Y, **{name: rate})
 
 
 @pytest.mark.parametrize("rate", [0, 0.0, 0.25, np.float32(0.5), np.float64(0.9), np.int64(0)])

@@ -16,8 +16,8 @@ from mlnn import MultiLabelNN, NotFittedError
 from mlnn.base.errors import MLNNError, ModelFileError
 from mlnn.datasets import load
 from mlnn.evaluation.metrics import EXTRA_MEASURES, MEASURES
-from mlnn.model.estimator import DEFAULTS, PARAM_CHECKS
 from mlnn.model.modelfile import read_model_file, write_model_file
+from mlnn.model.params import DEFAULTS, PARAMS
 
 SMALL = {"hidden_units": 16, "max_epochs": 4, "learning_rate": 0.1, "batch_size": 32,
          "random_state": 0}
@@ -329,7 +329,7 @@ def test_the_signature_lists_every_hyper_parameter_with_its_default_and_a_docstr
     documented = re.findall(r"^    (\w+) : ", parameters, flags=re.MULTILINE)
     assert documented == list(DEFAULTS), "one numpydoc entry per hyper-parameter, in order"
     model = MultiLabelNN()
-    assert model.get_params() == DEFAULTS and set(PARAM_CHECKS) == set(DEFAULTS)
+    assert model.get_params() == DEFAULTS and set(PARAMS) == set(DEFAULTS)
 
 
 def test_the_constructor_stores_the_objects_it_is_given():

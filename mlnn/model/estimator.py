@@ -14,8 +14,8 @@ What ``fit(X, Y)`` does:
 1. Validation data: ``X_val, Y_val`` if given, else a seeded ``validation_fraction`` of the
    training documents is held out (never the test data).
 2. Training (:func:`mlnn.nn.training.train`) with minibatches, dropout, the chosen optimizer, and
-   — when there is validation data — early stopping by the ``stopping`` rule (default: on
-   validation rank loss) with ``patience`` evaluations, restoring the best parameters.
+   — when there is validation data — early stopping on validation rank loss (the paper's
+   selection measure) with ``patience`` evaluations, restoring the best parameters.
 3. Thresholds: per-document F1-optimal thresholds on the *training* documents' scores, learned by
    ℓ2-regularised linear regression on the inputs (Eq. 5); λ is chosen on the validation data
    (mean of micro- and macro-F1, macro over the labels present in the validation documents; see
@@ -24,7 +24,6 @@ What ``fit(X, Y)`` does:
    ``threshold="fixed"`` uses 0.5 for sigmoid outputs and 0 for tanh outputs instead.
 """
 
-import inspect
 import sys
 import time
 
@@ -32,23 +31,18 @@ import numpy as np
 
 from mlnn.base.errors import MLNNError, ModelFileError
 from mlnn.base.progress import epoch_reporter
-from mlnn.base.validation import (check_bool, check_choice, check_fitted, check_float_in,
-                                  check_fraction, check_length, check_nonnegative_float,
-                                  check_positive_float, check_positive_int, check_sample_weight,
-                                  check_seed, check_training_data, check_validation_labels,
-                                  check_X, check_Y, validation_split)
+from mlnn.base.validation import (check_fitted, check_length, check_sample_weight,
+                                  check_training_data, check_validation_labels, check_X, check_Y,
+                                  validation_split)
 from mlnn.datasets.text import TfidfVectorizer
 from mlnn.evaluation.metrics import evaluate
-from mlnn.evaluation.thresholds import (DEFAULT_LAMBDAS, FEATURES, INTERCEPTS, TARGETS,
-                                        ThresholdPredictor, select_lambda)
-from mlnn.model.builders import build, build_loss, build_optimizer, check_dtype
+from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
+from mlnn.model.builders import build, build_loss, build_optimizer
 from mlnn.model.modelfile import loading, names_array, read_model_file, write_model_file
-from mlnn.nn.activations import ACTIVATIONS
-from mlnn.nn.losses import LOSSES, PairwiseExponential
-from mlnn.nn.network import INITIALISATIONS, Network
-from mlnn.nn.optimizers import OPTIMIZERS
-from mlnn.nn.training import (STOPPING_RULES, History, RuleWatch, ranking_validation,
-                              stopping_rule, threshold_rows, threshold_validation, train)
+from mlnn.model.params import DEFAULT, DEFAULTS, numpydoc
+from mlnn.model.params import check_params as check_values
+from mlnn.nn.network import Network
+from mlnn.nn.training import EarlyStopping, History, train
 
 #: The fitted scalars, stored in a model file's header by :meth:`MultiLabelNN.save`.
 FITTED_SCALARS = ("n_updates_", "best_updates_", "threshold_lambda_", "fit_time_",
@@ -58,79 +52,12 @@ FITTED_SCALARS = ("n_updates_", "best_updates_", "threshold_lambda_", "fit_time_
 class MultiLabelNN:
     """A single-hidden-layer network for multi-label classification (Nam et al. 2014).
 
+    The hyper-parameters are described once, in :mod:`mlnn.model.params` (each one's default,
+    check and meaning); the entries under Parameters are made from that description.
+
     Parameters
     ----------
-    hidden_units : int, default 1000
-        F, the number of hidden units (the paper's networks have 1,000; Sec. 4).
-    hidden_activation : {"relu", "tanh", "sigmoid"}, default "relu"
-        f_h, the hidden units' activation (ReLU is the paper's choice, Sec. 3.1).
-    loss : {"ce", "pwe"}, default "ce"
-        ``"ce"``: sigmoid outputs and cross-entropy (Eq. 6, Sec. 3.2); ``"pwe"``: tanh outputs
-        and BP-MLL's pairwise exponential error (Eq. 3, Sec. 3.4).
-    optimizer : {"adagrad", "momentum", "sgd"}, default "adagrad"
-        The update rule (Sec. 3.5; see :mod:`mlnn.nn.optimizers`).
-    learning_rate : float > 0, default 0.01
-        η0; the reproduction chooses it from {0.001, 0.01, 0.1} on validation data (Sec. 4).
-    momentum : float in [0, 1), default 0.9
-        μ, used only with ``optimizer="momentum"``.
-    nesterov : bool, default False
-        Nesterov's accelerated gradient, with ``optimizer="momentum"``.
-    weight_decay : float ≥ 0, default 0.0
-        λ of an ℓ2 penalty (λ/2)‖θ‖² on W1 and W2 (BP-MLL as published uses one; the paper's
-        networks do not).
-    decay_biases : bool, default False
-        Also decay b1 and b2 (as BP-MLL's published code does).
-    dropout : float in [0, 1), default 0.0
-        Dropout rate of the hidden units (Sec. 3.5; the paper's NN_AD uses 0.5), inverted
-        dropout (see :mod:`mlnn.nn.dropout`).
-    input_dropout : float in [0, 1), default 0.0
-        Dropout rate of the input's stored entries.
-    batch_size : int, default 64
-        Documents per minibatch (Sec. 4).
-    max_epochs : int, default 100
-        Passes over the training documents at most.
-    patience : int, default 5
-        Evaluations without an improvement of the ``stopping`` measure before training stops.
-    stopping : {"rankloss", "meanF", "meanF_best", "fixed"}, default "rankloss"
-        How the number of epochs is chosen on the validation data (the paper names no measure;
-        see :data:`mlnn.nn.training.STOPPING_RULES`): early stopping on rank loss, or on the
-        mean of micro- and macro-F1 of the thresholded label sets (each evaluation then
-        records all ten measures, :func:`mlnn.nn.training.threshold_validation`), or the best
-        such mean within ``max_epochs`` epochs (no patience), or a fixed budget of
-        ``max_epochs`` epochs.
-    eval_every : int or None, default None
-        Parameter updates between evaluations on the validation data (None: once per epoch).
-    validation_fraction : float in [0, 1), default 0.1
-        When ``fit`` gets no ``X_val``, the seeded fraction of the training documents held out for
-        early stopping and for choosing the thresholds' λ (0: none, so no early stopping).
-    threshold : {"learned", "fixed"}, default "learned"
-        ``"learned"``: the threshold predictor T(x) of Sec. 3.3 (Eq. 5); ``"fixed"``: 0.5 for
-        sigmoid outputs, 0 for tanh outputs.
-    threshold_features : {"input", "scores"}, default "input"
-        What T(x) regresses on: the input x (Eq. 5) or the scores o.
-    threshold_lambda : float ≥ 0 or None, default None
-        Eq. 5's λ. None: chosen from :data:`mlnn.evaluation.thresholds.DEFAULT_LAMBDAS` on the validation
-        data, or λ = n (the number of training documents) when there is none.
-    threshold_intercept : {"penalised", "none", "free"}, default "penalised"
-        Eq. 5's constant feature: penalised like every coefficient, absent, or unpenalised.
-    threshold_target : {"f1", "hamming"}, default "f1"
-        The per-document targets T regresses on: F1-optimal (Sec. 3.3) or Hamming-optimal
-        (BP-MLL's); see :class:`~mlnn.evaluation.thresholds.ThresholdPredictor`.
-    pwe_form : {"factorised", "pairwise"}, default "factorised"
-        How PWE is computed: O(L) or the literal O(|y||ȳ|) double sum (the same numbers).
-    init : {"glorot", "he"}, default "glorot"
-        Uniform initialisation of W1 and W2 (biases start at zero).
-    dtype : {"float32", "float64"}, default "float32"
-        The precision of training and of the scores.
-    sparse_output : bool, default False
-        ``predict`` returns a scipy CSR matrix instead of a dense ndarray (for many labels).
-    random_state : None or int ≥ 0, default None
-        Seed of the initialisation, the validation split, the shuffling and dropout; None draws
-        fresh randomness at every fit.
-    verbose : bool or callable, default False
-        True prints a line per evaluation on standard output (epoch k/N, training loss,
-        validation rank loss, elapsed, at most how long is left); a callable is called with each
-        history record (e.g. :func:`mlnn.base.progress.epoch_reporter`).
+    {parameters}
 
     Attributes
     ----------
@@ -143,8 +70,6 @@ class MultiLabelNN:
     n_updates_, best_updates_ : int, parameter updates made, and at the best validation rank loss
     threshold_lambda_ : float or None, the λ of Eq. 5 used
     threshold_scores_ : dict, λ → validation criterion (when λ was selected)
-    rule_stops_ : dict, stopping rule → (record, parameters) where each of ``fit``'s ``rules``
-        stops (empty without ``rules``)
     fit_time_ : float, seconds
     feature_names_, label_names_ : list of str or None
     vectorizer_ : :class:`~mlnn.datasets.text.TfidfVectorizer` or None
@@ -154,15 +79,21 @@ class MultiLabelNN:
 
     _estimator_type = "classifier"        # how scikit-learn < 1.6 recognises a classifier
 
-    def __init__(self, *, hidden_units=1000, hidden_activation="relu", loss="ce",
-                 optimizer="adagrad", learning_rate=0.01, momentum=0.9, nesterov=False,
-                 weight_decay=0.0, decay_biases=False, dropout=0.0, input_dropout=0.0,
-                 batch_size=64, max_epochs=100, patience=5, stopping="rankloss",
-                 eval_every=None,
-                 validation_fraction=0.1, threshold="learned", threshold_features="input",
-                 threshold_lambda=None, threshold_intercept="penalised", threshold_target="f1",
-                 pwe_form="factorised", init="glorot", dtype="float32", sparse_output=False,
-                 random_state=None, verbose=False):
+    def __init__(self, *, hidden_units=DEFAULT.hidden_units,
+                 hidden_activation=DEFAULT.hidden_activation, loss=DEFAULT.loss,
+                 optimizer=DEFAULT.optimizer, learning_rate=DEFAULT.learning_rate,
+                 momentum=DEFAULT.momentum, nesterov=DEFAULT.nesterov,
+                 weight_decay=DEFAULT.weight_decay, decay_biases=DEFAULT.decay_biases,
+                 dropout=DEFAULT.dropout, input_dropout=DEFAULT.input_dropout,
+                 batch_size=DEFAULT.batch_size, max_epochs=DEFAULT.max_epochs,
+                 patience=DEFAULT.patience, eval_every=DEFAULT.eval_every,
+                 validation_fraction=DEFAULT.validation_fraction, threshold=DEFAULT.threshold,
+                 threshold_features=DEFAULT.threshold_features,
+                 threshold_lambda=DEFAULT.threshold_lambda,
+                 threshold_intercept=DEFAULT.threshold_intercept,
+                 threshold_target=DEFAULT.threshold_target, pwe_form=DEFAULT.pwe_form,
+                 init=DEFAULT.init, dtype=DEFAULT.dtype, sparse_output=DEFAULT.sparse_output,
+                 random_state=DEFAULT.random_state, verbose=DEFAULT.verbose):
         self.hidden_units = hidden_units
         self.hidden_activation = hidden_activation
         self.loss = loss
@@ -177,7 +108,6 @@ class MultiLabelNN:
         self.batch_size = batch_size
         self.max_epochs = max_epochs
         self.patience = patience
-        self.stopping = stopping
         self.eval_every = eval_every
         self.validation_fraction = validation_fraction
         self.threshold = threshold
@@ -206,13 +136,13 @@ class MultiLabelNN:
         return self
 
     def check_params(self):
-        """Check every hyper-parameter (see :data:`PARAM_CHECKS`); returns self.
+        """Check every hyper-parameter by its description in :mod:`mlnn.model.params`.
 
-        Raises :class:`~mlnn.base.errors.MLNNError` naming the first bad one. ``fit`` calls it first;
-        call it yourself to fail fast before loading data. The values are not modified.
+        Raises :class:`~mlnn.base.errors.MLNNError` naming the first bad one. ``fit`` and ``load``
+        call it first; call it yourself to fail fast before loading data. The values are not
+        modified; returns self.
         """
-        for name, check in PARAM_CHECKS.items():
-            check(getattr(self, name), name)
+        check_values(self.get_params())
         return self
 
     def __repr__(self):
@@ -231,8 +161,7 @@ class MultiLabelNN:
 
     def _validation_split(self, X, Y):
         """Hold out a seeded ``validation_fraction`` of the training documents (none for 0)."""
-        fraction = check_fraction(self.validation_fraction, "validation_fraction",
-                                  allow_zero=True)
+        fraction = self.validation_fraction
         if fraction == 0:
             return X, Y, None, None
         fit, val = validation_split(X.shape[0], fraction=fraction,
@@ -240,7 +169,7 @@ class MultiLabelNN:
         return X[fit], Y[fit], X[val], Y[val]
 
     def fit(self, X, Y, X_val=None, Y_val=None, feature_names=None, label_names=None,
-            vectorizer=None, rules=()):
+            vectorizer=None):
         """Train the network and fit its thresholds (see the module docstring); returns self.
 
         Parameters
@@ -253,9 +182,6 @@ class MultiLabelNN:
         feature_names, label_names : optional lists of D and L names, kept with the model
         vectorizer : optional fitted :class:`~mlnn.datasets.text.TfidfVectorizer` with D terms
             that made X from text (``Dataset.vectorizer``), kept with the model
-        rules : stopping rules to run live on the same run besides ``stopping``
-            (:class:`mlnn.nn.training.RuleWatch`, needs validation data); ``rule_stops_`` maps
-            each to (the record it stops at, a copy of the parameters at that record)
         """
         started = time.perf_counter()
         self.check_params()
@@ -269,17 +195,13 @@ class MultiLabelNN:
             if X_val is not None:
                 check_validation_labels(Y_val, f"validation_fraction={self.validation_fraction}")
         network, loss, optimizer = self._components(X.shape[1], Y.shape[1])
-        watch = RuleWatch(rules, self.patience)
-        stopper, validate = (self._stopping(X, Y, network, rules) if X_val is not None
-                             else (None, ranking_validation))
+        stopper = EarlyStopping("rankloss", "min", self.patience) if X_val is not None else None
         history = train(network, loss, optimizer, X, Y, batch_size=self.batch_size,
                         max_epochs=self.max_epochs, dropout=self.dropout,
                         input_dropout=self.input_dropout, X_val=X_val, Y_val=Y_val,
-                        validate=validate, callbacks=[watch] if rules else (),
                         eval_every=self.eval_every, early_stopping=stopper,
                         random_state=self.random_state, verbose=self._progress())
         self.network_, self.loss_, self.optimizer_, self.history_ = network, loss, optimizer, history
-        self.rule_stops_ = watch.finish(history, network) if rules else {}
         self.n_updates_ = int(history.records[-1]["updates"])
         self.best_updates_ = int(history.best["updates"]) if history.best else self.n_updates_
         self.n_features_in_, self.n_labels_ = X.shape[1], Y.shape[1]
@@ -289,22 +211,6 @@ class MultiLabelNN:
         self._fit_thresholds(X, Y, X_val, Y_val)
         self.fit_time_ = time.perf_counter() - started
         return self
-
-    def _stopping(self, X, Y, network, rules=()):
-        """The early stopping of the ``stopping`` rule (None for "fixed") and the validation
-        it and the other ``rules`` watch: the ranking measures, or all ten with thresholds
-        fitted as the final model's are, on a seeded subsample of the training documents
-        (Sec. 3.3, 4)."""
-        stopper = stopping_rule(self.stopping, self.patience)
-        if {self.stopping, *rules} == {"rankloss"}:
-            return stopper, ranking_validation
-        rows = threshold_rows(X.shape[0], random_state=self.random_state)
-        lams = DEFAULT_LAMBDAS if self.threshold_lambda is None else (self.threshold_lambda,)
-        fixed = (0.0 if network.output.name == "tanh" else 0.5) \
-            if self.threshold == "fixed" else None
-        return stopper, threshold_validation(
-            X[rows], Y[rows], lams=lams, fixed=fixed, features=self.threshold_features,
-            intercept=self.threshold_intercept, target=self.threshold_target)
 
     def _fit_thresholds(self, X, Y, X_val, Y_val):
         """The threshold predictor of Sec. 3.3, fitted on the training documents' scores."""
@@ -567,61 +473,4 @@ def _differs(value, default):
         return True
 
 
-def _choice(*choices):
-    """A check that a value is one of ``choices``."""
-    return lambda value, name: check_choice(value, name, choices)
-
-
-def _optional(check):
-    """``check``, but None passes."""
-    return lambda value, name: None if value is None else check(value, name)
-
-
-def _rate(value, name):
-    """A dropout rate or momentum: a number in [0, 1)."""
-    return check_float_in(value, name, 0, 1, closed="left")
-
-
-def _check_verbose(value, name):
-    """``verbose``: a bool or a callable."""
-    if not callable(value) and not isinstance(value, (bool, np.bool_)):
-        raise MLNNError(f"{name} must be True, False or a callable taking each record, "
-                        f"got {value!r}")
-
-
-#: The hyper-parameters and their defaults, read from the constructor's signature.
-DEFAULTS = {name: parameter.default
-            for name, parameter in inspect.signature(MultiLabelNN).parameters.items()}
-
-#: How :meth:`MultiLabelNN.check_params` checks each hyper-parameter: (value, name) → raise
-#: :class:`~mlnn.base.errors.MLNNError` if the value is bad.
-PARAM_CHECKS = {
-    "hidden_units": check_positive_int,
-    "hidden_activation": _choice(*sorted(ACTIVATIONS)),
-    "loss": _choice(*sorted(LOSSES)),
-    "optimizer": _choice(*sorted(OPTIMIZERS)),
-    "learning_rate": check_positive_float,
-    "momentum": _rate,
-    "nesterov": check_bool,
-    "weight_decay": check_nonnegative_float,
-    "decay_biases": check_bool,
-    "dropout": _rate,
-    "input_dropout": _rate,
-    "batch_size": check_positive_int,
-    "max_epochs": check_positive_int,
-    "patience": check_positive_int,
-    "stopping": _choice(*STOPPING_RULES),
-    "eval_every": _optional(check_positive_int),
-    "validation_fraction": lambda value, name: check_fraction(value, name, allow_zero=True),
-    "threshold": _choice("learned", "fixed"),
-    "threshold_features": _choice(*FEATURES),
-    "threshold_lambda": _optional(check_nonnegative_float),
-    "threshold_intercept": _choice(*INTERCEPTS),
-    "threshold_target": _choice(*TARGETS),
-    "pwe_form": _choice(*PairwiseExponential.FORMS),
-    "init": _choice(*INITIALISATIONS),
-    "dtype": check_dtype,
-    "sparse_output": check_bool,
-    "random_state": check_seed,
-    "verbose": _check_verbose,
-}
+MultiLabelNN.__doc__ = MultiLabelNN.__doc__.replace("    {parameters}\n", numpydoc() + "\n")

@@ -8,6 +8,10 @@ layer equal its test-time input.
 
 The masks are plain arrays made from an explicit ``numpy.random.Generator``, so a forward/backward
 pass with a fixed mask is deterministic and can be gradient-checked.
+
+A rate is checked once, by :func:`check_rate`, where it enters: :func:`mlnn.nn.training.train`
+and the model description (:mod:`mlnn.model.params`). The mask functions, called for every
+minibatch, trust it.
 """
 
 import numpy as np
@@ -25,9 +29,9 @@ def check_rate(rate, name="dropout"):
 def hidden_mask(shape, rate, rng, dtype=np.float64):
     """A dropout mask for the hidden units h (n × F): entries 0 or 1/(1 − rate), or None if rate 0.
 
-    Draws ``rng.random(shape, dtype=float32)`` and keeps a unit where that number is ≥ ``rate``.
+    Draws ``rng.random(shape, dtype=float32)`` and keeps a unit where that number is ≥ ``rate``
+    (a rate in [0, 1), see :func:`check_rate`).
     """
-    rate = check_rate(rate)
     if rate == 0:
         return None
     keep = rng.random(shape, dtype=np.float32) >= rate
@@ -39,9 +43,9 @@ def input_mask(X, rate, rng):
 
     Zero inputs contribute nothing whether dropped or not, so only the nonzeros need a mask; the
     dropped input is ``X`` with ``data * mask`` (see :func:`apply_input_mask`): the same stored
-    pattern, with dropped entries stored as explicit zeros. Returns None if rate 0.
+    pattern, with dropped entries stored as explicit zeros. Returns None if rate 0 (a rate in
+    [0, 1), see :func:`check_rate`).
     """
-    rate = check_rate(rate, "input_dropout")
     if not sp.issparse(X):
         raise MLNNError(f"input dropout needs X as a scipy.sparse CSR matrix, got {type(X).__name__}")
     if rate == 0:

@@ -34,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.base.errors import MLNNError
-from mlnn.base.validation import check_choice, check_X
+from mlnn.base.validation import check_choice, check_positive_int, check_X
 from mlnn.nn.activations import get_activation
 
 
@@ -81,6 +81,17 @@ class Gradients(NamedTuple):
 
 
 INITIALISATIONS = ("glorot", "he")
+
+#: The precisions a network computes in.
+DTYPES = ("float32", "float64")
+
+
+def check_dtype(dtype, name="dtype"):
+    """The precision's name, "float32" or "float64", from a name or a NumPy dtype or scalar type
+    (``np.float32``); raise on anything else."""
+    is_dtype = isinstance(dtype, np.dtype) or (isinstance(dtype, type)
+                                               and issubclass(dtype, np.generic))
+    return check_choice(np.dtype(dtype).name if is_dtype else dtype, name, DTYPES)
 
 
 def init_weights(fan_in, fan_out, rng, dtype, scheme="glorot"):
@@ -129,8 +140,16 @@ class Network:
                    output="sigmoid", random_state=None, dtype=np.float32, init="glorot"):
         """A new network with weights from :func:`init_weights` and zero biases.
 
-        ``random_state`` is an int seed, a ``numpy.random.Generator`` or None.
+        ``random_state`` is an int seed, a ``numpy.random.Generator`` or None. A number of hidden
+        units that is not a positive integer, or too large for the weights to be stored, and a
+        precision other than float32 and float64 are refused.
         """
+        hidden_units = check_positive_int(hidden_units, "hidden_units")
+        dtype = np.dtype(check_dtype(dtype))
+        entries = (int(n_features) + int(n_labels)) * hidden_units
+        if entries * dtype.itemsize > np.iinfo(np.intp).max:
+            raise MLNNError(f"hidden_units={hidden_units} is too large: the weights W1 and W2 "
+                            f"would hold {entries:.3g} numbers, more than any memory can store")
         rng = np.random.default_rng(random_state)
         W1 = init_weights(n_features, hidden_units, rng, dtype, init)
         W2 = init_weights(hidden_units, n_labels, rng, dtype, init)

@@ -1,0 +1,199 @@
+"""The model description: each hyper-parameter of MultiLabelNN, its default, its check, its help.
+
+Read like scikit-learn's ``_parameter_constraints``: one :class:`Param` per hyper-parameter, in
+the order of :class:`~mlnn.model.estimator.MultiLabelNN`'s signature. This is the one place where
+a default is stated and the one check of each value, at the public boundary. Everything that
+describes a model reads from it:
+
+* :class:`~mlnn.model.estimator.MultiLabelNN`: its signature's defaults (:data:`DEFAULT`), its
+  ``check_params`` (:func:`check_params`) and the Parameters section of its docstring
+  (:func:`numpydoc`);
+* the paper's methods (:data:`mlnn.paper.methods.METHODS`), as overrides of these defaults;
+* the figure experiments' :class:`~mlnn.figures.curves.Setting` and the benchmark
+  (:func:`mlnn.tools.bench.benchmark_training`);
+* the command line's options, their parsing, defaults, help and checks
+  (:func:`mlnn.cli.options.add_param`).
+
+Inner layers trust what the boundary checked: the builders do not check again, and training
+checks only what its own caller passes. A core class used on its own (a
+:class:`~mlnn.nn.network.Network`, an optimizer) still rejects a nonsensical value once.
+"""
+
+from dataclasses import dataclass
+from types import MappingProxyType, SimpleNamespace
+from typing import Callable
+
+import numpy as np
+
+from mlnn.base.errors import MLNNError
+from mlnn.base.validation import (check_bool, check_choice, check_float_in, check_fraction,
+                                  check_nonnegative_float, check_positive_float,
+                                  check_positive_int, check_seed)
+from mlnn.evaluation.thresholds import FEATURES, INTERCEPTS, TARGETS
+from mlnn.nn.activations import ACTIVATIONS
+from mlnn.nn.dropout import check_rate
+from mlnn.nn.losses import LOSSES, PairwiseExponential
+from mlnn.nn.network import DTYPES, INITIALISATIONS, check_dtype
+from mlnn.nn.optimizers import OPTIMIZERS
+
+@dataclass(frozen=True)
+class Param:
+    """One hyper-parameter: ``default``; ``check(value, name)`` raising
+    :class:`~mlnn.base.errors.MLNNError` (naming ``name``) for a bad value; ``kind``, the type
+    line of the docstring; ``help``, what it means; ``parse``, how the command line reads it."""
+
+    default: object
+    check: Callable
+    kind: str
+    help: str
+    parse: Callable = str
+
+
+def _choice(*choices):
+    """A check that a value is one of ``choices``."""
+    return lambda value, name: check_choice(value, name, choices)
+
+
+def _optional(check):
+    """``check``, but None passes."""
+    return lambda value, name: None if value is None else check(value, name)
+
+
+def _momentum(value, name):
+    """μ: a number in [0, 1)."""
+    return check_float_in(value, name, 0, 1, closed="left")
+
+
+def _check_verbose(value, name):
+    """``verbose``: a bool or a callable."""
+    if not callable(value) and not isinstance(value, (bool, np.bool_)):
+        raise MLNNError(f"{name} must be True, False or a callable taking each record, "
+                        f"got {value!r}")
+
+
+def _names(choices):
+    return "{" + ", ".join(f'"{choice}"' for choice in choices) + "}"
+
+
+PARAMS = MappingProxyType({
+    "hidden_units": Param(
+        1000, check_positive_int, "int ≥ 1",
+        "F, the number of hidden units (the paper's networks have 1,000; Sec. 4).", int),
+    "hidden_activation": Param(
+        "relu", _choice(*sorted(ACTIVATIONS)), _names(("relu", "tanh", "sigmoid")),
+        "f_h, the hidden units' activation (ReLU is the paper's choice, Sec. 3.1)."),
+    "loss": Param(
+        "ce", _choice(*sorted(LOSSES)), _names(("ce", "pwe")),
+        '"ce": sigmoid outputs and cross-entropy (Eq. 6, Sec. 3.2); "pwe": tanh outputs and '
+        "BP-MLL's pairwise exponential error (Eq. 3, Sec. 3.4)."),
+    "optimizer": Param(
+        "adagrad", _choice(*sorted(OPTIMIZERS)), _names(("adagrad", "momentum", "sgd")),
+        "The update rule (Sec. 3.5; see mlnn.nn.optimizers)."),
+    "learning_rate": Param(
+        0.01, check_positive_float, "float > 0",
+        "η0; the reproduction chooses it from {0.001, 0.01, 0.1} on validation data (Sec. 4).",
+        float),
+    "momentum": Param(
+        0.9, _momentum, "float in [0, 1)", 'μ, used only with optimizer="momentum".', float),
+    "nesterov": Param(
+        False, check_bool, "bool", 'Nesterov\'s accelerated gradient, with optimizer="momentum".'),
+    "weight_decay": Param(
+        0.0, check_nonnegative_float, "float ≥ 0",
+        "γ of an ℓ2 penalty (γ/2)‖θ‖² on W1 and W2 (BP-MLL as published uses one; the paper's "
+        "networks do not). Not Eq. 5's λ (threshold_lambda).", float),
+    "decay_biases": Param(
+        False, check_bool, "bool", "Also decay b1 and b2 (as BP-MLL's published code does)."),
+    "dropout": Param(
+        0.0, check_rate, "float in [0, 1)",
+        "Dropout rate of the hidden units (Sec. 3.5; the paper's NN_AD uses 0.5), inverted "
+        "dropout (see mlnn.nn.dropout).", float),
+    "input_dropout": Param(
+        0.0, check_rate, "float in [0, 1)", "Dropout rate of the input's stored entries.", float),
+    "batch_size": Param(64, check_positive_int, "int ≥ 1", "Documents per minibatch (Sec. 4).",
+                        int),
+    "max_epochs": Param(100, check_positive_int, "int ≥ 1",
+                        "Passes over the training documents at most.", int),
+    "patience": Param(
+        5, check_positive_int, "int ≥ 1",
+        "Evaluations without a lower validation rank loss before training stops (Sec. 4).", int),
+    "eval_every": Param(
+        None, _optional(check_positive_int), "int ≥ 1 or None",
+        "Parameter updates between evaluations on the validation data (None: once per epoch).",
+        int),
+    "validation_fraction": Param(
+        0.1, lambda value, name: check_fraction(value, name, allow_zero=True), "float in [0, 1)",
+        "When fit gets no X_val, the seeded fraction of the training documents held out for "
+        "early stopping and for choosing the thresholds' λ (0: none, so no early stopping).",
+        float),
+    "threshold": Param(
+        "learned", _choice("learned", "fixed"), _names(("learned", "fixed")),
+        '"learned": the threshold predictor T(x) of Sec. 3.3 (Eq. 5); "fixed": 0.5 for sigmoid '
+        "outputs, 0 for tanh outputs."),
+    "threshold_features": Param(
+        "input", _choice(*FEATURES), _names(FEATURES),
+        "What T(x) regresses on: the input x (Eq. 5) or the scores o."),
+    "threshold_lambda": Param(
+        None, _optional(check_nonnegative_float), "float ≥ 0 or None",
+        "Eq. 5's λ. None: chosen from mlnn.evaluation.thresholds.DEFAULT_LAMBDAS on the "
+        "validation data, or λ = n (the number of training documents) when there is none.",
+        float),
+    "threshold_intercept": Param(
+        "penalised", _choice(*INTERCEPTS), _names(INTERCEPTS),
+        "Eq. 5's constant feature: penalised like every coefficient, absent, or unpenalised."),
+    "threshold_target": Param(
+        "f1", _choice(*TARGETS), _names(TARGETS),
+        "The per-document targets T regresses on: F1-optimal (Sec. 3.3) or Hamming-optimal "
+        "(BP-MLL's); see mlnn.evaluation.thresholds.ThresholdPredictor."),
+    "pwe_form": Param(
+        "factorised", _choice(*PairwiseExponential.FORMS), _names(PairwiseExponential.FORMS),
+        "How PWE is computed: O(L) or the literal O(|y||ȳ|) double sum (the same numbers)."),
+    "init": Param(
+        "glorot", _choice(*INITIALISATIONS), _names(INITIALISATIONS),
+        "Uniform initialisation of W1 and W2 (biases start at zero)."),
+    "dtype": Param("float32", check_dtype, _names(DTYPES),
+                   "The precision of training and of the scores."),
+    "sparse_output": Param(
+        False, check_bool, "bool",
+        "predict returns a scipy CSR matrix instead of a dense ndarray (for many labels)."),
+    "random_state": Param(
+        None, check_seed, "None or int ≥ 0",
+        "Seed of the initialisation, the validation split, the shuffling and dropout; None draws "
+        "fresh randomness at every fit.", int),
+    "verbose": Param(
+        False, _check_verbose, "bool or callable",
+        "True prints a line per evaluation on standard output (epoch k/N, training loss, "
+        "validation rank loss, elapsed, at most how long is left); a callable is called with "
+        "each history record (e.g. mlnn.base.progress.epoch_reporter)."),
+})
+
+#: The hyper-parameters' defaults, by name (read-only).
+DEFAULTS = MappingProxyType({name: param.default for name, param in PARAMS.items()})
+
+#: The same defaults as attributes, for signatures: ``hidden_units=DEFAULT.hidden_units``.
+DEFAULT = SimpleNamespace(**DEFAULTS)
+
+
+def check_params(values, names=None):
+    """Check each value of ``values`` (hyper-parameter → value) by its description; raise
+    :class:`~mlnn.base.errors.MLNNError` naming the first bad one, as ``names`` spells it
+    (e.g. a command-line option; default: the hyper-parameter)."""
+    unknown = sorted(set(values) - set(PARAMS))
+    if unknown:
+        raise MLNNError(f"unknown hyper-parameter(s) {unknown}; valid: {sorted(PARAMS)}")
+    for name, value in values.items():
+        PARAMS[name].check(value, (names or {}).get(name, name))
+
+
+def numpydoc(indent="    ", width=96):
+    """The Parameters entries of the description, numpydoc style (for MultiLabelNN's doc)."""
+    lines = []
+    for name, param in PARAMS.items():
+        lines.append(f"{indent}{name} : {param.kind}, default {param.default!r}")
+        line = indent * 2
+        for word in param.help.split():
+            if len(line) + len(word) + 1 > width and line.strip():
+                lines.append(line.rstrip())
+                line = indent * 2
+            line += word + " "
+        lines.append(line.rstrip())
+    return "\n".join(lines)
