@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 #: The course, in reading order.
-COURSE = ["01_network_and_derivatives", "02_loss_landscapes", "02b_optimizers_and_dropout",
+COURSE = ["01_network_and_derivatives", "01b_build_it_from_zero", "02_loss_landscapes",
+          "02b_optimizers_and_dropout",
           "03_convergence", "04_dropout", "05_learning_rates", "06_thresholds", "07_paper_table",
           "08_beyond_the_paper"]
 
@@ -38,6 +39,7 @@ WITH_OUTPUTS = COURSE
 #: Figures (and tables) each notebook must save (in fast mode, to MLNN_FIGURES).
 FIGURES = {
     "01_network_and_derivatives": ["nb1_pwe_timings.png"],
+    "01b_build_it_from_zero": ["nb1b_yours_vs_mlnn.png"],
     "02_loss_landscapes": ["fig2a_ce_vs_pwe.png", "fig2b_tanh_vs_relu.png",
                            "fig2_gradient_norms.png"],
     "02b_optimizers_and_dropout": ["nb2b_adagrad_rates.png"],
@@ -51,7 +53,8 @@ FIGURES = {
 }
 
 #: Notebooks that read a real dataset and fall back to synthetic data without it.
-READS_DATA = {"03_convergence", "04_dropout", "05_learning_rates", "06_thresholds"}
+READS_DATA = {"01b_build_it_from_zero",
+              "03_convergence", "04_dropout", "05_learning_rates", "06_thresholds"}
 
 #: The largest notebook file we store (outputs included).
 MAX_BYTES = 1_500_000
