@@ -126,7 +126,7 @@ WRONG = [
 
 def test_the_rmsprop_stub_gets_a_hint(capsys):
     assert course.check_rmsprop_optimizer(RMSPropStub) is False
-    assert "_new_state(theta) must give" in capsys.readouterr().out
+    assert "must be a dict of arrays shaped like theta" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("grader, wrong", WRONG, ids=[f"{g.__name__}-{i}" for i, (g, _)

@@ -20,6 +20,7 @@ from scipy.special import expit
 
 from mlnn.course import graders as course
 from mlnn.course import grading
+from mlnn.nn.optimizers import Optimizer
 from mlnn.paper.ranks import Q_ALPHA
 from tests.test_exercises import EXERCISES, SOLUTIONS, solutions
 
@@ -232,6 +233,41 @@ class AdaGradLike(ex02b.RMSProp):
         theta[rows] -= self.learning_rate * g / (np.sqrt(G[rows]) + self.epsilon)
 
 
+class RMSPropRule(Optimizer):
+    """RMSProp written as a dense rule, new_state and update (the lazy rows run beneath)."""
+
+    def __init__(self, learning_rate, rho=0.9, epsilon=1e-8):
+        super().__init__(learning_rate)
+        self.rho, self.epsilon = rho, epsilon
+
+    def new_state(self, theta):
+        return {"mean_square": np.zeros_like(theta)}
+
+    def update(self, theta, g, state):
+        G = state["mean_square"]
+        G[...] = self.rho * G + (1 - self.rho) * g * g
+        theta -= self.learning_rate * g / (np.sqrt(G) + self.epsilon)
+
+
+class RuleForgettingG(RMSPropRule):
+    def update(self, theta, g, state):
+        G = self.rho * state["mean_square"] + (1 - self.rho) * g * g
+        theta -= self.learning_rate * g / (np.sqrt(G) + self.epsilon)
+
+
+class RuleEpsilonInside(RMSPropRule):
+    def update(self, theta, g, state):
+        G = state["mean_square"]
+        G[...] = self.rho * G + (1 - self.rho) * g * g
+        theta -= self.learning_rate * g / np.sqrt(G + self.epsilon)
+
+
+class RuleSharedByShape(RMSPropRule):
+    def new_state(self, theta):
+        shared = self.__dict__.setdefault("shared", {})
+        return {"mean_square": shared.setdefault(theta.shape, np.zeros_like(theta))}
+
+
 def momentum_in_place(theta, v, mu, skipped):
     theta += mu * (1 - mu ** skipped) / (1 - mu) * v
     return theta, mu ** skipped * v
@@ -275,10 +311,13 @@ WRONG_02B = [
     (course.check_rmsprop_optimizer, EpsilonInside, "off"),
     (course.check_rmsprop_optimizer, SharedByShape, "own accumulator"),
     (course.check_rmsprop_optimizer, SharedByClass, "off"),
-    (course.check_rmsprop_optimizer, RowsCopied, "update exactly the rows"),
+    (course.check_rmsprop_optimizer, RowsCopied, "starts from 0 at every step"),
     (course.check_rmsprop_optimizer, RowsIgnored, "raised"),
     (course.check_rmsprop_optimizer, RhoFixed, "off"),
-    (course.check_rmsprop_optimizer, StateNotDict, "_new_state(theta) must give"),
+    (course.check_rmsprop_optimizer, StateNotDict, "must be a dict"),
+    (course.check_rmsprop_optimizer, RuleForgettingG, "starts from 0 at every step"),
+    (course.check_rmsprop_optimizer, RuleEpsilonInside, "off"),
+    (course.check_rmsprop_optimizer, RuleSharedByShape, "own accumulator"),
     (course.check_rmsprop_optimizer, PlainSGD, "off"),
     (course.check_rmsprop_optimizer, AdaGradLike, "off"),
     (course.check_rmsprop_optimizer, ex02b.rmsprop_step, "must be a class"),
@@ -541,6 +580,10 @@ def solution_lines():
 
 
 SOLUTION_LINES = solution_lines()
+
+
+def test_an_rmsprop_written_as_a_dense_rule_passes(capsys):
+    assert course.check_rmsprop_optimizer(RMSPropRule) is True
 
 
 def test_there_are_at_least_a_hundred_wrong_answers_over_every_exercise():

@@ -309,11 +309,13 @@ def _rmsprop_steps(RMSProp, settings, params, sequence, names):
     return params
 
 
-def _rmsprop_expected(settings, theta, sequence, name, lazy=True):
+def _rmsprop_expected(settings, theta, sequence, name, lazy=True, memoryless=False):
     """θ after the steps by the literal loop; a row-sparse gradient updates its rows only
-    (``lazy``) or, as the dense rule, every row (zero gradient elsewhere: G decays)."""
+    (``lazy``) or, as the dense rule, every row (zero gradient elsewhere: G decays). With
+    ``memoryless``, the mistake of a G that starts from 0 at every step."""
     theta, G = theta.copy(), np.zeros_like(theta)
     for grads in sequence:
+        G = np.zeros_like(theta) if memoryless else G
         g, rows = grads[name], slice(None)
         if isinstance(g, RowSparseGradient):
             rows, g = (g.rows, g.values) if lazy else (slice(None), g.toarray())
@@ -333,6 +335,10 @@ def _judge_rmsprop_case(RMSProp, settings, rng):
             continue                                 # G decayed on every row: the dense rule
         if close(result[name], expected):
             continue
+        if close(result[name], _rmsprop_expected(settings, params[name], sequence, name,
+                                                 memoryless=True)):
+            raise NotYet(f"{what} is off: G starts from 0 at every step; keep it in the state "
+                         "and update that array in place")
         alone = _rmsprop_steps(RMSProp, settings, params, sequence, [name])[name]
         if close(alone, expected):
             raise NotYet(f"{what} is right when it is the only parameter and off beside the "
@@ -355,8 +361,9 @@ def check_rmsprop_optimizer(RMSProp):
         probe = call(RMSProp, 0.01, 0.9, 1e-8, name="RMSProp(learning_rate, rho, epsilon)")
         state = call(probe._new_state, np.zeros((4, 3)), name="_new_state")
         if not isinstance(state, dict):
-            raise NotYet("_new_state(theta) must give the state of one parameter: a dict of "
-                         "arrays shaped like theta (AdaGrad's holds its sum of squares)")
+            raise NotYet("the state of one parameter (new_state(theta), or _new_state(theta)) "
+                         "must be a dict of arrays shaped like theta (AdaGrad's holds its sum "
+                         "of squares)")
         for rng, settings in zip(case_rngs(7, 3), RMSPROP_SETTINGS[1:]):
             _judge_rmsprop_case(RMSProp, settings, rng)
         return "3 random cases of 5 steps (4 parameters, row-sparse W1, η, ρ, ε varied)"
