@@ -226,6 +226,11 @@ class PlainSGD(ex02b.RMSProp):
         theta[rows] -= self.learning_rate * g
 
 
+class UpdateLeftOpen(ex02b.RMSProp):
+    def _update_rows(self, state, theta, rows, g):
+        ...
+
+
 class AdaGradLike(ex02b.RMSProp):
     def _update_rows(self, state, theta, rows, g):
         G = state["mean_square"]
@@ -319,6 +324,7 @@ WRONG_02B = [
     (course.check_rmsprop_optimizer, RuleEpsilonInside, "off"),
     (course.check_rmsprop_optimizer, RuleSharedByShape, "own accumulator"),
     (course.check_rmsprop_optimizer, PlainSGD, "off"),
+    (course.check_rmsprop_optimizer, UpdateLeftOpen, "did not change"),
     (course.check_rmsprop_optimizer, AdaGradLike, "off"),
     (course.check_rmsprop_optimizer, ex02b.rmsprop_step, "must be a class"),
     (course.check_momentum_skip, lambda t, v, mu, d: (t + d * v, mu ** d * v), "whole v"),

@@ -335,6 +335,9 @@ def _judge_rmsprop_case(RMSProp, settings, rng):
             continue                                 # G decayed on every row: the dense rule
         if close(result[name], expected):
             continue
+        if np.array_equal(result[name], params[name]):
+            raise NotYet(f"{name} did not change in 5 steps: the update must change θ (and its "
+                         "state) in place")
         if close(result[name], _rmsprop_expected(settings, params[name], sequence, name,
                                                  memoryless=True)):
             raise NotYet(f"{what} is off: G starts from 0 at every step; keep it in the state "
