@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import threading
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,10 +32,12 @@ import numpy as np
 import pytest
 
 import mlnn.datasets.download
+from mlnn.base.errors import MLNNWarning
 from mlnn.cli import main
 from mlnn.datasets import load
 from mlnn.datasets.arff import write_arff, write_mulan_xml
 from mlnn.datasets.svmlight import write_svmlight
+from mlnn.datasets.text import TfidfVectorizer
 from mlnn.model.estimator import MultiLabelNN
 from mlnn.model.modelfile import checksum
 
@@ -87,6 +90,25 @@ def _model_files(w, model):
     _resealed(model, w / "v99.npz", lambda e: dict(e, format_version=np.array(99)))
     _resealed(model, w / "badparams.npz",
               _edit_meta(lambda m: m["params"].update(hidden_units="many")))
+    _resealed(model, w / "shortnames.npz", lambda e: dict(e, label_names=e["label_names"][:-1]))
+    _resealed(model, w / "intweights.npz", lambda e: dict(e, W1=e["W1"].astype(np.int64)))
+    _resealed(model, w / "coeflength.npz",
+              lambda e: dict(e, threshold_coef=e["threshold_coef"][:-1]))
+    _resealed(model, w / "nanweight.npz", lambda e: dict(e, W2=e["W2"] * np.nan))
+    _huge_shape(model, w / "hugeshape.npz")
+
+
+def _huge_shape(model, target):
+    """A copy of ``model`` whose W1 header declares 10^12 x 10^6 entries (8 exabytes)."""
+    with zipfile.ZipFile(model) as source, zipfile.ZipFile(target, "w") as archive:
+        for info in source.infolist():
+            raw = source.read(info)
+            if info.filename == "W1.npy":
+                header = repr({"descr": "<f4", "fortran_order": False,
+                               "shape": (10 ** 12, 10 ** 6)}).encode()
+                header += b" " * (63 - (len(header) + 10) % 64) + b"\n"
+                raw = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + raw[128:]
+            archive.writestr(info.filename, raw)
 
 
 def _svmlight_files(w):
@@ -104,15 +126,17 @@ def _svmlight_files(w):
     (w / "cut.svm.gz").write_bytes(gzip.compress(b"2 50 5\n0 0:1\n 7:0.25\n")[:20])
 
 
-def _mulan_files(root, encode=None):
+def _mulan_files(root, encode=None, X=None, Y=None, Y_test=None):
     """A tiny dataset under the name 'emotions' (MULAN layout: 6 labels) in the data directory
-    ``root``; ``encode`` names a file to write in another encoding, as ``(name, encoding)``."""
+    ``root``; ``encode`` names a file to write in another encoding, as ``(name, encoding)``;
+    ``X``, ``Y`` (both splits) and ``Y_test`` replace the default matrices."""
     folder = root / "mulan" / "emotions"
     folder.mkdir(parents=True)
     labels = [f"l{j}" for j in range(6)]
-    X, Y = np.eye(4, 3), np.eye(4, 6, dtype=np.int8)
-    for split in ("train", "test"):
-        write_arff(folder / f"emotions-{split}.arff", X, Y, ["a", "b", "c"], labels)
+    X = np.eye(4, 3) if X is None else X
+    Y = np.eye(4, 6, dtype=np.int8) if Y is None else Y
+    for split, labels_of_split in (("train", Y), ("test", Y if Y_test is None else Y_test)):
+        write_arff(folder / f"emotions-{split}.arff", X, labels_of_split, ["a", "b", "c"], labels)
     write_mulan_xml(folder / "emotions.xml", labels)
     if encode is not None:
         path = folder / encode[0]
@@ -150,6 +174,9 @@ def workspace(tmp_path, trained, monkeypatch):
     _mulan_files(w / "data")
     _mulan_files(w / "data16", ("emotions-train.arff", "utf-16"))
     _mulan_files(w / "xml16", ("emotions.xml", "utf-16"))
+    _mulan_files(w / "nolabels", Y=np.zeros((4, 6), dtype=np.int8))
+    _mulan_files(w / "nowords", X=np.zeros((4, 3)))
+    _mulan_files(w / "huge", X=np.eye(4, 3) * 1e308)
     (w / "cache").mkdir()
     monkeypatch.setenv("MLNN_DATA", str(w / "data"))
     monkeypatch.setenv("MLNN_CACHE", str(w / "cache"))
@@ -260,9 +287,13 @@ def stdin(raw):
     return plant
 
 
-def data_dir(relative):
+def data_dir(relative, cache_outside=False):
+    """MLNN_DATA is ``relative`` (under the workspace); with ``cache_outside`` the dataset
+    cache is kept outside the workspace (for a command that loads the data, then fails)."""
     def plant(monkeypatch, w):
         monkeypatch.setenv("MLNN_DATA", str(w / relative))
+        if cache_outside:
+            monkeypatch.setenv("MLNN_CACHE", str(w.parent / "cache-outside"))
     return plant
 
 
@@ -387,6 +418,39 @@ CASES += [
          plant=stdin("2 50 5\n0 0:1\n".encode("utf-16"))),
     Case("predict-model-forged", ["predict", "--model", "badjson.npz", "--input", "good.svm"],
          "badjson.npz: its 'meta' entry is not valid JSON"),
+    # forged model files with a valid checksum: named by file and array, never a traceback
+    Case("predict-short-label-names", ["predict", "--model", "shortnames.npz", "--input",
+                                       "good.svm"],
+         "model file shortnames.npz is inconsistent: its array 'label_names' has shape (4,)"),
+    Case("predict-integer-weights", ["predict", "--model", "intweights.npz", "--input",
+                                     "good.svm"], "its array 'W1' has dtype int64"),
+    Case("predict-coefficient-length", ["predict", "--model", "coeflength.npz", "--input",
+                                        "good.svm"],
+         "its array 'threshold_coef' has shape (49,), expected (50,)"),
+    Case("predict-nan-weight", ["predict", "--model", "nanweight.npz", "--input", "good.svm"],
+         "its array 'W2' holds a non-finite value", absent=["scores contains"]),
+    Case("predict-huge-shape", ["predict", "--model", "hugeshape.npz", "--input", "good.svm"],
+         "hugeshape.npz: the entry 'W1' declares shape (1000000000000, 1000000)",
+         absent=["out of memory"]),
+    Case("evaluate-huge-shape", [*EVALUATE, "--model", "hugeshape.npz"],
+         "the entry 'W1' declares shape", absent=["out of memory"]),
+    # degenerate data: refused with a reason, never a number
+    Case("evaluate-empty-split", ["evaluate", "--model", "model.npz", "--dataset", "synthetic",
+                                  "-o", "n_train=100", "-o", "n_test=0", "-o", "n_features=50",
+                                  "-o", "n_labels=5"],
+         "the test split of synthetic has no documents: there is nothing to evaluate"),
+    Case("train-no-positive-label", ["train", "--dataset", "emotions", "--hidden-units", "2",
+                                     "--epochs", "1", "--validation-fraction", "0", "--quiet",
+                                     "--out", "new.npz"],
+         "Y has no positive label: none of its 4 documents",
+         plant=data_dir("nolabels", cache_outside=True)),
+    Case("train-empty-documents", ["train", "--dataset", "emotions", "--hidden-units", "2",
+                                   "--epochs", "1", "--validation-fraction", "0", "--quiet",
+                                   "--out", "new.npz"],
+         "every one of the 4 documents of X is empty",
+         plant=data_dir("nowords", cache_outside=True)),
+    Case("info-arff-overflow", ["data", "info", "emotions"],
+         "emotions-train.arff:14: value 1e+308 overflows float32", plant=data_dir("huge")),
     # data: the data directory, downloads, export
     Case("info-unknown", ["data", "info", "nope"], "unknown dataset 'nope'"),
     Case("info-data-dir-file", ["data", "info", "emotions", "--data-dir", "afile"],
@@ -575,3 +639,98 @@ def test_a_reader_that_went_away_ends_predict_quietly(workspace):
     err = process.stderr.read()
     process.wait(timeout=120)
     assert err == b"" and process.returncode == 1
+
+
+# ------------------------------------------------------------------------------------------
+# degenerate data given correctly: a documented result, with a warning saying what it means
+
+
+def _no_nan(constant):
+    raise AssertionError(f"{constant} in JSON output")
+
+
+def test_undefined_measures_are_a_warning_each_and_null_in_json(workspace, monkeypatch, capsys):
+    _mulan_files(workspace / "unlabelled", Y_test=np.zeros((4, 6), dtype=np.int8))
+    data_dir("unlabelled")(monkeypatch, workspace)
+    assert main(["train", "--dataset", "emotions", "--hidden-units", "2", "--epochs", "1",
+                 "--validation-fraction", "0", "--quiet", "--out", "em.npz"]) == 0
+    assert capsys.readouterr().err == (
+        "mlnn: warning: 2 of the 6 labels have no positive training document (columns 4, 5 of "
+        "Y): the network can only learn them as never relevant\n")
+    assert main(["evaluate", "--model", "em.npz", "--dataset", "emotions", "--json"]) == 0
+    out, err = capsys.readouterr()
+    result = json.loads(out, parse_constant=_no_nan)
+    assert [m for m, value in result.items() if value is None] == [
+        "rankloss", "oneError", "coverage", "MAP"]
+    assert all(isinstance(result[m], float) for m in ("miP", "maF", "hamming"))
+    lines = err.splitlines()
+    assert lines[0] == ("mlnn: warning: rankloss is undefined on the test split of emotions (no "
+                        "document has both a relevant and an irrelevant label); it is reported "
+                        "as null")
+    assert len(lines) == 4 and all("(no document has a relevant label)" in l for l in lines[1:])
+    assert main(["evaluate", "--model", "em.npz", "--dataset", "emotions"]) == 0
+    out, err = capsys.readouterr()
+    assert "rankloss   nan" in out and err.count("it is reported as nan") == 4
+
+
+@pytest.fixture
+def text_model(workspace):
+    """A model trained on a tiny text dataset (with its vectorizer), in text.npz."""
+    texts = ["wheat grain harvest", "crude oil barrel", "wheat and oil prices rise",
+             "grain exports fall", "oil output cut", "maize wheat crop"] * 4
+    Y = np.array([[("wheat" in t or "grain" in t or "maize" in t), ("oil" in t)]
+                  for t in texts], dtype=np.int8)
+    vectorizer = TfidfVectorizer()
+    X = vectorizer.fit_transform(texts)
+    model = MultiLabelNN(hidden_units=4, max_epochs=5, random_state=0)
+    model.fit(X, Y, label_names=["grain", "crude"], vectorizer=vectorizer)
+    model.save(workspace / "text.npz")
+    return model
+
+
+def test_a_text_without_a_known_word_gets_no_label_and_a_warning(workspace, text_model,
+                                                                   capsys):
+    (workspace / "empty.txt").write_text("")
+    (workspace / "stop.txt").write_text("The of and, but: unheard-of zyzzyva!\n")
+    (workspace / "news.txt").write_text("wheat grain harvest")
+    assert main(["predict", "--model", "text.npz", "--text", "empty.txt", "stop.txt",
+                 "news.txt"]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[:2] == ["empty.txt\t", "stop.txt\t"]
+    assert lines[2].startswith("news.txt\t")
+    assert err.splitlines() == [
+        "mlnn: warning: --text: empty.txt is empty; no label is predicted for it",
+        "mlnn: warning: --text: stop.txt has no word of the model's vocabulary; no label is "
+        "predicted for it"]
+    with pytest.warns(MLNNWarning, match=r"1 of the 2 documents \(number 0, counting from 0\) "
+                                         "have no word of the vocabulary"):
+        X = text_model.transform_text(["", "wheat"])
+    assert X[0].nnz == 0 and X[1].nnz == 1
+
+
+#: Imported by the child process (first on its path): sends it SIGINT when the module named
+#: by INTERRUPT_AT is first imported, i.e. while ``python -m mlnn`` starts.
+SITECUSTOMIZE = """
+import os, signal, sys
+
+class InterruptAt:
+    def find_spec(self, name, path=None, target=None):
+        if name == os.environ["INTERRUPT_AT"]:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, InterruptAt())
+"""
+
+
+@pytest.mark.parametrize("module", ["numpy", "scipy.sparse", "mlnn.paper.study"])
+def test_ctrl_c_while_the_modules_load_is_one_line_and_exit_130(tmp_path, module):
+    (tmp_path / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]),
+               INTERRUPT_AT=module)
+    process = subprocess.run([sys.executable, "-m", "mlnn", "data", "list"], env=env,
+                             cwd=tmp_path, capture_output=True, timeout=120)
+    assert (process.returncode, process.stdout, process.stderr) == (
+        130, b"", b"mlnn: interrupted\n")

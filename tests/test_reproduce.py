@@ -1,6 +1,15 @@
-"""The reproduction: the paper's table as package data, model selection on validation, tables."""
+"""The reproduction: the paper's table as package data, model selection on validation, tables;
+and a real ``reproduce`` process killed (SIGKILL, SIGINT) during training, during each write and
+between the run file and the tables, then run again: no finished method lost, nothing
+half-written, no lock left behind."""
 
 import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -8,11 +17,16 @@ import pytest
 from mlnn.base.errors import MLNNError
 from mlnn.base.validation import validation_split
 from mlnn.baselines.svm import DEFAULT_C_VALUES
+from mlnn.cli import main
 from mlnn.datasets import load
 from mlnn.evaluation.metrics import MEASURES
 from mlnn.paper.methods import C_VALUES, METHODS, network_params
 from mlnn.paper.reproduce import (comparison_rows, markdown_table, merge_runs, paper_table3,
                                   read_stored, reproduce, write_results)
+from mlnn.paper.results import tables_current
+from mlnn.paper.study import run_study
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_paper_table3_holds_all_rows_of_the_paper():
@@ -165,3 +179,143 @@ def test_markdown_table_shows_ours_paper_and_difference():
     assert lines[2] == "| NN_A | ours | " + " | ".join(["0.5000"] * 10) + " |"
     assert lines[3] == "|  | paper | " + " | ".join(["0.2500"] * 10) + " |"
     assert lines[4] == "|  | Δ | " + " | ".join(["+0.2500"] * 10) + " |"
+
+
+# ------------------------------------------------------------------------------------------
+# a real process killed at the wrong moment (SIGKILL, SIGINT), then run again
+
+#: Runs the command line with a fault planted: FAULT="<signal> <point> <n>" sends the signal to
+#: the process itself at the n-th call of the point: "fit" (training of a network), "fsync" (a
+#: result file written but not yet in place) or "replaced" (just after a file is put in place).
+DRIVER = """
+import os, signal, sys
+import mlnn.model.estimator
+from mlnn.cli import main
+
+name, point, n = os.environ["FAULT"].split()
+calls = []
+
+def planted(original, after):
+    def call(*args, **kwargs):
+        calls.append(point)
+        if not after and len(calls) == int(n):
+            os.kill(os.getpid(), getattr(signal, name))
+        result = original(*args, **kwargs)
+        if after and len(calls) == int(n):
+            os.kill(os.getpid(), getattr(signal, name))
+        return result
+    return call
+
+if point == "fit":
+    cls = mlnn.model.estimator.MultiLabelNN
+    cls.fit = planted(cls.fit, False)
+else:
+    target = {"fsync": "fsync", "replaced": "replace"}[point]
+    setattr(os, target, planted(getattr(os, target), point == "replaced"))
+sys.exit(main(sys.argv[1:]))
+"""
+
+REPRODUCE = ["reproduce", "--dataset", "synthetic", "-o", "n_train=120", "-o", "n_test=40", "-o",
+             "n_features=30", "-o", "n_labels=4", "--quick", "--methods", "br-b", "nn-a",
+             "--quiet"]
+FAULT_METHODS = ("BR_B", "NN_A")
+
+#: (signal, point, n): the writes of one method are its run file, then its CSV and Markdown
+#: tables (fsync 1-3 and replace 1-3 for BR_B, 4-6 for NN_A).
+FAULTS = [(sig, point, n) for sig in ("SIGKILL", "SIGINT")
+          for point, n in (("fit", 1), ("fsync", 1), ("fsync", 2), ("fsync", 3), ("fsync", 4),
+                           ("replaced", 1), ("replaced", 4))]
+
+
+def _stored_everywhere(out):
+    """The set of methods of the run file, after checking that both tables hold exactly them and that
+    no partial or lock file is left."""
+    run = json.loads((out / "run_synthetic.json").read_text())
+    csv_methods = {line.split(",")[1] for line in
+                   (out / "table3_synthetic.csv").read_text().splitlines()[1:]}
+    markdown = (out / "table3_synthetic.md").read_text()
+    assert csv_methods == set(run["methods"])
+    assert all(f"| {method} |" in markdown for method in run["methods"])
+    return set(run["methods"])
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=["-".join(map(str, f)) for f in FAULTS])
+def test_a_killed_reproduce_loses_no_finished_method_and_the_rerun_completes_every_file(
+        fault, tmp_path, capsys, monkeypatch):
+    sig, point, n = fault
+    env = dict(os.environ, FAULT=f"{sig} {point} {n}", PYTHONPATH=str(ROOT),
+               OPENBLAS_NUM_THREADS="1", MLNN_CACHE=str(tmp_path / "cache"))
+    process = subprocess.run([sys.executable, "-c", DRIVER, *REPRODUCE, "--out", "out"],
+                             cwd=tmp_path, env=env, capture_output=True, timeout=300)
+    err = process.stderr.decode()
+    assert "Traceback" not in err, err
+    out = tmp_path / "out"
+    if sig == "SIGKILL":
+        assert process.returncode == -signal.SIGKILL
+    else:
+        assert process.returncode == 130 and err.endswith(
+            f"mlnn: interrupted; the methods completed so far are stored in out\n"), err
+        # Ctrl-C during a method's writes is held back until all three are written
+        finished = {"fit": 0, "fsync": 1 + (n > 3), "replaced": 1 + (n > 3)}[point]
+        if finished:
+            assert _stored_everywhere(out) == set(FAULT_METHODS[:finished])
+    stored_before = list(json.loads((out / "run_synthetic.json").read_text())["methods"]) \
+        if (out / "run_synthetic.json").exists() else []
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MLNN_CACHE", str(tmp_path / "cache"))
+    assert main([*REPRODUCE, "--out", "out"]) == 0, capsys.readouterr().err
+    log = capsys.readouterr().out
+    assert _stored_everywhere(out) == set(FAULT_METHODS)
+    if len(stored_before) == len(FAULT_METHODS):
+        assert "all 2 methods already stored" in log
+    elif stored_before:
+        assert f"{len(stored_before)} methods already stored, running" in log
+    assert sorted(p.name for p in out.iterdir()) == [
+        "run_synthetic.json", "table3_synthetic.csv", "table3_synthetic.md"]
+
+
+def test_tables_older_than_their_run_file_or_incomplete_are_rebuilt(quick_run, tmp_path):
+    _, run = quick_run
+    write_results(_only(run, ["NN_A", "BR_B"]), tmp_path)
+    assert tables_current(read_stored(tmp_path, "synthetic", 0), tmp_path)
+    md, csv_path = tmp_path / "table3_synthetic.md", tmp_path / "table3_synthetic.csv"
+    complete = {path: path.read_text() for path in (md, csv_path)}
+    for damage in (lambda: md.unlink(), lambda: csv_path.write_text(complete[csv_path][:200]),
+                   lambda: md.write_text(complete[md].replace("| BR_B |", "| BR_X |")),
+                   lambda: os.utime(csv_path, ns=(0, 0))):
+        damage()
+        assert not tables_current(read_stored(tmp_path, "synthetic", 0), tmp_path)
+        messages = []
+        run_study(["synthetic"], [0], tmp_path, load=None, methods=["nn-a", "br-b"],
+                  quick=True, log=messages.append)
+        assert messages[0] == ("synthetic seed 0: rebuilt table3_synthetic.csv, "
+                               "table3_synthetic.md from run_synthetic.json")
+        assert {path: path.read_text() for path in (md, csv_path)} == complete
+
+
+def _limited(limit):
+    def start():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+    return start
+
+
+@pytest.mark.parametrize("limit, message", [
+    (0, "--out: cannot lock out: cannot write the lock file out/.mlnn-reproduce.lock: "
+        "file too large"),
+    (3000, "mlnn: error: cannot write out/run_synthetic.json: file too large"),
+])
+def test_a_file_size_limit_names_the_file_and_leaves_no_lock(tmp_path, capsys, monkeypatch,
+                                                            limit, message):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1",
+               MLNN_CACHE=str(tmp_path / "cache"))
+    (tmp_path / "out").mkdir()
+    process = subprocess.run([sys.executable, "-m", "mlnn", *REPRODUCE, "--out", "out"],
+                             cwd=tmp_path, env=env, capture_output=True, timeout=300,
+                             preexec_fn=_limited(limit))
+    err = process.stderr.decode()
+    assert process.returncode == 2 and err.count("\n") == 1 and message in err, err
+    assert list((tmp_path / "out").iterdir()) == []           # no lock, no partial file
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MLNN_CACHE", str(tmp_path / "cache"))
+    assert main([*REPRODUCE, "--out", "out"]) == 0, capsys.readouterr().err
+    assert _stored_everywhere(tmp_path / "out") == set(FAULT_METHODS)

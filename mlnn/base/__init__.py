@@ -8,5 +8,6 @@ module          job
 ``fileio``      atomic writes, output-path checks, the arrays' SHA-256 digest
 ``progress``    progress lines on standard error
 ``lock``        one writer per output directory (a lock file with the writer's pid)
+``interrupts``  Ctrl-C held back while a result's files are written and while the command starts
 ==============  ===========================================================================
 """

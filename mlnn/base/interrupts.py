@@ -12,29 +12,35 @@ Two moments must not be cut:
 
 Only the main thread can handle signals, and only Python's own handler is replaced (an ignored
 SIGINT stays ignored, a handler someone else installed stays in charge). This module imports
-nothing but the standard library, so that it can be loaded before anything else.
+nothing but :mod:`signal`, so that it loads before anything else.
 """
 
 import contextlib
 import signal
-import threading
 
 _held = {}
 
 
-def _ours():
-    """Whether SIGINT may be held here: the main thread, with Python's default handler."""
-    return threading.current_thread() is threading.main_thread() and \
-        signal.getsignal(signal.SIGINT) is signal.default_int_handler
+def _replace(received):
+    """Install a SIGINT handler that appends to ``received``; the handler it replaced, or None
+    if SIGINT is not Python's default handler's to hold (another handler, SIG_IGN) or this is
+    not the main thread (where ``signal.signal`` raises ValueError)."""
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return None
+    try:
+        return signal.signal(signal.SIGINT, lambda signum, frame: received.append(1))
+    except ValueError:
+        return None
 
 
 def hold():
     """From now on, record SIGINT instead of raising (until :func:`release`); idempotent."""
-    if _held or not _ours():
+    if _held:
         return
     received = []
-    _held["previous"] = signal.signal(signal.SIGINT, lambda signum, frame: received.append(1))
-    _held["received"] = received
+    previous = _replace(received)
+    if previous is not None:
+        _held.update(previous=previous, received=received)
 
 
 def release():
@@ -49,11 +55,11 @@ def release():
 def deferred():
     """Run the body with SIGINT held back; one that arrived meanwhile raises
     ``KeyboardInterrupt`` after the body has finished (not if the body raised)."""
-    if not _ours():
+    received = []
+    previous = _replace(received)
+    if previous is None:
         yield
         return
-    received = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(1))
     try:
         yield
     finally:

@@ -26,8 +26,9 @@ Errors and exit codes. :func:`main` is the one place that turns failures into me
 arguments (argparse's), the project's errors (:class:`~mlnn.base.errors.MLNNError`), the operating
 system's errors of reading and writing (``OSError``: permission denied, no space left, ...) and
 undecodable text are printed as one line, ``mlnn: error: ...``, with exit code 2; Ctrl-C prints
-``mlnn: interrupted`` and exits with 130; warnings of the project (a damaged cache entry that
-was rebuilt) are one line ``mlnn: warning: ...``. A closed standard output (``| head``) ends the
+``mlnn: interrupted`` and exits with 130 (also while the modules load, see :mod:`mlnn.__main__`);
+warnings of the project (a damaged cache entry that was rebuilt) are one line
+``mlnn: warning: ...``. A closed standard output (``| head``) ends the
 command quietly. Set ``MLNN_TRACEBACK=1`` to get the Python traceback instead (for debugging).
 """
 
@@ -36,6 +37,7 @@ import os
 import sys
 import warnings
 
+from mlnn.base import interrupts
 from mlnn.base.errors import MLNNError, MLNNWarning
 from mlnn.base.fileio import os_error_message
 from mlnn.cli import bench, data, experiment, model, reproduce
@@ -70,6 +72,8 @@ def build_parser():
 
 def main(argv=None):
     """Parse ``argv`` (default: ``sys.argv[1:]``), run the command, return its exit code."""
+    if interrupts.release():            # Ctrl-C while ``python -m mlnn`` was starting
+        return _fail("mlnn: interrupted", 130)
     if os.environ.get("MLNN_TRACEBACK") == "1":
         args = build_parser().parse_args(argv)
         return args.func(args) or 0

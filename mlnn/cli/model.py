@@ -1,8 +1,9 @@
 """``train``, ``evaluate`` and ``predict``: one network method and its model file.
 
-Every option and path is checked before the work starts: ``train`` builds the estimator from the
-options and checks its hyper-parameters, and checks ``--out``, before it loads the data, so that a
-typo never costs a training run. ``train`` downloads a missing pinned archive first (unless
+Every option and path is checked before the work starts: ``train`` checks each option that sets
+a hyper-parameter by the model description (:mod:`mlnn.model.params`; its help and default come
+from there too), and ``--out``, before it loads the data, so that a typo never costs a training
+run. ``train`` downloads a missing pinned archive first (unless
 ``--offline``) and reports each epoch on standard error (epoch k/N, training loss, validation rank
 loss, elapsed, at most how long is left) when standard error is a terminal or with
 ``--progress``; never under ``--quiet``.
@@ -11,26 +12,35 @@ loss, elapsed, at most how long is left) when standard error is a terminal or wi
 :mod:`mlnn.datasets.svmlight`); ``--input -`` reads standard input. ``predict --text`` reads raw
 text (files, directories of ``.txt`` files, ``-`` for standard input) and turns it into features
 with the vectorizer saved in the model file (a model trained on a text dataset); it prints one
-line per document: its name, a tab, and ``label:score`` for each predicted label.
+line per document: its name, a tab, and ``label:score`` for each predicted label. A text with
+no word of the model's vocabulary (an empty file, only stop words or unknown words) has nothing
+to classify: it gets no label and a warning naming it (``mlnn: warning: ...``).
+
+``evaluate`` refuses an empty split. A measure that no document of the split defines (rank loss
+when no document has both a relevant and an irrelevant label) is ``nan`` in the library; the
+command prints a warning saying why, and ``--json`` writes it as ``null`` (NaN is not JSON).
+See "Degenerate data" in :mod:`mlnn.evaluation.metrics` and :mod:`mlnn.base.validation`.
 """
 
 import json
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from mlnn.base.errors import MLNNError
+from mlnn.base.errors import MLNNError, MLNNWarning
 from mlnn.base.fileio import check_input_file, check_output_path, check_replaceable
 from mlnn.base.progress import epoch_reporter
-from mlnn.cli.options import (add_dataset, add_offline, add_progress, add_seed, load_dataset,
-                              show_progress)
+from mlnn.cli.options import (add_dataset, add_offline, add_param, add_progress, add_seed,
+                              given_params, load_dataset, show_progress)
 from mlnn.datasets.svmlight import parse_svmlight, read_svmlight
 from mlnn.datasets.text import decode
-from mlnn.evaluation.metrics import MEASURES
+from mlnn.evaluation.metrics import MEASURES, undefined_measures
 from mlnn.model.estimator import MultiLabelNN
-from mlnn.model.modelfile import is_model_file, loading
+from mlnn.model.modelfile import is_model_file
+from mlnn.model.params import DEFAULTS
 from mlnn.paper.methods import NETWORK_ALIASES, network_params, resolve
 
 #: The options of ``train`` that set a hyper-parameter, and the hyper-parameter.
@@ -50,21 +60,10 @@ def register(subparsers):
     train.add_argument("--method", default="nn-ad",
                        help=f"one of {list(NETWORK_ALIASES)} (default nn-ad)")
     add_seed(train)
-    train.add_argument("--epochs", type=int,
-                       help="maximum number of epochs (default: the method's, 100)")
-    train.add_argument("--learning-rate", type=float,
-                       help="η0 (default: the method's, 0.01 for the paper's networks)")
-    train.add_argument("--hidden-units", type=int,
-                       help="F (default: the method's, 1000 for the paper's networks)")
-    train.add_argument("--batch-size", type=int,
-                       help="minibatch size (default: the method's, 64 for the paper's networks)")
-    train.add_argument("--validation-fraction", type=float,
-                       help="share of the training documents held out for early stopping and "
-                            "for choosing the threshold λ (default 0.1); 0 trains on all of "
-                            "them for exactly --epochs epochs")
-    train.add_argument("--threshold-lambda", type=float,
-                       help="λ of the threshold predictor (Eq. 5) instead of choosing it on the "
-                            "validation documents")
+    for option, param in TRAIN_OPTIONS.items():
+        if option != "--seed":
+            add_param(train, option, param,
+                      shown=f"default: the method's, else {DEFAULTS[param]}")
     train.add_argument("--out", default="model.npz", help="model file to write")
     add_offline(train)
     add_progress(train)
@@ -107,26 +106,10 @@ def _register_predict(subparsers):
     predict.set_defaults(func=run_predict)
 
 
-def _given(args):
-    """The hyper-parameters set by options of ``train``, each checked on its own so that an
-    error names the option: ``{parameter: value}``."""
-    given = {}
-    for option, param in TRAIN_OPTIONS.items():
-        value = getattr(args, option.lstrip("-").replace("-", "_"))
-        if value is None:
-            continue
-        try:
-            MultiLabelNN(**{param: value}).check_params()
-        except MLNNError as error:
-            raise MLNNError(f"{option} {value}: {error}") from None
-        given[param] = value
-    return given
-
-
 def run_train(args):
     method = resolve(args.method)
-    given = _given(args)
-    MultiLabelNN(**{**network_params(method, 1, 1), **given}).check_params()   # fail fast
+    given = given_params(args, TRAIN_OPTIONS)       # each checked once, naming its option
+    network_params(method, 1, 1)                    # a network method (BR is not one)
     check_output_path(args.out, "--out")
     check_replaceable(args.out, "--out", is_model_file, "an mlnn model file")
     dataset = load_dataset(args)
@@ -153,8 +136,7 @@ def load_model(path):
     path = check_input_file(path, "--model")
     if path == "-":
         raise MLNNError("--model: a model cannot be read from standard input; give its file")
-    with loading(path):
-        return MultiLabelNN.load(path).check_params()
+    return MultiLabelNN.load(path)         # checked by load
 
 
 def run_evaluate(args):
@@ -165,9 +147,17 @@ def run_evaluate(args):
     if X.shape[1] != model.n_features_in_:
         raise MLNNError(f"the model expects {model.n_features_in_} features but {dataset.name} "
                         f"has {X.shape[1]}: it was trained on another dataset")
+    if X.shape[0] == 0:
+        raise MLNNError(f"the {args.split} split of {dataset.name} has no documents: there is "
+                        "nothing to evaluate")
     result = model.evaluate(X, Y)
+    for measure, reason in undefined_measures(result).items():
+        warnings.warn(f"{measure} is undefined on the {args.split} split of {dataset.name} "
+                      f"({reason}); it is reported as "
+                      f"{'null' if args.json else 'nan'}", MLNNWarning)
     if args.json:
-        print(json.dumps(result))
+        plain = {k: None if np.isnan(v) else v for k, v in result.items()}
+        print(json.dumps(plain, allow_nan=False))
     else:
         for measure in MEASURES:
             print(f"{measure:10s} {result[measure]:.4f}")
@@ -203,6 +193,20 @@ def read_texts(paths):
     return documents
 
 
+def _text_features(model, documents):
+    """X of the ``[(name, text), ...]`` of ``--text``; a warning names each document without a
+    word of the model's vocabulary (an empty file, unknown words), for which no label is
+    printed."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MLNNWarning)      # named by file below instead
+        X = model.transform_text([text for _, text in documents])
+    for i in np.flatnonzero(np.diff(X.indptr) == 0):
+        name, text = documents[i]
+        what = "is empty" if not text.strip() else "has no word of the model's vocabulary"
+        warnings.warn(f"--text: {name} {what}; no label is predicted for it", MLNNWarning)
+    return X
+
+
 def _predicted(model, X):
     """(scores, the predicted labels of each row as index arrays) of the documents X."""
     scores = model.decision_function(X)
@@ -218,10 +222,13 @@ def run_predict(args):
             raise MLNNError(f"--text: the model {args.model} was not trained on a text dataset "
                             "(it has no vocabulary); give svmlight vectors with --input")
         documents = read_texts(args.text)
-        X = model.transform_text([text for _, text in documents])
+        X = _text_features(model, documents)
     else:
         X = read_input(args.input, model, args.zero_based)
     scores, predicted = _predicted(model, X)
+    if args.text is not None:        # a text with no known word: nothing in it to classify
+        empty = np.diff(X.indptr) == 0
+        predicted = [labels[:0] if empty[i] else labels for i, labels in enumerate(predicted)]
     names = model.label_names_ or [str(i) for i in range(model.n_labels_)]
     lines = []
     for i, labels in enumerate(predicted):

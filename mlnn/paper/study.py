@@ -5,7 +5,9 @@ stores each method in the run file of its dataset and seed as soon as it ends
 (:func:`mlnn.paper.reproduce.write_results`, names in :mod:`mlnn.paper.results`). Run again with
 the same arguments, it skips every (dataset, seed, method) already stored and runs only the
 rest, so a study stopped by Ctrl-C, a crash or a deadline resumes where it stopped; ``force``
-runs them all again (each rerun replaces its stored result).
+runs them all again (each rerun replaces its stored result). Ctrl-C while a method's files are
+written takes effect after them; tables missing, older than their run file or incomplete (a
+run killed between the run file and the tables) are rebuilt from it first.
 
 Before any training, every stored run file the study will extend is read: a damaged file or a
 stored run with other settings stops the study at once with a message naming the file, so an
@@ -13,11 +15,15 @@ hour of work is never lost at the first write. The caller holds the lock of the 
 directory (:func:`mlnn.base.lock.directory_lock`) for the whole study.
 """
 
+import contextlib
 from dataclasses import dataclass
+from pathlib import Path
 
+from mlnn.base import interrupts
 from mlnn.paper.methods import PAPER_METHODS, resolve
 from mlnn.paper.reproduce import (merge_runs, read_stored, reproduce, settings_record,
                                   write_results)
+from mlnn.paper.results import run_path, table_paths, tables_current
 
 #: The keyword arguments of :func:`mlnn.paper.reproduce.reproduce` that define an experiment.
 SETTING_NAMES = ("quick", "refit", "batch_size", "validation_fraction", "learning_rates",
@@ -63,8 +69,10 @@ def run_study(datasets, seeds, out_dir, load, methods=None, force=False, log=pri
     :func:`~mlnn.paper.reproduce.reproduce`.
     """
     jobs = plan(datasets, seeds, out_dir, methods, force, **options)
+    _remove_partial_files(out_dir, log)
     loaded = {}
     for job in jobs:
+        _rebuild_tables(out_dir, job, log)
         if not job.methods:
             log(f"{job.dataset} seed {job.seed}: all {len(job.stored)} methods already stored "
                 "(skipped; --force runs them again)")
@@ -80,9 +88,38 @@ def run_study(datasets, seeds, out_dir, load, methods=None, force=False, log=pri
     return jobs
 
 
+def _remove_partial_files(out_dir, log):
+    """Remove the temporary files a killed run left beside its run files and tables (hidden,
+    ending in ``.part``; never read, so only clutter). Safe because the caller holds the
+    directory's lock: no other writer is at work there."""
+    partial = [path for pattern in (".run_*.part", ".table3_*.part")
+               for path in Path(out_dir).glob(pattern)]
+    for path in partial:
+        with contextlib.suppress(OSError):
+            path.unlink()
+    if partial:
+        log(f"removed {len(partial)} partial file(s) left in {out_dir} by an interrupted run")
+
+
+def _rebuild_tables(out_dir, job, log):
+    """Rewrite the tables of the stored run of ``job`` if they are missing, older than its run
+    file or incomplete (a run killed between the run file and the tables)."""
+    stored = read_stored(out_dir, job.dataset, job.seed) if job.stored else None
+    if stored is not None and not tables_current(stored, out_dir):
+        with interrupts.deferred():
+            write_results(stored, out_dir)
+        log(f"{job.dataset} seed {job.seed}: rebuilt "
+            f"{', '.join(p.name for p in table_paths(out_dir, job.dataset, job.seed))} from "
+            f"{run_path(out_dir, job.dataset, job.seed).name}")
+
+
 def _saver(out_dir, job):
-    """Store a run record merged with what is stored for its dataset and seed."""
+    """Store a run record merged with what is stored for its dataset and seed: the run file and
+    its tables are written with Ctrl-C held back (:func:`mlnn.base.interrupts.deferred`), so an
+    interrupt during the writes stops the study just after them, the method kept in every
+    file."""
     def save(run):
-        write_results(merge_runs(read_stored(out_dir, job.dataset, job.seed), run, out_dir),
-                      out_dir)
+        with interrupts.deferred():
+            write_results(merge_runs(read_stored(out_dir, job.dataset, job.seed), run, out_dir),
+                          out_dir)
     return save
