@@ -382,6 +382,35 @@ class AdaGradIgnoresRows(worked.AdaGrad):
             params[name][rows] -= self.eta0 * g / (np.sqrt(G[rows]) + self.epsilon)
 
 
+class AdaGradDenseW1(worked.AdaGrad):
+    """Right numbers, but W1's gradient made dense and every row of W1 updated."""
+
+    def step(self, params, grads):
+        for name, g in grads.items():
+            if isinstance(g, tuple):
+                dense = np.zeros_like(params[name])
+                dense[g[0]] = g[1]
+                g = dense
+            G = self.G.setdefault(name, np.zeros_like(params[name]))
+            G += g * g
+            params[name] -= self.eta0 * g / (np.sqrt(G) + self.epsilon)
+
+
+class AdaGradAddAt(worked.AdaGrad):
+    """Right numbers, but every row of W1 written through np.subtract.at."""
+
+    def step(self, params, grads):
+        for name, g in grads.items():
+            if isinstance(g, tuple):
+                dense = np.zeros_like(params[name])
+                dense[g[0]] = g[1]
+                g = dense
+            G = self.G.setdefault(name, np.zeros_like(params[name]))
+            G += g * g
+            np.subtract.at(params[name], np.arange(len(g)),
+                           self.eta0 * g / (np.sqrt(G) + self.epsilon))
+
+
 class AdaGradSquaresGradientInPlace(worked.AdaGrad):
     def step(self, params, grads):
         for name, g in grads.items():
@@ -570,7 +599,9 @@ WRONG = [
     (scratch.check_adagrad, AdaGradFixedEpsilon, "differ from AdaGrad's"),
     (scratch.check_adagrad, AdaGradSharedState, "interfere"),
     (scratch.check_adagrad, AdaGradNotInPlace, "replaced params"),
-    (scratch.check_adagrad, AdaGradIgnoresRows, "rows of W1 without a gradient changed"),
+    (scratch.check_adagrad, AdaGradIgnoresRows, "rows of W1 that have no gradient"),
+    (scratch.check_adagrad, AdaGradDenseW1, "wrote all"),
+    (scratch.check_adagrad, AdaGradAddAt, "wrote all"),
     (scratch.check_adagrad, AdaGradSquaresGradientInPlace, "modified the gradients"),
     (scratch.check_adagrad, AdaGradStub, "no answer yet"),
     (scratch.check_adagrad, adagrad_function, "must be a class"),

@@ -598,6 +598,60 @@ def new_optimizer(AdaGrad, eta0, epsilon):
         raise StudentError("AdaGrad(eta0, epsilon)", error) from error
 
 
+class WatchedRows(np.ndarray):
+    """W1 for the AdaGrad grader: records in ``written`` (one flag per row) the rows a step
+    writes, by item assignment, by a ufunc writing into it, or by ``ufunc.at``."""
+
+    def __array_finalize__(self, obj):
+        self.written = None                  # views and copies record nothing
+
+    def record(self, key):
+        if self.written is not None:
+            probe = np.zeros(self.shape, dtype=bool)
+            probe[key] = True
+            self.written |= probe.reshape(len(probe), -1).any(axis=1)
+
+    def __setitem__(self, key, value):
+        self.record(key)
+        super().__setitem__(key, value)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        if method == "at" and isinstance(inputs[0], WatchedRows):
+            inputs[0].record(inputs[1])
+        for array in out or ():
+            if isinstance(array, WatchedRows):
+                array.record(Ellipsis)
+        plain = [x.view(np.ndarray) if isinstance(x, WatchedRows) else x for x in inputs]
+        if out is not None:
+            kwargs["out"] = tuple(x.view(np.ndarray) if isinstance(x, WatchedRows) else x
+                                  for x in out)
+        result = getattr(ufunc, method)(*plain, **kwargs)
+        return (out[0] if len(out) == 1 else out) if out is not None else result
+
+
+def watched(W1):
+    """A copy of W1 that records the rows written (:class:`WatchedRows`)."""
+    array = W1.copy().view(WatchedRows)
+    array.written = np.zeros(len(W1), dtype=bool)
+    return array
+
+
+def expect_rows_written(W1, rows):
+    """Only the rows ``rows`` of a watched W1 were written by the last step."""
+    if not isinstance(W1, WatchedRows) or W1.written is None:
+        return
+    allowed = np.zeros(len(W1), dtype=bool)
+    allowed[rows] = True
+    extra = W1.written & ~allowed
+    W1.written[:] = False
+    if extra.any() and (extra | allowed).all():
+        raise NotYet(f"step wrote all {len(W1)} rows of W1; only the rows listed in rows have a "
+                     "gradient and may be touched (k × F work per step instead of D × F)")
+    if extra.any():
+        raise NotYet("step wrote rows of W1 that have no gradient in this step; W1's gradient "
+                     "(rows, values) applies to the rows listed in rows only")
+
+
 def take_steps(optimizer, params, steps):
     """Call ``optimizer.step`` on each gradient dict; params must be updated in place and the
     gradients left unchanged. Returns the parameters after the steps."""
@@ -610,6 +664,7 @@ def take_steps(optimizer, params, steps):
             raise StudentError("AdaGrad.step", error) from error
         if not same(grads, given):
             raise NotYet("step modified the gradients it was given; leave them unchanged")
+        expect_rows_written(params.get("W1"), grads["W1"][0])
         for name, array in arrays.items():
             if params.get(name) is not array:
                 raise NotYet(f"step replaced params[{name!r}] by a new array; update it in place "
@@ -657,8 +712,9 @@ def check_adagrad(AdaGrad):
             rng = np.random.default_rng([70, number])
             start = random_params(rng, D, F, L, dtype)
             steps = adagrad_steps(rng, start)
-            answer = take_steps(new_optimizer(AdaGrad, eta0, epsilon),
-                                {name: value.copy() for name, value in start.items()}, steps)
+            params = {name: value.copy() for name, value in start.items()}
+            params["W1"] = watched(start["W1"])
+            answer = take_steps(new_optimizer(AdaGrad, eta0, epsilon), params, steps)
             expect_adagrad(answer, start, steps, eta0, epsilon)
         expect_own_state(AdaGrad)
         return (f"{len(ADAGRAD_CASES)} runs of 5 steps (η0 from 0.03 to 1, ε from 1e-8 to 0.5, "
