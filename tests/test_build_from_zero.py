@@ -1,6 +1,7 @@
 """Notebook 01b's graders (mlnn.course.scratch): the worked solution passes every one, and
 plausible wrong answers are rejected, each with a message that names its mistake and no code."""
 
+import ast
 import re
 from pathlib import Path
 
@@ -28,6 +29,29 @@ def test_the_worked_solution_passes(check, name, capsys):
     out = capsys.readouterr().out
     assert report, out
     assert out.startswith("PASS"), out
+
+
+def _body_lines(node):
+    """The lines of the statements inside a function or class, docstrings left out."""
+    lines = set()
+    for statement in ast.walk(node):
+        docstring = isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+        if (isinstance(statement, ast.stmt) and statement is not node and not docstring
+                and not isinstance(statement, (ast.FunctionDef, ast.ClassDef))):
+            lines.update(range(statement.lineno, statement.end_lineno + 1))
+    return lines
+
+
+def test_the_worked_solution_is_plain_numpy_in_a_few_dozen_lines():
+    tree = ast.parse((ROOT / scratch.SOLUTION).read_text(encoding="utf-8"))
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
+                if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom)}
+    assert imported <= {"numpy", "scipy"}, imported
+    pieces = [node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))]
+    assert {node.name for node in pieces} == {name for _, name in PIECES}
+    assert sum(len(_body_lines(node)) for node in pieces) <= 60
 
 
 # -- wrong answers: the forward pass ---------------------------------------------------------------
