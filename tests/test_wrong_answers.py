@@ -20,6 +20,7 @@ from scipy.special import expit
 
 from mlnn.course import graders as course
 from mlnn.course import grading
+from mlnn.nn import dropout as dropout_module
 from mlnn.nn.optimizers import Optimizer
 from mlnn.paper.ranks import Q_ALPHA
 from tests.test_exercises import EXERCISES, SOLUTIONS, solutions
@@ -588,8 +589,47 @@ def solution_lines():
 SOLUTION_LINES = solution_lines()
 
 
-def test_an_rmsprop_written_as_a_dense_rule_passes(capsys):
-    assert course.check_rmsprop_optimizer(RMSPropRule) is True
+class RMSPropDecayingEveryRow(ex02b.RMSProp):
+    """The dense rule on every row: rows without gradient still see G decay (exact, not lazy)."""
+
+    def _update_rows(self, state, theta, rows, g):
+        full = np.zeros_like(theta)
+        full[rows] = g
+        G = state["mean_square"]
+        G[...] = self.rho * G + (1 - self.rho) * full * full
+        theta -= self.learning_rate * full / (np.sqrt(G) + self.epsilon)
+
+
+#: Right answers written differently from the worked solutions: each must pass.
+RIGHT = [
+    (course.check_rmsprop_optimizer, RMSPropRule),
+    (course.check_rmsprop_optimizer, RMSPropDecayingEveryRow),
+    (course.check_inverted_dropout, lambda h, r, g: (lambda m: (h * m, m))(
+        dropout_module.hidden_mask(h.shape, r, g))),
+    (course.check_inverted_dropout, lambda h, r, g: (lambda m: (h * m, m))(
+        g.binomial(1, 1 - r, size=h.shape) / (1 - r))),
+    (course.check_input_dropout, lambda X, r, g: dropout_module.apply_input_mask(
+        X, dropout_module.input_mask(X, r, g))),
+    (course.check_input_dropout, lambda X, r, g: X.multiply(
+        (g.random(X.shape) >= r) / (1 - r)).tocsr()),
+    (course.check_momentum_skip, lambda t, v, mu, d: (
+        t + v * sum(mu ** i for i in range(1, d + 1)), v * mu ** d)),
+    (course.check_delta1, lambda d2, W2, h: (W2 @ d2.T).T * (1 + h) * (1 - h)),
+    (course.check_input_gradient, lambda X, d1: (X.T @ sp.csr_matrix(d1)) / X.shape[0]),
+    (course.check_rank_loss, lambda s, y: float(np.mean((pairs(s, y) < 0) + 0.5 * (
+        pairs(s, y) == 0)))),
+    (course.check_ridge, lambda Z, t, lam: np.linalg.lstsq(
+        np.vstack([Z, np.sqrt(lam) * np.eye(Z.shape[1])]),
+        np.concatenate([t, np.zeros(Z.shape[1])]), rcond=None)[0]),
+    (course.check_average_ranks, lambda v, lower: scipy.stats.rankdata(
+        -v if lower else v, axis=1).mean(axis=0) * -1 + v.shape[1] + 1),
+]
+
+
+@pytest.mark.parametrize("grader, right", RIGHT,
+                         ids=[f"{g.__name__}-{i}" for i, (g, _) in enumerate(RIGHT)])
+def test_a_right_answer_written_differently_passes(grader, right, capsys):
+    assert grader(right) is True, capsys.readouterr().out
 
 
 def test_there_are_at_least_a_hundred_wrong_answers_over_every_exercise():
