@@ -44,7 +44,16 @@ def training_cases(draw, max_D=15):
     rng = np.random.default_rng(seed + 1)
     for name in ("b1", "b2"):
         network.params[name][...] = rng.normal(scale=0.5, size=network.params[name].shape)
-    return {"network": network, "X": draw(sparse_inputs(n, D)), "Y": draw(label_matrices(n, L)),
+    X, Y = draw(sparse_inputs(n, D)), draw(label_matrices(n, L))
+    # training refuses data with nothing to learn (mlnn.base.validation.check_learnable): give
+    # an all-empty X one stored entry and a Y without a positive one relevant label
+    if X.count_nonzero() == 0:
+        X = X.tolil()
+        X[0, 0] = rng.normal()
+        X = X.tocsr()
+    if not Y.any():
+        Y[0, 0] = 1.0
+    return {"network": network, "X": X, "Y": Y,
             "batch_size": draw(st.integers(1, 5)), "max_epochs": draw(st.integers(1, 4)),
             "dropout": draw(st.sampled_from([0.0, 0.5])),
             "input_dropout": draw(st.sampled_from([0.0, 0.3])), "seed": seed}

@@ -221,6 +221,7 @@ def assert_params_equal(actual, expected, where):
 
 
 @pytest.mark.parametrize("kind", OPTIMIZER_KINDS)
+@pytest.mark.filterwarnings("ignore::mlnn.base.errors.MLNNWarning")     # degenerate labels warn
 @given(case=training_cases(), decay=decay_settings(), eval_every=st.integers(1, 4))
 def test_train_equals_the_dense_reference_loop(kind, case, decay, eval_every):
     """Momentum, Nesterov, SGD and AdaGrad, with and without weight decay and dropout (hidden and
