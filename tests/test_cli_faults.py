@@ -98,13 +98,14 @@ def _model_files(w, model):
     _huge_shape(model, w / "hugeshape.npz")
 
 
-def _huge_shape(model, target):
-    """A copy of ``model`` whose W1 header declares 10^12 x 10^6 entries (8 exabytes)."""
+def _huge_shape(model, target, member="W1.npy", descr="<f4"):
+    """A copy of the archive ``model`` whose ``member`` header declares 10^12 x 10^6 entries
+    (exabytes)."""
     with zipfile.ZipFile(model) as source, zipfile.ZipFile(target, "w") as archive:
         for info in source.infolist():
             raw = source.read(info)
-            if info.filename == "W1.npy":
-                header = repr({"descr": "<f4", "fortran_order": False,
+            if info.filename == member:
+                header = repr({"descr": descr, "fortran_order": False,
                                "shape": (10 ** 12, 10 ** 6)}).encode()
                 header += b" " * (63 - (len(header) + 10) % 64) + b"\n"
                 raw = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + raw[128:]
@@ -588,6 +589,22 @@ def test_a_damaged_cache_entry_is_one_warning_line_and_the_command_succeeds(work
     assert main(["data", "info", "emotions", "--json"]) == 0
     out, err = capsys.readouterr()
     assert err == "" and json.loads(out)["from_cache"] is True
+
+
+def test_a_cache_entry_declaring_a_huge_array_is_rebuilt_not_allocated(workspace, capsys):
+    assert main(["data", "info", "emotions", "--json"]) == 0
+    capsys.readouterr()
+    (entry,) = (workspace / "cache").iterdir()
+    good = entry.read_bytes()
+    _huge_shape(entry, workspace / "huge.npz", member="X_train_data.npy", descr="<f8")
+    entry.write_bytes((workspace / "huge.npz").read_bytes())
+    assert main(["data", "info", "emotions", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and err.startswith("mlnn: warning: the cached matrices "), err
+    assert "the entry 'X_train_data' declares shape (1000000000000, 1000000)" in err
+    assert "rebuilding them" in err and "memory" not in err
+    assert json.loads(out)["from_cache"] is False
+    assert entry.read_bytes() == good                    # rebuilt: the same entry again
 
 
 def _mlnn(*args, cwd, **kwargs):

@@ -1,15 +1,22 @@
-"""Atomic writes and output-path checks: a failure never leaves a partial or temporary file."""
+"""Atomic writes and output-path checks: a failure never leaves a partial or temporary file;
+archives read without trusting their headers; Ctrl-C held back; the lock file never empty."""
 
 import errno
 import os
+import re
+import signal
+import zipfile
 
+import numpy as np
 import pytest
 
+from mlnn.base import interrupts
 from mlnn.base.errors import MLNNError
-from mlnn.base.fileio import (atomic_path, atomic_write, check_input_file, check_output_directory,
-                              check_replaceable,
-                              check_output_path, describe_os_error, os_error_message, write_files,
+from mlnn.base.fileio import (ArchiveError, atomic_path, atomic_write, check_input_file,
+                              check_output_directory, check_output_path, check_replaceable,
+                              describe_os_error, os_error_message, read_npz, write_files,
                               write_text)
+from mlnn.base.lock import LOCK_NAME, directory_lock, lock_holder
 
 
 def _listing(directory):
@@ -200,3 +207,114 @@ def test_a_symbolic_link_survives_and_its_target_is_replaced(tmp_path):
     write_text(tmp_path / "link.csv", "new\n")
     assert (tmp_path / "link.csv").is_symlink() and (tmp_path / "real.csv").read_text() == "new\n"
     assert _listing(tmp_path) == ["link.csv", "real.csv"]
+
+
+# ------------------------------------------------------------------------------------------
+# archives read without trusting them; Ctrl-C held back; the lock never left empty
+
+
+def test_read_npz_gives_back_plain_arrays_in_their_order_and_layout(tmp_path):
+    arrays = {"a": np.arange(6.0).reshape(2, 3), "f": np.asfortranarray(np.eye(3, 2)),
+              "s": np.array(["ab", "c"]), "e": np.array([], dtype=str), "z": np.array(3),
+              "b": np.array([True, False])}
+    np.savez(tmp_path / "plain.npz", **arrays)
+    np.savez_compressed(tmp_path / "packed.npz", **arrays)
+    for name in ("plain.npz", "packed.npz"):
+        back = read_npz(tmp_path / name)
+        assert list(back) == list(arrays)
+        for key, value in arrays.items():
+            np.testing.assert_array_equal(back[key], value)
+            assert back[key].dtype == value.dtype and back[key].flags.writeable
+
+
+def _member(descr, shape, data):
+    header = repr({"descr": descr, "fortran_order": False, "shape": shape}).encode()
+    header += b" " * (63 - (len(header) + 10) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + data
+
+
+@pytest.mark.parametrize("member, message", [
+    (_member("<f8", (2 ** 40, 2 ** 20), b"\0" * 16), "declares shape (1099511627776, 1048576)"),
+    (_member("<f8", (4,), b"\0" * 40), "(32 bytes) but holds 40 bytes"),
+    (_member("|O", (2,), b"\0" * 16), "it holds Python objects"),
+    (_member("|V8", (2,), b"\0" * 16), "has the dtype |V8, not a plain number or string"),
+    (b"\x93NUMPY\x01\x00" + (20000).to_bytes(2, "little") + b" " * 20000,
+     "has a header longer than 10,000 bytes"),
+    (b"not an array at all", "invalid .npy header"),
+])
+def test_read_npz_refuses_a_forged_member_before_allocating(tmp_path, member, message):
+    with zipfile.ZipFile(tmp_path / "forged.npz", "w") as archive:
+        archive.writestr("good.npy", _member("<i8", (1,), b"\1" + b"\0" * 7))
+        archive.writestr("W1.npy", member)
+    with pytest.raises(ArchiveError, match=re.escape(message)):
+        read_npz(tmp_path / "forged.npz")
+
+
+def test_read_npz_refuses_a_compressed_member_claiming_more_than_deflate_can_hold(tmp_path):
+    np.savez_compressed(tmp_path / "packed.npz", W1=np.zeros(1000))
+    raw = bytearray((tmp_path / "packed.npz").read_bytes())
+    with zipfile.ZipFile(tmp_path / "packed.npz") as archive:
+        info = archive.getinfo("W1.npy")
+    for offset in (raw.index(b"PK\x03\x04") + 22, raw.index(b"PK\x01\x02") + 24):
+        raw[offset:offset + 4] = (2 ** 31).to_bytes(4, "little")   # uncompressed size
+    (tmp_path / "bomb.npz").write_bytes(bytes(raw))
+    with pytest.raises(ArchiveError, match=f"claims {2 ** 31} bytes but occupies "
+                                           f"{info.compress_size}"):
+        read_npz(tmp_path / "bomb.npz")
+
+
+def test_read_npz_says_what_is_not_an_archive(tmp_path):
+    (tmp_path / "text.npz").write_text("hello")
+    with pytest.raises(ArchiveError, match="truncated or not an .npz archive"):
+        read_npz(tmp_path / "text.npz")
+
+
+def test_ctrl_c_inside_deferred_takes_effect_after_the_body():
+    done = []
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts.deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            done.append("after the signal")
+    assert done == ["after the signal"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with interrupts.deferred():                       # no signal: nothing raised
+        done.append("quiet")
+    assert interrupts.release() is False              # nothing held
+
+
+def test_held_interrupts_are_reported_once_by_release():
+    interrupts.hold()
+    os.kill(os.getpid(), signal.SIGINT)
+    assert interrupts.release() is True
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert interrupts.release() is False
+
+
+@pytest.mark.parametrize("failure", [errno.EFBIG, errno.ENOSPC])
+def test_a_lock_that_cannot_be_written_is_an_error_naming_it_and_leaves_nothing(
+        tmp_path, monkeypatch, failure):
+    real_open = open
+
+    def failing_open(path, *args, **kwargs):
+        if ".mlnn-reproduce.lock" in str(path):
+            raise OSError(failure, os.strerror(failure))
+        return real_open(path, *args, **kwargs)
+    monkeypatch.setattr("builtins.open", failing_open)
+    with pytest.raises(MLNNError, match=f"--out: cannot lock {tmp_path}: cannot write the lock "
+                                        f"file {tmp_path / LOCK_NAME}: "):
+        with directory_lock(tmp_path):
+            pass
+    assert _listing(tmp_path) == []
+
+
+def test_the_lock_holds_the_pid_with_or_without_hard_links(tmp_path, monkeypatch):
+    with directory_lock(tmp_path) as path:
+        assert lock_holder(path) == os.getpid() and _listing(tmp_path) == [LOCK_NAME]
+    assert _listing(tmp_path) == []
+
+    def no_links(source, target):
+        raise OSError(errno.EPERM, "hard links not supported")
+    monkeypatch.setattr(os, "link", no_links)
+    with directory_lock(tmp_path) as path:
+        assert lock_holder(path) == os.getpid() and _listing(tmp_path) == [LOCK_NAME]
+    assert _listing(tmp_path) == []

@@ -251,7 +251,7 @@ def _archive(path, members):
     (_npy_bytes({"descr": "<f8", "fortran_order": False, "shape": (3,)}, b"\0" * 8),
      "declares shape (3,) of float64 (24 bytes) but holds 8 bytes"),
     (b"\x93NUMPY\x01\x00" + (60000).to_bytes(2, "little") + b"{" + b" " * 200,
-     "has an invalid .npy header"),
+     "has an invalid .npy header (EOF"),
     (b"\x93NUMPY\x03\x00" + (10).to_bytes(4, "little") + b"{}        ",
      "has .npy format version (3, 0)"),
     (_npy_bytes({"descr": "|O", "fortran_order": False, "shape": (1,)}, b"\0" * 8),

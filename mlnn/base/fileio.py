@@ -327,9 +327,9 @@ def _npy_header(member, name):
     except ArchiveError:
         raise
     except (ValueError, TypeError, SyntaxError, OverflowError) as error:
-        reason = "it holds Python objects" if "allow_pickle" in str(error) else \
-            f"the entry {name!r} has an invalid .npy header ({error})"
-        raise ArchiveError(reason) from None
+        reason = "a header longer than 10,000 bytes" if "max_header_size" in str(error) else \
+            f"an invalid .npy header ({error})"
+        raise ArchiveError(f"the entry {name!r} has {reason}") from None
     if dtype.hasobject:
         raise ArchiveError("it holds Python objects")
     if dtype.kind not in ARCHIVE_KINDS or dtype.itemsize == 0 or dtype.fields is not None \
