@@ -677,6 +677,12 @@ def test_an_exception_inside_the_answer_is_the_students_and_the_graders_own_is_n
     assert "not a fault of your answer" in capsys.readouterr().out
 
 
+def test_a_square_answer_that_is_transposed_is_told_so(capsys):
+    reference = np.arange(9.0).reshape(3, 3)
+    report = grading.grade("a check", lambda: grading.expect_array(reference.T, reference, "A"))
+    assert not report and report.detail == "A is transposed"
+
+
 def test_run_passes_the_generator_itself_and_copies_arrays():
     rng, x = np.random.default_rng(0), np.zeros(3)
     seen = grading.run(lambda a, g: (a, g), ("x", x), ("rng", rng))
