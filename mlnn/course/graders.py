@@ -523,7 +523,7 @@ def _documents(seed, count=4, n=12):
     """(scores, Y) for ``count`` cases of n documents: L from 3 to 12, scores rounded so that
     ties occur, labels of several dtypes, every document with a relevant and an irrelevant."""
     cases = []
-    for rng, dtype in zip(case_rngs(seed, count), (np.int8, np.float64, bool, np.int64)):
+    for rng, dtype in zip(case_rngs(seed, count), (np.int8, np.float64, np.int32, np.int64)):
         L = int(rng.integers(3, 13))
         scores = np.round(rng.random((n, L)), 1)
         cases.append((scores, label_rows(rng, n, L).astype(dtype)))
@@ -577,7 +577,7 @@ def check_pwe_excluded(excluded):
     """``excluded(Y)`` → the boolean mask of documents PWE leaves out (no (relevant, irrelevant)
     pair: |y||ȳ| = 0)."""
     def attempt():
-        for rng, dtype in zip(case_rngs(14, 4), (np.int64, np.float64, bool, np.int8)):
+        for rng, dtype in zip(case_rngs(14, 4), (np.int64, np.float64, np.int32, np.int8)):
             n, L = rng.integers(4, 12), rng.integers(2, 9)
             Y = (rng.random((n, L)) < rng.uniform(0.2, 0.8)).astype(dtype)
             Y[0], Y[1] = 0, 1                       # one without relevant labels, one all relevant
