@@ -677,6 +677,14 @@ def test_an_exception_inside_the_answer_is_the_students_and_the_graders_own_is_n
     assert "not a fault of your answer" in capsys.readouterr().out
 
 
+def test_an_error_of_the_answer_is_reported_on_one_short_line(capsys):
+    def raising(d2, W2, h):
+        raise ValueError("first line\n" + "x" * 500)
+    assert course.check_delta1(raising) is False
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and len(out) < 300 and "first line x" in out
+
+
 def test_a_square_answer_that_is_transposed_is_told_so(capsys):
     reference = np.arange(9.0).reshape(3, 3)
     report = grading.grade("a check", lambda: grading.expect_array(reference.T, reference, "A"))

@@ -37,7 +37,9 @@ class StudentError(Exception):
     """The student's function raised: ``error`` is its exception."""
 
     def __init__(self, name, error):
-        super().__init__(f"your {name} raised {type(error).__name__}: {error}")
+        text = " ".join(str(error).split())           # one line, however the error was written
+        text = text if len(text) <= 160 else text[:157] + "..."
+        super().__init__(f"your {name} raised {type(error).__name__}: {text}")
         self.error = error
 
 
