@@ -251,6 +251,10 @@ def grad_W1_all_rows(X, delta1):
     return np.arange(X.shape[1]), np.asarray(X.T @ delta1) / X.shape[0]
 
 
+def grad_W1_as_list(X, delta1):
+    return list(worked.grad_W1_rows(X, delta1))
+
+
 def grad_W1_without_mean(X, delta1):
     rows, values = worked.grad_W1_rows(X, delta1)
     return rows, values * X.shape[0]
@@ -602,6 +606,7 @@ WRONG = [
     (scratch.check_delta1_relu, delta1_overwrites_z1, "modified its input z1"),
     (scratch.check_grad_W1_rows, grad_W1_all_rows, "holds all D"),
     (scratch.check_grad_W1_rows, grad_W1_without_mean, "n times too large"),
+    (scratch.check_grad_W1_rows, grad_W1_as_list, "must be a tuple (rows, values)"),
     (scratch.check_grad_W1_rows, grad_W1_transposed, "transposed"),
     (scratch.check_grad_W1_rows, grad_W1_document_rows, "features (columns of X)"),
     (scratch.check_grad_W1_rows, grad_W1_unsorted, "sorted, each feature once"),

@@ -429,8 +429,8 @@ def expect_row_sparse(answer, reference, n, what="∂J/∂W1"):
     """A (rows, values) pair equal to mlnn's :class:`RowSparseGradient` ``reference``."""
     if answer is None:
         raise NotYet(f"no answer yet ({what}: None)")
-    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
-        raise NotYet(f"{what} must be a pair (rows, values): the sorted indices of the words "
+    if type(answer) is not tuple or len(answer) != 2:
+        raise NotYet(f"{what} must be a tuple (rows, values): the sorted indices of the words "
                      "present in the minibatch, and the k × F block of their gradient rows")
     rows, values = as_array(answer[0], "rows"), as_array(answer[1], f"the values of {what}")
     D, F, k = reference.shape[0], reference.shape[1], len(reference.rows)
