@@ -440,6 +440,12 @@ CASES += [
                                   "-o", "n_train=100", "-o", "n_test=0", "-o", "n_features=50",
                                   "-o", "n_labels=5"],
          "the test split of synthetic has no documents: there is nothing to evaluate"),
+    Case("reproduce-empty-test-split", ["reproduce", "--dataset", "synthetic", "-o", "n_train=60",
+                                        "-o", "n_test=0", "-o", "n_features=20", "-o",
+                                        "n_labels=4", "--quick", "--methods", "br-b", "--out",
+                                        "adir"],
+         "the test split of synthetic has no documents: there is nothing to evaluate the "
+         "methods on"),
     Case("train-no-positive-label", ["train", "--dataset", "emotions", "--hidden-units", "2",
                                      "--epochs", "1", "--validation-fraction", "0", "--quiet",
                                      "--out", "new.npz"],

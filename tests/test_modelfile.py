@@ -198,6 +198,13 @@ FORGERIES = {
         "'optimizer/W1/sum_squares' has shape (11, 6)"),
     "optimizer state of no parameter": (lambda e: dict(e, **{"optimizer/W9/x": np.zeros(2)}),
                                         "'optimizer/W9/x' is not the state of a parameter"),
+    "optimizer state in another precision": (
+        _set("optimizer/b2/sum_squares", lambda a: a.astype(np.float64)),
+        "'optimizer/b2/sum_squares' has dtype float64, but b2 has float32"),
+    "a label dtype that is not a number": (_edit_meta(lambda m: m.update(label_dtype="<U3")),
+                                           "label_dtype '<U3' is not the name of a bool"),
+    "a label dtype that is no dtype": (_edit_meta(lambda m: m.update(label_dtype=[1])),
+                                       "label_dtype [1] is not the name"),
     "an unknown entry": (lambda e: dict(e, payload=np.zeros(3)),
                          "'payload' is not an entry of a model file"),
     "a header with another number of labels": (

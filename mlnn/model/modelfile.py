@@ -131,6 +131,9 @@ def check_model_arrays(path, arrays, meta):
             if parameter not in NETWORK:
                 _inconsistent(path, name, "is not the state of a parameter W1, b1, W2 or b2")
             _check_entry(path, name, array, "f", [expected[parameter]])
+            if array.dtype != arrays[parameter].dtype:
+                _inconsistent(path, name, f"has dtype {array.dtype}, but {parameter} has "
+                                          f"{arrays[parameter].dtype}")
         elif name not in expected:
             _inconsistent(path, name, "is not an entry of a model file")
         else:
@@ -138,6 +141,7 @@ def check_model_arrays(path, arrays, meta):
             _check_entry(path, name, array, "U" if name.endswith(("names", "vocabulary",
                                                                   "stop_words")) else "f",
                          shapes if isinstance(shapes, list) or shapes is None else [shapes])
+    _check_label_dtype(path, meta.get("label_dtype", "|i1"))
     if ("text/vocabulary" in arrays) != ("text" in meta):
         _inconsistent(path, "text/vocabulary", "and the header's text settings must come "
                                                "together")
@@ -171,6 +175,18 @@ def _network_sizes(path, arrays, meta):
     return D, F, L
 
 
+def _check_label_dtype(path, label_dtype):
+    """The header's ``label_dtype`` (what ``predict`` answers in) must name a bool, integer or
+    real NumPy dtype."""
+    try:
+        kind = np.dtype(label_dtype).kind if isinstance(label_dtype, str) else None
+    except TypeError:
+        kind = None
+    if kind is None or kind not in "biuf":
+        raise _not_a_model(path, f"its header's label_dtype {label_dtype!r} is not the name of a "
+                                 "bool, integer or real dtype")
+
+
 def _threshold_widths(path, meta, D, L):
     """The shapes the threshold coefficients may have under the header's ``thresholds``."""
     saved = meta.get("thresholds")
@@ -183,7 +199,8 @@ def _threshold_widths(path, meta, D, L):
         _inconsistent(path, "threshold_coef", f"must have {width} entries, but the header's "
                                               f"n_features_in is {saved.get('n_features_in')!r}")
     intercept = saved.get("intercept")
-    if not isinstance(intercept, (int, float)) or not np.isfinite(intercept):
+    if isinstance(intercept, bool) or not isinstance(intercept, (int, float)) \
+            or not np.isfinite(intercept):
         _inconsistent(path, "threshold_coef", f"comes with the intercept {intercept!r} in the "
                                               "header, not a finite number")
     return [(width,)]

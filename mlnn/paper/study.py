@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlnn.base import interrupts
+from mlnn.base.errors import MLNNError
 from mlnn.paper.methods import PAPER_METHODS, resolve
 from mlnn.paper.reproduce import (merge_runs, read_stored, reproduce, settings_record,
                                   write_results)
@@ -82,10 +83,19 @@ def run_study(datasets, seeds, out_dir, load, methods=None, force=False, log=pri
                 f"running {', '.join(job.methods)}")
         if job.dataset not in loaded:
             loaded.clear()
-            loaded[job.dataset] = load(job.dataset)
+            loaded[job.dataset] = _with_test_documents(load(job.dataset))
         reproduce(loaded[job.dataset], methods=job.methods, random_state=job.seed, log=log,
                   after_each=_saver(out_dir, job), **options)
     return jobs
+
+
+def _with_test_documents(dataset):
+    """``dataset``, after checking that its test split has a document to evaluate the methods
+    on (an empty one would be found only after every method had been trained)."""
+    if dataset.X_test.shape[0] == 0:
+        raise MLNNError(f"the test split of {dataset.name} has no documents: there is nothing "
+                        "to evaluate the methods on")
+    return dataset
 
 
 def _remove_partial_files(out_dir, log):
