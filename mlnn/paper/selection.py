@@ -51,7 +51,8 @@ from mlnn.base.validation import (check_positive_float, check_split, check_X, ch
 from mlnn.baselines.svm import DEFAULT_C_VALUES, LinearSVMBR
 from mlnn.evaluation import metrics
 from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
-from mlnn.model.estimator import STOPPING_RULES, MultiLabelNN
+from mlnn.model.estimator import MultiLabelNN
+from mlnn.model.params import STOPPING_RULES
 from mlnn.paper.methods import network_params
 
 #: Selection criteria for η0, and whether lower or higher is better.

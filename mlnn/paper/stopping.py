@@ -1,0 +1,131 @@
+"""The stopping rules side by side, read from stored run files (README, "Stopping rule (declared
+before the test numbers)").
+
+A network's run record (``reproduce --stopping-sensitivity``) holds the main rule's result and,
+under ``rules``, each other rule's (:mod:`mlnn.paper.selection`), plus every η0's validation
+curve (``curves``: every measure at every epoch) and where each rule stops on it (``stops``).
+This module turns them into
+
+* :func:`rule_markdown` — test measures, mean ± standard deviation (ddof 1) over the seeds, per
+  method and rule, beside the paper's Table 3, each marked by whether the paper's value lies
+  within our tolerance (:data:`TOLERANCES`) of the mean;
+* :func:`plot_curves` — each measure's validation curve against epochs for every η0, with the
+  epoch where each rule stops on it.
+
+Everything is computed from the run records; no number is copied by hand.
+"""
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES
+
+#: The tolerances we hold ourselves to when comparing with the paper (figures/README.md):
+#: (kind, size), "abs" an absolute difference, "rel" a fraction of the paper's value.
+TOLERANCES = {"rankloss": ("abs", 0.0004), "oneError": ("abs", 0.006),
+              "coverage": ("rel", 0.01), "MAP": ("abs", 0.004),
+              **{m: ("abs", 0.012) for m in ("miP", "miR", "miF", "maP", "maR", "maF")}}
+
+#: Marker of each stopping rule in :func:`plot_curves`.
+RULE_MARKERS = {"rankloss": "o", "meanF": "s", "meanF_best": "*", "fixed": "x"}
+
+
+def within_tolerance(measure, value, paper):
+    """Whether the paper's value lies within our tolerance of ``value`` for ``measure``."""
+    kind, size = TOLERANCES[measure]
+    bound = size * abs(paper) if kind == "rel" else size
+    return bool(abs(value - paper) <= bound)
+
+
+def rule_entries(record):
+    """``{rule: entry}`` of one network's run record, the main rule first; each entry has the
+    chosen ``learning_rate``, ``best_epoch`` and the ``test`` measures."""
+    return {record["stopping"]: record, **record.get("rules", {})}
+
+
+def rule_values(runs, dataset, method, rule, key):
+    """``{seed: value}`` of ``key`` (a test measure, or ``"best_epoch"`` / ``"learning_rate"``)
+    of ``method`` under ``rule`` on ``dataset``, over the runs that hold it."""
+    values = {}
+    for run in runs:
+        record = run["methods"].get(method) if run["dataset"] == dataset else None
+        entry = rule_entries(record).get(rule) if record and "stopping" in record else None
+        if entry is not None:
+            values[run["seed"]] = entry["test"][key] if key in entry["test"] else entry[key]
+    return values
+
+
+def _cell(values, paper, measure):
+    """"mean ± std ✓" (✓: the paper's value within tolerance of the mean, ✗: not)."""
+    v = np.array(list(values), dtype=float)
+    text = f"{v.mean():.4f}" + (f" ± {v.std(ddof=1):.4f}" if v.size > 1 else "")
+    if paper is None or np.isnan(paper):
+        return text
+    return text + (" ✓" if within_tolerance(measure, v.mean(), paper) else " ✗")
+
+
+def rule_markdown(runs, dataset, methods, rules, paper):
+    """Methods × rules × measures of ``dataset``: the test measures' mean ± std over the seeds,
+    ✓ where the paper's value (``paper``: {method: {measure: value}}, from
+    :func:`mlnn.paper.reproduce.paper_table3`) lies within our tolerance of the mean, the
+    number of seeds n and each seed's epoch count; then the paper's row."""
+    lines = ["| method | stopping rule | n | epochs (by seed) | " + " | ".join(MEASURES) + " |",
+             "|---|---|---:|---|" + "---:|" * len(MEASURES)]
+    for method in methods:
+        reference = paper.get(method, {})
+        for rule in rules:
+            epochs = rule_values(runs, dataset, method, rule, "best_epoch")
+            if not epochs:
+                continue
+            cells = [_cell(rule_values(runs, dataset, method, rule, m).values(),
+                           reference.get(m), m) for m in MEASURES]
+            seeds = ", ".join(str(epochs[s]) for s in sorted(epochs))
+            lines.append(f"| {method} | {rule} | {len(epochs)} | {seeds} | "
+                         + " | ".join(cells) + " |")
+        if reference:
+            lines.append(f"| {method} | paper | | | "
+                         + " | ".join(f"{reference[m]:.4f}" for m in MEASURES) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def rule_stops(record):
+    """``{rule: {η0: epoch}}``: where each rule stops on each η0's validation curve."""
+    return {rule: {float(eta): stop["epoch"] for eta, stop in entry["stops"].items()}
+            for rule, entry in rule_entries(record).items()}
+
+
+def validation_curves(record):
+    """``{η0: {measure: array over the evaluations}}`` of a network's run record."""
+    return {float(eta): {key: np.asarray(values, dtype=float) for key, values in curve.items()}
+            for eta, curve in record["curves"].items()}
+
+
+def plot_curves(record, title, measures=MEASURES + ("meanF",)):
+    """One panel per measure: its validation curve against epochs for every η0, and a marker
+    where each stopping rule stops on each curve (filled on the η0 the rule chose)."""
+    curves, stops = validation_curves(record), rule_stops(record)
+    chosen = {rule: float(entry["learning_rate"]) for rule, entry in rule_entries(record).items()}
+    columns = 4
+    fig = Figure(figsize=(13, 2.6 * -(-len(measures) // columns)))
+    axes = fig.subplots(-(-len(measures) // columns), columns, squeeze=False).ravel()
+    for ax, measure in zip(axes, measures):
+        for colour, (eta, curve) in enumerate(sorted(curves.items())):
+            line, = ax.plot(curve["epoch"], curve[measure], color=f"C{colour}", lw=1,
+                            label=f"η0 = {eta:g}")
+            for rule, by_eta in stops.items():
+                index = int(np.flatnonzero(curve["epoch"] == by_eta[eta])[0])
+                ax.plot(by_eta[eta], curve[measure][index], RULE_MARKERS[rule], ms=7,
+                        color=line.get_color(),
+                        fillstyle="full" if chosen[rule] == eta else "none")
+        arrow = "↓" if measure in LOWER_IS_BETTER else "↑"
+        ax.set_title(f"validation {measure} {arrow}", fontsize=9)
+        ax.set_xlabel("epoch", fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax in axes[len(measures):]:
+        ax.axis("off")
+    handles = axes[0].get_legend_handles_labels()[0] + [
+        axes[0].plot([], [], RULE_MARKERS[rule], color="grey", label=rule)[0] for rule in stops]
+    fig.legend(handles=handles, loc="lower right", fontsize=8, ncol=2)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig

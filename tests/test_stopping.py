@@ -1,0 +1,73 @@
+"""The stopping rules side by side (mlnn.paper.stopping): tables over seeds with the paper's
+tolerance, and the validation curves with each rule's stop, read from run records."""
+
+import json
+
+import numpy as np
+import pytest
+
+from mlnn.datasets import load
+from mlnn.evaluation.metrics import MEASURES
+from mlnn.paper.reproduce import reproduce
+from mlnn.paper.stopping import (TOLERANCES, plot_curves, rule_entries, rule_markdown,
+                                 rule_stops, rule_values, validation_curves, within_tolerance)
+
+RULES = ("meanF_best", "rankloss", "meanF", "fixed")
+
+
+@pytest.fixture(scope="module")
+def runs():
+    data = load("synthetic", n_train=240, n_test=80, n_features=60, n_labels=6)
+    stored = []
+    for seed in (0, 1):
+        _, run = reproduce(data, methods=["nn-a"], learning_rates=(0.01, 0.3), quick=True,
+                           random_state=seed, stopping="meanF_best", other_rules=RULES[1:],
+                           log=lambda m: None)
+        stored.append(json.loads(json.dumps(run)))            # as read back from a run file
+    return stored
+
+
+def test_tolerances_are_absolute_or_relative_to_the_paper():
+    assert set(TOLERANCES) == set(MEASURES)
+    assert within_tolerance("rankloss", 0.0034, 0.0031) and \
+        not within_tolerance("rankloss", 0.0036, 0.0031)
+    assert within_tolerance("coverage", 101.0, 100.0) and \
+        not within_tolerance("coverage", 101.5, 100.0)
+    assert within_tolerance("maF", 0.185, 0.196) and not within_tolerance("maF", 0.18, 0.196)
+
+
+def test_rule_values_follow_each_rule_over_the_seeds(runs):
+    for rule in RULES:
+        values = rule_values(runs, "synthetic", "NN_A", rule, "maF")
+        assert set(values) == {0, 1}
+        expected = [rule_entries(run["methods"]["NN_A"])[rule]["test"]["maF"] for run in runs]
+        assert [values[0], values[1]] == expected
+    assert set(rule_values(runs, "synthetic", "NN_A", "fixed", "best_epoch").values()) == {3}
+    assert rule_values(runs, "other", "NN_A", "fixed", "maF") == {}
+
+
+def test_the_table_gives_mean_std_and_the_tolerance_mark(runs):
+    values = np.array(list(rule_values(runs, "synthetic", "NN_A", "meanF_best", "maF").values()))
+    paper = {"NN_A": {m: 0.5 for m in MEASURES}}
+    table = rule_markdown(runs, "synthetic", ["NN_A"], RULES, paper).splitlines()
+    assert len(table) == 2 + len(RULES) + 1                  # header, 4 rules, the paper's row
+    row = table[2].split(" | ")
+    assert row[1] == "meanF_best" and row[2] == "2"
+    cell = row[4 + MEASURES.index("maF")].rstrip(" |")
+    assert cell.startswith(f"{values.mean():.4f} ± {values.std(ddof=1):.4f}")
+    assert cell.endswith("✓" if abs(values.mean() - 0.5) <= 0.012 else "✗")
+    assert table[-1].startswith("| NN_A | paper |")
+
+
+def test_curves_and_stops_come_from_the_run_record(runs):
+    record = runs[0]["methods"]["NN_A"]
+    curves, stops = validation_curves(record), rule_stops(record)
+    assert set(curves) == {0.01, 0.3} and set(stops) == set(RULES)
+    for rule, by_eta in stops.items():
+        assert set(by_eta) == {0.01, 0.3}
+        chosen = rule_entries(record)[rule]
+        assert by_eta[float(chosen["learning_rate"])] == chosen["best_epoch"]
+    best = curves[0.3]["epoch"][np.argmax(curves[0.3]["meanF"])]
+    assert stops["meanF_best"][0.3] == best
+    fig = plot_curves(record, "NN_A")
+    assert len([ax for ax in fig.axes if ax.lines]) == len(MEASURES) + 1
