@@ -12,6 +12,7 @@ from mlnn.baselines.svm import LinearSVMBR
 from mlnn.datasets import load
 from mlnn.evaluation import metrics
 from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
+from mlnn.model.estimator import MultiLabelNN
 from mlnn.paper.methods import (ALIASES, BPMLL_COST, METHODS, PAPER_METHODS, network_params,
                                 resolve)
 from mlnn.paper.reproduce import reproduce
@@ -213,6 +214,26 @@ def test_the_refit_trains_on_every_row_for_the_best_epochs_count(contrary_run):
     assert (model.learning_rate, model.hidden_units) == \
         (record["learning_rate"], CONTRARY["hidden_units"])
 
+
+def test_lambda_and_mean_F_come_from_the_best_epochs_network_on_the_validation_split(
+        contrary_run):
+    X, Y, fit, stops, model, record = contrary_run
+    val = np.setdiff1d(np.arange(X.shape[0]), fit)
+    for eta, stop in stops.items():
+        # the first e epochs of a selection run are the updates of a run of e epochs
+        network = MultiLabelNN(**network_params("nn-a"), learning_rate=eta,
+                               hidden_units=CONTRARY["hidden_units"], max_epochs=stop["epoch"],
+                               batch_size=BATCH, random_state=0, validation_fraction=0.0)
+        network.fit(X[fit], Y[fit])
+        o_fit, o_val = network.decision_function(X[fit]), network.decision_function(X[val])
+        options = dict(lams=DEFAULT_LAMBDAS, features=network.threshold_features,
+                       intercept=network.threshold_intercept, target=network.threshold_target)
+        _, lam, table = select_lambda(X[fit], o_fit, Y[fit], X[val], o_val, Y[val], **options)
+        assert record["validation"]["meanF"][eta] == pytest.approx(table[lam], rel=1e-12)
+        if eta == record["learning_rate"]:
+            _, on_fit_rows, _ = select_lambda(X[fit], o_fit, Y[fit], X[fit], o_fit, Y[fit],
+                                              **options)
+            assert record["threshold_lambda"] == lam != on_fit_rows
 
 @pytest.mark.parametrize("grid", [(1e-7, 1e-6), (1e-6, 1e-7)])
 def test_equal_validation_rank_losses_go_to_the_first_eta_of_the_grid(grid):
