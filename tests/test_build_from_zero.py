@@ -123,6 +123,13 @@ def forward_raises(X, W1, b1, W2, b2, f_o):
     return X.no_such_method()
 
 
+def forward_relu_in_place(X, W1, b1, W2, b2, f_o):
+    z1 = X @ W1 + b1
+    h = np.maximum(z1, 0, out=z1)
+    z2 = h @ W2 + b2
+    return z1, h, z2, f_o(z2)
+
+
 # -- the output deltas ---------------------------------------------------------------------------
 
 def ce_sign(z2, o, Y):
@@ -206,6 +213,10 @@ def pwe_nan_for_excluded(z2, o, Y):
 
 def pwe_exponents_swapped(z2, o, Y):
     return worked.pwe_delta2(z2, -o, Y)
+
+
+def pwe_relevant_only(z2, o, Y):
+    return np.where(Y > 0, worked.pwe_delta2(z2, o, Y), 0)
 
 
 def pwe_promotes_float32(z2, o, Y):
@@ -303,6 +314,10 @@ def backward_W2_transposed(X, z1, h, W2, delta2):
     return {**worked.backward(X, z1, h, W2, delta2), "W2": delta2.T @ h / len(h)}
 
 
+def backward_W2_from_z1(X, z1, h, W2, delta2):
+    return {**worked.backward(X, z1, h, W2, delta2), "W2": z1.T @ delta2 / len(z1)}
+
+
 def backward_without_b2(X, z1, h, W2, delta2):
     grads = worked.backward(X, z1, h, W2, delta2)
     del grads["b2"]
@@ -377,6 +392,13 @@ class AdaGradFixedEpsilon(AdaGradBase):
     def rule(self, G, rows, g):
         G[rows] += g * g
         return self.eta0 * g / (np.sqrt(G[rows]) + 1e-8)
+
+
+class AdaGradWithoutEpsilon(AdaGradBase):
+    def rule(self, G, rows, g):
+        G[rows] += g * g
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self.eta0 * g / np.sqrt(G[rows])
 
 
 class AdaGradSharedState(AdaGradBase):
@@ -578,6 +600,7 @@ WRONG = [
     (scratch.check_forward, forward_three_arrays, "four arrays"),
     (scratch.check_forward, forward_z2_from_z1, "computed from z1"),
     (scratch.check_forward, forward_raises, "your forward raised AttributeError"),
+    (scratch.check_forward, forward_relu_in_place, "z1 was overwritten by ReLU"),
     (scratch.check_ce_delta2, ce_sign, "sign is flipped"),
     (scratch.check_ce_delta2, ce_divided_by_n, "per document"),
     (scratch.check_ce_delta2, ce_sigmoid_again, "already cancelled"),
@@ -595,13 +618,14 @@ WRONG = [
     (scratch.check_pwe_delta2, pwe_relevant_sign, "relevant labels' δ2 has the wrong sign"),
     (scratch.check_pwe_delta2, pwe_nan_for_excluded, "PWE excludes it"),
     (scratch.check_pwe_delta2, pwe_exponents_swapped, "δ2 is off"),
+    (scratch.check_pwe_delta2, pwe_relevant_only, "irrelevant labels' δ2 is missing"),
     (scratch.check_pwe_delta2, pwe_promotes_float32, "dtype float64, expected float32"),
     (scratch.check_pwe_delta2, pwe_divided_by_n, "no 1/n"),
     (scratch.check_delta1_relu, delta1_without_relu, "missing the factor ReLU'(z1)"),
     (scratch.check_delta1_relu, delta1_wrong_side, "other way round"),
     (scratch.check_delta1_relu, delta1_one_at_zero, "ReLU'(0) is taken as 0"),
     (scratch.check_delta1_relu, delta1_times_h, "multiplied by h"),
-    (scratch.check_delta1_relu, delta1_not_transposed, "your delta1_relu raised ValueError"),
+    (scratch.check_delta1_relu, delta1_not_transposed, "the transpose of W2"),
     (scratch.check_delta1_relu, delta1_divided_by_n, "no 1/n"),
     (scratch.check_delta1_relu, delta1_overwrites_z1, "modified its input z1"),
     (scratch.check_grad_W1_rows, grad_W1_all_rows, "holds all D"),
@@ -614,8 +638,9 @@ WRONG = [
     (scratch.check_grad_W1_rows, grad_W1_dense_X, "made the sparse X dense"),
     (scratch.check_backward, backward_W2_sum, "∂J/∂W2 is n times too large"),
     (scratch.check_backward, backward_b1_sum, "∂J/∂b1 is n times too large"),
-    (scratch.check_backward, backward_b1_from_delta2, "∂J/∂b1 has shape"),
+    (scratch.check_backward, backward_b1_from_delta2, "not of δ2"),
     (scratch.check_backward, backward_W2_transposed, "transposed"),
+    (scratch.check_backward, backward_W2_from_z1, "not z1"),
     (scratch.check_backward, backward_without_b2, "keys W1, b1, W2, b2"),
     (scratch.check_backward, backward_dense_W1, "holds all D"),
     (scratch.check_backward, backward_b2_sign, "sign of ∂J/∂b2"),
@@ -626,6 +651,7 @@ WRONG = [
     (scratch.check_adagrad, AdaGradUphill, "uphill"),
     (scratch.check_adagrad, AdaGradFixedEta, "differ from AdaGrad's"),
     (scratch.check_adagrad, AdaGradFixedEpsilon, "differ from AdaGrad's"),
+    (scratch.check_adagrad, AdaGradWithoutEpsilon, "NaN or infinite"),
     (scratch.check_adagrad, AdaGradSharedState, "interfere"),
     (scratch.check_adagrad, AdaGradNotInPlace, "replaced params"),
     (scratch.check_adagrad, AdaGradIgnoresRows, "rows of W1 that have no gradient"),

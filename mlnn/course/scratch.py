@@ -49,8 +49,9 @@ from mlnn.nn.optimizers import AdaGrad as ReferenceAdaGrad
 #: The worked solution, relative to the project's root.
 SOLUTION = Path("notebooks") / "solutions" / "ex01b_build_it_from_zero.py"
 
-#: (n, D, F, L, dtype) of the random cases: n = 1, F ≠ L and F = L, wide and narrow.
-SHAPES = [(1, 6, 3, 4, np.float64), (4, 9, 4, 3, np.float64), (6, 12, 5, 5, np.float64),
+#: (n, D, F, L, dtype) of the random cases: F = L (where a missing transpose still runs) and
+#: F ≠ L, n = 1, wide and narrow, float32.
+SHAPES = [(6, 12, 5, 5, np.float64), (1, 6, 3, 4, np.float64), (4, 9, 4, 3, np.float64),
           (3, 10, 2, 7, np.float64), (9, 30, 6, 2, np.float64), (5, 14, 4, 6, np.float32)]
 
 #: How far mlnn's analytic gradients may be from central differences (else the grader is wrong).
@@ -257,7 +258,8 @@ def expect_forward(answer, reference, case):
         raise NotYet("return the four arrays (z1, h, z2, o), in that order")
     z1, h, z2, o = reference.z1, reference.h, reference.z2, reference.o
     XW1 = sp.csr_matrix(case.X) @ case.params["W1"]
-    wrong = {"z1": [(XW1, "z1 is missing the bias b1")],
+    wrong = {"z1": [(XW1, "z1 is missing the bias b1"),
+                    (h, "z1 was overwritten by ReLU: keep z1 and h = ReLU(z1) apart")],
              "h": [(z1, "h is z1 itself: the hidden units apply ReLU"),
                    (np.tanh(z1), "the hidden units are ReLU, max(0, z1), not tanh"),
                    (expit(z1), "the hidden units are ReLU, max(0, z1), not the sigmoid")],
@@ -325,6 +327,10 @@ def pwe_wrong_forms(reference, o, Y):
                      "positive δ2"),
         (np.where(relevant, -reference, reference), "the relevant labels' δ2 has the wrong sign"),
         (np.where(relevant, reference, -reference), "the irrelevant labels' δ2 has the wrong sign"),
+        (np.where(relevant, reference, 0), "the irrelevant labels' δ2 is missing: each n ∈ ȳ "
+                                           "gets +Σ_p exp(−(o_p − o_n)) over its pairs"),
+        (np.where(relevant, 0, reference), "the relevant labels' δ2 is missing: each p ∈ y "
+                                           "gets −Σ_n exp(−(o_p − o_n)) over its pairs"),
         (dJ_do, "that is ∂J/∂o; δ2 = ∂J/∂z2 also needs tanh'(z2) = (1 + o)(1 − o)"),
         (dJ_do * o * (1 - o), "the derivative of tanh is (1 + o)(1 − o), not o(1 − o)"),
         (renormalised(y * y), "wrong normaliser: divide by |y||ȳ|, the number of pairs, not |y|²"),
@@ -410,6 +416,8 @@ def check_delta1_relu(delta1_relu):
                                 "ReLU'(0) is taken as 0"),
             (dJ_dh * cache.h, "multiplied by h = ReLU(z1); δ1 needs its derivative ReLU'(z1)"),
             (-grads.delta1, "the sign is flipped"),
+            ((grads.delta2 @ case.params["W2"]) * (z1 > 0) if shape[2] == shape[3] else None,
+             "δ2 (n × L) multiplies W2ᵀ (L × F), the transpose of W2 (F × L)"),
             (grads.delta1 / shape[0], "δ1 is per document: no 1/n here")])
 
     def attempt():
@@ -506,6 +514,10 @@ def expect_gradients(answer, grads, cache, n):
         reference = getattr(grads, name)
         expect_values(answer[name], reference, f"∂J/∂{name}", [
             (sums[name], f"∂J/∂{name} is n times too large: J is the mean over the n documents"),
+            (cache.z1.T @ grads.delta2 / n if name == "W2" else None,
+             "∂J/∂W2 takes the hidden units h = ReLU(z1), not z1"),
+            (reference.T if name == "W2" and reference.shape == reference.T.shape else None,
+             "∂J/∂W2 is transposed: it has W2's shape F × L, one row per hidden unit"),
             (-reference, f"the sign of ∂J/∂{name} is flipped"),
             (grads.delta2.mean(axis=0) if name == "b1" else None,
              "∂J/∂b1 is the mean of δ1 over the documents, not of δ2"),
@@ -681,6 +693,9 @@ def expect_adagrad(answer, start, steps, eta0, epsilon):
     if all(np.array_equal(answer[name], start[name]) for name in start):
         raise NotYet("no answer yet (step changed no parameter)")
     dtype = start["W1"].dtype
+    if not all(np.all(np.isfinite(np.asarray(answer[name], float))) for name in start):
+        raise NotYet("a parameter became NaN or infinite: ε in √G + ε guards the division "
+                     "where G is still 0 (an entry whose gradient has been 0 so far)")
     if all(close(answer[name], reference[name], tolerance(dtype)) for name in start):
         for name in start:
             expect_dtype(answer[name], dtype, name)
