@@ -72,8 +72,8 @@ class Densified(Exception):
 _GUARD = {"armed": False}
 
 
-class GuardedCSR(sp.csr_matrix):
-    """A CSR matrix that refuses ``toarray``/``todense`` while a student's function runs."""
+class Guarded:
+    """Refuses ``toarray``/``todense`` while a student's function runs (a sparse-matrix mixin)."""
 
     def toarray(self, *args, **kwargs):
         if _GUARD["armed"]:
@@ -85,14 +85,19 @@ class GuardedCSR(sp.csr_matrix):
             raise Densified("X was made dense")
         return super().todense(*args, **kwargs)
 
+
+class GuardedCSC(Guarded, sp.csc_matrix):
+    """A guarded CSC matrix: the transpose of a :class:`GuardedCSR`."""
+
+    def transpose(self, *args, **kwargs):
+        return GuardedCSR(super().transpose(*args, **kwargs))
+
+
+class GuardedCSR(Guarded, sp.csr_matrix):
+    """A guarded CSR matrix, whose transpose is guarded too."""
+
     def transpose(self, *args, **kwargs):
         return GuardedCSC(super().transpose(*args, **kwargs))
-
-
-class GuardedCSC(sp.csc_matrix):
-    """The transpose of a :class:`GuardedCSR`, guarded the same way."""
-
-    toarray, todense = GuardedCSR.toarray, GuardedCSR.todense
 
 
 DENSE_HINT = ("your function made the sparse X dense; products with X and Xᵀ work on the sparse "
