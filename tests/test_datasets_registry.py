@@ -2,6 +2,7 @@
 
 import errno
 import os
+import re
 import warnings
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import scipy.sparse as sp
 import mlnn.datasets as datasets
 from mlnn.base.errors import MLNNError, MLNNWarning
 from mlnn.datasets import Dataset, load, statistics
+from mlnn.datasets import cache as cache_entries
 from mlnn.datasets.arff import write_arff, write_mulan_xml
 from mlnn.datasets.registry import SPECS
 
@@ -247,3 +249,25 @@ def test_table1_numbers_and_second_load_is_fast(data_dir, module_cache):
     assert again.info["from_cache"]
     rcv = load("rcv1subset4", data_dir=data_dir)
     assert rcv.X_train.shape[1] == 47236  # padded to the common feature space by name
+
+
+def _parts(**changes):
+    parts = {"X_train": sp.csr_matrix(np.eye(3, 4)), "Y_train": sp.csr_matrix(np.eye(3, 2)),
+             "X_test": sp.csr_matrix(np.eye(2, 4)), "Y_test": sp.csr_matrix(np.eye(2, 2))}
+    return {**parts, **{name: sp.csr_matrix(value) for name, value in changes.items()}}
+
+
+@pytest.mark.parametrize("parts, reason", [
+    (_parts(Y_train=np.eye(3, 2) * 2), "Y_train holds values other than 0 and 1"),
+    (_parts(Y_test=np.eye(3, 2)), "X_test and Y_test have 2 and 3 rows"),
+    (_parts(X_test=np.eye(2, 5)), "the training and test matrices have different widths"),
+    (_parts(X_train=np.eye(3, 4) * np.inf), "X_train holds a non-finite value"),
+])
+def test_a_cache_entry_whose_matrices_do_not_fit_together_is_rebuilt(tmp_path, parts, reason):
+    """A sealed entry (valid checksum) that is inconsistent is damaged: None and a warning."""
+    assert cache_entries.save(tmp_path / "entry.npz", parts, list("abcd"), ["x", "y"], "d")
+    with pytest.warns(MLNNWarning, match=re.escape(reason) + r"\); rebuilding them"):
+        assert cache_entries.load(tmp_path / "entry.npz") is None
+    assert cache_entries.save(tmp_path / "good.npz", _parts(), list("abcd"), ["x", "y"], "d")
+    loaded = cache_entries.load(tmp_path / "good.npz")
+    assert loaded[1:4] == (list("abcd"), ["x", "y"], "d")

@@ -5,6 +5,7 @@ half-written, no lock left behind."""
 
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -319,3 +320,34 @@ def test_a_file_size_limit_names_the_file_and_leaves_no_lock(tmp_path, capsys, m
     monkeypatch.setenv("MLNN_CACHE", str(tmp_path / "cache"))
     assert main([*REPRODUCE, "--out", "out"]) == 0, capsys.readouterr().err
     assert _stored_everywhere(tmp_path / "out") == set(FAULT_METHODS)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda run: run["methods"]["NN_A"]["test"].update(rankloss="0.1"),
+     "the test rankloss of method NN_A is '0.1', not a number"),
+    (lambda run: run["methods"]["NN_A"]["test"].update(MAP=True), "the test MAP of method NN_A"),
+    (lambda run: run.update(seed="0"), "its dataset 'synthetic' and seed '0' are not"),
+    (lambda run: run.update(seed=-1), "seed -1 are not a name and an integer"),
+    (lambda run: run.update(dataset="other"),
+     "it records dataset 'other' with seed 0, which are stored as run_other.json"),
+])
+def test_a_run_file_with_values_of_the_wrong_kind_is_damaged(quick_run, tmp_path, edit,
+                                                             message):
+    _, run = quick_run
+    write_results(_only(run, ["NN_A"]), tmp_path)
+    path = tmp_path / "run_synthetic.json"
+    stored = json.loads(path.read_text())
+    edit(stored)
+    path.write_text(json.dumps(stored))
+    with pytest.raises(MLNNError, match=re.escape(message)):
+        read_stored(tmp_path, "synthetic", 0)
+
+
+def test_an_undefined_measure_stored_as_null_is_read_as_nan(quick_run, tmp_path):
+    _, run = quick_run
+    write_results(_only(run, ["NN_A"]), tmp_path)
+    path = tmp_path / "run_synthetic.json"
+    stored = json.loads(path.read_text())
+    stored["methods"]["NN_A"]["test"]["rankloss"] = None
+    path.write_text(json.dumps(stored))
+    assert np.isnan(read_stored(tmp_path, "synthetic", 0)["methods"]["NN_A"]["test"]["rankloss"])

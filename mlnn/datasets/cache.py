@@ -107,6 +107,7 @@ def _entry(arrays):
         if not np.all(np.isfinite(parts[part].data)):
             raise ValueError(f"{part} holds a non-finite value")
         parts[part].has_sorted_indices = True
+    _check_parts(parts)
     feature_names = [str(s) for s in arrays["feature_names"]]
     label_names = [str(s) for s in arrays["label_names"]]
     if len(feature_names) != parts["X_train"].shape[1] or \
@@ -115,6 +116,20 @@ def _entry(arrays):
     extras = {name[len(_EXTRA):]: value for name, value in arrays.items()
               if name.startswith(_EXTRA)}
     return parts, feature_names, label_names, str(arrays["description"]), extras
+
+
+def _check_parts(parts):
+    """ValueError unless the four matrices fit together: X and Y of a split have the same
+    documents, both splits the same features and labels, and Y holds only 0 and 1."""
+    for split in ("train", "test"):
+        X, Y = parts[f"X_{split}"], parts[f"Y_{split}"]
+        if X.shape[0] != Y.shape[0]:
+            raise ValueError(f"X_{split} and Y_{split} have {X.shape[0]} and {Y.shape[0]} rows")
+        if not np.all((Y.data == 0) | (Y.data == 1)):
+            raise ValueError(f"Y_{split} holds values other than 0 and 1")
+    if parts["X_train"].shape[1] != parts["X_test"].shape[1] or \
+            parts["Y_train"].shape[1] != parts["Y_test"].shape[1]:
+        raise ValueError("the training and test matrices have different widths")
 
 
 def _read_checked(path):

@@ -15,9 +15,10 @@ CSV and Markdown tables are regenerated from it whenever it changes, and again w
 missing, older than it or lack one of its methods (:func:`tables_current`): a run killed after
 writing the run file but before the tables has them rebuilt by the next run.
 
-A run file that cannot be read (cut off, not JSON, or without its methods' test measures) is
-never ignored: :func:`read_run` raises :class:`~mlnn.base.errors.MLNNError` naming it, because
-ignoring it would rewrite the tables without the methods it recorded.
+A run file that cannot be read (cut off, not JSON, without its methods' test measures, or with
+one that is not a number; ``null`` is read as an undefined measure, NaN) is never ignored:
+:func:`read_run` raises :class:`~mlnn.base.errors.MLNNError` naming it, because ignoring it would
+rewrite the tables without the methods it recorded.
 """
 
 import json
@@ -77,10 +78,25 @@ def _check_run(path, run):
             _damaged(path, f"no {key!r} entry")
     if not isinstance(run["methods"], dict):
         _damaged(path, "'methods' is not an object")
+    seed = run["seed"]
+    if not isinstance(run["dataset"], str) or isinstance(seed, bool) or \
+            not isinstance(seed, int) or seed < 0:
+        _damaged(path, f"its dataset {run['dataset']!r} and seed {seed!r} are not a name and an "
+                       "integer >= 0")
+    if run_path(path.parent, run["dataset"], seed).name != path.name:
+        _damaged(path, f"it records dataset {run['dataset']!r} with seed {seed}, which are "
+                       f"stored as {run_path(path.parent, run['dataset'], seed).name}")
     for method, record in run["methods"].items():
         test = record.get("test") if isinstance(record, dict) else None
         if not isinstance(test, dict) or any(m not in test for m in MEASURES):
             _damaged(path, f"method {method} has no test measures")
+        for measure in MEASURES:
+            value = test[measure]
+            if value is None:                   # an undefined measure written as null
+                test[measure] = float("nan")
+            elif isinstance(value, bool) or not isinstance(value, (int, float)):
+                _damaged(path, f"the test {measure} of method {method} is {value!r}, not a "
+                               "number")
 
 
 def table_paths(out_dir, dataset, seed):
