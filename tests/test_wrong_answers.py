@@ -358,6 +358,11 @@ WRONG_02B = [
     (course.check_inverted_dropout, dropout(lambda h, r, g: g.random(h.shape) >= 0.5),
      "of the units"),
     (course.check_inverted_dropout, dropout_in_place, "modified its input h"),
+    (course.check_inverted_dropout, dropout(lambda h, r, g: np.repeat(
+        g.random((len(h), h.shape[1] // 2 + 1)) >= r, 2, axis=1)[:, :h.shape[1]]),
+     "not independent"),
+    (course.check_inverted_dropout, dropout(lambda h, r, g: np.repeat(
+        g.random((len(h) // 2 + 1, h.shape[1])) >= r, 2, axis=0)[:len(h)]), "not independent"),
     (course.check_inverted_dropout, lambda h, r, g: ex02b.inverted_dropout(h, r, g)[::-1],
      "mask"),
     (course.check_inverted_dropout, lambda h, r, g: ex02b.inverted_dropout(h, r, g)[0], "pair"),

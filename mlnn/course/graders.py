@@ -451,8 +451,9 @@ def check_inverted_dropout(inverted_dropout):
 
 
 def _judge_kept(kept, rate, column, row, trials=None, noun="units"):
-    """Judge boolean masks ``kept`` (draws × rows × columns) by their distribution: the kept
-    fraction, and per-row and per-column counts binomial (no coin shared by a row or column)."""
+    """Judge boolean masks ``kept`` (draws × rows × columns) by their distribution: per-row and
+    per-column counts binomial (no coin shared by a row or column), neighbours independent, and
+    the kept fraction 1 − rate."""
     trials = np.ones(kept.shape[1:]) if trials is None else trials
     count, total = kept.sum(), trials.sum() * len(kept)
     q = min(max(count / total, 0.02), 0.98)                 # the observed kept fraction
@@ -467,11 +468,27 @@ def _judge_kept(kept, rate, column, row, trials=None, noun="units"):
     if by_row > 3:
         raise NotYet(f"at rate {rate} each {row} keeps or drops all its {column}s together: "
                      f"draw a separate coin for every {column}")
+    for axis, name in ((2, f"neighbouring {column}s of a {row}"),
+                       (1, f"neighbouring {row}s for one {column}")):
+        z = _neighbours_z(kept, trials > 0, axis, q)
+        if abs(z) > 6:
+            raise NotYet(f"at rate {rate} {name} are kept together too "
+                         f"{'often' if z > 0 else 'rarely'}: their coins are not independent")
     if abs(binomial_z(count, total, 1 - rate)) > 5:
         swapped = abs(binomial_z(count, total, rate)) < 5
         raise NotYet(f"at rate {rate} you keep {count / total:.1%} of the {noun}: " +
                      ("you keep with probability rate; rate is the probability of dropping"
                       if swapped else f"each should be dropped with probability {rate}"))
+
+
+def _neighbours_z(kept, present, axis, q):
+    """The z-score of how often two neighbours along ``axis`` (both present) are both kept,
+    against q² for independent coins."""
+    size = kept.shape[axis]
+    first, second = (np.take(kept, range(a, a + size - 1), axis=axis) for a in (0, 1))
+    both = np.take(present, range(size - 1), axis=axis - 1) & np.take(
+        present, range(1, size), axis=axis - 1)
+    return binomial_z((first & second & both).sum(), both.sum() * len(kept), q * q)
 
 
 def _judge_generator(masks_of_seed):
