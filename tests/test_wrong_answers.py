@@ -39,6 +39,12 @@ def delta1_square_h_in_place(d2, W2, h):
     return (d2 @ W2.T) * (1 - h)
 
 
+def delta1_doubling_delta2(d2, W2, h):
+    """Right values, but δ2 is left doubled: the reference must not be built from it."""
+    d2 *= 2
+    return (d2 @ W2.T) * (1 - h * h) / 2
+
+
 def grad_scaling_X_in_place(X, d1):
     X.data /= X.shape[0]
     return np.asarray(X.T @ d1)
@@ -84,6 +90,7 @@ WRONG_01 = [
     (course.check_delta1, lambda d2, W2, h: d2 @ W2.T, "derivative"),
     (course.check_delta1, lambda d2, W2, h: ((d2 @ W2.T) * (1 - h * h)).T, "transposed"),
     (course.check_delta1, delta1_square_h_in_place, "modified its input h"),
+    (course.check_delta1, delta1_doubling_delta2, "modified its input delta2"),
     (course.check_delta1, lambda d2, W2, h: (d2 @ W2.T) * (1 - h), "off"),
     (course.check_delta1, lambda d2, W2, h: (d2 @ W2.T) * (1 - np.tanh(h) ** 2), "applied twice"),
     (course.check_delta1, lambda d2, W2, h: ((d2 @ W2.T) * (1 - h * h)).astype(np.float32),
