@@ -732,6 +732,15 @@ def test_a_text_without_a_known_word_gets_no_label_and_a_warning(workspace, text
     assert X[0].nnz == 0 and X[1].nnz == 1
 
 
+def test_an_input_document_without_features_gets_no_label_and_one_warning(workspace, capsys):
+    (workspace / "blank.svm").write_text("3 50 5\n0\n1 4:0\n2 7:1.5\n")
+    assert main(["predict", "--model", "model.npz", "--input", "blank.svm"]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[:2] == ["", ""]
+    assert err == ("mlnn: warning: --input: 2 of the 3 documents of blank.svm (number 1, 2, "
+                   "counting from 1) have no feature; no label is predicted for them\n")
+
+
 #: Imported by the child process (first on its path): sends it SIGINT when the module named
 #: by INTERRUPT_AT is first imported, i.e. while ``python -m mlnn`` starts.
 SITECUSTOMIZE = """

@@ -24,8 +24,10 @@ Each case has one meaning, decided here or in :mod:`mlnn.evaluation.metrics` (th
   early stopping then follows ``nan`` and has nothing to go by. Give more validation documents,
   or ``validation_fraction=0``.
 - Documents with no word after tokenising, at prediction time: a warning from
-  :meth:`mlnn.datasets.text.TfidfVectorizer.transform` naming them; ``predict --text`` then
-  prints such a document with no label (nothing in it to classify).
+  :meth:`mlnn.model.estimator.MultiLabelNN.transform_text` naming them (their rows are empty, so
+  ``predict`` answers for them from the biases alone, the same for every such document). The
+  command line's ``predict`` prints a document without any feature (``--text`` or ``--input``)
+  with no label, and warns naming it: nothing in it to classify.
 - An empty split (no document) is refused everywhere: by training (no documents to train on) and
   by every measure; a split of one document is valid (see the measures' docstring).
 """

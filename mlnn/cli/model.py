@@ -12,9 +12,11 @@ loss, elapsed, at most how long is left) when standard error is a terminal or wi
 :mod:`mlnn.datasets.svmlight`); ``--input -`` reads standard input. ``predict --text`` reads raw
 text (files, directories of ``.txt`` files, ``-`` for standard input) and turns it into features
 with the vectorizer saved in the model file (a model trained on a text dataset); it prints one
-line per document: its name, a tab, and ``label:score`` for each predicted label. A text with
-no word of the model's vocabulary (an empty file, only stop words or unknown words) has nothing
-to classify: it gets no label and a warning naming it (``mlnn: warning: ...``).
+line per document: its name, a tab, and ``label:score`` for each predicted label. A document
+without any feature (an ``--input`` line with no ``index:value``; a text with no word of the
+model's vocabulary: an empty file, only stop words or unknown words) has nothing to classify: it
+gets no label and a warning naming it (``mlnn: warning: ...``), where the network would answer
+from its biases alone.
 
 ``evaluate`` refuses an empty split. A measure that no document of the split defines (rank loss
 when no document has both a relevant and an irrelevant label) is ``nan`` in the library; the
@@ -193,6 +195,22 @@ def read_texts(paths):
     return documents
 
 
+def _featureless(X):
+    """Which rows of X (CSR) have no non-zero feature: a bool array."""
+    return np.asarray((X != 0).sum(axis=1)).ravel() == 0
+
+
+def _warn_featureless(X, source):
+    """One warning naming the documents of ``--input`` without any feature (no label is
+    predicted for them)."""
+    rows = np.flatnonzero(_featureless(X))
+    if rows.size:
+        shown = ", ".join(str(i + 1) for i in rows[:10]) + (", ..." if rows.size > 10 else "")
+        warnings.warn(f"--input: {rows.size} of the {X.shape[0]} documents of {source} (number "
+                      f"{shown}, counting from 1) have no feature; no label is predicted for "
+                      "them", MLNNWarning)
+
+
 def _text_features(model, documents):
     """X of the ``[(name, text), ...]`` of ``--text``; a warning names each document without a
     word of the model's vocabulary (an empty file, unknown words), for which no label is
@@ -200,7 +218,7 @@ def _text_features(model, documents):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MLNNWarning)      # named by file below instead
         X = model.transform_text([text for _, text in documents])
-    for i in np.flatnonzero(np.diff(X.indptr) == 0):
+    for i in np.flatnonzero(_featureless(X)):
         name, text = documents[i]
         what = "is empty" if not text.strip() else "has no word of the model's vocabulary"
         warnings.warn(f"--text: {name} {what}; no label is predicted for it", MLNNWarning)
@@ -225,10 +243,10 @@ def run_predict(args):
         X = _text_features(model, documents)
     else:
         X = read_input(args.input, model, args.zero_based)
+        _warn_featureless(X, "<stdin>" if args.input == "-" else args.input)
     scores, predicted = _predicted(model, X)
-    if args.text is not None:        # a text with no known word: nothing in it to classify
-        empty = np.diff(X.indptr) == 0
-        predicted = [labels[:0] if empty[i] else labels for i, labels in enumerate(predicted)]
+    empty = _featureless(X)          # no feature, no known word: nothing in it to classify
+    predicted = [labels[:0] if empty[i] else labels for i, labels in enumerate(predicted)]
     names = model.label_names_ or [str(i) for i in range(model.n_labels_)]
     lines = []
     for i, labels in enumerate(predicted):
