@@ -56,6 +56,15 @@ FIGURES = {
 READS_DATA = {"01b_build_it_from_zero",
               "03_convergence", "04_dropout", "05_learning_rates", "06_thresholds"}
 
+#: Notebooks whose text states no result it does not print: every number of the markdown with
+#: three or more decimals appears in the stored outputs, which hold the ``environment.claim``
+#: checks of a full run.
+TEXT_FROM_OUTPUTS = ["02_loss_landscapes", "02b_optimizers_and_dropout", "03_convergence",
+                     "04_dropout", "05_learning_rates", "06_thresholds"]
+
+#: A number with three or more decimals, as the text quotes a result.
+DECIMAL = re.compile(r"(?<![\w.])\d+\.\d{3,}(?!\d)")
+
 #: The largest notebook file we store (outputs included).
 MAX_BYTES = 1_500_000
 
@@ -111,6 +120,16 @@ def test_stored_figures_are_png(stem):
     assert kinds <= {"image/png"}, f"{path.name} stores {kinds}"
     assert ("image/png" in kinds) == bool(FIGURES.get(stem)), path.name
     json.loads(path.read_text(encoding="utf-8"))             # valid JSON
+
+
+@pytest.mark.parametrize("stem", TEXT_FROM_OUTPUTS)
+def test_numbers_in_the_text_are_printed_and_its_claims_checked(stem):
+    cells = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4).cells
+    printed = "".join(_text(o) for cell in cells if cell.cell_type == "code" for o in cell.outputs)
+    text = "\n".join(cell.source for cell in cells if cell.cell_type == "markdown")
+    missing = [number for number in DECIMAL.findall(text) if number not in printed]
+    assert not missing, f"{stem}: the text quotes {missing}, which no output prints"
+    assert "checked: " in printed and "not so in this fast run" not in printed, stem
 
 
 def _execute(path, tmp_path, monkeypatch, data=None, fast=True):
