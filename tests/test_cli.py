@@ -1,12 +1,18 @@
 """The command line: train → evaluate → predict on real data, reproduce --quick, error paths."""
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
 
 import pytest
 
-from mlnn.cli import main
+from mlnn.cli import build_parser, main
+from mlnn.cli.bench import BENCH_OPTIONS
+from mlnn.cli.model import TRAIN_OPTIONS
+from mlnn.model.estimator import MultiLabelNN
+from mlnn.model.params import DEFAULTS, PARAMS
 from mlnn.paper.methods import ALIASES, METHODS, resolve
 
 
@@ -125,3 +131,91 @@ def test_a_reproduced_network_is_retrained_by_the_train_command(tmp_path, capsys
     assert main(["evaluate", "--model", str(model), *data, "--json"]) == 0
     measures = json.loads(capsys.readouterr().out)
     assert {key: measures[key] for key in record["test"]} == record["test"]
+
+
+# ---- options that set a hyper-parameter: the model description's parsing, help and checks -----
+
+def _help(argv):
+    """The ``--help`` text of a command, its whitespace collapsed (argparse wraps lines)."""
+    parser = build_parser()
+    with pytest.raises(SystemExit):
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            parser.parse_args([*argv, "--help"])
+    return " ".join(out.getvalue().split())
+
+
+@pytest.mark.parametrize("command, options, shown", [
+    (["train"], TRAIN_OPTIONS, "default: the method's, else {}"),
+    (["bench"], BENCH_OPTIONS, "default {}"),
+    (["experiment", "dropout"], {"--learning-rate": "learning_rate"},
+     "dropout experiment only; default {}"),
+])
+def test_the_help_shows_the_descriptions_help_and_defaults(command, options, shown):
+    text = _help(command)
+    for option, param in options.items():
+        if option == "--seed":
+            continue
+        entry = text.split(f"{option} {option.lstrip('-').replace('-', '_').upper()} ")[1]
+        words = " ".join(PARAMS[param].help.rstrip(".").split()[:6])
+        assert entry.startswith(f"{param}: {words}"), (option, entry[:80])
+        expected = shown.format(DEFAULTS[param])
+        assert expected in entry.split(" --")[0], (option, expected)
+
+
+SYNTHETIC = ["--dataset", "synthetic", "-o", "n_train=60", "-o", "n_test=20", "-o",
+             "n_features=30", "-o", "n_labels=4"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["train", *SYNTHETIC, "--learning-rate", "-inf"],
+     "--learning-rate must be a positive finite number, got -inf"),
+    (["train", *SYNTHETIC, "--learning-rate", "-1e-3"],
+     "--learning-rate must be a positive finite number, got -0.001"),
+    (["train", *SYNTHETIC, "--epochs", "-2"], "--epochs must be a positive integer, got -2"),
+    (["train", *SYNTHETIC, "--validation-fraction", "-.5"],
+     r"--validation-fraction must be a number in [0, 1), got -0.5"),
+    (["train", *SYNTHETIC, "--threshold-lambda", "-1"],
+     "--threshold-lambda must be a finite number ≥ 0, got -1.0"),
+    (["train", *SYNTHETIC, "--hidden-units", "1e20"],
+     "argument --hidden-units: invalid int value: '1e20'"),
+    (["train", *SYNTHETIC, "--hidden-units", str(10**20)],
+     f"hidden_units={10**20} is too large: the weights W1 and W2 would hold"),
+    (["bench", *SYNTHETIC, "--seed", "-1"], "--seed must be an integer >= 0, got -1"),
+    (["bench", *SYNTHETIC, "--learning-rate", "-inf"],
+     "--learning-rate must be a positive finite number, got -inf"),
+    (["bench", *SYNTHETIC, "--dtype", "float16"], "unknown --dtype 'float16'"),
+    (["experiment", "dropout", "--learning-rate", "-0.1", "--out", "curves.csv"],
+     "--learning-rate must be a positive finite number, got -0.1"),
+])
+def test_bad_hyper_parameter_options_are_one_line_errors(argv, message, tmp_path, monkeypatch,
+                                                         capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mlnn: error: ") and message in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def _counting_check_params(monkeypatch):
+    """Count the calls of MultiLabelNN.check_params (the estimator's boundary check)."""
+    calls = []
+    original = MultiLabelNN.check_params
+
+    def counted(self):
+        calls.append(self)
+        return original(self)
+    monkeypatch.setattr(MultiLabelNN, "check_params", counted)
+    return calls
+
+
+def test_train_and_evaluate_check_the_hyper_parameters_once(tmp_path, monkeypatch, capsys):
+    """No whole estimator is built to check one option, and a loaded model is checked by
+    ``load`` alone."""
+    calls = _counting_check_params(monkeypatch)
+    model = tmp_path / "m.npz"
+    assert main(["train", *SYNTHETIC, "--hidden-units", "4", "--epochs", "1", "--quiet",
+                 "--out", str(model)]) == 0
+    assert len(calls) == 1                                  # fit's
+    assert main(["evaluate", "--model", str(model), *SYNTHETIC]) == 0
+    assert len(calls) == 2                                  # load's
+    capsys.readouterr()

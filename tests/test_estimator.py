@@ -1,6 +1,7 @@
 """MultiLabelNN: the estimator API, refitting, model files, and bad input (scikit-learn itself is
 exercised in test_sklearn.py)."""
 
+import ast
 import inspect
 import re
 import subprocess
@@ -18,6 +19,8 @@ from mlnn.datasets import load
 from mlnn.evaluation.metrics import EXTRA_MEASURES, MEASURES
 from mlnn.model.modelfile import read_model_file, write_model_file
 from mlnn.model.params import DEFAULTS, PARAMS
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SMALL = {"hidden_units": 16, "max_epochs": 4, "learning_rate": 0.1, "batch_size": 32,
          "random_state": 0}
@@ -260,6 +263,7 @@ WIRING = {
     "batch_size": ({}, 16, _scores),
     "max_epochs": ({}, 2, lambda m, d: m.n_updates_),
     "patience": ({"max_epochs": 40, "learning_rate": 0.5}, 1, lambda m, d: m.n_updates_),
+    "stopping": ({}, "meanF", lambda m, d: sorted(m.history_.records[0])),
     "eval_every": ({}, 3, lambda m, d: len(m.history_.records)),
     "validation_fraction": ({}, 0.3, _scores),
     "threshold": ({}, "fixed", _thresholds),
@@ -361,6 +365,7 @@ BAD_VALUES = {
     "batch_size": [0, 1.5, -1, None],
     "max_epochs": [0, 2.0, None],
     "patience": [0, 1.5, None],
+    "stopping": ["F1", None, ["rankloss"]],
     "eval_every": [0, 1.5, "epoch"],
     "validation_fraction": [1.0, -0.1, np.nan, None],
     "threshold": ["magic", None],
@@ -525,3 +530,81 @@ def test_a_model_file_keeps_the_labels_dtype_and_sparse_output(data, tmp_path, d
     Y_pred = loaded.predict(data.X_test)
     assert sp.issparse(Y_pred) and Y_pred.dtype == np.dtype(dtype)
     assert (Y_pred != model.predict(data.X_test)).nnz == 0
+
+
+# ---- one default, one check: the model description ----------------------------------------------
+
+#: The modules that describe a model above the core: they read every default from
+#: mlnn/model/params.py. (A core class used on its own, in mlnn/nn, keeps its own signature.)
+DESCRIBING = sorted({*Path(ROOT, "mlnn", "model").glob("*.py"),
+                     *(Path(ROOT, "mlnn", name) for name in (
+                         "paper/methods.py", "figures/experiments.py", "figures/curves.py",
+                         "tools/bench.py", "cli/model.py", "cli/bench.py", "cli/options.py",
+                         "cli/experiment.py"))} - {Path(ROOT, "mlnn", "model", "params.py")})
+
+
+def _stated(node):
+    """The (name, value node) pairs a node states: a signature's defaults, a dict literal's
+    entries, a dataclass field's default, an ``add_argument``'s default by its destination."""
+    if isinstance(node, (ast.FunctionDef, ast.Lambda)):
+        args = node.args.posonlyargs + node.args.args
+        pairs = list(zip([a.arg for a in args[len(args) - len(node.args.defaults):]],
+                         node.args.defaults))
+        return pairs + [(a.arg, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults)
+                        if d is not None]
+    if isinstance(node, ast.Dict):
+        return [(k.value, v) for k, v in zip(node.keys, node.values)
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    if isinstance(node, ast.ClassDef):
+        return [(s.target.id, s.value) for s in node.body if isinstance(s, ast.AnnAssign)
+                and isinstance(s.target, ast.Name) and s.value is not None]
+    if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_argument":
+        keywords = {k.arg: k.value for k in node.keywords}
+        options = [a.value for a in node.args if isinstance(a, ast.Constant)]
+        if "default" in keywords and options:
+            dest = options[-1].lstrip("-").replace("-", "_")
+            return [(keywords["dest"].value if "dest" in keywords else dest, keywords["default"])]
+    return []
+
+
+def restated_defaults(source):
+    """``[(line, name, value)]``: a hyper-parameter's default value (a number or a name; None
+    and booleans are switches, not values) written again as a literal in ``source``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        for name, value in _stated(node):
+            if name not in PARAMS:
+                continue
+            try:
+                value = ast.literal_eval(value)
+            except ValueError:
+                continue
+            default = PARAMS[name].default
+            if isinstance(default, (int, float, str)) and not isinstance(default, bool) \
+                    and type(value) is type(default) and value == default:
+                found.append((node.lineno, name, value))
+    return found
+
+
+def test_the_scan_finds_a_default_restated_in_each_form():
+    source = ('def f(x, hidden_units=1000, *, loss="ce"):\n    return {"learning_rate": 0.01}\n'
+              "class S:\n    momentum: float = 0.9\n"
+              'p.add_argument("--batch-size", type=int, default=64)\n'
+              'def g(hidden_units=999, verbose=False, dropout=DEFAULT.dropout):\n    pass\n')
+    assert sorted((name, value) for _, name, value in restated_defaults(source)) == [
+        ("batch_size", 64), ("hidden_units", 1000), ("learning_rate", 0.01), ("loss", "ce"),
+        ("momentum", 0.9)]
+
+
+@pytest.mark.parametrize("path", DESCRIBING, ids=lambda p: str(p.relative_to(ROOT)))
+def test_each_default_is_stated_once_in_the_model_description(path):
+    assert restated_defaults(path.read_text(encoding="utf-8")) == [], \
+        f"{path.relative_to(ROOT)} restates defaults of mlnn.model.params"
+
+
+def test_the_description_states_each_default_once_and_checks_it():
+    source = Path(ROOT, "mlnn", "model", "params.py").read_text(encoding="utf-8")
+    entries = re.findall(r'^    "(\w+)": Param\(', source, flags=re.MULTILINE)
+    assert entries == list(PARAMS) == list(inspect.signature(MultiLabelNN).parameters)
+    for name, param in PARAMS.items():
+        param.check(param.default, name)              # every default passes its own check

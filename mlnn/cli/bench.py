@@ -13,12 +13,18 @@ import numpy as np
 
 from mlnn.base.errors import MLNNError
 from mlnn.baselines.svm import DEFAULT_C_VALUES, DEFAULT_TOL
-from mlnn.cli.options import add_dataset, add_seed, load_dataset
+from mlnn.cli.options import (add_dataset, add_param, add_seed, check_options, given_params,
+                              load_dataset)
+from mlnn.model.params import DEFAULTS
 from mlnn.paper.methods import PAPER_NETWORK_ALIASES, network_params, resolve
 from mlnn.tools.bench import (DEFAULT_PWE_LABELS, PWE_DENSITY, benchmark_pwe_delta,
                               benchmark_training)
 from mlnn.tools.machine import machine_info
 from mlnn.tools.svm_bench import DEFAULT_SOLVERS, SOLVERS, benchmark_svm, format_svm_report
+
+#: The options of ``bench`` that set a hyper-parameter, and the hyper-parameter.
+BENCH_OPTIONS = {"--batch-size": "batch_size", "--hidden-units": "hidden_units",
+                 "--dtype": "dtype", "--learning-rate": "learning_rate"}
 
 PHASE_LABELS = {"forward": "forward (X W1, h, z2, o)",
                 "loss": "loss value and δ2",
@@ -40,13 +46,10 @@ def register(subparsers):
                         help="use only the first N training documents")
     parser.add_argument("--method", default="nn-ad", choices=PAPER_NETWORK_ALIASES,
                         help="network method (default nn-ad)")
-    parser.add_argument("--batch-size", type=int, default=64, help="minibatch size (default 64)")
-    parser.add_argument("--hidden-units", type=int, default=1000, help="F (default 1000)")
-    parser.add_argument("--dtype", choices=("float32", "float64"), default="float32",
-                        help="floating-point type of training (default float32)")
+    for option, param in BENCH_OPTIONS.items():
+        add_param(parser, option, param, default=DEFAULTS[param])
     parser.add_argument("--epochs", type=int, default=5, help="timed epochs (default 5)")
     parser.add_argument("--warmup", type=int, default=1, help="warm-up epochs (default 1)")
-    parser.add_argument("--learning-rate", type=float, default=0.01, help="η0 (default 0.01)")
     add_seed(parser)
     parser.add_argument("--pwe-labels", default=",".join(map(str, DEFAULT_PWE_LABELS)),
                         help="label counts L for the PWE δ2 timing, comma-separated, or 'none' "
@@ -83,6 +86,7 @@ def _add_svm_options(parser):
 
 
 def run_bench(args):
+    check_options(args, "--seed")
     if args.svm:
         result = measure_svm(args)
         if args.json:   # JSON object keys are strings: C as printed by %g
@@ -122,9 +126,8 @@ def measure_svm(args):
 
 
 def _check_counts(args):
-    for name in ("batch_size", "hidden_units", "epochs"):
-        if getattr(args, name) < 1:
-            raise MLNNError(f"--{name.replace('_', '-')} must be a positive integer")
+    if args.epochs < 1:
+        raise MLNNError("--epochs must be a positive integer")
     if args.warmup < 0:
         raise MLNNError("--warmup must be 0 or more")
     if args.max_documents is not None and args.max_documents < 1:
@@ -146,9 +149,8 @@ def _parse_label_counts(text):
 def measure(args):
     """Run the benchmark described by the parsed ``args``; returns the result dict."""
     _check_counts(args)
-    dtype = np.dtype(args.dtype).type
-    method = resolve(args.method)
-    params = network_params(method)
+    params = {**network_params(resolve(args.method)), **given_params(args, BENCH_OPTIONS)}
+    method, dtype = resolve(args.method), np.dtype(args.dtype).type
     label_counts = _parse_label_counts(args.pwe_labels)
     dataset = load_dataset(args)
     X, Y = dataset.X_train, dataset.Y_train
@@ -160,11 +162,8 @@ def measure(args):
               "hidden_units": args.hidden_units, "dtype": np.dtype(dtype).name,
               "learning_rate": args.learning_rate, "warmup": args.warmup, "epochs": args.epochs,
               "machine": machine_info()}
-    result.update(benchmark_training(
-        X, Y, hidden_activation=params["hidden_activation"], loss=params["loss"],
-        dropout=params["dropout"], batch_size=args.batch_size, hidden_units=args.hidden_units,
-        epochs=args.epochs, warmup=args.warmup, learning_rate=args.learning_rate, dtype=dtype,
-        random_state=args.seed))
+    result.update(benchmark_training(X, Y, epochs=args.epochs, warmup=args.warmup,
+                                     random_state=args.seed, **params))
     result["pwe_delta"] = benchmark_pwe_delta(label_counts, n_documents=args.batch_size,
                                               dtype=dtype, random_state=args.seed)
     return result

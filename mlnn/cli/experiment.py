@@ -2,9 +2,11 @@
 
 from mlnn.base.errors import MLNNError
 from mlnn.base.fileio import check_output_path, check_replaceable
-from mlnn.cli.options import add_option, add_seed, check_options, load_dataset
+from mlnn.cli.options import (add_option, add_param, add_seed, check_options, given_params,
+                              load_dataset)
 from mlnn.figures.curves import CSV_COLUMNS
 from mlnn.figures.experiments import DATASETS, EXPERIMENTS
+from mlnn.model.params import DEFAULTS
 
 
 def register(subparsers):
@@ -19,24 +21,25 @@ def register(subparsers):
     parser.add_argument("--fast", action="store_true", help="tiny run to check the pipeline")
     parser.add_argument("--max-updates", type=int, default=None,
                         help="parameter updates per network (default: the figure's)")
-    parser.add_argument("--learning-rate", type=float, default=None,
-                        help="AdaGrad's η0 (dropout experiment only; default 0.01)")
+    add_param(parser, "--learning-rate", "learning_rate",
+              shown=f"dropout experiment only; default {DEFAULTS['learning_rate']}")
     add_seed(parser)
     parser.add_argument("--out", required=True, help="CSV file to write")
     parser.set_defaults(func=run_experiment)
 
 
 def run_experiment(args):
-    check_options(args, "--seed", "--max-updates", "--learning-rate")
+    check_options(args, "--seed", "--max-updates")
+    given = given_params(args, {"--learning-rate": "learning_rate"})
     check_output_path(args.out, "--out")
     check_replaceable(args.out, "--out", _is_curves_file, "a curves CSV file")
     kwargs = {"fast": args.fast, "random_state": args.seed, "csv_path": args.out,
               "verbose": True, "max_updates": args.max_updates}
-    if args.learning_rate is not None:
+    if given:
         if args.name != "dropout":
             raise MLNNError("--learning-rate applies to the dropout experiment only; the others "
                             "compare fixed learning rates")
-        kwargs["learning_rate"] = args.learning_rate
+        kwargs.update(given)
     if args.dataset is not None or args.option:
         kwargs["dataset"] = load_dataset(args, args.dataset or DATASETS[args.name])
     EXPERIMENTS[args.name](**kwargs)

@@ -2,7 +2,11 @@
 
 Values are checked here, before any work, with the project's own checks
 (:mod:`mlnn.base.validation`), and a bad one is reported naming the option as the user typed it
-(``--seed``, ``-o random_state``), not the Python parameter behind it.
+(``--seed``, ``-o random_state``), not the Python parameter behind it. An option that sets a
+hyper-parameter of the model (``--learning-rate``, ``--hidden-units`` ...) is parsed, checked,
+defaulted and helped by the model description (:mod:`mlnn.model.params`, :func:`add_param`,
+:func:`given_params`), once. A negative number (``-1``, ``-1e-3``, ``-inf``) is taken as an
+option's value, never as an option, so that its check can say what is wrong with it.
 
 Progress. ``--progress`` / ``--quiet`` (:func:`add_progress`): progress lines go to standard
 error, shown when it is a terminal, hidden when it is not or under ``--quiet``, and always shown
@@ -15,14 +19,20 @@ tenth of the file (under the rule above). ``--offline`` (or ``MLNN_OFFLINE=1``) 
 dataset that cannot be downloaded says which files to place where.
 """
 
+import re
 import sys
 
 from mlnn.base.errors import MLNNError
 from mlnn.base.progress import DownloadProgress, wanted
-from mlnn.base.validation import check_integer, check_positive_float, check_positive_int
+from mlnn.base.validation import check_integer, check_positive_int
 from mlnn.datasets import load
 from mlnn.datasets.paths import check_data_dir, data_dir, offline
 from mlnn.datasets.registry import SPECS
+from mlnn.model.params import PARAMS
+
+#: What argparse should take for a negative number, hence a value: -1, -0.5, -1e-3, -inf, -nan.
+NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$|^-(inf|infinity|nan)$",
+                             re.IGNORECASE)
 
 
 def add_dataset(parser, required=True, default=None):
@@ -76,7 +86,32 @@ def add_option(parser):
 
 
 def add_seed(parser):
+    """``--seed N``: the seed of every random choice (default 0, so that runs repeat)."""
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+
+
+def add_param(parser, option, param, default=None, shown=None):
+    """``option`` (e.g. ``--epochs``) setting the hyper-parameter ``param`` (``max_epochs``):
+    parsed and helped by its description in :mod:`mlnn.model.params`. ``default`` None leaves
+    the option unset when not given (a method's value, else the description's default applies;
+    ``shown`` says which in the help)."""
+    spec = PARAMS[param]
+    parser._negative_number_matcher = NEGATIVE_NUMBER     # see the module doc
+    shown = shown or f"default {spec.default if default is None else default}"
+    parser.add_argument(option, type=spec.parse, default=default,
+                        help=f"{param}: {spec.help.rstrip('.')} ({shown})".replace("%", "%%"))
+
+
+def given_params(args, options):
+    """``{hyper-parameter: value}`` of the ``options`` (option → hyper-parameter) given in
+    ``args``, each value checked by its description, a bad one named by its option."""
+    given = {}
+    for option, param in options.items():
+        value = getattr(args, option.lstrip("-").replace("-", "_"))
+        if value is not None:
+            PARAMS[param].check(value, option)
+            given[param] = value
+    return given
 
 
 def check_seed(value, name="--seed"):
@@ -85,8 +120,7 @@ def check_seed(value, name="--seed"):
 
 
 #: Checks of numeric options that only the command line has, by option name.
-OPTION_CHECKS = {"--seed": check_seed, "--max-updates": check_positive_int,
-                 "--learning-rate": check_positive_float}
+OPTION_CHECKS = {"--seed": check_seed, "--max-updates": check_positive_int}
 
 
 def check_options(args, *names):

@@ -12,11 +12,13 @@ from pathlib import Path
 
 from mlnn.base.errors import MLNNError
 from mlnn.base.fileio import atomic_write
+from mlnn.model.params import DEFAULT
 
 
 @dataclass(frozen=True)
 class Setting:
-    """One network configuration of a convergence experiment.
+    """One network configuration of a convergence experiment: a ``label`` and the hyper-parameters
+    an experiment varies, with the defaults of the model description (:mod:`mlnn.model.params`).
 
     ``loss`` "ce" (sigmoid outputs) or "pwe" (tanh outputs); ``hidden_activation`` relu, tanh or
     sigmoid; ``optimizer`` "adagrad", "momentum" or "sgd" with ``learning_rate`` η (and
@@ -24,13 +26,13 @@ class Setting:
     """
 
     label: str
-    loss: str = "ce"
-    hidden_activation: str = "relu"
-    optimizer: str = "adagrad"
-    learning_rate: float = 0.01
-    momentum: float = 0.9
-    dropout: float = 0.0
-    hidden_units: int = 256
+    loss: str = DEFAULT.loss
+    hidden_activation: str = DEFAULT.hidden_activation
+    optimizer: str = DEFAULT.optimizer
+    learning_rate: float = DEFAULT.learning_rate
+    momentum: float = DEFAULT.momentum
+    dropout: float = DEFAULT.dropout
+    hidden_units: int = DEFAULT.hidden_units
 
 
 #: The columns of the CSV written by :func:`save_csv`: the setting, then one evaluation.

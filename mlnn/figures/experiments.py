@@ -42,6 +42,7 @@ from mlnn.base.fileio import check_output_path
 from mlnn.base.validation import check_positive_int, check_X, check_Y, validation_split
 from mlnn.figures.curves import CURVE_COLUMNS, Setting, load_csv, save_csv
 from mlnn.model.builders import build
+from mlnn.model.params import DEFAULT
 from mlnn.nn.training import train
 
 
@@ -106,15 +107,16 @@ def _subsample(rows, size, rng):
 # running
 
 def components(setting, n_features, n_labels, random_state=0):
-    """(network, loss, optimizer) of a :class:`Setting`, float32, seeded by ``random_state``."""
+    """(network, loss, optimizer) of a :class:`Setting`, in the description's precision
+    (float32), seeded by ``random_state``."""
     return build(n_features, n_labels, loss=setting.loss, hidden_units=setting.hidden_units,
                  hidden_activation=setting.hidden_activation, optimizer=setting.optimizer,
                  learning_rate=setting.learning_rate, momentum=setting.momentum,
-                 random_state=random_state, dtype="float32")
+                 random_state=random_state)
 
 
-def run_setting(setting, data, max_updates, eval_every, batch_size=64, random_state=0,
-                verbose=False):
+def run_setting(setting, data, max_updates, eval_every, batch_size=DEFAULT.batch_size,
+                random_state=0, verbose=False):
     """Train one network for ``max_updates`` updates; return its curve as a plain dict.
 
     The initial weights depend only on ``random_state`` and the shapes, so settings with the same
@@ -142,8 +144,8 @@ def run_setting(setting, data, max_updates, eval_every, batch_size=64, random_st
     return curve
 
 
-def run_settings(settings, data, max_updates, eval_every, batch_size=64, random_state=0,
-                 experiment="custom", csv_path=None, verbose=False):
+def run_settings(settings, data, max_updates, eval_every, batch_size=DEFAULT.batch_size,
+                 random_state=0, experiment="custom", csv_path=None, verbose=False):
     """:func:`run_setting` for each setting on the same data; optionally save to ``csv_path``
     (checked before any training, written atomically: :mod:`mlnn.base.fileio`)."""
     if csv_path is not None:
@@ -195,7 +197,8 @@ def convergence_experiment(dataset=DATASETS["convergence"], fast=False, random_s
 
 
 def dropout_experiment(dataset=DATASETS["dropout"], fast=False, random_state=0,
-                       csv_path=None, verbose=False, learning_rate=0.01, **sizes):
+                       csv_path=None, verbose=False, learning_rate=DEFAULT.learning_rate,
+                       **sizes):
     """Fig. 3 (right): CE, ReLU, AdaGrad (η0 = ``learning_rate``); dropout 0.5 on the hidden units
     vs none, for two hidden-layer sizes; validation rank loss against updates (the paper: EUR-Lex).
     """

@@ -14,8 +14,8 @@ What ``fit(X, Y)`` does:
 1. Validation data: ``X_val, Y_val`` if given, else a seeded ``validation_fraction`` of the
    training documents is held out (never the test data).
 2. Training (:func:`mlnn.nn.training.train`) with minibatches, dropout, the chosen optimizer, and
-   — when there is validation data — early stopping on validation rank loss (the paper's
-   selection measure) with ``patience`` evaluations, restoring the best parameters.
+   — when there is validation data — early stopping by the ``stopping`` rule (default: on
+   validation rank loss) with ``patience`` evaluations, restoring the best parameters.
 3. Thresholds: per-document F1-optimal thresholds on the *training* documents' scores, learned by
    ℓ2-regularised linear regression on the inputs (Eq. 5); λ is chosen on the validation data
    (mean of micro- and macro-F1, macro over the labels present in the validation documents; see
@@ -42,7 +42,8 @@ from mlnn.model.modelfile import loading, names_array, read_model_file, write_mo
 from mlnn.model.params import DEFAULT, DEFAULTS, numpydoc
 from mlnn.model.params import check_params as check_values
 from mlnn.nn.network import Network
-from mlnn.nn.training import EarlyStopping, History, train
+from mlnn.nn.training import (STOPPING_RULES, History, RuleWatch, ranking_validation,
+                              stopping_rule, threshold_rows, threshold_validation, train)
 
 #: The fitted scalars, stored in a model file's header by :meth:`MultiLabelNN.save`.
 FITTED_SCALARS = ("n_updates_", "best_updates_", "threshold_lambda_", "fit_time_",
@@ -70,6 +71,8 @@ class MultiLabelNN:
     n_updates_, best_updates_ : int, parameter updates made, and at the best validation rank loss
     threshold_lambda_ : float or None, the λ of Eq. 5 used
     threshold_scores_ : dict, λ → validation criterion (when λ was selected)
+    rule_stops_ : dict, stopping rule → (record, parameters) where each of ``fit``'s ``rules``
+        stops (empty without ``rules``)
     fit_time_ : float, seconds
     feature_names_, label_names_ : list of str or None
     vectorizer_ : :class:`~mlnn.datasets.text.TfidfVectorizer` or None
@@ -86,9 +89,9 @@ class MultiLabelNN:
                  weight_decay=DEFAULT.weight_decay, decay_biases=DEFAULT.decay_biases,
                  dropout=DEFAULT.dropout, input_dropout=DEFAULT.input_dropout,
                  batch_size=DEFAULT.batch_size, max_epochs=DEFAULT.max_epochs,
-                 patience=DEFAULT.patience, eval_every=DEFAULT.eval_every,
-                 validation_fraction=DEFAULT.validation_fraction, threshold=DEFAULT.threshold,
-                 threshold_features=DEFAULT.threshold_features,
+                 patience=DEFAULT.patience, stopping=DEFAULT.stopping,
+                 eval_every=DEFAULT.eval_every, validation_fraction=DEFAULT.validation_fraction,
+                 threshold=DEFAULT.threshold, threshold_features=DEFAULT.threshold_features,
                  threshold_lambda=DEFAULT.threshold_lambda,
                  threshold_intercept=DEFAULT.threshold_intercept,
                  threshold_target=DEFAULT.threshold_target, pwe_form=DEFAULT.pwe_form,
@@ -108,6 +111,7 @@ class MultiLabelNN:
         self.batch_size = batch_size
         self.max_epochs = max_epochs
         self.patience = patience
+        self.stopping = stopping
         self.eval_every = eval_every
         self.validation_fraction = validation_fraction
         self.threshold = threshold
@@ -169,7 +173,7 @@ class MultiLabelNN:
         return X[fit], Y[fit], X[val], Y[val]
 
     def fit(self, X, Y, X_val=None, Y_val=None, feature_names=None, label_names=None,
-            vectorizer=None):
+            vectorizer=None, rules=()):
         """Train the network and fit its thresholds (see the module docstring); returns self.
 
         Parameters
@@ -182,6 +186,9 @@ class MultiLabelNN:
         feature_names, label_names : optional lists of D and L names, kept with the model
         vectorizer : optional fitted :class:`~mlnn.datasets.text.TfidfVectorizer` with D terms
             that made X from text (``Dataset.vectorizer``), kept with the model
+        rules : stopping rules to run live on the same run besides ``stopping``
+            (:class:`mlnn.nn.training.RuleWatch`, needs validation data); ``rule_stops_`` maps
+            each to (the record it stops at, a copy of the parameters at that record)
         """
         started = time.perf_counter()
         self.check_params()
@@ -195,13 +202,17 @@ class MultiLabelNN:
             if X_val is not None:
                 check_validation_labels(Y_val, f"validation_fraction={self.validation_fraction}")
         network, loss, optimizer = self._components(X.shape[1], Y.shape[1])
-        stopper = EarlyStopping("rankloss", "min", self.patience) if X_val is not None else None
+        watch = RuleWatch(rules, self.patience)
+        stopper, validate = (self._stopping(X, Y, network, rules) if X_val is not None
+                             else (None, ranking_validation))
         history = train(network, loss, optimizer, X, Y, batch_size=self.batch_size,
                         max_epochs=self.max_epochs, dropout=self.dropout,
                         input_dropout=self.input_dropout, X_val=X_val, Y_val=Y_val,
+                        validate=validate, callbacks=[watch] if rules else (),
                         eval_every=self.eval_every, early_stopping=stopper,
                         random_state=self.random_state, verbose=self._progress())
         self.network_, self.loss_, self.optimizer_, self.history_ = network, loss, optimizer, history
+        self.rule_stops_ = watch.finish(history, network) if rules else {}
         self.n_updates_ = int(history.records[-1]["updates"])
         self.best_updates_ = int(history.best["updates"]) if history.best else self.n_updates_
         self.n_features_in_, self.n_labels_ = X.shape[1], Y.shape[1]
@@ -211,6 +222,22 @@ class MultiLabelNN:
         self._fit_thresholds(X, Y, X_val, Y_val)
         self.fit_time_ = time.perf_counter() - started
         return self
+
+    def _stopping(self, X, Y, network, rules=()):
+        """The early stopping of the ``stopping`` rule (None for "fixed") and the validation
+        it and the other ``rules`` watch: the ranking measures, or all ten with thresholds
+        fitted as the final model's are, on a seeded subsample of the training documents
+        (Sec. 3.3, 4)."""
+        stopper = stopping_rule(self.stopping, self.patience)
+        if {self.stopping, *rules} == {"rankloss"}:
+            return stopper, ranking_validation
+        rows = threshold_rows(X.shape[0], random_state=self.random_state)
+        lams = DEFAULT_LAMBDAS if self.threshold_lambda is None else (self.threshold_lambda,)
+        fixed = (0.0 if network.output.name == "tanh" else 0.5) \
+            if self.threshold == "fixed" else None
+        return stopper, threshold_validation(
+            X[rows], Y[rows], lams=lams, fixed=fixed, features=self.threshold_features,
+            intercept=self.threshold_intercept, target=self.threshold_target)
 
     def _fit_thresholds(self, X, Y, X_val, Y_val):
         """The threshold predictor of Sec. 3.3, fitted on the training documents' scores."""

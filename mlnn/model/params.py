@@ -35,6 +35,7 @@ from mlnn.nn.dropout import check_rate
 from mlnn.nn.losses import LOSSES, PairwiseExponential
 from mlnn.nn.network import DTYPES, INITIALISATIONS, check_dtype
 from mlnn.nn.optimizers import OPTIMIZERS
+from mlnn.nn.training import STOPPING_RULES
 
 @dataclass(frozen=True)
 class Param:
@@ -115,7 +116,14 @@ PARAMS = MappingProxyType({
                         "Passes over the training documents at most.", int),
     "patience": Param(
         5, check_positive_int, "int ≥ 1",
-        "Evaluations without a lower validation rank loss before training stops (Sec. 4).", int),
+        "Evaluations without an improvement of the stopping measure before training stops.", int),
+    "stopping": Param(
+        "rankloss", _choice(*STOPPING_RULES), _names(STOPPING_RULES),
+        "How the number of epochs is chosen on the validation data (the paper names no measure; "
+        "see mlnn.nn.training.STOPPING_RULES): early stopping on rank loss, or on the mean of "
+        "micro- and macro-F1 of the thresholded label sets (each evaluation then records all "
+        "ten measures, mlnn.nn.training.threshold_validation), or the best such mean within "
+        "max_epochs epochs (no patience), or a fixed budget of max_epochs epochs."),
     "eval_every": Param(
         None, _optional(check_positive_int), "int ≥ 1 or None",
         "Parameter updates between evaluations on the validation data (None: once per epoch).",

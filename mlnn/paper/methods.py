@@ -17,6 +17,10 @@ All networks have 1,000 hidden units; η0 is chosen from :data:`LEARNING_RATES` 
 epochs by early stopping on validation rank loss (:mod:`mlnn.paper.selection`); C from
 :data:`C_VALUES` (:func:`mlnn.paper.selection.fit_br`).
 
+:data:`METHODS` writes each network method as overrides of the model description
+(:mod:`mlnn.model.params`), whose defaults are the paper's network: ReLU hidden units, CE with
+sigmoid outputs, AdaGrad, 1,000 hidden units, no dropout. NN_A is the description itself.
+
 One more method, not in the paper's table: **BP-MLL as Zhang & Zhou (2006) publish it**
 (``BP-MLL``, command-line ``bpmll-original``), the model Nam et al. revisit. Their protocol, from
 the paper and its published training code, and how it maps onto this package:
@@ -29,7 +33,7 @@ hidden units: 20 % of D     ``hidden_units = ceil(0.2 · D)``
 online gradient descent,    ``optimizer="sgd"``, ``batch_size=1``, ``learning_rate=0.05``
 learning rate 0.05
 100 epochs, no early stop   ``max_epochs=100``, ``validation_fraction=0``
-Σ_i E_i + 0.1 ‖θ‖²,         per document E_i + (λ/2)‖θ‖² with λ = 0.2 / N (N training
+Σ_i E_i + 0.1 ‖θ‖²,         per document E_i + (γ/2)‖θ‖² with γ = 0.2 / N (N training
 weights *and* biases        documents), ``decay_biases=True``
 threshold t(x) = wᵀo + b    ``threshold_features="scores"``, ``threshold_intercept="free"``,
 by least squares on the     ``threshold_lambda=0`` (unregularised), ``threshold_target=
@@ -43,37 +47,47 @@ min–max scaling.
 
 import math
 
-
 from mlnn.base.errors import MLNNError
 from mlnn.baselines.svm import DEFAULT_C_VALUES
+from mlnn.model.params import DEFAULTS
 
 #: The paper's grid for the base learning rate η0.
 LEARNING_RATES = (0.001, 0.01, 0.1)
 
-#: The paper's grid for the SVMs' C, 10⁻³ … 10³ (defined with the solver, :mod:`mlnn.baselines.svm`).
+#: The paper's grid for the SVMs' C, 10⁻³ … 10³ (defined with the solver,
+#: :mod:`mlnn.baselines.svm`).
 C_VALUES = DEFAULT_C_VALUES
 
+#: Each method: its ``kind`` and, for a network, how it differs from the model description.
 METHODS = {
-    "NN_A": {"kind": "nn", "hidden_activation": "relu", "loss": "ce", "dropout": 0.0},
-    "NN_AD": {"kind": "nn", "hidden_activation": "relu", "loss": "ce", "dropout": 0.5},
-    "BP-MLL_TA": {"kind": "nn", "hidden_activation": "tanh", "loss": "pwe", "dropout": 0.0},
+    "NN_A": {"kind": "nn"},
+    "NN_AD": {"kind": "nn", "dropout": 0.5},
+    "BP-MLL_TA": {"kind": "nn", "hidden_activation": "tanh", "loss": "pwe"},
     "BP-MLL_TAD": {"kind": "nn", "hidden_activation": "tanh", "loss": "pwe", "dropout": 0.5},
-    "BP-MLL_RA": {"kind": "nn", "hidden_activation": "relu", "loss": "pwe", "dropout": 0.0},
-    "BP-MLL_RAD": {"kind": "nn", "hidden_activation": "relu", "loss": "pwe", "dropout": 0.5},
+    "BP-MLL_RA": {"kind": "nn", "loss": "pwe"},
+    "BP-MLL_RAD": {"kind": "nn", "loss": "pwe", "dropout": 0.5},
     "BR_B": {"kind": "br", "variant": "B"},
     "BR_R": {"kind": "br", "variant": "R"},
-    "BP-MLL": {"kind": "published", "hidden_activation": "tanh", "loss": "pwe", "dropout": 0.0,
-               "optimizer": "sgd", "learning_rate": 0.05, "batch_size": 1, "max_epochs": 100,
+    "BP-MLL": {"kind": "published", "hidden_activation": "tanh", "loss": "pwe",
+               "optimizer": "sgd", "learning_rate": 0.05, "batch_size": 1,
                "validation_fraction": 0.0, "decay_biases": True,
                "threshold_features": "scores", "threshold_intercept": "free",
                "threshold_lambda": 0.0, "threshold_target": "hamming"},
 }
 
+#: The hyper-parameters that make a network method, the columns of the table above.
+METHOD_COLUMNS = ("hidden_activation", "loss", "dropout", "optimizer")
+
+#: What the published BP-MLL protocol fixes besides them (the second table above).
+PUBLISHED_COLUMNS = ("learning_rate", "batch_size", "max_epochs", "validation_fraction",
+                     "decay_biases", "threshold_features", "threshold_intercept",
+                     "threshold_lambda", "threshold_target")
+
 #: The eight methods of the paper's Table 3, in its order.
 PAPER_METHODS = tuple(name for name, spec in METHODS.items() if spec["kind"] != "published")
 
 #: BP-MLL as published: hidden units as a share of the inputs, and its regularisation cost, whose
-#: objective Σ_i E_i + (2 · cost / 2) ‖θ‖² is, per document, E_i + (λ/2)‖θ‖² with λ = 2 · cost / N.
+#: objective Σ_i E_i + (2 · cost / 2) ‖θ‖² is, per document, E_i + (γ/2)‖θ‖² with γ = 2 · cost / N.
 BPMLL_HIDDEN_SHARE, BPMLL_COST = 0.2, 0.1
 
 #: Command-line spellings: nn-a, nn-ad, bpmll-ta, ..., br-b, br-r, bpmll-original.
@@ -101,7 +115,9 @@ def resolve(name):
 
 
 def network_params(name, n_features=None, n_documents=None):
-    """The :class:`~mlnn.model.estimator.MultiLabelNN` hyper-parameters of a network method.
+    """The :class:`~mlnn.model.estimator.MultiLabelNN` hyper-parameters of a network method:
+    its :data:`METHOD_COLUMNS` (and for BP-MLL as published its :data:`PUBLISHED_COLUMNS`),
+    the method's overrides or else the description's defaults.
 
     BP-MLL as published sizes its hidden layer and its weight decay by the data, so it needs the
     number of input features D and of training documents N.
@@ -110,9 +126,9 @@ def network_params(name, n_features=None, n_documents=None):
     spec = METHODS[name]
     if spec["kind"] == "br":
         raise MLNNError(f"{name} is not a neural-network method")
-    params = {key: value for key, value in spec.items() if key != "kind"}
+    columns = METHOD_COLUMNS + (PUBLISHED_COLUMNS if spec["kind"] == "published" else ())
+    params = {key: spec.get(key, DEFAULTS[key]) for key in columns}
     if spec["kind"] == "nn":
-        params["optimizer"] = "adagrad"
         return params
     if n_features is None or n_documents is None:
         raise MLNNError(f"{name} needs the number of features and of training documents")

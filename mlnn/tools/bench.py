@@ -30,8 +30,10 @@ from collections import defaultdict
 import numpy as np
 import scipy.sparse as sp
 
+from mlnn.base.errors import MLNNError
 from mlnn.base.validation import check_X, check_Y
 from mlnn.model.builders import build
+from mlnn.model.params import DEFAULTS
 from mlnn.nn.losses import PairwiseExponential
 from mlnn.nn.training import train
 from mlnn.tools.machine import peak_rss_mb
@@ -85,24 +87,35 @@ def nbytes(*arrays):
     return total
 
 
-def benchmark_training(X, Y, hidden_activation="relu", loss="ce", dropout=0.0, batch_size=64,
-                       hidden_units=1000, epochs=5, warmup=1, learning_rate=0.01,
-                       dtype=np.float32, random_state=0):
-    """Train a network with AdaGrad on (X, Y) for ``warmup + epochs`` epochs and time it.
+#: The hyper-parameters of the model description the benchmark takes (the rest are not used).
+BENCH_PARAMS = ("hidden_activation", "loss", "dropout", "optimizer", "batch_size",
+                "hidden_units", "learning_rate", "dtype")
 
-    ``hidden_activation``, ``loss`` and ``dropout`` describe the network (a method of
-    :mod:`mlnn.paper.methods`). Returns a dict: ``epoch_seconds`` (the timed epochs),
+
+def benchmark_training(X, Y, epochs=5, warmup=1, random_state=0, **params):
+    """Train a network on (X, Y) for ``warmup + epochs`` epochs and time it.
+
+    ``params`` are hyper-parameters of the model description (:mod:`mlnn.model.params`), those
+    of :data:`BENCH_PARAMS`, e.g. a method's (:func:`mlnn.paper.methods.network_params`) with
+    ``hidden_units``, ``batch_size``, ``learning_rate``, ``dtype``; the others keep the
+    description's defaults (AdaGrad, the paper's learner). Returns a dict: ``epoch_seconds``
+    (the timed epochs),
     ``seconds_per_epoch`` (their median), ``docs_per_second``, ``breakdown_seconds`` (median
     seconds per epoch of each phase of :data:`PHASES` and ``other``), ``peak_rss_mb`` and
     ``footprint_mb`` (``data``, ``parameters``, ``optimizer_state``, ``total``) with
     ``peak_rss_ratio`` = peak_rss_mb / footprint total.
     """
-    X = check_X(X, "X", dtype=dtype)
+    unknown = sorted(set(params) - set(BENCH_PARAMS))
+    if unknown:
+        raise MLNNError(f"benchmark_training takes the hyper-parameters {list(BENCH_PARAMS)}, "
+                        f"not {unknown}")
+    p = {**{name: DEFAULTS[name] for name in BENCH_PARAMS}, **params}
+    X = check_X(X, "X", dtype=np.dtype(p["dtype"]))
     Y = check_Y(Y, "Y", n_samples=X.shape[0])
-    network, loss, optimizer = build(X.shape[1], Y.shape[1], loss=loss, hidden_units=hidden_units,
-                                     hidden_activation=hidden_activation, optimizer="adagrad",
-                                     learning_rate=learning_rate, random_state=random_state,
-                                     dtype=dtype)
+    network, loss, optimizer = build(
+        X.shape[1], Y.shape[1], loss=p["loss"], hidden_units=p["hidden_units"],
+        hidden_activation=p["hidden_activation"], optimizer=p["optimizer"],
+        learning_rate=p["learning_rate"], random_state=random_state, dtype=p["dtype"])
     totals = defaultdict(float)
     timed = {role: Stopwatch(target, PHASES[role], totals)
              for role, target in (("network", network), ("loss", loss), ("optimizer", optimizer))}
@@ -111,8 +124,8 @@ def benchmark_training(X, Y, hidden_activation="relu", loss="ce", dropout=0.0, b
     def mark_epoch(record, _network):     # the trainer evaluates once per epoch by default
         marks.append((time.perf_counter(), dict(totals)))
 
-    train(timed["network"], timed["loss"], timed["optimizer"], X, Y, batch_size=batch_size,
-          max_epochs=warmup + epochs, dropout=dropout, callbacks=[mark_epoch],
+    train(timed["network"], timed["loss"], timed["optimizer"], X, Y, batch_size=p["batch_size"],
+          max_epochs=warmup + epochs, dropout=p["dropout"], callbacks=[mark_epoch],
           random_state=random_state)
     peak = peak_rss_mb()
     epoch_seconds, breakdown = _epoch_breakdown(marks[warmup:])
