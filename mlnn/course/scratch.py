@@ -248,7 +248,7 @@ def check_forward(forward):
                 case = network_case(10 + seed, *shape, output=output)
                 reference = case.net.forward(sp.csr_matrix(case.X))
                 answer = run_guarded(forward, ("X", case.X), *case.params.items(),
-                             ("f_o", f_o), name="forward")
+                                     ("f_o", f_o), name="forward")
                 expect_forward(answer, reference, case)
                 count += 1
         return f"{count} random cases (documents without words, sigmoid and tanh f_o, float32)"
