@@ -5,6 +5,8 @@ import errno
 import os
 import re
 import signal
+import subprocess
+import sys
 import zipfile
 
 import numpy as np
@@ -318,3 +320,12 @@ def test_the_lock_holds_the_pid_with_or_without_hard_links(tmp_path, monkeypatch
     with directory_lock(tmp_path) as path:
         assert lock_holder(path) == os.getpid() and _listing(tmp_path) == [LOCK_NAME]
     assert _listing(tmp_path) == []
+
+
+def test_a_temporary_lock_file_of_a_killed_process_is_removed(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    (tmp_path / f"{LOCK_NAME}.{dead}.part").write_text(f"{dead}\n")
+    (tmp_path / f"{LOCK_NAME}.1.part").write_text("1\n")          # pid 1 is alive: kept
+    with directory_lock(tmp_path):
+        assert _listing(tmp_path) == [LOCK_NAME, f"{LOCK_NAME}.1.part"]

@@ -56,6 +56,7 @@ def _acquire(path, name):
         except OSError as error:
             raise MLNNError(f"{name}: cannot lock {path.parent}: cannot write the lock file "
                             f"{path}: {describe_os_error(error)}") from None
+        _remove_leftovers(path)
         return
     raise MLNNError(f"{name}: cannot lock {path.parent}: the lock file {path} keeps reappearing")
 
@@ -79,6 +80,16 @@ def _create(path):
     finally:
         with contextlib.suppress(OSError):
             temporary.unlink()
+
+
+def _remove_leftovers(path):
+    """Remove the temporary lock files ``<lock>.<pid>.part`` of processes that no longer exist
+    (killed between writing one and linking it)."""
+    for leftover in path.parent.glob(f"{path.name}.*.part"):
+        pid = leftover.name[len(path.name) + 1:-len(".part")]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
 
 
 def _create_exclusive(path):
