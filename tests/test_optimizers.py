@@ -209,7 +209,7 @@ def test_adagrad_follows_its_formula_from_tiny_to_huge_gradients():
 
 
 def test_weight_decay_one_step_by_hand():
-    """λ = 0.1, η = 0.5: the weight W1 is decayed, the bias b1 only with decay_biases."""
+    """γ = 0.1, η = 0.5: the weight W1 is decayed, the bias b1 only with decay_biases."""
     for decay_biases, b1_after in ((False, 1 - 0.5 * 0.4), (True, 1 - 0.5 * (0.4 + 0.1 * 1))):
         params = {"W1": np.array([[2.0]]), "b1": np.array([1.0])}
         grads = {"W1": np.array([[0.4]]), "b1": np.array([0.4])}
@@ -246,7 +246,7 @@ def test_sgd_weight_decay_shrinks_a_row_without_gradient_by_hand():
         opt.step({"W1": W1}, {"W1": RowSparseGradient(np.array([0]), np.array([[0.2]]), (2, 1))})
     assert W1[1, 0] == 2.0                       # deferred: untouched so far
     opt.flush({"W1": W1})
-    np.testing.assert_allclose(W1[1], [2.0 * 0.95 ** 3], rtol=1e-15)   # (1 − ηλ)³ = 0.857375
+    np.testing.assert_allclose(W1[1], [2.0 * 0.95 ** 3], rtol=1e-15)   # (1 − ηγ)³ = 0.857375
 
 
 @pytest.mark.parametrize("kind, decay", [("sgd", 0.1), ("momentum", 0.0), ("momentum", 0.1),
@@ -334,7 +334,7 @@ def test_matrix_powers_equal_repeated_products():
 
 @pytest.mark.parametrize("nesterov", [False, True])
 def test_momentum_transition_is_one_zero_gradient_step(nesterov):
-    """(θ, v) ← A (θ, v) is one dense step with ∂J/∂θ = 0 (so g = λ θ)."""
+    """(θ, v) ← A (θ, v) is one dense step with ∂J/∂θ = 0 (so g = γ θ)."""
     opt = Momentum(0.3, momentum=0.7, nesterov=nesterov, weight_decay=0.2)
     theta, v = np.array([1.5]), np.array([-0.25])
     opt.step({"W1": np.zeros(1)}, {"W1": np.zeros(1)})     # makes the state
@@ -348,7 +348,7 @@ def test_momentum_transition_is_one_zero_gradient_step(nesterov):
 
 
 # ------------------------------------------------------------------------------------------------
-# The regularised objective J + (λ/2) Σ ‖θ‖²
+# The regularised objective J + (γ/2) Σ ‖θ‖² (weight decay γ)
 
 
 def loss_for(network):
@@ -378,7 +378,7 @@ def test_regularised_gradient_matches_central_differences(case, weight_decay, de
         def f(value, name=name):
             return objective({**network.params, name: value}, [name] if name in decayed else [])
         np.testing.assert_allclose(gradient[name], numerical_gradient(f, theta), rtol=1e-5,
-                                   atol=1e-8, err_msg=f"∂(J + λ/2 ‖θ‖²)/∂{name}")
+                                   atol=1e-8, err_msg=f"∂(J + γ/2 ‖θ‖²)/∂{name}")
 
 
 def test_regularised_modifies_nothing_passed_in():

@@ -47,7 +47,7 @@ def test_the_paper_has_eight_methods_and_bpmll_as_published_is_a_ninth():
 def test_bpmll_as_published_is_sized_by_the_data():
     params = network_params("bpmll-original", n_features=18110, n_documents=7770)
     assert params["hidden_units"] == math.ceil(0.2 * 18110) == 3622
-    # Σ_i E_i + cost‖θ‖² over N documents is, per document, E_i + (λ/2)‖θ‖² with λ = 2 cost / N
+    # Σ_i E_i + cost‖θ‖² over N documents is, per document, E_i + (γ/2)‖θ‖² with γ = 2 cost / N
     assert params["weight_decay"] == pytest.approx(2 * BPMLL_COST / 7770)
     assert params["decay_biases"] is True
     assert (params["optimizer"], params["learning_rate"], params["batch_size"]) == ("sgd", 0.05, 1)
