@@ -1,5 +1,14 @@
 """Teaching support for the notebooks under ``notebooks/``.
 
-``graders`` checks the exercises: each grader tries many random cases against a reference built
-from pristine copies of its inputs, and says what is wrong without printing the answer.
+=========  ====================================================================================
+grading    the toolkit every grader uses: run a student's function on copies of its inputs,
+           tell its exceptions from the grader's own, compare shapes, dtypes and values, random
+           cases, binomial checks of random masks, the PASS / NOT YET report
+graders    the exercises of notebooks 01–08
+scratch    notebook 01b: the network built from zero
+measures   notebook 06b: the measures of Sec. 4 and the BR baselines
+=========  ====================================================================================
+
+Each grader tries many random cases against a reference built from pristine copies of its
+inputs, and says what is wrong without printing the answer.
 """
