@@ -249,6 +249,10 @@ def delta1_not_transposed(delta2, W2, z1):
     return (delta2 @ W2) * (z1 > 0)
 
 
+def delta1_sign_of_z1(delta2, W2, z1):
+    return (delta2 @ W2.T) * np.sign(z1)
+
+
 def delta1_divided_by_n(delta2, W2, z1):
     return (delta2 @ W2.T) * (z1 > 0) / len(z1)
 
@@ -581,6 +585,10 @@ def train_new_optimizer(params, optimizer, X, Y, epochs, batch_size, rng, update
     worked.train(params, worked.AdaGrad(0.1), X, Y, epochs, batch_size, rng, update)
 
 
+def train_global_update(params, optimizer, X, Y, epochs, batch_size, rng, update):
+    worked.train(params, optimizer, X, Y, epochs, batch_size, rng, worked.update)
+
+
 def train_stub(params, optimizer, X, Y, epochs, batch_size, rng, update):
     ...
 
@@ -627,6 +635,7 @@ WRONG = [
     (scratch.check_delta1_relu, delta1_times_h, "multiplied by h"),
     (scratch.check_delta1_relu, delta1_not_transposed, "the transpose of W2"),
     (scratch.check_delta1_relu, delta1_divided_by_n, "no 1/n"),
+    (scratch.check_delta1_relu, delta1_sign_of_z1, "not −1"),
     (scratch.check_delta1_relu, delta1_overwrites_z1, "modified its input z1"),
     (scratch.check_grad_W1_rows, grad_W1_all_rows, "holds all D"),
     (scratch.check_grad_W1_rows, grad_W1_without_mean, "n times too large"),
@@ -677,6 +686,7 @@ WRONG = [
     (scratch.check_train, train_rotated_order, "not uniformly random"),
     (scratch.check_train, train_batch_of_64, "update was called"),
     (scratch.check_train, train_new_optimizer, "the optimizer you were given"),
+    (scratch.check_train, train_global_update, "the update it is given"),
     (scratch.check_train, train_stub, "no answer yet"),
 ]
 

@@ -420,6 +420,7 @@ def check_delta1_relu(delta1_relu):
             (dJ_dh * (z1 >= 0), "at z1 = 0 exactly (a document without words, b1 = 0) "
                                 "ReLU'(0) is taken as 0"),
             (dJ_dh * cache.h, "multiplied by h = ReLU(z1); δ1 needs its derivative ReLU'(z1)"),
+            (dJ_dh * np.sign(z1), "ReLU'(z1) is 0 where z1 < 0, not −1"),
             (-grads.delta1, "the sign is flipped"),
             ((grads.delta2 @ case.params["W2"]) * (z1 > 0) if shape[2] == shape[3] else None,
              "δ2 (n × L) multiplies W2ᵀ (L × F), the transpose of W2 (F × L)"),
@@ -820,7 +821,8 @@ def check_update(update):
             if not same(before[1], inputs):
                 raise NotYet("update modified X_batch or Y_batch; leave them unchanged")
             if not same(before[0], params):
-                raise NotYet("update changed the parameters itself; only optimizer.step may")
+                raise NotYet("update changed the parameters itself, or through another "
+                             "optimizer than the one it was given; only optimizer.step may")
             expect_one_step(optimizer, params, grads, cache, shape[0])
             count += 1
         return f"{count} random minibatches against mlnn's forward, CE δ2 and backward"
@@ -862,16 +864,35 @@ def batch_ids(X_batch, Y_batch):
     return x, y
 
 
+class OtherUpdate(Exception):
+    """Raised when the training loop's optimizer is stepped by another update than the one given."""
+
+
+class SentinelOptimizer:
+    """The optimizer handed to ``train``: only the recording update may receive it."""
+
+    def step(self, params, grads):
+        raise OtherUpdate
+
+
 def record_training(train, n, batch_size, epochs, seed):
     """What ``train`` hands to ``update``: a list of (params ok, optimizer ok, X ids, Y ids)."""
     X, Y = training_inputs(n)
     before = pristine((X, Y))
-    params, optimizer, record = {"W1": np.zeros((1, 1))}, object(), []
+    params = {"W1": np.zeros((1, 1)), "b1": np.zeros(1), "W2": np.zeros((1, 8)),
+              "b2": np.zeros(8)}                 # shaped for X and Y, should an update use them
+    optimizer, record = SentinelOptimizer(), []
 
     def update(p, o, X_batch, Y_batch):
         record.append((p is params, o is optimizer, *batch_ids(X_batch, Y_batch)))
-    call_guarded(train, params, optimizer, X, Y, epochs, batch_size,
-                 np.random.default_rng(seed), update, name="train")
+    try:
+        call_guarded(train, params, optimizer, X, Y, epochs, batch_size,
+                     np.random.default_rng(seed), update, name="train")
+    except StudentError as error:
+        if isinstance(error.error, OtherUpdate):
+            raise NotYet("train must hand each minibatch to the update it is given as its "
+                         "argument, not to another function") from None
+        raise
     if not same(before, (X, Y)):
         raise NotYet("train modified X or Y; leave them unchanged")
     return record
