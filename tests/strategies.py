@@ -32,7 +32,8 @@ def sparse_inputs(draw, n, D):
 
 @st.composite
 def problems(draw, hidden=("relu", "tanh", "sigmoid"), output=("sigmoid", "tanh"), max_D=10):
-    """(network, X, Y, seed): a float64 network with random shapes and parameters and a minibatch."""
+    """(network, X, Y, seed): a float64 network with random shapes and parameters and a
+    minibatch."""
     n = draw(st.integers(1, 6))
     D = draw(st.integers(1, max_D))
     F = draw(st.integers(1, 6))

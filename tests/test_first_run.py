@@ -105,7 +105,8 @@ def test_data_info_fetches_the_archive_on_first_use_and_only_then(pinned, capsys
         f"downloading reuters21578.tar.gz: {len(payload)} B of {len(payload)} B (100%)"
     assert RecordingHandler.requests == ["/reuters21578.tar.gz"]
     assert main(["data", "info", "reuters21578", "--json", "--progress"]) == 0
-    assert capsys.readouterr().err == "" and len(RecordingHandler.requests) == 1   # verified copy kept
+    # verified copy kept
+    assert capsys.readouterr().err == "" and len(RecordingHandler.requests) == 1
 
 
 def test_train_fetches_the_archive_and_trains(pinned, tmp_path, capsys):

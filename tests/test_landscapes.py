@@ -36,7 +36,8 @@ def test_surface_matches_the_network_class(loss, hidden, x, c, y, seed):
 
 
 def test_closed_forms_of_the_paper_setting():
-    """x = 1, y = (1, 0, 0, 0), c = 0: PWE = exp(−tanh(W2_1 h)), CE = log(1 + e^(−W2_1 h)) + 3 log 2."""
+    """x = 1, y = (1, 0, 0, 0), c = 0: PWE = exp(−tanh(W2_1 h)),
+    CE = log(1 + e^(−W2_1 h)) + 3 log 2."""
     grid = np.linspace(-4, 4, 9)
     W1, W2_1 = np.meshgrid(grid, grid)
     pwe = loss_surface("pwe", "tanh", grid, grid)
@@ -82,7 +83,8 @@ def test_pwe_has_plateaus_where_ce_keeps_its_slope():
 
 
 def test_relu_hidden_unit_gives_a_steeper_surface_than_tanh():
-    """Under CE the largest slope with a ReLU hidden unit exceeds the largest with tanh (Fig. 2b)."""
+    """Under CE the largest slope with a ReLU hidden unit exceeds the largest with tanh
+    (Fig. 2b)."""
     grid = np.linspace(-4, 4, 81)
     tanh = np.hypot(*surface_gradient(loss_surface("ce", "tanh", grid, grid)))
     relu = np.hypot(*surface_gradient(loss_surface("ce", "relu", grid, grid)))

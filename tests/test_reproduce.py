@@ -229,8 +229,8 @@ FAULTS = [(sig, point, n) for sig in ("SIGKILL", "SIGINT")
 
 
 def _stored_everywhere(out):
-    """The set of methods of the run file, after checking that both tables hold exactly them and that
-    no partial or lock file is left."""
+    """The set of methods of the run file, after checking that both tables hold exactly them and
+    that no partial or lock file is left."""
     run = json.loads((out / "run_synthetic.json").read_text())
     csv_methods = {line.split(",")[1] for line in
                    (out / "table3_synthetic.csv").read_text().splitlines()[1:]}

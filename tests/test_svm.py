@@ -1,6 +1,7 @@
-"""Tests of mlnn.baselines.svm: the trust-region Newton solver (derivatives, CG, trust-region rules, a plain
-dense reference run), dual coordinate descent (KKT, strong duality), their agreement, warm
-starts, bias handling, BR_B / BR_R selection, and the side-by-side benchmark of mlnn.tools.svm_bench.
+"""Tests of mlnn.baselines.svm: the trust-region Newton solver (derivatives, CG, trust-region rules,
+a plain dense reference run), dual coordinate descent (KKT, strong duality), their agreement, warm
+starts, bias handling, BR_B / BR_R selection, and the side-by-side benchmark of
+mlnn.tools.svm_bench.
 
 Independent references used here: the primal, its gradient and the dual written out densely from
 their definitions; central differences; a dense single-label TRON following liblinear's rules

@@ -1,4 +1,5 @@
-"""Tests of mlnn.evaluation.thresholds: optimal per-document cuts and the regression T(x) of Eq. 5."""
+"""Tests of mlnn.evaluation.thresholds: optimal per-document cuts and the regression T(x) of
+Eq. 5."""
 
 import numpy as np
 import pytest

@@ -158,10 +158,11 @@ def test_loss_and_output_activation_must_be_paired():
 def dense_reference(case, kind, weight_decay, decay_biases, snapshot_every):
     """Dense minibatch training written out in NumPy: dense X, dense gradients, full-matrix updates.
 
-    It replays the random numbers of :func:`mlnn.nn.training.train` (module doc there): a permutation
-    per epoch, then per minibatch one float32 uniform per nonzero of X_batch (row by row, the order
-    CSR stores them) if input dropout is on, and n_b × F float32 uniforms if hidden dropout is on.
-    Returns the final parameters and a copy of them after every ``snapshot_every`` updates.
+    It replays the random numbers of :func:`mlnn.nn.training.train` (module doc there): a
+    permutation per epoch, then per minibatch one float32 uniform per nonzero of X_batch (row by
+    row, the order CSR stores them) if input dropout is on, and n_b × F float32 uniforms if hidden
+    dropout is on. Returns the final parameters and a copy of them after every ``snapshot_every``
+    updates.
     """
     rule, eta, mu = OPTIMIZER_SETTINGS[kind]
     network, p, p_in = case["network"], case["dropout"], case["input_dropout"]

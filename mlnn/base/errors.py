@@ -33,6 +33,6 @@ class MLNNWarning(UserWarning):
 
 class NotFittedError(MLNNError, AttributeError):
     """A model was used before ``fit``: a ``ValueError`` and an ``AttributeError``, as
-    scikit-learn's ``NotFittedError`` is. :func:`mlnn.base.validation.check_fitted` raises a subclass
-    of scikit-learn's own class when scikit-learn is loaded, so its tools recognise the error
-    too."""
+    scikit-learn's ``NotFittedError`` is. :func:`mlnn.base.validation.check_fitted` raises a
+    subclass of scikit-learn's own class when scikit-learn is loaded, so its tools recognise the
+    error too."""

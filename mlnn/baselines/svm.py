@@ -72,8 +72,8 @@ The reproduction uses the default, ``solver="tron"`` with ``tol=0.01`` (liblinea
 grid on every dataset. Measured side by side with liblinear's own trust-region Newton method
 (scikit-learn's ``LinearSVC(dual=False)``, one label at a time, the same problem and stopping
 rule; one BLAS thread on 2 cores shared with other work, load average about 3;
-``python -m mlnn bench --svm``, :mod:`mlnn.tools.svm_bench`, medians of the per-run ratios), it takes
-0.14–1.06× liblinear's time warm-started and 0.68–1.88× from w = 0 at every C from 10⁻³ to 10³
+``python -m mlnn bench --svm``, :mod:`mlnn.tools.svm_bench`, medians of the per-run ratios), it
+takes 0.14–1.06× liblinear's time warm-started and 0.68–1.88× from w = 0 at every C from 10⁻³ to 10³
 on Reuters-21578 (3 runs); on Delicious (1 run) 0.23–0.61× warm-started and 0.45–1.71× from
 w = 0 (``figures/bench_svm_*.json``). Dual coordinate descent takes 27 s at C = 10 and 2.5
 minutes at C = 100 on Reuters-21578, and about 9 minutes at C = 1 on Delicious (where

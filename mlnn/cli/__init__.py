@@ -19,8 +19,8 @@ Nothing outside this package imports from it.
 
 Data and progress (:mod:`mlnn.cli.options`). Commands that load a dataset download its pinned
 archive on first use (Reuters-21578, SHA-256 verified) unless ``--offline`` or
-``MLNN_OFFLINE=1``. Progress lines (:mod:`mlnn.base.progress`) go to standard error: shown when it is
-a terminal, hidden when it is not, forced by ``--progress``, silenced by ``--quiet``.
+``MLNN_OFFLINE=1``. Progress lines (:mod:`mlnn.base.progress`) go to standard error: shown when it
+is a terminal, hidden when it is not, forced by ``--progress``, silenced by ``--quiet``.
 
 Errors and exit codes. :func:`main` is the one place that turns failures into messages: bad
 arguments (argparse's), the project's errors (:class:`~mlnn.base.errors.MLNNError`), the operating

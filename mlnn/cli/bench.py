@@ -3,7 +3,8 @@ with ``--svm``, the BR linear SVMs side by side with liblinear.
 
 Times a network method with :mod:`mlnn.tools.bench` (or, with ``--svm``, the SVM solvers with
 :mod:`mlnn.tools.svm_bench`) on the training split of a dataset and prints a report (or, with
-``--json``, one JSON object) that names the machine it ran on (:func:`mlnn.tools.machine.machine_info`).
+``--json``, one JSON object) that names the machine it ran on
+(:func:`mlnn.tools.machine.machine_info`).
 """
 
 import json

@@ -164,7 +164,8 @@ def parse_value(text):
 
 
 def parse_options(pairs):
-    """``["key=value", ...]`` (from ``-o/--option``) as a dict, values read by :func:`parse_value`."""
+    """``["key=value", ...]`` (from ``-o/--option``) as a dict, values read by
+    :func:`parse_value`."""
     options = {}
     for pair in pairs or ():
         key, sep, value = pair.partition("=")

@@ -83,8 +83,8 @@ def decode(raw, source):
 
 
 def check_text_bytes(raw, source):
-    """Raise :class:`~mlnn.base.errors.DataFormatError` if the bytes ``raw`` of ``source`` are UTF-16
-    or UTF-32 text or hold a zero byte (a binary file); see :func:`decode`."""
+    """Raise :class:`~mlnn.base.errors.DataFormatError` if the bytes ``raw`` of ``source`` are
+    UTF-16 or UTF-32 text or hold a zero byte (a binary file); see :func:`decode`."""
     encoding = _wide_encoding(raw)
     if encoding is not None:
         raise DataFormatError(f"{source}: the file is encoded as {encoding}; mlnn reads UTF-8 "

@@ -72,7 +72,8 @@ TARGETS = ("f1", "hamming")
 #: all, or an unpenalised intercept (not the paper's).
 INTERCEPTS = ("penalised", "none", "free")
 
-#: Validation criteria of :func:`select_lambda` (see :func:`mlnn.evaluation.metrics.selection_score`).
+#: Validation criteria of :func:`select_lambda` (see
+#: :func:`mlnn.evaluation.metrics.selection_score`).
 CRITERIA = metrics.SELECTION_CRITERIA
 
 
@@ -339,11 +340,12 @@ def select_lambda(X_train, scores_train, Y_train, X_val, scores_val, Y_val,
 
     Fits a :class:`ThresholdPredictor` on the training documents for each λ in ``lams``, predicts
     label sets for the validation documents and keeps the λ with the highest
-    :func:`mlnn.evaluation.metrics.selection_score` (``criterion`` "meanF" = mean of micro- and macro-F1, or
-    one bipartition measure). By default the macro averages run only over the labels with a
-    positive validation document (``macro_labels="present"``, the project's convention: labels
-    absent from the validation split would otherwise score 1 exactly when nothing is predicted for
-    them, pushing the choice towards high thresholds); ``"all"`` is MULAN's definition.
+    :func:`mlnn.evaluation.metrics.selection_score` (``criterion`` "meanF" = mean of micro- and
+    macro-F1, or one bipartition measure). By default the macro averages run only over the labels
+    with a positive validation document (``macro_labels="present"``, the project's convention:
+    labels absent from the validation split would otherwise score 1 exactly when nothing is
+    predicted for them, pushing the choice towards high thresholds); ``"all"`` is MULAN's
+    definition.
 
     Ties (equal criterion values, ``nan`` counting as the worst) go to the **largest** λ — the
     most regularised, simplest threshold function.

@@ -77,8 +77,8 @@ def prepare_data(dataset, validation_fraction=0.2, max_train=None, max_val=None,
 
     ``dataset`` is a registered name (loaded with :func:`mlnn.datasets.load`) or an object with
     ``X_train`` and ``Y_train``. Only the training split is used: the validation documents are
-    carved from it by :func:`mlnn.base.validation.validation_split`. ``max_train`` / ``max_val`` keep
-    a seeded subset (fast mode). Returns a dict with ``name``, ``X_train``, ``Y_train``,
+    carved from it by :func:`mlnn.base.validation.validation_split`. ``max_train`` / ``max_val``
+    keep a seeded subset (fast mode). Returns a dict with ``name``, ``X_train``, ``Y_train``,
     ``X_val``, ``Y_val``.
     """
     if isinstance(dataset, str):

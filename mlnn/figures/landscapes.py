@@ -74,7 +74,8 @@ def _check_labels(y):
 
 
 def _forward(loss, hidden, W1, W2_1, x, y, c):
-    """Forward pass for a batch of G parameter settings (W1[g], W2_1[g]), all on the document (x, y).
+    """Forward pass for a batch of G parameter settings (W1[g], W2_1[g]), all on the document
+    (x, y).
 
     Returns (z1, h, W2, z2, o, Y), with z1 and h of shape (G,), W2 (G, L) the per-point second
     layer (W2_1, c, ..., c), and z2, o, Y of shape (G, L).
@@ -142,7 +143,8 @@ def plateau_fraction(surface, tol=1e-2):
 
 
 def figure2_surfaces(n_points=101, limit=4.0, x=1.0, y=(1, 0, 0, 0), c=0.0):
-    """The surfaces of both Fig. 2 panels on a square grid [−limit, limit]², keyed by (loss, hidden activation).
+    """The surfaces of both Fig. 2 panels on a square grid [−limit, limit]², keyed by
+    (loss, hidden activation).
 
     Panel (a) compares ``("ce", "tanh")`` with ``("pwe", "tanh")``; panel (b) compares
     ``("ce", "tanh")`` with ``("ce", "relu")`` (see :data:`PANELS`).

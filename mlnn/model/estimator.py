@@ -19,9 +19,9 @@ What ``fit(X, Y)`` does:
 3. Thresholds: per-document F1-optimal thresholds on the *training* documents' scores, learned by
    ℓ2-regularised linear regression on the inputs (Eq. 5); λ is chosen on the validation data
    (mean of micro- and macro-F1, macro over the labels present in the validation documents; see
-   :func:`mlnn.evaluation.thresholds.select_lambda`) unless ``threshold_lambda`` fixes it; with no validation
-   data and no ``threshold_lambda``, λ = n, the number of training documents (our choice).
-   ``threshold="fixed"`` uses 0.5 for sigmoid outputs and 0 for tanh outputs instead.
+   :func:`mlnn.evaluation.thresholds.select_lambda`) unless ``threshold_lambda`` fixes it; with no
+   validation data and no ``threshold_lambda``, λ = n, the number of training documents (our
+   choice). ``threshold="fixed"`` uses 0.5 for sigmoid outputs and 0 for tanh outputs instead.
 """
 
 import sys
@@ -337,7 +337,8 @@ class MultiLabelNN:
         return float(np.average(exact, weights=weights))
 
     def evaluate(self, X, Y):
-        """The ten measures of the paper (see :func:`mlnn.evaluation.metrics.evaluate`) on (X, Y)."""
+        """The ten measures of the paper (see :func:`mlnn.evaluation.metrics.evaluate`) on
+        (X, Y)."""
         X = self._check_input(X)
         scores = self.network_.scores(X)
         Y = check_Y(Y, "Y", n_samples=X.shape[0], n_labels=self.n_labels_)
@@ -472,7 +473,8 @@ def _names(names, what, count):
 
 
 def _thresholds(saved, coef):
-    """A fitted :class:`~mlnn.evaluation.thresholds.ThresholdPredictor` from a model file's header and θ."""
+    """A fitted :class:`~mlnn.evaluation.thresholds.ThresholdPredictor` from a model file's header
+    and θ."""
     thresholds = ThresholdPredictor(lam=saved["lam"], features=saved["features"],
                                     fixed=saved["fixed"], intercept=saved["form"],
                                     target=saved["target"])

@@ -27,7 +27,8 @@ def rel_error(a, b, floor=1e-8):
 
 
 def numerical_gradient(f, x, h=1e-6):
-    """Central-difference gradient of the scalar function ``f`` at the array ``x`` (a copy is used)."""
+    """Central-difference gradient of the scalar function ``f`` at the array ``x`` (a copy is
+    used)."""
     x = np.array(x, dtype=np.float64)
     grad = np.zeros_like(x)
     flat, grad_flat = x.reshape(-1), grad.reshape(-1)
@@ -55,7 +56,8 @@ def directional_derivative(f, x, v, h=1e-6):
 
 
 def network_loss(network, loss, X, Y, mask=None):
-    """The mean minibatch loss J of ``network`` on (X, Y), as a function of nothing but the params."""
+    """The mean minibatch loss J of ``network`` on (X, Y), as a function of nothing but the
+    params."""
     cache = network.forward(X, mask=mask)
     return loss.value(cache.z2, cache.o, Y)
 

@@ -185,8 +185,9 @@ class Network:
     def forward(self, X, mask=None):
         """The forward pass on a minibatch; returns a :class:`Cache`.
 
-        X is n × D (CSR, or anything :func:`~mlnn.base.validation.check_X` accepts, e.g. a dense array).
-        ``mask`` is an optional n × F dropout mask on h from :func:`mlnn.nn.dropout.hidden_mask`.
+        X is n × D (CSR, or anything :func:`~mlnn.base.validation.check_X` accepts, e.g. a dense
+        array). ``mask`` is an optional n × F dropout mask on h from
+        :func:`mlnn.nn.dropout.hidden_mask`.
         """
         X = self._as_input(X)
         p = self.params
@@ -198,7 +199,8 @@ class Network:
         return Cache(X, z1, h, mask, z2, self.output.fn(z2))
 
     def backward(self, cache, delta2):
-        """Backpropagate δ2 (n × L, per document) to the gradients of the mean loss; see module doc."""
+        """Backpropagate δ2 (n × L, per document) to the gradients of the mean loss (see the
+        module doc)."""
         X, z1, h, mask, _, _ = cache
         n = X.shape[0]
         p = self.params

@@ -124,7 +124,8 @@ class EarlyStopping:
 
 
 def ranking_validation(network, X_val, Y_val):
-    """The default validation: the four ranking measures of :mod:`mlnn.evaluation.metrics` on (X_val, Y_val)."""
+    """The default validation: the four ranking measures of :mod:`mlnn.evaluation.metrics` on
+    (X_val, Y_val)."""
     return ranking_measures(Y_val, network.scores(X_val))
 
 

@@ -6,9 +6,9 @@ the test Demšar (2006, "Statistical Comparisons of Classifiers over Multiple Da
 Sec. 3.2.2) recommends for it:
 
 * **ranks** -- on every dataset the k methods are ranked per measure, 1 for the best (the lowest
-  value for rankloss, oneError, coverage and hamming, :data:`mlnn.evaluation.metrics.LOWER_IS_BETTER`; the
-  highest for the rest); tied methods share the average of the ranks they span. ``R_j`` is the
-  average rank of method j over the N datasets.
+  value for rankloss, oneError, coverage and hamming,
+  :data:`mlnn.evaluation.metrics.LOWER_IS_BETTER`; the highest for the rest); tied methods share the
+  average of the ranks they span. ``R_j`` is the average rank of method j over the N datasets.
 * **Friedman test** of "all methods are equivalent" (Demšar's Eq. for χ²_F and F_F)::
 
       χ²_F = 12 N / (k (k+1)) · (Σ_j R_j² − k (k+1)² / 4)      ~ χ² with k − 1 d.o.f.

@@ -34,8 +34,8 @@ validation split, chosen by
 
 - BR_B: the mean of micro- and macro-F1 of the sign predictions (ŷ_l = 1 iff wᵀx + b > 0);
 - BR_R: the rank loss of the margins; label sets then come from the threshold predictor of
-  Sec. 3.3 (:class:`mlnn.evaluation.thresholds.ThresholdPredictor`) fitted to the SVM margins, with its λ
-  chosen on the same validation split.
+  Sec. 3.3 (:class:`mlnn.evaluation.thresholds.ThresholdPredictor`) fitted to the SVM margins, with
+  its λ chosen on the same validation split.
 """
 
 import copy
@@ -263,8 +263,9 @@ class BRResult:
 
     model : the :class:`~mlnn.baselines.svm.LinearSVMBR` with the chosen C (refitted on all training
         documents unless ``refit=False``); C : the chosen C; variant : "B" or "R";
-    thresholds : the :class:`~mlnn.evaluation.thresholds.ThresholdPredictor` that turns margins into label
-        sets (fixed at 0 for BR_B, learned for BR_R); lam : its λ (None for BR_B);
+    thresholds : the :class:`~mlnn.evaluation.thresholds.ThresholdPredictor` that turns
+        margins into label sets (fixed at 0 for BR_B, learned for BR_R); lam : its λ (None for
+        BR_B);
     validation_scores : one dict per C tried, in grid order, with ``C``, the ten measures of
         the validation split (bipartition measures with sign predictions), ``criterion`` (the
         value C was chosen by) and ``fit_seconds``; lambda_scores : λ → validation criterion of
@@ -335,7 +336,8 @@ def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, random_state, svm_o
         scores = model.decision_function(X_val)
         result = metrics.evaluate(Y_val, scores, scores > 0)
         # BR_B: the project's selection convention, macro-F1 over the labels present in the
-        # validation split (mlnn.evaluation.metrics.selection_score); the table keeps the paper's measures
+        # validation split (mlnn.evaluation.metrics.selection_score); the table keeps the
+        # paper's measures
         value = metrics.selection_score(Y_val, scores > 0) if variant == "B" \
             else result["rankloss"]
         table.append({"C": C, **result, "criterion": value, "fit_seconds": seconds})
@@ -369,7 +371,8 @@ def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
         X_train, warm-started from the validation-split solution.
     threshold_features : "input" (T(x), the paper) or "scores" (T(o)) for BR_R.
     progress : a line per C on standard error (:class:`mlnn.base.progress.Progress`).
-    svm_options : passed to :class:`~mlnn.baselines.svm.LinearSVMBR` (loss, bias, solver, tol, max_iter).
+    svm_options : passed to :class:`~mlnn.baselines.svm.LinearSVMBR` (loss, bias, solver,
+        tol, max_iter).
 
     Returns
     -------
