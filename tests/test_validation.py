@@ -371,3 +371,6 @@ def test_validation_labels_without_a_rank_loss_are_named():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         check_training_data(X, Y, X[:3], Y[:3])
+    with pytest.warns(MLNNWarning, match="Y_val: with a single label the validation rank loss "
+                                         "is never defined"):
+        check_training_data(X, Y[:, :1], X[:3], Y[:3, :1])

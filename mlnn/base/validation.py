@@ -386,7 +386,12 @@ def check_validation_labels(Y_val, name="the validation documents"):
     ``Y_val`` has both a relevant and an irrelevant label: otherwise the validation rank loss
     (Eq. 1) that early stopping follows is undefined (``nan``) at every evaluation."""
     sizes = np.diff(Y_val.indptr)
-    if not np.any((sizes > 0) & (sizes < Y_val.shape[1])):
+    if Y_val.shape[1] == 1:
+        warnings.warn(f"{name}: with a single label the validation rank loss is never defined "
+                      "(no document has both a relevant and an irrelevant label), so early "
+                      "stopping has nothing to go by; use validation_fraction=0", MLNNWarning,
+                      stacklevel=3)
+    elif not np.any((sizes > 0) & (sizes < Y_val.shape[1])):
         warnings.warn(f"{name}: none of the {Y_val.shape[0]} validation documents has both a "
                       "relevant and an irrelevant label, so the validation rank loss is "
                       "undefined and early stopping has nothing to go by; use more validation "
