@@ -211,7 +211,8 @@ class MultiLabelNN:
                         validate=validate, callbacks=[watch] if rules else (),
                         eval_every=self.eval_every, early_stopping=stopper,
                         random_state=self.random_state, verbose=self._progress())
-        self.network_, self.loss_, self.optimizer_, self.history_ = network, loss, optimizer, history
+        self.network_, self.loss_, self.optimizer_ = network, loss, optimizer
+        self.history_ = history
         self.rule_stops_ = watch.finish(history, network) if rules else {}
         self.n_updates_ = int(history.records[-1]["updates"])
         self.best_updates_ = int(history.best["updates"]) if history.best else self.n_updates_

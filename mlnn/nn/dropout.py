@@ -47,7 +47,8 @@ def input_mask(X, rate, rng):
     [0, 1), see :func:`check_rate`).
     """
     if not sp.issparse(X):
-        raise MLNNError(f"input dropout needs X as a scipy.sparse CSR matrix, got {type(X).__name__}")
+        raise MLNNError("input dropout needs X as a scipy.sparse CSR matrix, got "
+                        f"{type(X).__name__}")
     if rate == 0:
         return None
     keep = rng.random(X.nnz, dtype=np.float32) >= rate
