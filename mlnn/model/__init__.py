@@ -3,6 +3,7 @@
 =============  =============================================================================
 module         job
 =============  =============================================================================
+``params``     the model description: each hyper-parameter's default, check and help, once
 ``builders``   network + loss + optimizer from names, built once
 ``estimator``  :class:`MultiLabelNN`: fit (with early stopping and the Eq. 5 thresholds),
                predict, evaluate, save and load
