@@ -6,6 +6,7 @@ curve whose best epoch is not the last, exact ties, labels absent from the valid
 that the wrong rule fails (tests/mutation/catalogue.py plants them).
 """
 
+import inspect
 import math
 
 import numpy as np
@@ -14,13 +15,13 @@ import scipy.sparse as sp
 
 from mlnn.base.errors import MLNNError
 from mlnn.base.validation import validation_split
-from mlnn.baselines.svm import LinearSVMBR
+from mlnn.baselines.svm import DEFAULT_C_VALUES, LinearSVMBR
 from mlnn.datasets import load
 from mlnn.evaluation import metrics
 from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
 from mlnn.model.estimator import MultiLabelNN
-from mlnn.paper.methods import (ALIASES, BPMLL_COST, METHODS, PAPER_METHODS, network_params,
-                                resolve)
+from mlnn.paper.methods import (ALIASES, BPMLL_COST, LEARNING_RATES, METHODS, PAPER_METHODS,
+                                network_params, resolve)
 from mlnn.paper.reproduce import reproduce
 from mlnn.paper.selection import (CRITERIA, choose, fit_br, fit_network_method, refit,
                                   select_learning_rate, warm_start)
@@ -41,6 +42,13 @@ def test_choose_takes_the_best_by_direction_and_the_first_on_ties():
     with pytest.raises(MLNNError, match="unknown selection criterion"):
         choose(scores, "MAP")
     assert set(CRITERIA) == {"rankloss", "meanF"}
+
+
+def test_the_grids_are_the_papers():
+    # Sec. 4: η0 of AdaGrad from {0.001, 0.01, 0.1}; C of the SVMs from {10⁻³, …, 10³}
+    assert LEARNING_RATES == (0.001, 0.01, 0.1)
+    np.testing.assert_allclose(DEFAULT_C_VALUES, [1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3])
+    assert inspect.signature(fit_br).parameters["C_values"].default is DEFAULT_C_VALUES
 
 
 def test_the_paper_has_eight_methods_and_bpmll_as_published_is_a_ninth():
