@@ -70,4 +70,4 @@ def test_curves_and_stops_come_from_the_run_record(runs):
     best = curves[0.3]["epoch"][np.argmax(curves[0.3]["meanF"])]
     assert stops["meanF_best"][0.3] == best
     fig = plot_curves(record, "NN_A")
-    assert len([ax for ax in fig.axes if ax.lines]) == len(MEASURES) + 1
+    assert len([ax for ax in fig.axes if ax.lines]) == len(MEASURES) + 2

@@ -138,7 +138,9 @@ STOPPING_RULES = {"rankloss": ("rankloss", "min", True), "meanF": ("meanF", "max
 
 #: Training documents the threshold predictor of each evaluation is fitted on, at most (ours:
 #: a fixed seeded subsample keeps the per-evaluation cost small; see
-#: :func:`threshold_validation`).
+#: :func:`threshold_validation`). With 1,000 rows, recording every measure at every epoch
+#: costs 18 % of the training time of an NN_AD epoch on Reuters-21578 and 28 % on Delicious
+#: (the ranking measures alone: 1 % and 4 %), timed in one process.
 THRESHOLD_ROWS = 1000
 
 

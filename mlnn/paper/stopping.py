@@ -100,7 +100,7 @@ def validation_curves(record):
             for eta, curve in record["curves"].items()}
 
 
-def plot_curves(record, title, measures=MEASURES + ("meanF",)):
+def plot_curves(record, title, measures=MEASURES + ("hamming", "meanF")):
     """One panel per measure: its validation curve against epochs for every η0, and a marker
     where each stopping rule stops on each curve (filled on the η0 the rule chose)."""
     curves, stops = validation_curves(record), rule_stops(record)
