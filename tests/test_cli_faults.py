@@ -701,6 +701,19 @@ def test_undefined_measures_are_a_warning_each_and_null_in_json(workspace, monke
     assert "rankloss   nan" in out and err.count("it is reported as nan") == 4
 
 
+def test_a_warning_repeated_by_every_fit_of_a_run_is_printed_once(workspace, monkeypatch,
+                                                                   capsys):
+    rng = np.random.default_rng(0)
+    X, Y = rng.random((40, 3)), (rng.random((40, 6)) < 0.5).astype(np.int8)
+    Y[:, 5] = 0
+    _mulan_files(workspace / "rare", X=X, Y=Y)
+    data_dir("rare", cache_outside=True)(monkeypatch, workspace)
+    assert main(["reproduce", "--dataset", "emotions", "--quick", "--methods", "nn-a",
+                 "--learning-rates", "0.1", "0.01", "--out", "adir"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("have no positive training document (columns 5 of Y)") == 1, err
+
+
 @pytest.fixture
 def text_model(workspace):
     """A model trained on a tiny text dataset (with its vectorizer), in text.npz."""

@@ -27,8 +27,8 @@ arguments (argparse's), the project's errors (:class:`~mlnn.base.errors.MLNNErro
 system's errors of reading and writing (``OSError``: permission denied, no space left, ...) and
 undecodable text are printed as one line, ``mlnn: error: ...``, with exit code 2; Ctrl-C prints
 ``mlnn: interrupted`` and exits with 130 (also while the modules load, see :mod:`mlnn.__main__`);
-warnings of the project (a damaged cache entry that was rebuilt) are one line
-``mlnn: warning: ...``. A closed standard output (``| head``) ends the
+warnings of the project (a damaged cache entry that was rebuilt, a label without a positive
+training document) are one line ``mlnn: warning: ...``, each distinct one once per command. A closed standard output (``| head``) ends the
 command quietly. Set ``MLNN_TRACEBACK=1`` to get the Python traceback instead (for debugging).
 """
 
@@ -78,7 +78,7 @@ def main(argv=None):
         args = build_parser().parse_args(argv)
         return args.func(args) or 0
     with warnings.catch_warnings():
-        warnings.simplefilter("always", MLNNWarning)
+        warnings.simplefilter("default", MLNNWarning)     # each distinct warning once
         warnings.showwarning = _show_warning
         try:
             args = build_parser().parse_args(argv)
