@@ -29,7 +29,8 @@ undecodable text are printed as one line, ``mlnn: error: ...``, with exit code 2
 ``mlnn: interrupted`` and exits with 130 (also while the modules load, see :mod:`mlnn.__main__`);
 warnings of the project (a damaged cache entry that was rebuilt, a label without a positive
 training document) are one line ``mlnn: warning: ...``, each distinct one once per command.
-A closed standard output (``| head``) ends the command quietly. Set ``MLNN_TRACEBACK=1`` to get the Python traceback instead (for debugging).
+A closed standard output (``| head``) ends the command quietly. Set ``MLNN_TRACEBACK=1`` to get
+the Python traceback instead (for debugging).
 """
 
 import argparse
