@@ -532,7 +532,7 @@ def _describe_bipartition(Y_true, Y_pred):
     parts = [f"a case with n = {n} documents and L = {L} labels"]
     if (~t & ~p).all(axis=0).any():
         parts.append("a label no document has and none is predicted")
-    if (~t & p).any(axis=0).any() and (~t.any(axis=0) & p.any(axis=0)).any():
+    if (~t.any(axis=0) & p.any(axis=0)).any():
         parts.append("a label predicted but never true")
     if not p.any():
         parts.append("nothing predicted")
