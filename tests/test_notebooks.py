@@ -30,7 +30,8 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 #: The course, in reading order.
 COURSE = ["01_network_and_derivatives", "01b_build_it_from_zero", "02_loss_landscapes",
           "02b_optimizers_and_dropout",
-          "03_convergence", "04_dropout", "05_learning_rates", "06_thresholds", "07_paper_table",
+          "03_convergence", "04_dropout", "05_learning_rates", "06_thresholds",
+          "06b_measures_and_baseline", "07_paper_table",
           "08_beyond_the_paper"]
 
 #: Notebooks stored with the outputs of a full run.
@@ -48,20 +49,23 @@ FIGURES = {
                    "nb4_live_dropout.png"],
     "05_learning_rates": ["fig4_learning_rates.png", "nb5_live_learning_rates.png"],
     "06_thresholds": ["nb6_thresholds.png", "nb6_threshold_targets.png"],
+    "06b_measures_and_baseline": ["nb6b_label_frequencies.png", "nb6b_C_selection.png"],
     "07_paper_table": ["fig7_table3_delicious.png", "fig7_table3_reuters21578.png"],
     "08_beyond_the_paper": ["fig8_cd_diagrams.png", "fig8_seeds.png", "table2_beyond.md"],
 }
 
 #: Notebooks that read a real dataset and fall back to synthetic data without it.
 READS_DATA = {"01b_build_it_from_zero",
-              "03_convergence", "04_dropout", "05_learning_rates", "06_thresholds"}
+              "03_convergence", "04_dropout", "05_learning_rates", "06_thresholds",
+              "06b_measures_and_baseline"}
 
 #: Notebooks whose text states no result it does not print: every number of the markdown with
 #: three or more decimals appears in the stored outputs, which hold the ``environment.claim``
 #: checks of a full run.
 TEXT_FROM_OUTPUTS = ["01b_build_it_from_zero", "02_loss_landscapes",
                      "02b_optimizers_and_dropout", "03_convergence",
-                     "04_dropout", "05_learning_rates", "06_thresholds"]
+                     "04_dropout", "05_learning_rates", "06_thresholds",
+                     "06b_measures_and_baseline"]
 
 #: A number with three or more decimals, as the text quotes a result.
 DECIMAL = re.compile(r"(?<![\w.])\d+\.\d{3,}(?!\d)")
