@@ -170,9 +170,8 @@ RANKING_MISTAKES = {
                                                 "labels: divide the sum by |y|"),
         (_ap_with(_strict_rank, lambda y: y.sum()), "ties: rank(k) counts every label scoring at "
                                                     "least as high as k (s_l ≥ s_k)"),
-        (_ap_by_position, "ties: your rank depends on the order of tied "
-                                                   "labels in the row; a tie puts k behind every "
-                                                   "label it ties with")],
+        (_ap_by_position, "ties: your rank depends on the order of tied labels in the row; a "
+                          "tie puts k behind every label it ties with")],
 }
 
 #: What each measure does with tied scores, for a hint when only documents with ties go wrong.
