@@ -395,10 +395,11 @@ def literal_bipartition(Y_true, Y_pred):
     return dict(zip(BIPARTITION, [float(v) for v in micro] + [float(v.mean()) for v in macro]))
 
 
-def _macro_with(keep=None, **convention):
+def _macro_with(keep=None, micro_too=False, **convention):
+    """A mistaken convention for the macro average (and, with ``micro_too``, the micro one)."""
     def bipartition(Y_true, Y_pred):
         tp, fp, fn = _counts(Y_true, Y_pred, 0)
-        micro = _prf(tp.sum(), fp.sum(), fn.sum())
+        micro = _prf(tp.sum(), fp.sum(), fn.sum(), **(convention if micro_too else {}))
         if keep is not None:
             rows = keep(tp, fp, fn)
             tp, fp, fn = tp[rows], fp[rows], fn[rows]
@@ -440,6 +441,13 @@ def _swapped(Y_true, Y_pred):
             "maR": result["maP"]}
 
 
+_EMPTY_ZERO = ("a label with no true and no predicted positive (TP = FP = FN = 0) scores 1 here "
+               "(MULAN's convention), and so do the micro measures when nothing is true and "
+               "nothing predicted; yours scores it 0")
+
+_ZERO_ONE = ("a zero denominator with something to count (nothing predicted while something is "
+             "true, or predicted while nothing is true) gives 0, not 1")
+
 BIPARTITION_MISTAKES = [
     (_over_documents("macro"), "your macro measures average over the documents (rows); macro "
                                "averages over the labels (columns): P, R and F1 of each label, "
@@ -452,18 +460,16 @@ BIPARTITION_MISTAKES = [
                               "micro-F1 is 2TP / (2TP + FP + FN) with the counts pooled"),
     (_harmonic_maF, "macro-F1 is the mean of the per-label F1 scores, not the harmonic mean of "
                     "maP and maR"),
-    (_macro_with(empty_value=0.0), "a label with no true and no predicted positive (TP = FP = "
-                                   "FN = 0) scores 1 here (MULAN's convention, the paper's); "
-                                   "yours scores it 0"),
+    (_macro_with(empty_value=0.0, micro_too=True), _EMPTY_ZERO),
+    (_macro_with(empty_value=0.0), _EMPTY_ZERO),
     (_macro_with(keep=lambda tp, fp, fn: tp + fp + fn > 0),
      "a label with no true and no predicted positive still counts in the macro average (it "
      "scores 1); yours leaves it out"),
     (_macro_with(keep=lambda tp, fp, fn: tp + fn > 0),
      "the paper's macro average runs over all L labels, also those with no true positive "
      "document (a label only predicted scores 0, a label neither true nor predicted 1)"),
-    (_macro_with(zero_value=1.0), "a zero denominator with something to count (a label never "
-                                  "predicted but present, or predicted but never present) gives "
-                                  "0, not 1"),
+    (_macro_with(zero_value=1.0, micro_too=True), _ZERO_ONE),
+    (_macro_with(zero_value=1.0), _ZERO_ONE),
     (_swapped, "precision and recall are swapped: precision = TP / (TP + FP) (of what was "
                "predicted), recall = TP / (TP + FN) (of what is relevant)"),
 ]
