@@ -271,6 +271,15 @@ def empty_labels_zero(Y_true, Y_pred):                # scikit-learn's zero_divi
     return _result(_micro(tp, fp, fn), [float(v.mean()) for v in _per_label(tp, fp, fn, 0.0)])
 
 
+def zero_division_zero_everywhere(Y_true, Y_pred):  # every 0/0 is 0, micro included
+    tp, fp, fn = _counts(Y_true, Y_pred)
+    micro = [float(_safe(a, b)) for a, b in ((tp.sum(), tp.sum() + fp.sum()),
+                                             (tp.sum(), tp.sum() + fn.sum()),
+                                             (2 * tp.sum(), 2 * tp.sum() + fp.sum() + fn.sum()))]
+    return _result(micro, [float(_safe(a, b).mean()) for a, b in
+                           ((tp, tp + fp), (tp, tp + fn), (2 * tp, 2 * tp + fp + fn))])
+
+
 def empty_labels_skipped(Y_true, Y_pred):
     tp, fp, fn = _counts(Y_true, Y_pred)
     keep = tp + fp + fn > 0
@@ -313,6 +322,7 @@ BIPARTITION_WRONG = [
     (course.check_micro_macro, micro_as_label_means, "that is macro averaging"),
     (course.check_micro_macro, macro_f1_harmonic, "not the harmonic mean"),
     (course.check_micro_macro, empty_labels_zero, "yours scores it 0"),
+    (course.check_micro_macro, zero_division_zero_everywhere, "yours scores it 0"),
     (course.check_micro_macro, empty_labels_skipped, "yours leaves it out"),
     (course.check_micro_macro, only_present_labels, "over all L labels"),
     (course.check_micro_macro, zero_denominator_one, "gives 0, not 1"),
