@@ -20,6 +20,7 @@ import http.server
 import io
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -784,3 +785,14 @@ def test_ctrl_c_while_the_modules_load_is_one_line_and_exit_130(tmp_path, module
                              cwd=tmp_path, capture_output=True, timeout=120)
     assert (process.returncode, process.stdout, process.stderr) == (
         130, b"", b"mlnn: interrupted\n")
+
+
+def test_output_beyond_the_file_size_limit_is_one_line_naming_standard_output(tmp_path):
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (5, resource.RLIM_INFINITY))
+    with open(tmp_path / "out.txt", "wb") as out:
+        process = subprocess.run([sys.executable, "-m", "mlnn", "data", "list"], stdout=out,
+                                 stderr=subprocess.PIPE, cwd=tmp_path, preexec_fn=limit,
+                                 env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
+    assert (process.returncode, process.stderr) == (
+        2, b"mlnn: error: cannot write standard output: file too large\n")

@@ -34,6 +34,7 @@ the Python traceback instead (for debugging).
 """
 
 import argparse
+import errno
 import os
 import sys
 import warnings
@@ -91,13 +92,24 @@ def main(argv=None):
         except MLNNError as error:
             return _fail(f"mlnn: error: {_one_line(error)}")
         except OSError as error:
-            return _fail(f"mlnn: error: {_one_line(os_error_message(error))}")
+            return _fail(f"mlnn: error: {_one_line(_os_error_line(error))}")
         except MemoryError:
             return _fail("mlnn: error: out of memory; try a smaller dataset, --hidden-units or "
                          "--batch-size")
         except UnicodeError as error:
             return _fail(f"mlnn: error: cannot decode the input: {_one_line(error)}; "
                          "save it as UTF-8")
+
+
+#: Errors of writing that name no file: every file the library writes is named in its error,
+#: so these come from writing the command's output (standard output redirected to a file).
+_UNNAMED_WRITE_ERRORS = (errno.EFBIG, errno.ENOSPC, errno.EDQUOT)
+
+
+def _os_error_line(error):
+    if error.filename is None and error.errno in _UNNAMED_WRITE_ERRORS:
+        return os_error_message(error, "cannot write standard output")
+    return os_error_message(error)
 
 
 def _one_line(message):
