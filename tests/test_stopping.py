@@ -44,6 +44,10 @@ def test_rule_values_follow_each_rule_over_the_seeds(runs):
         assert [values[0], values[1]] == expected
     assert set(rule_values(runs, "synthetic", "NN_A", "fixed", "best_epoch").values()) == {3}
     assert rule_values(runs, "other", "NN_A", "fixed", "maF") == {}
+    earlier = {"dataset": "synthetic", "seed": 5, "methods": {"NN_A": {        # before the rules
+        "learning_rate": 0.1, "best_epoch": 7, "test": {"maF": 0.25}}}}
+    assert rule_values([earlier], "synthetic", "NN_A", "rankloss", "maF") == {5: 0.25}
+    assert rule_values([earlier], "synthetic", "NN_A", "fixed", "maF") == {}
 
 
 def test_the_table_gives_mean_std_and_the_tolerance_mark(runs):

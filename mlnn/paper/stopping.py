@@ -39,8 +39,9 @@ def within_tolerance(measure, value, paper):
 
 def rule_entries(record):
     """``{rule: entry}`` of one network's run record, the main rule first; each entry has the
-    chosen ``learning_rate``, ``best_epoch`` and the ``test`` measures."""
-    return {record["stopping"]: record, **record.get("rules", {})}
+    chosen ``learning_rate``, ``best_epoch`` and the ``test`` measures. A record stored before
+    the stopping rules were options used early stopping on rank loss (patience 5)."""
+    return {record.get("stopping", "rankloss"): record, **record.get("rules", {})}
 
 
 def rule_values(runs, dataset, method, rule, key):
@@ -49,7 +50,7 @@ def rule_values(runs, dataset, method, rule, key):
     values = {}
     for run in runs:
         record = run["methods"].get(method) if run["dataset"] == dataset else None
-        entry = rule_entries(record).get(rule) if record and "stopping" in record else None
+        entry = rule_entries(record).get(rule) if record else None
         if entry is not None:
             values[run["seed"]] = entry["test"][key] if key in entry["test"] else entry[key]
     return values
