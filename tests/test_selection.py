@@ -494,3 +494,27 @@ def test_reproduce_refits_every_rule_and_declares_the_main_one(data):
     table = stopping_table(run).splitlines()
     assert [line.split(" | ")[1] for line in table[2:]] == ["meanF", "rankloss", "fixed"]
     assert f"{record['test']['maF']:.4f}" in table[2]
+
+
+def test_rules_that_choose_the_same_refit_share_one_training_run(data, monkeypatch):
+    import mlnn.paper.selection as selection
+    calls = []
+    original = selection.refit
+
+    def counting(model, X, Y, outcome=None, stopping=None):
+        calls.append((model.learning_rate, outcome["epoch"], outcome["threshold_lambda"]))
+        return original(model, X, Y, outcome, stopping)
+
+    monkeypatch.setattr(selection, "refit", counting)
+    fit, val = validation_split(data.X_train.shape[0], 0.1, 0)
+    model, record = fit_network_method("nn-a", data.X_train, data.Y_train, fit, val, BUDGET,
+                                       random_state=0, batch_size=32, stopping="fixed",
+                                       other_rules=("rankloss", "meanF", "meanF_best"),
+                                       log=lambda m: None)
+    chosen = {(e["learning_rate"], e["best_epoch"], e["threshold_lambda"])
+              for e in (record, *record["rules"].values())}
+    assert len(calls) == len(set(calls)) == len(chosen)          # one run per distinct choice
+    assert model.stopping == "fixed" and model.max_epochs == BUDGET["max_epochs"]
+    for rule, entry in record["rules"].items():
+        assert entry["model"].stopping == rule
+        assert entry["model"].max_epochs == entry["best_epoch"]

@@ -162,18 +162,23 @@ def _curves(models):
     return {eta: model.history_.as_dict() for eta, model in models.items()}
 
 
-def _final(models, outcomes, eta, rule, X, Y, refit_all):
+def _final(models, outcomes, eta, rule, X, Y, refit_all, refits):
     """The network of η0 ``eta`` under ``rule``: refitted on all of (X, Y) (``refit_all``), or
-    the selection run's own network when the rule kept its last epoch."""
+    the selection run's own network when the rule kept its last epoch. ``refits`` holds the
+    refits made so far by (η0, epochs, λ): a rule whose choice equals an earlier rule's gets a
+    copy of that network (the same training run), labelled with its own rule."""
     if refit_all:
-        return refit(models[eta], X, Y, outcomes[rule][eta], stopping=rule)
+        key = (eta, outcomes[rule][eta]["epoch"], outcomes[rule][eta]["threshold_lambda"])
+        if key not in refits:
+            refits[key] = refit(models[eta], X, Y, outcomes[rule][eta], stopping=rule)
+        return copy.copy(refits[key]).set_params(stopping=rule)
     if outcomes[rule][eta]["updates"] != models[eta].n_updates_:
         raise MLNNError(f"without a refit only the fixed budget has a network to evaluate; "
                         f"{rule!r} stopped before the last epoch")
     return models[eta]
 
 
-def _under_rule(models, outcomes, rule, select_by, X, Y, refit_all):
+def _under_rule(models, outcomes, rule, select_by, X, Y, refit_all, refits):
     """(model, record) of one stopping rule: η0 chosen by ``select_by`` at each η0's stop,
     refitted for the rule's epoch count with the rule's λ."""
     eta = choose(_validation(outcomes[rule])[select_by], select_by)
@@ -181,7 +186,7 @@ def _under_rule(models, outcomes, rule, select_by, X, Y, refit_all):
               "stopping": rule, "validation": _validation(outcomes[rule]),
               "stops": {e: {"epoch": o["epoch"], "updates": o["updates"]}
                         for e, o in outcomes[rule].items()}}
-    model = _final(models, outcomes, eta, rule, X, Y, refit_all)
+    model = _final(models, outcomes, eta, rule, X, Y, refit_all, refits)
     record["refit_updates"] = model.n_updates_
     return model, record
 
@@ -211,17 +216,18 @@ def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, b
     models, outcomes = select_learning_rate(method, X[fit_rows], Y[fit_rows], X[val_rows],
                                             Y[val_rows], budget, random_state, batch_size, log,
                                             progress, rules)
-    model, record = _under_rule(models, outcomes, stopping, select_by, X, Y, refit_all)
+    refits = {}
+    model, record = _under_rule(models, outcomes, stopping, select_by, X, Y, refit_all, refits)
     record["validation_rankloss"] = record["validation"]["rankloss"]
     record["rules"] = {}
     for rule in rules[1:]:
-        other, entry = _under_rule(models, outcomes, rule, select_by, X, Y, refit_all)
+        other, entry = _under_rule(models, outcomes, rule, select_by, X, Y, refit_all, refits)
         log(f"  {method}: {rule} with η0={entry['learning_rate']} stops at epoch "
             f"{entry['best_epoch']} (sensitivity)")
         record["rules"][rule] = {**entry, "model": other}
     if alternative:
         record["alternative"] = _alternative(models, outcomes, stopping, select_by, record,
-                                             (X, Y, refit_all, log, method))
+                                             (X, Y, refit_all, log, method, refits))
     record["curves"] = _curves(models)
     record["params"] = {k: v for k, v in model.get_params().items() if k != "verbose"}
     record["seconds"] = time.perf_counter() - started
@@ -231,13 +237,13 @@ def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, b
 def _alternative(models, outcomes, stopping, select_by, record, context):
     """The record of the η0 the other criterion picks under the main rule (its refitted
     network under ``"model"`` when it differs from the chosen η0)."""
-    X, Y, refit_all, log, method = context
+    X, Y, refit_all, log, method, refits = context
     other = next(criterion for criterion in CRITERIA if criterion != select_by)
     eta = choose(_validation(outcomes[stopping])[other], other)
     alternative = {**_summary(eta, outcomes[stopping][eta]), "selected_by": other}
     if eta != record["learning_rate"]:
         log(f"  {method}: {other} selects η0={eta}; refitting it for comparison")
-        alternative["model"] = _final(models, outcomes, eta, stopping, X, Y, refit_all)
+        alternative["model"] = _final(models, outcomes, eta, stopping, X, Y, refit_all, refits)
     return alternative
 
 
