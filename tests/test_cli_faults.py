@@ -787,12 +787,19 @@ def test_ctrl_c_while_the_modules_load_is_one_line_and_exit_130(tmp_path, module
         130, b"", b"mlnn: interrupted\n")
 
 
-def test_output_beyond_the_file_size_limit_is_one_line_naming_standard_output(tmp_path):
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+@pytest.mark.parametrize("argv", [["data", "list"],
+                                  ["predict", "--model", "model.npz", "--input", "good.svm"]])
+def test_output_beyond_the_file_size_limit_is_one_line_naming_standard_output(
+        workspace, argv, unbuffered):
+    """Past the limit the output is cut off, so the command fails, saying so once (also when
+    Python writes standard output unbuffered, where it would drop a short write silently)."""
     def limit():
         resource.setrlimit(resource.RLIMIT_FSIZE, (5, resource.RLIM_INFINITY))
-    with open(tmp_path / "out.txt", "wb") as out:
-        process = subprocess.run([sys.executable, "-m", "mlnn", "data", "list"], stdout=out,
-                                 stderr=subprocess.PIPE, cwd=tmp_path, preexec_fn=limit,
-                                 env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED=unbuffered)
+    with open(workspace / "out.txt", "wb") as out:
+        process = subprocess.run([sys.executable, "-m", "mlnn", *argv], stdout=out,
+                                 stderr=subprocess.PIPE, cwd=workspace, preexec_fn=limit,
+                                 env=env, timeout=120)
     assert (process.returncode, process.stderr) == (
         2, b"mlnn: error: cannot write standard output: file too large\n")

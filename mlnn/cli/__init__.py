@@ -34,7 +34,9 @@ the Python traceback instead (for debugging).
 """
 
 import argparse
+import contextlib
 import errno
+import io
 import os
 import sys
 import warnings
@@ -79,12 +81,14 @@ def main(argv=None):
     if os.environ.get("MLNN_TRACEBACK") == "1":
         args = build_parser().parse_args(argv)
         return args.func(args) or 0
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _whole_writes():
         warnings.simplefilter("default", MLNNWarning)     # each distinct warning once
         warnings.showwarning = _show_warning
         try:
             args = build_parser().parse_args(argv)
-            return args.func(args) or 0
+            code = args.func(args) or 0
+            sys.stdout.flush()          # a failure to write the output is this command's
+            return code
         except KeyboardInterrupt:
             return _fail("mlnn: interrupted", 130)
         except BrokenPipeError:
@@ -108,8 +112,31 @@ _UNNAMED_WRITE_ERRORS = (errno.EFBIG, errno.ENOSPC, errno.EDQUOT)
 
 def _os_error_line(error):
     if error.filename is None and error.errno in _UNNAMED_WRITE_ERRORS:
+        _closed_stdout()                # what could not be written is dropped, not retried
         return os_error_message(error, "cannot write standard output")
     return os_error_message(error)
+
+
+@contextlib.contextmanager
+def _whole_writes():
+    """Standard output that reports a short write. Unbuffered (``python -u``,
+    ``PYTHONUNBUFFERED``), Python's text stream writes straight to the file and ignores a
+    partial write (a full disk, a file-size limit), silently dropping the rest of the output;
+    a line-buffered writer over the same file retries the rest and raises the error."""
+    stream = sys.stdout
+    if not isinstance(getattr(stream, "buffer", None), io.FileIO):
+        yield
+        return
+    stream.flush()
+    raw = io.FileIO(os.dup(stream.fileno()), "w")      # closing it leaves standard output open
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding,
+                                  errors=stream.errors, line_buffering=True)
+    try:
+        yield
+    finally:
+        writer, sys.stdout = sys.stdout, stream
+        with contextlib.suppress(OSError, ValueError):
+            writer.close()
 
 
 def _one_line(message):
