@@ -803,3 +803,10 @@ def test_output_beyond_the_file_size_limit_is_one_line_naming_standard_output(
                                  env=env, timeout=120)
     assert (process.returncode, process.stderr) == (
         2, b"mlnn: error: cannot write standard output: file too large\n")
+
+
+def test_data_info_writes_an_undefined_statistic_as_null(workspace, capsys):
+    assert main(["data", "info", "synthetic", "-o", "n_train=20", "-o", "n_test=0",
+                 "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out, parse_constant=_no_nan)
+    assert stats["C_test"] is None and stats["n_test"] == 0

@@ -271,3 +271,9 @@ def test_a_cache_entry_whose_matrices_do_not_fit_together_is_rebuilt(tmp_path, p
     assert cache_entries.save(tmp_path / "good.npz", _parts(), list("abcd"), ["x", "y"], "d")
     loaded = cache_entries.load(tmp_path / "good.npz")
     assert loaded[1:4] == (list("abcd"), ["x", "y"], "d")
+
+
+def test_a_mean_over_a_split_without_documents_is_undefined_not_zero():
+    s = load("synthetic", n_train=30, n_test=0, n_features=20, n_labels=4).statistics()
+    assert s["n_test"] == 0 and np.isnan(s["C_test"])
+    assert s["C"] == s["C_train"] > 0 and s["docs_without_labels_test"] == 0

@@ -20,6 +20,7 @@ published.
 """
 
 import json
+import math
 import time
 
 from mlnn.base.errors import MLNNError
@@ -43,8 +44,10 @@ def run_info(args):
     stats = dataset.statistics()
     stats["load_seconds"] = round(time.perf_counter() - started, 4)
     stats["from_cache"] = bool(dataset.info.get("from_cache"))
-    if args.json:
-        print(json.dumps(stats, sort_keys=True))
+    if args.json:                   # NaN is not JSON: an undefined statistic is null
+        plain = {k: None if isinstance(v, float) and not math.isfinite(v) else v
+                 for k, v in stats.items()}
+        print(json.dumps(plain, sort_keys=True, allow_nan=False))
         return 0
     print(f"{dataset.name}: {dataset.description}")
     rows = [

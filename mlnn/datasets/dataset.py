@@ -61,7 +61,8 @@ def statistics(dataset):
       ``labels_without_positives`` (labels with no positive document at all),
       ``labels_without_train_positives``, ``labels_without_test_positives``,
       ``docs_without_labels_train``, ``docs_without_labels_test``,
-      ``label_density`` (C / L).
+      ``label_density`` (C / L);
+    a mean over a split without documents is ``nan`` (undefined), not 0.
     """
     def row_counts(Y):
         return np.diff(sp.csr_matrix(Y).indptr) if Y.shape[0] else np.zeros(0, dtype=int)
@@ -75,7 +76,8 @@ def statistics(dataset):
     labels_train, labels_test = row_counts(dataset.Y_train), row_counts(dataset.Y_test)
     positives_train = column_positives(dataset.Y_train)
     positives_test = column_positives(dataset.Y_test)
-    C = float((labels_train.sum() + labels_test.sum()) / M) if M else 0.0
+    nan = float("nan")                  # a mean over no documents is undefined, not 0
+    C = float((labels_train.sum() + labels_test.sum()) / M) if M else nan
     return {
         "name": dataset.name,
         "M": int(M),
@@ -84,13 +86,13 @@ def statistics(dataset):
         "C": C,
         "n_train": int(n_train),
         "n_test": int(n_test),
-        "C_train": float(labels_train.mean()) if n_train else 0.0,
-        "C_test": float(labels_test.mean()) if n_test else 0.0,
-        "nnz_per_doc": float((dataset.X_train.nnz + dataset.X_test.nnz) / M) if M else 0.0,
+        "C_train": float(labels_train.mean()) if n_train else nan,
+        "C_test": float(labels_test.mean()) if n_test else nan,
+        "nnz_per_doc": float((dataset.X_train.nnz + dataset.X_test.nnz) / M) if M else nan,
         "labels_without_positives": int(np.sum(positives_train + positives_test == 0)),
         "labels_without_train_positives": int(np.sum(positives_train == 0)),
         "labels_without_test_positives": int(np.sum(positives_test == 0)),
         "docs_without_labels_train": int(np.sum(labels_train == 0)),
         "docs_without_labels_test": int(np.sum(labels_test == 0)),
-        "label_density": C / L if L else 0.0,
+        "label_density": C / L if L else nan,
     }
