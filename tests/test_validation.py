@@ -362,6 +362,8 @@ def test_a_label_without_a_positive_document_is_named_in_one_warning():
 
 def test_validation_labels_without_a_rank_loss_are_named():
     X, Y = _data()
+    with pytest.raises(MLNNError, match="X_val has no documents"):
+        check_training_data(X, Y, X[:0], Y[:0])
     Y_val = np.zeros((3, 4), dtype=np.int8)
     with pytest.warns(MLNNWarning, match="Y_val: none of the 3 validation documents has both"):
         check_training_data(X, Y, X[:3], Y_val)

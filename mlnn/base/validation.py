@@ -356,6 +356,9 @@ def check_training_data(X, Y, X_val=None, Y_val=None, n_features=None, n_labels=
     if X_val is not None:
         X_val = check_X(X_val, "X_val", n_features=X.shape[1], dtype=dtype)
         Y_val = check_Y(Y_val, "Y_val", n_samples=X_val.shape[0], n_labels=Y.shape[1])
+        if X_val.shape[0] == 0:
+            raise MLNNError("X_val has no documents: give validation documents, or none "
+                            "(X_val=None) to hold out a validation_fraction of X")
         check_validation_labels(Y_val, "Y_val")
     return X, Y, X_val, Y_val
 
