@@ -11,6 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 from mlnn.base.errors import MLNNError, ModelFileError
+from mlnn.cli import main
 from mlnn.model.estimator import MultiLabelNN
 from mlnn.model.modelfile import (checksum, is_model_file, loading, names_array, read_model_file,
                                   write_model_file)
@@ -224,13 +225,21 @@ FORGERIES = {
 
 @pytest.mark.parametrize("forgery", list(FORGERIES))
 def test_a_forged_model_with_a_valid_checksum_is_refused_naming_the_file_and_array(
-        model_entries, tmp_path, forgery):
+        model_entries, tmp_path, forgery, capsys):
     change, message = FORGERIES[forgery]
     np.savez(tmp_path / "forged.npz", **_resealed(change(dict(model_entries))))
     with pytest.raises(ModelFileError) as error:
         MultiLabelNN.load(tmp_path / "forged.npz")
     assert message in str(error.value)
     assert str(tmp_path / "forged.npz") in str(error.value)
+    (tmp_path / "docs.svm").write_text("1 12 5\n0 0:1 3:0.5\n")
+    for argv in (["predict", "--model", str(tmp_path / "forged.npz"), "--input",
+                  str(tmp_path / "docs.svm")],
+                 ["evaluate", "--model", str(tmp_path / "forged.npz"), "--dataset",
+                  "synthetic", "-o", "n_features=12", "-o", "n_labels=5"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err == f"mlnn: error: {error.value}\n"         # one line, the same message
 
 
 def test_the_unforged_entries_load_and_predict(model_entries, tmp_path):
