@@ -15,7 +15,8 @@ Each case has one meaning, decided here or in :mod:`mlnn.evaluation.metrics` (th
 - Training documents that are all empty (no non-zero feature): an error; only the biases could
   be learned, the same output for every document.
 - Some empty training documents: allowed (a text with no word left after tokenising and stop
-  words is such a document); they train only the biases.
+  words is such a document); they teach the network its answer to an empty input (W1 gets no
+  gradient from them, since x = 0).
 - A label with no positive training document: a warning (:class:`~mlnn.base.errors.MLNNWarning`,
   one line ``mlnn: warning: ...`` on the command line) naming the labels; the network learns
   them as never relevant, and they are kept so that the outputs still match the label names.
