@@ -12,8 +12,8 @@ Each case has one meaning, decided here or in :mod:`mlnn.evaluation.metrics` (th
 - Training labels without a single positive (Y all zero): an error. Nothing can be learned, and
   the thresholds of Sec. 3.3 would be fitted to "predict nothing" and then extrapolated
   arbitrarily (formerly every label came back positive).
-- Training documents that are all empty (no non-zero feature): an error; only the biases could
-  be learned, the same output for every document.
+- Training documents that are all empty (no non-zero feature): an error; the network could
+  only learn one answer, the same for every document.
 - Some empty training documents: allowed (a text with no word left after tokenising and stop
   words is such a document); they teach the network its answer to an empty input (W1 gets no
   gradient from them, since x = 0).
