@@ -3,6 +3,7 @@ and a real ``reproduce`` process killed (SIGKILL, SIGINT) during training, durin
 between the run file and the tables, then run again: no finished method lost, nothing
 half-written, no lock left behind."""
 
+import errno
 import json
 import os
 import re
@@ -351,3 +352,25 @@ def test_an_undefined_measure_stored_as_null_is_read_as_nan(quick_run, tmp_path)
     stored["methods"]["NN_A"]["test"]["rankloss"] = None
     path.write_text(json.dumps(stored))
     assert np.isnan(read_stored(tmp_path, "synthetic", 0)["methods"]["NN_A"]["test"]["rankloss"])
+
+
+def test_a_full_disk_while_the_tables_are_written_names_the_table_and_blocks_nothing(
+        tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MLNN_CACHE", str(tmp_path / "cache"))
+    calls, fsync = [], os.fsync
+
+    def full_at_the_csv(descriptor):
+        calls.append(descriptor)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        fsync(descriptor)
+    monkeypatch.setattr(os, "fsync", full_at_the_csv)
+    assert main([*REPRODUCE, "--out", "out"]) == 2
+    assert capsys.readouterr().err == ("mlnn: error: cannot write out/table3_synthetic.csv: "
+                                       "no space left on device\n")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["run_synthetic.json"]
+    monkeypatch.setattr(os, "fsync", fsync)
+    assert main([*REPRODUCE, "--out", "out"]) == 0
+    assert "rebuilt table3_synthetic.csv, table3_synthetic.md" in capsys.readouterr().out
+    assert _stored_everywhere(tmp_path / "out") == set(FAULT_METHODS)
