@@ -685,7 +685,8 @@ def test_undefined_measures_are_a_warning_each_and_null_in_json(workspace, monke
                  "--validation-fraction", "0", "--quiet", "--out", "em.npz"]) == 0
     assert capsys.readouterr().err == (
         "mlnn: warning: 2 of the 6 labels have no positive training document (columns 4, 5 of "
-        "Y): the network can only learn them as never relevant\n")
+        "Y): the network learns them as never relevant, but a document's threshold can still "
+        "predict them; add positive documents or leave these labels out\n")
     assert main(["evaluate", "--model", "em.npz", "--dataset", "emotions", "--json"]) == 0
     out, err = capsys.readouterr()
     result = json.loads(out, parse_constant=_no_nan)

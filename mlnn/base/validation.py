@@ -19,7 +19,9 @@ Each case has one meaning, decided here or in :mod:`mlnn.evaluation.metrics` (th
   gradient from them, since x = 0).
 - A label with no positive training document: a warning (:class:`~mlnn.base.errors.MLNNWarning`,
   one line ``mlnn: warning: ...`` on the command line) naming the labels; the network learns
-  them as never relevant, and they are kept so that the outputs still match the label names.
+  them as never relevant, but the threshold T(x) of a document is shared by all its labels
+  (Sec. 3.3), so they can still be predicted; they are kept so that the outputs still match the
+  label names.
 - Validation documents on which the validation rank loss is undefined (none has both a relevant
   and an irrelevant label, e.g. a validation split of one unlabelled document): a warning, since
   early stopping then follows ``nan`` and has nothing to go by. Give more validation documents,
@@ -381,8 +383,9 @@ def check_learnable(X, Y, warn=True):
     if warn and missing.size:
         shown = ", ".join(str(j) for j in missing[:10]) + (", ..." if missing.size > 10 else "")
         warnings.warn(f"{missing.size} of the {Y.shape[1]} labels have no positive training "
-                      f"document (columns {shown} of Y): the network can only learn them as "
-                      "never relevant", MLNNWarning, stacklevel=3)
+                      f"document (columns {shown} of Y): the network learns them as never "
+                      "relevant, but a document's threshold can still predict them; add "
+                      "positive documents or leave these labels out", MLNNWarning, stacklevel=3)
 
 
 def check_validation_labels(Y_val, name="the validation documents"):
