@@ -26,6 +26,9 @@ TOLERANCES = {"rankloss": ("abs", 0.0004), "oneError": ("abs", 0.006),
               "coverage": ("rel", 0.01), "MAP": ("abs", 0.004),
               **{m: ("abs", 0.012) for m in ("miP", "miR", "miF", "maP", "maR", "maF")}}
 
+#: Measures :func:`plot_curves` draws on a log scale (their η0 curves differ by decades).
+LOG_SCALE = ("rankloss", "coverage", "hamming")
+
 #: Marker of each stopping rule in :func:`plot_curves`.
 RULE_MARKERS = {"rankloss": "o", "meanF": "s", "meanF_best": "*", "fixed": "x"}
 
@@ -119,14 +122,17 @@ def plot_curves(record, title, measures=MEASURES + ("hamming", "meanF")):
                         color=line.get_color(),
                         fillstyle="full" if chosen[rule] == eta else "none")
         arrow = "↓" if measure in LOWER_IS_BETTER else "↑"
-        ax.set_title(f"validation {measure} {arrow}", fontsize=9)
+        if measure in LOG_SCALE:
+            ax.set_yscale("log")
+        ax.set_title(f"validation {measure} {arrow}" + (" (log)" if measure in LOG_SCALE
+                                                          else ""), fontsize=9)
         ax.set_xlabel("epoch", fontsize=8)
         ax.tick_params(labelsize=7)
     for ax in axes[len(measures):]:
         ax.axis("off")
     handles = axes[0].get_legend_handles_labels()[0] + [
         axes[0].plot([], [], RULE_MARKERS[rule], color="grey", label=rule)[0] for rule in stops]
-    fig.legend(handles=handles, loc="lower right", fontsize=8, ncol=2)
     fig.suptitle(title)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.legend(handles=handles, loc="lower center", fontsize=8, ncol=len(handles))
     return fig
