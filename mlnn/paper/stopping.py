@@ -15,10 +15,17 @@ This module turns them into
 Everything is computed from the run records; no number is copied by hand.
 """
 
+import json
+import time
+
 import numpy as np
 from matplotlib.figure import Figure
 
+from mlnn.base.fileio import write_text
+from mlnn.base.validation import validation_split
 from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES
+from mlnn.paper.methods import resolve
+from mlnn.paper.selection import CRITERIA, choose, select_learning_rate
 
 #: The tolerances we hold ourselves to when comparing with the paper (figures/README.md):
 #: (kind, size), "abs" an absolute difference, "rel" a fraction of the paper's value.
@@ -136,3 +143,36 @@ def plot_curves(record, title, measures=MEASURES + ("hamming", "meanF")):
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     fig.legend(handles=handles, loc="lower center", fontsize=8, ncol=len(handles))
     return fig
+
+
+def _validation_entry(rule, outcomes, select_by):
+    """The record of one rule from validation alone: the η0 it chooses, its stops and scores."""
+    eta = choose({e: o[select_by] for e, o in outcomes.items()}, select_by)
+    return {"stopping": rule, "learning_rate": eta, "best_epoch": outcomes[eta]["epoch"],
+            "threshold_lambda": outcomes[eta]["threshold_lambda"], "selected_by": select_by,
+            "validation": {c: {e: o[c] for e, o in outcomes.items()} for c in CRITERIA},
+            "stops": {e: {"epoch": o["epoch"], "updates": o["updates"]}
+                      for e, o in outcomes.items()}}
+
+
+def validation_run(dataset, method, budget, rules, random_state=0, out=None,
+                   select_by="rankloss"):
+    """The selection runs of a network ``method`` on a loaded ``dataset`` and where each rule of
+    ``rules`` stops, without refits or test numbers: a run-file-like record (``"validation_only"``)
+    with the curves and each rule's choice, written to ``out`` (JSON) if given. The split, the
+    grid and the choices are those of ``reproduce`` (:func:`mlnn.paper.selection.
+    select_learning_rate`), for when the refits cannot be afforded."""
+    method, started = resolve(method), time.perf_counter()
+    fit, val = validation_split(dataset.X_train.shape[0], 0.1, random_state=random_state)
+    X, Y = dataset.X_train, dataset.Y_train
+    models, outcomes = select_learning_rate(method, X[fit], Y[fit], X[val], Y[val], budget,
+                                            random_state, 64, log=lambda m: None, rules=rules)
+    entries = [_validation_entry(rule, outcomes[rule], select_by) for rule in rules]
+    record = {**entries[0], "rules": {e["stopping"]: e for e in entries[1:]},
+              "curves": {e: m.history_.as_dict() for e, m in models.items()},
+              "seconds": time.perf_counter() - started}
+    run = {"dataset": dataset.name, "seed": random_state, "validation_only": True,
+           "methods": {method: record}}
+    if out is not None:
+        write_text(out, json.dumps(run, indent=1) + "\n")
+    return run
