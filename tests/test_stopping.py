@@ -93,3 +93,15 @@ def test_a_validation_run_chooses_what_reproduce_chooses_without_test_numbers(ru
             (expected["learning_rate"], expected["best_epoch"], expected["threshold_lambda"])
     assert rule_stops(stored["methods"]["NN_A"]) == rule_stops(full)
     assert run["methods"]["NN_A"]["curves"].keys() == {0.01, 0.3}
+
+
+def test_refitting_a_validation_run_gives_reproduces_test_numbers(runs):
+    from mlnn.paper.reproduce import BUDGETS
+    from mlnn.paper.stopping import refit_validation_run, validation_run
+    data = load("synthetic", n_train=240, n_test=80, n_features=60, n_labels=6)
+    budget = {**BUDGETS["quick"], "learning_rates": (0.01, 0.3)}
+    run = refit_validation_run(data, validation_run(data, "nn-a", budget, RULES, random_state=1),
+                               budget)
+    full = runs[1]["methods"]["NN_A"]                      # reproduce, same seed and grid
+    for rule, entry in rule_entries(run["methods"]["NN_A"]).items():
+        assert entry["test"] == rule_entries(full)[rule]["test"]
