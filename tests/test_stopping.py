@@ -105,3 +105,18 @@ def test_refitting_a_validation_run_gives_reproduces_test_numbers(runs):
     full = runs[1]["methods"]["NN_A"]                      # reproduce, same seed and grid
     for rule, entry in rule_entries(run["methods"]["NN_A"]).items():
         assert entry["test"] == rule_entries(full)[rule]["test"]
+
+
+def test_a_partial_refit_stores_only_the_rules_it_refitted(tmp_path):
+    from mlnn.paper.reproduce import BUDGETS
+    from mlnn.paper.stopping import refit_validation_run, validation_run
+    data = load("synthetic", n_train=120, n_test=40, n_features=30, n_labels=4)
+    budget = {**BUDGETS["quick"], "learning_rates": (0.3,)}
+    run = refit_validation_run(data, validation_run(data, "nn-a", budget, RULES), budget,
+                               out=tmp_path / "refit.json", rules=("fixed",))
+    stored = json.loads((tmp_path / "refit.json").read_text())
+    entries = rule_entries(stored["methods"]["NN_A"])
+    assert [rule for rule, entry in entries.items() if "test" in entry] == ["fixed"]
+    assert rule_values([stored], "synthetic", "NN_A", "meanF_best", "maF") == {}
+    assert rule_values([run], "synthetic", "NN_A", "fixed", "maF") == \
+        {0: entries["fixed"]["test"]["maF"]}

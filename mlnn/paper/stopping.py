@@ -62,7 +62,7 @@ def rule_values(runs, dataset, method, rule, key):
     for run in runs:
         record = run["methods"].get(method) if run["dataset"] == dataset else None
         entry = rule_entries(record).get(rule) if record else None
-        if entry is not None:
+        if entry is not None and "test" in entry:
             values[run["seed"]] = entry["test"][key] if key in entry["test"] else entry[key]
     return values
 
@@ -179,26 +179,28 @@ def validation_run(dataset, method, budget, rules, random_state=0, out=None,
     return run
 
 
-def refit_validation_run(dataset, run, budget, out=None):
+def refit_validation_run(dataset, run, budget, out=None, rules=None):
     """The refits of a :func:`validation_run`: each rule's η0 trained again on all training
     documents of the loaded ``dataset`` for the rule's epoch count with its λ, exactly as
     ``reproduce`` refits it (:func:`mlnn.paper.selection.refit`; rules with the same choice
-    share one refit), and its test measures added under ``test``; returns the run, written to
-    ``out`` (JSON) if given."""
-    (method, record), = run["methods"].items()
-    refits = {}
-    for entry in rule_entries(record).values():
-        eta, epochs, lam = float(entry["learning_rate"]), entry["best_epoch"], \
-            entry["threshold_lambda"]
-        if (eta, epochs, lam) not in refits:
-            model = refit(selection_model(method, eta, budget, run["seed"], 64),
-                          dataset.X_train, dataset.Y_train,
-                          {"epoch": epochs, "threshold_lambda": lam}, stopping=entry["stopping"])
-            scores = model.decision_function(dataset.X_test)
-            refits[eta, epochs, lam] = evaluate(
-                dataset.Y_test, scores, model.thresholds_.predict(dataset.X_test, scores))
-        entry["test"] = refits[eta, epochs, lam]
+    share one refit), and its test measures added under ``test``. ``rules`` (default: all, the
+    main rule first) says which rules to refit, in that order; the run is written to ``out``
+    (JSON) after each refit, so an interrupted call keeps the rules done. Returns the run."""
     run = {**run, "validation_only": False}
-    if out is not None:
-        write_text(out, json.dumps(run, indent=1) + "\n")
+    (method, record), = run["methods"].items()
+    entries = rule_entries(record)
+    done = {}
+    for rule in rules or entries:
+        entry = entries[rule]
+        key = (float(entry["learning_rate"]), entry["best_epoch"], entry["threshold_lambda"])
+        if key not in done:
+            model = refit(selection_model(method, key[0], budget, run["seed"], 64),
+                          dataset.X_train, dataset.Y_train,
+                          {"epoch": key[1], "threshold_lambda": key[2]}, stopping=rule)
+            scores = model.decision_function(dataset.X_test)
+            done[key] = evaluate(dataset.Y_test, scores,
+                                 model.thresholds_.predict(dataset.X_test, scores))
+        entry["test"] = done[key]
+        if out is not None:
+            write_text(out, json.dumps(run, indent=1) + "\n")
     return run
