@@ -782,8 +782,10 @@ def test_ctrl_c_while_the_modules_load_is_one_line_and_exit_130(tmp_path, module
     (tmp_path / "sitecustomize.py").write_text(SITECUSTOMIZE)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]),
                INTERRUPT_AT=module)
+    # SIGINT at its default in the child, as in a terminal, whatever the test runner inherited
     process = subprocess.run([sys.executable, "-m", "mlnn", "data", "list"], env=env,
-                             cwd=tmp_path, capture_output=True, timeout=120)
+                             cwd=tmp_path, capture_output=True, timeout=120,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert (process.returncode, process.stdout, process.stderr) == (
         130, b"", b"mlnn: interrupted\n")
 

@@ -271,7 +271,17 @@ def test_read_npz_says_what_is_not_an_archive(tmp_path):
         read_npz(tmp_path / "text.npz")
 
 
-def test_ctrl_c_inside_deferred_takes_effect_after_the_body():
+@pytest.fixture
+def python_sigint():
+    """SIGINT handled by Python's own handler during the test, as in an interactive run (a
+    process started in the background, or by a runner that ignores SIGINT, inherits SIG_IGN,
+    which :mod:`mlnn.base.interrupts` rightly leaves alone)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_inside_deferred_takes_effect_after_the_body(python_sigint):
     done = []
     with pytest.raises(KeyboardInterrupt):
         with interrupts.deferred():
@@ -284,7 +294,7 @@ def test_ctrl_c_inside_deferred_takes_effect_after_the_body():
     assert interrupts.release() is False              # nothing held
 
 
-def test_held_interrupts_are_reported_once_by_release():
+def test_held_interrupts_are_reported_once_by_release(python_sigint):
     interrupts.hold()
     os.kill(os.getpid(), signal.SIGINT)
     assert interrupts.release() is True
