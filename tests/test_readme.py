@@ -10,6 +10,7 @@ hour and more) are parsed by the command line's own parser, which checks every o
 as the real run would, without running them.
 """
 
+import ast
 import re
 import shlex
 from pathlib import Path
@@ -103,3 +104,28 @@ def test_the_readme_shows_commands_of_every_kind():
 def test_readme_command_is_accepted_by_the_command_line(command):
     args = build_parser().parse_args(command)
     assert callable(args.func)
+
+
+def _course():
+    """``COURSE`` of tests/test_notebooks.py, the reading order (read, not imported: importing
+    it needs the notebook tools)."""
+    tree = ast.parse((ROOT / "tests" / "test_notebooks.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "COURSE":
+            return ast.literal_eval(node.value)
+    raise AssertionError("tests/test_notebooks.py defines no COURSE")
+
+
+def test_the_course_index_lists_every_notebook_in_reading_order():
+    COURSE = _course()
+    index = (ROOT / "notebooks" / "README.md").read_text(encoding="utf-8")
+    listed = re.findall(r"^\| \d+ \| \[`([\w]+)`\]\(\1\.ipynb\)", index, flags=re.MULTILINE)
+    assert listed == COURSE
+    assert sorted(listed) == sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", READMES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_of_a_readme_exists(path):
+    links = re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", path.read_text(encoding="utf-8"))
+    missing = [link for link in links if not (path.parent / link).exists()]
+    assert not missing, missing
