@@ -29,8 +29,8 @@ class RMSProp(Optimizer):
 
     Why it cannot skip rows the way AdaGrad does: a row with zero gradient keeps its θ, but its G
     still shrinks, G ← ρ G, at every step. Updating only the touched rows (what ``step`` does
-    with a row-sparse gradient) therefore leaves G too large on rows that were skipped, and their
-    next steps too small. A lazy version would record each row's last step, as momentum does,
+    with a row-sparse gradient: ``update`` on the gathered rows) therefore leaves G too large on
+    rows that were skipped, and their next steps too small. A lazy version would record each row's last step, as momentum does,
     and multiply G by ρ^Δ before the row's next update (``catch_up``): Δ zero-gradient steps of
     RMSProp have that closed form.
     """
@@ -39,10 +39,10 @@ class RMSProp(Optimizer):
         super().__init__(learning_rate)
         self.rho, self.epsilon = rho, epsilon
 
-    def _new_state(self, theta):
+    def new_state(self, theta):
         return {"mean_square": np.zeros_like(theta)}
 
-    def _update_rows(self, state, theta, rows, g):
+    def update(self, theta, g, state):
         G = state["mean_square"]
-        G[rows] = self.rho * G[rows] + (1 - self.rho) * g * g
-        theta[rows] -= self.learning_rate * g / (np.sqrt(G[rows]) + self.epsilon)
+        G[...] = self.rho * G + (1 - self.rho) * g * g
+        theta -= self.learning_rate * g / (np.sqrt(G) + self.epsilon)
