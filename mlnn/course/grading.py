@@ -8,7 +8,9 @@ cases). It
 * reports an exception raised *inside* the function as the student's (:class:`StudentError`),
   and any other exception as the grader's own failure, never blamed on the student;
 * compares an answer with :func:`expect_array` (None, type, shape — transposed or not —, dtype,
-  non-finite values, then values), with messages that say what is wrong and never the code;
+  non-finite values, then values), with messages that say what is wrong and never the code, and
+  names a known mistake first with :func:`judge` (:func:`scale_of`, :func:`pair` and
+  :func:`judge_shape` for answers of a given form);
 * draws several random cases (:func:`case_rngs`, :func:`label_rows`, :func:`sparse_rows`), varying
   every value an answer could hard-code, and judges random answers by their distribution
   (:func:`binomial_z`, :func:`dispersion`);
@@ -232,3 +234,39 @@ def dispersion(counts, trials, p):
     used = trials > 0
     expected = trials[used] * p
     return float(np.mean((counts[used] - expected) ** 2 / (expected * (1 - p))))
+
+
+def judge(answer, reference, what, mistakes=(), kind="f"):
+    """Check ``answer`` against ``reference`` (:func:`~mlnn.course.grading.expect_array`), first
+    naming a known mistake: ``mistakes`` are pairs (what that mistake returns, what is wrong)."""
+    array = as_array(answer, what)
+    expect_shape(array, np.shape(reference), what)
+    for wrong, hint in mistakes:
+        if close(array, wrong) and not close(wrong, reference):
+            raise NotYet(f"{what}: {hint}")
+    return expect_array(array, reference, what, kind)
+
+
+def scale_of(answer, reference):
+    """c if ``answer`` is c · ``reference`` for one scalar c ≠ 1, else None."""
+    a, r = (np.asarray(v, dtype=np.float64).ravel() for v in (answer, reference))
+    if a.shape != r.shape or not np.all(np.isfinite(a)) or not np.any(r):
+        return None
+    c = float(a @ r / (r @ r))
+    return c if close(a, c * r) and not np.isclose(c, 1.0) else None
+
+
+def pair(answer, what):
+    """The two items of an answer that must be a pair (a tuple of two)."""
+    if answer is None:
+        raise NotYet(NO_ANSWER)
+    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
+        raise NotYet(f"{what} must be a pair (a tuple of two values), got {type(answer).__name__}")
+    return answer
+
+
+def judge_shape(answer, reference, what):
+    """``answer`` as an array of ``reference``'s shape, or :class:`NotYet` saying why not."""
+    array = as_array(answer, what)
+    expect_shape(array, np.shape(reference), what)
+    return array
