@@ -8,7 +8,8 @@ graders    the exercises of notebooks 01–08 (those of 02b in ``updates``: RMSP
            catch-up, dropout, AdaGrad's rates)
 scratch    notebook 01b: the network built from zero (the learning pieces in ``scratch_training``,
            the shared random cases in ``scratch_cases``)
-measures   notebook 06b: the measures of Sec. 4 and the BR baselines
+measures   notebook 06b: the measures of Sec. 4 by hand, micro and macro averaging (the choice
+           of C for BR_B and BR_R in ``c_selection``)
 =========  ====================================================================================
 
 Each grader tries many random cases against a reference built from pristine copies of its
