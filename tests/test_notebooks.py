@@ -50,7 +50,9 @@ FIGURES = {
     "05_learning_rates": ["fig4_learning_rates.png", "nb5_live_learning_rates.png"],
     "06_thresholds": ["nb6_thresholds.png", "nb6_threshold_targets.png"],
     "06b_measures_and_baseline": ["nb6b_label_frequencies.png", "nb6b_C_selection.png"],
-    "07_paper_table": ["fig7_table3_delicious.png", "fig7_table3_reuters21578.png"],
+    "07_paper_table": ["fig7_table3_delicious.png", "fig7_table3_reuters21578.png",
+                       "nb7_curves_reuters21578_NN_A.png", "nb7_curves_reuters21578_NN_AD.png",
+                       "nb7_curves_delicious_NN_A.png", "nb7_curves_delicious_NN_AD.png"],
     "08_beyond_the_paper": ["fig8_cd_diagrams.png", "fig8_seeds.png", "table2_beyond.md"],
 }
 
