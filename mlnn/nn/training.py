@@ -30,9 +30,9 @@ Early stopping (:class:`EarlyStopping`) watches one validation measure (rank los
 as the paper selects on it), keeps a copy of the best parameters, stops after ``patience``
 evaluations without improvement and restores the best parameters at the end.
 
-Stopping rules. The paper chooses the number of epochs by early stopping on validation data
-(Sec. 4) but names neither the measure watched nor a patience. :data:`STOPPING_RULES` names
-the rules the reproduction offers (ours, see the README): ``"rankloss"`` (early stopping on
+Stopping rules. The paper gives no number of epochs and no stopping rule (it chooses its settings
+on validation data, Sec. 4). :data:`STOPPING_RULES` names the rules the reproduction offers
+(ours, see the README): ``"rankloss"`` (early stopping on
 validation rank loss), ``"meanF"`` (early stopping on the validation mean of micro- and
 macro-F1 of the label sets the threshold predictor gives, the criterion the paper uses for
 BR_B's C), ``"meanF_best"`` (the evaluation with the best such mean within the whole budget)
