@@ -67,7 +67,7 @@ READS_DATA = {"01b_build_it_from_zero",
 TEXT_FROM_OUTPUTS = ["01_network_and_derivatives", "01b_build_it_from_zero", "02_loss_landscapes",
                      "02b_optimizers_and_dropout", "03_convergence",
                      "04_dropout", "05_learning_rates", "06_thresholds",
-                     "06b_measures_and_baseline", "08_beyond_the_paper"]
+                     "06b_measures_and_baseline", "07_paper_table", "08_beyond_the_paper"]
 
 #: A number with three or more decimals, as the text quotes a result.
 DECIMAL = re.compile(r"(?<![\w.])\d+\.\d{3,}(?!\d)")

@@ -251,41 +251,36 @@ def markdown_table(rows):
     return "\n".join(lines) + "\n"
 
 
+def _choice_table(rows, column):
+    """A Markdown table of ``rows`` (method, choice, record): the choice under ``column``, then
+    η0, the epochs and the ten test measures of the record; empty if there are no rows."""
+    lines = []
+    for method, choice, entry in rows:
+        values = " | ".join(f"{entry['test'][m]:.4f}" for m in MEASURES)
+        lines.append(f"| {method} | {choice} | {entry['learning_rate']} | "
+                     f"{entry['best_epoch']} | {values} |")
+    if not lines:
+        return ""
+    header = [f"| method | {column} | η0 | epochs | " + " | ".join(MEASURES) + " |",
+              "|---|---|---:|---:|" + "---:|" * len(MEASURES)]
+    return "\n".join(header + lines) + "\n"
+
+
 def sensitivity_table(run):
     """η0 by each selection criterion → the ten test measures, for the networks of ``run`` that
     were run with ``sensitivity`` (Markdown; empty if none was)."""
-    lines = []
-    for method, record in run["methods"].items():
-        alternative = record.get("alternative")
-        if alternative is None:
-            continue
-        for entry in (record, alternative):
-            values = " | ".join(f"{entry['test'][m]:.4f}" for m in MEASURES)
-            lines.append(f"| {method} | {entry['selected_by']} | {entry['learning_rate']} | "
-                         f"{entry['best_epoch']} | {values} |")
-    if not lines:
-        return ""
-    header = ["| method | selected by | η0 | epochs | " + " | ".join(MEASURES) + " |",
-              "|---|---|---:|---:|" + "---:|" * len(MEASURES)]
-    return "\n".join(header + lines) + "\n"
+    return _choice_table([(method, entry["selected_by"], entry)
+                          for method, record in run["methods"].items()
+                          if record.get("alternative") is not None
+                          for entry in (record, record["alternative"])], "selected by")
 
 
 def stopping_table(run):
     """The ten test measures of each network of ``run`` under its main stopping rule and under
     every sensitivity rule (Markdown; empty if no network was run with other rules)."""
-    lines = []
-    for method, record in run["methods"].items():
-        if not record.get("rules"):
-            continue
-        for entry in (record, *record["rules"].values()):
-            values = " | ".join(f"{entry['test'][m]:.4f}" for m in MEASURES)
-            lines.append(f"| {method} | {entry['stopping']} | {entry['learning_rate']} | "
-                         f"{entry['best_epoch']} | {values} |")
-    if not lines:
-        return ""
-    header = ["| method | stopping rule | η0 | epochs | " + " | ".join(MEASURES) + " |",
-              "|---|---|---:|---:|" + "---:|" * len(MEASURES)]
-    return "\n".join(header + lines) + "\n"
+    return _choice_table([(method, entry["stopping"], entry)
+                          for method, record in run["methods"].items() if record.get("rules")
+                          for entry in (record, *record["rules"].values())], "stopping rule")
 
 
 def _experiment_key(record):
