@@ -122,7 +122,8 @@ def test_a_connection_cut_mid_download_leaves_nothing(tmp_path):
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Short)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
-        with pytest.raises(MLNNError, match="download of .*/f.bin failed: the connection closed after 10 of 1000 bytes"):
+        with pytest.raises(MLNNError, match="download of .*/f.bin failed: the connection "
+                                            "closed after 10 of 1000 bytes"):
             fetch_file(f"http://127.0.0.1:{httpd.server_address[1]}/f.bin", tmp_path / "f.bin",
                        "0" * 64)
     finally:

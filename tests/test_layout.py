@@ -72,7 +72,8 @@ def _edges(name):
 
 def test_the_graph_sees_the_package():
     assert {"mlnn.nn.network", "mlnn.cli", "mlnn.cli.model", "mlnn.paper.reproduce",
-            "mlnn.datasets.registry", "mlnn.model.estimator", "mlnn.model.modelfile"} <= set(MODULES)
+            "mlnn.datasets.registry", "mlnn.model.estimator",
+            "mlnn.model.modelfile"} <= set(MODULES)
     assert "mlnn.nn.network" in _edges("mlnn.model.builders")
     assert "mlnn.datasets.paths" in _edges("mlnn.datasets.registry")
 

@@ -40,6 +40,7 @@ from mlnn.datasets.reuters import label_matrix, modapte_split, read_reuters
 from mlnn.datasets.synthetic import make_synthetic
 from mlnn.datasets.text import STOP_WORDS, TfidfVectorizer
 
+
 @dataclass(frozen=True)
 class Spec:
     """How to load one named dataset.
@@ -163,7 +164,8 @@ def placement_message(name, root, missing, offline=False):
     data directory ``root``: download them, or where to get them and where to put them."""
     root = Path(root)
     files = ", ".join(str(root / relative) for relative in missing)
-    head = f"dataset {name!r} needs {files}, which {'does' if len(missing) == 1 else 'do'} not exist"
+    verb = "does" if len(missing) == 1 else "do"
+    head = f"dataset {name!r} needs {files}, which {verb} not exist"
     if name in SOURCES:
         urls = "; ".join(f"{s.url} (SHA-256 {s.sha256})" for s in SOURCES[name])
         why = ("downloading is turned off (--offline, MLNN_OFFLINE=1 or download=False); "

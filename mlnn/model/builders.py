@@ -11,8 +11,6 @@ Sec. 3.2 and 3.4), so a loss and an output activation that do not belong togethe
 built.
 """
 
-import numpy as np
-
 from mlnn.model.params import DEFAULT
 from mlnn.nn.losses import PairwiseExponential, get_loss
 from mlnn.nn.network import Network

@@ -42,8 +42,8 @@ from mlnn.model.modelfile import loading, names_array, read_model_file, write_mo
 from mlnn.model.params import DEFAULT, DEFAULTS, numpydoc
 from mlnn.model.params import check_params as check_values
 from mlnn.nn.network import Network
-from mlnn.nn.training import (STOPPING_RULES, History, RuleWatch, ranking_validation,
-                              stopping_rule, threshold_rows, threshold_validation, train)
+from mlnn.nn.training import (History, RuleWatch, ranking_validation, stopping_rule,
+                              threshold_rows, threshold_validation, train)
 
 #: The fitted scalars, stored in a model file's header by :meth:`MultiLabelNN.save`.
 FITTED_SCALARS = ("n_updates_", "best_updates_", "threshold_lambda_", "fit_time_",

@@ -37,6 +37,7 @@ from mlnn.nn.network import DTYPES, INITIALISATIONS, check_dtype
 from mlnn.nn.optimizers import OPTIMIZERS
 from mlnn.nn.training import STOPPING_RULES
 
+
 @dataclass(frozen=True)
 class Param:
     """One hyper-parameter: ``default``; ``check(value, name)`` raising

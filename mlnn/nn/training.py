@@ -94,7 +94,8 @@ class EarlyStopping:
         self.mode = check_choice(mode, "early-stopping mode", ("min", "max"))
         self.patience = None if patience is None else check_positive_int(patience, "patience")
         self.min_delta = check_nonnegative_float(min_delta, "min_delta")
-        self.best_value, self.best_params, self.best_record, self.bad_evaluations = None, None, None, 0
+        self.best_value, self.best_params, self.best_record = None, None, None
+        self.bad_evaluations = 0
 
     def improved(self, value):
         """Whether ``value`` beats the best so far by strictly more than ``min_delta``."""
@@ -266,8 +267,8 @@ def minibatch_update(network, loss, optimizer, X_batch, Y_batch, dropout, input_
 def check_pairing(network, loss):
     """Raise unless ``loss`` is paired with the network's output activation (Sec. 3.2, 3.4)."""
     if loss.output.name != network.output.name:
-        raise MLNNError(f"loss {loss.name!r} needs {loss.output.name} output units, but the network "
-                        f"has {network.output.name} outputs")
+        raise MLNNError(f"loss {loss.name!r} needs {loss.output.name} output units, but the "
+                        f"network has {network.output.name} outputs")
 
 
 def check_finite_params(params, updates):

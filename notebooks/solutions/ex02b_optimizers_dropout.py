@@ -30,9 +30,9 @@ class RMSProp(Optimizer):
     Why it cannot skip rows the way AdaGrad does: a row with zero gradient keeps its θ, but its G
     still shrinks, G ← ρ G, at every step. Updating only the touched rows (what ``step`` does
     with a row-sparse gradient: ``update`` on the gathered rows) therefore leaves G too large on
-    rows that were skipped, and their next steps too small. A lazy version would record each row's last step, as momentum does,
-    and multiply G by ρ^Δ before the row's next update (``catch_up``): Δ zero-gradient steps of
-    RMSProp have that closed form.
+    rows that were skipped, and their next steps too small. A lazy version would record each
+    row's last step, as momentum does, and multiply G by ρ^Δ before the row's next update
+    (``catch_up``): Δ zero-gradient steps of RMSProp have that closed form.
     """
 
     def __init__(self, learning_rate, rho=0.9, epsilon=1e-8):

@@ -40,7 +40,8 @@ def apply(source, original, replacement, where):
     """``source`` with the single occurrence of ``original`` replaced; raises if not exactly one."""
     count = source.count(original)
     if count != 1:
-        raise ValueError(f"{where}: snippet found {count} times, expected exactly once: {original!r}")
+        raise ValueError(f"{where}: snippet found {count} times, expected exactly once: "
+                         f"{original!r}")
     return source.replace(original, replacement)
 
 
@@ -106,7 +107,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--module", action="append", default=[],
                         help="run only the mutants of mlnn/NAME.py (repeatable)")
-    parser.add_argument("--id", action="append", default=[], help="run only this mutant (repeatable)")
+    parser.add_argument("--id", action="append", default=[],
+                        help="run only this mutant (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the catalogue and exit")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per mutant (900)")
     args = parser.parse_args(argv)
