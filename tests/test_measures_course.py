@@ -247,6 +247,13 @@ def micro_over_documents(Y_true, Y_pred):
     return {**right, "miP": per_doc[0], "miR": per_doc[1], "miF": per_doc[2]}
 
 
+def micro_empty_zero(Y_true, Y_pred):
+    right = ex.micro_macro_by_hand(Y_true, Y_pred)
+    if np.any(Y_true) or np.any(Y_pred):
+        return right
+    return {**right, "miP": 0.0, "miR": 0.0, "miF": 0.0}
+
+
 def micro_as_mean_of_label_f1(Y_true, Y_pred):
     tp, fp, fn = _counts(Y_true, Y_pred)
     P, R, F = _per_label(tp, fp, fn)
@@ -327,6 +334,7 @@ BIPARTITION_WRONG = [
     (course.check_micro_macro, only_present_labels, "over all L labels"),
     (course.check_micro_macro, zero_denominator_one, "gives 0, not 1"),
     (course.check_micro_macro, precision_recall_swapped, "swapped"),
+    (course.check_micro_macro, micro_empty_zero, "no label true in any document"),
     (course.check_micro_macro, as_tuple, "return a dict"),
     (course.check_micro_macro, per_label_arrays, "must be one number"),
 ]

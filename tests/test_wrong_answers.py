@@ -149,13 +149,15 @@ WRONG_02 = [
     (course.check_pwe_landscape, lambda W1, W2_1: np.ones((7, 7)), "shape"),
     (course.check_pwe_landscape, tanh_in_place, "modified its input W1"),
     (course.check_ce_slope, lambda W1, W2_1: -ex02.ce_dJ_dW2_1(W1, W2_1), "sign"),
-    (course.check_ce_slope, lambda W1, W2_1: expit(W2_1 * np.tanh(W1)) - 1, "off"),
+    (course.check_ce_slope, lambda W1, W2_1: expit(W2_1 * np.tanh(W1)) - 1, "δ2 alone"),
     (course.check_ce_slope, lambda W1, W2_1: (np.tanh(W2_1 * np.tanh(W1)) - 1) * np.tanh(W1),
-     "off"),
-    (course.check_ce_slope, lambda W1, W2_1: expit(W2_1 * np.tanh(W1)) * np.tanh(W1), "off"),
+     "not tanh"),
+    (course.check_ce_slope, lambda W1, W2_1: expit(W2_1 * np.tanh(W1)) * np.tanh(W1),
+     "has a label in it"),
     (course.check_ce_slope, lambda W1, W2_1: np.transpose(ex02.ce_dJ_dW2_1(W1, W2_1)),
      "transposed"),
-    (course.check_ce_slope, lambda W1, W2_1: (expit(W2_1 * np.tanh(W1)) - 1) * W1, "off"),
+    (course.check_ce_slope, lambda W1, W2_1: (expit(W2_1 * np.tanh(W1)) - 1) * W1, "not its input"),
+    (course.check_ce_slope, lambda W1, W2_1: 0.9 * ex02.ce_dJ_dW2_1(W1, W2_1), "off"),
 ]
 
 
@@ -427,15 +429,26 @@ def ridge_centring(Z, t, lam):
     return ex06.ridge_solve(Z, t, lam)
 
 
+def threshold_never_all(s, y):
+    """The best of the cuts above the top score and between distinct scores, none below all."""
+    u = np.unique(s)
+    cuts = np.append((u[:-1] + u[1:]) / 2, u[-1] + 1)
+    relevant = y > 0
+    f1 = [2 * np.sum(relevant & (s > c)) / (relevant.sum() + np.sum(s > c)) for c in cuts]
+    return float(cuts[int(np.argmax(f1))])
+
+
 def coverage_optimistic(s, y):
     return int((s[None, :] > s[y > 0][:, None]).sum(axis=1).max())
 
 
 WRONG_03_07 = [
-    (course.check_rank_loss, lambda s, y: np.mean(pairs(s, y) < 0), "tied scores"),
-    (course.check_rank_loss, lambda s, y: np.mean(pairs(s, y) <= 0), "tied scores"),
+    (course.check_rank_loss, lambda s, y: np.mean(pairs(s, y) < 0), "tie between"),
+    (course.check_rank_loss, lambda s, y: np.mean(pairs(s, y) <= 0), "counts ½"),
     (course.check_rank_loss, lambda s, y: np.sum(pairs(s, y) < 0) / np.sum(y > 0) ** 2, "off"),
-    (course.check_rank_loss, lambda s, y: 1 - ex03.rank_loss_one(s, y), "off"),
+    (course.check_rank_loss, lambda s, y: 1 - ex03.rank_loss_one(s, y), "ordered wrongly"),
+    (course.check_rank_loss, lambda s, y: (np.sum(pairs(s, y) < 0) + 0.5 * np.sum(
+        pairs(s, y) == 0)), "divide by |y||ȳ|"),
     (course.check_rank_loss, lambda s, y: np.mean(pairs(s, y) > 0), "off"),
     (course.check_rank_loss, lambda s, y: np.mean(pairs(s, y) < 0, axis=1), "shape"),
     (course.check_rank_loss, lambda s, y: (np.sum(pairs(s, y) < 0) + 0.5 * np.sum(
@@ -507,6 +520,7 @@ WRONG_03_07 = [
     (course.check_f1_threshold, lambda s, y: float(np.median(s)), "F1"),
     (course.check_f1_threshold, lambda s, y: float(s.max()), "F1"),
     (course.check_f1_threshold, lambda s, y: np.sort(s), "shape"),
+    (course.check_f1_threshold, threshold_never_all, "below the lowest score"),
     (course.check_f1_threshold, threshold_sorting, "modified its input scores"),
     (course.check_ridge, lambda Z, t, lam: np.linalg.lstsq(Z, t, rcond=None)[0], "missing"),
     (course.check_ridge, lambda Z, t, lam: np.linalg.solve(Z.T @ Z + lam * np.eye(6), Z.T @ t),

@@ -192,7 +192,15 @@ def check_ce_slope(ce_dJ_dW2_1):
             reference = _on_grid(lambda a, b: surface_gradient(loss_surface("ce", "tanh", a, b))[1],
                                  W1, W2_1)
             what = f"∂J/∂W2_1 on an array of shape {np.shape(W1)}"
-            judge(answer, reference, what, [(-reference, "the sign is flipped")])
+            h, z2 = np.tanh(W1), W2_1 * np.tanh(W1)
+            sigmoid = 1 / (1 + np.exp(-z2))
+            judge(answer, reference, what, [
+                (-reference, "the sign is flipped"),
+                (sigmoid - 1, "δ2 alone: ∂z2/∂W2_1 contributes a factor"),
+                ((sigmoid - 1) * W1, "the factor from z2 = W2_1 h is the hidden unit's output h, "
+                                     "not its input W1"),
+                ((np.tanh(z2) - 1) * h, "CE's output unit is the sigmoid, not tanh"),
+                (sigmoid * h, "δ2 = o − y has a label in it: y = 1 for this output")])
         return "4 random grids (meshgrid, 1-d, scalar), inputs unchanged"
     return grade("CE slope along W2_1", attempt).passed
 
@@ -215,9 +223,23 @@ MEASURE_NAMES = {"rankloss": "the rank loss", "MAP": "the average precision",
                  "coverage": "the coverage"}
 
 
-def _per_document(measure_one, measure, seed, name):
+def _rank_loss_mistakes(s, y, reference):
+    """What a rank loss with a known mistake returns for one document, and what is wrong."""
+    d = s[y > 0][:, None] - s[y == 0][None, :]
+    return [(np.mean(d < 0), "a tie between a relevant and an irrelevant label counts ½"),
+            (np.mean(d <= 0), "a tie between a relevant and an irrelevant label counts ½"),
+            (reference * d.size, "divide by |y||ȳ|, the number of (relevant, irrelevant) pairs"),
+            (1 - reference, "count the pairs ordered wrongly, not those ordered rightly")]
+
+
+def _off_by_one(s, y, reference):
+    return [(reference + 1, "it is 1 too large"), (reference - 1, "it is 1 too small")]
+
+
+def _per_document(measure_one, measure, seed, name, mistakes=_off_by_one):
     """Compare ``measure_one(scores, y)`` with mlnn's ``measure`` document by document, then
-    averaged over the documents of each case."""
+    averaged over the documents of each case; ``mistakes(s, y, reference)`` names known wrong
+    answers."""
     for scores, Y in _documents(seed):
         values = []
         for s, y in zip(scores, Y):
@@ -226,8 +248,7 @@ def _per_document(measure_one, measure, seed, name):
             tie = " and tied scores" if len(np.unique(s)) < len(s) else ""
             what = (f"{MEASURE_NAMES[measure]} of a document with L = {len(y)}, "
                     f"|y| = {np.sum(y > 0)}{tie}")
-            judge(answer, reference, what, [(reference + 1, "it is 1 too large"),
-                                             (reference - 1, "it is 1 too small")], kind="biuf")
+            judge(answer, reference, what, mistakes(s, y, reference), kind="biuf")
             values.append(float(answer))
         judge(np.mean(values), ranking_measures(Y.astype(int), scores)[measure],
               f"the mean {MEASURE_NAMES[measure][4:]} of {len(Y)} documents")
@@ -237,7 +258,8 @@ def _per_document(measure_one, measure, seed, name):
 def check_rank_loss(rank_loss_one):
     """``rank_loss_one(scores, y)`` → Eq. 1 for one document (ties count ½)."""
     return grade("rank loss of one document",
-                 lambda: _per_document(rank_loss_one, "rankloss", 11, "rank_loss_one")).passed
+                 lambda: _per_document(rank_loss_one, "rankloss", 11, "rank_loss_one",
+                                       _rank_loss_mistakes)).passed
 
 
 def check_average_precision(average_precision_one):
@@ -347,9 +369,11 @@ def check_f1_threshold(best_threshold_one):
                 t = float(judge_shape(answer, 0.0, "the threshold"))
                 relevant = y > 0
                 if _f1(relevant, s > t) < _f1(relevant, s > b) - 1e-12:
+                    every = (": here predicting every label is best, so try a threshold below "
+                             "the lowest score too" if np.all(s > b) else "")
                     raise NotYet(f"on a document with L = {len(y)}, |y| = {relevant.sum()} your "
                                  f"threshold {t:.3f} gives F1 {_f1(relevant, s > t):.3f}, and "
-                                 f"{_f1(relevant, s > b):.3f} is possible")
+                                 f"{_f1(relevant, s > b):.3f} is possible{every}")
         return "3 cases of 10 random documents (L from 3 to 12, ties), inputs unchanged"
     return grade("F1-optimal threshold of one document", attempt).passed
 

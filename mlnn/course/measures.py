@@ -541,6 +541,8 @@ def _describe_bipartition(Y_true, Y_pred):
         parts.append("a label no document has and none is predicted")
     if (~t.any(axis=0) & p.any(axis=0)).any():
         parts.append("a label predicted but never true")
+    if not t.any():
+        parts.append("no label true in any document")
     if not p.any():
         parts.append("nothing predicted")
     return ", ".join(parts)
