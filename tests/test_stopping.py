@@ -2,15 +2,19 @@
 tolerance, and the validation curves with each rule's stop, read from run records."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mlnn.datasets import load
 from mlnn.evaluation.metrics import MEASURES
-from mlnn.paper.reproduce import reproduce
+from mlnn.paper.reproduce import PAPER_DATASETS, paper_table3, reproduce
 from mlnn.paper.stopping import (TOLERANCES, plot_curves, rule_entries, rule_markdown,
-                                 rule_stops, rule_values, validation_curves, within_tolerance)
+                                 rule_stops, rule_values, stored_runs, study_tables,
+                                 validation_curves, within_tolerance)
+
+ROOT = Path(__file__).resolve().parents[1]
 
 RULES = ("meanF_best", "rankloss", "meanF", "fixed")
 
@@ -61,6 +65,32 @@ def test_the_table_gives_mean_std_and_the_tolerance_mark(runs):
     assert cell.startswith(f"{values.mean():.4f} ± {values.std(ddof=1):.4f}")
     assert cell.endswith("✓" if abs(values.mean() - 0.5) <= 0.012 else "✗")
     assert table[-1].startswith("| NN_A | paper |")
+
+
+def test_study_tables_show_bpmll_on_seed_0_beside_the_networks_over_all_seeds(runs):
+    def run(seed, method, rule, maF):
+        return {"dataset": "synthetic", "seed": seed, "methods": {method: {
+            "stopping": rule, "learning_rate": 0.01, "best_epoch": 9 + seed,
+            "test": {m: maF for m in MEASURES}}}}
+    bpmll = [run(0, "BP-MLL_TA", "rankloss", 0.2), run(1, "BP-MLL_TA", "rankloss", 0.9),
+             run(0, "BP-MLL_TA", "meanF_best", 0.3)]
+    tables = study_tables(runs + bpmll, {}, {"synthetic": "Synthetic", "other": "Other"})
+    assert list(tables) == ["synthetic"] and len(tables["synthetic"]) == 2
+    assert tables["synthetic"][0] == rule_markdown(runs + bpmll, "synthetic", ["NN_A"], RULES, {})
+    rows = tables["synthetic"][1].splitlines()[2:]
+    assert [row.split(" | ")[1:4] for row in rows] == [["meanF_best", "1", "9"],
+                                                        ["rankloss", "1", "9"]]  # seed 0 only
+    assert " 0.2000 |" in rows[1] and "0.9000" not in rows[1]
+
+
+def test_the_stopping_readme_holds_the_tables_of_the_stored_runs():
+    """figures/stopping/README.md quotes every table the stored run files give, unchanged."""
+    readme = (ROOT / "figures" / "stopping" / "README.md").read_text()
+    tables = study_tables(stored_runs(ROOT / "figures"), paper_table3(), PAPER_DATASETS)
+    assert set(tables) == set(PAPER_DATASETS)
+    for dataset, markdown in tables.items():
+        for table in markdown:
+            assert table in readme, f"{dataset}: the README's table is not the stored runs' one"
 
 
 def test_curves_and_stops_come_from_the_run_record(runs):

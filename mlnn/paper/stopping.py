@@ -100,6 +100,40 @@ def rule_markdown(runs, dataset, methods, rules, paper):
     return "\n".join(lines) + "\n"
 
 
+#: The networks of the stopping-rule study and the rules their tables show: NN_A and NN_AD under
+#: every rule over every stored seed; the BP-MLL networks under the declared rule beside the
+#: rank-loss rule, on the seed both hold (seed 0).
+STUDY = (("NN_A NN_AD".split(), ("meanF_best", "rankloss", "meanF", "fixed"), None),
+         ("BP-MLL_TA BP-MLL_TAD BP-MLL_RA BP-MLL_RAD".split(), ("meanF_best", "rankloss"), 0))
+
+
+def stored_runs(figures):
+    """The run records under the folder ``figures``, in the order :func:`rule_values` needs:
+    the runs stored before the stopping rules were options (``run_*.json``, the rank-loss rule),
+    then ``reproduce``'s run files with rules (``stopping*/run_*.json``), then the refitted
+    validation runs (``stopping*/refit_*.json``); where a seed is in several, the later wins."""
+    patterns = ("run_*.json", "stopping*/run_*.json", "stopping*/refit_*.json")
+    return [json.loads(path.read_text()) for pattern in patterns
+            for path in sorted(figures.glob(pattern))]
+
+
+def study_tables(runs, paper, datasets):
+    """``{dataset: [markdown table, ...]}``: :func:`rule_markdown` for each group of
+    :data:`STUDY` that ``runs`` hold on that dataset (``datasets``: {name: the paper's name};
+    ``paper``: :func:`mlnn.paper.reproduce.paper_table3`)."""
+    tables = {}
+    for dataset, paper_name in datasets.items():
+        for methods, rules, seed in STUDY:
+            chosen = [run for run in runs if seed is None or run["seed"] == seed]
+            held = [m for m in methods
+                    if rule_values(chosen, dataset, m, rules[0], "best_epoch")]
+            if held:
+                reference = {m: paper[(paper_name, m)] for m in held if (paper_name, m) in paper}
+                tables.setdefault(dataset, []).append(
+                    rule_markdown(chosen, dataset, held, rules, reference))
+    return tables
+
+
 def rule_stops(record):
     """``{rule: {η0: epoch}}``: where each rule stops on each η0's validation curve."""
     return {rule: {float(eta): stop["epoch"] for eta, stop in entry["stops"].items()}
