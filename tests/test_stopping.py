@@ -67,20 +67,21 @@ def test_the_table_gives_mean_std_and_the_tolerance_mark(runs):
     assert table[-1].startswith("| NN_A | paper |")
 
 
-def test_study_tables_show_bpmll_on_seed_0_beside_the_networks_over_all_seeds(runs):
+def test_study_tables_show_the_networks_and_bpmll_under_their_rules(runs):
     def run(seed, method, rule, maF):
         return {"dataset": "synthetic", "seed": seed, "methods": {method: {
             "stopping": rule, "learning_rate": 0.01, "best_epoch": 9 + seed,
             "test": {m: maF for m in MEASURES}}}}
-    bpmll = [run(0, "BP-MLL_TA", "rankloss", 0.2), run(1, "BP-MLL_TA", "rankloss", 0.9),
-             run(0, "BP-MLL_TA", "meanF_best", 0.3)]
+    bpmll = [run(0, "BP-MLL_TA", "rankloss", 0.2), run(1, "BP-MLL_TA", "rankloss", 0.4),
+             run(0, "BP-MLL_TA", "meanF_best", 0.3), run(1, "BP-MLL_TA", "fixed", 0.9)]
     tables = study_tables(runs + bpmll, {}, {"synthetic": "Synthetic", "other": "Other"})
     assert list(tables) == ["synthetic"] and len(tables["synthetic"]) == 2
     assert tables["synthetic"][0] == rule_markdown(runs + bpmll, "synthetic", ["NN_A"], RULES, {})
     rows = tables["synthetic"][1].splitlines()[2:]
     assert [row.split(" | ")[1:4] for row in rows] == [["meanF_best", "1", "9"],
-                                                        ["rankloss", "1", "9"]]  # seed 0 only
-    assert " 0.2000 |" in rows[1] and "0.9000" not in rows[1]
+                                                        ["rankloss", "2", "9, 10"]]
+    assert " 0.3000 |" in rows[1 - 1] and " 0.3000 ± 0.1414 |" in rows[1]
+    assert "0.9000" not in tables["synthetic"][1]                      # not a rule shown
 
 
 def test_the_stopping_readme_holds_the_tables_of_the_stored_runs():

@@ -100,11 +100,11 @@ def rule_markdown(runs, dataset, methods, rules, paper):
     return "\n".join(lines) + "\n"
 
 
-#: The networks of the stopping-rule study and the rules their tables show: NN_A and NN_AD under
-#: every rule over every stored seed; the BP-MLL networks under the declared rule beside the
-#: rank-loss rule, on the seed both hold (seed 0).
-STUDY = (("NN_A NN_AD".split(), ("meanF_best", "rankloss", "meanF", "fixed"), None),
-         ("BP-MLL_TA BP-MLL_TAD BP-MLL_RA BP-MLL_RAD".split(), ("meanF_best", "rankloss"), 0))
+#: The networks of the stopping-rule study and the rules their tables show, over every stored
+#: seed: NN_A and NN_AD under every rule; the BP-MLL networks under the declared rule beside the
+#: rank-loss rule.
+STUDY = (("NN_A NN_AD".split(), ("meanF_best", "rankloss", "meanF", "fixed")),
+         ("BP-MLL_TA BP-MLL_TAD BP-MLL_RA BP-MLL_RAD".split(), ("meanF_best", "rankloss")))
 
 
 def stored_runs(figures):
@@ -123,14 +123,12 @@ def study_tables(runs, paper, datasets):
     ``paper``: :func:`mlnn.paper.reproduce.paper_table3`)."""
     tables = {}
     for dataset, paper_name in datasets.items():
-        for methods, rules, seed in STUDY:
-            chosen = [run for run in runs if seed is None or run["seed"] == seed]
-            held = [m for m in methods
-                    if rule_values(chosen, dataset, m, rules[0], "best_epoch")]
+        for methods, rules in STUDY:
+            held = [m for m in methods if rule_values(runs, dataset, m, rules[0], "best_epoch")]
             if held:
                 reference = {m: paper[(paper_name, m)] for m in held if (paper_name, m) in paper}
                 tables.setdefault(dataset, []).append(
-                    rule_markdown(chosen, dataset, held, rules, reference))
+                    rule_markdown(runs, dataset, held, rules, reference))
     return tables
 
 
