@@ -192,7 +192,8 @@ def check_ce_slope(ce_dJ_dW2_1):
             reference = _on_grid(lambda a, b: surface_gradient(loss_surface("ce", "tanh", a, b))[1],
                                  W1, W2_1)
             what = f"∂J/∂W2_1 on an array of shape {np.shape(W1)}"
-            h, z2 = np.tanh(W1), W2_1 * np.tanh(W1)
+            h = np.tanh(W1)
+            z2 = W2_1 * h
             sigmoid = 1 / (1 + np.exp(-z2))
             judge(answer, reference, what, [
                 (-reference, "the sign is flipped"),
@@ -233,6 +234,7 @@ def _rank_loss_mistakes(s, y, reference):
 
 
 def _off_by_one(s, y, reference):
+    """A count one too large or too small (coverage, average precision)."""
     return [(reference + 1, "it is 1 too large"), (reference - 1, "it is 1 too small")]
 
 
