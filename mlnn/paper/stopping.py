@@ -109,10 +109,12 @@ STUDY = (("NN_A NN_AD".split(), ("meanF_best", "rankloss", "meanF", "fixed")),
 
 def stored_runs(figures):
     """The run records under the folder ``figures``, in the order :func:`rule_values` needs:
-    the runs stored before the stopping rules were options (``run_*.json``, the rank-loss rule),
-    then ``reproduce``'s run files with rules (``stopping*/run_*.json``), then the refitted
-    validation runs (``stopping*/refit_*.json``); where a seed is in several, the later wins."""
-    patterns = ("run_*.json", "stopping*/run_*.json", "stopping*/refit_*.json")
+    first the rank-loss rule's runs of Reuters-21578 and Delicious, stored before the rule was
+    declared (``stopping/run_*.json``: sensitivity rows), then the main run files
+    (``run_*.json``: the declared rule's rows of those two datasets, with the other rules of
+    the networks run with ``--stopping-sensitivity`` under ``rules``); where a seed is in
+    both, the main file wins."""
+    patterns = ("stopping/run_*.json", "run_*.json")
     return [json.loads(path.read_text()) for pattern in patterns
             for path in sorted(figures.glob(pattern))]
 
