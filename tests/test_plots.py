@@ -175,3 +175,37 @@ def test_effective_rates_figure_shows_each_feature_and_the_single_sgd_rate():
     np.testing.assert_array_equal(points.get_xdata(), [1, 10, 100])
     np.testing.assert_array_equal(points.get_ydata(), [0.3, 0.03, 0.003])
     assert fig._suptitle.get_text() == "AdaGrad"
+
+
+def test_figures_are_saved_at_100_dpi_or_more(tmp_path):
+    from mlnn.base.errors import MLNNError
+    fig = plots.plot_bars(["miF"], [[0.5]], ["NN_A"], "score", "t")
+    with pytest.raises(MLNNError, match="100 dpi or more, not 70"):
+        plots.save_figure(fig, "low", tmp_path, dpi=70)
+    assert not (tmp_path / "low.png").exists()
+
+
+def test_green_means_a_hidden_layer_size_and_nothing_else():
+    """No concept value of the palette but the hidden-layer sizes is green, and the two sizes of
+    Fig. 3 (right) differ clearly in lightness."""
+    import colorsys
+
+    import matplotlib.colors as mcolors
+    for key, value in [*plots.COLOURS.items(), *enumerate(plots.OTHER_SERIES)]:
+        hue, lightness, saturation = colorsys.rgb_to_hls(*mcolors.to_rgb(value))
+        assert not (70 / 360 < hue < 170 / 360 and saturation > 0.2), f"{key} is green"
+    light = [colorsys.rgb_to_hls(*mcolors.to_rgb(plots.hidden_units_colour(F)))[1]
+             for F in (256, 1024)]
+    assert light[0] - light[1] > 0.2
+
+
+def test_fig4_names_dashed_lines_only_when_it_draws_them():
+    def curve(loss, eta, dropout):
+        return {"loss": loss, "learning_rate": eta, "dropout": dropout, "hidden_units": 16,
+                "hidden_activation": "relu", "optimizer": "adagrad", "dataset": "d",
+                "label": f"{loss} {eta} {dropout}", "updates": [10, 20, 400],
+                "rankloss": [0.3, 0.2, 0.1], "MAP": [0.5, 0.6, 0.7]}
+    plain = [curve(loss, eta, 0.0) for loss in ("pwe", "ce") for eta in (0.01, 0.1)]
+    assert "dashed" not in plots.plot_learning_rates(plain)._suptitle.get_text()
+    with_dropout = plain + [curve("ce", 0.1, 0.5)]
+    assert "dashed = dropout" in plots.plot_learning_rates(with_dropout)._suptitle.get_text()
