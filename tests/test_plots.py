@@ -209,3 +209,14 @@ def test_fig4_names_dashed_lines_only_when_it_draws_them():
     assert "dashed" not in plots.plot_learning_rates(plain)._suptitle.get_text()
     with_dropout = plain + [curve("ce", 0.1, 0.5)]
     assert "dashed = dropout" in plots.plot_learning_rates(with_dropout)._suptitle.get_text()
+
+
+def test_the_course_index_lists_every_colour_of_the_palette_once():
+    """notebooks/README.md, "Colours and line styles", names every value the palette colours."""
+    from pathlib import Path
+    index = (Path(__file__).resolve().parents[1] / "notebooks" / "README.md").read_text()
+    section = index.split("## Colours and line styles")[1].split("\n## ")[0].lower()
+    assert index.count("## Colours and line styles") == 1
+    for key in plots.COLOURS:
+        name = key.replace("η=", "").lower()
+        assert name in section, f"the course index does not name the colour of {key!r}"
