@@ -83,11 +83,11 @@ PARAMS = MappingProxyType({
         "F, the number of hidden units (the paper's networks have 1,000; Sec. 4).", int),
     "hidden_activation": Param(
         "relu", _choice(*sorted(ACTIVATIONS)), _names(("relu", "tanh", "sigmoid")),
-        "f_h, the hidden units' activation (ReLU is the paper's choice, Sec. 3.1)."),
+        "f_h, the hidden units' activation (ReLU is the paper's choice, Sec. 3.5)."),
     "loss": Param(
         "ce", _choice(*sorted(LOSSES)), _names(("ce", "pwe")),
-        '"ce": sigmoid outputs and cross-entropy (Eq. 6, Sec. 3.2); "pwe": tanh outputs and '
-        "BP-MLL's pairwise exponential error (Eq. 3, Sec. 3.4)."),
+        '"ce": sigmoid outputs and cross-entropy (Eq. 6, Sec. 3.4); "pwe": tanh outputs and '
+        "BP-MLL's pairwise exponential error (Eq. 3, Sec. 3.2)."),
     "optimizer": Param(
         "adagrad", _choice(*sorted(OPTIMIZERS)), _names(("adagrad", "momentum", "sgd")),
         "The update rule (Sec. 3.5; see mlnn.nn.optimizers)."),
