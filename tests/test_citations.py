@@ -30,6 +30,7 @@ OTHER_WORKS = re.compile(r"\b(?:Demšar|Zhang|Zhou|Duchi|Srivastava|Hinton|Gloro
 CONCEPTS = [
     (r"PWE[^.()|]{0,30}(?:δ|error term|gradient)|(?:δ2|δ₂|error term|gradient)[^.()|]{0,20}"
      r"(?:of|for) (?:the )?PWE|plateau|landscape|[Ll] times", {"10"}, {"3.4"}),
+    (r"footnote|(?:tanh|sigmoid) for (?:PWE|CE)", set(), {"5"}),
     (r"\bPWE\b|pairwise (?:exponential )?error", {"3"}, {"3.2"}),
     (r"\bCE\b|cross[- ]entropy", {"6", "7", "8", "9"}, {"3.4"}),
     (r"threshold", {"5"}, {"3.3"}),
