@@ -220,3 +220,24 @@ def test_the_course_index_lists_every_colour_of_the_palette_once():
     for key in plots.COLOURS:
         name = key.replace("η=", "").lower()
         assert name in section, f"the course index does not name the colour of {key!r}"
+
+
+def _png_dpi(path):
+    """The resolution a PNG records in its pHYs chunk, in dots per inch (None if it has none)."""
+    import struct
+    data, at = path.read_bytes(), 8
+    while at < len(data):
+        (size,), kind = struct.unpack(">I", data[at:at + 4]), data[at + 4:at + 8]
+        if kind == b"pHYs":
+            x, _, unit = struct.unpack(">IIB", data[at + 8:at + 17])
+            return x * 0.0254 if unit == 1 else None
+        at += 12 + size
+    return None
+
+
+def test_every_committed_figure_is_saved_at_100_dpi_or_more():
+    from pathlib import Path
+    figures = sorted((Path(__file__).resolve().parents[1] / "figures").glob("*.png"))
+    assert figures
+    low = {path.name: _png_dpi(path) for path in figures if (_png_dpi(path) or 0) < 99.5}
+    assert not low, f"figures below 100 dpi: {low}"
