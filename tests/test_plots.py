@@ -241,3 +241,27 @@ def test_every_committed_figure_is_saved_at_100_dpi_or_more():
     assert figures
     low = {path.name: _png_dpi(path) for path in figures if (_png_dpi(path) or 0) < 99.5}
     assert not low, f"figures below 100 dpi: {low}"
+
+
+@pytest.mark.parametrize("every, last", [(10, 30), (20, 400), (10, 1000)])
+def test_fig4s_log_axis_labels_do_not_overlap(every, last):
+    """The x tick labels of Fig. 4's log axes (evaluations every 10 or 20 updates, runs of 30 to
+    1,000 updates, as in notebook 05) never overlap."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    updates = list(range(every, last + 1, every))
+    curves = [{"loss": loss, "learning_rate": eta, "dropout": 0.0, "hidden_units": 64,
+               "hidden_activation": "relu", "optimizer": "adagrad", "dataset": "d",
+               "label": f"{loss} {eta}", "updates": updates,
+               "rankloss": list(np.linspace(0.3, 0.01, len(updates))),
+               "MAP": list(np.linspace(0.5, 0.9, len(updates)))}
+              for loss in ("pwe", "ce") for eta in (0.01, 0.1)]
+    fig = plots.plot_learning_rates(curves)
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    for ax in fig.axes:
+        boxes = [label.get_window_extent(renderer) for label in ax.get_xticklabels(which="both")
+                 if label.get_visible() and label.get_text()
+                 and ax.get_xlim()[0] <= label.get_position()[0] <= ax.get_xlim()[1]]
+        assert len(boxes) >= 2
+        boxes.sort(key=lambda box: box.x0)
+        assert all(left.x1 < right.x0 for left, right in zip(boxes, boxes[1:]))
