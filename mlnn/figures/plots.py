@@ -31,12 +31,12 @@ from mlnn.figures.landscapes import surface_gradient
 COLOURS = {
     # update rule (Fig. 3 left)
     "adagrad": "tab:red", "momentum": "tab:purple", "sgd": "tab:brown",
-    # base learning rate η (Figs. 4 and 7)
+    # base learning rate η (Fig. 4, notebook 7's validation curves)
     "η=0.01": "tab:blue", "η=0.1": "tab:orange", "η=0.001": "tab:cyan",
     # thresholds (notebook 6)
     "fixed 0.5": "#d6616b", "tuned constant": "tab:olive", "learned T(x)": "tab:pink",
     "oracle": "#6b6ecf",
-    # the methods of Table 3 (Fig. 7): CE networks in navy, BP-MLL with tanh hidden units in
+    # the methods of Table 3 (notebook 7's charts): CE networks in navy, BP-MLL with tanh hidden units in
     # gold, with ReLU hidden units in plum, BR in greys; dark without dropout, light with
     "NN_A": "#393b79", "NN_AD": "#9c9ede", "BP-MLL_TA": "#8c6d31", "BP-MLL_TAD": "#e7cb94",
     "BP-MLL_RA": "#7b4173", "BP-MLL_RAD": "#de9ed6", "BR_B": "#4d4d4d", "BR_R": "#a6a6a6",
