@@ -1,5 +1,6 @@
 """Every "Sec. N" and "Eq. N" the project cites names a section or equation the paper has
-(mlnn.paper.contents), and the one meant: a citation next to a concept must be one of the
+(mlnn.paper.contents; every "Fig. N" and "Table N" one of its figures and tables), and the one
+meant: a citation next to a concept must be one of the
 places the paper puts that concept (a citation beside "PWE" is Eq. 3 / Sec. 3.2, beside "CE"
 Eq. 6 / Sec. 3.4, and so on). Read: the notebooks' cell sources, the READMEs and every module
 of the package (docstrings and comments)."""
@@ -16,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 _NUMBER = r"\d+(?:\.\d+)*"
 _LIST = rf"((?:\s*(?:,|and|or|–|-|/)\s*{_NUMBER})*)"
-CITATION = re.compile(rf"\b(?P<kind>Sec(?:tions?|s)?\.?|Eqs?\.|Equations?)\s*\(?"
+CITATION = re.compile(rf"\b(?P<kind>Sec(?:tions?|s)?\.?|Eqs?\.|Equations?|Figs?\.|Figures?|"
+                      rf"Tables?)\s*\(?"
                       rf"(?P<first>{_NUMBER})(?P<rest>{_LIST[1:-1]})")
 
 #: Works other than the paper whose sections a text may cite: a citation with one of these
@@ -59,13 +61,17 @@ def _texts():
         yield str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")
 
 
+KINDS = {"Sec": "section", "Eq.": "equation", "Eqs": "equation", "Equ": "equation",
+         "Fig": "figure", "Tab": "table"}
+
+
 def citations(text):
     """(kind "equation"/"section", number, start, end) of every citation of the paper in
     ``text``; a list ("Sec. 3.2 and 3.4", "Eqs. 3–6") gives one per number named."""
     for match in CITATION.finditer(text):
         if OTHER_WORKS.search(text[max(0, match.start() - 120):match.start()]):
             continue
-        kind = "equation" if match["kind"].startswith("Eq") else "section"
+        kind = KINDS[match["kind"][:3]]
         for number in [match["first"], *re.findall(_NUMBER, match["rest"])]:
             yield kind, number, match.start(), match.end()
 
@@ -100,7 +106,7 @@ def problems(name, text, contents):
         if (kind, number) not in contents:
             found.append(f"{name}:{line}: {quoted!r}: the paper has no {kind} {number}")
             continue
-        near = meant(text, start, end, kind)
+        near = meant(text, start, end, kind) if kind in ("equation", "section") else None
         if near is not None and number not in near[1]:
             found.append(f"{name}:{line}: {quoted!r} beside {near[0]!r}: the paper puts it in "
                          f"{kind} {' or '.join(sorted(near[1]))}")
@@ -123,6 +129,7 @@ def test_the_contents_table_lists_the_papers_numbering():
                                                    "'Sec. 3.2' beside 'CE'"]),
     ("thresholds (Eq. 5) are fitted as in Sec. 4.1", ["the paper has no section 4.1"]),
     ("Sec. 3.1–3.2 and Eqs. 2 and 11", ["the paper has no equation 11"]),
+    ("Figs. 3–5 and Table 2", ["the paper has no figure 5"]),
     ("δ2 of PWE (Eq. 3)", ["'Eq. 3' beside 'δ2 of PWE'"]),
     ("Demšar (2006, Sec. 3.2.4), and tanh in Sec. 5", []),
     ("relu: hidden units (Sec. 3.1)", ["'Sec. 3.1' beside 'hidden units'"]),
