@@ -157,8 +157,8 @@ def plot_curves(record, title, measures=MEASURES + ("hamming", "meanF"), colours
     fig = Figure(figsize=(13, 2.6 * -(-len(measures) // columns)))
     axes = fig.subplots(-(-len(measures) // columns), columns, squeeze=False).ravel()
     for ax, measure in zip(axes, measures):
-        for index, (eta, curve) in enumerate(sorted(curves.items())):
-            colour = colours[eta] if colours else f"C{index}"
+        for position, (eta, curve) in enumerate(sorted(curves.items())):
+            colour = colours[eta] if colours else f"C{position}"
             line, = ax.plot(curve["epoch"], curve[measure], color=colour, lw=1,
                             label=f"η0 = {eta:g}")
             for rule, by_eta in stops.items():
