@@ -14,7 +14,7 @@ built.
 from mlnn.model.params import DEFAULT
 from mlnn.nn.losses import PairwiseExponential, get_loss
 from mlnn.nn.network import Network
-from mlnn.nn.optimizers import get_optimizer
+from mlnn.nn.lazy_updates import get_optimizer
 
 
 def build_loss(name, pwe_form=DEFAULT.pwe_form):
