@@ -17,8 +17,9 @@ from mlnn.nn.losses import CrossEntropy, PairwiseExponential
 from mlnn.nn.network import Network
 from mlnn.nn.lazy_updates import LazyRows
 from mlnn.nn.optimizers import SGD, AdaGrad, Momentum
-from mlnn.nn.training import (EarlyStopping, RuleWatch, stop_from_curve, stopping_rule,
-                              threshold_rows, threshold_validation, train)
+from mlnn.model.stopping_rules import (RuleWatch, stop_from_curve, stopping_rule,
+                                       threshold_rows, threshold_validation)
+from mlnn.nn.training import EarlyStopping, train
 from tests.strategies_train import (OPTIMIZER_KINDS, OPTIMIZER_SETTINGS, decay_settings,
                                     make_optimizer, training_cases)
 
@@ -265,7 +266,7 @@ def test_only_the_rows_of_the_minibatch_are_brought_up_to_date():
     """Before each forward pass the optimizer catches up exactly the features of the minibatch."""
     calls = []
 
-    class Recording(Momentum):
+    class Recording(LazyRows):
         def catch_up(self, params, rows):
             calls.append(dict(rows))
             super().catch_up(params, rows)
@@ -277,7 +278,8 @@ def test_only_the_rows_of_the_minibatch_are_brought_up_to_date():
 
     X, Y = teacher_problem(n=30, D=400)
     batches = []
-    train(recording_network(400, Y.shape[1], batches), CrossEntropy(), Recording(0.1), X, Y,
+    train(recording_network(400, Y.shape[1], batches), CrossEntropy(),
+          Recording(Momentum(0.1, 0.9)), X, Y,
           batch_size=7, max_epochs=2, input_dropout=0.5, random_state=0)
     assert len(calls) == len(batches) == 10
     for call, X_b in zip(calls, batches):
@@ -351,7 +353,8 @@ def test_train_loss_is_the_mean_over_the_minibatches_since_the_last_record():
         assert record["train_loss"] == pytest.approx(np.mean(window), rel=1e-12)
 
 
-@pytest.mark.parametrize("make", [lambda: Momentum(0.1, momentum=0.9), lambda: Momentum(0.1, nesterov=True),
+@pytest.mark.parametrize("make", [lambda: LazyRows(Momentum(0.1, momentum=0.9)),
+                                  lambda: LazyRows(Momentum(0.1, 0.9, nesterov=True)),
                                   lambda: LazyRows(SGD(0.1), weight_decay=0.1)])
 def test_validation_sees_every_row_up_to_date(make):
     """The optimizer is flushed before each validation: every row of W1 is at the current step."""
@@ -461,7 +464,7 @@ def test_early_stopping_restores_the_best_not_the_last_parameters():
 
     X, Y = teacher_problem(n=40, D=50)
     network = Network.initialize(50, Y.shape[1], hidden_units=4, random_state=0, dtype=np.float64)
-    history = train(network, CrossEntropy(), Momentum(0.5), X, Y, batch_size=4, max_epochs=20,
+    history = train(network, CrossEntropy(), Momentum(0.5, momentum=0.9), X, Y, batch_size=4, max_epochs=20,
                     eval_every=3, X_val=X, Y_val=Y, validate=validate,
                     early_stopping=EarlyStopping(patience=3), random_state=0)
     assert history.stopped_early
@@ -503,13 +506,13 @@ def test_parameters_that_overflow_before_an_evaluation_stop_training():
     network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=4, random_state=0,
                                  dtype=np.float64)
 
-    class Overflow(SGD):
+    class Overflow(LazyRows):
         def step(self, params, grads):
             super().step(params, grads)
             params["W2"][0, 0] = np.inf
     with pytest.raises(DivergenceError, match=r"^training diverged at update 1 \(W2 is not "
                                               r"finite\); lower the learning rate$"):
-        train(network, CrossEntropy(), Overflow(0.1), X, Y, batch_size=40, max_epochs=1,
+        train(network, CrossEntropy(), Overflow(SGD(0.1)), X, Y, batch_size=40, max_epochs=1,
               eval_every=1, random_state=0)
 
 

@@ -42,8 +42,9 @@ from mlnn.model.modelfile import loading, names_array, read_model_file, write_mo
 from mlnn.model.params import DEFAULT, DEFAULTS, numpydoc
 from mlnn.model.params import check_params as check_values
 from mlnn.nn.network import Network
-from mlnn.nn.training import (History, RuleWatch, ranking_validation, stopping_rule,
-                              threshold_rows, threshold_validation, train)
+from mlnn.model.stopping_rules import (RuleWatch, stopping_rule, threshold_rows,
+                                       threshold_validation)
+from mlnn.nn.training import History, ranking_validation, train
 
 #: The fitted scalars, stored in a model file's header by :meth:`MultiLabelNN.save`.
 FITTED_SCALARS = ("n_updates_", "best_updates_", "threshold_lambda_", "fit_time_",
@@ -187,7 +188,7 @@ class MultiLabelNN:
         vectorizer : optional fitted :class:`~mlnn.datasets.text.TfidfVectorizer` with D terms
             that made X from text (``Dataset.vectorizer``), kept with the model
         rules : stopping rules to run live on the same run besides ``stopping``
-            (:class:`mlnn.nn.training.RuleWatch`, needs validation data); ``rule_stops_`` maps
+            (:class:`mlnn.model.stopping_rules.RuleWatch`, needs validation data); ``rule_stops_`` maps
             each to (the record it stops at, a copy of the parameters at that record)
         """
         started = time.perf_counter()

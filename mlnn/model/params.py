@@ -35,7 +35,7 @@ from mlnn.nn.dropout import check_rate
 from mlnn.nn.losses import LOSSES, PairwiseExponential
 from mlnn.nn.network import DTYPES, INITIALISATIONS, check_dtype
 from mlnn.nn.optimizers import OPTIMIZERS
-from mlnn.nn.training import STOPPING_RULES
+from mlnn.model.stopping_rules import STOPPING_RULES
 
 
 @dataclass(frozen=True)
@@ -122,9 +122,9 @@ PARAMS = MappingProxyType({
         "rankloss", _choice(*STOPPING_RULES), _names(STOPPING_RULES),
         "How the number of epochs is chosen on the validation data (the paper gives no number of "
         "epochs and no stopping rule; "
-        "see mlnn.nn.training.STOPPING_RULES): early stopping on rank loss, or on the mean of "
+        "see mlnn.model.stopping_rules.STOPPING_RULES): early stopping on rank loss, or on the mean of "
         "micro- and macro-F1 of the thresholded label sets (each evaluation then records all "
-        "ten measures, mlnn.nn.training.threshold_validation), or the best such mean within "
+        "ten measures, mlnn.model.stopping_rules.threshold_validation), or the best such mean within "
         "max_epochs epochs (no patience), or a fixed budget of max_epochs epochs."),
     "eval_every": Param(
         None, _optional(check_positive_int), "int ≥ 1 or None",

@@ -3,19 +3,21 @@
 ==================  =======================================================================
 module              the paper
 ==================  =======================================================================
-``activations``     f_h and f_o with their derivatives side by side: ReLU, tanh, sigmoid
-``network``         Sec. 3.1-3.2: z1 = X W1 + b1, h = f_h(z1), z2 = h W2 + b2, o = f_o(z2),
+``activations``     f_h and f_o of Eq. 2 with their derivatives side by side: ReLU (Sec. 3.5),
+                    tanh, sigmoid
+``network``         Sec. 3.2, Eq. 2: z1 = X W1 + b1, h = f_h(z1), z2 = h W2 + b2, o = f_o(z2),
                     the named forward cache, δ1 and the row-sparse gradient of W1
-``losses``          Eq. 3 (BP-MLL's PWE, Sec. 3.4) and Eq. 6 (CE, Sec. 3.2), each with its δ2
+``losses``          Eq. 3 (BP-MLL's PWE, Sec. 3.2) and Eq. 6 (CE, Sec. 3.4), each with its δ2
 ``dropout``         Sec. 3.5: the dropout masks on the hidden (and optionally input) units
-``optimizers``      Sec. 3.5: SGD, momentum, Nesterov and AdaGrad, each rule as the paper
-                    writes it, with weight decay γ
-``lazy_updates``    beneath the rules: their exact row-sparse, lazy execution on W1
+``optimizers``      Sec. 3.5: SGD (Eq. 4), momentum, Nesterov and AdaGrad, each rule on its
+                    own; the paper writes out SGD and AdaGrad only
+``lazy_updates``    a rule run on the parameters: weight decay γ, and the exact row-sparse,
+                    lazy execution on W1
 ``training``        shuffled minibatches, evaluation on validation data, early stopping
 ``gradcheck``       finite differences: the check every derivative above passes
 ==================  =======================================================================
 
 Symbols follow the paper (see :mod:`mlnn.nn.network` for the notation table). Nothing here
-reads files, parses options or knows the experiments; only :mod:`mlnn.evaluation` (the rank
-loss that early stopping watches) and :mod:`mlnn.base` lie below.
+reads files, parses options or knows the experiments; only :mod:`mlnn.evaluation.metrics` (the
+rank loss that early stopping watches) and :mod:`mlnn.base` lie below.
 """

@@ -1,4 +1,4 @@
-"""Activation functions, each with its derivative beside it (paper Sec. 3.1-3.2).
+"""Activation functions, each with its derivative beside it (paper Sec. 3.2, Eq. 2; ReLU: Sec. 3.5).
 
 An :class:`Activation` holds ``fn(z)`` and ``grad(z, a)``: the derivative ∂a/∂z evaluated
 element-wise, given the pre-activation ``z`` *and* the activation ``a = fn(z)`` (every derivative
@@ -8,7 +8,7 @@ function modifies its arguments.
 ==========  ==============================  =========================  ==========================
 name        a = f(z)                        f'(z)                      role in the paper
 ==========  ==============================  =========================  ==========================
-relu        max(0, z)                       1[z > 0]                   hidden units (Sec. 3.1)
+relu        max(0, z)                       1[z > 0]                   hidden units (Sec. 3.5)
 tanh        tanh(z)                         1 − a²                     hidden units of BP-MLL;
                                                                        output units for PWE
 sigmoid     1 / (1 + exp(−z))               a (1 − a)                  hidden units; output

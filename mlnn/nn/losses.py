@@ -1,4 +1,5 @@
-"""The two loss functions of the paper and their output deltas δ2 = ∂J/∂z2 (Sec. 3.2, 3.4).
+"""The two losses of the paper, PWE (Eq. 3, Sec. 3.2) and CE (Eq. 6, Sec. 3.4), and their
+output deltas δ2 = ∂J/∂z2 (Sec. 3.4; PWE's δ2: Eq. 10).
 
 Notation (one document per row): ``z2`` (n × L) output pre-activations, ``o = f_o(z2)`` (n × L)
 outputs, ``Y`` (n × L, 0/1) the relevant labels y; ȳ are the irrelevant ones.
@@ -81,7 +82,7 @@ class CrossEntropy(Loss):
     softplus(s_l) with the signed logit s_l = (1 − 2 y_l) z2_l and softplus(s) = −log σ(−s) =
     log(1 + e^s) = max(s, 0) + log1p(e^−|s|) (no overflow, no cancellation).
 
-    Delta (Sec. 3.2): with δ2_l = ∂J/∂o_l · f_o'(z2_l) and f_o' = o(1 − o),
+    Delta (Sec. 3.4): with δ2_l = ∂J/∂o_l · f_o'(z2_l) and f_o' = o(1 − o),
 
         δ2_l = ( −y_l / o_l + (1 − y_l) / (1 − o_l) ) · o_l (1 − o_l) = o_l − y_l.
     """
@@ -111,7 +112,7 @@ class PairwiseExponential(Loss):
 
     J_i = 1 / (|y| |ȳ|) · Σ_{p ∈ y} Σ_{n ∈ ȳ} exp(−(o_p − o_n)).
 
-    Delta (Sec. 3.4), with f_o'(z) = (1 + o)(1 − o) for tanh outputs:
+    Delta (Eq. 10, Sec. 3.4), with f_o'(z) = (1 + o)(1 − o) for tanh outputs:
 
         δ2_p = −1/(|y||ȳ|) · Σ_{n ∈ ȳ} exp(−(o_p − o_n)) · (1 + o_p)(1 − o_p)     for p ∈ y
         δ2_n = +1/(|y||ȳ|) · Σ_{p ∈ y} exp(−(o_p − o_n)) · (1 + o_n)(1 − o_n)     for n ∈ ȳ

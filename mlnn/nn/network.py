@@ -13,7 +13,7 @@ mask       n × F        dropout mask on h (0 or 1/(1 − rate)), None without d
 W2, b2     F × L, L     hidden-to-output weights and biases
 z2         n × L        output pre-activations, z2 = (h ∘ mask) W2 + b2
 o          n × L        outputs, o = f_o(z2)  (sigmoid for CE, tanh for PWE)
-δ2         n × L        ∂J_i/∂z2, given by the loss (Sec. 3.2, 3.4)
+δ2         n × L        ∂J_i/∂z2, given by the loss (Sec. 3.4; PWE's δ2: Eq. 10)
 δ1         n × F        ∂J_i/∂z1 = (δ2 W2ᵀ) ∘ mask ∘ f_h'(z1)   (backpropagation)
 η          scalar       learning rate (see :mod:`mlnn.nn.optimizers`)
 =========  ===========  ==============================================================

@@ -1,4 +1,5 @@
-"""Minibatch training: shuffling, dropout, validation every k updates, early stopping (Sec. 3.5, 4).
+"""Minibatch training: shuffling, dropout (Sec. 3.5), validation every k updates, early stopping
+(ours: the paper gives no number of epochs and no stopping rule).
 
 :func:`train` runs epochs of minibatch updates (:func:`minibatch_update`)
 
@@ -10,7 +11,7 @@ of the paper's convergence plots (Figs. 3, 4) is this number of parameter update
 evaluation is one record of the returned :class:`History`.
 
 Exact sparse updates. An optimizer may defer the steps of rows of W1 that have no gradient
-(momentum, weight decay; see :mod:`mlnn.nn.optimizers`). ``catch_up`` brings the rows a minibatch
+(momentum, weight decay; see :mod:`mlnn.nn.lazy_updates`). ``catch_up`` brings the rows a minibatch
 reads up to date before its forward pass, and ``flush`` brings every row up to date before each
 evaluation and at the end, so training gives the parameters of the dense updates (up to rounding)
 at a cost proportional to the rows touched.
@@ -26,23 +27,9 @@ at an evaluation, stop training at once with :class:`~mlnn.base.errors.Divergenc
 diverged at update N (loss inf); lower the learning rate"): continuing would only produce a
 network whose every score is NaN.
 
-Early stopping (:class:`EarlyStopping`) watches one validation measure (rank loss by default,
-as the paper selects on it), keeps a copy of the best parameters, stops after ``patience``
+Early stopping (:class:`EarlyStopping`) watches one validation measure (rank loss by default:
+the measure by which the paper chooses BR_R's C; it does not say what its networks select on), keeps a copy of the best parameters, stops after ``patience``
 evaluations without improvement and restores the best parameters at the end.
-
-Stopping rules. The paper gives no number of epochs and no stopping rule (it chooses its settings
-on validation data, Sec. 4). :data:`STOPPING_RULES` names the rules the reproduction offers
-(ours, see the README): ``"rankloss"`` (early stopping on
-validation rank loss), ``"meanF"`` (early stopping on the validation mean of micro- and
-macro-F1 of the label sets the threshold predictor gives, the criterion the paper uses for
-BR_B's C), ``"meanF_best"`` (the evaluation with the best such mean within the whole budget)
-and ``"fixed"`` (no early stopping: ``max_epochs`` epochs). :func:`stopping_rule` makes a rule's
-:class:`EarlyStopping`; :func:`stop_from_curve` replays a rule over the records of a longer run
-(the same stop as running it live, since evaluations draw no random numbers);
-:class:`RuleWatch` runs several rules live on one run and keeps each one's best parameters;
-:func:`threshold_validation` makes the validation that records all ten measures of Sec. 4
-(and the Hamming loss) at each evaluation, with the thresholds of Eq. 5 fitted to the
-training scores of that evaluation.
 """
 
 import time
@@ -53,8 +40,7 @@ import numpy as np
 from mlnn.base.errors import DivergenceError, MLNNError
 from mlnn.base.validation import (check_choice, check_nonnegative_float, check_positive_int,
                                   check_training_data)
-from mlnn.evaluation.metrics import evaluate, ranking_measures, selection_score
-from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
+from mlnn.evaluation.metrics import ranking_measures
 from mlnn.nn.lazy_updates import LazyRows
 from mlnn.nn.dropout import apply_input_mask, check_rate, hidden_mask, input_mask
 
@@ -131,113 +117,6 @@ def ranking_validation(network, X_val, Y_val):
     return ranking_measures(Y_val, network.scores(X_val))
 
 
-#: The stopping rules: the validation measure each watches, whether lower or higher is better
-#: and whether it stops after ``patience`` evaluations without improvement (False: it never
-#: stops early and keeps the best evaluation of the whole budget); None: a fixed budget of
-#: ``max_epochs`` epochs.
-STOPPING_RULES = {"rankloss": ("rankloss", "min", True), "meanF": ("meanF", "max", True),
-                  "meanF_best": ("meanF", "max", False), "fixed": None}
-
-#: Training documents the threshold predictor of each evaluation is fitted on, at most (ours:
-#: a fixed seeded subsample keeps the per-evaluation cost small; see
-#: :func:`threshold_validation`). With 1,000 rows, recording every measure at every epoch
-#: costs 18 % of the training time of an NN_AD epoch on Reuters-21578 and 28 % on Delicious
-#: (the ranking measures alone: 1 % and 4 %), timed in one process.
-THRESHOLD_ROWS = 1000
-
-
-def stopping_rule(rule, patience):
-    """The :class:`EarlyStopping` of ``rule`` (a key of :data:`STOPPING_RULES`), or None for
-    ``"fixed"``."""
-    check_choice(rule, "stopping rule", tuple(STOPPING_RULES))
-    if STOPPING_RULES[rule] is None:
-        return None
-    monitor, mode, patient = STOPPING_RULES[rule]
-    return EarlyStopping(monitor, mode, patience if patient else None)
-
-
-def stop_from_curve(records, rule, patience):
-    """The record at which ``rule`` with ``patience`` stops, replayed over ``records`` (the
-    evaluations of one run, in order): the best record up to the evaluation where it would have
-    stopped, or the last record for ``"fixed"`` or if it never stops. The same record as
-    running the rule live (:class:`EarlyStopping`), since evaluations draw no random numbers.
-    """
-    stopper = stopping_rule(rule, patience)
-    if not records:
-        raise MLNNError("no evaluation records to choose a stopping epoch from")
-    if stopper is None:
-        return dict(records[-1])
-    for record in records:
-        if stopper.update(record, {}):
-            break
-    return stopper.best_record
-
-
-class RuleWatch:
-    """A :func:`train` callback that runs several stopping rules live on one run.
-
-    Each rule's :class:`EarlyStopping` sees every record until it would have stopped, then no
-    more; ``best[rule]`` is (its best record, a copy of the parameters at that record). The
-    ``"fixed"`` rule keeps the last record and the final parameters (:meth:`finish`). The
-    callback stops training once every rule has stopped (never while ``"fixed"`` is watched).
-    """
-
-    def __init__(self, rules, patience):
-        self.stoppers = {rule: stopping_rule(rule, patience) for rule in rules}
-        self.stopped = {rule: False for rule in rules}
-        self.best = {}
-
-    def __call__(self, record, network):
-        for rule, stopper in self.stoppers.items():
-            if stopper is not None and not self.stopped[rule]:
-                self.stopped[rule] = stopper.update(record, network.params)
-                self.best[rule] = (stopper.best_record, stopper.best_params)
-        return all(self.stopped.values())
-
-    def finish(self, history, network):
-        """Record the fixed rule's outcome (the last record, the final parameters)."""
-        for rule, stopper in self.stoppers.items():
-            if stopper is None:
-                self.best[rule] = (dict(history.records[-1]),
-                                   {name: a.copy() for name, a in network.params.items()})
-        return self.best
-
-
-def threshold_rows(n, size=THRESHOLD_ROWS, random_state=None):
-    """The sorted rows of a seeded subsample of ``size`` of ``n`` training documents (all of
-    them when ``n`` ≤ ``size``) that :func:`threshold_validation` fits thresholds on."""
-    if n <= size:
-        return np.arange(n)
-    rng = np.random.default_rng(random_state)
-    return np.sort(rng.choice(n, size, replace=False))
-
-
-def threshold_validation(X_fit, Y_fit, lams=DEFAULT_LAMBDAS, fixed=None, **options):
-    """A ``validate`` for :func:`train` that records all of Sec. 4's measures.
-
-    At each evaluation the threshold predictor of Sec. 3.3 (Eq. 5) is fitted to the network's
-    scores on the training documents (X_fit, Y_fit) — a subsample of them for cost, see
-    :func:`threshold_rows` — with its λ chosen from ``lams`` on the validation documents by the
-    mean of micro- and macro-F1 (:func:`mlnn.evaluation.thresholds.select_lambda`), as the final
-    model's is (``fixed``: a fixed threshold instead). The record holds the ten measures and
-    the Hamming loss (:func:`mlnn.evaluation.metrics.evaluate`), ``meanF`` (the selection
-    criterion, macro over the labels with a validation positive) and ``threshold_lambda``.
-    ``options`` go to :class:`~mlnn.evaluation.thresholds.ThresholdPredictor`.
-    """
-    def validate(network, X_val, Y_val):
-        scores_fit, scores_val = network.scores(X_fit), network.scores(X_val)
-        if fixed is not None:
-            predictor, lam = ThresholdPredictor(fixed=fixed).fit(None, scores_fit, Y_fit), None
-            meanF = selection_score(Y_val, predictor.predict(X_val, scores_val))
-        else:
-            predictor, lam, table = select_lambda(X_fit, scores_fit, Y_fit, X_val, scores_val,
-                                                  Y_val, lams=lams, **options)
-            meanF = table[lam]
-        result = evaluate(Y_val, scores_val, predictor.predict(X_val, scores_val))
-        return {**result, "meanF": meanF, "threshold_lambda": lam}
-    return validate
-
-
 def minibatches(X, Y, batch_size, rng):
     """One epoch of (X_batch, Y_batch) in a random order: X and Y are permuted once, then sliced.
 
@@ -266,7 +145,8 @@ def minibatch_update(network, loss, optimizer, X_batch, Y_batch, dropout, input_
 
 
 def check_pairing(network, loss):
-    """Raise unless ``loss`` is paired with the network's output activation (Sec. 3.2, 3.4)."""
+    """Raise unless ``loss`` is paired with the network's output activation (tanh outputs for PWE,
+    sigmoid for CE: the footnote in Sec. 5)."""
     if loss.output.name != network.output.name:
         raise MLNNError(f"loss {loss.name!r} needs {loss.output.name} output units, but the "
                         f"network has {network.output.name} outputs")
