@@ -277,6 +277,18 @@ def dropout(keep, scale=lambda rate: 1 / (1 - rate)):
     return answer
 
 
+def fixed_count_per_row(h, rate, rng):
+    """Keeps exactly round((1 − rate) F) units of every document, at random places."""
+    keep = round((1 - rate) * h.shape[1])
+    return np.argsort(rng.random(h.shape), axis=1) < keep
+
+
+def fixed_count_per_unit(h, rate, rng):
+    """Keeps every unit in exactly round((1 − rate) n) documents."""
+    keep = round((1 - rate) * h.shape[0])
+    return np.argsort(rng.random(h.shape), axis=0) < keep
+
+
 def dropout_in_place(h, rate, rng):
     mask = (rng.random(h.shape) >= rate) / (1 - rate)
     h *= mask
@@ -347,6 +359,10 @@ WRONG_02B = [
     (course.check_inverted_dropout, dropout(lambda h, r, g: g.random(h.shape) >= 0.5),
      "of the units"),
     (course.check_inverted_dropout, dropout_in_place, "modified its input h"),
+    (course.check_inverted_dropout, dropout(fixed_count_per_row), "every document keeps about "
+                                                                  "the same number"),
+    (course.check_inverted_dropout, dropout(fixed_count_per_unit), "every unit keeps about "
+                                                                   "the same number"),
     (course.check_inverted_dropout, dropout(lambda h, r, g: np.repeat(
         g.random((len(h), h.shape[1] // 2 + 1)) >= r, 2, axis=1)[:, :h.shape[1]]),
      "not independent"),
