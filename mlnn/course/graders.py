@@ -21,6 +21,7 @@ from mlnn.figures.landscapes import loss_surface, surface_gradient
 from mlnn.nn.activations import get_activation
 from mlnn.nn.gradcheck import numerical_gradient
 from mlnn.nn.losses import PairwiseExponential
+from mlnn.nn.optimizers import AdaGrad
 from mlnn.paper.ranks import average_ranks, critical_difference, friedman_test
 
 #: Random cases per deterministic grader.
@@ -980,7 +981,6 @@ def check_input_dropout(input_dropout):
 
 def _adagrad_rates(grads, eta0):
     """η0 / (√G_t + ε) after each step, by mlnn's AdaGrad rule on one row of D entries."""
-    from mlnn.nn.optimizers import AdaGrad
     rule, theta = AdaGrad(eta0), np.zeros(grads.shape[1])
     state, rates = rule.new_state(theta), []
     for g in grads:
