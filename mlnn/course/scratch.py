@@ -36,9 +36,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from mlnn.course.grading import NotYet, as_array, expect_shape, grade, run
-from mlnn.course.scratch_cases import (SHAPES, SOLUTION, GuardedCSR, agree, backward_case,
-                                       each_case, expect_gradients, expect_row_sparse,
+from mlnn.course.graders import pwe_variant
+from mlnn.course.grading import NotYet, as_array, each_case, expect_shape, grade, run
+from mlnn.course.scratch_cases import (SHAPES, SOLUTION, GuardedCSR, Linear, agree,
+                                       backward_case, expect_gradients, expect_row_sparse,
                                        expect_values, fd_delta1, fd_params, labels,
                                        network_case, run_guarded)
 from mlnn.course.scratch_training import check_adagrad, check_train, check_update
@@ -100,11 +101,14 @@ def expect_forward(answer, reference, case):
 # -- the output deltas ---------------------------------------------------------------------------
 
 def delta_cases(output, seed):
-    """(z2, o, Y) minibatches for the δ2 graders: n = 1 and n > 1, excluded documents, float32."""
+    """(z2, o, Y) minibatches for the δ2 graders: n = 1 and n > 1, excluded documents, float32,
+    and saturated outputs (|z2| > 30: probabilities below 1e-13)."""
     activation = expit if output == "sigmoid" else np.tanh
-    for number, (n, _, _, L, dtype) in enumerate(SHAPES):
+    for number, (n, _, _, L, dtype) in enumerate(SHAPES + [(4, 0, 0, 6, np.float64)]):
         rng = np.random.default_rng([seed, number])
         z2 = rng.normal(scale=1.5, size=(n, L)).astype(dtype)
+        if number == len(SHAPES):
+            z2 = rng.choice([-1, 1], size=(n, L)) * rng.uniform(30, 36, size=(n, L))
         yield z2, activation(z2), labels(rng, n, L, dtype)
 
 
@@ -129,7 +133,10 @@ def check_ce_delta2(ce_delta2):
                                   "mean's 1/n comes in the parameter gradients"),
             (reference * o * (1 - o), "the sigmoid's derivative o(1 − o) already cancelled "
                                       "against ∂J/∂o: do not multiply by it again"),
-            (reference / (o * (1 - o)), "that is ∂J/∂o; δ2 = ∂J/∂z2 is ∂J/∂o times o(1 − o)")])
+            (reference / (o * (1 - o)), "that is ∂J/∂o; δ2 = ∂J/∂z2 is ∂J/∂o times o(1 − o)"),
+            (np.tanh(z2) - Y, "CE's outputs are sigmoids: use the o given, σ(z2), not tanh(z2)"),
+            (np.clip(o, 1e-7, 1 - 1e-7) - Y, "o is clipped: δ2 = o − y holds for every "
+                                              "probability, however small, and needs no clipping")])
 
     def attempt():
         count = each_case(delta_cases("sigmoid", 20), one)
@@ -140,12 +147,9 @@ def check_ce_delta2(ce_delta2):
 def pwe_wrong_forms(reference, o, Y):
     """PWE δ2s with the usual mistakes, each with its hint."""
     relevant = Y > 0
-    y, ybar = relevant.sum(axis=1, keepdims=True), (~relevant).sum(axis=1, keepdims=True)
-    pairs, L = y * ybar, Y.shape[1]
 
-    def renormalised(by):
-        return reference * pairs / np.maximum(by, 1)
-    dJ_do = reference / ((1 + o) * (1 - o))
+    def variant(**mistake):
+        return pwe_variant(np.asarray(o, dtype=np.float64), Y, **mistake)
     return [
         (-reference, "the sign is flipped: relevant labels get a negative δ2, irrelevant ones a "
                      "positive δ2"),
@@ -155,28 +159,51 @@ def pwe_wrong_forms(reference, o, Y):
                                            "gets +Σ_p exp(−(o_p − o_n)) over its pairs"),
         (np.where(relevant, 0, reference), "the relevant labels' δ2 is missing: each p ∈ y "
                                            "gets −Σ_n exp(−(o_p − o_n)) over its pairs"),
-        (dJ_do, "that is ∂J/∂o; δ2 = ∂J/∂z2 also needs tanh'(z2) = (1 + o)(1 − o)"),
-        (dJ_do * o * (1 - o), "the derivative of tanh is (1 + o)(1 − o), not o(1 − o)"),
-        (renormalised(y * y), "wrong normaliser: divide by |y||ȳ|, the number of pairs, not |y|²"),
-        (renormalised(ybar * ybar), "wrong normaliser: divide by |y||ȳ|, not |ȳ|²"),
-        (renormalised(np.ones_like(pairs)), "the pair sum is not normalised: divide by |y||ȳ|"),
-        (renormalised(np.full_like(pairs, L * L)), "wrong normaliser: |y||ȳ|, not L²"),
-        (renormalised(np.full_like(pairs, L)), "wrong normaliser: |y||ȳ|, not L"),
+        (variant(derivative="none"), "that is ∂J/∂o; δ2 = ∂J/∂z2 also needs tanh'(z2) = "
+                                     "(1 + o)(1 − o)"),
+        (variant(derivative="sigmoid"), "the derivative of tanh is (1 + o)(1 − o), not o(1 − o)"),
+        (variant(derivative="one_minus_o"), "tanh'(z2) is (1 + o)(1 − o) = 1 − o², not 1 − o"),
+        (variant(both=True), "each label's δ2 takes only its own tanh'(z2), not also that of the "
+                             "other label of the pair"),
+        (variant(swapped=True), "S_y and S_ȳ are swapped: a relevant label's δ2 sums over the "
+                                "irrelevant labels, an irrelevant label's over the relevant ones"),
+        (variant(normaliser="y2"), "wrong normaliser: divide by |y||ȳ|, the number of pairs, not "
+                                   "|y|²"),
+        (variant(normaliser="ybar2"), "wrong normaliser: divide by |y||ȳ|, not |ȳ|²"),
+        (variant(normaliser="1"), "the pair sum is not normalised: divide by |y||ȳ|"),
+        (variant(normaliser="L2"), "wrong normaliser: |y||ȳ|, not L²"),
+        (variant(normaliser="L"), "wrong normaliser: |y||ȳ|, not L"),
         (reference / len(o), "δ2 is per document: no 1/n here")]
 
 
-def check_pwe(answer_fn, name, title):
-    """PWE's δ2 (Eq. 3, Sec. 3.4) through tanh outputs, against mlnn's pairwise form."""
+def check_pwe(answer_fn, name, title, linear=False):
+    """PWE's δ2 (Eq. 3, Sec. 3.4) through tanh outputs, against mlnn's pairwise form; with
+    ``linear``, also on documents of 2,000 labels, where no array of all pairs may be formed and
+    no loop may run over them (O(L) per document)."""
     def one(z2, o, Y):
         reference = PairwiseExponential("pairwise").delta(z2, o, Y)
-        if z2.dtype == np.float64:
+        if z2.dtype == np.float64 and np.abs(z2).max() < 30:
             agree(reference, fd_delta(PairwiseExponential(), z2, Y), "PWE δ2")
         answer = run(answer_fn, ("z2", z2), ("o", o), ("Y", Y), name=name)
         expect_pwe(answer, reference, o, Y)
 
+    def large():
+        rng = np.random.default_rng(31)
+        z2 = rng.normal(size=(3, 2000))
+        Y = (rng.random(z2.shape) < 0.5).astype(np.float64)
+        o = np.tanh(z2)
+        reference = PairwiseExponential().delta(z2, o, Y)
+        answer = run_guarded(answer_fn, *((k, v.view(Linear)) for k, v in
+                                          (("z2", z2), ("o", o), ("Y", Y))),
+                             name=name, limit=8 * z2.size)
+        expect_pwe(np.asarray(answer), reference, o, Y)
+
     def attempt():
         count = each_case(delta_cases("tanh", 30), one)
-        return f"{count} random cases (|y| ≠ |ȳ|, excluded documents) against mlnn"
+        if linear:
+            large()
+        return (f"{count} random cases (|y| ≠ |ȳ|, excluded documents, saturated outputs) "
+                "against mlnn" + (", and 3 documents of 2,000 labels in O(L)" if linear else ""))
     return grade(title, attempt)
 
 
@@ -184,8 +211,8 @@ def expect_pwe(answer, reference, o, Y):
     """An excluded document's δ2 row is 0; then the usual mistakes, then the values."""
     array = as_array(answer, "δ2")
     expect_shape(array, reference.shape, "δ2")
-    excluded = PairwiseExponential().excluded(Y)
-    rows = array[excluded].astype(float)
+    excluded = PairwiseExponential().excluded(np.asarray(Y))
+    rows = np.asarray(array[excluded], dtype=float)
     if not np.all(np.isfinite(rows)) or np.any(rows != 0):
         raise NotYet("a document with no relevant label, or with every label relevant, has no "
                      "pair: PWE excludes it and its δ2 row must be 0 (no division by zero)")
@@ -199,7 +226,7 @@ def check_pwe_delta2_pairs(pwe_delta2_pairs):
 
 def check_pwe_delta2(pwe_delta2):
     """``pwe_delta2(z2, o, Y)`` → PWE's δ2 factorised, exp(−(o_p − o_n)) = exp(−o_p) exp(o_n)."""
-    return check_pwe(pwe_delta2, "pwe_delta2", "PWE's δ2 factorised")
+    return check_pwe(pwe_delta2, "pwe_delta2", "PWE's δ2 factorised", linear=True)
 
 
 # -- backpropagation -----------------------------------------------------------------------------
@@ -234,6 +261,12 @@ def check_delta1_relu(delta1_relu):
     return grade("δ1 through ReLU", attempt)
 
 
+def partial_vocabulary(X):
+    """D if some of the D features are absent from the minibatch X (then no product may have D
+    rows), else None."""
+    return X.shape[1] if np.unique(X.indices).size < X.shape[1] else None
+
+
 def check_grad_W1_rows(grad_W1_rows):
     """``grad_W1_rows(X, delta1)`` → (rows, values): ∂J/∂W1 = Xᵀ δ1 / n on the rows of the
     words present in X, and only those (the rest is zero)."""
@@ -248,7 +281,7 @@ def check_grad_W1_rows(grad_W1_rows):
             elif shape[-1] == np.float64 and seed < 3:
                 agree(grads.W1.toarray(), fd_params(case, ("W1",))["W1"], "∂J/∂W1")
             answer = run_guarded(grad_W1_rows, ("X", X), ("delta1", grads.delta1),
-                         name="grad_W1_rows")
+                                 name="grad_W1_rows", full_rows=partial_vocabulary(X))
             expect_row_sparse(answer, grads.W1, shape[0])
             count += 1
         return f"{count} random cases (one minibatch without any word) against mlnn"
@@ -268,7 +301,8 @@ def check_backward(backward):
                 for name in ("b1", "W2", "b2"):
                     agree(getattr(grads, name), numeric[name], f"∂J/∂{name}")
             answer = run_guarded(backward, ("X", case.X), ("z1", cache.z1), ("h", cache.h),
-                         ("W2", case.params["W2"]), ("delta2", grads.delta2), name="backward")
+                                 ("W2", case.params["W2"]), ("delta2", grads.delta2),
+                                 name="backward", full_rows=partial_vocabulary(case.X))
             expect_gradients(answer, grads, cache, shape[0])
             count += 1
         return f"{count} random cases against mlnn and central differences"
