@@ -30,7 +30,8 @@ of the grid wins ties.
 
 import numpy as np
 
-from mlnn.course.grading import NotYet, as_array, case_rngs, close, expect_shape, grade, run
+from mlnn.course.grading import (NotYet, as_array, case_rngs, close, expect_dtype,
+                                 expect_shape, grade, run)
 # the grader of the choice of C lives in mlnn.course.c_selection; the notebook calls it from here
 from mlnn.course.c_selection import check_select_C, reference_C, selection_cases
 from mlnn.evaluation import metrics
@@ -128,8 +129,18 @@ def _ap_all_precisions(y, s):
     return float(np.mean([np.sum(y & (s >= s[k])) / literal_rank(s, k) for k in range(len(s))]))
 
 
+TOLERANT = ("scores that differ, however little, are not tied: compare them exactly, without a "
+            "tolerance or rounding")
+
+
+def _rounded(literal):
+    """A measure that takes scores within 1e-6 of each other as tied (rounds them)."""
+    return lambda y, s: literal(y, np.round(s, 6))
+
+
 RANKING_MISTAKES = {
     "one-error": [
+        (_rounded(literal_one_error), TOLERANT),
         (_first_top_error, "ties at the top: your answer depends on which tied label comes first "
                            "in the row; count an error whenever any label sharing the top score "
                            "is irrelevant"),
@@ -139,6 +150,7 @@ RANKING_MISTAKES = {
         (lambda y, s: 1.0 - literal_one_error(y, s), "one-error is 1 when the top label is "
                                                      "NOT relevant; yours is inverted")],
     "coverage": [
+        (_rounded(literal_coverage), TOLERANT),
         (lambda y, s: literal_coverage(y, s) + 1, "off by one: the paper's coverage counts the "
                                                   "steps past the top label, rank − 1 (a single "
                                                   "relevant label ranked first has coverage 0)"),
@@ -151,6 +163,7 @@ RANKING_MISTAKES = {
          "coverage looks for the relevant label ranked LAST (how far down one must go to see "
          "all of y), not the first")],
     "rank loss": [
+        (_rounded(literal_rank_loss), TOLERANT),
         (_rank_loss_with(0.5, lambda y: len(y)), "normalise by the number of (relevant, "
                                                  "irrelevant) pairs |y||ȳ|, not by L"),
         (_rank_loss_with(0.5, lambda y: len(y) ** 2), "normalise by |y||ȳ|, not by L²"),
@@ -164,6 +177,7 @@ RANKING_MISTAKES = {
         (lambda y, s: 1.0 - literal_rank_loss(y, s), "rank loss counts the pairs ordered "
                                                      "WRONGLY (relevant below irrelevant)")],
     "MAP": [
+        (_rounded(literal_average_precision), TOLERANT),
         (_ap_with(literal_rank, lambda y: len(y)), "average the precisions over the relevant "
                                                    "labels (divide by |y|), not over all L"),
         (_ap_all_precisions, "average the precisions at the ranks of the relevant labels only, "
@@ -208,7 +222,11 @@ SPECIAL_DOCUMENTS = (
 
 
 def _random_scores(rng, n, L):
-    kind = rng.integers(3)
+    kind = rng.integers(4)
+    if kind == 3 and L > 1:                      # two scores within 1e-9 of each other: no tie
+        S = rng.normal(size=(n, L))
+        S[:, 1] = S[:, 0] + rng.choice([-1, 1], size=n) * rng.uniform(1e-12, 1e-10, size=n)
+        return S
     if kind == 0:                                # a few distinct values: many ties
         return rng.choice(rng.normal(size=rng.integers(2, 5)) * 2, size=(n, L))
     if kind == 1:                                # margins rounded to one decimal
@@ -242,6 +260,7 @@ def ranking_cases(need_irrelevant=False, count=40, seed=2014):
     return [(Y.astype(dtypes[i % 3]), S.astype(np.float64)) for i, (Y, S) in enumerate(cases)]
 
 
+
 def _describe_document(y, s, index, n):
     """Words for one document of a case, to say where an answer goes wrong."""
     parts = [f"document {index + 1} of a case with n = {n}, L = {len(s)}, |y| = {int(y.sum())}"]
@@ -256,6 +275,9 @@ def _describe_document(y, s, index, n):
         parts.append("every label relevant")
     if s.min() < 0:
         parts.append("negative scores")
+    gaps = np.diff(np.sort(s))
+    if np.any((gaps > 0) & (gaps < 1e-9)):
+        parts.append("two scores within 1e-9 of each other (not tied)")
     return ", ".join(parts)
 
 
@@ -278,6 +300,7 @@ def _per_document(answer, n, what):
         raise NotYet(f"{what} is a single number: return one value per document (an array of "
                      f"length n = {n}), not their mean")
     expect_shape(array, (n,), what)
+    expect_dtype(array, np.float64(0), what, "biuf")
     values = array.astype(np.float64)
     if not np.all(np.isfinite(values)):
         raise NotYet(f"{what} holds NaN or infinite values; every document here has a relevant "
