@@ -316,19 +316,19 @@ WRONG_02B = [
         t, G, g, eta, rho, eps)[0], "pair"),
     (course.check_rmsprop, lambda t, G, g, eta, rho, eps: ex02b.rmsprop_step(
         t, G, g, eta, rho, eps)[::-1], "NaN"),
-    (course.check_rmsprop_optimizer, EpsilonInside, "inside the square root"),
-    (course.check_rmsprop_optimizer, SharedByShape, "own accumulator"),
-    (course.check_rmsprop_optimizer, SharedByClass, "own accumulator"),
-    (course.check_rmsprop_optimizer, RowsCopied, "starts from 0 at every step"),
-    (course.check_rmsprop_optimizer, RowsIgnored, "off"),
-    (course.check_rmsprop_optimizer, RhoFixed, "off"),
-    (course.check_rmsprop_optimizer, StateNotDict, "must be a dict"),
-    (course.check_rmsprop_optimizer, RMSPropStub, "must be a dict of arrays shaped like theta"),
-    (course.check_rmsprop_optimizer, RuleSharedByShape, "own accumulator"),
-    (course.check_rmsprop_optimizer, PlainSGD, "off"),
-    (course.check_rmsprop_optimizer, UpdateLeftOpen, "did not change"),
-    (course.check_rmsprop_optimizer, AdaGradLike, "that is AdaGrad"),
-    (course.check_rmsprop_optimizer, ex02b.rmsprop_step, "must be a class"),
+    (course.check_rmsprop_rule, EpsilonInside, "inside the square root"),
+    (course.check_rmsprop_rule, SharedByShape, "own accumulator"),
+    (course.check_rmsprop_rule, SharedByClass, "own accumulator"),
+    (course.check_rmsprop_rule, RowsCopied, "starts from 0 at every step"),
+    (course.check_rmsprop_rule, RowsIgnored, "off"),
+    (course.check_rmsprop_rule, RhoFixed, "off"),
+    (course.check_rmsprop_rule, StateNotDict, "must be a dict"),
+    (course.check_rmsprop_rule, RMSPropStub, "must be a dict of arrays shaped like theta"),
+    (course.check_rmsprop_rule, RuleSharedByShape, "own accumulator"),
+    (course.check_rmsprop_rule, PlainSGD, "off"),
+    (course.check_rmsprop_rule, UpdateLeftOpen, "did not change"),
+    (course.check_rmsprop_rule, AdaGradLike, "that is AdaGrad"),
+    (course.check_rmsprop_rule, ex02b.rmsprop_step, "must be a class"),
     (course.check_momentum_skip, lambda t, v, mu, eta, gamma, d: (t + d * v, mu ** d * v), "whole v"),
     (course.check_momentum_skip, lambda t, v, mu, eta, gamma, d: (t + 9 * (1 - mu ** d) * v, mu ** d * v),
      "μ/(1 − μ) does not follow"),
@@ -620,7 +620,7 @@ def momentum_by_steps(theta, v, mu, eta, gamma, skipped):
 
 #: Right answers written differently from the worked solutions: each must pass.
 RIGHT = [
-    (course.check_rmsprop_optimizer, course.RMSPropRule),
+    (course.check_rmsprop_rule, course.RMSPropRule),
     (course.check_inverted_dropout, lambda h, r, g: (lambda m: (h * m, m))(
         dropout_module.hidden_mask(h.shape, r, g))),
     (course.check_inverted_dropout, lambda h, r, g: (lambda m: (h * m, m))(

@@ -310,6 +310,18 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", kin
     return grade(title, attempt)
 
 
+def exercise(name, title, reference, cases, mistakes=(), **options):
+    """The grader ``name`` of one exercise: ``grader(student)`` runs :func:`check` with the
+    ``reference``, the ``cases`` (a function that yields them) and the table of ``mistakes``,
+    and returns whether the answer passed; ``grader.mistakes`` is the table."""
+    def grader(student):
+        return check(title, student, reference, cases, mistakes, **options).passed
+    grader.__name__ = grader.__qualname__ = name
+    grader.__doc__ = f"{title}: {cases.__doc__}"
+    grader.mistakes = list(mistakes)
+    return grader
+
+
 def case_rngs(seed, count):
     """``count`` independent generators for the random cases of one grader."""
     return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(count)]
