@@ -44,6 +44,19 @@ def delta1_doubling_delta2(d2, W2, h):
     return (d2 @ W2.T) * (1 - h * h) / 2
 
 
+def grad_converting_X_in_place(X, d1):
+    """Right values, but X's stored values are made float32 in place (the dtype of X changes)."""
+    X.data = X.data.astype(np.float32)
+    return np.asarray(X.T @ d1) / X.shape[0]
+
+
+def delta1_reinterpreting_h(d2, W2, h):
+    """Right values, but h's buffer is relabelled as int64 on the way (its dtype changes)."""
+    result = (d2 @ W2.T) * (1 - h * h)
+    h.dtype = np.int64
+    return result
+
+
 def grad_scaling_X_in_place(X, d1):
     X.data /= X.shape[0]
     return np.asarray(X.T @ d1)
@@ -105,6 +118,8 @@ WRONG_01 = [
     (course.check_input_gradient, lambda X, d1: np.asarray(X.T @ d1) / X.shape[1],
      "times the right"),
     (course.check_input_gradient, grad_scaling_X_in_place, "modified its input X"),
+    (course.check_input_gradient, grad_converting_X_in_place, "modified its input X"),
+    (course.check_delta1, delta1_reinterpreting_h, "modified its input h"),
     (course.check_input_gradient, lambda X, d1: (np.asarray(X.T @ d1) / len(d1)).astype(
         np.float32), "dtype float32"),
     (course.check_input_gradient, lambda X, d1: np.asarray(X.T @ d1) / X.nnz, "times the right"),

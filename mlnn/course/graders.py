@@ -689,6 +689,22 @@ def _rule_problem(rng):
     return params, sequence
 
 
+def apply_rule(rule, params, states, grads):
+    """One step of an update rule (``new_state``, ``update``) on every parameter, as mlnn's lazy
+    executor runs it: a gradient given as (rows, values) updates the gathered rows of θ and of
+    each state array, scattered back; (None, g) updates the whole parameter."""
+    for name, (rows, g) in grads.items():
+        theta, state = params[name], states[name]
+        if rows is None:
+            call(rule.update, theta, g.copy(), state, name="update")
+            continue
+        theta_rows, slots = theta[rows], {k: v[rows] for k, v in state.items()}
+        call(rule.update, theta_rows, g.copy(), slots, name="update")
+        theta[rows] = theta_rows
+        for k, v in slots.items():
+            state[k][rows] = v
+
+
 def _drive_rule(Rule, named):
     """The parameters after the rule's steps, run as mlnn's lazy executor runs a rule: the rows
     of θ and of the state a row-sparse gradient touches gathered, updated, scattered back."""
@@ -705,16 +721,7 @@ def _drive_rule(Rule, named):
             raise NotYet("the state of one parameter, new_state(theta), must be a dict of arrays "
                          "shaped like theta (AdaGrad's holds its sum of squares)")
     for grads in sequence:
-        for name, (rows, g) in grads.items():
-            theta, state = params[name], states[name]
-            if rows is None:
-                call(rule.update, theta, g.copy(), state, name="update")
-                continue
-            theta_rows, slots = theta[rows], {k: v[rows] for k, v in state.items()}
-            call(rule.update, theta_rows, g.copy(), slots, name="update")
-            theta[rows] = theta_rows
-            for k, v in slots.items():
-                state[k][rows] = v
+        apply_rule(rule, params, states, grads)
     for name in params:
         if np.array_equal(params[name], start[name]):
             raise NotYet(f"{name} did not change in {STEPS} steps: update must change θ (and "

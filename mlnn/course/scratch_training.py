@@ -12,7 +12,7 @@ from mlnn.course.grading import NotYet, StudentError, close, grade, pristine, sa
 from mlnn.course.grading import expect_dtype
 from mlnn.course.scratch_cases import (SHAPES, GuardedCSR, agree, backward_case, expect_gradients,
                                        run_guarded, tolerance)
-from mlnn.nn.network import RowSparseGradient
+from mlnn.course.graders import apply_rule
 from mlnn.nn.optimizers import AdaGrad as ReferenceAdaGrad
 
 
@@ -72,13 +72,13 @@ def dense_steps(steps, params):
 
 
 def reference_adagrad(params, steps, eta0, epsilon):
-    """θ after the steps by mlnn's AdaGrad (row-sparse W1), on copies."""
+    """θ after the steps by mlnn's AdaGrad rule (W1 on the rows given), on copies."""
     params = {name: value.copy() for name, value in params.items()}
-    optimizer = ReferenceAdaGrad(eta0, epsilon=epsilon)
+    rule = ReferenceAdaGrad(eta0, epsilon=epsilon)
+    states = {name: rule.new_state(theta) for name, theta in params.items()}
     for grads in steps:
-        rows, values = grads["W1"]
-        optimizer.step(params, {**grads, "W1": RowSparseGradient(rows, values,
-                                                                 params["W1"].shape)})
+        apply_rule(rule, params, states, {name: g if name == "W1" else (None, g)
+                                          for name, g in grads.items()})
     return params
 
 
