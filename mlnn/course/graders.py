@@ -42,7 +42,7 @@ def explaining(answer, wrongs, keys):
 def expect_items(names, order=None, kind="f"):
     """Judge an answer that is a tuple of arrays, item by item (in ``order``); a mistake is
     named when it explains every item."""
-    def expect(answer, expected, what, wrongs):
+    def expect(answer, expected, what, wrongs, inputs=None):
         answer = pair(answer, f"the result ({', '.join(names)})")
         matches = explaining(answer, wrongs, range(len(names)))
         for i in order or range(len(names)):
@@ -739,7 +739,7 @@ def _rule_cases():
                [("settings", settings), ("params", params), ("sequence", sequence)])
 
 
-def _expect_parameters(answer, expected, what, wrongs):
+def _expect_parameters(answer, expected, what, wrongs, inputs):
     names = ("b1", "b2", "W2", "W1")
     matches = explaining(answer, wrongs, names)
     for name in names:
@@ -961,7 +961,7 @@ def _rates_cases():
                                                                      ("eta0", eta0)]
 
 
-def _expect_rates(answer, expected, what, wrongs):
+def _expect_rates(answer, expected, what, wrongs, inputs):
     array = as_array(answer, what)
     expect_shape(array, expected.shape, what)
     if not np.all(np.isfinite(array.astype(float))):

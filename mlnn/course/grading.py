@@ -286,27 +286,59 @@ def quietly(function, named, drive):
 
 
 def check(title, student, reference, cases, mistakes=(), *, name="function", kind="f",
-          tolerance=None, scale=False, drive=None, expect=None, done=None):
+          tolerance=None, scale=False, drive=None, expect=None, done=None, whole=False):
     """The generic grader: ``student`` and ``reference`` (same signature) on every case.
 
     ``cases`` are pairs (what the case is, [(input name, value), ...]); the reference runs on
     pristine copies. On a wrong answer, the ``mistakes`` (a table of :class:`Mistake`) run on the
     same inputs and the one the answer equals names it. ``drive(function, named)`` replaces the
     plain call (for an answer used over several steps); ``expect(answer, reference, what,
-    wrongs)`` replaces :func:`judge` (answers of another form). Returns the :class:`Report`.
+    wrongs, inputs)`` replaces :func:`judge` (answers of another form). With ``whole`` (answers
+    as coarse as one choice among a few), a mistake names the error only if it gives the
+    answer's values on every case. Returns the :class:`Report`.
     """
     def one(what, named):
         answer = run_case(student, named, drive, name)
         expected = run_case(reference, named, drive, "reference")
         wrongs = ((quietly(m.answer, named, drive), m.hint) for m in mistakes)
         if expect:
-            expect(answer, expected, what, wrongs)
+            expect(answer, expected, what, wrongs, dict(named))
         else:
             judge(answer, expected, what, wrongs, kind, tolerance, scale)
 
+    def compare(answer, expected, what, named):
+        if expect:
+            expect(answer, expected, what, (), dict(named))
+        else:
+            judge(answer, expected, what, (), kind, tolerance, scale)
+
+    def equal(answer, expected, what, named):
+        try:
+            compare(answer, expected, what, named)
+            return True
+        except NotYet:
+            return False
+
     def attempt():
-        count = each_case(cases() if callable(cases) else cases, one)
-        return done or f"{count} random cases, inputs unchanged"
+        if not whole:
+            count = each_case(cases() if callable(cases) else cases, one)
+            return done or f"{count} random cases, inputs unchanged"
+        records = [(what, named, run_case(student, named, drive, name),
+                    run_case(reference, named, drive, "reference"))
+                   for what, named in (cases() if callable(cases) else cases)]
+        wrong = [r for r in records if not equal(r[2], r[3], r[0], r[1])]
+        if not wrong:
+            return done or f"{len(records)} random cases, inputs unchanged"
+        for mistake in mistakes:
+            outputs = [quietly(mistake.answer, named, drive) for _, named, _, _ in records]
+            if (all(out is not None and equal(answer, out, what, named)
+                    for (what, named, answer, _), out in zip(records, outputs))
+                    and not all(equal(expected, out, what, named)
+                                for (what, named, _, expected), out in zip(records, outputs))):
+                raise NotYet(mistake.hint)
+        what, named, answer, expected = wrong[0]
+        compare(answer, expected, f"{what} (and {len(wrong) - 1} more)" if len(wrong) > 1
+                else what, named)
     return grade(title, attempt)
 
 
