@@ -625,7 +625,7 @@ WRONG = [
     (scratch.check_pwe_delta2_pairs, pwe_sign, "sign is flipped"),
     (scratch.check_pwe_delta2, pwe_relevant_sign, "relevant labels' δ2 has the wrong sign"),
     (scratch.check_pwe_delta2, pwe_nan_for_excluded, "PWE excludes it"),
-    (scratch.check_pwe_delta2, pwe_exponents_swapped, "δ2 is off"),
+    (scratch.check_pwe_delta2, pwe_exponents_swapped, "is off"),
     (scratch.check_pwe_delta2, pwe_relevant_only, "irrelevant labels' δ2 is missing"),
     (scratch.check_pwe_delta2, pwe_promotes_float32, "dtype float64, expected float32"),
     (scratch.check_pwe_delta2, pwe_divided_by_n, "no 1/n"),
@@ -831,3 +831,15 @@ def test_a_piece_left_as_a_stub_is_not_yet_done(check, name, capsys):
     stub.__name__ = name
     assert not check(stub)
     assert capsys.readouterr().out.startswith("NOT YET")
+
+
+#: Every grader of 01b with a table of mistakes: each mistake is also a wrong answer.
+TABLES = [(check, mistake) for check, _ in PIECES for mistake in getattr(check, "mistakes", ())]
+
+
+@pytest.mark.parametrize("check, mistake", TABLES,
+                         ids=[f"{c.__name__}-{i}" for i, (c, _) in enumerate(TABLES)])
+def test_every_mistake_of_a_table_is_rejected_with_its_own_hint(check, mistake, capsys):
+    assert not check(mistake.answer)
+    out = capsys.readouterr().out
+    assert out.startswith("NOT YET") and mistake.hint in out, out

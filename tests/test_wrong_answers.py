@@ -131,7 +131,7 @@ WRONG_01 = [
     (course.check_pwe_delta, lambda o, y: pwe_by_pairs(o, y, lambda p, n, L: 2 * n), "wrong count"),
     (course.check_pwe_delta, lambda o, y: ex01.pwe_delta_one(o, y) / ((1 + o) * (1 - o)),
      "∂J/∂o"),
-    (course.check_pwe_delta, lambda o, y: -ex01.pwe_delta_one(o, y), "swapped"),
+    (course.check_pwe_delta, lambda o, y: -ex01.pwe_delta_one(o, y), "sign is flipped"),
     (course.check_pwe_delta, lambda o, y: ex01.pwe_delta_one(o, y) / ((1 + o) * (1 - o))
      * o * (1 - o), "not o(1 − o)"),
     (course.check_pwe_delta, pwe_clearing_y, "modified its input y"),

@@ -39,11 +39,20 @@ def explaining(answer, wrongs, keys):
     return [(wrong, hint) for wrong, hint in wrongs if wrong is not None and equal(wrong)]
 
 
+#: How a tuple answer is called in a hint.
+ITEMS = {2: "a pair (a tuple of two values)", 4: "the four arrays"}
+
+
 def expect_items(names, order=None, kind="f"):
     """Judge an answer that is a tuple of arrays, item by item (in ``order``); a mistake is
     named when it explains every item."""
     def expect(answer, expected, what, wrongs, inputs=None):
-        answer = pair(answer, f"the result ({', '.join(names)})")
+        if answer is None:
+            raise NotYet(NO_ANSWER)
+        if not isinstance(answer, (tuple, list)) or len(answer) != len(names):
+            raise NotYet(f"the result must be {ITEMS.get(len(names), len(names))} "
+                         f"({', '.join(names)}, in that order), not a {type(answer).__name__}"
+                         + (f" of {len(answer)}" if isinstance(answer, (tuple, list)) else ""))
         matches = explaining(answer, wrongs, range(len(names)))
         for i in order or range(len(names)):
             judge(answer[i], expected[i], f"{names[i]} {what}",
@@ -129,39 +138,60 @@ def pwe_variant(o, Y, normaliser="pairs", derivative="tanh", both=False, swapped
     return delta2
 
 
-def pwe_mistakes(to_batch):
-    """The mistakes of a PWE δ2, for answers taking one document (``to_batch`` wraps a batch
-    function into the student's signature)."""
-    def wrong(hint, **variant):
-        return Mistake(hint, to_batch(lambda o, Y: pwe_variant(o, Y, **variant)))
-    return [
-        wrong("that is ∂J/∂o; δ2 = ∂J/∂z2 also needs tanh'(z2) = (1 + o)(1 − o)",
-              derivative="none"),
-        wrong("the derivative of tanh is (1 + o)(1 − o), not o(1 − o)", derivative="sigmoid"),
-        wrong("tanh'(z2) is (1 + o)(1 − o) = 1 − o², not 1 − o", derivative="one_minus_o"),
-        wrong("each label's δ2 takes only its own tanh'(z2), not also that of the other label "
-              "of the pair", both=True),
-        wrong("S_y and S_ȳ are swapped: a relevant label's δ2 sums over the irrelevant labels, "
-              "an irrelevant label's over the relevant ones", swapped=True),
-        wrong("wrong normaliser: divide by |y||ȳ|, the number of pairs, not |y|²", normaliser="y2"),
-        wrong("wrong normaliser: divide by |y||ȳ|, not |ȳ|²", normaliser="ybar2"),
-        wrong("the pair sum is not normalised: divide by |y||ȳ|", normaliser="1"),
-        wrong("wrong normaliser: |y||ȳ|, not L²", normaliser="L2"),
-        wrong("wrong normaliser: |y||ȳ|, not L", normaliser="L"),
-        Mistake("the signs of the relevant and irrelevant labels are swapped",
-                to_batch(lambda o, Y: -pwe_variant(o, Y)))]
+def pwe_reference(z2, o, Y):
+    return PairwiseExponential("pairwise").delta(z2, o, Y)
+
+
+def _pwe_as(**mistake):
+    """A PWE δ2 with one of :func:`pwe_variant`'s mistakes."""
+    return lambda z2, o, Y: pwe_variant(np.asarray(o, dtype=np.float64), Y, **mistake)
+
+
+def _relevant(Y, when_relevant, otherwise):
+    return np.where(np.asarray(Y) > 0, when_relevant, otherwise)
+
+
+PWE_MISTAKES = [
+    Mistake("the sign is flipped: relevant labels get a negative δ2, irrelevant ones a positive "
+            "δ2", lambda z2, o, Y: -pwe_reference(z2, o, Y)),
+    Mistake("the relevant labels' δ2 has the wrong sign",
+            lambda z2, o, Y: _relevant(Y, -pwe_reference(z2, o, Y), pwe_reference(z2, o, Y))),
+    Mistake("the irrelevant labels' δ2 has the wrong sign",
+            lambda z2, o, Y: _relevant(Y, pwe_reference(z2, o, Y), -pwe_reference(z2, o, Y))),
+    Mistake("the irrelevant labels' δ2 is missing: each n ∈ ȳ gets a term from each of its pairs",
+            lambda z2, o, Y: _relevant(Y, pwe_reference(z2, o, Y), 0)),
+    Mistake("the relevant labels' δ2 is missing: each p ∈ y gets a term from each of its pairs",
+            lambda z2, o, Y: _relevant(Y, 0, pwe_reference(z2, o, Y))),
+    Mistake("that is ∂J/∂o; δ2 = ∂J/∂z2 also needs tanh'(z2) = (1 + o)(1 − o)",
+            _pwe_as(derivative="none")),
+    Mistake("the derivative of tanh is (1 + o)(1 − o), not o(1 − o)",
+            _pwe_as(derivative="sigmoid")),
+    Mistake("tanh'(z2) is (1 + o)(1 − o) = 1 − o², not 1 − o", _pwe_as(derivative="one_minus_o")),
+    Mistake("each label's δ2 takes only its own tanh'(z2), not also that of the other label of "
+            "the pair", _pwe_as(both=True)),
+    Mistake("S_y and S_ȳ are swapped: a relevant label's δ2 sums over the irrelevant labels, an "
+            "irrelevant label's over the relevant ones", _pwe_as(swapped=True)),
+    Mistake("wrong normaliser: divide by |y||ȳ|, the number of pairs, not |y|²",
+            _pwe_as(normaliser="y2")),
+    Mistake("wrong normaliser: divide by |y||ȳ|, not |ȳ|²", _pwe_as(normaliser="ybar2")),
+    Mistake("the pair sum is not normalised: divide by |y||ȳ|", _pwe_as(normaliser="1")),
+    Mistake("wrong normaliser: |y||ȳ|, not L²", _pwe_as(normaliser="L2")),
+    Mistake("wrong normaliser: |y||ȳ|, not L", _pwe_as(normaliser="L")),
+    Mistake("δ2 is per document: no 1/n here", lambda z2, o, Y: pwe_reference(z2, o, Y) / len(o))]
 
 
 def _one_document(batch):
-    return lambda o, y: batch(np.asarray(o)[None, :], np.asarray(y)[None, :])[0]
+    """A δ2 function of documents (z2, o, Y) as one of one document (o, y)."""
+    return lambda o, y: batch(np.arctanh(o)[None, :], np.asarray(o)[None, :],
+                              np.asarray(y)[None, :])[0]
 
 
-PWE_ONE_MISTAKES = pwe_mistakes(_one_document)
+#: PWE_MISTAKES for one document (the last, a division by n, means nothing for one).
+PWE_ONE_MISTAKES = [Mistake(m.hint, _one_document(m.answer)) for m in PWE_MISTAKES[:-1]]
 
 
 def _pwe_reference(o, y):
-    z2 = np.arctanh(o)[None, :]
-    return PairwiseExponential("pairwise").delta(z2, o[None, :], y[None, :])[0]
+    return _one_document(pwe_reference)(o, y)
 
 
 def _pwe_cases():

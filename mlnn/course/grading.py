@@ -286,19 +286,21 @@ def quietly(function, named, drive):
 
 
 def check(title, student, reference, cases, mistakes=(), *, name="function", kind="f",
-          tolerance=None, scale=False, drive=None, expect=None, done=None, whole=False):
+          tolerance=None, scale=False, drive=None, expect=None, done=None, whole=False,
+          runner=run):
     """The generic grader: ``student`` and ``reference`` (same signature) on every case.
 
     ``cases`` are pairs (what the case is, [(input name, value), ...]); the reference runs on
     pristine copies. On a wrong answer, the ``mistakes`` (a table of :class:`Mistake`) run on the
     same inputs and the one the answer equals names it. ``drive(function, named)`` replaces the
-    plain call (for an answer used over several steps); ``expect(answer, reference, what,
+    plain call (for an answer used over several steps), ``runner`` the plain :func:`run` of
+    the student's function only (to arm guards on its inputs); ``expect(answer, reference, what,
     wrongs, inputs)`` replaces :func:`judge` (answers of another form). With ``whole`` (answers
     as coarse as one choice among a few), a mistake names the error only if it gives the
     answer's values on every case. Returns the :class:`Report`.
     """
     def one(what, named):
-        answer = run_case(student, named, drive, name)
+        answer = drive(student, named) if drive else runner(student, *named, name=name)
         expected = run_case(reference, named, drive, "reference")
         wrongs = ((quietly(m.answer, named, drive), m.hint) for m in mistakes)
         if expect:
@@ -323,7 +325,8 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", kin
         if not whole:
             count = each_case(cases() if callable(cases) else cases, one)
             return done or f"{count} random cases, inputs unchanged"
-        records = [(what, named, run_case(student, named, drive, name),
+        records = [(what, named, drive(student, named) if drive
+                    else runner(student, *named, name=name),
                     run_case(reference, named, drive, "reference"))
                    for what, named in (cases() if callable(cases) else cases)]
         wrong = [r for r in records if not equal(r[2], r[3], r[0], r[1])]
@@ -342,13 +345,13 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", kin
     return grade(title, attempt)
 
 
-def exercise(name, title, reference, cases, mistakes=(), **options):
-    """The grader ``name`` of one exercise: ``grader(student)`` runs :func:`check` with the
+def exercise(label, title, reference, cases, mistakes=(), **options):
+    """The grader called ``label`` of one exercise: ``grader(student)`` runs :func:`check` with the
     ``reference``, the ``cases`` (a function that yields them) and the table of ``mistakes``,
     and returns whether the answer passed; ``grader.mistakes`` is the table."""
     def grader(student):
         return check(title, student, reference, cases, mistakes, **options).passed
-    grader.__name__ = grader.__qualname__ = name
+    grader.__name__ = grader.__qualname__ = label
     grader.__doc__ = f"{title}: {cases.__doc__}"
     grader.mistakes = list(mistakes)
     return grader

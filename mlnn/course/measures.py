@@ -372,7 +372,7 @@ def _macro_with(keep=None, micro_too=False, **convention):
         if keep is not None:
             rows = keep(tp, fp, fn)
             tp, fp, fn = tp[rows], fp[rows], fn[rows]
-        macro = [v.mean() if v.size else np.nan for v in _prf(tp, fp, fn, **convention)]
+        macro = [v.mean() if v.size else 1.0 for v in _prf(tp, fp, fn, **convention)]
         return dict(zip(BIPARTITION, [float(v) for v in micro] + [float(v) for v in macro]))
     return bipartition
 

@@ -225,7 +225,7 @@ def check_adagrad(AdaGrad):
         expect_own_state(AdaGrad)
         return (f"{len(ADAGRAD_CASES)} runs of 5 steps (η0 from 0.03 to 1, ε from 1e-8 to 0.5, "
                 "a step without W1 rows, float32) and two optimizers side by side, against mlnn")
-    return grade("AdaGrad with its state", attempt)
+    return grade("AdaGrad with its state", attempt).passed
 
 
 INTERFERE = ("two AdaGrad objects used side by side interfere: each must keep its own G, made "
@@ -303,7 +303,7 @@ def check_update(update):
             expect_one_step(optimizer, params, grads, cache, shape[0])
             count += 1
         return f"{count} random minibatches against mlnn's forward, CE δ2 and backward"
-    return grade("one minibatch update", attempt)
+    return grade("one minibatch update", attempt).passed
 
 
 def expect_one_step(optimizer, params, grads, cache, n):
@@ -399,7 +399,7 @@ def check_train(train):
         expect_uniform(train)
         return (f"{len(TRAINING_CASES)} cases of n, batch size and epochs, 60 epochs of 12 "
                 "documents for the minibatches and 4,000 of 4 for the randomness of the order")
-    return grade("the shuffled minibatch training loop", attempt)
+    return grade("the shuffled minibatch training loop", attempt).passed
 
 
 def expect_epochs(record, n, batch_size, epochs):
