@@ -1,32 +1,14 @@
-r"""Graders for notebook 01b, where the student builds the paper's network from zero.
+r"""Graders of notebook 01b, where the student builds the paper's network (Sec. 3.2, Eq. 2; CE,
+Eq. 6; PWE, Eq. 3; AdaGrad, Sec. 3.5) from zero, piece by piece, in plain NumPy/SciPy.
 
-The network is that of Sec. 3.2 (Eq. 2) with ReLU hidden units, CE (Eq. 6) or PWE (Eq. 3,
-Sec. 3.4) at the output, and AdaGrad (Sec. 3.5). The student writes each piece in plain
-NumPy/SciPy; each ``check_*`` here tries it on many random cases — shapes n, D, F, L, sparsity,
-documents without words, label sets with |y| ≠ |ȳ| and documents PWE excludes, float64 and float32,
-several η0 and ε — against mlnn's own code (:mod:`mlnn.nn.network`, :mod:`mlnn.nn.losses`,
-:mod:`mlnn.nn.optimizers`), whose gradients are first checked against central differences. It
-prints one line (PASS, or NOT YET with a hint that says what is wrong and never the code) and
-returns a :class:`~mlnn.course.grading.Report`, true when it passed.
-
-=====================  ===========================================================
-grader                 the student's piece
-=====================  ===========================================================
-check_forward          ``forward(X, W1, b1, W2, b2, f_o)`` → (z1, h, z2, o)
-check_ce_delta2        ``ce_delta2(z2, o, Y)`` → δ2 = o − y
-check_pwe_delta2_pairs ``pwe_delta2_pairs(z2, o, Y)`` → PWE's δ2 by the pair sum
-check_pwe_delta2       ``pwe_delta2(z2, o, Y)`` → the same, factorised
-check_delta1_relu      ``delta1_relu(delta2, W2, z1)`` → δ1 = (δ2 W2ᵀ) ∘ ReLU'(z1)
-check_grad_W1_rows     ``grad_W1_rows(X, delta1)`` → (rows, Xᵀ δ1 / n on those rows)
-check_backward         ``backward(X, z1, h, W2, delta2)`` → {"W1": (rows, values), "b1", …}
-check_adagrad          ``AdaGrad(eta0, epsilon)`` with ``step(params, grads)``
-check_update           ``update(params, optimizer, X_batch, Y_batch)``: one minibatch update
-check_train            ``train(params, optimizer, X, Y, epochs, batch_size, rng, update)``
-=====================  ===========================================================
-
-:func:`load_worked_solution` and :func:`yours_if` let the notebook run top to bottom before the
-student has written anything: a piece that has not passed its grader is replaced, for the cells
-below it, by the worked solution in ``notebooks/solutions/ex01b_build_it_from_zero.py``.
+Each grader tries its piece on random minibatches (n, D, F, L, documents without words, label
+sets with |y| ≠ |ȳ| and documents PWE excludes, float64 and float32, saturated outputs) against
+mlnn's own code, whose gradients are first checked against central differences; the AdaGrad,
+update and training-loop graders are in :mod:`~mlnn.course.scratch_training`, the cases and the
+guards on the inputs (X never made dense, no full D × F product, no O(L²) work where O(L) is
+asked) in :mod:`~mlnn.course.scratch_cases`. :func:`yours_if` lets the notebook run before the
+student has written anything: a piece that has not passed is replaced, in the cells below, by
+the worked solution (``notebooks/solutions/ex01b_build_it_from_zero.py``).
 """
 
 import importlib.util
