@@ -13,8 +13,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, binomial_z, call,
-                                 case_rngs, close, dispersion, exercise, expect_shape, grade,
-                                 judge, label_rows, pair, run, sparse_rows)
+                                 case_rngs, close, dispersion, exercise, expect_items,
+                                 expect_shape, explaining, grade, judge, label_rows, pair, run,
+                                 sparse_rows)
 from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES, ranking_measures
 from mlnn.evaluation.thresholds import optimal_thresholds, ridge
 from mlnn.figures.landscapes import loss_surface, surface_gradient
@@ -26,38 +27,6 @@ from mlnn.paper.ranks import average_ranks, critical_difference, friedman_test
 
 #: Random cases per deterministic grader.
 CASES = 8
-
-
-def explaining(answer, wrongs, keys):
-    """The mistakes whose answer equals ``answer`` on every item ``keys`` (a tuple's positions
-    or a dict's names): only a mistake that explains the whole answer may name it."""
-    def equal(wrong):
-        try:
-            return all(close(answer[k], wrong[k]) for k in keys)
-        except (TypeError, KeyError, IndexError):
-            return False
-    return [(wrong, hint) for wrong, hint in wrongs if wrong is not None and equal(wrong)]
-
-
-#: How a tuple answer is called in a hint.
-ITEMS = {2: "a pair (a tuple of two values)", 4: "the four arrays"}
-
-
-def expect_items(names, order=None, kind="f"):
-    """Judge an answer that is a tuple of arrays, item by item (in ``order``); a mistake is
-    named when it explains every item."""
-    def expect(answer, expected, what, wrongs, inputs=None):
-        if answer is None:
-            raise NotYet(NO_ANSWER)
-        if not isinstance(answer, (tuple, list)) or len(answer) != len(names):
-            raise NotYet(f"the result must be {ITEMS.get(len(names), len(names))} "
-                         f"({', '.join(names)}, in that order), not a {type(answer).__name__}"
-                         + (f" of {len(answer)}" if isinstance(answer, (tuple, list)) else ""))
-        matches = explaining(answer, wrongs, range(len(names)))
-        for i in order or range(len(names)):
-            judge(answer[i], expected[i], f"{names[i]} {what}",
-                  [(wrong[i], hint) for wrong, hint in matches], kind=kind)
-    return expect
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,9 +252,11 @@ def _pwe_landscape_pairs(W1, W2_1, c, count=4):
 
 PWE_LANDSCAPE_MISTAKES = [
     Mistake("that is J of the network in the text (y = (1, 0, 0, 0), c = 0); this one has two "
-            "relevant labels and the weights c", lambda W1, W2_1, c: np.exp(-np.tanh(W2_1 * np.tanh(W1)))),
+            "relevant labels and the weights c",
+            lambda W1, W2_1, c: np.exp(-np.tanh(W2_1 * np.tanh(W1)))),
     Mistake("the pair sum is averaged over the wrong count: J divides by |y||ȳ|, the number of "
-            "(relevant, irrelevant) pairs", lambda W1, W2_1, c: _pwe_landscape_pairs(W1, W2_1, c, 8)),
+            "(relevant, irrelevant) pairs",
+            lambda W1, W2_1, c: _pwe_landscape_pairs(W1, W2_1, c, 8)),
     Mistake("the outputs that share the weight c are not 0 here: o_l = tanh(c h) for l > 1",
             lambda W1, W2_1, c: (np.exp(-np.tanh(W2_1 * np.tanh(W1))) + 1) / 2),
     Mistake("the output units of PWE are tanh, not the sigmoid",

@@ -255,6 +255,38 @@ def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=Fa
                  f"{relative_error(values, reference.astype(np.float64)):.1e})")
 
 
+def explaining(answer, wrongs, keys):
+    """The mistakes whose answer equals ``answer`` on every item ``keys`` (a tuple's positions
+    or a dict's names): only a mistake that explains the whole answer may name it."""
+    def equal(wrong):
+        try:
+            return all(close(answer[k], wrong[k]) for k in keys)
+        except (TypeError, KeyError, IndexError):
+            return False
+    return [(wrong, hint) for wrong, hint in wrongs if wrong is not None and equal(wrong)]
+
+
+#: How a tuple answer is called in a hint.
+ITEMS = {2: "a pair (a tuple of two values)", 4: "the four arrays"}
+
+
+def expect_items(names, order=None, kind="f"):
+    """Judge an answer that is a tuple of arrays, item by item (in ``order``); a mistake is
+    named when it explains every item."""
+    def expect(answer, expected, what, wrongs, inputs=None):
+        if answer is None:
+            raise NotYet(NO_ANSWER)
+        if not isinstance(answer, (tuple, list)) or len(answer) != len(names):
+            raise NotYet(f"the result must be {ITEMS.get(len(names), len(names))} "
+                         f"({', '.join(names)}, in that order), not a {type(answer).__name__}"
+                         + (f" of {len(answer)}" if isinstance(answer, (tuple, list)) else ""))
+        matches = explaining(answer, wrongs, range(len(names)))
+        for i in order or range(len(names)):
+            judge(answer[i], expected[i], f"{names[i]} {what}",
+                  [(wrong[i], hint) for wrong, hint in matches], kind=kind)
+    return expect
+
+
 def each_case(cases, one):
     """``one(*case)`` for every case; a hint that is :class:`Ambiguous` in one case waits for a
     later case to name the mistake, and is given if none does. Returns the number of cases."""

@@ -18,9 +18,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from mlnn.course.graders import PWE_MISTAKES, expect_items, pwe_reference
-from mlnn.course.grading import (Mistake, NotYet, as_array, exercise, expect_shape, grade,
-                                 run)
+from mlnn.course.graders import PWE_MISTAKES, pwe_reference
+from mlnn.course.grading import (Mistake, NotYet, as_array, exercise, expect_items,
+                                 expect_shape, grade, run)
 from mlnn.course.scratch_cases import (SHAPES, SOLUTION, GuardedCSR, Linear, agree,
                                        backward_case, expect_gradients, expect_row_sparse,
                                        expect_values, fd_delta1, fd_params, labels,
