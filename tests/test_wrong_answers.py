@@ -461,6 +461,10 @@ WRONG_03_07 = [
     (course.check_rank_loss, lambda s, y: (np.sum(pairs(s, y) < 0) + 0.5 * np.sum(
         pairs(s, y) == 0)), "divide by |y||ȳ|"),
     (course.check_rank_loss, lambda s, y: np.mean(pairs(s, y) > 0), "off"),
+    (course.check_rank_loss, lambda s, y: ex03.rank_loss_one(np.round(s, 1), y),
+     "is off"),
+    (course.check_rank_loss, lambda s, y: ex03.rank_loss_one(np.round(s, 6), y), "not tied"),
+    (course.check_coverage, lambda s, y: ex07.coverage_one(np.round(s, 9), y), "not tied"),
     (course.check_rank_loss, lambda s, y: np.mean(pairs(s, y) < 0, axis=1), "shape"),
     (course.check_rank_loss, lambda s, y: (np.sum(pairs(s, y) < 0) + 0.5 * np.sum(
         pairs(s, y) == 0)) / (np.sum(y > 0) * (6 - np.sum(y > 0))), "off"),
