@@ -3,16 +3,15 @@ minibatch update, and the shuffled training loop (see :mod:`mlnn.course.scratch`
 all ten graders; the notebook calls them from there).
 """
 
-
 import numpy as np
 import scipy.sparse as sp
 from scipy.stats import chisquare
 
-from mlnn.course.grading import NotYet, StudentError, close, grade, pristine, same
-from mlnn.course.grading import expect_dtype
+from mlnn.course.graders import apply_rule
+from mlnn.course.grading import (NotYet, StudentError, close, expect_dtype, grade, pristine,
+                                 same)
 from mlnn.course.scratch_cases import (SHAPES, GuardedCSR, agree, backward_case, expect_gradients,
                                        run_guarded, tolerance)
-from mlnn.course.graders import apply_rule
 from mlnn.nn.optimizers import AdaGrad as ReferenceAdaGrad
 
 
