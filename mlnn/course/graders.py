@@ -87,7 +87,8 @@ def pwe_variant(o, Y, normaliser="pairs", derivative="tanh", both=False, swapped
     1 − o, o(1 − o), none), tanh' of both labels on each pair term (``both``), or S_y and S_ȳ
     swapped (``swapped``). Excluded documents give 0."""
     delta2 = np.zeros(np.shape(o))
-    f = {"tanh": 1 - o * o, "one_minus_o": 1 - o, "sigmoid": o * (1 - o), "none": 1 + 0 * o}
+    f = {"tanh": 1 - o * o, "one_minus_o": 1 - o, "sigmoid": o * (1 - o),
+         "none": np.ones_like(o)}
     f = f[derivative]
     for i, (oi, yi) in enumerate(zip(o, np.asarray(Y) > 0)):
         p, q = np.flatnonzero(yi), np.flatnonzero(~yi)
