@@ -16,7 +16,8 @@ from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, binomial_
                                  case_rngs, close, dispersion, exercise, expect_items,
                                  expect_shape, explaining, grade, judge, label_rows, pair, run,
                                  sparse_rows)
-from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES, ranking_measures
+from mlnn.course.measures import RANKING_MISTAKES, measure_of, one_document
+from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES
 from mlnn.evaluation.thresholds import optimal_thresholds, ridge
 from mlnn.figures.landscapes import loss_surface, surface_gradient
 from mlnn.nn.activations import get_activation
@@ -323,63 +324,25 @@ def _documents(seed, count=4, n=12):
         yield scores, label_rows(rng, n, L).astype(dtype), kind
 
 
-def _measure(key):
-    def one(s, y):
-        return ranking_measures(np.asarray(y)[None, :].astype(int), np.asarray(s)[None, :])[key]
-    return one
+def _per_document(label, measure, seed, noun=None):
+    """The grader of notebooks 03, 05 and 07 for ``measure`` of one document, with 06b's table
+    of mistakes; the documents hold tied scores, near ties (not ties) or neither."""
+    noun = noun or measure
 
-
-def _tolerant(key, hint):
-    """The measure computed with near ties taken as ties (scores rounded to 6 decimals)."""
-    return Mistake(hint, lambda s, y: _measure(key)(np.round(s, 6), y))
-
-
-TOLERANT = ("scores that differ, however little, are not tied: compare them exactly, without a "
-            "tolerance or rounding")
-
-
-def _pairs(s, y):
-    return s[y > 0][:, None] - s[y == 0][None, :]
-
-
-RANK_LOSS_MISTAKES = [
-    Mistake("a tie between a relevant and an irrelevant label counts ½",
-            lambda s, y: np.mean(_pairs(s, y) < 0)),
-    Mistake("a tie between a relevant and an irrelevant label counts ½",
-            lambda s, y: np.mean(_pairs(s, y) <= 0)),
-    Mistake("divide by |y||ȳ|, the number of (relevant, irrelevant) pairs",
-            lambda s, y: _measure("rankloss")(s, y) * _pairs(s, y).size),
-    Mistake("count the pairs ordered wrongly, not those ordered rightly",
-            lambda s, y: 1 - _measure("rankloss")(s, y)),
-    _tolerant("rankloss", TOLERANT)]
-
-OFF_BY_ONE = [_tolerant("coverage", TOLERANT),
-              Mistake("it is 1 too large", lambda s, y: _measure("coverage")(s, y) + 1),
-              Mistake("it is 1 too small", lambda s, y: _measure("coverage")(s, y) - 1)]
-
-AP_MISTAKES = [_tolerant("MAP", TOLERANT)]
-
-MEASURE_NAMES = {"rankloss": "the rank loss", "MAP": "the average precision",
-                 "coverage": "the coverage"}
-
-
-def _per_document_cases(key, seed):
     def cases():
         for scores, Y, kind in _documents(seed):
             for s, y in zip(scores, Y):
-                yield (f"{MEASURE_NAMES[key]} of a document with L = {len(y)}, "
-                       f"|y| = {np.sum(y > 0)} and {kind}", [("scores", s), ("y", y)])
-    cases.__doc__ = f"``(scores, y)`` of one document → {MEASURE_NAMES[key]} (Sec. 4)."
-    return cases
+                yield (f"the {noun} of a document with L = {len(y)}, |y| = {np.sum(y > 0)} and "
+                       f"{kind}", [("scores", s), ("y", y)])
+    cases.__doc__ = f"``(scores, y)`` of one document → the {noun} (Sec. 4)."
+    return exercise(label, f"{noun} of one document", one_document(measure_of(measure)), cases,
+                    [Mistake(hint, one_document(m)) for m, hint in RANKING_MISTAKES[measure]],
+                    kind="biuf")
 
 
-check_rank_loss = exercise("check_rank_loss", "rank loss of one document", _measure("rankloss"),
-                           _per_document_cases("rankloss", 11), RANK_LOSS_MISTAKES, kind="biuf")
-check_average_precision = exercise("check_average_precision", "average precision of one document",
-                                   _measure("MAP"), _per_document_cases("MAP", 12), AP_MISTAKES,
-                                   kind="biuf")
-check_coverage = exercise("check_coverage", "coverage of one document", _measure("coverage"),
-                          _per_document_cases("coverage", 13), OFF_BY_ONE, kind="biuf")
+check_rank_loss = _per_document("check_rank_loss", "rank loss", 11)
+check_average_precision = _per_document("check_average_precision", "MAP", 12, "average precision")
+check_coverage = _per_document("check_coverage", "coverage", 13)
 
 
 def _excluded(Y):
