@@ -1,12 +1,7 @@
 """The graders of notebooks 01–08 (01b's in :mod:`~mlnn.course.scratch`, 06b's in
-:mod:`~mlnn.course.measures`), each a call of :func:`~mlnn.course.grading.check`.
-
-A grader names its cases (shapes, and every value an answer could hard-code: |y| ≠ |ȳ|, n > 1,
-several μ, η, ρ, ε, λ and q_α, tied and nearly tied scores), its reference (mlnn's own code or a
-literal loop) and its table of mistakes, each a wrong answer with the student's signature; the
-tests run every mistake through its grader. Random answers (dropout) are judged by their
-distribution. A grader prints one line and returns True or False (under nbgrader, a wrong answer
-raises AssertionError instead, :func:`~mlnn.course.grading.grade`).
+:mod:`~mlnn.course.measures`), each a call of :func:`~mlnn.course.grading.check` with its cases
+(shapes, and every value an answer could hard-code), its reference (mlnn's own code where mlnn
+has it) and its table of mistakes. Random answers (dropout) are judged by their distribution.
 """
 
 import numpy as np
@@ -166,7 +161,8 @@ def _pwe_reference(o, y):
 
 
 def _pwe_cases():
-    """``pwe_delta_one(o, y)`` → δ2 of one document for PWE over tanh outputs (Eq. 3)."""
+    """``pwe_delta_one(o, y)`` → δ2 of one document for PWE over tanh outputs (1-d arrays, Eq. 10,
+    Sec. 3.4)."""
     for i, rng in enumerate(case_rngs(3, CASES)):
         L = int(rng.integers(3, 11))
         size = {0: 1, 1: L // 2, 2: L - 1}.get(i, rng.integers(1, L))   # |y| = 1, ≈ |ȳ|, …
