@@ -9,9 +9,9 @@ from scipy.stats import chisquare
 
 from mlnn.course.graders import apply_rule
 from mlnn.course.grading import (NotYet, StudentError, close, expect_dtype, grade, pristine,
-                                 same)
+                                 same, tolerance_of)
 from mlnn.course.scratch_cases import (SHAPES, GuardedCSR, agree, backward_case, expect_gradients,
-                                       run_guarded, tolerance)
+                                       run_guarded)
 from mlnn.nn.optimizers import AdaGrad as ReferenceAdaGrad
 
 
@@ -182,24 +182,24 @@ def expect_adagrad(answer, start, steps, eta0, epsilon):
         agree(value, reference[name], f"AdaGrad's {name}")
     if all(np.array_equal(answer[name], start[name]) for name in start):
         raise NotYet("no answer yet (step changed no parameter)")
-    dtype = start["W1"].dtype
+    tolerance = tolerance_of(start["W1"])
     if not all(np.all(np.isfinite(np.asarray(answer[name], float))) for name in start):
         raise NotYet("a parameter became NaN or infinite: ε in √G + ε guards the division "
                      "where G is still 0 (an entry whose gradient has been 0 so far)")
-    if all(close(answer[name], reference[name], tolerance(dtype)) for name in start):
+    if all(close(answer[name], reference[name], tolerance) for name in start):
         for name in start:
             expect_dtype(np.asarray(answer[name]), start[name], name, "f")
         return
     for variant, hint in ADAGRAD_MISTAKES.items():
         wrong = adagrad_run(start, dense, eta0, epsilon, variant)
-        if all(close(answer[name], wrong[name], tolerance(dtype)) for name in start):
+        if all(close(answer[name], wrong[name], tolerance) for name in start):
             raise NotYet(hint)
     touched = np.unique(np.concatenate([grads["W1"][0] for grads in steps]))
     untouched = np.setdiff1d(np.arange(start["W1"].shape[0]), touched)
     if not np.array_equal(answer["W1"][untouched], start["W1"][untouched]):
         raise NotYet("rows of W1 without a gradient changed; W1's gradient (rows, values) "
                      "applies to the rows listed in rows only")
-    wrong = [name for name in start if not close(answer[name], reference[name], tolerance(dtype))]
+    wrong = [name for name in start if not close(answer[name], reference[name], tolerance)]
     raise NotYet(f"after {len(steps)} steps {', '.join(wrong)} differ from AdaGrad's: per "
                  "parameter, G ← G + g² accumulated over the steps, θ ← θ − η0 g / (√G + ε), "
                  "on the rows given for W1")
