@@ -633,19 +633,19 @@ RULE_MISTAKES = [
     Mistake("ε is inside the square root; it belongs outside, added to the root", _EpsilonInside)]
 
 
-def _rule_problem(rng):
-    """Parameters W1, b1, W2, b2 (b1 and b2 of one shape) and the gradients of each step as
-    (rows, values): W1's on a few rows (the rows of the words of a minibatch), the others dense
-    (rows None)."""
-    D, F = 7, 3
-    params = {"W1": rng.normal(size=(D, F)), "b1": rng.normal(size=F),
-              "W2": rng.normal(size=(F, F)), "b2": rng.normal(size=F)}
+def rule_problem(rng, D, F, L, dtype=np.float64, steps=STEPS):
+    """Parameters W1, b1, W2, b2 and the gradients of each step by name: W1's as (rows, values)
+    on a few rows (the words of a minibatch; none at the third step), the others dense arrays
+    with some zero entries."""
+    shapes = {"W1": (D, F), "b1": (F,), "W2": (F, L), "b2": (L,)}
+    params = {name: rng.normal(size=shape).astype(dtype) for name, shape in shapes.items()}
     sequence = []
-    for step in range(STEPS):
-        grads = {name: (None, rng.normal(size=value.shape)) for name, value in params.items()}
-        rows = np.sort(rng.choice(D, size=1 if step % 2 == 0 else rng.integers(2, D),
-                                  replace=False))
-        grads["W1"] = (rows, rng.normal(size=(len(rows), F)))
+    for step in range(steps):
+        rows = np.sort(rng.choice(D, size=0 if step == 2 else rng.integers(1, D), replace=False))
+        grads = {"W1": (rows, rng.normal(size=(len(rows), F)).astype(dtype))}
+        for name in ("b1", "W2", "b2"):
+            g = rng.normal(size=shapes[name]) * (rng.random(shapes[name]) < 0.7)
+            grads[name] = g.astype(dtype)
         sequence.append(grads)
     return params, sequence
 
@@ -653,12 +653,13 @@ def _rule_problem(rng):
 def apply_rule(rule, params, states, grads):
     """One step of an update rule (``new_state``, ``update``) on every parameter, as mlnn's lazy
     executor runs it: a gradient given as (rows, values) updates the gathered rows of θ and of
-    each state array, scattered back; (None, g) updates the whole parameter."""
-    for name, (rows, g) in grads.items():
+    each state array, scattered back; a dense gradient updates the whole parameter."""
+    for name, g in grads.items():
         theta, state = params[name], states[name]
-        if rows is None:
+        if not isinstance(g, tuple):
             call(rule.update, theta, g.copy(), state, name="update")
             continue
+        rows, g = g
         theta_rows, slots = theta[rows], {k: v[rows] for k, v in state.items()}
         call(rule.update, theta_rows, g.copy(), slots, name="update")
         theta[rows] = theta_rows
@@ -695,7 +696,7 @@ def _rule_cases():
     state)``: six steps on four parameters (W1's gradients row-sparse, b1 and b2 of one shape),
     run as mlnn's lazy executor runs a rule, against the literal loop."""
     for rng, settings in zip(case_rngs(7, 3), RMSPROP_SETTINGS[1:]):
-        params, sequence = _rule_problem(rng)
+        params, sequence = rule_problem(rng, 7, 3, 3)
         yield (f"after {STEPS} steps with η, ρ, ε = {settings}",
                [("settings", settings), ("params", params), ("sequence", sequence)])
 

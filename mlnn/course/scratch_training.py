@@ -7,7 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.stats import chisquare
 
-from mlnn.course.graders import apply_rule
+from mlnn.course.graders import apply_rule, rule_problem
 from mlnn.course.grading import (NotYet, StudentError, close, expect_dtype, grade, pristine,
                                  same, tolerance_of)
 from mlnn.course.scratch_cases import (SHAPES, GuardedCSR, agree, backward_case, expect_gradients,
@@ -44,22 +44,6 @@ ADAGRAD_MISTAKES = {
 }
 
 
-def adagrad_steps(rng, params, count=5):
-    """``count`` gradient dicts: W1 as (rows, values) on random rows (one step with no row)."""
-    D = params["W1"].shape[0]
-    steps = []
-    for t in range(count):
-        rows = np.sort(rng.choice(D, size=0 if t == 2 else rng.integers(1, D), replace=False))
-        grads = {"W1": (rows, rng.normal(size=(len(rows), params["W1"].shape[1])))}
-        for name in ("b1", "W2", "b2"):
-            grads[name] = rng.normal(size=params[name].shape) * (rng.random(params[name].shape)
-                                                                  < 0.7)
-        dtype = params["W1"].dtype
-        steps.append({name: (g[0], g[1].astype(dtype)) if name == "W1" else g.astype(dtype)
-                      for name, g in grads.items()})
-    return steps
-
-
 def dense_steps(steps, params):
     """The steps with W1's (rows, values) made dense, for :func:`adagrad_run`."""
     out = []
@@ -76,20 +60,13 @@ def reference_adagrad(params, steps, eta0, epsilon):
     rule = ReferenceAdaGrad(eta0, epsilon=epsilon)
     states = {name: rule.new_state(theta) for name, theta in params.items()}
     for grads in steps:
-        apply_rule(rule, params, states, {name: g if name == "W1" else (None, g)
-                                          for name, g in grads.items()})
+        apply_rule(rule, params, states, grads)
     return params
 
 
 #: (η0, ε, (D, F, L), dtype) of the AdaGrad cases; F = L once, so that b1 and b2 have one shape.
 ADAGRAD_CASES = [(0.1, 1e-8, (7, 3, 4), np.float64), (0.03, 0.5, (5, 4, 4), np.float64),
                  (1.0, 1e-3, (9, 2, 5), np.float64), (0.3, 0.1, (6, 3, 3), np.float32)]
-
-
-def random_params(rng, D, F, L, dtype=np.float64):
-    """Random W1, b1, W2, b2 of the given shapes and dtype."""
-    shapes = {"W1": (D, F), "b1": (F,), "W2": (F, L), "b2": (L,)}
-    return {name: rng.normal(size=shape).astype(dtype) for name, shape in shapes.items()}
 
 
 def new_optimizer(AdaGrad, eta0, epsilon):
@@ -215,8 +192,7 @@ def check_adagrad(AdaGrad):
         expect_separate_state(AdaGrad)
         for number, (eta0, epsilon, (D, F, L), dtype) in enumerate(ADAGRAD_CASES):
             rng = np.random.default_rng([70, number])
-            start = random_params(rng, D, F, L, dtype)
-            steps = adagrad_steps(rng, start)
+            start, steps = rule_problem(rng, D, F, L, dtype, steps=5)
             params = {name: value.copy() for name, value in start.items()}
             params["W1"] = watched(start["W1"])
             answer = take_steps(new_optimizer(AdaGrad, eta0, epsilon), params, steps)
@@ -242,8 +218,8 @@ def expect_separate_state(AdaGrad):
     rng = np.random.default_rng(78)
     first, second = new_optimizer(AdaGrad, 0.1, 1e-8), new_optimizer(AdaGrad, 0.5, 0.01)
     before = state_of(second)
-    start = random_params(rng, 6, 3, 4)
-    take_steps(first, start, adagrad_steps(rng, start, 1))
+    start, steps = rule_problem(rng, 6, 3, 4, steps=1)
+    take_steps(first, start, steps)
     if not same(before, state_of(second)):
         raise NotYet(INTERFERE)
 
@@ -253,8 +229,8 @@ def expect_own_state(AdaGrad):
     rng = np.random.default_rng(79)
     runs = []
     for eta0, epsilon in ((0.1, 1e-8), (0.5, 0.01)):
-        start = random_params(rng, 6, 3, 4)
-        runs.append((new_optimizer(AdaGrad, eta0, epsilon), start, adagrad_steps(rng, start),
+        start, steps = rule_problem(rng, 6, 3, 4, steps=5)
+        runs.append((new_optimizer(AdaGrad, eta0, epsilon), start, steps,
                      {name: value.copy() for name, value in start.items()}, eta0, epsilon))
     for t in range(5):
         for optimizer, _, steps, params, _, _ in runs:
