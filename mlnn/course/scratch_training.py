@@ -10,28 +10,32 @@ from scipy.stats import chisquare
 from mlnn.course.graders import apply_rule, rule_problem
 from mlnn.course.grading import (NotYet, StudentError, close, expect_dtype, grade, pristine,
                                  same, tolerance_of)
-from mlnn.course.scratch_cases import (SHAPES, GuardedCSR, agree, backward_case, expect_gradients,
+from mlnn.course.scratch_cases import (SHAPES, GuardedCSR, backward_case, expect_gradients,
                                        run_guarded)
 from mlnn.nn.optimizers import AdaGrad as ReferenceAdaGrad
 
 
 # -- AdaGrad -------------------------------------------------------------------------------------
 
-def adagrad_run(params, steps, eta0, epsilon, variant="right"):
-    """θ after ``steps`` (lists of dense gradients by name) of AdaGrad or of a wrong variant."""
-    params = {name: value.astype(np.float64) for name, value in params.items()}
-    G = {name: np.zeros_like(value) for name, value in params.items()}
-    for grads in steps:
-        for name, g in grads.items():
-            before = G[name].copy()
-            G[name] = g * g if variant == "reset" else G[name] + g * g
-            denominator = {"no_sqrt": G[name] + epsilon, "inside": np.sqrt(G[name] + epsilon),
-                           "before": np.sqrt(before) + epsilon}.get(variant,
-                                                                     np.sqrt(G[name]) + epsilon)
-            step = eta0 * g if variant == "sgd" else eta0 * g / np.where(denominator > 0,
-                                                                         denominator, 1)
-            params[name] = params[name] + step if variant == "uphill" else params[name] - step
-    return params
+class AdaGradVariant:
+    """AdaGrad with one of :data:`ADAGRAD_MISTAKES`, written as mlnn writes a rule
+    (``new_state``, ``update``) so that it runs as mlnn's AdaGrad does."""
+
+    def __init__(self, eta0, epsilon, variant):
+        self.eta0, self.epsilon, self.variant = eta0, epsilon, variant
+
+    def new_state(self, theta):
+        return {"G": np.zeros_like(theta)}
+
+    def update(self, theta, g, state):
+        G, before = state["G"], state["G"].copy()
+        G[...] = g * g if self.variant == "reset" else G + g * g
+        denominator = {"no_sqrt": G + self.epsilon, "inside": np.sqrt(G + self.epsilon),
+                       "before": np.sqrt(before) + self.epsilon}.get(self.variant,
+                                                                     np.sqrt(G) + self.epsilon)
+        step = self.eta0 * g if self.variant == "sgd" else self.eta0 * g / np.where(
+            denominator > 0, denominator, 1)
+        theta += step if self.variant == "uphill" else -step
 
 
 ADAGRAD_MISTAKES = {
@@ -44,20 +48,9 @@ ADAGRAD_MISTAKES = {
 }
 
 
-def dense_steps(steps, params):
-    """The steps with W1's (rows, values) made dense, for :func:`adagrad_run`."""
-    out = []
-    for grads in steps:
-        W1 = np.zeros(params["W1"].shape)
-        W1[grads["W1"][0]] = grads["W1"][1]
-        out.append({**{k: np.asarray(v, float) for k, v in grads.items() if k != "W1"}, "W1": W1})
-    return out
-
-
-def reference_adagrad(params, steps, eta0, epsilon):
-    """θ after the steps by mlnn's AdaGrad rule (W1 on the rows given), on copies."""
+def run_rule(rule, params, steps):
+    """θ after the steps by a rule (W1 on the rows given), on copies."""
     params = {name: value.copy() for name, value in params.items()}
-    rule = ReferenceAdaGrad(eta0, epsilon=epsilon)
     states = {name: rule.new_state(theta) for name, theta in params.items()}
     for grads in steps:
         apply_rule(rule, params, states, grads)
@@ -153,10 +146,7 @@ def take_steps(optimizer, params, steps):
 
 def expect_adagrad(answer, start, steps, eta0, epsilon):
     """The parameters after the steps equal mlnn's AdaGrad; else name the mistake."""
-    reference = reference_adagrad(start, steps, eta0, epsilon)
-    dense = dense_steps(steps, start)
-    for name, value in adagrad_run(start, dense, eta0, epsilon).items():
-        agree(value, reference[name], f"AdaGrad's {name}")
+    reference = run_rule(ReferenceAdaGrad(eta0, epsilon=epsilon), start, steps)
     if all(np.array_equal(answer[name], start[name]) for name in start):
         raise NotYet("no answer yet (step changed no parameter)")
     tolerance = tolerance_of(start["W1"])
@@ -168,7 +158,7 @@ def expect_adagrad(answer, start, steps, eta0, epsilon):
             expect_dtype(np.asarray(answer[name]), start[name], name, "f")
         return
     for variant, hint in ADAGRAD_MISTAKES.items():
-        wrong = adagrad_run(start, dense, eta0, epsilon, variant)
+        wrong = run_rule(AdaGradVariant(eta0, epsilon, variant), start, steps)
         if all(close(answer[name], wrong[name], tolerance) for name in start):
             raise NotYet(hint)
     touched = np.unique(np.concatenate([grads["W1"][0] for grads in steps]))
@@ -236,7 +226,7 @@ def expect_own_state(AdaGrad):
         for optimizer, _, steps, params, _, _ in runs:
             take_steps(optimizer, params, steps[t:t + 1])
     for _, start, steps, params, eta0, epsilon in runs:
-        reference = reference_adagrad(start, steps, eta0, epsilon)
+        reference = run_rule(ReferenceAdaGrad(eta0, epsilon=epsilon), start, steps)
         if not all(close(params[name], reference[name]) for name in start):
             raise NotYet(INTERFERE)
 
