@@ -8,9 +8,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, binomial_z, call,
-                                 case_rngs, close, dispersion, exercise, expect_items,
-                                 expect_shape, explaining, grade, judge, label_rows, pair, run,
-                                 sparse_rows)
+                                 case_rngs, dispersion, exercise, expect_items, expect_shape,
+                                 explaining, grade, judge, label_rows, pair, run, sparse_rows)
 from mlnn.course.measures import RANKING_MISTAKES, measure_of, one_document
 from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES
 from mlnn.evaluation.thresholds import optimal_thresholds, ridge
@@ -766,19 +765,21 @@ def _dropout_masks(inverted_dropout, h, rate, seed, draws):
     for _ in range(draws):
         dropped, mask = pair(run(inverted_dropout, ("h", h), ("rate", rate), ("rng", rng)),
                              "inverted_dropout's result")
-        mask = as_array(mask, what)
+        mask = as_array(mask, what).astype(float)
         expect_shape(mask, h.shape, what)
-        values = set(np.unique(mask.astype(float)).round(9)) - {0.0}
-        if values and values <= {round(1 / rate, 9)} and rate != 0.5:
-            raise NotYet(f"{what}: kept units are scaled by 1/rate; the scale must make the "
-                         "expected value of h ∘ mask equal to h")
-        if values == {1.0}:
-            raise NotYet(f"{what} holds only 0 and 1: the kept units are not scaled")
-        if not values <= {round(1 / (1 - rate), 9)}:
-            raise NotYet(f"{what} must hold only 0 (dropped) and the scale of a kept unit")
+        judge_scale(mask[mask != 0], np.ones(np.count_nonzero(mask)), rate, what)
         judge(dropped, h * mask, f"h ∘ mask at rate {rate}")
         kept.append(mask > 0)
     return np.array(kept)
+
+
+def judge_scale(kept, original, rate, what):
+    """The kept values of inverted dropout: ``original`` scaled by 1/(1 − rate)."""
+    judge(kept, original / (1 - rate), f"the scale of a kept entry in {what}", [
+        (original, "the kept entries are not scaled"),
+        (original / rate, "the kept entries are scaled by 1/rate; the scale must keep each "
+                          "entry's expected value")],
+          scale="a kept entry is scaled by 1/(1 − rate)")
 
 
 def judge_kept(kept, rate, column, row, trials=None, noun="units"):
@@ -864,12 +865,7 @@ def _input_dropout_kept(input_dropout, X, rate, seed):
         raise NotYet(f"{what}: a zero input became nonzero")
     stored, given = original[original != 0], dense[original != 0]
     kept = given != 0
-    if np.any(kept) and np.allclose(given[kept], stored[kept]):
-        raise NotYet(f"{what}: the kept entries are not scaled")
-    if rate != 0.5 and np.any(kept) and close(given[kept], stored[kept] / rate):
-        raise NotYet(f"{what}: kept entries are scaled by 1/rate; the scale must keep each "
-                     "entry's expected value")
-    judge(given[kept], stored[kept] / (1 - rate), f"the kept entries at rate {rate}")
+    judge_scale(given[kept], stored[kept], rate, what)
     return kept
 
 
