@@ -271,12 +271,12 @@ check_pwe_landscape = exercise("check_pwe_landscape", "PWE landscape in closed f
                                scale="check how the pair terms are counted and averaged")
 
 
-def _ce_slope(W1, W2_1, c):
+def _ce_slope(W1, W2_1):
     return _on_grid(lambda a, b: surface_gradient(loss_surface("ce", "tanh", a, b))[1], W1, W2_1)
 
 
 CE_SLOPE_MISTAKES = [
-    Mistake("the sign is flipped", lambda W1, W2_1: -_ce_slope(W1, W2_1, 0)),
+    Mistake("the sign is flipped", lambda W1, W2_1: -_ce_slope(W1, W2_1)),
     Mistake("δ2 alone: ∂z2/∂W2_1 contributes a factor", lambda W1, W2_1: _sigmoid_z2(W1, W2_1) - 1),
     Mistake("the factor from z2 = W2_1 h is the hidden unit's output h, not its input W1",
             lambda W1, W2_1: (_sigmoid_z2(W1, W2_1) - 1) * W1),
@@ -292,8 +292,7 @@ def _ce_slope_cases():
         yield what.replace("J on", "∂J/∂W2_1 on"), named[:2]
 
 
-check_ce_slope = exercise("check_ce_slope", "CE slope along W2_1",
-                          lambda W1, W2_1: _ce_slope(W1, W2_1, 0), _ce_slope_cases,
+check_ce_slope = exercise("check_ce_slope", "CE slope along W2_1", _ce_slope, _ce_slope_cases,
                           CE_SLOPE_MISTAKES)
 
 
