@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, binomial_z, call,
                                  case_rngs, dispersion, exercise, expect_items, expect_shape,
                                  explaining, grade, judge, label_rows, pair, run, sparse_rows)
-from mlnn.course.measures import RANKING_MISTAKES, measure_of, one_document
+from mlnn.course.measures import RANKING_MISTAKES, measure_of, scores_first
 from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES
 from mlnn.evaluation.thresholds import optimal_thresholds, ridge
 from mlnn.figures.landscapes import loss_surface, surface_gradient
@@ -145,18 +145,18 @@ PWE_MISTAKES = [
     Mistake("δ2 is per document: no 1/n here", lambda z2, o, Y: pwe_reference(z2, o, Y) / len(o))]
 
 
-def _one_document(batch):
+def _delta2_of_one(batch):
     """A δ2 function of documents (z2, o, Y) as one of one document (o, y)."""
     return lambda o, y: batch(np.arctanh(o)[None, :], np.asarray(o)[None, :],
                               np.asarray(y)[None, :])[0]
 
 
 #: PWE_MISTAKES for one document (the last, a division by n, means nothing for one).
-PWE_ONE_MISTAKES = [Mistake(m.hint, _one_document(m.answer)) for m in PWE_MISTAKES[:-1]]
+PWE_ONE_MISTAKES = [Mistake(m.hint, _delta2_of_one(m.answer)) for m in PWE_MISTAKES[:-1]]
 
 
 def _pwe_reference(o, y):
-    return _one_document(pwe_reference)(o, y)
+    return _delta2_of_one(pwe_reference)(o, y)
 
 
 def _pwe_cases():
@@ -329,8 +329,8 @@ def _per_document(label, measure, seed, noun=None):
                 yield (f"the {noun} of a document with L = {len(y)}, |y| = {np.sum(y > 0)} and "
                        f"{kind}", [("scores", s), ("y", y)])
     cases.__doc__ = f"``(scores, y)`` of one document → the {noun} (Sec. 4)."
-    return exercise(label, f"{noun} of one document", one_document(measure_of(measure)), cases,
-                    [Mistake(hint, one_document(m)) for m, hint in RANKING_MISTAKES[measure]],
+    return exercise(label, f"{noun} of one document", scores_first(measure_of(measure)), cases,
+                    [Mistake(hint, scores_first(m)) for m, hint in RANKING_MISTAKES[measure]],
                     kind="biuf")
 
 

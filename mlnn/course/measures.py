@@ -3,7 +3,7 @@ choice of C for the baselines BR_B and BR_R (:func:`mlnn.paper.selection.fit_br`
 
 The references are mlnn's own :mod:`mlnn.evaluation.metrics` and :mod:`mlnn.paper.selection`
 rule; notebooks 03, 05 and 07 grade rank loss, average precision and coverage of one document
-with the same tables of mistakes (:func:`one_document`).
+with the same tables of mistakes (:func:`scores_first`).
 """
 
 import numpy as np
@@ -29,7 +29,7 @@ def measure_of(measure):
     return lambda y, s: float(metrics.ranking_measures(y[None, :], s[None, :])[key])
 
 
-def one_document(per_document):
+def scores_first(per_document):
     """A per-document f(y, s) as the answer of notebooks 03, 05 and 07: f(scores, y)."""
     return lambda s, y: per_document(np.asarray(y) > 0, np.asarray(s, dtype=np.float64))
 
