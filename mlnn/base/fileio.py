@@ -331,7 +331,7 @@ def _npy_header(member, name):
             f"an invalid .npy header ({error})"
         raise ArchiveError(f"the entry {name!r} has {reason}") from None
     if dtype.hasobject:
-        raise ArchiveError("it holds Python objects")
+        raise ArchiveError(f"it holds Python objects (its entry {name!r})")
     if dtype.kind not in ARCHIVE_KINDS or dtype.itemsize == 0 or dtype.fields is not None \
             or dtype.subdtype is not None:
         raise ArchiveError(f"the entry {name!r} has the dtype {dtype}, not a plain number or "
