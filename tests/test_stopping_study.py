@@ -1,6 +1,6 @@
 """The stopping-rule study's arithmetic and bookkeeping (:mod:`mlnn.paper.stopping`): the
 tolerance at its boundary, relative to the paper's value; the validation run choosing η0 by the
-selection criterion it is given."""
+selection criterion it is given; the later of two stored runs of the same network winning."""
 
 from types import SimpleNamespace
 
@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from mlnn.base.validation import validation_split
 from mlnn.paper.selection import choose
-from mlnn.paper.stopping import TOLERANCES, validation_run, within_tolerance
+from mlnn.paper.stopping import TOLERANCES, rule_values, validation_run, within_tolerance
 
 #: A paper value for each kind of tolerance (coverage is a count of labels, the others rates).
 PAPER = {"abs": 0.5, "rel": 20.0}
@@ -75,3 +75,23 @@ def test_the_validation_run_chooses_eta_by_the_criterion_it_is_given(by_criterio
         for rule, entry in record["rules"].items():
             assert entry["selected_by"] == criterion
             assert entry["learning_rate"] == choose(entry["validation"][criterion], criterion)
+
+
+def _run(seed, maF, rules=None, stopping="rankloss"):
+    """A stored run record of NN_A on "synthetic" with the test macro-F1 ``maF``."""
+    record = {"stopping": stopping, "learning_rate": 0.01, "best_epoch": 4,
+              "test": {"maF": maF}, "rules": rules or {}}
+    return {"dataset": "synthetic", "seed": seed, "methods": {"NN_A": record}}
+
+
+def test_where_two_stored_runs_hold_the_same_network_the_later_wins():
+    earlier, later = _run(0, 0.25), _run(0, 0.5)
+    other_seed = _run(1, 0.75)
+    assert rule_values([earlier, later, other_seed], "synthetic", "NN_A", "rankloss",
+                       "maF") == {0: 0.5, 1: 0.75}
+    assert rule_values([later, earlier], "synthetic", "NN_A", "rankloss", "maF") == {0: 0.25}
+    refit = _run(0, 0.125, rules={"fixed": {"learning_rate": 0.3, "best_epoch": 3,
+                                            "test": {"maF": 0.375}}})
+    assert rule_values([earlier, refit], "synthetic", "NN_A", "fixed", "maF") == {0: 0.375}
+    assert rule_values([refit, earlier], "synthetic", "NN_A", "fixed", "maF") == {0: 0.375}
+    assert rule_values([refit, earlier], "synthetic", "NN_A", "rankloss", "maF") == {0: 0.25}

@@ -554,3 +554,22 @@ MUTANTS += [
            'features="input",', "the selection's λ ignores the model's threshold features",
            tests=["tests/test_selection_threshold_features.py", "tests/test_selection.py"]),
 ]
+
+# the stopping-rule study's arithmetic and bookkeeping (mlnn/paper/stopping.py)
+STUDY_TESTS = ["tests/test_stopping_study.py", "tests/test_stopping.py"]
+MUTANTS += [
+    mutant("study-tolerance-ours", "stopping",
+           'bound = size * abs(paper) if kind == "rel" else size',
+           'bound = size * abs(value) if kind == "rel" else size',
+           "a relative tolerance taken of our value, not the paper's", tests=STUDY_TESTS),
+    mutant("study-validation-by-rankloss", "stopping",
+           "eta = choose({e: o[select_by] for e, o in outcomes.items()}, select_by)",
+           'eta = choose({e: o["rankloss"] for e, o in outcomes.items()}, "rankloss")',
+           "the validation run chooses η0 by rank loss whatever the selection criterion",
+           tests=STUDY_TESTS),
+    mutant("study-first-run-wins", "stopping",
+           'values[run["seed"]] = entry["test"][key] if key in entry["test"] else entry[key]',
+           'values.setdefault(run["seed"], entry["test"][key] if key in entry["test"] '
+           'else entry[key])',
+           "the earlier of two stored runs of the same network wins", tests=STUDY_TESTS),
+]
