@@ -573,3 +573,15 @@ MUTANTS += [
            'else entry[key])',
            "the earlier of two stored runs of the same network wins", tests=STUDY_TESTS),
 ]
+MUTANTS += [
+    mutant("study-fixed-meanF-all-labels", "training",
+           "meanF = selection_score(Y_val, predictor.predict(X_val, scores_val))",
+           'meanF = selection_score(Y_val, predictor.predict(X_val, scores_val), '
+           'macro_labels="all")',
+           "the fixed thresholds' mean F1 macro-averaged over all labels, not the present ones",
+           tests=["tests/test_stopping_measures.py", "tests/test_training.py"]),
+    mutant("study-rules-ranking-only", "estimator",
+           'if {self.stopping, *rules} == {"rankloss"}:', 'if self.stopping == "rankloss":',
+           "the rules watched beside rank loss get only the ranking measures",
+           tests=["tests/test_stopping_measures.py", "tests/test_estimator.py"]),
+]
