@@ -585,3 +585,23 @@ MUTANTS += [
            "the rules watched beside rank loss get only the ranking measures",
            tests=["tests/test_stopping_measures.py", "tests/test_estimator.py"]),
 ]
+
+# the graders' toolkit (mlnn/course/grading.py): the tolerance, the formulas, the inputs' dtypes
+# (test_wrong_answers.py needs the notebooks' solutions, which a mutant's copy does not hold)
+GRADING_TESTS = ["tests/test_grading_toolkit.py"]
+MUTANTS += [
+    mutant("grading-tolerance-loose", "grading", "TOLERANCE = 1e-7", "TOLERANCE = 1e-3",
+           "a looser tolerance (1e-3) in the comparison", tests=GRADING_TESTS),
+    mutant("grading-relative-error-denominator", "grading",
+           "np.maximum(np.abs(a) + np.abs(b), floor)", "np.maximum(np.abs(b), floor)",
+           "the relative error without |a| in its denominator", tests=GRADING_TESTS),
+    mutant("grading-binomial-z-no-1-p", "grading", "spread = np.sqrt(trials * p * (1 - p))",
+           "spread = np.sqrt(trials * p)", "the binomial z-score without the (1 − p) factor",
+           tests=GRADING_TESTS),
+    mutant("grading-dispersion-no-1-p", "grading", "/ (expected * (1 - p))", "/ expected",
+           "the dispersion statistic without the (1 − p) factor", tests=GRADING_TESTS),
+    mutant("grading-same-ignores-dtype", "grading",
+           "and a.dtype == b.dtype and np.array_equal(", "and np.array_equal(",
+           "an input whose dtype the function changed in place (same values) not reported",
+           tests=GRADING_TESTS),
+]
