@@ -4,7 +4,6 @@
 import importlib.util
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from mlnn.course import graders as course
@@ -69,68 +68,40 @@ def test_a_failing_function_is_reported_not_raised(capsys):
     assert "ZeroDivisionError" in capsys.readouterr().out
 
 
-# The mistakes the hints are written for: each must fail its grader.
-ex01 = solutions("ex01_derivatives")
-ex02b = solutions("ex02b_optimizers_dropout")
+#: Every grader with a table of mistakes: each mistake is also a wrong answer.
+TABLES = [(grader, mistake) for grader, _, _ in EXERCISES
+          for mistake in getattr(grader, "mistakes", ())]
 
 
-class AdaGradLike(ex02b.RMSProp):
-    """Sums the squares instead of averaging them."""
-
-    def _update_rows(self, state, theta, rows, g):
-        G = state["mean_square"]
-        G[rows] += g * g
-        theta[rows] -= self.learning_rate * g / (np.sqrt(G[rows]) + self.epsilon)
-
-
-class RMSPropStub(ex02b.RMSProp):
-    """The exercise as handed out: both methods left as ``...``."""
-
-    def _new_state(self, theta):
-        ...
-
-    def _update_rows(self, state, theta, rows, g):
-        ...
-WRONG = [
-    (course.check_delta1, lambda d2, W2, h: (d2 @ W2.T) * h * (1 - h)),           # sigmoid's f'
-    (course.check_delta1, lambda d2, W2, h: -(d2 @ W2.T) * (1 - h * h)),           # flipped sign
-    (course.check_input_gradient, lambda X, d1: np.asarray(X.T @ d1)),             # no 1/n
-    (course.check_pwe_delta, lambda o, y: ex01.pwe_delta_one(o, y) / ((1 + o) * (1 - o))),
-    (course.check_pwe_delta, lambda o, y: -ex01.pwe_delta_one(o, y)),
-    (course.check_gradient_check, lambda f, x, h: (ex01.central_differences(f, x, h) * 2)),
-    (course.check_rmsprop, lambda t, G, g, eta, rho, eps: (t - eta * g / (np.sqrt(G + g * g) + eps),
-                                                           G + g * g)),           # AdaGrad
-    (course.check_momentum_skip, lambda t, v, mu, d: (t + d * v, mu ** d * v)),
-    (course.check_rmsprop_optimizer, AdaGradLike),
-    (course.check_rmsprop_optimizer, RMSPropStub),
-    (course.check_rmsprop_optimizer, ex02b.rmsprop_step),                      # not a class
-    (course.check_inverted_dropout, lambda h, rate, rng: (h * (rng.random(h.shape) >= rate),
-                                                          1.0 * (rng.random(h.shape) >= rate))),
-    (course.check_rank_loss, lambda s, y: np.mean(s[y > 0][:, None] < s[y == 0][None, :])),
-    (course.check_best_update, lambda c: (c["updates"][-1], 0.0)),
-    (course.check_pwe_excluded, lambda Y: np.count_nonzero(Y, axis=1) == 0),
-    (course.check_coverage, lambda s, y: int((s[None, :] > s[y > 0][:, None]).sum(1).max())),
-    (course.check_ridge, lambda Z, t, lam: np.linalg.lstsq(Z, t, rcond=None)[0]),
-    (course.check_better_than_paper, lambda m, ours, paper: (ours - paper) / abs(paper)),
-    (course.check_f1_threshold, lambda s, y: 0.5),
-    (course.check_average_ranks,                                       # ties broken by position
-     lambda v, lower: (np.argsort(np.argsort(v if lower else -v, axis=1), axis=1) + 1).mean(0)),
-    (course.check_average_ranks,                                       # always lower is better
-     lambda v, lower: solutions("ex08_beyond_the_paper").average_ranks_by_hand(v, True)),
-    (course.check_friedman,                                            # no − k (k+1)² / 4
-     lambda R, N: 12 * N / (len(R) * (len(R) + 1)) * np.sum(np.square(R))),
-    (course.check_critical_difference, lambda k, N, q: np.sqrt(k * (k + 1) / (6 * N))),  # no q
-    (course.check_critical_difference, lambda k, N, q: q * np.sqrt(k * (k + 1) / N)),    # no 6
-]
+@pytest.mark.parametrize("grader, mistake", TABLES,
+                         ids=[f"{g.__name__}-{i}" for i, (g, _) in enumerate(TABLES)])
+def test_every_mistake_of_a_table_is_rejected_with_its_own_hint(grader, mistake, capsys):
+    assert grader(mistake.answer) is False
+    out = capsys.readouterr().out
+    assert out.startswith("NOT YET") and mistake.hint in out, out
 
 
-def test_the_rmsprop_stub_gets_a_hint(capsys):
-    assert course.check_rmsprop_optimizer(RMSPropStub) is False
-    assert "must be a dict of arrays shaped like theta" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("grader, wrong", WRONG, ids=[f"{g.__name__}-{i}" for i, (g, _)
-                                                      in enumerate(WRONG)])
-def test_a_wrong_answer_fails(grader, wrong, capsys):
-    assert grader(wrong) is False
+def test_without_nbgrader_a_wrong_answer_prints_and_the_notebook_goes_on(monkeypatch, capsys):
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    assert course.check_delta1(course.DELTA1_MISTAKES[0].answer) is False
     assert capsys.readouterr().out.startswith("NOT YET")
+
+
+@pytest.mark.parametrize("mode", ["autograde", "validate"])
+def test_under_nbgrader_a_wrong_answer_fails_the_cell_with_the_same_message(monkeypatch, capsys,
+                                                                            mode):
+    monkeypatch.setenv("NBGRADER_EXECUTION", mode)
+    mistake = course.DELTA1_MISTAKES[1]
+    with pytest.raises(AssertionError) as failure:
+        course.check_delta1(mistake.answer)
+    out = capsys.readouterr().out
+    assert out.startswith("NOT YET") and str(failure.value) == out.strip()
+    assert mistake.hint in str(failure.value)
+    with pytest.raises(AssertionError, match="no answer yet"):
+        course.check_delta1(lambda *args: None)
+
+
+def test_under_nbgrader_a_right_answer_passes_quietly(monkeypatch, capsys):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert course.check_delta1(solutions("ex01_derivatives").delta1_tanh) is True
+    assert capsys.readouterr().out.startswith("PASS")

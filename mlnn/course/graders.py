@@ -1,124 +1,192 @@
-"""Graders for the notebooks' exercises: each takes the student's function and says pass or why not.
+"""The graders of notebooks 01–08 (01b's in :mod:`~mlnn.course.scratch`, 06b's in
+:mod:`~mlnn.course.measures`), each a call of :func:`~mlnn.course.grading.check`.
 
-Every ``check_*`` function tries the student's function on several random cases that vary the
-shapes and every value an answer could hard-code (|y| ≠ |ȳ|, n > 1, dropout rates other than 0.5,
-several μ, η0, ρ, ε, λ and q_α, several parameters, row-sparse gradients), against mlnn's own
-implementation or a literal loop built from pristine copies of the inputs. It prints one line —
-``PASS`` with the number of cases, or ``NOT YET`` with what is wrong, never the code — and returns
-True or False. Random answers (dropout) are judged by their distribution: the dropped fraction at
-several rates, independence across units and documents, and use of the generator passed in.
-
-A grader never raises: an exercise left as ``...`` (which returns None), a function that raises,
-an answer that changes its inputs or has the wrong shape or dtype is reported, so a notebook
-always runs top to bottom; a failure of the grader itself is reported as such
-(:mod:`mlnn.course.grading`). The worked solutions in ``notebooks/solutions/`` pass every grader
-(``tests/test_exercises.py``), and plausible wrong answers fail (``tests/test_wrong_answers.py``).
+A grader names its cases (shapes, and every value an answer could hard-code: |y| ≠ |ȳ|, n > 1,
+several μ, η, ρ, ε, λ and q_α, tied and nearly tied scores), its reference (mlnn's own code or a
+literal loop) and its table of mistakes, each a wrong answer with the student's signature; the
+tests run every mistake through its grader. Random answers (dropout) are judged by their
+distribution. A grader prints one line and returns True or False (under nbgrader, a wrong answer
+raises AssertionError instead, :func:`~mlnn.course.grading.grade`).
 """
 
 import numpy as np
 import scipy.sparse as sp
 
-from mlnn.course.grading import (NO_ANSWER, NotYet, as_array, case_rngs, close, expect_array,
-                                 expect_shape, grade, judge, judge_shape, label_rows, pair, run,
-                                 scale_of, sparse_rows)
-# notebook 02b's graders live in mlnn.course.updates; the notebooks call them from here
-from mlnn.course.updates import (RATES, check_adagrad_rates, check_inverted_dropout,
-                                 check_momentum_skip, check_rmsprop, check_rmsprop_optimizer,
-                                 judge_generator, judge_kept)
+from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, binomial_z, call,
+                                 case_rngs, check, close, dispersion, expect_shape, grade, judge,
+                                 label_rows, pair, run, sparse_rows)
 from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES, ranking_measures
 from mlnn.evaluation.thresholds import optimal_thresholds, ridge
 from mlnn.figures.landscapes import loss_surface, surface_gradient
 from mlnn.nn.activations import get_activation
 from mlnn.nn.gradcheck import numerical_gradient
 from mlnn.nn.losses import PairwiseExponential
+from mlnn.nn.optimizers import AdaGrad
 from mlnn.paper.ranks import average_ranks, critical_difference, friedman_test
 
 #: Random cases per deterministic grader.
 CASES = 8
 
 
+def explaining(answer, wrongs, keys):
+    """The mistakes whose answer equals ``answer`` on every item ``keys`` (a tuple's positions
+    or a dict's names): only a mistake that explains the whole answer may name it."""
+    def equal(wrong):
+        try:
+            return all(close(answer[k], wrong[k]) for k in keys)
+        except (TypeError, KeyError, IndexError):
+            return False
+    return [(wrong, hint) for wrong, hint in wrongs if wrong is not None and equal(wrong)]
+
+
+def expect_items(names, order=None, kind="f"):
+    """Judge an answer that is a tuple of arrays, item by item (in ``order``); a mistake is
+    named when it explains every item."""
+    def expect(answer, expected, what, wrongs):
+        answer = pair(answer, f"the result ({', '.join(names)})")
+        matches = explaining(answer, wrongs, range(len(names)))
+        for i in order or range(len(names)):
+            judge(answer[i], expected[i], f"{names[i]} {what}",
+                  [(wrong[i], hint) for wrong, hint in matches], kind=kind)
+    return expect
+
+
 # ---------------------------------------------------------------------------------------------
 # notebook 01: the derivatives
 
+def _tanh_delta1(d2, W2, h):
+    return (d2 @ W2.T) * get_activation("tanh").grad(np.arctanh(h), h)
+
+
+DELTA1_MISTAKES = [
+    Mistake("the derivative of the hidden activation is missing", lambda d2, W2, h: d2 @ W2.T),
+    Mistake("that is the sigmoid's derivative; these hidden units are tanh, whose derivative is "
+            "written with h differently", lambda d2, W2, h: (d2 @ W2.T) * h * (1 - h)),
+    Mistake("tanh' is 1 − h², not 1 − h", lambda d2, W2, h: (d2 @ W2.T) * (1 - h)),
+    Mistake("the sign is flipped", lambda d2, W2, h: -_tanh_delta1(d2, W2, h)),
+    Mistake("tanh is applied twice: h is already tanh(z1)",
+            lambda d2, W2, h: (d2 @ W2.T) * (1 - np.tanh(h) ** 2))]
+
+
 def check_delta1(delta1_tanh):
     """``delta1_tanh(delta2, W2, h)`` → δ1 = (δ2 W2ᵀ) ∘ (1 − h²) for tanh hidden units (Sec. 3)."""
-    tanh = get_activation("tanh")
-
-    def attempt():
+    def cases():
         for rng in case_rngs(1, CASES):
             n, F, L = rng.integers(1, 8), rng.integers(2, 7), rng.integers(2, 7)
-            delta2, W2 = rng.normal(size=(n, L)), rng.normal(size=(F, L))
-            z1 = rng.normal(size=(n, F))
-            h = tanh.fn(z1)
-            answer = run(delta1_tanh, ("delta2", delta2), ("W2", W2), ("h", h))
-            back = delta2 @ W2.T
-            judge(answer, back * tanh.grad(z1, h), f"δ1 for n = {n}, F = {F}, L = {L}", [
-                (back, "the derivative of the hidden activation is missing"),
-                (back * h * (1 - h), "that is the sigmoid's derivative; these hidden units are "
-                                     "tanh, whose derivative is written with h differently"),
-                (-back * tanh.grad(z1, h), "the sign is flipped"),
-                (back * (1 - np.tanh(h) ** 2), "tanh is applied twice: h is already tanh(z1)")])
-        return f"{CASES} random cases (n, F, L varied), inputs unchanged"
-    return grade("δ1 for tanh hidden units", attempt).passed
+            yield (f"δ1 for n = {n}, F = {F}, L = {L}", [
+                ("delta2", rng.normal(size=(n, L))), ("W2", rng.normal(size=(F, L))),
+                ("h", np.tanh(rng.normal(size=(n, F))))])
+    return check("δ1 for tanh hidden units", delta1_tanh, _tanh_delta1, cases, DELTA1_MISTAKES,
+                 done=f"{CASES} random cases (n, F, L varied), inputs unchanged").passed
+
+
+check_delta1.mistakes = DELTA1_MISTAKES
+
+
+def _grad_W1(X, d1):
+    return np.asarray(X.T @ d1) / X.shape[0]
+
+
+INPUT_GRADIENT_MISTAKES = [
+    Mistake("n times too large: J is the mean over the minibatch",
+            lambda X, d1: np.asarray(X.T @ d1))]
 
 
 def check_input_gradient(grad_W1_dense):
     """``grad_W1_dense(X, delta1)`` → the dense D × F matrix ∂J/∂W1 = Xᵀ δ1 / n (Sec. 3)."""
-    def attempt():
+    def cases():
         for rng, n in zip(case_rngs(2, CASES), (1, 6, 2, 9, 3, 13, 5, 4)):
             D, F = n + rng.integers(2, 8), rng.integers(2, 6)
-            X, delta1 = sparse_rows(rng, n, D), rng.normal(size=(n, F))
-            answer = run(grad_W1_dense, ("X", X), ("delta1", delta1))
-            reference = np.asarray(X.T @ delta1) / n
-            what = f"∂J/∂W1 for a minibatch of n = {n}, D = {D}, F = {F}"
-            array = as_array(answer, what)
-            expect_shape(array, reference.shape, what)
-            c = scale_of(array, reference)
-            if c is not None and np.isclose(c, n):
-                raise NotYet(f"{what} is n times too large: J is the mean over the minibatch")
-            if c is not None:
-                raise NotYet(f"{what} is {c:.3g} times the right gradient: the factor must "
-                             "follow the minibatch")
-            expect_array(array, reference, what)
-        return f"{CASES} random cases (n from 1 to 13), inputs unchanged"
-    return grade("∂J/∂W1 with the minibatch mean", attempt).passed
+            yield (f"∂J/∂W1 for a minibatch of n = {n}, D = {D}, F = {F}",
+                   [("X", sparse_rows(rng, n, D)), ("delta1", rng.normal(size=(n, F)))])
+    return check("∂J/∂W1 with the minibatch mean", grad_W1_dense, _grad_W1, cases,
+                 INPUT_GRADIENT_MISTAKES, scale="the factor must follow the minibatch",
+                 done=f"{CASES} random cases (n from 1 to 13), inputs unchanged").passed
 
 
-def _pwe_cases():
-    """(o, y) pairs of one document: L from 3 to 10, |y| from 1 to L − 1, first |y| ≠ |ȳ|."""
-    cases = []
-    for i, rng in enumerate(case_rngs(3, CASES)):
-        L = int(rng.integers(3, 11))
-        size = {0: 1, 1: L // 2, 2: L - 1}.get(i, rng.integers(1, L))    # |y| = 1, ≈ |ȳ|, |ȳ| = 1
-        y = np.zeros(L)
-        y[rng.choice(L, size=size, replace=False)] = 1.0
-        cases.append((np.tanh(rng.normal(size=L)), y))
-    return cases
+check_input_gradient.mistakes = INPUT_GRADIENT_MISTAKES
+
+
+def pwe_variant(o, Y, normaliser="pairs", derivative="tanh", both=False, swapped=False):
+    """PWE's δ2 of documents o (n × L tanh outputs), right or with one mistake: the pair sum
+    normalised by ``normaliser`` (|y||ȳ|, or |y|², |ȳ|², L, L², 1), times ``derivative`` (tanh',
+    1 − o, o(1 − o), none), tanh' of both labels on each pair term (``both``), or S_y and S_ȳ
+    swapped (``swapped``). Excluded documents give 0."""
+    delta2 = np.zeros(np.shape(o))
+    f = {"tanh": 1 - o * o, "one_minus_o": 1 - o, "sigmoid": o * (1 - o), "none": 1 + 0 * o}
+    f = f[derivative]
+    for i, (oi, yi) in enumerate(zip(o, np.asarray(Y) > 0)):
+        p, q = np.flatnonzero(yi), np.flatnonzero(~yi)
+        if p.size == 0 or q.size == 0:
+            continue
+        norm = {"pairs": p.size * q.size, "y2": p.size ** 2, "ybar2": q.size ** 2,
+                "L": len(oi), "L2": len(oi) ** 2, "1": 1}[normaliser]
+        if swapped:                 # a relevant label's sum over the relevant ones, and so on
+            delta2[i, p] = -np.exp(-oi[p]) * np.exp(-oi[p]).sum() / norm * f[i, p]
+            delta2[i, q] = np.exp(oi[q]) * np.exp(oi[q]).sum() / norm * f[i, q]
+            continue
+        E = np.exp(-(oi[p][:, None] - oi[q][None, :]))       # E[a, b] = exp(−(o_p − o_n))
+        fp, fq = f[i, p][:, None], f[i, q][None, :]
+        W = E * fp * fq if both else E
+        delta2[i, p] = -(W if both else W * fp).sum(axis=1) / norm
+        delta2[i, q] = (W if both else W * fq).sum(axis=0) / norm
+    return delta2
+
+
+def pwe_mistakes(to_batch):
+    """The mistakes of a PWE δ2, for answers taking one document (``to_batch`` wraps a batch
+    function into the student's signature)."""
+    def wrong(hint, **variant):
+        return Mistake(hint, to_batch(lambda o, Y: pwe_variant(o, Y, **variant)))
+    return [
+        wrong("that is ∂J/∂o; δ2 = ∂J/∂z2 also needs tanh'(z2) = (1 + o)(1 − o)",
+              derivative="none"),
+        wrong("the derivative of tanh is (1 + o)(1 − o), not o(1 − o)", derivative="sigmoid"),
+        wrong("tanh'(z2) is (1 + o)(1 − o) = 1 − o², not 1 − o", derivative="one_minus_o"),
+        wrong("each label's δ2 takes only its own tanh'(z2), not also that of the other label "
+              "of the pair", both=True),
+        wrong("S_y and S_ȳ are swapped: a relevant label's δ2 sums over the irrelevant labels, "
+              "an irrelevant label's over the relevant ones", swapped=True),
+        wrong("wrong normaliser: divide by |y||ȳ|, the number of pairs, not |y|²", normaliser="y2"),
+        wrong("wrong normaliser: divide by |y||ȳ|, not |ȳ|²", normaliser="ybar2"),
+        wrong("the pair sum is not normalised: divide by |y||ȳ|", normaliser="1"),
+        wrong("wrong normaliser: |y||ȳ|, not L²", normaliser="L2"),
+        wrong("wrong normaliser: |y||ȳ|, not L", normaliser="L"),
+        Mistake("the signs of the relevant and irrelevant labels are swapped",
+                to_batch(lambda o, Y: -pwe_variant(o, Y)))]
+
+
+def _one_document(batch):
+    return lambda o, y: batch(np.asarray(o)[None, :], np.asarray(y)[None, :])[0]
+
+
+PWE_ONE_MISTAKES = pwe_mistakes(_one_document)
+
+
+def _pwe_reference(o, y):
+    z2 = np.arctanh(o)[None, :]
+    return PairwiseExponential("pairwise").delta(z2, o[None, :], y[None, :])[0]
 
 
 def check_pwe_delta(pwe_delta_one):
     """``pwe_delta_one(o, y)`` → δ2 of one document for PWE over tanh outputs (1-d arrays,
     Eq. 3 and Sec. 3.4)."""
-    def attempt():
-        for o, y in _pwe_cases():
-            answer = run(pwe_delta_one, ("o", o), ("y", y))
-            z2 = np.arctanh(o)[None, :]
-            reference = PairwiseExponential("pairwise").delta(z2, o[None, :], y[None, :])[0]
-            p, n = int(y.sum()), int(len(y) - y.sum())
-            what = f"δ2 for L = {len(y)}, |y| = {p}, |ȳ| = {n}"
-            array = judge_shape(answer, reference, what)
-            if close(array, reference / (1 - o ** 2)):
-                raise NotYet(f"{what}: that is ∂J/∂o; δ2 = ∂J/∂z2 also needs the derivative of "
-                             "the tanh output")
-            if close(array, -reference):
-                raise NotYet(f"{what}: the signs of the relevant and irrelevant labels are swapped")
-            c = scale_of(array, reference)
-            if c is not None:
-                raise NotYet(f"{what} is {c:.3g} times the right value: the sum over pairs is "
-                             "normalised by the wrong count (try a document with |y| ≠ |ȳ|)")
-            expect_array(array, reference, what)
-        return f"{CASES} random documents (L from 3 to 10, |y| ≠ |ȳ|), inputs unchanged"
-    return grade("PWE δ2 of one document", attempt).passed
+    def cases():
+        for i, rng in enumerate(case_rngs(3, CASES)):
+            L = int(rng.integers(3, 11))
+            size = {0: 1, 1: L // 2, 2: L - 1}.get(i, rng.integers(1, L))   # |y| = 1, ≈ |ȳ|, …
+            y = np.zeros(L)
+            y[rng.choice(L, size=size, replace=False)] = 1.0
+            yield (f"δ2 for L = {L}, |y| = {size}, |ȳ| = {L - size}",
+                   [("o", np.tanh(rng.normal(size=L))), ("y", y)])
+    return check("PWE δ2 of one document", pwe_delta_one, _pwe_reference, cases,
+                 PWE_ONE_MISTAKES, scale="the sum over pairs is normalised by the wrong count "
+                 "(try a document with |y| ≠ |ȳ|)",
+                 done=f"{CASES} random documents (L from 3 to 10, |y| ≠ |ȳ|), inputs "
+                      "unchanged").passed
+
+
+check_pwe_delta.mistakes = PWE_ONE_MISTAKES
 
 
 def _smooth(A, shape):
@@ -128,37 +196,47 @@ def _smooth(A, shape):
     return f
 
 
+def _one_sided(f, x, h):
+    units = np.eye(x.size).reshape((x.size,) + x.shape)
+    return np.array([(f(x + h * e) - f(x)) / h for e in units]).reshape(x.shape)
+
+
+GRADIENT_CHECK_MISTAKES = [
+    Mistake("that is a one-sided difference; use both sides of x", _one_sided),
+    Mistake("twice the central difference: the two points are 2h apart",
+            lambda f, x, h: 2 * numerical_gradient(f, x, h)),
+    Mistake("it does not follow the step h passed in",
+            lambda f, x, h: numerical_gradient(f, x, 1e-6))]
+
+
 def check_gradient_check(central_differences):
     """``central_differences(f, x, h)`` → the array of (f(x + h e_i) − f(x − h e_i)) / 2h."""
     shapes = ((3,), (2, 3), (4, 1), (3, 2), (5,), (2, 2, 2))
     steps = (1e-6, 1e-2, 1e-4, 1e-3, 1e-5, 3e-2)
 
-    def attempt():
+    def cases():
         for rng, shape, h in zip(case_rngs(4, len(shapes)), shapes, steps):
             x = rng.normal(size=shape)
             f = _smooth(rng.normal(size=(x.size, x.size)), shape)
-            answer = run(central_differences, ("f", f), ("x", x), ("h", h))
-            reference = numerical_gradient(f, x, h)
-            units = np.eye(x.size).reshape((x.size,) + shape)
-            forward = np.array([(f(x + h * e) - f(x)) / h for e in units]).reshape(shape)
-            judge(answer, reference, f"the numerical gradient for x of shape {shape}, h = {h:g}", [
-                (forward, "that is a one-sided difference; use both sides of x"),
-                (2 * reference, "twice the central difference: the two points are 2h apart"),
-                (numerical_gradient(f, x, 1e-6 if h != 1e-6 else 1e-2),
-                 "it does not follow the step h passed in")])
-        return f"{len(shapes)} random cases (shapes and h varied), x unchanged"
-    return grade("central differences", attempt).passed
+            yield (f"the numerical gradient for x of shape {shape}, h = {h:g}",
+                   [("f", f), ("x", x), ("h", h)])
+    return check("central differences", central_differences, numerical_gradient, cases,
+                 GRADIENT_CHECK_MISTAKES,
+                 done=f"{len(shapes)} random cases (shapes and h varied), x unchanged").passed
+
+
+check_gradient_check.mistakes = GRADIENT_CHECK_MISTAKES
 
 
 # ---------------------------------------------------------------------------------------------
 # notebook 02: loss landscapes
 
-def _landscape_grids():
-    """(W1, W2_1) grids of several shapes: a non-square meshgrid, a 1-d array, a scalar."""
-    cases = []
-    for rng, shape in zip(case_rngs(5, 4), ((5, 8), (9, 3), (6,), ())):
-        cases.append((rng.uniform(-3, 3, size=shape), rng.uniform(-3, 3, size=shape)))
-    return cases
+def _landscape_cases(count=4):
+    """(W1, W2_1, c) grids of several shapes: a non-square meshgrid, a 1-d array, a scalar."""
+    for rng, shape in zip(case_rngs(5, count), ((5, 8), (9, 3), (6,), ())):
+        yield (f"J on an array of shape {shape}", [
+            ("W1", rng.uniform(-3, 3, size=shape)), ("W2_1", rng.uniform(-3, 3, size=shape)),
+            ("c", float(rng.uniform(-2, 2)))])
 
 
 def _on_grid(values, W1, W2_1):
@@ -167,193 +245,230 @@ def _on_grid(values, W1, W2_1):
     return np.diag(values(a, b))[:-1].reshape(np.shape(W1))
 
 
+def _sigmoid_z2(W1, W2_1):
+    return 1 / (1 + np.exp(-W2_1 * np.tanh(W1)))
+
+
+#: The label vector of notebook 02's exercise 1: two relevant labels.
+LANDSCAPE_Y = (1, 1, 0, 0)
+
+
+def _pwe_landscape(W1, W2_1, c):
+    return _on_grid(lambda a, b: loss_surface("pwe", "tanh", a, b, y=LANDSCAPE_Y, c=c).J,
+                    W1, W2_1)
+
+
+def _pwe_landscape_pairs(W1, W2_1, c, count=4):
+    """J with the sum over the 4 pairs divided by ``count``."""
+    o_1, o_c = np.tanh(W2_1 * np.tanh(W1)), np.tanh(c * np.tanh(W1))
+    return 2 * np.exp(-(o_1 - o_c)) / count + 2 / count
+
+
+PWE_LANDSCAPE_MISTAKES = [
+    Mistake("that is J of the network in the text (y = (1, 0, 0, 0), c = 0); this one has two "
+            "relevant labels and the weights c", lambda W1, W2_1, c: np.exp(-np.tanh(W2_1 * np.tanh(W1)))),
+    Mistake("the pair sum is averaged over the wrong count: J divides by |y||ȳ|, the number of "
+            "(relevant, irrelevant) pairs", lambda W1, W2_1, c: _pwe_landscape_pairs(W1, W2_1, c, 8)),
+    Mistake("the outputs that share the weight c are not 0 here: o_l = tanh(c h) for l > 1",
+            lambda W1, W2_1, c: (np.exp(-np.tanh(W2_1 * np.tanh(W1))) + 1) / 2),
+    Mistake("the output units of PWE are tanh, not the sigmoid",
+            lambda W1, W2_1, c: (np.exp(_sigmoid_z2(W1, c) - _sigmoid_z2(W1, W2_1)) + 1) / 2)]
+
+
 def check_pwe_landscape(pwe_closed_form):
-    """``pwe_closed_form(W1, W2_1)`` → J on the Fig. 2 network (x = 1, y = (1, 0, 0, 0), c = 0)."""
-    def attempt():
-        for W1, W2_1 in _landscape_grids():
-            answer = run(pwe_closed_form, ("W1", W1), ("W2_1", W2_1))
-            reference = _on_grid(lambda a, b: loss_surface("pwe", "tanh", a, b).J, W1, W2_1)
-            what = f"J on an array of shape {np.shape(W1)}"
-            array = judge_shape(answer, reference, what)
-            c = scale_of(array, reference)
-            if c is not None:
-                raise NotYet(f"{what} is {c:.3g} times the right value: check how the pair terms "
-                             "are counted and averaged")
-            expect_array(array, reference, what)
-        return "4 random grids (meshgrid, 1-d, scalar), inputs unchanged"
-    return grade("PWE landscape in closed form", attempt).passed
+    """``pwe_closed_form(W1, W2_1, c)`` → PWE's J on the Fig. 2 network (x = 1, tanh hidden
+    unit) for y = (1, 1, 0, 0) and the other output weights W2_2 = … = W2_4 = c."""
+    return check("PWE landscape in closed form", pwe_closed_form, _pwe_landscape,
+                 _landscape_cases, PWE_LANDSCAPE_MISTAKES,
+                 scale="check how the pair terms are counted and averaged",
+                 done="4 random grids (meshgrid, 1-d, scalar) and c, inputs unchanged").passed
+
+
+check_pwe_landscape.mistakes = PWE_LANDSCAPE_MISTAKES
+
+
+def _ce_slope(W1, W2_1, c):
+    return _on_grid(lambda a, b: surface_gradient(loss_surface("ce", "tanh", a, b))[1], W1, W2_1)
+
+
+CE_SLOPE_MISTAKES = [
+    Mistake("the sign is flipped", lambda W1, W2_1: -_ce_slope(W1, W2_1, 0)),
+    Mistake("δ2 alone: ∂z2/∂W2_1 contributes a factor", lambda W1, W2_1: _sigmoid_z2(W1, W2_1) - 1),
+    Mistake("the factor from z2 = W2_1 h is the hidden unit's output h, not its input W1",
+            lambda W1, W2_1: (_sigmoid_z2(W1, W2_1) - 1) * W1),
+    Mistake("CE's output unit is the sigmoid, not tanh",
+            lambda W1, W2_1: (np.tanh(W2_1 * np.tanh(W1)) - 1) * np.tanh(W1)),
+    Mistake("δ2 = o − y has a label in it: y = 1 for this output",
+            lambda W1, W2_1: _sigmoid_z2(W1, W2_1) * np.tanh(W1))]
 
 
 def check_ce_slope(ce_dJ_dW2_1):
     """``ce_dJ_dW2_1(W1, W2_1)`` → ∂J/∂W2_1 of CE on the Fig. 2 network, tanh hidden unit."""
-    def attempt():
-        for W1, W2_1 in _landscape_grids():
-            answer = run(ce_dJ_dW2_1, ("W1", W1), ("W2_1", W2_1))
-            reference = _on_grid(lambda a, b: surface_gradient(loss_surface("ce", "tanh", a, b))[1],
-                                 W1, W2_1)
-            what = f"∂J/∂W2_1 on an array of shape {np.shape(W1)}"
-            h = np.tanh(W1)
-            z2 = W2_1 * h
-            sigmoid = 1 / (1 + np.exp(-z2))
-            judge(answer, reference, what, [
-                (-reference, "the sign is flipped"),
-                (sigmoid - 1, "δ2 alone: ∂z2/∂W2_1 contributes a factor"),
-                ((sigmoid - 1) * W1, "the factor from z2 = W2_1 h is the hidden unit's output h, "
-                                     "not its input W1"),
-                ((np.tanh(z2) - 1) * h, "CE's output unit is the sigmoid, not tanh"),
-                (sigmoid * h, "δ2 = o − y has a label in it: y = 1 for this output")])
-        return "4 random grids (meshgrid, 1-d, scalar), inputs unchanged"
-    return grade("CE slope along W2_1", attempt).passed
+    def cases():
+        for what, named in _landscape_cases():
+            yield what.replace("J on", "∂J/∂W2_1 on"), named[:2]
+    return check("CE slope along W2_1", ce_dJ_dW2_1, lambda W1, W2_1: _ce_slope(W1, W2_1, 0),
+                 cases, CE_SLOPE_MISTAKES,
+                 done="4 random grids (meshgrid, 1-d, scalar), inputs unchanged").passed
+
+
+check_ce_slope.mistakes = CE_SLOPE_MISTAKES
 
 
 # ---------------------------------------------------------------------------------------------
-# notebooks 03-07: curves, measures, thresholds
+# notebooks 03-07: measures, thresholds, curves
 
 def _documents(seed, count=4, n=12):
-    """(scores, Y) for ``count`` cases of n documents: L from 3 to 12, scores rounded so that
-    ties occur, labels of several dtypes, every document with a relevant and an irrelevant."""
-    cases = []
-    for rng, dtype in zip(case_rngs(seed, count), (np.int8, np.float64, np.int32, np.int64)):
+    """(scores, Y) for ``count`` cases of n documents, L from 3 to 12, labels of several dtypes,
+    every document with a relevant and an irrelevant label; the scores are on a coarse grid
+    (ties), on no grid, or hold scores within 1e-9 of each other (not ties)."""
+    for k, (rng, dtype) in enumerate(zip(case_rngs(seed, count),
+                                         (np.int8, np.float64, np.int32, np.int64))):
         L = int(rng.integers(3, 13))
-        scores = np.round(rng.random((n, L)), 1)
-        cases.append((scores, label_rows(rng, n, L).astype(dtype)))
-    return cases
+        scores = rng.random((n, L))
+        if k % 3 == 0:
+            scores, kind = np.round(scores, 1), "tied scores"
+        elif k % 3 == 1:
+            scores[:, 1] = scores[:, 0] + rng.choice([-1, 1], size=n) * rng.uniform(1e-12, 1e-10,
+                                                                                    size=n)
+            kind = "two scores within 1e-9 of each other (not tied)"
+        else:
+            kind = "scores on no coarse grid"
+        yield scores, label_rows(rng, n, L).astype(dtype), kind
 
+
+def _measure(key):
+    def one(s, y):
+        return ranking_measures(np.asarray(y)[None, :].astype(int), np.asarray(s)[None, :])[key]
+    return one
+
+
+def _tolerant(key, hint):
+    """The measure computed with near ties taken as ties (scores rounded to 6 decimals)."""
+    return Mistake(hint, lambda s, y: _measure(key)(np.round(s, 6), y))
+
+
+TOLERANT = ("scores that differ, however little, are not tied: compare them exactly, without a "
+            "tolerance or rounding")
+
+
+def _pairs(s, y):
+    return s[y > 0][:, None] - s[y == 0][None, :]
+
+
+RANK_LOSS_MISTAKES = [
+    Mistake("a tie between a relevant and an irrelevant label counts ½",
+            lambda s, y: np.mean(_pairs(s, y) < 0)),
+    Mistake("a tie between a relevant and an irrelevant label counts ½",
+            lambda s, y: np.mean(_pairs(s, y) <= 0)),
+    Mistake("divide by |y||ȳ|, the number of (relevant, irrelevant) pairs",
+            lambda s, y: _measure("rankloss")(s, y) * _pairs(s, y).size),
+    Mistake("count the pairs ordered wrongly, not those ordered rightly",
+            lambda s, y: 1 - _measure("rankloss")(s, y)),
+    _tolerant("rankloss", TOLERANT)]
+
+OFF_BY_ONE = [_tolerant("coverage", TOLERANT),
+              Mistake("it is 1 too large", lambda s, y: _measure("coverage")(s, y) + 1),
+              Mistake("it is 1 too small", lambda s, y: _measure("coverage")(s, y) - 1)]
+
+AP_MISTAKES = [_tolerant("MAP", TOLERANT)]
 
 MEASURE_NAMES = {"rankloss": "the rank loss", "MAP": "the average precision",
                  "coverage": "the coverage"}
 
 
-def _rank_loss_mistakes(s, y, reference):
-    """What a rank loss with a known mistake returns for one document, and what is wrong."""
-    d = s[y > 0][:, None] - s[y == 0][None, :]
-    return [(np.mean(d < 0), "a tie between a relevant and an irrelevant label counts ½"),
-            (np.mean(d <= 0), "a tie between a relevant and an irrelevant label counts ½"),
-            (reference * d.size, "divide by |y||ȳ|, the number of (relevant, irrelevant) pairs"),
-            (1 - reference, "count the pairs ordered wrongly, not those ordered rightly")]
-
-
-def _off_by_one(s, y, reference):
-    """A count one too large or too small (coverage, average precision)."""
-    return [(reference + 1, "it is 1 too large"), (reference - 1, "it is 1 too small")]
-
-
-def _per_document(measure_one, measure, seed, name, mistakes=_off_by_one):
-    """Compare ``measure_one(scores, y)`` with mlnn's ``measure`` document by document, then
-    averaged over the documents of each case; ``mistakes(s, y, reference)`` names known wrong
-    answers."""
-    for scores, Y in _documents(seed):
-        values = []
-        for s, y in zip(scores, Y):
-            answer = run(measure_one, ("scores", s), ("y", y), name=name)
-            reference = ranking_measures(y[None, :].astype(int), s[None, :])[measure]
-            tie = " and tied scores" if len(np.unique(s)) < len(s) else ""
-            what = (f"{MEASURE_NAMES[measure]} of a document with L = {len(y)}, "
-                    f"|y| = {np.sum(y > 0)}{tie}")
-            judge(answer, reference, what, mistakes(s, y, reference), kind="biuf")
-            values.append(float(answer))
-        judge(np.mean(values), ranking_measures(Y.astype(int), scores)[measure],
-              f"the mean {MEASURE_NAMES[measure][4:]} of {len(Y)} documents")
-    return "4 cases of 12 random documents (L from 3 to 12, ties), inputs unchanged"
+def _check_measure(title, measure_one, key, seed, mistakes):
+    def cases():
+        for scores, Y, kind in _documents(seed):
+            for s, y in zip(scores, Y):
+                yield (f"{MEASURE_NAMES[key]} of a document with L = {len(y)}, "
+                       f"|y| = {np.sum(y > 0)} and {kind}", [("scores", s), ("y", y)])
+    return check(title, measure_one, _measure(key), cases, mistakes, kind="biuf",
+                 done="4 cases of 12 random documents (L from 3 to 12, ties and near ties), "
+                      "inputs unchanged").passed
 
 
 def check_rank_loss(rank_loss_one):
     """``rank_loss_one(scores, y)`` → Eq. 1 for one document (ties count ½)."""
-    return grade("rank loss of one document",
-                 lambda: _per_document(rank_loss_one, "rankloss", 11, "rank_loss_one",
-                                       _rank_loss_mistakes)).passed
+    return _check_measure("rank loss of one document", rank_loss_one, "rankloss", 11,
+                          RANK_LOSS_MISTAKES)
 
 
 def check_average_precision(average_precision_one):
     """``average_precision_one(scores, y)`` → the document's average precision (ties
     pessimistic, Sec. 4)."""
-    return grade("average precision of one document",
-                 lambda: _per_document(average_precision_one, "MAP", 12,
-                                       "average_precision_one")).passed
+    return _check_measure("average precision of one document", average_precision_one, "MAP", 12,
+                          AP_MISTAKES)
 
 
 def check_coverage(coverage_one):
     """``coverage_one(scores, y)`` → max_{k ∈ y} rank(k) − 1 with rank(k) = #{l : s_l ≥ s_k}."""
-    return grade("coverage of one document",
-                 lambda: _per_document(coverage_one, "coverage", 13, "coverage_one")).passed
+    return _check_measure("coverage of one document", coverage_one, "coverage", 13, OFF_BY_ONE)
+
+
+check_rank_loss.mistakes = RANK_LOSS_MISTAKES
+check_average_precision.mistakes = AP_MISTAKES
+check_coverage.mistakes = OFF_BY_ONE
+
+
+def _excluded(Y):
+    count = np.count_nonzero(Y, axis=1)
+    return (count == 0) | (count == Y.shape[1])
+
+
+EXCLUDED_MISTAKES = [
+    Mistake("a document whose labels are all relevant has no pair either",
+            lambda Y: np.count_nonzero(Y, axis=1) == 0),
+    Mistake("a document with no relevant label has no pair either",
+            lambda Y: np.count_nonzero(Y, axis=1) == Y.shape[1])]
 
 
 def check_pwe_excluded(excluded):
     """``excluded(Y)`` → the boolean mask of documents PWE leaves out (no (relevant, irrelevant)
     pair: |y||ȳ| = 0)."""
-    def attempt():
+    def cases():
         for rng, dtype in zip(case_rngs(14, 4), (np.int64, np.float64, np.int32, np.int8)):
             n, L = rng.integers(4, 12), rng.integers(2, 9)
             Y = (rng.random((n, L)) < rng.uniform(0.2, 0.8)).astype(dtype)
             Y[0], Y[1] = 0, 1                       # one without relevant labels, one all relevant
-            Y = Y[rng.permutation(n)]
-            answer = run(excluded, ("Y", Y))
-            count = np.count_nonzero(Y, axis=1)
-            judge(answer, (count == 0) | (count == L), f"the mask for n = {n}, L = {L}", [
-                (count == 0, "a document whose labels are all relevant has no pair either"),
-                (count == L, "a document with no relevant label has no pair either")], kind="b")
-        return "4 random label matrices (n, L and dtypes varied), Y unchanged"
-    return grade("PWE's excluded documents", attempt).passed
+            yield f"the mask for n = {n}, L = {L}", [("Y", Y[rng.permutation(n)])]
+    return check("PWE's excluded documents", excluded, _excluded, cases, EXCLUDED_MISTAKES,
+                 kind="b", done="4 random label matrices (n, L and dtypes varied), Y "
+                                "unchanged").passed
+
+
+check_pwe_excluded.mistakes = EXCLUDED_MISTAKES
+
+
+def _best_update(curve):
+    best = int(np.argmin(curve["rankloss"]))
+    return curve["updates"][best], curve["rankloss"][-1] - curve["rankloss"][best]
+
+
+BEST_UPDATE_MISTAKES = [
+    Mistake("that is the position in the list, not the update's number",
+            lambda c: (int(np.argmin(c["rankloss"])), _best_update(c)[1])),
+    Mistake("the sign is flipped: it is final minus best",
+            lambda c: (_best_update(c)[0], -_best_update(c)[1]))]
 
 
 def check_best_update(best_update):
     """``best_update(curve)`` → (update of the lowest rank loss, final − best rank loss)."""
-    def attempt():
+    def cases():
         for rng in case_rngs(15, 5):
             size = int(rng.integers(2, 12))
-            updates = list(np.cumsum(rng.integers(20, 400, size=size)).tolist())
-            rankloss = list(rng.uniform(0.05, 0.4, size=size).round(6).tolist())
-            answer = pair(run(best_update, ("curve", {"updates": updates, "rankloss": rankloss})),
-                          "best_update's result")
-            best = int(np.argmin(rankloss))
-            judge(answer[0], updates[best], f"the update of {size} evaluations", [
-                (best, "that is the position in the list, not the update's number")], kind="biuf")
-            rise = rankloss[-1] - rankloss[best]
-            judge(answer[1], rise, "final − best rank loss", [
-                (-rise, "the sign is flipped: it is final minus best")], kind="biuf")
-        return "5 random curves (lengths and update numbers varied), curve unchanged"
-    return grade("where over-fitting starts", attempt).passed
+            curve = {"updates": np.cumsum(rng.integers(20, 400, size=size)).tolist(),
+                     "rankloss": rng.uniform(0.05, 0.4, size=size).round(6).tolist()}
+            yield f"of {size} evaluations", [("curve", curve)]
+
+    return check("where over-fitting starts", best_update, _best_update, cases,
+                 BEST_UPDATE_MISTAKES,
+                 expect=expect_items(("the update", "final − best rank loss"), kind="biuf"),
+                 done="5 random curves (lengths and update numbers varied), curve "
+                      "unchanged").passed
 
 
-def _input_dropout_kept(input_dropout, X, rate, seed):
-    """The kept stored entries of one call, after checking type, shape, zeros and the scale."""
-    answer = run(input_dropout, ("X", X), ("rate", rate), ("rng", np.random.default_rng(seed)))
-    what = f"the dropped-out X at rate {rate}"
-    if answer is None:
-        raise NotYet(NO_ANSWER)
-    if not sp.issparse(answer):
-        raise NotYet(f"{what} is a {type(answer).__name__}; keep it sparse (a CSR matrix like X)")
-    dense, original = judge_shape(answer, X.toarray(), what).astype(float), X.toarray()
-    if np.any(dense[original == 0] != 0):
-        raise NotYet(f"{what}: a zero input became nonzero")
-    kept = dense[original != 0] != 0
-    if np.any(kept) and np.allclose(dense[original != 0][kept], original[original != 0][kept]):
-        raise NotYet(f"{what}: the kept entries are not scaled")
-    if rate != 0.5 and np.any(kept) and close(dense[original != 0][kept],
-                                              original[original != 0][kept] / rate):
-        raise NotYet(f"{what}: kept entries are scaled by 1/rate; the scale must keep each "
-                     "entry's expected value")
-    judge(dense[original != 0][kept], original[original != 0][kept] / (1 - rate),
-          f"the kept entries at rate {rate}")
-    return kept
-
-
-def check_input_dropout(input_dropout):
-    """``input_dropout(X, rate, rng)`` → CSR X with each stored value kept ×1/(1 − rate) or
-    dropped, independently, with the coins drawn from ``rng``."""
-    def attempt():
-        X = sparse_rows(np.random.default_rng(16), 80, 60, density=0.25)
-        structure = (X.toarray() != 0).astype(float)
-        for rate in RATES:
-            kept = [_input_dropout_kept(input_dropout, X, rate, seed) for seed in range(4)]
-            grids = np.zeros((4,) + X.shape, dtype=bool)
-            for grid, k in zip(grids, kept):
-                grid[structure > 0] = k
-            judge_kept(grids, rate, "feature", "document", structure, "stored entries")
-            judge_generator(lambda seed: _input_dropout_kept(input_dropout, X, rate, seed))
-        return (f"rates {', '.join(map(str, RATES))}: kept fraction, independence across "
-                "features and documents, the generator passed in; X unchanged")
-    return grade("input dropout on a sparse X", attempt).passed
+check_best_update.mistakes = BEST_UPDATE_MISTAKES
 
 
 def _f1(y, predicted):
@@ -364,11 +479,10 @@ def _f1(y, predicted):
 def check_f1_threshold(best_threshold_one):
     """``best_threshold_one(scores, y)`` → a threshold t whose prediction s > t has the best F1."""
     def attempt():
-        for scores, Y in _documents(17, count=3, n=10):
-            best = optimal_thresholds(scores, Y)
-            for s, y, b in zip(scores, Y, best):
+        for scores, Y, _ in _documents(17, count=3, n=10):
+            for s, y, b in zip(scores, Y, optimal_thresholds(scores, Y)):
                 answer = run(best_threshold_one, ("scores", s), ("y", y))
-                t = float(judge_shape(answer, 0.0, "the threshold"))
+                t = float(judge(answer, 0.0, "the threshold", kind="biuf", tolerance=np.inf))
                 relevant = y > 0
                 if _f1(relevant, s > t) < _f1(relevant, s > b) - 1e-12:
                     every = (": here predicting every label is best, so try a threshold below "
@@ -380,88 +494,533 @@ def check_f1_threshold(best_threshold_one):
     return grade("F1-optimal threshold of one document", attempt).passed
 
 
+def _ridge(Z, t, lam):
+    return ridge(Z, t, lam, tol=1e-14)[0]
+
+
+RIDGE_MISTAKES = [
+    Mistake("the penalty λ‖θ‖² is missing", lambda Z, t, lam: _ridge(Z, t, 0.0)),
+    Mistake("the penalty counts half: λ‖θ‖² has weight λ here",
+            lambda Z, t, lam: _ridge(Z, t, lam / 2)),
+    Mistake("the penalty counts twice: λ‖θ‖² has weight λ here",
+            lambda Z, t, lam: _ridge(Z, t, 2 * lam)),
+    Mistake("θ does not follow the λ passed in", lambda Z, t, lam: _ridge(Z, t, 3.0)),
+    Mistake("that θ averages the squared error over the M documents (the paper's 1/(2M) "
+            "scale); Eq. 5 is solved here with the plain sum of squares",
+            lambda Z, t, lam: _ridge(Z, t, lam * len(t)))]
+
+
 def check_ridge(ridge_solve):
     """``ridge_solve(Z, t, lam)`` → θ minimising ‖Z θ − t‖² + λ ‖θ‖² (Eq. 5 as mlnn solves it)."""
-    def attempt():
+    def cases():
         for rng, lam in zip(case_rngs(18, 5), (3.0, 0.5, 100.0, 20.0, 1.0)):
             M, K = int(rng.integers(8, 50)), int(rng.integers(2, 8))
-            Z, t = rng.normal(size=(M, K)), rng.normal(size=M)
-            answer = run(ridge_solve, ("Z", Z), ("t", t), ("lam", lam))
-            def solved(weight):
-                return ridge(Z, t, weight, tol=1e-14)[0]
-            judge(answer, solved(lam), f"θ for Z of shape {(M, K)}, λ = {lam}", [
-                (solved(0.0), "the penalty λ‖θ‖² is missing"),
-                (solved(lam / 2), "the penalty counts half: λ‖θ‖² has weight λ here"),
-                (solved(2 * lam), "the penalty counts twice: λ‖θ‖² has weight λ here"),
-                (solved(3.0), "θ does not follow the λ passed in"),
-                (solved(lam * M), "that θ averages the squared error over the M documents (the "
-                                  "paper's 1/(2M) scale); Eq. 5 is solved here with the plain sum "
-                                  "of squares")])
-        return "5 random cases (Z's shape and λ varied), inputs unchanged"
-    return grade("ridge regression of Eq. 5", attempt).passed
+            yield (f"θ for Z of shape {(M, K)}, λ = {lam}",
+                   [("Z", rng.normal(size=(M, K))), ("t", rng.normal(size=M)), ("lam", lam)])
+    return check("ridge regression of Eq. 5", ridge_solve, _ridge, cases, RIDGE_MISTAKES,
+                 done="5 random cases (Z's shape and λ varied), inputs unchanged").passed
+
+
+check_ridge.mistakes = RIDGE_MISTAKES
+
+
+def _better(measure, ours, paper, sign=1):
+    return sign * (-1 if measure in LOWER_IS_BETTER else 1) * (ours - paper) / paper
+
+
+BETTER_MISTAKES = [
+    Mistake("the sign is wrong for this measure (is lower or higher better?)",
+            lambda m, ours, paper: _better(m, ours, paper, -1)),
+    Mistake("it is not relative to the paper's value",
+            lambda m, ours, paper: _better(m, ours, paper) * paper),
+    Mistake("it is relative to our value, not the paper's",
+            lambda m, ours, paper: _better(m, ours, paper) * paper / ours)]
 
 
 def check_better_than_paper(better_than_paper):
     """``better_than_paper(measure, ours, paper)`` → the relative difference, > 0 when ours is
     better."""
-    def attempt():
+    def cases():
         rng = np.random.default_rng(19)
         for measure in MEASURES:
-            ours, paper = rng.uniform(0.02, 20, size=2).round(4)
-            answer = run(better_than_paper, ("measure", measure), ("ours", ours),
-                         ("paper", paper))
-            sign = -1 if measure in LOWER_IS_BETTER else 1
-            judge(answer, sign * (ours - paper) / paper, f"the difference for {measure}", [
-                (-sign * (ours - paper) / paper, "the sign is wrong for this measure "
-                 "(is lower or higher better?)"),
-                (sign * (ours - paper), "it is not relative to the paper's value"),
-                (sign * (ours - paper) / ours, "it is relative to our value, not the paper's")],
-                  kind="biuf")
-        return f"the {len(MEASURES)} measures with random values"
-    return grade("better than the paper by", attempt).passed
+            ours, paper = (float(v) for v in rng.uniform(0.02, 20, size=2).round(4))
+            yield (f"the difference for {measure}",
+                   [("measure", measure), ("ours", ours), ("paper", paper)])
+    return check("better than the paper by", better_than_paper, _better, cases, BETTER_MISTAKES,
+                 kind="biuf", done=f"the {len(MEASURES)} measures with random values").passed
+
+
+check_better_than_paper.mistakes = BETTER_MISTAKES
 
 
 # ---------------------------------------------------------------------------------------------
 # notebook 08: comparing methods over datasets (Demšar 2006)
 
+RANK_MISTAKES = [Mistake("the ranks run the wrong way",
+                         lambda values, lower: average_ranks(values, not lower))]
+
+
 def check_average_ranks(average_ranks_by_hand):
     """``average_ranks_by_hand(values, lower_is_better)`` → R_j, the mean rank (1 = best, ties
     averaged) of each method (column) over the datasets (rows)."""
-    def attempt():
+    def cases():
         for rng, lower in zip(case_rngs(20, 6), (True, False) * 3):
             N, k = rng.integers(2, 9), rng.integers(2, 9)
-            values = rng.integers(1, 5, size=(N, k)) / 10.0      # few values: ties occur
-            answer = run(average_ranks_by_hand, ("values", values), ("lower_is_better", lower))
-            what = f"R for {N} datasets × {k} methods with lower_is_better={lower}"
-            judge(answer, average_ranks(values, lower), what, [
-                (average_ranks(values, not lower), "the ranks run the wrong way")])
-        return "6 random tables (sizes, ties and direction varied), values unchanged"
-    return grade("average ranks with ties", attempt).passed
+            yield (f"R for {N} datasets × {k} methods with lower_is_better={lower}",
+                   [("values", rng.integers(1, 5, size=(N, k)) / 10.0), ("lower_is_better", lower)])
+    return check("average ranks with ties", average_ranks_by_hand, average_ranks, cases,
+                 RANK_MISTAKES, done="6 random tables (sizes, ties and direction varied), "
+                                    "values unchanged").passed
+
+
+check_average_ranks.mistakes = RANK_MISTAKES
 
 
 def check_friedman(friedman_chi2):
     """``friedman_chi2(R, N)`` → Friedman's χ²_F from the average ranks R of k methods over N
     datasets (Demšar 2006, Sec. 3.2.2)."""
-    def attempt():
+    def cases():
         for rng in case_rngs(21, 6):
             N, k = int(rng.integers(2, 12)), int(rng.integers(2, 10))
-            R = average_ranks(rng.random((N, k)), True)
-            answer = run(friedman_chi2, ("R", R), ("N", N))
-            judge(answer, friedman_test(R, N).chi2, f"χ²_F for k = {k} methods, N = {N}")
-        return "6 random cases (k and N varied), R unchanged"
-    return grade("Friedman's statistic by hand", attempt).passed
+            yield (f"χ²_F for k = {k} methods, N = {N}",
+                   [("R", average_ranks(rng.random((N, k)), True)), ("N", N)])
+    return check("Friedman's statistic", friedman_chi2, lambda R, N: friedman_test(R, N).chi2,
+                 cases, done="6 random cases (k and N varied), R unchanged").passed
+
+
+CD_MISTAKES = [
+    Mistake("it does not follow the q_α passed in", lambda k, N, q: critical_difference(k, N)),
+    Mistake("it does not follow the q_α passed in",
+            lambda k, N, q: critical_difference(k, N, 0.10)),
+    Mistake("the standard error is that of one average rank; a difference of two average ranks "
+            "varies more", lambda k, N, q: q * np.sqrt((k * k - 1) / (12.0 * N)))]
 
 
 def check_critical_difference(nemenyi_cd):
-    """``nemenyi_cd(k, N, q_alpha)`` → Nemenyi's CD = q_α √(k (k+1) / (6 N)) (Demšar 2006)."""
-    def attempt():
+    """``nemenyi_cd(k, N, q_alpha)`` → Nemenyi's CD, q_α times the standard error of a
+    difference of two average ranks (Demšar 2006)."""
+    def cases():
         for rng in case_rngs(22, 6):
             k, N = int(rng.integers(2, 11)), int(rng.integers(2, 60))
             q = float(rng.uniform(1.5, 4.0))
-            answer = run(nemenyi_cd, ("k", k), ("N", N), ("q_alpha", q))
-            reference = q * np.sqrt(k * (k + 1) / (6.0 * N))
-            judge(answer, reference, f"CD for k = {k}, N = {N}, q_α = {q:.3f}", [
-                (critical_difference(k, N), "it does not follow the q_α passed in"),
-                (critical_difference(k, N, 0.10), "it does not follow the q_α passed in")])
-        return "6 random cases (k, N and q_α varied)"
-    return grade("Nemenyi's critical difference", attempt).passed
+            yield f"CD for k = {k}, N = {N}, q_α = {q:.3f}", [("k", k), ("N", N), ("q_alpha", q)]
+    return check("Nemenyi's critical difference", nemenyi_cd,
+                 lambda k, N, q: q * np.sqrt(k * (k + 1) / (6.0 * N)), cases, CD_MISTAKES,
+                 done="6 random cases (k, N and q_α varied)").passed
+
+
+check_critical_difference.mistakes = CD_MISTAKES
+
+
+# ---------------------------------------------------------------------------------------------
+# notebook 02b: update rules and dropout (Sec. 3.5); notebook 03: AdaGrad's rates
+
+def _rmsprop_literal(theta, G, g, eta, rho, eps, inside=False):
+    """One RMSProp step by a literal loop over the entries (``inside``: ε inside the root)."""
+    theta, G = np.array(theta, dtype=float), np.array(G, dtype=float)
+    for i in np.ndindex(theta.shape):
+        G[i] = rho * G[i] + (1 - rho) * g[i] ** 2
+        theta[i] -= eta * g[i] / (np.sqrt(G[i] + eps) if inside else np.sqrt(G[i]) + eps)
+    return theta, G
+
+
+def _rmsprop_steps(step, named):
+    """(θ, G) after the student's ``step`` took every gradient of the case in turn."""
+    values = dict(named)
+    state = (values["theta"], values["G"])
+    for g in values["grads"]:
+        state = pair(run(step, ("theta", state[0]), ("G", state[1]), ("g", g),
+                         *[(k, values[k]) for k in ("eta", "rho", "eps")], name="rmsprop_step"),
+                     "rmsprop_step's result")
+        state = tuple(as_array(a, "θ and G") for a in state)
+    return state
+
+
+RMSPROP_MISTAKES = [
+    Mistake("ε is inside the square root; it belongs outside, added to the root",
+            lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, rho, eps, True)),
+    Mistake("G does not follow the ρ passed in",
+            lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, 0.9, eps)),
+    Mistake("θ does not follow the ε passed in",
+            lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, rho, 1e-8)),
+    Mistake("θ does not follow the η passed in",
+            lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, 0.01, rho, eps))]
+
+#: (η, ρ, ε) of the RMSProp cases: ε large enough that where it is added shows.
+RMSPROP_SETTINGS = ((0.01, 0.9, 1e-8), (0.1, 0.5, 0.1), (0.003, 0.99, 1.0), (0.05, 0.7, 1e-3))
+
+#: Steps of each RMSProp case.
+STEPS = 6
+
+
+def check_rmsprop(rmsprop_step):
+    """``rmsprop_step(theta, G, g, eta, rho, eps)`` → new (θ, G), inputs unchanged."""
+    def cases():
+        for rng, (eta, rho, eps) in zip(case_rngs(6, 4), RMSPROP_SETTINGS):
+            shape = (rng.integers(2, 6), rng.integers(2, 5))
+            grads = rng.normal(size=(STEPS,) + shape) * (rng.random(shape) < 0.7)
+            yield (f"after {STEPS} steps with η = {eta}, ρ = {rho}, ε = {eps:g}", [
+                ("theta", rng.normal(size=shape)), ("G", rng.random(shape) * rng.integers(0, 2)),
+                ("grads", grads), ("eta", eta), ("rho", rho), ("eps", eps)])
+    return check("RMSProp against a dense loop", rmsprop_step, _rmsprop_literal, cases,
+                 RMSPROP_MISTAKES, drive=_rmsprop_steps, expect=expect_items(("θ", "G"), (1, 0)),
+                 done=f"4 random cases of {STEPS} steps (η, ρ, ε and shapes varied), inputs "
+                      "unchanged").passed
+
+
+check_rmsprop.mistakes = RMSPROP_MISTAKES
+
+
+class RMSPropRule:
+    """The reference rule, RMSProp as mlnn writes a rule: ``new_state(theta)`` and
+    ``update(theta, g, state)`` in place (by the literal loop)."""
+
+    def __init__(self, learning_rate, rho=0.9, epsilon=1e-8):
+        self.learning_rate, self.rho, self.epsilon = learning_rate, rho, epsilon
+
+    def new_state(self, theta):
+        return {"mean_square": np.zeros_like(theta)}
+
+    def update(self, theta, g, state):
+        G = state["mean_square"]
+        theta[...], G[...] = _rmsprop_literal(theta, G, g, self.learning_rate, self.rho,
+                                              self.epsilon)
+
+
+class _ForgetsG(RMSPropRule):
+    def update(self, theta, g, state):
+        G = self.rho * state["mean_square"] + (1 - self.rho) * g * g
+        theta -= self.learning_rate * g / (np.sqrt(G) + self.epsilon)
+
+
+class _SharedByShape(RMSPropRule):
+    def new_state(self, theta):
+        shared = self.__dict__.setdefault("shared", {})
+        return {"mean_square": shared.setdefault(theta.shape, np.zeros_like(theta))}
+
+
+class _SumOfSquares(RMSPropRule):
+    def update(self, theta, g, state):
+        G = state["mean_square"]
+        G += g * g
+        theta -= self.learning_rate * g / (np.sqrt(G) + self.epsilon)
+
+
+class _EpsilonInside(RMSPropRule):
+    def update(self, theta, g, state):
+        G = state["mean_square"]
+        G[...] = self.rho * G + (1 - self.rho) * g * g
+        theta -= self.learning_rate * g / np.sqrt(G + self.epsilon)
+
+
+RULE_MISTAKES = [
+    Mistake("G starts from 0 at every step; keep it in the state and update that array in place",
+            _ForgetsG),
+    Mistake("every parameter needs its own accumulator", _SharedByShape),
+    Mistake("G sums the squares (that is AdaGrad); RMSProp's G forgets the old ones",
+            _SumOfSquares),
+    Mistake("ε is inside the square root; it belongs outside, added to the root", _EpsilonInside)]
+
+
+def _rule_problem(rng):
+    """Parameters W1, b1, W2, b2 (b1 and b2 of one shape) and the gradients of each step as
+    (rows, values): W1's on a few rows (the rows of the words of a minibatch), the others dense
+    (rows None)."""
+    D, F = 7, 3
+    params = {"W1": rng.normal(size=(D, F)), "b1": rng.normal(size=F),
+              "W2": rng.normal(size=(F, F)), "b2": rng.normal(size=F)}
+    sequence = []
+    for step in range(STEPS):
+        grads = {name: (None, rng.normal(size=value.shape)) for name, value in params.items()}
+        rows = np.sort(rng.choice(D, size=1 if step % 2 == 0 else rng.integers(2, D),
+                                  replace=False))
+        grads["W1"] = (rows, rng.normal(size=(len(rows), F)))
+        sequence.append(grads)
+    return params, sequence
+
+
+def _drive_rule(Rule, named):
+    """The parameters after the rule's steps, run as mlnn's lazy executor runs a rule: the rows
+    of θ and of the state a row-sparse gradient touches gathered, updated, scattered back."""
+    settings, start, sequence = (value for _, value in named)
+    if not isinstance(Rule, type):
+        raise NotYet("RMSProp must be a class with the methods new_state(theta) and "
+                     "update(theta, g, state)")
+    rule = call(Rule, *settings, name="RMSProp(learning_rate, rho, epsilon)")
+    params, states = {name: value.copy() for name, value in start.items()}, {}
+    for name, theta in params.items():
+        states[name] = call(rule.new_state, theta, name="new_state")
+        if not isinstance(states[name], dict) or not all(
+                np.shape(v) == theta.shape for v in states[name].values()):
+            raise NotYet("the state of one parameter, new_state(theta), must be a dict of arrays "
+                         "shaped like theta (AdaGrad's holds its sum of squares)")
+    for grads in sequence:
+        for name, (rows, g) in grads.items():
+            theta, state = params[name], states[name]
+            if rows is None:
+                call(rule.update, theta, g.copy(), state, name="update")
+                continue
+            theta_rows, slots = theta[rows], {k: v[rows] for k, v in state.items()}
+            call(rule.update, theta_rows, g.copy(), slots, name="update")
+            theta[rows] = theta_rows
+            for k, v in slots.items():
+                state[k][rows] = v
+    for name in params:
+        if np.array_equal(params[name], start[name]):
+            raise NotYet(f"{name} did not change in {STEPS} steps: update must change θ (and "
+                         "its state) in place")
+    return params
+
+
+def check_rmsprop_rule(RMSProp):
+    """``RMSProp(learning_rate, rho, epsilon)`` with ``new_state(theta)`` and ``update(theta, g,
+    state)``: six steps on four parameters (W1's gradients row-sparse, b1 and b2 of one shape),
+    run as mlnn's lazy executor runs a rule, against the literal loop, η, ρ, ε varied."""
+    def cases():
+        for rng, settings in zip(case_rngs(7, 3), RMSPROP_SETTINGS[1:]):
+            params, sequence = _rule_problem(rng)
+            yield (f"after {STEPS} steps with η, ρ, ε = {settings}",
+                   [("settings", settings), ("params", params), ("sequence", sequence)])
+
+    def expect(answer, expected, what, wrongs):
+        names = ("b1", "b2", "W2", "W1")
+        matches = explaining(answer, wrongs, names)
+        for name in names:
+            judge(answer[name], expected[name], f"{name} {what}",
+                  [(wrong[name], hint) for wrong, hint in matches])
+    return check("RMSProp as an mlnn update rule", RMSProp, RMSPropRule, cases, RULE_MISTAKES,
+                 drive=_drive_rule, expect=expect,
+                 done=f"3 random cases of {STEPS} steps (4 parameters, row-sparse W1, η, ρ, ε "
+                      "varied)").passed
+
+
+check_rmsprop_rule.mistakes = RULE_MISTAKES
+check_rmsprop_optimizer = check_rmsprop_rule
+
+
+def _momentum_loop(theta, v, mu, eta, gamma, skipped):
+    """Classical momentum with zero ∂J/∂θ and weight decay γ, step by step: g = γ θ,
+    v ← μ v − η g, θ ← θ + v."""
+    theta, v = np.array(theta, dtype=float), np.array(v, dtype=float)
+    for _ in range(skipped):
+        v = mu * v - eta * gamma * theta
+        theta = theta + v
+    return theta, v
+
+
+MOMENTUM_MISTAKES = [
+    Mistake("θ moves by the whole v at every skipped step, but v shrinks by μ at each",
+            lambda t, v, mu, eta, gamma, d: (t + d * v, mu ** d * v)),
+    Mistake("the factor μ/(1 − μ) does not follow the μ passed in",
+            lambda t, v, mu, eta, gamma, d: (t + 9 * (1 - mu ** d) * v, mu ** d * v)),
+    Mistake("v must shrink by μ at every skipped step",
+            lambda t, v, mu, eta, gamma, d: (t + mu * (1 - mu ** d) / (1 - mu) * v, v)),
+    Mistake("it does not follow the μ passed in",
+            lambda t, v, mu, eta, gamma, d: _momentum_loop(t, v, 0.9, eta, gamma, d)),
+    Mistake("the weight decay is missing: a skipped step still has the gradient γ θ, which "
+            "changes v and θ", lambda t, v, mu, eta, gamma, d: _momentum_loop(t, v, mu, eta, 0, d))]
+
+
+def check_momentum_skip(momentum_skip):
+    """``momentum_skip(theta, v, mu, eta, gamma, skipped)`` → (θ, v) after ``skipped`` classical
+    momentum steps with zero ∂J/∂θ and weight decay γ, in closed form."""
+    settings = ((0.9, 0.1, 0.0, 0), (0.5, 0.1, 0.0, 1), (0.3, 0.05, 0.0, 2), (0.75, 0.1, 0.0, 7),
+                (0.99, 0.01, 0.0, 40), (0.6, 0.2, 0.5, 1), (0.9, 0.1, 0.01, 7),
+                (0.6, 0.3, 0.2, 40), (0.9, 0.05, 1e-3, 40))
+
+    def cases():
+        for rng, (mu, eta, gamma, skipped) in zip(case_rngs(8, len(settings)), settings):
+            theta = rng.normal(size=rng.integers(1, 6))
+            v = rng.normal() * rng.uniform(0.5, 2, size=theta.shape)
+            yield (f"after Δ = {skipped} steps with μ = {mu}, η = {eta}, γ = {gamma}", [
+                ("theta", theta), ("v", v), ("mu", mu), ("eta", eta), ("gamma", gamma),
+                ("skipped", skipped)])
+    return check("momentum's catch-up in closed form", momentum_skip, _momentum_loop, cases,
+                 MOMENTUM_MISTAKES, expect=expect_items(("θ", "v")),
+                 done=f"{len(settings)} random cases (μ, η, γ, Δ and sizes varied), inputs "
+                      "unchanged").passed
+
+
+check_momentum_skip.mistakes = MOMENTUM_MISTAKES
+
+#: The dropout rates the dropout graders try.
+RATES = (0.2, 0.5, 0.7, 0.1)
+
+
+def _dropout_masks(inverted_dropout, h, rate, seed, draws):
+    """The kept units of ``draws`` calls with one generator, each call checked: a pair, shapes,
+    mask values 0 or 1/(1 − rate), h ∘ mask."""
+    rng, kept, what = np.random.default_rng(seed), [], f"the mask at rate {rate}"
+    for _ in range(draws):
+        dropped, mask = pair(run(inverted_dropout, ("h", h), ("rate", rate), ("rng", rng)),
+                             "inverted_dropout's result")
+        mask = as_array(mask, what)
+        expect_shape(mask, h.shape, what)
+        values = set(np.unique(mask.astype(float)).round(9)) - {0.0}
+        if values and values <= {round(1 / rate, 9)} and rate != 0.5:
+            raise NotYet(f"{what}: kept units are scaled by 1/rate; the scale must make the "
+                         "expected value of h ∘ mask equal to h")
+        if values == {1.0}:
+            raise NotYet(f"{what} holds only 0 and 1: the kept units are not scaled")
+        if not values <= {round(1 / (1 - rate), 9)}:
+            raise NotYet(f"{what} must hold only 0 (dropped) and the scale of a kept unit")
+        judge(dropped, h * mask, f"h ∘ mask at rate {rate}")
+        kept.append(mask > 0)
+    return np.array(kept)
+
+
+def judge_kept(kept, rate, column, row, trials=None, noun="units"):
+    """Judge boolean masks ``kept`` (draws × rows × columns) by their distribution: per-row and
+    per-column counts binomial in both directions (no coin shared by a row or column, no fixed
+    count), neighbours independent, and the kept fraction 1 − rate."""
+    trials = np.ones(kept.shape[1:]) if trials is None else trials
+    count, total = kept.sum(), trials.sum() * len(kept)
+    q = min(max(count / total, 0.02), 0.98)                 # the observed kept fraction
+    by_row = np.mean([dispersion(k.sum(axis=1), trials.sum(axis=1), q) for k in kept])
+    by_column = np.mean([dispersion(k.sum(axis=0), trials.sum(axis=0), q) for k in kept])
+    if by_row > 3 and by_column > 3:
+        raise NotYet(f"at rate {rate} the whole minibatch shares one coin: draw one for every "
+                     f"{column} of every {row}")
+    if by_column > 3:
+        raise NotYet(f"at rate {rate} each {column} is kept or dropped for all {row}s at once: "
+                     f"draw a separate coin for every {row}")
+    if by_row > 3:
+        raise NotYet(f"at rate {rate} each {row} keeps or drops all its {column}s together: "
+                     f"draw a separate coin for every {column}")
+    if by_row < 0.3 or by_column < 0.3:
+        one = row if by_row < 0.3 else column
+        raise NotYet(f"at rate {rate} every {one} keeps about the same number of {noun}: with "
+                     "an independent coin for each, that number varies from draw to draw")
+    for axis, name in ((2, f"neighbouring {column}s of a {row}"),
+                       (1, f"neighbouring {row}s for one {column}")):
+        z = _neighbours_z(kept, trials > 0, axis, q)
+        if abs(z) > 6:
+            raise NotYet(f"at rate {rate} {name} are kept together too "
+                         f"{'often' if z > 0 else 'rarely'}: their coins are not independent")
+    if abs(binomial_z(count, total, 1 - rate)) > 5:
+        swapped = abs(binomial_z(count, total, rate)) < 5
+        raise NotYet(f"at rate {rate} you keep {count / total:.1%} of the {noun}: " +
+                     ("you keep with probability rate; rate is the probability of dropping"
+                      if swapped else f"each should be dropped with probability {rate}"))
+
+
+def _neighbours_z(kept, present, axis, q):
+    """The z-score of how often two neighbours along ``axis`` (both present) are both kept,
+    against q² for independent coins."""
+    size = kept.shape[axis]
+    first, second = (np.take(kept, range(a, a + size - 1), axis=axis) for a in (0, 1))
+    both = np.take(present, range(size - 1), axis=axis - 1) & np.take(
+        present, range(1, size), axis=axis - 1)
+    return binomial_z((first & second & both).sum(), both.sum() * len(kept), q * q)
+
+
+def judge_generator(masks_of_seed):
+    """The masks must come from the generator passed in: equal for equal seeds, not otherwise."""
+    first, again, other = masks_of_seed(11), masks_of_seed(11), masks_of_seed(12)
+    if not np.array_equal(first, again):
+        raise NotYet("two generators with the same seed gave different masks: draw the coins "
+                     "from the generator rng passed in (not from NumPy's global random state)")
+    if np.array_equal(first, other):
+        raise NotYet("generators with different seeds gave the same mask: draw the coins from "
+                     "the generator rng passed in, not from one of your own")
+
+
+def check_inverted_dropout(inverted_dropout):
+    """``inverted_dropout(h, rate, rng)`` → (h ∘ mask, mask), mask entries 0 or 1/(1 − rate),
+    each unit of each document kept independently with probability 1 − rate, drawn from ``rng``."""
+    def attempt():
+        h = np.random.default_rng(9).uniform(0.1, 2.0, size=(30, 40))
+        for rate in RATES:
+            judge_kept(_dropout_masks(inverted_dropout, h, rate, 9, 20), rate, "unit", "document")
+            judge_generator(lambda seed: _dropout_masks(inverted_dropout, h, rate, seed, 1)[0])
+        return (f"rates {', '.join(map(str, RATES))}: kept fraction, independence across units "
+                "and documents, the generator passed in; h unchanged")
+    return grade("inverted dropout", attempt).passed
+
+
+def _input_dropout_kept(input_dropout, X, rate, seed):
+    """The kept stored entries of one call, after checking type, shape, zeros and the scale."""
+    answer = run(input_dropout, ("X", X), ("rate", rate), ("rng", np.random.default_rng(seed)))
+    what = f"the dropped-out X at rate {rate}"
+    if answer is None:
+        raise NotYet(NO_ANSWER)
+    if not sp.issparse(answer):
+        raise NotYet(f"{what} is a {type(answer).__name__}; keep it sparse (a CSR matrix like X)")
+    dense, original = as_array(answer, what).astype(float), X.toarray()
+    expect_shape(dense, original.shape, what)
+    if np.any(dense[original == 0] != 0):
+        raise NotYet(f"{what}: a zero input became nonzero")
+    stored, given = original[original != 0], dense[original != 0]
+    kept = given != 0
+    if np.any(kept) and np.allclose(given[kept], stored[kept]):
+        raise NotYet(f"{what}: the kept entries are not scaled")
+    if rate != 0.5 and np.any(kept) and close(given[kept], stored[kept] / rate):
+        raise NotYet(f"{what}: kept entries are scaled by 1/rate; the scale must keep each "
+                     "entry's expected value")
+    judge(given[kept], stored[kept] / (1 - rate), f"the kept entries at rate {rate}")
+    return kept
+
+
+def check_input_dropout(input_dropout):
+    """``input_dropout(X, rate, rng)`` → CSR X with each stored value kept ×1/(1 − rate) or
+    dropped, independently, with the coins drawn from ``rng``."""
+    def attempt():
+        X = sparse_rows(np.random.default_rng(16), 80, 60, density=0.25)
+        structure = X.toarray() != 0
+        for rate in RATES:
+            grids = np.zeros((4,) + X.shape, dtype=bool)
+            for seed, grid in enumerate(grids):
+                grid[structure] = _input_dropout_kept(input_dropout, X, rate, seed)
+            judge_kept(grids, rate, "feature", "document", structure.astype(float),
+                       "stored entries")
+            judge_generator(lambda seed: _input_dropout_kept(input_dropout, X, rate, seed))
+        return (f"rates {', '.join(map(str, RATES))}: kept fraction, independence across "
+                "features and documents, the generator passed in; X unchanged")
+    return grade("input dropout on a sparse X", attempt).passed
+
+
+def _adagrad_rates(grads, eta0):
+    """η0 / (√G_t + ε) after each step, by mlnn's AdaGrad rule on one row of D entries."""
+    rule, theta = AdaGrad(eta0), np.zeros(grads.shape[1])
+    state, rates = rule.new_state(theta), []
+    for g in grads:
+        rule.update(theta, g, state)
+        rates.append(eta0 / (np.sqrt(state["sum_squares"]) + rule.epsilon))
+    return np.array(rates).reshape(grads.shape)
+
+
+ADAGRAD_RATE_MISTAKES = [
+    Mistake("each rate uses only the gradient of its own step; AdaGrad accumulates all steps so "
+            "far", lambda grads, eta0: eta0 / (np.abs(grads) + 1e-8)),
+    Mistake("they do not follow the η0 passed in", lambda grads, eta0: _adagrad_rates(grads, 0.1)),
+    Mistake("they are right where a gradient has been seen and off where none has yet: guard "
+            "the division with ε = 1e-8, as mlnn's AdaGrad does",
+            lambda grads, eta0: eta0 / (np.sqrt(np.cumsum(grads ** 2, axis=0)) + 1e-6)),
+    Mistake("ε is added to √G, outside the root",
+            lambda grads, eta0: eta0 / np.sqrt(np.cumsum(grads ** 2, axis=0) + 1e-8))]
+
+
+def check_adagrad_rates(effective_rates):
+    """``effective_rates(grads, eta0)`` → (T, D) AdaGrad step sizes η0 / (√G_t + ε) after each
+    step, G_t the sum of squares of the gradients up to t (Sec. 3.5)."""
+    def cases():
+        for rng, eta0 in zip(case_rngs(10, 5), (0.1, 0.5, 0.03, 1.0, 0.2)):
+            T = int(rng.integers(1, 12))
+            D = int(rng.choice([d for d in range(1, 8) if d != T]))    # not square
+            grads = rng.normal(size=(T, D)) * (rng.random((T, D)) < 0.5)
+            yield f"the rates for T = {T} steps, D = {D}, η0 = {eta0}", [("grads", grads),
+                                                                         ("eta0", eta0)]
+
+    def expect(answer, expected, what, wrongs):
+        array = as_array(answer, what)
+        expect_shape(array, expected.shape, what)
+        if not np.all(np.isfinite(array.astype(float))):
+            raise NotYet(f"{what} are infinite or NaN where no gradient has been seen yet: the "
+                         "small ε that guards the division is missing")
+        judge(array, expected, what, wrongs)
+    return check("AdaGrad's per-feature learning rates", effective_rates, _adagrad_rates, cases,
+                 ADAGRAD_RATE_MISTAKES, expect=expect,
+                 done="5 random cases (T, D, η0 varied), inputs unchanged").passed
+
+
+check_adagrad_rates.mistakes = ADAGRAD_RATE_MISTAKES

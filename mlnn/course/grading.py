@@ -1,25 +1,27 @@
-"""The toolkit the notebooks' graders are built from: run, compare, sample, report.
+"""The one mechanism every grader of the notebooks uses: run, compare, name the mistake, report.
 
 A grader is a small test suite for one student function (CS231n's checks, nbgrader's hidden
-cases). It
+cases). :func:`check` takes the student's function, a reference with the same signature, random
+cases, and a table of :class:`Mistake` s: each mistake is a wrong answer written once, as a
+function with the student's signature, and its hint. The grader
 
-* runs the function with :func:`run`, on copies of its inputs, and fails it if it changed them
-  (:func:`call` for a method meant to change its arguments);
-* reports an exception raised *inside* the function as the student's (:class:`StudentError`),
-  and any other exception as the grader's own failure, never blamed on the student;
-* compares an answer with :func:`expect_array` (None, type, shape — transposed or not —, dtype,
-  non-finite values, then values), with messages that say what is wrong and never the code, and
-  names a known mistake first with :func:`judge` (:func:`scale_of`, :func:`pair` and
-  :func:`judge_shape` for answers of a given form);
-* draws several random cases (:func:`case_rngs`, :func:`label_rows`, :func:`sparse_rows`), varying
-  every value an answer could hard-code, and judges random answers by their distribution
-  (:func:`binomial_z`, :func:`dispersion`);
-* ends in a :class:`Report`, printed as one stable line: ``PASS     title: …`` or
-  ``NOT YET  title: hint``.
+* runs the answer with :func:`run` on copies of its inputs and fails it if it changed them;
+* reports an exception raised inside the answer as the student's (:class:`StudentError`), any
+  other exception as the grader's own failure, never blamed on the student;
+* compares with :func:`judge`: None, type, shape (transposed or not), dtype (before any
+  conversion), finite values, then values; a wrong answer equal to a mistake's on the same
+  inputs is named by that mistake's hint, never by code or by the expected value;
+* judges random answers by their distribution (:func:`binomial_z`, :func:`dispersion`);
+* ends in a :class:`Report`, printed as one line, ``PASS     title: …`` or ``NOT YET  title:
+  hint``. Under nbgrader (``NBGRADER_EXECUTION`` set) a report that is not PASS also raises
+  AssertionError with that line, so that the cell fails and is scored.
+
+The tests run every mistake of every table through its grader (``tests/test_wrong_answers.py``).
 """
 
 import copy
-from typing import NamedTuple
+import os
+from typing import Callable, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,6 +37,10 @@ class NotYet(Exception):
     """The answer is wrong; the message is the hint (what is wrong, never the code)."""
 
 
+class Ambiguous(NotYet):
+    """The answer equals several mistakes in this case: a later case may tell them apart."""
+
+
 class StudentError(Exception):
     """The student's function raised: ``error`` is its exception."""
 
@@ -43,6 +49,13 @@ class StudentError(Exception):
         text = text if len(text) <= 160 else text[:157] + "..."
         super().__init__(f"your {name} raised {type(error).__name__}: {text}")
         self.error = error
+
+
+class Mistake(NamedTuple):
+    """A wrong answer with the student's signature, and the hint that names it."""
+
+    hint: str
+    answer: Callable
 
 
 class Report(NamedTuple):
@@ -61,15 +74,20 @@ class Report(NamedTuple):
         return self.passed
 
     def line(self):
-        """The printed line, e.g. ``PASS     title: detail`` or ``NOT YET  title: hint``."""
         return f"{self.status:<8} {self.title}: {self.detail}"
+
+
+def under_nbgrader():
+    """Whether nbgrader runs the notebook (it sets NBGRADER_EXECUTION in autograde and validate)."""
+    return bool(os.environ.get("NBGRADER_EXECUTION"))
 
 
 def grade(title, attempt):
     """Run ``attempt()``, print its :class:`Report` line and return the report.
 
-    ``attempt`` returns the PASS detail (e.g. "12 random cases") or raises :class:`NotYet`;
-    a :class:`StudentError` is reported as the student's, any other exception as the grader's.
+    ``attempt`` returns the PASS detail or raises :class:`NotYet`; a :class:`StudentError` is
+    the student's, any other exception the grader's. Under nbgrader a report other than PASS
+    raises AssertionError carrying the same line, so that the cell fails.
     """
     try:
         report = Report("PASS", title, attempt())
@@ -79,6 +97,8 @@ def grade(title, attempt):
         report = Report("ERROR", title, f"the grader itself failed ({type(error).__name__}: "
                                       f"{error}); this is not a fault of your answer")
     print(report.line())
+    if not report.passed and under_nbgrader():
+        raise AssertionError(report.line())
     return report
 
 
@@ -93,7 +113,7 @@ def pristine(value):
 def same(a, b):
     """Whether two inputs are identical: same type, shape, dtype and bits (NaN equal to NaN)."""
     if sp.issparse(a) or sp.issparse(b):
-        return (sp.issparse(a) and sp.issparse(b) and a.shape == b.shape
+        return (sp.issparse(a) and sp.issparse(b) and a.shape == b.shape and a.dtype == b.dtype
                 and same(a.tocsr().toarray(), b.tocsr().toarray()))
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
@@ -105,31 +125,24 @@ def same(a, b):
     return a is b or a == b
 
 
-def run(function, *named, name="function"):
-    """Call ``function`` on copies of the named inputs ``(name, value), ...`` and return its result.
-
-    Raises :class:`StudentError` if it raises, and :class:`NotYet` naming every input it
-    modified in place (its references are built from the pristine values, never from these).
-    """
-    given = [pristine(value) for _, value in named]
+def call(function, *args, name="function"):
+    """``function(*args)`` as is; an exception it raises becomes a :class:`StudentError`."""
     try:
-        result = function(*given)
+        return function(*args)
     except Exception as error:
         raise StudentError(name, error) from error
+
+
+def run(function, *named, name="function"):
+    """Call ``function`` on copies of the named inputs ``(name, value), ...``; :class:`NotYet`
+    naming every input it modified in place (a changed dtype included)."""
+    given = [pristine(value) for _, value in named]
+    result = call(function, *given, name=name)
     changed = [label for (label, value), used in zip(named, given) if not same(value, used)]
     if changed:
         raise NotYet(f"your {name} modified its input {', '.join(changed)} in place; "
                      "leave the inputs unchanged and work on new arrays")
     return result
-
-
-def call(function, *args, name="function"):
-    """``function(*args)`` as is (for a method meant to change its arguments, such as an
-    optimizer's ``step``); an exception it raises becomes a :class:`StudentError`."""
-    try:
-        return function(*args)
-    except Exception as error:
-        raise StudentError(name, error) from error
 
 
 def as_array(answer, what):
@@ -156,30 +169,14 @@ def expect_shape(array, shape, what):
     raise NotYet(f"{what} has shape {array.shape}, expected {tuple(shape)}")
 
 
-def expect_array(answer, reference, what, kind="f", tolerance=TOLERANCE):
-    """Check ``answer`` against ``reference``: None, type, shape, dtype kind, finite, values.
-
-    ``kind`` is the dtype kinds allowed: "f" float64 (the precision of the inputs), "b" boolean,
-    "biuf" any real number. Returns the answer as an array; raises :class:`NotYet` with what is
-    wrong.
-    """
-    array = as_array(answer, what)
-    reference = np.asarray(reference)
-    expect_shape(array, reference.shape, what)
-    if array.dtype.kind not in kind or (kind == "f" and array.dtype != np.float64):
-        raise NotYet(f"{what} has dtype {array.dtype}; expected {_KINDS[kind[0]]} values")
-    values = array.astype(np.float64)
-    if not np.all(np.isfinite(values)):
-        raise NotYet(f"{what} holds NaN or infinite values")
-    error = relative_error(values, reference.astype(np.float64))
-    if not error < tolerance and values.ndim == 2 and close(values.T, reference, tolerance):
-        raise NotYet(f"{what} is transposed")
-    if not error < tolerance:
-        raise NotYet(f"{what} is off (relative error {error:.1e})")
-    return array
-
-
-_KINDS = {"f": "float64", "b": "boolean (True/False)"}
+def expect_dtype(array, reference, what, kind):
+    """The dtype, before any conversion: a float answer has the reference's float dtype (never
+    float32 where float64 is asked); ``kind`` lists the dtype kinds allowed."""
+    expected = np.asarray(reference).dtype
+    wanted = expected if expected.kind == "f" else np.dtype(np.float64)
+    if array.dtype.kind not in kind or (array.dtype.kind == "f" and array.dtype != wanted):
+        name = {"b": "bool"}.get(kind, str(wanted) if "f" in kind else expected)
+        raise NotYet(f"{what} has dtype {array.dtype}, expected {name}")
 
 
 def relative_error(a, b, floor=1e-8):
@@ -194,9 +191,123 @@ def close(answer, reference, tolerance=TOLERANCE):
     try:
         a = np.asarray(answer.toarray() if sp.issparse(answer) else answer, dtype=np.float64)
         b = np.asarray(reference, dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, AttributeError):
         return False
-    return a.shape == b.shape and bool(np.all(np.isfinite(a))) and relative_error(a, b) < tolerance
+    return (a.shape == b.shape and bool(np.all(np.isfinite(a)))
+            and relative_error(a, b) < tolerance)
+
+
+def tolerance_of(reference):
+    """1e-7 for a float64 reference, 2e-4 for float32."""
+    return TOLERANCE if np.asarray(reference).dtype != np.float32 else 2e-4
+
+
+def scale_of(answer, reference):
+    """c if ``answer`` is c · ``reference`` for one scalar c ≠ 1, else None."""
+    a, r = (np.asarray(v, dtype=np.float64).ravel() for v in (answer, reference))
+    if a.shape != r.shape or not np.all(np.isfinite(a)) or not np.any(r):
+        return None
+    c = float(a @ r / (r @ r))
+    return c if close(a, c * r) and not np.isclose(c, 1.0) else None
+
+
+def name_mistake(array, reference, wrongs, what, tolerance):
+    """:class:`NotYet` with the hint of the one mistake the answer equals (and the reference
+    does not); :class:`Ambiguous` when it equals mistakes with different hints."""
+    hints = []
+    for wrong, hint in wrongs:
+        if wrong is not None and close(array, wrong, tolerance) and not close(wrong, reference,
+                                                                                tolerance):
+            hints.append(hint)
+    if len(set(hints)) > 1:
+        raise Ambiguous(f"{what}: {hints[0]}")
+    if hints:
+        raise NotYet(f"{what}: {hints[0]}")
+
+
+def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=False):
+    """Check ``answer`` against ``reference``: None, type, shape, dtype, finite, then values;
+    a wrong value equal to one of ``wrongs`` (pairs: what a mistake returns, its hint) is named.
+
+    ``kind`` lists the dtype kinds allowed ("f" float, "b" bool, "biuf" any real number);
+    ``scale`` names an answer that is c times the reference. Returns the answer as an array.
+    """
+    if isinstance(answer, np.matrix):
+        raise NotYet(f"{what} is a numpy.matrix; return a dense numpy.ndarray")
+    array = as_array(answer, what)
+    reference = np.asarray(reference)
+    tolerance = tolerance or tolerance_of(reference)
+    expect_shape(array, reference.shape, what)
+    expect_dtype(array, reference, what, kind)
+    values = array.astype(np.float64)
+    if close(values, reference, tolerance):
+        return array
+    name_mistake(values, reference, wrongs, what, tolerance)
+    if not np.all(np.isfinite(values)):
+        raise NotYet(f"{what} holds NaN or infinite values")
+    if values.ndim == 2 and close(values.T, reference, tolerance):
+        raise NotYet(f"{what} is transposed")
+    c = scale_of(values, reference) if scale else None
+    if c is not None:
+        raise NotYet(f"{what} is {c:.3g} times the right value"
+                     + (f": {scale}" if isinstance(scale, str) else ""))
+    raise NotYet(f"{what} is off (relative error "
+                 f"{relative_error(values, reference.astype(np.float64)):.1e})")
+
+
+def each_case(cases, one):
+    """``one(*case)`` for every case; a hint that is :class:`Ambiguous` in one case waits for a
+    later case to name the mistake, and is given if none does. Returns the number of cases."""
+    pending, count = None, 0
+    for case in cases:
+        try:
+            one(*case)
+        except Ambiguous as hint:
+            pending = pending or hint
+        count += 1
+    if pending is not None:
+        raise NotYet(str(pending))
+    return count
+
+
+def run_case(function, named, drive, name):
+    """The answer of ``function`` on one case: ``drive(function, named)`` or a plain
+    :func:`run` on copies."""
+    return drive(function, named) if drive else run(function, *named, name=name)
+
+
+def quietly(function, named, drive):
+    """What a mistake answers on one case (None if it cannot run on these inputs)."""
+    try:
+        with np.errstate(all="ignore"):
+            return run_case(function, named, drive, "mistake")
+    except Exception:
+        return None
+
+
+def check(title, student, reference, cases, mistakes=(), *, name="function", kind="f",
+          tolerance=None, scale=False, drive=None, expect=None, done=None):
+    """The generic grader: ``student`` and ``reference`` (same signature) on every case.
+
+    ``cases`` are pairs (what the case is, [(input name, value), ...]); the reference runs on
+    pristine copies. On a wrong answer, the ``mistakes`` (a table of :class:`Mistake`) run on the
+    same inputs and the one the answer equals names it. ``drive(function, named)`` replaces the
+    plain call (for an answer used over several steps); ``expect(answer, reference, what,
+    wrongs)`` replaces :func:`judge` (answers of another form). Returns the :class:`Report`.
+    """
+    def one(what, named):
+        answer = run_case(student, named, drive, name)
+        expected = run_case(reference, named, drive, "reference")
+        wrongs = ((quietly(m.answer, named, drive), m.hint) for m in mistakes)
+        if expect:
+            expect(answer, expected, what, wrongs)
+        else:
+            judge(answer, expected, what, wrongs, kind, tolerance, scale)
+
+    def attempt():
+        count = each_case(cases() if callable(cases) else cases, one)
+        return done or f"{count} random cases, inputs unchanged"
+    return grade(title, attempt)
 
 
 def case_rngs(seed, count):
@@ -229,31 +340,12 @@ def binomial_z(count, trials, p):
 
 def dispersion(counts, trials, p):
     """Σ (k_i − m_i p)² / (m_i p (1 − p)) / #groups: about 1 when the groups' counts k_i of m_i
-    draws are binomial, far above 1 when the draws within a group share one coin."""
+    draws are binomial; far above 1 when the draws within a group share one coin, far below 1
+    when every group keeps a fixed count."""
     counts, trials = np.asarray(counts, float), np.asarray(trials, float)
     used = trials > 0
     expected = trials[used] * p
     return float(np.mean((counts[used] - expected) ** 2 / (expected * (1 - p))))
-
-
-def judge(answer, reference, what, mistakes=(), kind="f"):
-    """Check ``answer`` against ``reference`` (:func:`~mlnn.course.grading.expect_array`), first
-    naming a known mistake: ``mistakes`` are pairs (what that mistake returns, what is wrong)."""
-    array = as_array(answer, what)
-    expect_shape(array, np.shape(reference), what)
-    for wrong, hint in mistakes:
-        if close(array, wrong) and not close(wrong, reference):
-            raise NotYet(f"{what}: {hint}")
-    return expect_array(array, reference, what, kind)
-
-
-def scale_of(answer, reference):
-    """c if ``answer`` is c · ``reference`` for one scalar c ≠ 1, else None."""
-    a, r = (np.asarray(v, dtype=np.float64).ravel() for v in (answer, reference))
-    if a.shape != r.shape or not np.all(np.isfinite(a)) or not np.any(r):
-        return None
-    c = float(a @ r / (r @ r))
-    return c if close(a, c * r) and not np.isclose(c, 1.0) else None
 
 
 def pair(answer, what):
@@ -263,10 +355,3 @@ def pair(answer, what):
     if not isinstance(answer, (tuple, list)) or len(answer) != 2:
         raise NotYet(f"{what} must be a pair (a tuple of two values), got {type(answer).__name__}")
     return answer
-
-
-def judge_shape(answer, reference, what):
-    """``answer`` as an array of ``reference``'s shape, or :class:`NotYet` saying why not."""
-    array = as_array(answer, what)
-    expect_shape(array, np.shape(reference), what)
-    return array

@@ -2,8 +2,6 @@
 
 import numpy as np
 
-from mlnn.nn.optimizers import Optimizer
-
 
 def rmsprop_step(theta, G, g, eta, rho=0.9, eps=1e-8):
     """One RMSProp step: G ← ρ G + (1 − ρ) g²;  θ ← θ − η g / (√G + ε). Returns new arrays."""
@@ -11,10 +9,16 @@ def rmsprop_step(theta, G, g, eta, rho=0.9, eps=1e-8):
     return theta - eta * g / (np.sqrt(G) + eps), G
 
 
-def momentum_skip(theta, v, mu, skipped):
-    """Δ = ``skipped`` classical momentum steps with zero gradient, in closed form:
-    v ← μ^Δ v,  θ ← θ + (μ + μ² + … + μ^Δ) v = θ + μ (1 − μ^Δ) / (1 − μ) v."""
-    return theta + mu * (1 - mu ** skipped) / (1 - mu) * v, mu ** skipped * v
+def momentum_skip(theta, v, mu, eta, gamma, skipped):
+    """Δ = ``skipped`` classical momentum steps with zero ∂J/∂θ and weight decay γ.
+
+    Such a step has the gradient g = γ θ: v' = μ v − η γ θ and θ' = θ + v' = (1 − η γ) θ + μ v,
+    a linear map of the pair, (θ', v') = A (θ, v) with A = [[1 − η γ, μ], [−η γ, μ]]. Δ steps
+    are A^Δ; with γ = 0, A^Δ = [[1, μ (1 − μ^Δ) / (1 − μ)], [0, μ^Δ]], section 3's closed form.
+    """
+    A = np.array([[1 - eta * gamma, mu], [-eta * gamma, mu]])
+    P = np.linalg.matrix_power(A, skipped)
+    return P[0, 0] * theta + P[0, 1] * v, P[1, 0] * theta + P[1, 1] * v
 
 
 def inverted_dropout(h, rate, rng):
@@ -23,8 +27,7 @@ def inverted_dropout(h, rate, rng):
     return h * mask, mask
 
 
-
-class RMSProp(Optimizer):
+class RMSProp:
     """RMSProp as an mlnn optimizer: G ← ρ G + (1 − ρ) g²;  θ ← θ − η g / (√G + ε).
 
     Why it cannot skip rows the way AdaGrad does: a row with zero gradient keeps its θ, but its G
@@ -36,8 +39,7 @@ class RMSProp(Optimizer):
     """
 
     def __init__(self, learning_rate, rho=0.9, epsilon=1e-8):
-        super().__init__(learning_rate)
-        self.rho, self.epsilon = rho, epsilon
+        self.learning_rate, self.rho, self.epsilon = learning_rate, rho, epsilon
 
     def new_state(self, theta):
         return {"mean_square": np.zeros_like(theta)}
