@@ -592,6 +592,10 @@ GRADING_TESTS = ["tests/test_grading_toolkit.py"]
 MUTANTS += [
     mutant("grading-tolerance-loose", "grading", "TOLERANCE = 1e-7", "TOLERANCE = 1e-3",
            "a looser tolerance (1e-3) in the comparison", tests=GRADING_TESTS),
+    mutant("grading-float32-tolerance-loose", "grading",
+           "return TOLERANCE if np.asarray(reference).dtype != np.float32 else 2e-4",
+           "return TOLERANCE if np.asarray(reference).dtype != np.float32 else 1e-3",
+           "a looser tolerance (1e-3) for float32 references", tests=GRADING_TESTS),
     mutant("grading-relative-error-denominator", "grading",
            "np.maximum(np.abs(a) + np.abs(b), floor)", "np.maximum(np.abs(b), floor)",
            "the relative error without |a| in its denominator", tests=GRADING_TESTS),
