@@ -30,7 +30,7 @@ def test_the_selection_run_chooses_lambda_with_the_models_threshold_features(spl
     assert chosen["fixed"]["meanF"] == live.threshold_scores_[live.threshold_lambda_]
     other = "input" if features == "scores" else "scores"
     o_fit, o_val = live.decision_function(X_fit), live.decision_function(X_val)
-    _, lam, table = select_lambda(X_fit, o_fit, Y_fit, X_val, o_val, Y_val, lams=DEFAULT_LAMBDAS,
+    _, _, table = select_lambda(X_fit, o_fit, Y_fit, X_val, o_val, Y_val, lams=DEFAULT_LAMBDAS,
                                   features=other, intercept=live.threshold_intercept,
                                   target=live.threshold_target)
     assert table != live.threshold_scores_, "the other features must choose differently"
