@@ -15,7 +15,7 @@ def _started_as_command():
     return "-m" in argv and argv[argv.index("-m") + 1:argv.index("-m") + 2] == ["mlnn"]
 
 
-if _started_as_command():       # Ctrl-C while NumPy and SciPy load: see mlnn.__main__
+if _started_as_command():       # Ctrl-C or SIGTERM while NumPy and SciPy load: see mlnn.__main__
     interrupts.hold()
 
 from mlnn.base.errors import (ChecksumError, DataFormatError, DivergenceError,  # noqa: E402

@@ -291,15 +291,15 @@ def test_ctrl_c_inside_deferred_takes_effect_after_the_body(python_sigint):
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     with interrupts.deferred():                       # no signal: nothing raised
         done.append("quiet")
-    assert interrupts.release() is False              # nothing held
+    assert interrupts.release() is None               # nothing held
 
 
 def test_held_interrupts_are_reported_once_by_release(python_sigint):
     interrupts.hold()
     os.kill(os.getpid(), signal.SIGINT)
-    assert interrupts.release() is True
+    assert type(interrupts.release()) is KeyboardInterrupt
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    assert interrupts.release() is False
+    assert interrupts.release() is None
 
 
 @pytest.mark.parametrize("failure", [errno.EFBIG, errno.ENOSPC])

@@ -4,9 +4,10 @@ Every file the project writes (model files, result tables, run records, exported
 matrices) goes through :func:`atomic_write` (or :func:`atomic_path` for writers that open the
 file themselves, :func:`write_files` for several files that belong together): the content is
 written to a temporary file in the same directory, flushed to disk, and only then renamed over
-the final name (``os.replace`` is atomic on POSIX and Windows). A crash, a full disk or Ctrl-C
-leaves the previous file, or none, under the final name — never a partial one — and the temporary
-file is removed. The file gets the permissions of the file it replaces (a new one: 0666 less the
+the final name (``os.replace`` is atomic on POSIX and Windows). A crash, a full disk, Ctrl-C or
+SIGTERM (made to raise like Ctrl-C by the command line, :mod:`mlnn.base.interrupts`) leaves the
+previous file, or none, under the final name — never a partial one — and the temporary file is
+removed. The file gets the permissions of the file it replaces (a new one: 0666 less the
 umask), never the 0600 of the temporary file.
 
 :func:`check_output_path` is called by the command line *before* a long computation, so that a
@@ -331,7 +332,7 @@ def _npy_header(member, name):
             f"an invalid .npy header ({error})"
         raise ArchiveError(f"the entry {name!r} has {reason}") from None
     if dtype.hasobject:
-        raise ArchiveError("it holds Python objects")
+        raise ArchiveError(f"it holds Python objects (its entry {name!r})")
     if dtype.kind not in ARCHIVE_KINDS or dtype.itemsize == 0 or dtype.fields is not None \
             or dtype.subdtype is not None:
         raise ArchiveError(f"the entry {name!r} has the dtype {dtype}, not a plain number or "

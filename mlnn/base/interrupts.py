@@ -1,18 +1,25 @@
-"""Holding Ctrl-C back while something must not be cut in half.
+"""Stopping a command cleanly: Ctrl-C and SIGTERM, held back while something must not be cut.
 
 An interrupt (Ctrl-C, ``kill -INT``) normally raises ``KeyboardInterrupt`` wherever Python is.
+SIGTERM (``kill``, ``timeout``, a batch scheduler or a container stopping the job) would kill
+the process on the spot, leaving a temporary ``.part`` file beside the file being written; the
+command line makes it raise :class:`Terminated` instead (:func:`sigterm_stops`), a kind of
+``KeyboardInterrupt``, so that it is handled exactly like Ctrl-C: an atomic write is undone
+(:mod:`mlnn.base.fileio`), and the command prints one line and exits with 128 + the signal's
+number (:func:`report`: 130 for SIGINT, 143 for SIGTERM).
+
 Two moments must not be cut:
 
 * writing the files of a finished result (:func:`deferred`): a run record and the tables made
-  from it are written as one step, so an interrupt during the writes takes effect just after
-  them, and the result that just finished is kept in every file;
-* starting the command line (:func:`hold` and :func:`release`): an interrupt while NumPy and SciPy
+  from it are written as one step, so a stop during the writes takes effect just after them, and
+  the result that just finished is kept in every file;
+* starting the command line (:func:`hold` and :func:`release`): a stop while NumPy and SciPy
   load would surface as a traceback, or as an ``ImportError`` from inside their C code; held
-  back, it ends the command with the one line ``mlnn: interrupted``.
+  back, it ends the command with the one line ``mlnn: interrupted`` (``mlnn: terminated``).
 
-Only the main thread can handle signals, and only Python's own handler is replaced (an ignored
-SIGINT stays ignored, a handler someone else installed stays in charge). This module imports
-nothing but :mod:`signal`, so that it loads before anything else.
+Only the main thread can handle signals, and only the handlers named here are replaced (an
+ignored signal stays ignored, a handler someone else installed stays in charge). This module
+imports nothing but :mod:`signal`, so that it loads before anything else.
 """
 
 import contextlib
@@ -21,48 +28,94 @@ import signal
 _held = {}
 
 
-def _replace(received):
-    """Install a SIGINT handler that appends to ``received``; the handler it replaced, or None
-    if SIGINT is not Python's default handler's to hold (another handler, SIG_IGN) or this is
-    not the main thread (where ``signal.signal`` raises ValueError)."""
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        return None
-    try:
-        return signal.signal(signal.SIGINT, lambda signum, frame: received.append(1))
-    except ValueError:
-        return None
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Python is, as Ctrl-C raises ``KeyboardInterrupt``."""
+
+
+def _terminate(signum, frame):
+    raise Terminated
+
+
+#: The stops: each signal, the exception it raises, and the handlers this module may replace
+#: (SIGTERM's default action only while the command line starts, see :func:`hold`).
+STOPS = {signal.SIGINT: KeyboardInterrupt, signal.SIGTERM: Terminated}
+_OURS = {signal.SIGINT: (signal.default_int_handler,), signal.SIGTERM: (_terminate,)}
+_AT_START = {signal.SIGINT: (signal.default_int_handler,),
+             signal.SIGTERM: (_terminate, signal.SIG_DFL)}
+
+
+def _replace(received, replaceable=_OURS):
+    """For each stop whose handler is ``replaceable``, install one that appends the stop's
+    exception to ``received``; {signal: the handler replaced}, empty unless this is the main
+    thread (elsewhere ``signal.signal`` raises ValueError)."""
+    previous = {}
+    for signum, stop in STOPS.items():
+        if signal.getsignal(signum) in replaceable[signum]:
+            try:
+                previous[signum] = signal.signal(signum, lambda n, f, s=stop: received.append(s))
+            except ValueError:
+                return {}
+    return previous
+
+
+def _restore(previous):
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
 
 
 def hold():
-    """From now on, record SIGINT instead of raising (until :func:`release`); idempotent."""
+    """From now on, record SIGINT and SIGTERM instead of acting (until :func:`release`);
+    idempotent. Called as ``python -m mlnn`` starts."""
     if _held:
         return
     received = []
-    previous = _replace(received)
-    if previous is not None:
+    previous = _replace(received, _AT_START)
+    if previous:
         _held.update(previous=previous, received=received)
 
 
 def release():
-    """Restore the handler :func:`hold` replaced; whether a SIGINT arrived meanwhile."""
+    """Restore the handlers :func:`hold` replaced; the first stop that arrived meanwhile (a
+    ``KeyboardInterrupt`` or :class:`Terminated`), or None."""
     if not _held:
-        return False
-    signal.signal(signal.SIGINT, _held.pop("previous"))
-    return bool(_held.pop("received"))
+        return None
+    _restore(_held.pop("previous"))
+    received = _held.pop("received")
+    return received[0]() if received else None
 
 
 @contextlib.contextmanager
 def deferred():
-    """Run the body with SIGINT held back; one that arrived meanwhile raises
-    ``KeyboardInterrupt`` after the body has finished (not if the body raised)."""
+    """Run the body with SIGINT and SIGTERM held back; the first stop that arrived meanwhile is
+    raised after the body has finished (not if the body raised)."""
     received = []
     previous = _replace(received)
-    if previous is None:
-        yield
-        return
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        _restore(previous)
     if received:
-        raise KeyboardInterrupt
+        raise received[0]
+
+
+@contextlib.contextmanager
+def sigterm_stops():
+    """Within the body, SIGTERM raises :class:`Terminated` (if it has its default action and this
+    is the main thread); its previous handler is restored after."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminate) \
+            if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL else None
+    except ValueError:
+        previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def report(stop):
+    """(the line, the exit code) of a command ended by ``stop``: 128 + the signal's number."""
+    if isinstance(stop, Terminated):
+        return "mlnn: terminated", 128 + signal.SIGTERM
+    return "mlnn: interrupted", 128 + signal.SIGINT

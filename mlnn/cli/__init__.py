@@ -26,7 +26,9 @@ Errors and exit codes. :func:`main` is the one place that turns failures into me
 arguments (argparse's), the project's errors (:class:`~mlnn.base.errors.MLNNError`), the operating
 system's errors of reading and writing (``OSError``: permission denied, no space left, ...) and
 undecodable text are printed as one line, ``mlnn: error: ...``, with exit code 2; Ctrl-C prints
-``mlnn: interrupted`` and exits with 130 (also while the modules load, see :mod:`mlnn.__main__`);
+``mlnn: interrupted`` and exits with 130, SIGTERM (``kill``, ``timeout``, a scheduler) likewise
+``mlnn: terminated`` with 143, a file being written left as it was (also while the modules load,
+see :mod:`mlnn.__main__` and :mod:`mlnn.base.interrupts`);
 warnings of the project (a damaged cache entry that was rebuilt, a label without a positive
 training document) are one line ``mlnn: warning: ...``, each distinct one once per command.
 A closed standard output (``| head``) ends the command quietly. Set ``MLNN_TRACEBACK=1`` to get
@@ -76,12 +78,13 @@ def build_parser():
 
 def main(argv=None):
     """Parse ``argv`` (default: ``sys.argv[1:]``), run the command, return its exit code."""
-    if interrupts.release():            # Ctrl-C while ``python -m mlnn`` was starting
-        return _fail("mlnn: interrupted", 130)
+    stop = interrupts.release()         # Ctrl-C or SIGTERM while ``python -m mlnn`` started
+    if stop is not None:
+        return _fail(*interrupts.report(stop))
     if os.environ.get("MLNN_TRACEBACK") == "1":
         args = build_parser().parse_args(argv)
         return args.func(args) or 0
-    with warnings.catch_warnings(), _whole_writes():
+    with warnings.catch_warnings(), _whole_writes(), interrupts.sigterm_stops():
         warnings.simplefilter("default", MLNNWarning)     # each distinct warning once
         warnings.showwarning = _show_warning
         try:
@@ -89,8 +92,8 @@ def main(argv=None):
             code = args.func(args) or 0
             sys.stdout.flush()          # a failure to write the output is this command's
             return code
-        except KeyboardInterrupt:
-            return _fail("mlnn: interrupted", 130)
+        except KeyboardInterrupt as stop:        # also SIGTERM (interrupts.Terminated)
+            return _fail(*interrupts.report(stop))
         except BrokenPipeError:
             return _closed_stdout()
         except MLNNError as error:

@@ -2,12 +2,14 @@
 
 The results go to ``--out`` (checked before any work, then locked against a second concurrent
 run); every method is stored as soon as it ends, so Ctrl-C keeps the methods already done
-(exit code 130) and running the same command again resumes (:mod:`mlnn.paper.study`).
+(exit code 130; SIGTERM likewise, 143) and running the same command again resumes
+(:mod:`mlnn.paper.study`).
 """
 
 import sys
 import time
 
+from mlnn.base import interrupts
 from mlnn.base.errors import MLNNError
 from mlnn.base.fileio import check_output_directory, describe_os_error
 from mlnn.base.lock import directory_lock
@@ -85,10 +87,10 @@ def run_reproduce(args):
                              C_values=args.C_values, select_by=args.select_by,
                              sensitivity=args.sensitivity, progress=show_progress(args),
                              stopping=args.stopping, other_rules=_other_rules(args))
-    except KeyboardInterrupt:
-        print(f"mlnn: interrupted; the methods completed so far are stored in {out}",
-              file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stop:            # also SIGTERM (interrupts.Terminated)
+        line, code = interrupts.report(stop)
+        print(f"{line}; the methods completed so far are stored in {out}", file=sys.stderr)
+        return code
     if len(jobs) == 1:
         print((out / f"table3_{stem(jobs[0].dataset, jobs[0].seed)}.md").read_text())
     names = ", ".join(f"run_{stem(job.dataset, job.seed)}.json" for job in jobs)

@@ -19,6 +19,7 @@ problem in the :class:`~mlnn.base.errors.DataFormatError`.
 """
 
 import gzip
+import re
 from pathlib import Path
 
 import numpy as np
@@ -132,6 +133,7 @@ def read_svmlight(path, n_features=None, n_labels=None, zero_based="auto", dtype
 def parse_svmlight(text, source="<string>", n_features=None, n_labels=None, zero_based="auto",
                    dtype=np.float64):
     """:func:`read_svmlight` on the ``text`` of a file (``source`` names it in messages)."""
+    _check_line_ends(text, source)
     lines = text.split("\n")
     header, first = _read_header(lines)
     if header is not None:
@@ -148,6 +150,17 @@ def parse_svmlight(text, source="<string>", n_features=None, n_labels=None, zero
         zero_based = True if header is not None else None
     return _parse_documents(source, labels, features, numbers, (n_features, n_labels),
                             zero_based, np.dtype(dtype))
+
+
+def _check_line_ends(text, source):
+    """Raise unless every line ends in LF or CR LF: a lone CR (classic Mac OS line ends) would
+    run the lines together into one document."""
+    lone = re.search("\r(?!\n)", text)
+    if lone:
+        line = text.count("\n", 0, lone.start()) + 1
+        raise DataFormatError(f"{source}:{line}: a line ends in a lone carriage return (CR, the "
+                              "line end of classic Mac OS); save the file with LF or CR LF line "
+                              "ends")
 
 
 def _read_header(lines):

@@ -465,3 +465,148 @@ MUTANTS += [
            "return path.stat().st_mode & 0o700",
            "a replaced file keeps only its owner's permission bits", tests=PERMISSION_TESTS),
 ]
+
+# the places a reviewer's own bugs passed the owning tests: the file seal, SIGTERM and the
+# svmlight line ends, the defaults and messages, the degenerate label sets, the selection's λ
+SEAL_TESTS = ["tests/test_file_seal.py", "tests/test_fileio.py"]
+MODELFILE_TESTS = ["tests/test_file_seal.py", "tests/test_modelfile.py"]
+STOP_TESTS = ["tests/test_interrupts.py", "tests/test_fileio.py"]
+SVMLIGHT_TESTS = ["tests/test_svmlight_line_ends.py", "tests/test_datasets_svmlight.py"]
+PARAMS_TESTS = ["tests/test_params_documented.py", "tests/test_estimator.py"]
+DEGENERATE_TESTS = ["tests/test_degenerate_labels.py"]
+DIGEST_HEADER = 'digest.update(f"{name}|{array.dtype.str}|{array.shape}|".encode())'
+MUTANTS += [
+    mutant("seal-digest-dtype", "fileio", DIGEST_HEADER,
+           'digest.update(f"{name}|{array.shape}|".encode())',
+           "the checksum does not cover an entry's dtype", tests=SEAL_TESTS),
+    mutant("seal-digest-shape", "fileio", DIGEST_HEADER,
+           'digest.update(f"{name}|{array.dtype.str}|".encode())',
+           "the checksum does not cover an entry's shape", tests=SEAL_TESTS),
+    mutant("seal-digest-name", "fileio", DIGEST_HEADER,
+           'digest.update(f"{array.dtype.str}|{array.shape}|".encode())',
+           "the checksum does not cover an entry's name", tests=SEAL_TESTS),
+    mutant("seal-digest-order", "fileio", "for name in sorted(arrays):", "for name in arrays:",
+           "the checksum depends on the order the entries were added or stored in",
+           tests=SEAL_TESTS),
+    mutant("seal-complex", "fileio", 'ARCHIVE_KINDS = "biufU"', 'ARCHIVE_KINDS = "biufcU"',
+           "complex arrays accepted from an archive", tests=SEAL_TESTS),
+    mutant("seal-objects-unnamed", "fileio",
+           'raise ArchiveError(f"it holds Python objects (its entry {name!r})")',
+           'raise ArchiveError("it holds Python objects")',
+           "an object array refused without naming the entry", tests=SEAL_TESTS),
+    mutant("seal-idf-any-length", "modelfile", '"text/vocabulary": (D,), "text/idf": (D,)',
+           '"text/vocabulary": (D,), "text/idf": None',
+           "an idf vector of any length accepted", tests=MODELFILE_TESTS),
+    mutant("seal-vocabulary-any-length", "modelfile",
+           '"text/vocabulary": (D,), "text/idf": (D,)',
+           '"text/vocabulary": None, "text/idf": (D,)',
+           "a vocabulary of any length accepted", tests=MODELFILE_TESTS),
+    mutant("stop-sigterm-raises-130", "interrupts",
+           'return "mlnn: terminated", 128 + signal.SIGTERM',
+           'return "mlnn: interrupted", 128 + signal.SIGINT',
+           "SIGTERM reported as Ctrl-C (exit code 130)", tests=STOP_TESTS),
+    mutant("stop-sigterm-kills", "interrupts",
+           "if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL else None",
+           "if False else None",
+           "SIGTERM keeps its default action in a command (the .part file stays)",
+           tests=STOP_TESTS),
+    mutant("stop-sigterm-not-held-at-start", "interrupts",
+           "signal.SIGTERM: (_terminate, signal.SIG_DFL)}", "signal.SIGTERM: (_terminate,)}",
+           "SIGTERM while the modules load kills the command without its line",
+           tests=STOP_TESTS),
+    mutant("stop-deferred-ignores-sigterm", "interrupts",
+           "signal.SIGTERM: (_terminate,)}", "signal.SIGTERM: ()}",
+           "deferred lets SIGTERM cut the writes of a finished result", tests=STOP_TESTS),
+    mutant("stop-deferred-takes-default-sigterm", "interrupts",
+           "signal.SIGTERM: (_terminate,)}", "signal.SIGTERM: (_terminate, signal.SIG_DFL)}",
+           "deferred turns SIGTERM into an exception outside a command too", tests=STOP_TESTS),
+    mutant("svmlight-lone-cr-accepted", "svmlight", "    _check_line_ends(text, source)\n", "",
+           "CR-only line ends read as one run-together document", tests=SVMLIGHT_TESTS),
+    mutant("svmlight-lone-cr-line", "svmlight",
+           'line = text.count("\\n", 0, lone.start()) + 1',
+           'line = text.count("\\n", 0, lone.start())',
+           "the line of a lone CR counted from 0", tests=SVMLIGHT_TESTS),
+    mutant("params-patience-default", "params", '"patience": Param(\n        5,',
+           '"patience": Param(\n        10,', "a different patience default",
+           tests=PARAMS_TESTS),
+    mutant("params-names-ignored", "params",
+           "PARAMS[name].check(value, (names or {}).get(name, name))",
+           "PARAMS[name].check(value, name)",
+           "check_params names the hyper-parameter, not the caller's spelling",
+           tests=PARAMS_TESTS),
+    mutant("validation-one-missing-label", "validation", "if warn and missing.size:",
+           "if warn and missing.size > 1:",
+           "a single label without a positive document not warned about",
+           tests=DEGENERATE_TESTS + ["tests/test_validation.py"]),
+    mutant("validation-single-positive", "validation",
+           "missing = np.flatnonzero(positives == 0)", "missing = np.flatnonzero(positives <= 1)",
+           "a label with one positive document warned about as having none",
+           tests=DEGENERATE_TESTS + ["tests/test_validation.py"]),
+    mutant("validation-both-kinds", "validation", "(sizes > 0) & (sizes < Y_val.shape[1])",
+           "(sizes > 0) & (sizes <= Y_val.shape[1])",
+           "a validation document with every label relevant counted as defining rank loss",
+           tests=DEGENERATE_TESTS + ["tests/test_validation.py"]),
+    mutant("metrics-one-error-reason", "metrics",
+           '"oneError": "no document has a relevant label",',
+           '"oneError": "no document has both a relevant and an irrelevant label",',
+           "the undefined one-error explained with rank loss's reason",
+           tests=DEGENERATE_TESTS + ["tests/test_metrics.py"]),
+    mutant("sel-lambda-input-features", "selection", "features=model.threshold_features,",
+           'features="input",', "the selection's λ ignores the model's threshold features",
+           tests=["tests/test_selection_threshold_features.py", "tests/test_selection.py"]),
+]
+
+# the stopping-rule study's arithmetic and bookkeeping (mlnn/paper/stopping.py)
+STUDY_TESTS = ["tests/test_stopping_study.py", "tests/test_stopping.py"]
+MUTANTS += [
+    mutant("study-tolerance-ours", "stopping",
+           'bound = size * abs(paper) if kind == "rel" else size',
+           'bound = size * abs(value) if kind == "rel" else size',
+           "a relative tolerance taken of our value, not the paper's", tests=STUDY_TESTS),
+    mutant("study-validation-by-rankloss", "stopping",
+           "eta = choose({e: o[select_by] for e, o in outcomes.items()}, select_by)",
+           'eta = choose({e: o["rankloss"] for e, o in outcomes.items()}, "rankloss")',
+           "the validation run chooses η0 by rank loss whatever the selection criterion",
+           tests=STUDY_TESTS),
+    mutant("study-first-run-wins", "stopping",
+           'values[run["seed"]] = entry["test"][key] if key in entry["test"] else entry[key]',
+           'values.setdefault(run["seed"], entry["test"][key] if key in entry["test"] '
+           'else entry[key])',
+           "the earlier of two stored runs of the same network wins", tests=STUDY_TESTS),
+]
+MUTANTS += [
+    mutant("study-fixed-meanF-all-labels", "training",
+           "meanF = selection_score(Y_val, predictor.predict(X_val, scores_val))",
+           'meanF = selection_score(Y_val, predictor.predict(X_val, scores_val), '
+           'macro_labels="all")',
+           "the fixed thresholds' mean F1 macro-averaged over all labels, not the present ones",
+           tests=["tests/test_stopping_measures.py", "tests/test_training.py"]),
+    mutant("study-rules-ranking-only", "estimator",
+           'if {self.stopping, *rules} == {"rankloss"}:', 'if self.stopping == "rankloss":',
+           "the rules watched beside rank loss get only the ranking measures",
+           tests=["tests/test_stopping_measures.py", "tests/test_estimator.py"]),
+]
+
+# the graders' toolkit (mlnn/course/grading.py): the tolerance, the formulas, the inputs' dtypes
+# (test_wrong_answers.py needs the notebooks' solutions, which a mutant's copy does not hold)
+GRADING_TESTS = ["tests/test_grading_toolkit.py"]
+MUTANTS += [
+    mutant("grading-tolerance-loose", "grading", "TOLERANCE = 1e-7", "TOLERANCE = 1e-3",
+           "a looser tolerance (1e-3) in the comparison", tests=GRADING_TESTS),
+    mutant("grading-float32-tolerance-loose", "grading",
+           "return TOLERANCE if np.asarray(reference).dtype != np.float32 else 2e-4",
+           "return TOLERANCE if np.asarray(reference).dtype != np.float32 else 1e-3",
+           "a looser tolerance (1e-3) for float32 references", tests=GRADING_TESTS),
+    mutant("grading-relative-error-denominator", "grading",
+           "np.maximum(np.abs(a) + np.abs(b), floor)", "np.maximum(np.abs(b), floor)",
+           "the relative error without |a| in its denominator", tests=GRADING_TESTS),
+    mutant("grading-binomial-z-no-1-p", "grading", "spread = np.sqrt(trials * p * (1 - p))",
+           "spread = np.sqrt(trials * p)", "the binomial z-score without the (1 − p) factor",
+           tests=GRADING_TESTS),
+    mutant("grading-dispersion-no-1-p", "grading", "/ (expected * (1 - p))", "/ expected",
+           "the dispersion statistic without the (1 − p) factor", tests=GRADING_TESTS),
+    mutant("grading-same-ignores-dtype", "grading",
+           "and a.dtype == b.dtype and np.array_equal(", "and np.array_equal(",
+           "an input whose dtype the function changed in place (same values) not reported",
+           tests=GRADING_TESTS),
+]

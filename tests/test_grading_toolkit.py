@@ -1,0 +1,108 @@
+"""The graders' toolkit pinned directly (:mod:`mlnn.course.grading`): the comparison at its
+tolerance boundary, the relative error and the binomial statistics against hand-computed
+values, and an input whose dtype a student's function changed in place reported."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from mlnn.course import grading
+
+#: The tolerance the course states (a relative error below 1e-7 means right, notebooks 01, 02b).
+STATED = 1e-7
+
+
+def _at(relative, reference):
+    """An answer whose relative error to ``reference`` (entrywise |a − b| / (|a| + |b|)) is
+    ``relative`` at every entry: a = b (1 + d) with d / (2 + d) = relative."""
+    return reference * (1 + 2 * relative / (1 - relative))
+
+
+#: The tolerance of each reference precision: a float32 computation is right to about 2e-4.
+STATED_BY_DTYPE = {np.float64: STATED, np.float32: 2e-4}
+
+
+@pytest.mark.parametrize("dtype", list(STATED_BY_DTYPE))
+@pytest.mark.parametrize("values", [[[1.0, -2.5], [3e-3, 7e4]], [0.25]])
+def test_an_answer_just_inside_the_tolerance_passes_and_just_outside_does_not(values, dtype):
+    assert grading.TOLERANCE == STATED
+    tolerance = STATED_BY_DTYPE[dtype]
+    reference = np.array(values)
+    inside, outside = _at(0.9 * tolerance, reference), _at(1.1 * tolerance, reference)
+    assert grading.relative_error(inside, reference) == pytest.approx(0.9 * tolerance, rel=1e-6)
+    assert grading.relative_error(outside, reference) == pytest.approx(1.1 * tolerance, rel=1e-6)
+    if dtype == np.float64:
+        assert grading.close(inside, reference) and not grading.close(outside, reference)
+    # judged in the reference's precision (float32 rounding, 6e-8, is far inside the margins)
+    typed = reference.astype(dtype)
+    assert grading.judge(inside.astype(dtype), typed, "A").dtype == dtype
+    with pytest.raises(grading.NotYet, match=rf"A is off \(relative error {1.1 * tolerance:.1e}"):
+        grading.judge(outside.astype(dtype), typed, "A")
+
+
+def test_the_relative_error_against_hand_computed_values():
+    a, b = np.array([3.0, -1.0, 2.0]), np.array([1.0, -1.5, 2.0])
+    # entrywise |a − b| / (|a| + |b|): 2 / 4, 0.5 / 2.5, 0 / 4; the largest is 0.5
+    assert grading.relative_error(a, b) == 0.5
+    assert grading.relative_error(b, a) == 0.5                         # symmetric
+    # below the floor 1e-8 the denominator is the floor: 1e-9 / 1e-8
+    assert grading.relative_error(np.array([1e-9]), np.array([0.0])) == pytest.approx(0.1)
+    assert grading.relative_error(np.array([4.0]), np.array([-4.0])) == 1.0   # opposite signs
+    assert grading.relative_error(np.zeros(0), np.zeros(0)) == 0.0
+
+
+@pytest.mark.parametrize("count, trials, p, z", [
+    (9, 25, 0.2, 2.0),             # mean 5, variance 25 · 0.2 · 0.8 = 4
+    (1, 25, 0.2, -2.0),            # the lower tail
+    (7, 10, 0.5, 2 / np.sqrt(2.5)),
+    (3, 10, 0.5, -2 / np.sqrt(2.5)),
+    (75, 100, 0.9, -15 / 3),       # mean 90, variance 9
+    (4, 4, 1.0, 0.0), (0, 4, 0.0, 0.0),
+])
+def test_the_binomial_z_score_of_exact_small_cases(count, trials, p, z):
+    assert grading.binomial_z(count, trials, p) == pytest.approx(z, rel=1e-12, abs=1e-15)
+
+
+def test_the_dispersion_of_exact_small_cases():
+    # groups of 25 draws with p = 0.2: variance 4 each; (9 − 5)² / 4 = 4 and (1 − 5)² / 4 = 4
+    assert grading.dispersion([9, 1], [25, 25], 0.2) == pytest.approx(4.0)
+    assert grading.dispersion([9, 1, 0], [25, 25, 0], 0.2) == pytest.approx(4.0)  # empty group
+    # p = 0.9, groups of 100: variance 9; (93 − 90)² / 9 = 1, (84 − 90)² / 9 = 4: mean 2.5
+    assert grading.dispersion([93, 84], [100, 100], 0.9) == pytest.approx(2.5)
+    assert grading.dispersion([5, 5], [25, 25], 0.2) == 0.0
+
+
+def _sparse():
+    return sp.csr_matrix(np.array([[0.0, 1.5], [2.0, 0.0]]))
+
+
+def _values(value):
+    value = value["W1"] if isinstance(value, dict) else value
+    return value.toarray() if sp.issparse(value) else value
+
+
+def _retype_sparse(X):
+    X.data = X.data.astype(np.float32)         # the same values in another dtype
+
+
+def _retype_array(Y):
+    Y.dtype = np.uint8                          # bool 0/1 reinterpreted: the same values
+
+
+@pytest.mark.parametrize("value, change", [
+    (_sparse(), _retype_sparse),
+    (np.array([[True, False], [False, True]]), _retype_array),
+    ({"W1": np.zeros(3, dtype=np.int64)}, lambda d: d.update(W1=np.zeros(3))),
+])
+def test_an_input_whose_dtype_the_function_changed_in_place_is_reported(value, change):
+    def student(X):
+        change(X)
+        return 1.0
+
+    copy = grading.pristine(value)
+    change(copy)
+    assert np.array_equal(_values(copy), _values(value))                     # the same values
+    assert _values(copy).dtype != _values(value).dtype                       # another dtype
+    with pytest.raises(grading.NotYet, match="modified its input X in place"):
+        grading.run(student, ("X", value), name="answer")
+    assert grading.run(lambda X: 1.0, ("X", value)) == 1.0

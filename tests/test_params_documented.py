@@ -1,0 +1,59 @@
+"""The model description (:mod:`mlnn.model.params`) held to what the project states about it: the
+defaults are what the reproduction uses (README, "Where the paper is silent"), and a bad value
+is named as the caller spells the option (``check_params``'s ``names``)."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from mlnn.base.errors import MLNNError
+from mlnn.model.estimator import MultiLabelNN
+from mlnn.model.params import DEFAULTS, PARAMS, check_params
+from mlnn.paper.reproduce import BUDGETS
+
+
+@pytest.fixture(scope="module")
+def readme():
+    path = Path(__file__).resolve().parents[1] / "README.md"
+    if not path.is_file():             # a copy of the package and its tests alone (mutate.py)
+        pytest.skip("no README.md beside the tests")
+    return path.read_text()
+
+
+def test_the_readme_says_the_defaults_are_what_the_reproduction_uses(readme):
+    assert "the defaults are what the reproduction uses" in readme
+
+
+@pytest.mark.parametrize("name", sorted(set(BUDGETS["full"]) & set(DEFAULTS)))
+def test_each_default_the_full_budget_sets_is_the_reproductions_value(name):
+    assert DEFAULTS[name] == BUDGETS["full"][name]
+    assert MultiLabelNN().get_params()[name] == BUDGETS["full"][name]
+
+
+def test_the_budget_sets_patience_and_the_readme_states_the_default_patience(readme):
+    assert "patience" in BUDGETS["full"]
+    stated = {int(n) for n in re.findall(r"patience (\d+)", readme)}
+    assert stated == {DEFAULTS["patience"]}
+
+
+#: A value no hyper-parameter accepts.
+NOTHING = object()
+
+
+@pytest.mark.parametrize("name", list(PARAMS))
+def test_check_params_names_a_bad_value_as_the_caller_spells_its_option(name):
+    option = "--" + name.replace("_", "-") + "-option"
+    with pytest.raises(MLNNError) as error:
+        check_params(dict(DEFAULTS, **{name: NOTHING}), names={name: option})
+    assert option in str(error.value)
+    assert not re.search(rf"(?<![-\w]){name}\b", str(error.value)), str(error.value)
+    with pytest.raises(MLNNError, match=rf"\b{name}\b"):            # unspelled: its own name
+        check_params({name: NOTHING}, names={})
+
+
+def test_check_params_names_only_the_bad_one_and_accepts_the_defaults():
+    check_params(dict(DEFAULTS), names={name: "--x" for name in DEFAULTS})
+    with pytest.raises(MLNNError, match=r"^--epochs must be a positive integer, got 0$"):
+        check_params(dict(DEFAULTS, max_epochs=0), names={"max_epochs": "--epochs",
+                                                          "patience": "--patience"})
