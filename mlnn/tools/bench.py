@@ -15,6 +15,11 @@ the real trainer, :func:`mlnn.nn.training.train`, for ``warmup + epochs`` epochs
 * peak memory (:func:`mlnn.tools.machine.peak_rss_mb`, the whole process), next to the bytes of the
   training data, the parameters and the optimizer state.
 
+:func:`benchmark_products` times the five matrix products of a minibatch update alone, on the same
+shapes, dtype and layout: X W1, h W2, δ2 W2ᵀ, Xᵀ δ1 (on the rows of the features present) and
+hᵀ δ2. No implementation of the epoch can be faster than their sum, the floor an epoch is compared
+with.
+
 :func:`benchmark_pwe_delta` times the PWE δ2 (paper Sec. 3.4) in its pairwise O(|y||ȳ|) form and
 its factorised O(L) form against the number of labels L on synthetic scores: the pairwise cost
 grows with L² for a fixed label density, the factorised one with L (see
@@ -156,6 +161,61 @@ def _footprint_mb(X, Y, network, optimizer):
                                              for array in state.values()))}
     footprint["total"] = sum(footprint.values())
     return {key: value / 2**20 for key, value in footprint.items()}
+
+
+#: The five matrix products of a minibatch update (Eq. 2 forward, backpropagation backward).
+PRODUCTS = ("X W1", "h W2", "δ2 W2ᵀ", "Xᵀ δ1", "hᵀ δ2")
+
+
+def benchmark_products(X, n_labels, hidden_units, batch_size, dtype=np.float32, epochs=3,
+                       random_state=0):
+    """Seconds per epoch of the five matrix products of training (:data:`PRODUCTS`) alone.
+
+    The rows of X (n × D CSR) are put in a seeded random order and sliced into minibatches as
+    the trainer slices them; for each minibatch of n_b documents and k features present the
+    products X_b W1, h W2, δ2 W2ᵀ, X_kᵀ δ1 (X_b's k nonzero columns, as
+    :meth:`mlnn.nn.network.Network.backward` forms ∂J/∂W1) and hᵀ δ2 run on random C-ordered
+    arrays of ``dtype`` (W1 D × F, W2 F × L, h and δ1 n_b × F, δ2 n_b × L), the dense ones into
+    reused buffers. Returns ``{"products": {name: median seconds per epoch}, "total": median
+    over the ``epochs`` of their sum}``.
+    """
+    rng = np.random.default_rng(random_state)
+    X = check_X(X, "X", dtype=np.dtype(dtype))
+    X = X[rng.permutation(X.shape[0])]
+    F, L = hidden_units, n_labels
+    W1, W2 = (rng.uniform(-0.1, 0.1, size=shape).astype(dtype) for shape in
+              ((X.shape[1], F), (F, L)))
+    batches = []
+    for start in range(0, X.shape[0], batch_size):
+        X_b = X[start:start + batch_size]
+        n = X_b.shape[0]
+        h, delta1 = (rng.uniform(0, 1, size=(n, F)).astype(dtype) for _ in range(2))
+        delta2 = rng.uniform(-1, 1, size=(n, L)).astype(dtype)
+        batches.append((X_b, _present_columns(X_b).T, h, delta1, delta2))
+    z2, dJ_dh, dW2 = (np.empty(shape, dtype) for shape in ((batch_size, L), (batch_size, F),
+                                                            (F, L)))
+    totals = {name: [] for name in PRODUCTS}
+    for _ in range(epochs):
+        seconds = dict.fromkeys(PRODUCTS, 0.0)
+        for X_b, X_kT, h, delta1, delta2 in batches:
+            n = h.shape[0]
+            for name, product in (("X W1", lambda: X_b @ W1),
+                                  ("h W2", lambda: np.matmul(h, W2, out=z2[:n])),
+                                  ("δ2 W2ᵀ", lambda: np.matmul(delta2, W2.T, out=dJ_dh[:n])),
+                                  ("Xᵀ δ1", lambda: X_kT @ delta1),
+                                  ("hᵀ δ2", lambda: np.matmul(h.T, delta2, out=dW2))):
+                start = time.perf_counter()
+                product()
+                seconds[name] += time.perf_counter() - start
+        for name in PRODUCTS:
+            totals[name].append(seconds[name])
+    return {"products": {name: float(np.median(times)) for name, times in totals.items()},
+            "total": float(np.median(np.sum(list(totals.values()), axis=0)))}
+
+
+def _present_columns(X):
+    """X (CSR) restricted to the columns that hold a nonzero, as CSR (n × k)."""
+    return X[:, np.flatnonzero(np.bincount(X.indices, minlength=X.shape[1]))]
 
 
 def benchmark_pwe_delta(label_counts=DEFAULT_PWE_LABELS, n_documents=64, density=None, repeats=3,
