@@ -37,6 +37,9 @@ def test_bench_json_has_the_promised_fields(capsys):
     assert set(result["floor"]["products"]) == set(PRODUCTS)
     assert result["floor_ratio"] == pytest.approx(result["seconds_per_epoch"]
                                                   / result["floor"]["total"])
+    assert result["cpu_floor_ratio"] == pytest.approx(result["cpu_seconds_per_epoch"]
+                                                      / result["floor"]["cpu_total"])
+    assert 0 < result["cpu_seconds_per_epoch"] and 0 < result["floor"]["cpu_total"]
 
 
 def test_bench_text_report_for_a_pwe_method_in_float64(capsys):
@@ -47,7 +50,7 @@ def test_bench_text_report_for_a_pwe_method_in_float64(capsys):
     assert "float64" in out and "seconds per epoch (median)" in out
     assert "optimizer update (AdaGrad)" in out and "PWE δ2" not in out
     assert re.search(r"the five products alone .*: [0-9.]+ s \(X W1 [0-9.]+, .*hᵀ δ2 [0-9.]+\); "
-                     r"the epoch takes [0-9.]+× that floor", out)
+                     r"the epoch takes [0-9.]+× that floor \(CPU time: [0-9.]+ s, [0-9.]+×\)", out)
 
 
 @pytest.mark.parametrize("extra, message", [
@@ -122,7 +125,8 @@ def test_format_report_lists_every_phase():
               "footprint_mb": {"data": 10.0, "parameters": 20.0, "optimizer_state": 20.0,
                                "total": 50.0},
               "floor": {"products": dict(zip(PRODUCTS, (0.1, 0.2, 0.3, 0.05, 0.35))),
-                        "total": 1.0}, "floor_ratio": 2.0,
+                        "total": 1.0, "cpu_total": 0.9}, "floor_ratio": 2.0,
+              "cpu_seconds_per_epoch": 1.8, "cpu_floor_ratio": 2.0,
               "pwe_delta": [{"labels": 10, "relevant": 1, "pairwise_seconds": 0.002,
                              "factorised_seconds": 0.001, "ratio": 2.0}]}
     report = format_report(result)
@@ -130,7 +134,9 @@ def test_format_report_lists_every_phase():
     assert re.search(r"other \(minibatches, masks, bookkeeping\) +0\.250 s +12\.5 %", report)
     assert "= 50.0 MiB (peak / that = 2.00)" in report
     assert ("the five products alone (median of 1 epochs): 1.000 s (X W1 0.100, h W2 0.200, "
-            "δ2 W2ᵀ 0.300, Xᵀ δ1 0.050, hᵀ δ2 0.350); the epoch takes 2.00× that floor") in report
+            "δ2 W2ᵀ 0.300, Xᵀ δ1 0.050, hᵀ δ2 0.350); the epoch takes 2.00× that floor (CPU time: "
+            "0.900 s, 2.00×)") in report
+    assert "seconds per epoch (median): 2.000 (CPU 1.800)" in report
     assert re.search(r"\n +10 +1 +2\.000 +1\.000 +2\.0$", report)
 
 

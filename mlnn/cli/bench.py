@@ -169,6 +169,7 @@ def measure(args):
     result["floor"] = benchmark_products(X, Y.shape[1], args.hidden_units, args.batch_size,
                                          dtype, epochs=args.epochs, random_state=args.seed)
     result["floor_ratio"] = result["seconds_per_epoch"] / result["floor"]["total"]
+    result["cpu_floor_ratio"] = result["cpu_seconds_per_epoch"] / result["floor"]["cpu_total"]
     result["pwe_delta"] = benchmark_pwe_delta(label_counts, n_documents=args.batch_size,
                                               dtype=dtype, random_state=args.seed)
     return result
@@ -188,7 +189,8 @@ def _header_lines(result):
                   for name, value in machine.get("thread_settings", {}).items()),
         f"epochs: {result['warmup']} warm-up + {result['epochs']} timed: "
         + " ".join(f"{seconds:.3f}" for seconds in result["epoch_seconds"]) + " s",
-        f"seconds per epoch (median): {result['seconds_per_epoch']:.3f}    "
+        f"seconds per epoch (median): {result['seconds_per_epoch']:.3f} (CPU "
+        f"{result['cpu_seconds_per_epoch']:.3f})    "
         f"documents per second: {result['docs_per_second']:,.0f}",
     ]
 
@@ -215,7 +217,8 @@ def format_report(result):
     lines.append(f"the five products alone (median of {result['epochs']} epochs): "
                  f"{floor['total']:.3f} s (" + ", ".join(
                      f"{name} {seconds:.3f}" for name, seconds in floor["products"].items())
-                 + f"); the epoch takes {result['floor_ratio']:.2f}× that floor")
+                 + f"); the epoch takes {result['floor_ratio']:.2f}× that floor (CPU time: "
+                 f"{floor['cpu_total']:.3f} s, {result['cpu_floor_ratio']:.2f}×)")
     footprint = result["footprint_mb"]
     lines.append(f"peak memory (ru_maxrss, whole process): {result['peak_rss_mb']:.0f} MiB; data "
                  f"{footprint['data']:.1f} + parameters {footprint['parameters']:.1f} + optimizer "

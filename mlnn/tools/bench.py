@@ -5,6 +5,8 @@ the real trainer, :func:`mlnn.nn.training.train`, for ``warmup + epochs`` epochs
 
 * seconds per epoch: the median over the timed epochs (the warm-up epochs are left out: they pay
   for first-touch page faults of the AdaGrad state and warm the caches), and documents per second;
+  beside the wall-clock time, the CPU time of the process (:func:`time.process_time`), which a
+  busy machine inflates less as long as BLAS runs one thread;
 * a breakdown of each epoch into the four phases of the trainer's minibatch update — the forward
   pass, the loss (its value and δ2), the backward pass (δ1 and the products of the gradients) and
   the optimizer (its step, and the deferred steps it applies in ``catch_up`` before each forward
@@ -105,7 +107,7 @@ def benchmark_training(X, Y, epochs=5, warmup=1, random_state=0, **params):
     ``hidden_units``, ``batch_size``, ``learning_rate``, ``dtype``; the others keep the
     description's defaults (AdaGrad, the paper's learner). Returns a dict: ``epoch_seconds``
     (the timed epochs),
-    ``seconds_per_epoch`` (their median), ``docs_per_second``, ``breakdown_seconds`` (median
+    ``seconds_per_epoch`` (their median), ``cpu_seconds_per_epoch`` (the median CPU time), ``docs_per_second``, ``breakdown_seconds`` (median
     seconds per epoch of each phase of :data:`PHASES` and ``other``), ``peak_rss_mb`` and
     ``footprint_mb`` (``data``, ``parameters``, ``optimizer_state``, ``total``) with
     ``peak_rss_ratio`` = peak_rss_mb / footprint total.
@@ -125,9 +127,11 @@ def benchmark_training(X, Y, epochs=5, warmup=1, random_state=0, **params):
     timed = {role: Stopwatch(target, PHASES[role], totals)
              for role, target in (("network", network), ("loss", loss), ("optimizer", optimizer))}
     marks = [(time.perf_counter(), {})]     # (time, phase totals) at every epoch boundary
+    cpu = [time.process_time()]
 
     def mark_epoch(record, _network):     # the trainer evaluates once per epoch by default
         marks.append((time.perf_counter(), dict(totals)))
+        cpu.append(time.process_time())
 
     train(timed["network"], timed["loss"], timed["optimizer"], X, Y, batch_size=p["batch_size"],
           max_epochs=warmup + epochs, dropout=p["dropout"], callbacks=[mark_epoch],
@@ -137,6 +141,7 @@ def benchmark_training(X, Y, epochs=5, warmup=1, random_state=0, **params):
     seconds = float(np.median(epoch_seconds))
     footprint_mb = _footprint_mb(X, Y, network, optimizer)
     return {"epoch_seconds": epoch_seconds, "seconds_per_epoch": seconds,
+            "cpu_seconds_per_epoch": float(np.median(np.diff(cpu[warmup:]))),
             "docs_per_second": X.shape[0] / seconds, "breakdown_seconds": breakdown,
             "peak_rss_mb": peak, "footprint_mb": footprint_mb,
             "peak_rss_ratio": peak / footprint_mb["total"]}
@@ -177,7 +182,7 @@ def benchmark_products(X, n_labels, hidden_units, batch_size, dtype=np.float32, 
     :meth:`mlnn.nn.network.Network.backward` forms ∂J/∂W1) and hᵀ δ2 run on random C-ordered
     arrays of ``dtype`` (W1 D × F, W2 F × L, h and δ1 n_b × F, δ2 n_b × L), the dense ones into
     reused buffers. Returns ``{"products": {name: median seconds per epoch}, "total": median
-    over the ``epochs`` of their sum}``.
+    over the ``epochs`` of their sum, "cpu_total": the same in CPU time}``.
     """
     rng = np.random.default_rng(random_state)
     X = check_X(X, "X", dtype=np.dtype(dtype))
@@ -194,9 +199,9 @@ def benchmark_products(X, n_labels, hidden_units, batch_size, dtype=np.float32, 
         batches.append((X_b, _present_columns(X_b).T, h, delta1, delta2))
     z2, dJ_dh, dW2 = (np.empty(shape, dtype) for shape in ((batch_size, L), (batch_size, F),
                                                             (F, L)))
-    totals = {name: [] for name in PRODUCTS}
+    totals, cpu = {name: [] for name in PRODUCTS}, []
     for _ in range(epochs):
-        seconds = dict.fromkeys(PRODUCTS, 0.0)
+        seconds, cpu_start = dict.fromkeys(PRODUCTS, 0.0), time.process_time()
         for X_b, X_kT, h, delta1, delta2 in batches:
             n = h.shape[0]
             for name, product in (("X W1", lambda: X_b @ W1),
@@ -207,10 +212,12 @@ def benchmark_products(X, n_labels, hidden_units, batch_size, dtype=np.float32, 
                 start = time.perf_counter()
                 product()
                 seconds[name] += time.perf_counter() - start
+        cpu.append(time.process_time() - cpu_start)
         for name in PRODUCTS:
             totals[name].append(seconds[name])
     return {"products": {name: float(np.median(times)) for name, times in totals.items()},
-            "total": float(np.median(np.sum(list(totals.values()), axis=0)))}
+            "total": float(np.median(np.sum(list(totals.values()), axis=0))),
+            "cpu_total": float(np.median(cpu))}
 
 
 def _present_columns(X):
