@@ -181,7 +181,8 @@ def benchmark_products(X, n_labels, hidden_units, batch_size, dtype=np.float32, 
     products X_b W1, h W2, δ2 W2ᵀ, X_kᵀ δ1 (X_b's k nonzero columns, as
     :meth:`mlnn.nn.network.Network.backward` forms ∂J/∂W1) and hᵀ δ2 run on random C-ordered
     arrays of ``dtype`` (W1 D × F, W2 F × L, h and δ1 n_b × F, δ2 n_b × L), the dense ones into
-    reused buffers. Returns ``{"products": {name: median seconds per epoch}, "total": median
+    reused buffers; δ2 W2ᵀ as (W2 δ2ᵀ)ᵀ, the form BLAS runs fastest with W2 in C order (about
+    a quarter faster than δ2 W2ᵀ on 64 × 983 by 983 × 1,000 in float32). Returns ``{"products": {name: median seconds per epoch}, "total": median
     over the ``epochs`` of their sum, "cpu_total": the same in CPU time}``.
     """
     rng = np.random.default_rng(random_state)
@@ -197,8 +198,8 @@ def benchmark_products(X, n_labels, hidden_units, batch_size, dtype=np.float32, 
         h, delta1 = (rng.uniform(0, 1, size=(n, F)).astype(dtype) for _ in range(2))
         delta2 = rng.uniform(-1, 1, size=(n, L)).astype(dtype)
         batches.append((X_b, _present_columns(X_b).T, h, delta1, delta2))
-    z2, dJ_dh, dW2 = (np.empty(shape, dtype) for shape in ((batch_size, L), (batch_size, F),
-                                                            (F, L)))
+    z2, dW2 = np.empty((batch_size, L), dtype), np.empty((F, L), dtype)
+    dJ_dhT = {n: np.empty((F, n), dtype) for n in {h.shape[0] for _, _, h, _, _ in batches}}
     totals, cpu = {name: [] for name in PRODUCTS}, []
     for _ in range(epochs):
         seconds, cpu_start = dict.fromkeys(PRODUCTS, 0.0), time.process_time()
@@ -206,7 +207,7 @@ def benchmark_products(X, n_labels, hidden_units, batch_size, dtype=np.float32, 
             n = h.shape[0]
             for name, product in (("X W1", lambda: X_b @ W1),
                                   ("h W2", lambda: np.matmul(h, W2, out=z2[:n])),
-                                  ("δ2 W2ᵀ", lambda: np.matmul(delta2, W2.T, out=dJ_dh[:n])),
+                                  ("δ2 W2ᵀ", lambda: np.matmul(W2, delta2.T, out=dJ_dhT[n])),
                                   ("Xᵀ δ1", lambda: X_kT @ delta1),
                                   ("hᵀ δ2", lambda: np.matmul(h.T, delta2, out=dW2))):
                 start = time.perf_counter()
