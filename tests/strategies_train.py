@@ -4,6 +4,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from mlnn.nn.network import Network
+from mlnn.nn.lazy_updates import LazyRows
 from mlnn.nn.optimizers import AdaGrad, Momentum, SGD
 from tests.strategies import label_matrices, sparse_inputs
 
@@ -16,12 +17,12 @@ def make_optimizer(kind, weight_decay=0.0, decay_biases=False):
     """The optimizer named ``kind`` (see :data:`OPTIMIZER_KINDS`) with its test settings."""
     decay = {"weight_decay": weight_decay, "decay_biases": decay_biases}
     if kind == "sgd":
-        return SGD(0.5, **decay)
+        return LazyRows(SGD(0.5), **decay)
     if kind == "momentum":
-        return Momentum(0.1, momentum=0.9, **decay)
+        return LazyRows(Momentum(0.1, momentum=0.9), **decay)
     if kind == "nesterov":
-        return Momentum(0.1, momentum=0.8, nesterov=True, **decay)
-    return AdaGrad(0.3, **decay)
+        return LazyRows(Momentum(0.1, momentum=0.8, nesterov=True), **decay)
+    return LazyRows(AdaGrad(0.3), **decay)
 
 
 #: The settings :func:`make_optimizer` uses, for the dense reference: (rule, η, μ).

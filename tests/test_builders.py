@@ -39,11 +39,12 @@ def test_same_seed_same_weights():
 
 
 def test_optimizers_and_their_options():
-    momentum = build_optimizer("momentum", 0.05, momentum=0.7, nesterov=True)
-    assert isinstance(momentum, Momentum)
+    executor = build_optimizer("momentum", 0.05, momentum=0.7, nesterov=True, weight_decay=0.01)
+    momentum = executor.rule
+    assert isinstance(momentum, Momentum) and executor.weight_decay == 0.01
     assert (momentum.learning_rate, momentum.momentum, momentum.nesterov) == (0.05, 0.7, True)
-    assert isinstance(build_optimizer("adagrad", 0.1, momentum=0.7), AdaGrad)
-    assert isinstance(build_optimizer("sgd", 0.1), SGD)
+    assert isinstance(build_optimizer("adagrad", 0.1, momentum=0.7).rule, AdaGrad)
+    assert isinstance(build_optimizer("sgd", 0.1).rule, SGD)
 
 
 @pytest.mark.parametrize("kwargs, message", [

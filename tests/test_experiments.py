@@ -111,10 +111,10 @@ def test_training_lowers_the_validation_rank_loss(data):
 
 def test_momentum_setting_builds_its_optimizer():
     setting = C.Setting("m", optimizer="momentum", learning_rate=0.02, momentum=0.5)
-    optimizer = E.components(setting, 5, 3)[2]
+    optimizer = E.components(setting, 5, 3)[2].rule
     assert type(optimizer).__name__ == "Momentum"
     assert (optimizer.learning_rate, optimizer.momentum) == (0.02, 0.5)
-    assert type(E.components(C.Setting("a"), 5, 3)[2]).__name__ == "AdaGrad"
+    assert type(E.components(C.Setting("a"), 5, 3)[2].rule).__name__ == "AdaGrad"
 
 
 def test_setting_components_pair_the_loss_with_its_output():

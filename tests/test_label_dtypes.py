@@ -226,7 +226,7 @@ def _small_data(n=30, D=8, L=4, seed=0):
 def test_training_gives_the_same_network(form):
     from mlnn.nn.losses import get_loss
     from mlnn.nn.network import Network
-    from mlnn.nn.optimizers import get_optimizer
+    from mlnn.nn.lazy_updates import get_optimizer
     from mlnn.nn.training import train
     X, Y = _small_data()
     params = []

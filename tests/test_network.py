@@ -11,6 +11,7 @@ from mlnn.nn.dropout import apply_input_mask, hidden_mask, input_mask
 from mlnn.nn.gradcheck import directional_derivative, loss_of_param, numerical_gradient
 from mlnn.nn.losses import CrossEntropy, PairwiseExponential
 from mlnn.nn.network import Network, RowSparseGradient
+from mlnn.nn.lazy_updates import LazyRows
 from mlnn.nn.optimizers import SGD
 from tests.strategies import problems
 
@@ -154,7 +155,7 @@ def test_hand_worked_sgd_step():
     np.testing.assert_allclose(grads.delta1, [[-0.5, 1.0]])
     # ∂J/∂W1 = xᵀ δ1 = [[1·(−0.5), 1·1], [2·(−0.5), 2·1]]
     np.testing.assert_allclose(grads.W1.toarray(), [[-0.5, 1.0], [-1.0, 2.0]])
-    SGD(0.1).step(network.params, grads.params)
+    LazyRows(SGD(0.1)).step(network.params, grads.params)
     # θ ← θ − 0.1 ∂J/∂θ
     np.testing.assert_allclose(network.params["W1"], [[1.05, -1.1], [0.6, 0.8]])
     np.testing.assert_allclose(network.params["b1"], [0.05, -0.1])

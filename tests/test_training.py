@@ -15,6 +15,7 @@ from mlnn.evaluation.metrics import EXTRA_MEASURES, MEASURES, evaluate, rank_los
 from mlnn.evaluation.thresholds import select_lambda
 from mlnn.nn.losses import CrossEntropy, PairwiseExponential
 from mlnn.nn.network import Network
+from mlnn.nn.lazy_updates import LazyRows
 from mlnn.nn.optimizers import SGD, AdaGrad, Momentum
 from mlnn.nn.training import (EarlyStopping, RuleWatch, stop_from_curve, stopping_rule,
                               threshold_rows, threshold_validation, train)
@@ -320,7 +321,7 @@ def test_every_document_once_per_epoch_in_a_new_order():
 
 def test_the_last_partial_minibatch_is_an_update():
     X, Y = indexed_documents(7)
-    optimizer = SGD(0.1)
+    optimizer = LazyRows(SGD(0.1))
     history = train(recording_network(7, 3, []), CrossEntropy(), optimizer, X, Y, batch_size=3,
                     max_epochs=2, random_state=0)
     assert optimizer.t == 6                                          # 3 + 3 + 1 documents
@@ -350,8 +351,8 @@ def test_train_loss_is_the_mean_over_the_minibatches_since_the_last_record():
         assert record["train_loss"] == pytest.approx(np.mean(window), rel=1e-12)
 
 
-@pytest.mark.parametrize("make", [lambda: Momentum(0.1), lambda: Momentum(0.1, nesterov=True),
-                                  lambda: SGD(0.1, weight_decay=0.1)])
+@pytest.mark.parametrize("make", [lambda: Momentum(0.1, momentum=0.9), lambda: Momentum(0.1, nesterov=True),
+                                  lambda: LazyRows(SGD(0.1), weight_decay=0.1)])
 def test_validation_sees_every_row_up_to_date(make):
     """The optimizer is flushed before each validation: every row of W1 is at the current step."""
     optimizer = make()
@@ -372,7 +373,7 @@ def test_validation_sees_every_row_up_to_date(make):
 
 def test_max_updates_is_respected_exactly():
     X, Y = indexed_documents(10)
-    optimizer = SGD(0.1)
+    optimizer = LazyRows(SGD(0.1))
     history = train(recording_network(10, 3, []), CrossEntropy(), optimizer, X, Y, batch_size=3,
                     max_epochs=50, max_updates=7, eval_every=3, random_state=0)
     assert optimizer.t == 7
@@ -382,7 +383,7 @@ def test_max_updates_is_respected_exactly():
 
 def test_max_epochs_bounds_a_larger_max_updates():
     X, Y = indexed_documents(10)
-    optimizer = SGD(0.1)
+    optimizer = LazyRows(SGD(0.1))
     history = train(recording_network(10, 3, []), CrossEntropy(), optimizer, X, Y, batch_size=3,
                     max_epochs=2, max_updates=100, random_state=0)
     assert optimizer.t == 8

@@ -1,8 +1,9 @@
-r"""The update rules of :mod:`mlnn.nn.optimizers` executed on row-sparse gradients, lazily.
+r"""A rule of :mod:`mlnn.nn.optimizers` run on a network's parameters: :class:`LazyRows`.
 
-The rules there are written densely, on (θ, g, state). This module is the engineering beneath
-them: it applies a rule to the rows of W1 a minibatch touched, never densifying the gradient, and
-gives the same parameters as the dense updates (up to rounding).
+The rules there are written densely, on (θ, g, state). ``LazyRows(rule, weight_decay=γ)`` is the
+engineering beneath them: it adds the weight decay γ θ to the gradient, keeps each parameter's
+state, and applies the rule to the rows of W1 a minibatch touched, never densifying the gradient,
+with the same parameters as the dense updates.
 
 A :class:`~mlnn.nn.network.RowSparseGradient` carries only the rows of W1 whose features occur in
 the minibatch. A row whose gradient ∂J/∂θ is zero at step t still takes the step with
@@ -12,7 +13,7 @@ g_t = γ θ (weight decay γ):
 * SGD, γ > 0: the row only shrinks, θ ← (1 − ηγ) θ; Δ such steps are θ ← (1 − ηγ)^Δ θ
   (:class:`ShrinkingSteps`).
 * Momentum (any γ): the pair (θ, v) of the row follows the linear recurrence (θ, v) ← A (θ, v)
-  (:meth:`mlnn.nn.optimizers.Momentum.transition`); Δ such steps are A^Δ (:func:`matrix_powers`,
+  (:func:`momentum_transition`); Δ such steps are A^Δ (:func:`matrix_powers`,
   :class:`MomentumSteps`). With γ = 0 this is v ← μ^Δ v, θ ← θ + μ (1 − μ^Δ)/(1 − μ) v
   (classical; μ² instead of μ for Nesterov).
 * AdaGrad, γ > 0: G grows by (γθ)² at every step, which has no closed form, so the rule is
@@ -35,6 +36,8 @@ an update are processed in blocks (:func:`row_blocks`) that stay in the CPU's ca
 import numpy as np
 
 from mlnn.nn.network import RowSparseGradient
+from mlnn.nn.optimizers import SGD, Momentum, OPTIMIZERS
+from mlnn.base.validation import check_bool, check_choice, check_nonnegative_float
 
 #: Bytes of a parameter's rows per block in a row-sparse update (see :func:`row_blocks`).
 ROW_BLOCK_BYTES = 256 * 1024
@@ -79,21 +82,29 @@ class ShrinkingSteps:
     """Δ zero-gradient SGD steps with weight decay γ: θ ← (1 − ηγ)^Δ θ."""
 
     @staticmethod
-    def factors(optimizer, skipped, gamma):
-        return (1 - optimizer.learning_rate * gamma) ** skipped       # θ ← (1 − ηγ)^Δ θ
+    def factors(rule, skipped, gamma):
+        return (1 - rule.learning_rate * gamma) ** skipped       # θ ← (1 − ηγ)^Δ θ
 
     @staticmethod
     def apply(state, theta, rows, factors, gamma):
         theta[rows] *= per_row(factors, theta)
 
 
+def momentum_transition(rule, gamma):
+    """A with (θ, v) ← A (θ, v): one momentum step of a row whose ∂J/∂θ is zero (g = γ θ)."""
+    mu, eta_gamma = rule.momentum, rule.learning_rate * gamma
+    if rule.nesterov:      # v' = μ v − ηγ θ;  θ' = θ + μ v' − ηγ θ
+        return np.array([[1 - eta_gamma * (1 + mu), mu * mu], [-eta_gamma, mu]])
+    return np.array([[1 - eta_gamma, mu], [-eta_gamma, mu]])   # v' = μ v − ηγ θ;  θ' = θ + v'
+
+
 class MomentumSteps:
-    """Δ zero-gradient momentum steps: (θ, v) ← A^Δ (θ, v), A = ``optimizer.transition(γ)``."""
+    """Δ zero-gradient momentum steps: (θ, v) ← A^Δ (θ, v), A = :func:`momentum_transition`."""
 
     @staticmethod
-    def factors(optimizer, skipped, gamma):
+    def factors(rule, skipped, gamma):
         distinct, which = np.unique(skipped, return_inverse=True)
-        return matrix_powers(optimizer.transition(gamma), distinct)[which]    # A^Δ for each row
+        return matrix_powers(momentum_transition(rule, gamma), distinct)[which]   # A^Δ per row
 
     @staticmethod
     def apply(state, theta, rows, A, gamma):
@@ -107,17 +118,36 @@ class MomentumSteps:
         v[rows] = per_row(A[:, 1, 0], theta) * theta_rows + per_row(A[:, 1, 1], theta) * v_rows
 
 
-class LazyRows:
-    """The execution of a dense rule ``update(theta, g, state)`` on dense or row-sparse gradients,
-    with deferred zero-gradient steps (see the module doc).
+#: The parameters a bias: decayed only with ``decay_biases=True``; every other one is a weight.
+BIASES = ("b1", "b2")
 
-    A rule sets ``skipped_steps`` to the closed form of its zero-gradient steps
-    (:class:`ShrinkingSteps`, :class:`MomentumSteps`) or None, and says in :meth:`_deferred`
-    whether a parameter's rows are deferred. ``state[name]`` holds the rule's state of parameter
-    ``name`` and, for a deferred parameter, ``last_step``; ``t`` counts the steps.
+
+def is_decayed(name, decay_biases):
+    """Whether parameter ``name`` is in the weight-decay term (weights always, biases if asked)."""
+    return decay_biases or name not in BIASES
+
+
+class LazyRows:
+    """A dense rule ``update(theta, g, state)`` run on dense or row-sparse gradients, with ℓ2
+    weight decay and deferred zero-gradient steps (see the module doc).
+
+    With ``weight_decay`` γ > 0 the objective is J + (γ/2) Σ ‖θ‖² over W1 and W2, and over b1, b2
+    too with ``decay_biases`` (Zhang & Zhou 2006 decay every parameter of BP-MLL); the rule gets
+    g = ∂J/∂θ + γ θ. ``state[name]`` holds the rule's state of parameter ``name`` and, for a
+    deferred parameter, ``last_step``; ``t`` counts the steps. ``step(params, grads)`` updates
+    the arrays of ``params`` in place; ``catch_up`` and ``flush`` apply the deferred steps.
     """
 
-    skipped_steps = None
+    def __init__(self, rule, weight_decay=0.0, decay_biases=False):
+        self.rule = rule
+        self.weight_decay = check_nonnegative_float(weight_decay, "weight_decay")
+        self.decay_biases = check_bool(decay_biases, "decay_biases")
+        self.state = {}
+        self.t = 0
+
+    def decay(self, name):
+        """γ for the parameter ``name`` (0 if it is not decayed)."""
+        return self.weight_decay if is_decayed(name, self.decay_biases) else 0.0
 
     def step(self, params, grads):
         """Apply one update with the gradients ``grads`` to ``params`` (in place)."""
@@ -126,7 +156,7 @@ class LazyRows:
             theta = params[name]
             if not isinstance(grad, RowSparseGradient):
                 self._apply(name, theta, slice(None), grad)
-            elif self.decay(name) and not self._deferred(name):
+            elif self.decay(name) and not self._skipped_steps(name):
                 self._update_every_row(name, theta, grad)
             else:
                 rows, values = grad.rows, grad.values
@@ -148,19 +178,21 @@ class LazyRows:
         """Bring every row of every parameter up to step ``t`` (before evaluation or saving)."""
         self.catch_up(params, {name: slice(None) for name in self.state})
 
-    def _deferred(self, name):
-        """Whether a row of ``name`` with zero gradient still moves (so its steps are deferred)."""
-        return False
-
-    def _new_state(self, theta):
-        """The rule's per-parameter state (beside ``last_step``): ``new_state(theta)``."""
-        return self.new_state(theta)
+    def _skipped_steps(self, name):
+        """The closed form of the zero-gradient steps of ``name``'s rows, or None when such a row
+        does not move (SGD and AdaGrad without decay) or has no closed form (AdaGrad with decay,
+        any other rule)."""
+        if isinstance(self.rule, Momentum):
+            return MomentumSteps
+        if isinstance(self.rule, SGD) and self.decay(name):
+            return ShrinkingSteps
+        return None
 
     def _slot(self, name, theta):
         """The state of ``name``, made on its first step (rows up to date at step t − 1)."""
         if name not in self.state:
-            state = self._new_state(theta)
-            if self._deferred(name):
+            state = self.rule.new_state(theta)
+            if self._skipped_steps(name):
                 state["last_step"] = np.full(theta.shape[0], self.t - 1, dtype=np.int64)
             self.state[name] = state
         return self.state[name]
@@ -170,17 +202,18 @@ class LazyRows:
         state = self._slot(name, theta)
         if "last_step" in state:
             self._catch_up(name, theta, rows, self.t - 1)
-        g = self.gradient(dJ, theta[rows], self.decay(name))
+        gamma = self.decay(name)
+        g = dJ + gamma * theta[rows] if gamma else dJ
         self._update_rows(state, theta, rows, g)
         if "last_step" in state:
             state["last_step"][rows] = self.t
 
     def _update_rows(self, state, theta, rows, g):
-        """The dense rule ``update`` on the rows ``rows`` of ``theta`` and of its state, whose
-        regularised gradient is ``g``: gathered (a view for a slice), updated, scattered back."""
+        """The dense rule on the rows ``rows`` of ``theta`` and of its state, whose regularised
+        gradient is ``g``: gathered (a view for a slice), updated, scattered back."""
         slots = {slot: value[rows] for slot, value in state.items() if slot != "last_step"}
         theta_rows = theta[rows]
-        self.update(theta_rows, g, slots)
+        self.rule.update(theta_rows, g, slots)
         if not isinstance(rows, slice):
             theta[rows] = theta_rows
             for slot, value in slots.items():
@@ -196,9 +229,10 @@ class LazyRows:
             return
         rows = np.arange(len(last_step))[rows] if isinstance(rows, slice) else np.asarray(rows)
         rows, skipped, gamma = rows[behind], skipped[behind], self.decay(name)
-        factors = self.skipped_steps.factors(self, skipped, gamma)
+        steps = self._skipped_steps(name)
+        factors = steps.factors(self.rule, skipped, gamma)
         for block in row_blocks(len(rows), theta[:1].nbytes):
-            self.skipped_steps.apply(state, theta, rows[block], factors[block], gamma)
+            steps.apply(state, theta, rows[block], factors[block], gamma)
         last_step[rows] = to_step
 
     def _update_every_row(self, name, theta, grad):
@@ -210,3 +244,27 @@ class LazyRows:
             g = np.zeros_like(theta[block])
             g[rows[low:high] - block.start] = values[low:high]
             self._apply(name, theta, block, g)
+
+
+def regularised(J, grads, params, weight_decay, decay_biases=False):
+    """The ℓ2-regularised objective J + (γ/2) Σ_θ ‖θ‖² and its gradient ∂J/∂θ + γ θ, for checking.
+
+    ``J`` is the minibatch loss, ``grads`` its gradients by name (dense or row-sparse),
+    ``params`` the parameters; the sum is over W1, W2 and, with ``decay_biases``, b1, b2.
+    Returns ``(value, {name: dense gradient})``; nothing passed in is modified.
+    """
+    gamma = check_nonnegative_float(weight_decay, "weight_decay")
+    decayed = [name for name in params if is_decayed(name, check_bool(decay_biases, "decay_biases"))]
+    value = J + gamma / 2 * sum(float(np.sum(np.square(params[name]))) for name in decayed)
+    gradient = {}
+    for name, g in grads.items():
+        g = g.toarray() if isinstance(g, RowSparseGradient) else np.array(g)
+        gradient[name] = g + gamma * params[name] if name in decayed else g
+    return value, gradient
+
+
+def get_optimizer(name, learning_rate, weight_decay=0.0, decay_biases=False, **options):
+    """The rule ``name`` (``sgd``, ``momentum`` with ``momentum``/``nesterov``, ``adagrad`` with
+    ``epsilon``) wrapped in :class:`LazyRows` with weight decay γ ≥ 0 and ``decay_biases``."""
+    rule = OPTIMIZERS[check_choice(name, "optimizer", sorted(OPTIMIZERS))](learning_rate, **options)
+    return LazyRows(rule, weight_decay, decay_biases)

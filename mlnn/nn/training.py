@@ -55,6 +55,7 @@ from mlnn.base.validation import (check_choice, check_nonnegative_float, check_p
                                   check_training_data)
 from mlnn.evaluation.metrics import evaluate, ranking_measures, selection_score
 from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
+from mlnn.nn.lazy_updates import LazyRows
 from mlnn.nn.dropout import apply_input_mask, check_rate, hidden_mask, input_mask
 
 
@@ -350,7 +351,8 @@ def train(network, loss, optimizer, X, Y, *, batch_size=64, max_epochs=100, max_
     runs on across epochs), and a last record is made for the updates after the last evaluation.
     Each record has the mean of the minibatch losses J since the previous record (``train_loss``)
     and, with validation data, ``validate(network, X_val, Y_val)``, computed after
-    ``optimizer.flush``. ``callbacks`` are called as ``callback(record, network)`` after each
+    ``optimizer.flush``. ``optimizer`` is a rule of :mod:`mlnn.nn.optimizers` or one wrapped in
+    :class:`~mlnn.nn.lazy_updates.LazyRows` (for weight decay, or to keep its state). ``callbacks`` are called as ``callback(record, network)`` after each
     evaluation; one returning True stops training. ``verbose`` is a callable taking each record.
     """
     check_pairing(network, loss)
@@ -365,6 +367,7 @@ def train(network, loss, optimizer, X, Y, *, batch_size=64, max_epochs=100, max_
     dropout, input_dropout = check_rate(dropout), check_rate(input_dropout, "input_dropout")
     eval_every = (-(-X.shape[0] // batch_size) if eval_every is None      # once per epoch
                   else check_positive_int(eval_every, "eval_every"))
+    optimizer = optimizer if hasattr(optimizer, "step") else LazyRows(optimizer)   # a bare rule
     rng = np.random.default_rng(random_state)
     run = _Run(network, optimizer, (X_val, Y_val, validate), early_stopping, callbacks, verbose)
     with np.errstate(over="ignore", invalid="ignore"):    # divergence is detected and reported
