@@ -8,7 +8,8 @@ import pytest
 
 from mlnn.cli import main
 from mlnn.cli.bench import format_report
-from mlnn.tools.bench import PHASE_ORDER, Stopwatch, benchmark_pwe_delta, nbytes
+from mlnn.tools.bench import (PHASE_ORDER, PRODUCTS, Stopwatch, benchmark_products,
+                              benchmark_pwe_delta, nbytes)
 
 SMALL = ["bench", "--dataset", "synthetic", "--hidden-units", "8", "--epochs", "2",
          "--pwe-labels", "4,12"]
@@ -33,6 +34,12 @@ def test_bench_json_has_the_promised_fields(capsys):
     assert result["peak_rss_mb"] > result["footprint_mb"]["total"]
     assert [row["labels"] for row in result["pwe_delta"]] == [4, 12]
     assert result["method"] == "NN_AD" and result["dtype"] == "float32"
+    assert set(result["floor"]["products"]) == set(PRODUCTS)
+    assert result["floor_ratio"] == pytest.approx(result["seconds_per_epoch"]
+                                                  / result["floor"]["total"])
+    assert result["cpu_floor_ratio"] == pytest.approx(result["cpu_seconds_per_epoch"]
+                                                      / result["floor"]["cpu_total"])
+    assert 0 < result["cpu_seconds_per_epoch"] and 0 < result["floor"]["cpu_total"]
 
 
 def test_bench_text_report_for_a_pwe_method_in_float64(capsys):
@@ -42,6 +49,8 @@ def test_bench_text_report_for_a_pwe_method_in_float64(capsys):
     assert "BP-MLL_TAD on synthetic: 100 documents" in out
     assert "float64" in out and "seconds per epoch (median)" in out
     assert "optimizer update (AdaGrad)" in out and "PWE δ2" not in out
+    assert re.search(r"the five products alone .*: [0-9.]+ s \(X W1 [0-9.]+, .*hᵀ δ2 [0-9.]+\); "
+                     r"the epoch takes [0-9.]+× that floor \(CPU time: [0-9.]+ s, [0-9.]+×\)", out)
 
 
 @pytest.mark.parametrize("extra, message", [
@@ -115,12 +124,19 @@ def test_format_report_lists_every_phase():
               "peak_rss_mb": 100.0, "peak_rss_ratio": 2.0,
               "footprint_mb": {"data": 10.0, "parameters": 20.0, "optimizer_state": 20.0,
                                "total": 50.0},
+              "floor": {"products": dict(zip(PRODUCTS, (0.1, 0.2, 0.3, 0.05, 0.35))),
+                        "total": 1.0, "cpu_total": 0.9}, "floor_ratio": 2.0,
+              "cpu_seconds_per_epoch": 1.8, "cpu_floor_ratio": 2.0,
               "pwe_delta": [{"labels": 10, "relevant": 1, "pairwise_seconds": 0.002,
                              "factorised_seconds": 0.001, "ratio": 2.0}]}
     report = format_report(result)
     assert re.search(r"forward \(X W1, h, z2, o\) +0\.500 s +25\.0 %", report)
     assert re.search(r"other \(minibatches, masks, bookkeeping\) +0\.250 s +12\.5 %", report)
     assert "= 50.0 MiB (peak / that = 2.00)" in report
+    assert ("the five products alone (median of 1 epochs): 1.000 s (X W1 0.100, h W2 0.200, "
+            "δ2 W2ᵀ 0.300, Xᵀ δ1 0.050, hᵀ δ2 0.350); the epoch takes 2.00× that floor (CPU time: "
+            "0.900 s, 2.00×)") in report
+    assert "seconds per epoch (median): 2.000 (CPU 1.800)" in report
     assert re.search(r"\n +10 +1 +2\.000 +1\.000 +2\.0$", report)
 
 
@@ -138,6 +154,31 @@ def test_stopwatch_times_only_the_chosen_methods():
     proxy = Stopwatch(Target(), {"work": "work"}, totals)
     assert proxy.work(4) == 8 and proxy.other() == "untimed" and proxy.size == 3
     assert totals["work"] > 0 and set(totals) == {"work"}
+
+
+def test_products_floor_times_every_product_over_every_minibatch(monkeypatch):
+    import scipy.sparse as sp
+    from mlnn.tools import bench
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.random((10, 7)) * (rng.random((10, 7)) < 0.5))
+    present_columns, batches = bench._present_columns, []
+
+    def recording(X_b):
+        batches.append(X_b.shape)
+        return present_columns(X_b)
+    monkeypatch.setattr(bench, "_present_columns", recording)
+    result = benchmark_products(X, n_labels=3, hidden_units=4, batch_size=4, epochs=2)
+    assert batches == [(4, 7), (4, 7), (2, 7)]      # minibatches of 4, 4 and 2 documents
+    assert set(result["products"]) == set(PRODUCTS)
+    assert all(seconds > 0 for seconds in result["products"].values())
+    assert result["total"] >= max(result["products"].values())
+
+
+def test_products_floor_restricts_X_to_the_columns_present():
+    import scipy.sparse as sp
+    from mlnn.tools.bench import _present_columns
+    X = sp.csr_matrix(np.array([[0, 1.0, 0, 3.0], [2.0, 0, 0, 0]]))
+    assert _present_columns(X).toarray().tolist() == [[0, 1.0, 3.0], [2.0, 0, 0]]
 
 
 def test_pwe_delta_timing_rows():

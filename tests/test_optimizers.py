@@ -417,3 +417,50 @@ def test_each_rule_is_its_dense_update_written_out(kind):
         v = -0.1 * g
         expected = theta0 + (optimizer.momentum * v - 0.1 * g if kind == "nesterov" else v)
     np.testing.assert_allclose(theta, expected, rtol=1e-15)
+
+
+@pytest.mark.parametrize("kind", sorted(OPTIMIZER_FACTORIES))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_in_place_form_is_the_dense_rule_to_the_last_bit(kind, dtype):
+    """What the executor runs (IN_PLACE, into scratch arrays) against the rule's ``update``."""
+    from mlnn.nn.lazy_updates import IN_PLACE
+    rng = np.random.default_rng(3)
+    rule = OPTIMIZER_FACTORIES[kind]().rule
+    theta0 = rng.normal(size=(6, 5)).astype(dtype)
+    theta, theta_fast = theta0.copy(), theta0.copy()
+    state, state_fast = rule.new_state(theta0), rule.new_state(theta0)
+    scratch = [np.full_like(theta0, np.nan) for _ in range(2)]   # whatever a buffer held before
+    for _ in range(4):
+        g = rng.normal(size=theta0.shape).astype(dtype)
+        rule.update(theta, g, state)
+        IN_PLACE[type(rule)](rule, theta_fast, g, state_fast, scratch)
+    np.testing.assert_array_equal(theta_fast, theta)
+    for slot in state:
+        np.testing.assert_array_equal(state_fast[slot], state[slot])
+    assert theta_fast.dtype == dtype
+
+
+@pytest.mark.parametrize("kind", ["sgd", "adagrad"])
+def test_a_step_makes_no_copy_of_a_dense_parameter(kind):
+    """After the first steps, a step on a dense F × L parameter (W2) and on rows of W1 allocates
+    less than a tenth of W2: its buffers are made once and reused (NumPy's own buffers for a
+    broadcast operand take at most 8,192 numbers)."""
+    import tracemalloc
+    rng = np.random.default_rng(4)
+    params = {"W1": rng.normal(size=(400, 60)), "W2": rng.normal(size=(500, 400))}
+    optimizer = OPTIMIZER_FACTORIES[kind]()
+
+    def gradients():
+        rows = np.sort(rng.choice(400, 150, replace=False))
+        return {"W1": RowSparseGradient(rows, rng.normal(size=(150, 60)), (400, 60)),
+                "W2": rng.normal(size=(500, 400))}
+    for _ in range(3):     # the first steps make the buffers
+        optimizer.step(params, gradients())
+    grads = gradients()
+    tracemalloc.start()
+    try:
+        optimizer.step(params, grads)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < params["W2"].nbytes / 10

@@ -13,84 +13,19 @@ weights), the primal problems are
 
 Two solvers, both vectorised across labels (the labels share the documents x_i, so W is D × L):
 
-``solver="tron"`` (the default for the squared hinge; liblinear ``-s 2``). A trust-region Newton
-method on the primal (Lin, Weng & Keerthi, "Trust region Newton method for large-scale logistic
-regression", JMLR 2008, Algorithm 1 and Sec. 5 on the L2-loss SVM). With margins z = X̃w and the
-active set I = {i : y_i z_i < 1}, f is once differentiable with
+* ``solver="tron"`` (the default for the squared hinge; liblinear ``-s 2``): trust-region
+  Newton on the primal (Lin, Weng & Keerthi, JMLR 2008), :func:`_tron`, with the conjugate
+  gradient run per group of labels on the rows of their active sets, :func:`_group_cg`;
+* ``solver="dual_cd"`` (the only choice for the hinge; liblinear ``-s 1`` / ``-s 3``): dual
+  coordinate descent (Hsieh et al., ICML 2008), :func:`_dual_coordinate_descent`. It is the
+  readable solver, but its Python loop over documents makes it slow for large C.
 
-    ∇f(w) = w + 2C X_Iᵀ(z_I − y_I),        H v = v + 2C X_Iᵀ(X_I v)   (generalised Hessian).
-
-For all labels at once these are W − 2C X̃ᵀ(Y± ⊙ Ξ) and V + X̃ᵀ(D ⊙ (X̃V)), with the slacks
-Ξ = max(0, 1 − Y± ⊙ Z) and the n × L weights D = 2C·A, A = [Y± ⊙ Z < 1] (Lin et al.'s diagonal
-D, not the number of features): two sparse-times-dense products per Hessian-vector product,
-shared by several labels. Each iteration approximately minimises the model q(s) = ∇fᵀs + ½sᵀHs
-inside the trust region ‖s‖ ≤ Δ by conjugate gradient (Steihaug; stop when ‖∇q(s)‖ ≤
-0.1‖∇f‖ or on the boundary), accepts the step if f falls by more than 10⁻⁴ × the predicted
-reduction, and updates Δ by the rules of liblinear's ``tron.cpp`` (as bundled with scikit-learn;
-the first step caps Δ once, as in liblinear 2.30). Every label keeps its own CG state, radius Δ
-and stopping flag; finished labels leave the working set.
-
-Where the work goes. D is zero outside a label's active set I, so liblinear restricts each
-label's Hessian-vector products to the rows X_I. Here the conjugate gradient runs per group of
-:data:`GROUP_SIZE` (16) labels taken in the order of |I|, on the rows of X̃ in the union of the
-group's active sets, sliced once per iteration: labels with similar |I| share most of their
-rows, and each product still multiplies 16 columns at once (on Reuters-21578 at C = 10 the
-union of all 90 labels' active sets holds about 65 % of the documents, one label's about 12 %).
-Within CG, ‖s‖², sᵀp and ‖p‖² follow their recurrences, and after an accepted step the margins
-are updated, Z ← Z + X̃S, rather than recomputed. A label stops when
-
-    ‖∇f(w)‖ ≤ tol · max(min(#pos, #neg), 1) / n · ‖∇f(0)‖,
-
-liblinear's rule for its primal solvers (the factor adjusts ``tol`` for class imbalance; ∇f(0)
-is used for warm starts too, so that warm and cold starts meet the same criterion).
-liblinear 2.30's diagonal preconditioner is not used: measured on Reuters-21578, it stalled
-labels with one or two positives at C = 100 for hundreds of iterations. The dual variables are
-recovered as α_i = 2C max(0, 1 − y_i wᵀx_i) (∇f(w) = 0 gives w = Σ_i α_i y_i x_i); the duality
-gap at this α is exactly ½‖∇f(w)‖², a bound on f(w) − f(w*), and the KKT and duality-gap checks
-below apply to both solvers.
-
-``solver="dual_cd"`` (the only choice for the hinge; liblinear ``-s 1`` / ``-s 3``). The duals
-(Hsieh et al., "A dual coordinate descent method for large-scale linear SVM", ICML 2008)
-
-    min_α  f(α) = ½ αᵀ Q̄ α − eᵀα   s.t.  0 ≤ α_i ≤ U,      Q̄ = Q + diag(D_ii),
-    Q_ij = y_i y_j x_iᵀx_j;  squared hinge: U = ∞, D_ii = 1/(2C);  hinge: U = C, D_ii = 0,
-
-with w = Σ_i y_i α_i x_i. Coordinate descent visits the documents in a random order each epoch;
-for document i the partial derivative is G = y_i wᵀx_i − 1 + D_ii α_i and the exact minimiser
-along α_i is α_i ← min(max(α_i − G/Q̄_ii, 0), U), after which w ← w + (Δα_i) y_i x_i. One visit
-to document i updates all L problems at once. A label stops when its projected gradients PG (G,
-clipped at the bounds) span at most ``tol`` over an epoch (liblinear: max PG − min PG ≤ eps,
-each PG_i taken when document i is visited, over an epoch that visits every document).
-It is the readable solver, but its Python loop over documents makes it slow for large C.
-
-KKT conditions at the optimum: PG_i = 0 for every i, where PG = G if 0 < α_i < U,
-min(G, 0) if α_i = 0 and max(G, 0) if α_i = U; primal = dual objective (strong duality).
-
-Model selection over C (the paper's BR_B and BR_R) is :func:`mlnn.paper.selection.fit_br`.
-The reproduction uses the default, ``solver="tron"`` with ``tol=0.01`` (liblinear's default for
-``-s 2``), warm-started along the ascending C grid: it is the solver that runs the paper's whole
-grid on every dataset. Measured side by side with liblinear's own trust-region Newton method
-(scikit-learn's ``LinearSVC(dual=False)``, one label at a time, the same problem and stopping
-rule; one BLAS thread on 2 cores shared with other work, load average about 3;
-``python -m mlnn bench --svm``, :mod:`mlnn.tools.svm_bench`, medians of the per-run ratios), it
-takes 0.14–1.06× liblinear's time warm-started and 0.68–1.88× from w = 0 at every C from 10⁻³ to 10³
-on Reuters-21578 (3 runs); on Delicious (1 run) 0.23–0.61× warm-started and 0.45–1.71× from
-w = 0 (``figures/bench_svm_*.json``). Dual coordinate descent takes 27 s at C = 10 and 2.5
-minutes at C = 100 on Reuters-21578, and about 9 minutes at C = 1 on Delicious (where
-warm-started TRON takes 3.2, 1.3 and 10.9 s in those runs).
-
-The tolerance at large C (a choice). The stopping rule is relative to ‖∇f(0)‖, which grows with
-C, so at large C it is loose: on Reuters-21578 along the warm-started grid the objective reached
-at C = 10, 100 and 1000 is 1.5 %, 42 % and 92 % above the optimum (liblinear -s 2 from w = 0 with
-the same tol: 2.6 %, 19 % and 49 %; liblinear's default -s 1, dual CD with eps 0.1: 0.07 %, 2 %
-and 47 %); ``tol=0.001`` comes within 0.07 %, 0.7 % and 3.9 %. The reproduction keeps
-``tol=0.01``: with ``tol=0.001``, :func:`~mlnn.paper.selection.fit_br` on Reuters-21578 chooses
-the same C for BR_B (100) and BR_R (1), and the test measures move both ways by up to 0.01
-(BR_B micro-F1 0.869 → 0.867, macro-F1 0.539 → 0.537, rank loss 0.0096 → 0.0109; BR_R
-micro-F1 0.874 → 0.876, macro-F1 0.523 → 0.512, rank loss 0.0043 → 0.0044), while BR_B's
-search takes twice as long.
+Model selection over C (the paper's BR_B and BR_R) is :func:`mlnn.paper.selection.fit_br`; the
+reproduction uses ``solver="tron"`` with ``tol=0.01`` (liblinear's default for ``-s 2``),
+warm-started along the ascending C grid. Its time beside liblinear's, and what ``tol=0.01``
+means at large C, are measured in the Performance section of ``figures/README.md``
+(``python -m mlnn bench --svm``).
 """
-
 import warnings
 from dataclasses import dataclass
 
@@ -154,7 +89,7 @@ class LinearSVMBR:
     random_state : int or None — seeds the order in which "dual_cd" visits documents.
 
     Cost: "tron" does a few dozen sparse products X̃V, X̃ᵀR, each shared by a group of labels;
-    its time next to liblinear's -s 2 is in the module docstring. "dual_cd" takes one
+    its time next to liblinear's -s 2 is in ``figures/README.md``. "dual_cd" takes one
     Python-level step per document per epoch; epochs grow with C, and C ≥ 10 takes minutes on
     Reuters-21578.
 
@@ -276,64 +211,12 @@ class LinearSVMBR:
         """Label sets by sign: ŷ_l = 1 iff wᵀx + b > 0; (n, L) int8 CSR."""
         return sp.csr_matrix((self.decision_function(X) > 0).astype(np.int8))
 
-    # -- objectives and optimality, for checking a solution -----------------------------------
-    def _checked_data(self, X, Y):
-        """(X̃ (n × (D+1)) CSR, signs y (n × L) ±1) of data for checking the fitted model."""
-        self._check_fitted()
-        X = check_X(X, "X", n_features=self.n_features_in_)
-        signs = 2.0 * check_Y(Y, "Y", shape=(X.shape[0], self.coef_.shape[1])).toarray() - 1
-        return augment_bias(X, self.bias), signs
-
     def weights(self):
         """w including the weight of the constant feature: (D+1, L), or coef_ if bias is 0."""
         self._check_fitted()
         if self.bias:
             return np.vstack([self.coef_, self.intercept_ / self.bias])
         return self.coef_
-
-    def primal_objective(self, X, Y):
-        """Per label ½‖w‖² + C Σ_i loss(y_i wᵀx_i) (w includes the bias weight): (L,)."""
-        Xa, signs = self._checked_data(X, Y)
-        W = self.weights()
-        slack = np.maximum(0.0, 1.0 - signs * np.asarray(Xa @ W))
-        losses = slack ** 2 if self.loss == "squared_hinge" else slack
-        return 0.5 * _column_dot(W, W) + self.C * losses.sum(axis=0)
-
-    def primal_gradient(self, X, Y):
-        """∇f(w) = w + 2C X_Iᵀ(z_I − y_I) of the squared hinge, (D+1, L); 0 at the optimum."""
-        if self.loss != "squared_hinge":
-            raise MLNNError("the primal gradient exists for the squared hinge only")
-        Xa, signs = self._checked_data(X, Y)
-        W = self.weights()
-        return _derivatives(Xa, W, signs * np.asarray(Xa @ W), signs, self.C)[1]
-
-    def dual_objective(self, X, Y):
-        """Per label −f(α) = Σ_i α_i − ½‖w(α)‖² − ½ D_ii Σ_i α_i², with w(α) = Σ_i y_i α_i x_i
-        recomputed from X: (L,). At most the primal for any α ≥ 0 (weak duality), equal at the
-        optimum (strong duality)."""
-        Xa, signs = self._checked_data(X, Y)
-        Dii, _ = self._diag_and_bound()
-        alpha = self._checked_dual(signs)
-        W = np.asarray(Xa.T @ (alpha * signs))
-        return alpha.sum(axis=0) - 0.5 * _column_dot(W, W) - 0.5 * Dii * (alpha ** 2).sum(0)
-
-    def duality_gap(self, X, Y):
-        """primal − dual objective per label, (L,): ≥ 0, and 0 exactly at the optimum."""
-        return self.primal_objective(X, Y) - self.dual_objective(X, Y)
-
-    def projected_gradient(self, X, Y):
-        """The dual's projected gradient PG (n, L) at α, with w(α) recomputed; 0 at the optimum."""
-        Xa, signs = self._checked_data(X, Y)
-        Dii, U = self._diag_and_bound()
-        alpha = self._checked_dual(signs)
-        G = signs * np.asarray(Xa @ (Xa.T @ (alpha * signs))) - 1.0 + Dii * alpha
-        return np.where(alpha <= 0, np.minimum(G, 0.0), np.where(alpha >= U, np.maximum(G, 0.0), G))
-
-    def _checked_dual(self, signs):
-        if self.dual_coef_.shape != signs.shape:
-            raise MLNNError(f"X has {signs.shape[0]} documents but the model was fitted on "
-                            f"{self.dual_coef_.shape[0]}; the dual needs the training data")
-        return self.dual_coef_
 
 
 # -- the primal of the squared hinge for all labels at once (Lin, Weng & Keerthi 2008) ----------
@@ -515,7 +398,13 @@ def _label_groups(A, size=GROUP_SIZE):
 def _group_cg(X, G, A, C, delta, eps_cg):
     """Conjugate gradient (:func:`_trust_region_cg`) for every group of labels
     (:func:`_label_groups`), each on the rows of X̃ in the union of its labels' active sets I
-    (outside them D = 2C·A = 0, so the products X̃ᵀ(D ⊙ X̃P) need no other rows): (S, R)."""
+    (outside them D = 2C·A = 0, so the products X̃ᵀ(D ⊙ X̃P) need no other rows): (S, R).
+
+    liblinear restricts each label's Hessian-vector products to its rows X_I; labels taken in
+    the order of |I| share most of their rows, and each product still multiplies
+    :data:`GROUP_SIZE` columns at once (on Reuters-21578 at C = 10 the union of all 90 labels'
+    active sets holds about 65 % of the documents, one label's about 12 %).
+    """
     S, R = np.empty_like(G), np.empty_like(G)
     for cols in _label_groups(A):
         Ag = np.take(A, cols, axis=1)
@@ -542,11 +431,27 @@ def _trial(X, work, C, eps_cg):
 def _tron(X, S, W, C, tol, max_iter, eps_cg=0.1):
     """Trust-region Newton for all labels at once, starting from W ((D+1) × L, not modified).
 
-    X : n × (D+1) CSR (augmented); S : n × L signs ±1. Each iteration tries a step per label
-    (:func:`_group_cg`), accepts it if f falls by more than ETA[0] × the predicted
-    reduction, and updates Δ (:func:`_new_radius`). A label leaves when it meets the stopping
-    rule, when both its predicted and actual reductions fall below 1e-12·|f| (the limit of
-    floating point; liblinear's rule), or after ``max_iter`` iterations.
+    X : n × (D+1) CSR (augmented); S : n × L signs ±1. With margins z = X̃w and the active set
+    I = {i : y_i z_i < 1}, f is once differentiable with
+
+        ∇f(w) = w + 2C X_Iᵀ(z_I − y_I),        H v = v + 2C X_Iᵀ(X_I v)   (generalised Hessian),
+
+    for all labels W − 2C X̃ᵀ(S ⊙ Ξ) and V + X̃ᵀ(D ⊙ (X̃V)) with the slacks Ξ and D = 2C·A,
+    A = [S ⊙ Z < 1] (:func:`_derivatives`, :func:`_hessian_product`). Each iteration minimises
+    the model q(s) = ∇fᵀs + ½sᵀHs inside ‖s‖ ≤ Δ approximately by Steihaug's conjugate gradient
+    (:func:`_group_cg`), accepts the step if f falls by more than ETA[0] × the predicted
+    reduction, and updates Δ by liblinear's ``tron.cpp`` (:func:`_new_radius`; the first step
+    caps Δ once, as in liblinear 2.30). After an accepted step the margins are updated,
+    Z ← Z + X̃S, rather than recomputed. Every label keeps its own radius and stopping flag.
+
+    A label leaves when ‖∇f(w)‖ ≤ tol · max(min(#pos, #neg), 1)/n · ‖∇f(0)‖
+    (:func:`_stopping_threshold`, liblinear's rule; ∇f(0) also for warm starts, so warm and cold
+    starts meet the same criterion), when both its predicted and actual reductions fall below
+    1e-12·|f| (the limit of floating point; liblinear's rule), or after ``max_iter``
+    iterations. liblinear 2.30's diagonal preconditioner is not used: on Reuters-21578 it
+    stalled labels with one or two positives at C = 100 for hundreds of iterations.
+    The caller recovers the duals as α_i = 2C max(0, 1 − y_i wᵀx_i) (∇f(w) = 0 gives
+    w = Σ_i α_i y_i x_i); the duality gap at this α is exactly ½‖∇f(w)‖².
     Returns (W, Q = S ⊙ X̃W, n_iter, converged).
     """
     W = np.array(W, dtype=np.float64)
@@ -645,6 +550,18 @@ def _dual_cd_epoch(order, rows, Wa, Aa, Ya, Qbar, Dii, U, PGmax_old, PGmin_old):
 
 def _dual_coordinate_descent(X, signs, alpha, W, Dii, U, tol, max_iter, rng):
     """Run dual CD for all labels at once, updating ``alpha`` (n × L) and ``W`` (D × L) in place.
+
+    The duals of the primal problems (module doc) are
+
+        min_α  f(α) = ½ αᵀ Q̄ α − eᵀα   s.t.  0 ≤ α_i ≤ U,      Q̄ = Q + diag(D_ii),
+        Q_ij = y_i y_j x_iᵀx_j;  squared hinge: U = ∞, D_ii = 1/(2C);  hinge: U = C, D_ii = 0,
+
+    with w = Σ_i y_i α_i x_i. Each epoch visits the documents in a random order; for document i
+    G = y_i wᵀx_i − 1 + D_ii α_i, the exact minimiser along α_i is α_i ← min(max(α_i − G/Q̄_ii,
+    0), U), then w ← w + (Δα_i) y_i x_i; one visit updates all L problems. A label stops when its
+    projected gradients PG (G clipped at the bounds: PG = G if 0 < α_i < U, min(G, 0) if α_i = 0,
+    max(G, 0) if α_i = U; 0 for every i at the optimum) span at most ``tol`` over an epoch
+    that visits every document (liblinear: max PG − min PG ≤ eps).
 
     X : CSR (n × D) with unique column indices per row; signs : (n × L) float ±1.
     Returns (n_iter, converged), both of length L.

@@ -18,8 +18,8 @@ from mlnn.cli.options import (add_dataset, add_param, add_seed, check_options, g
                               load_dataset)
 from mlnn.model.params import DEFAULTS
 from mlnn.paper.methods import PAPER_NETWORK_ALIASES, network_params, resolve
-from mlnn.tools.bench import (DEFAULT_PWE_LABELS, PWE_DENSITY, benchmark_pwe_delta,
-                              benchmark_training)
+from mlnn.tools.bench import (DEFAULT_PWE_LABELS, PWE_DENSITY, benchmark_products,
+                              benchmark_pwe_delta, benchmark_training)
 from mlnn.tools.machine import machine_info
 from mlnn.tools.svm_bench import DEFAULT_SOLVERS, SOLVERS, benchmark_svm, format_svm_report
 
@@ -40,7 +40,8 @@ def register(subparsers):
         "bench", help="time training: seconds per epoch, breakdown, peak memory, PWE δ2 cost",
         description="Trains a network method with AdaGrad on the training split of a dataset and "
                     "reports seconds per epoch (median after warm-up), documents per second, "
-                    "where the time goes, peak memory, and the PWE δ2 in its pairwise and "
+                    "where the time goes, the five matrix products alone on the same shapes "
+                    "(the floor of an epoch) and the epoch's ratio to them, peak memory, and the PWE δ2 in its pairwise and "
                     "factorised forms against the number of labels.")
     add_dataset(parser, required=False, default="reuters21578")
     parser.add_argument("--max-documents", type=int, default=None,
@@ -165,6 +166,10 @@ def measure(args):
               "machine": machine_info()}
     result.update(benchmark_training(X, Y, epochs=args.epochs, warmup=args.warmup,
                                      random_state=args.seed, **params))
+    result["floor"] = benchmark_products(X, Y.shape[1], args.hidden_units, args.batch_size,
+                                         dtype, epochs=args.epochs, random_state=args.seed)
+    result["floor_ratio"] = result["seconds_per_epoch"] / result["floor"]["total"]
+    result["cpu_floor_ratio"] = result["cpu_seconds_per_epoch"] / result["floor"]["cpu_total"]
     result["pwe_delta"] = benchmark_pwe_delta(label_counts, n_documents=args.batch_size,
                                               dtype=dtype, random_state=args.seed)
     return result
@@ -184,7 +189,8 @@ def _header_lines(result):
                   for name, value in machine.get("thread_settings", {}).items()),
         f"epochs: {result['warmup']} warm-up + {result['epochs']} timed: "
         + " ".join(f"{seconds:.3f}" for seconds in result["epoch_seconds"]) + " s",
-        f"seconds per epoch (median): {result['seconds_per_epoch']:.3f}    "
+        f"seconds per epoch (median): {result['seconds_per_epoch']:.3f} (CPU "
+        f"{result['cpu_seconds_per_epoch']:.3f})    "
         f"documents per second: {result['docs_per_second']:,.0f}",
     ]
 
@@ -207,6 +213,12 @@ def format_report(result):
     for phase, seconds in result["breakdown_seconds"].items():
         share = 100 * seconds / total
         lines.append(f"  {PHASE_LABELS[phase]:42s} {seconds:8.3f} s  {share:5.1f} %")
+    floor = result["floor"]
+    lines.append(f"the five products alone (median of {result['epochs']} epochs): "
+                 f"{floor['total']:.3f} s (" + ", ".join(
+                     f"{name} {seconds:.3f}" for name, seconds in floor["products"].items())
+                 + f"); the epoch takes {result['floor_ratio']:.2f}× that floor (CPU time: "
+                 f"{floor['cpu_total']:.3f} s, {result['cpu_floor_ratio']:.2f}×)")
     footprint = result["footprint_mb"]
     lines.append(f"peak memory (ru_maxrss, whole process): {result['peak_rss_mb']:.0f} MiB; data "
                  f"{footprint['data']:.1f} + parameters {footprint['parameters']:.1f} + optimizer "

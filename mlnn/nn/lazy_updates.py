@@ -36,7 +36,7 @@ an update are processed in blocks (:func:`row_blocks`) that stay in the CPU's ca
 import numpy as np
 
 from mlnn.nn.network import RowSparseGradient
-from mlnn.nn.optimizers import SGD, Momentum, OPTIMIZERS
+from mlnn.nn.optimizers import SGD, AdaGrad, Momentum, OPTIMIZERS
 from mlnn.base.validation import check_bool, check_choice, check_nonnegative_float
 
 #: Bytes of a parameter's rows per block in a row-sparse update (see :func:`row_blocks`).
@@ -76,6 +76,44 @@ def row_blocks(n_rows, row_bytes):
 def per_row(factor, theta):
     """``factor`` (one value per row) shaped to broadcast over the rows of ``theta``, its dtype."""
     return np.asarray(factor).reshape((-1,) + (1,) * (theta.ndim - 1)).astype(theta.dtype)
+
+
+def sgd_in_place(rule, theta, g, state, scratch):
+    """:meth:`SGD.update <mlnn.nn.optimizers.SGD.update>` into ``scratch``: θ ← θ − η g."""
+    theta -= np.multiply(rule.learning_rate, g, out=scratch[0])
+
+
+def momentum_in_place(rule, theta, g, state, scratch):
+    """:meth:`Momentum.update <mlnn.nn.optimizers.Momentum.update>`, the same operations in the
+    same order into ``scratch``: v ← μ v − η g; θ ← θ + v (θ ← θ + μ v − η g for Nesterov)."""
+    v, eta_g, step = state["velocity"], *scratch
+    np.multiply(rule.learning_rate, g, out=eta_g)
+    v *= rule.momentum
+    v -= eta_g
+    if rule.nesterov:
+        np.multiply(rule.momentum, v, out=step)
+        step -= eta_g
+        theta += step
+    else:
+        theta += v
+
+
+def adagrad_in_place(rule, theta, g, state, scratch):
+    """:meth:`AdaGrad.update <mlnn.nn.optimizers.AdaGrad.update>`, the same operations in the
+    same order into ``scratch``: G ← G + g²; θ ← θ − η0 g / (sqrt(G) + ε)."""
+    G, step = state["sum_squares"], scratch[0]
+    G += np.square(g, out=step)
+    np.sqrt(G, out=step)
+    step += rule.epsilon
+    np.divide(g, step, out=step)
+    step *= rule.learning_rate
+    theta -= step
+
+
+#: What the executor runs for each rule: its ``update`` with the same operations in the same
+#: order, written into reused buffers (``out=``) instead of new temporaries — equal to the rule
+#: to the last bit. A rule not named here runs its own ``update``.
+IN_PLACE = {SGD: sgd_in_place, Momentum: momentum_in_place, AdaGrad: adagrad_in_place}
 
 
 class ShrinkingSteps:
@@ -209,15 +247,40 @@ class LazyRows:
             state["last_step"][rows] = self.t
 
     def _update_rows(self, state, theta, rows, g):
-        """The dense rule on the rows ``rows`` of ``theta`` and of its state, whose regularised
-        gradient is ``g``: gathered (a view for a slice), updated, scattered back."""
-        slots = {slot: value[rows] for slot, value in state.items() if slot != "last_step"}
-        theta_rows = theta[rows]
-        self.rule.update(theta_rows, g, slots)
+        """The rule on the rows ``rows`` of ``theta`` and of its state, whose regularised
+        gradient is ``g``: gathered into preallocated buffers (views for a slice), updated by the
+        rule's in-place form (:data:`IN_PLACE`, else its ``update``), scattered back."""
+        names = [slot for slot in state if slot != "last_step"]
+        if isinstance(rows, slice):
+            theta_rows, slots = theta[rows], {slot: state[slot][rows] for slot in names}
+        else:
+            theta_rows, *gathered = self._buffers("gather", theta, len(g), 1 + len(names))
+            np.take(theta, rows, axis=0, out=theta_rows, mode="clip")
+            slots = {slot: np.take(state[slot], rows, axis=0, out=buffer, mode="clip")
+                     for slot, buffer in zip(names, gathered)}
+        in_place = IN_PLACE.get(type(self.rule))
+        if in_place is None:
+            self.rule.update(theta_rows, g, slots)
+        else:
+            in_place(self.rule, theta_rows, g, slots, self._buffers("scratch", theta, len(g), 2))
         if not isinstance(rows, slice):
             theta[rows] = theta_rows
-            for slot, value in slots.items():
-                state[slot][rows] = value
+            for slot in names:
+                state[slot][rows] = slots[slot]
+
+    def _buffers(self, use, theta, n_rows, count):
+        """``count`` arrays of ``n_rows`` rows of θ's shape and dtype for ``use``: views of
+        arrays made once (per use, row shape and dtype; at least a block of rows,
+        :func:`row_blocks`) and reused by every later step."""
+        workspace = self.__dict__.setdefault("_workspace", {})
+        key = (use, theta.shape[1:], theta.dtype)
+        arrays = workspace.get(key, [])
+        if len(arrays) < count or arrays[0].shape[0] < n_rows:
+            block = ROW_BLOCK_BYTES // max(theta[:1].nbytes, 1) if theta.ndim > 1 else 0
+            shape = (max([n_rows, block] + [len(array) for array in arrays]),) + theta.shape[1:]
+            arrays = [np.empty(shape, theta.dtype) for _ in range(max(count, len(arrays)))]
+            workspace[key] = arrays
+        return [array[:n_rows] for array in arrays[:count]]
 
     def _catch_up(self, name, theta, rows, to_step):
         """Apply in closed form the zero-gradient steps of rows ``rows`` up to step ``to_step``."""

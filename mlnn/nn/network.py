@@ -204,7 +204,7 @@ class Network:
         X, z1, h, mask, _, _ = cache
         n = X.shape[0]
         p = self.params
-        dJ_dh = delta2 @ p["W2"].T
+        dJ_dh = (p["W2"] @ delta2.T).T      # δ2 W2ᵀ, in the layout BLAS runs fastest
         if mask is not None:
             dJ_dh *= mask
         delta1 = dJ_dh * self.hidden_activation.grad(z1, h)

@@ -5,6 +5,8 @@ the real trainer, :func:`mlnn.nn.training.train`, for ``warmup + epochs`` epochs
 
 * seconds per epoch: the median over the timed epochs (the warm-up epochs are left out: they pay
   for first-touch page faults of the AdaGrad state and warm the caches), and documents per second;
+  beside the wall-clock time, the CPU time of the process (:func:`time.process_time`), which a
+  busy machine inflates less as long as BLAS runs one thread;
 * a breakdown of each epoch into the four phases of the trainer's minibatch update — the forward
   pass, the loss (its value and δ2), the backward pass (δ1 and the products of the gradients) and
   the optimizer (its step, and the deferred steps it applies in ``catch_up`` before each forward
@@ -14,6 +16,11 @@ the real trainer, :func:`mlnn.nn.training.train`, for ``warmup + epochs`` epochs
   re-implementation of the loop;
 * peak memory (:func:`mlnn.tools.machine.peak_rss_mb`, the whole process), next to the bytes of the
   training data, the parameters and the optimizer state.
+
+:func:`benchmark_products` times the five matrix products of a minibatch update alone, on the same
+shapes, dtype and layout: X W1, h W2, δ2 W2ᵀ, Xᵀ δ1 (on the rows of the features present) and
+hᵀ δ2. No implementation of the epoch can be faster than their sum, the floor an epoch is compared
+with.
 
 :func:`benchmark_pwe_delta` times the PWE δ2 (paper Sec. 3.4) in its pairwise O(|y||ȳ|) form and
 its factorised O(L) form against the number of labels L on synthetic scores: the pairwise cost
@@ -100,7 +107,7 @@ def benchmark_training(X, Y, epochs=5, warmup=1, random_state=0, **params):
     ``hidden_units``, ``batch_size``, ``learning_rate``, ``dtype``; the others keep the
     description's defaults (AdaGrad, the paper's learner). Returns a dict: ``epoch_seconds``
     (the timed epochs),
-    ``seconds_per_epoch`` (their median), ``docs_per_second``, ``breakdown_seconds`` (median
+    ``seconds_per_epoch`` (their median), ``cpu_seconds_per_epoch`` (the median CPU time), ``docs_per_second``, ``breakdown_seconds`` (median
     seconds per epoch of each phase of :data:`PHASES` and ``other``), ``peak_rss_mb`` and
     ``footprint_mb`` (``data``, ``parameters``, ``optimizer_state``, ``total``) with
     ``peak_rss_ratio`` = peak_rss_mb / footprint total.
@@ -120,9 +127,11 @@ def benchmark_training(X, Y, epochs=5, warmup=1, random_state=0, **params):
     timed = {role: Stopwatch(target, PHASES[role], totals)
              for role, target in (("network", network), ("loss", loss), ("optimizer", optimizer))}
     marks = [(time.perf_counter(), {})]     # (time, phase totals) at every epoch boundary
+    cpu = [time.process_time()]
 
     def mark_epoch(record, _network):     # the trainer evaluates once per epoch by default
         marks.append((time.perf_counter(), dict(totals)))
+        cpu.append(time.process_time())
 
     train(timed["network"], timed["loss"], timed["optimizer"], X, Y, batch_size=p["batch_size"],
           max_epochs=warmup + epochs, dropout=p["dropout"], callbacks=[mark_epoch],
@@ -132,6 +141,7 @@ def benchmark_training(X, Y, epochs=5, warmup=1, random_state=0, **params):
     seconds = float(np.median(epoch_seconds))
     footprint_mb = _footprint_mb(X, Y, network, optimizer)
     return {"epoch_seconds": epoch_seconds, "seconds_per_epoch": seconds,
+            "cpu_seconds_per_epoch": float(np.median(np.diff(cpu[warmup:]))),
             "docs_per_second": X.shape[0] / seconds, "breakdown_seconds": breakdown,
             "peak_rss_mb": peak, "footprint_mb": footprint_mb,
             "peak_rss_ratio": peak / footprint_mb["total"]}
@@ -156,6 +166,64 @@ def _footprint_mb(X, Y, network, optimizer):
                                              for array in state.values()))}
     footprint["total"] = sum(footprint.values())
     return {key: value / 2**20 for key, value in footprint.items()}
+
+
+#: The five matrix products of a minibatch update (Eq. 2 forward, backpropagation backward).
+PRODUCTS = ("X W1", "h W2", "δ2 W2ᵀ", "Xᵀ δ1", "hᵀ δ2")
+
+
+def benchmark_products(X, n_labels, hidden_units, batch_size, dtype=np.float32, epochs=3,
+                       random_state=0):
+    """Seconds per epoch of the five matrix products of training (:data:`PRODUCTS`) alone.
+
+    The rows of X (n × D CSR) are put in a seeded random order and sliced into minibatches as
+    the trainer slices them; for each minibatch of n_b documents and k features present the
+    products X_b W1, h W2, δ2 W2ᵀ, X_kᵀ δ1 (X_b's k nonzero columns, as
+    :meth:`mlnn.nn.network.Network.backward` forms ∂J/∂W1) and hᵀ δ2 run on random C-ordered
+    arrays of ``dtype`` (W1 D × F, W2 F × L, h and δ1 n_b × F, δ2 n_b × L), the dense ones into
+    reused buffers; δ2 W2ᵀ as (W2 δ2ᵀ)ᵀ, the form BLAS runs fastest with W2 in C order (about
+    a quarter faster than δ2 W2ᵀ on 64 × 983 by 983 × 1,000 in float32). Returns ``{"products": {name: median seconds per epoch}, "total": median
+    over the ``epochs`` of their sum, "cpu_total": the same in CPU time}``.
+    """
+    rng = np.random.default_rng(random_state)
+    X = check_X(X, "X", dtype=np.dtype(dtype))
+    X = X[rng.permutation(X.shape[0])]
+    F, L = hidden_units, n_labels
+    W1, W2 = (rng.uniform(-0.1, 0.1, size=shape).astype(dtype) for shape in
+              ((X.shape[1], F), (F, L)))
+    batches = []
+    for start in range(0, X.shape[0], batch_size):
+        X_b = X[start:start + batch_size]
+        n = X_b.shape[0]
+        h, delta1 = (rng.uniform(0, 1, size=(n, F)).astype(dtype) for _ in range(2))
+        delta2 = rng.uniform(-1, 1, size=(n, L)).astype(dtype)
+        batches.append((X_b, _present_columns(X_b).T, h, delta1, delta2))
+    z2, dW2 = np.empty((batch_size, L), dtype), np.empty((F, L), dtype)
+    dJ_dhT = {n: np.empty((F, n), dtype) for n in {h.shape[0] for _, _, h, _, _ in batches}}
+    totals, cpu = {name: [] for name in PRODUCTS}, []
+    for _ in range(epochs):
+        seconds, cpu_start = dict.fromkeys(PRODUCTS, 0.0), time.process_time()
+        for X_b, X_kT, h, delta1, delta2 in batches:
+            n = h.shape[0]
+            for name, product in (("X W1", lambda: X_b @ W1),
+                                  ("h W2", lambda: np.matmul(h, W2, out=z2[:n])),
+                                  ("δ2 W2ᵀ", lambda: np.matmul(W2, delta2.T, out=dJ_dhT[n])),
+                                  ("Xᵀ δ1", lambda: X_kT @ delta1),
+                                  ("hᵀ δ2", lambda: np.matmul(h.T, delta2, out=dW2))):
+                start = time.perf_counter()
+                product()
+                seconds[name] += time.perf_counter() - start
+        cpu.append(time.process_time() - cpu_start)
+        for name in PRODUCTS:
+            totals[name].append(seconds[name])
+    return {"products": {name: float(np.median(times)) for name, times in totals.items()},
+            "total": float(np.median(np.sum(list(totals.values()), axis=0))),
+            "cpu_total": float(np.median(cpu))}
+
+
+def _present_columns(X):
+    """X (CSR) restricted to the columns that hold a nonzero, as CSR (n × k)."""
+    return X[:, np.flatnonzero(np.bincount(X.indices, minlength=X.shape[1]))]
 
 
 def benchmark_pwe_delta(label_counts=DEFAULT_PWE_LABELS, n_documents=64, density=None, repeats=3,
