@@ -1,4 +1,4 @@
-"""The course as an nbgrader course (``mlnn.tools.nbgrader_course``, the ``instructor`` extra).
+"""The course as an nbgrader course (``python -m mlnn course``, the ``instructor`` extra).
 
 The metadata in the committed notebooks are those the tool writes, and writing them twice changes
 nothing. The nbgrader test builds a course from the notebooks as ``notebooks/README.md`` says:
@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from mlnn.course import graders
 from mlnn.tools import nbgrader_course as tool
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,7 +58,7 @@ def test_the_committed_notebooks_carry_the_tools_metadata():
         before = json.dumps(notebook, sort_keys=True)
         tool.mark(notebook, path.stem)
         assert json.dumps(notebook, sort_keys=True) == before, \
-            f"{path.name}: run `python -m mlnn.tools.nbgrader_course metadata`"
+            f"{path.name}: run `python -m mlnn course metadata`"
 
 
 def test_metadata_are_written_once_and_name_each_exercise(tmp_path):
@@ -178,6 +179,10 @@ def test_nbgrader_grades_solutions_stubs_and_wrong_answers(course):
         submit(course, "wrong", stem, solved)
     nbgrader(course, "autograde", "*", "--create")
     nbgrader(course, "export")
+    nbgrader(course, "generate_feedback", STEMS[0], "--student", "wrong")
+    page = (course / "feedback" / "wrong" / STEMS[0] / f"{STEMS[0]}.html").read_text()
+    assert f"NOT YET  δ1 for tanh hidden units: " in page
+    assert graders.check_delta1.mistakes[0].hint in page      # the hint the student would see
     with open(course / "grades.csv", newline="") as handle:
         grades = {(row["student_id"], row["assignment"]): (float(row["score"]),
                                                             float(row["max_score"]))

@@ -1,10 +1,10 @@
-"""The course in nbgrader's format: its metadata in the notebooks, and the instructor's source version.
+"""The course in nbgrader's format: the metadata in the notebooks, the instructor's source version.
 
 The student notebooks (``notebooks/*.ipynb``) and the worked solutions (``notebooks/solutions/``)
 are canonical; the source version nbgrader starts from is generated from them, never edited::
 
-    python -m mlnn.tools.nbgrader_course metadata        # (re)write nbgrader metadata into notebooks/
-    python -m mlnn.tools.nbgrader_course source COURSE   # COURSE/source/<notebook>/<notebook>.ipynb
+    python -m mlnn course metadata        # (re)write the nbgrader metadata into notebooks/
+    python -m mlnn course source COURSE   # COURSE/source/<notebook>/<notebook>.ipynb
 
 An exercise is an answer cell (a code cell with a ``...   # your code`` stub in a ``def`` or
 ``class``) directly followed by its grader cell (a code cell calling ``check_*``). The answer cell
@@ -17,12 +17,12 @@ solution markers; with the configuration written beside it (an empty code stub),
 ``nbgrader generate_assignment`` gives back the student's cell with one empty line at its end.
 """
 
-import argparse
 import ast
 import json
 import re
-import sys
 from pathlib import Path
+
+from mlnn.base.errors import MLNNError
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
@@ -43,7 +43,7 @@ c.Execute.timeout = 600
 '''
 
 
-class CourseError(Exception):
+class CourseError(MLNNError):
     """A notebook or solution file that does not have the course's shape."""
 
 
@@ -97,10 +97,18 @@ def mark(notebook, stem):
     return found
 
 
+def notebook_paths(notebooks):
+    paths = sorted(Path(notebooks).glob("*.ipynb"))
+    if not paths:
+        raise CourseError(f"no notebooks in {notebooks}: the course tools work on the project's "
+                          "checkout (pip install -e .)")
+    return paths
+
+
 def write_metadata(notebooks=NOTEBOOKS):
     """Write the metadata into every notebook that lacks them; returns the names rewritten."""
     changed = []
-    for path in sorted(Path(notebooks).glob("*.ipynb")):
+    for path in notebook_paths(notebooks):
         notebook = read(path)
         before = json.dumps(notebook, sort_keys=True)
         mark(notebook, path.stem)
@@ -151,7 +159,7 @@ def write_source(course, notebooks=NOTEBOOKS):
     course's ``nbgrader_config.py`` unless one is there; returns the assignment names."""
     course = Path(course)
     stems = []
-    for path in sorted(Path(notebooks).glob("*.ipynb")):
+    for path in notebook_paths(notebooks):
         folder = course / "source" / path.stem
         folder.mkdir(parents=True, exist_ok=True)
         write(folder / path.name, source_version(path, notebooks))
@@ -160,26 +168,3 @@ def write_source(course, notebooks=NOTEBOOKS):
     if not config.exists():
         config.write_text(CONFIG, encoding="utf-8")
     return stems
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m mlnn.tools.nbgrader_course",
-                                     description=__doc__.split("\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("metadata", help="write nbgrader metadata into notebooks/*.ipynb")
-    source = commands.add_parser("source", help="write the source version into a course directory")
-    source.add_argument("course", help="the nbgrader course directory")
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "metadata":
-            changed = write_metadata()
-            print(f"metadata written into {len(changed)} notebooks: {', '.join(changed) or '-'}")
-        else:
-            stems = write_source(args.course)
-            print(f"source version of {len(stems)} assignments in {Path(args.course) / 'source'}")
-    except CourseError as error:
-        sys.exit(f"error: {error}")
-
-
-if __name__ == "__main__":
-    main()
