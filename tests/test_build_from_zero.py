@@ -625,7 +625,7 @@ WRONG = [
     (scratch.check_pwe_delta2_pairs, pwe_sign, "sign is flipped"),
     (scratch.check_pwe_delta2, pwe_relevant_sign, "relevant labels' δ2 has the wrong sign"),
     (scratch.check_pwe_delta2, pwe_nan_for_excluded, "PWE excludes it"),
-    (scratch.check_pwe_delta2, pwe_exponents_swapped, "δ2 is off"),
+    (scratch.check_pwe_delta2, pwe_exponents_swapped, "is off"),
     (scratch.check_pwe_delta2, pwe_relevant_only, "irrelevant labels' δ2 is missing"),
     (scratch.check_pwe_delta2, pwe_promotes_float32, "dtype float64, expected float32"),
     (scratch.check_pwe_delta2, pwe_divided_by_n, "no 1/n"),
@@ -637,7 +637,7 @@ WRONG = [
     (scratch.check_delta1_relu, delta1_divided_by_n, "no 1/n"),
     (scratch.check_delta1_relu, delta1_sign_of_z1, "not −1"),
     (scratch.check_delta1_relu, delta1_overwrites_z1, "modified its input z1"),
-    (scratch.check_grad_W1_rows, grad_W1_all_rows, "holds all D"),
+    (scratch.check_grad_W1_rows, grad_W1_all_rows, "full D × F product"),
     (scratch.check_grad_W1_rows, grad_W1_without_mean, "n times too large"),
     (scratch.check_grad_W1_rows, grad_W1_as_list, "must be a tuple (rows, values)"),
     (scratch.check_grad_W1_rows, grad_W1_transposed, "transposed"),
@@ -651,7 +651,7 @@ WRONG = [
     (scratch.check_backward, backward_W2_transposed, "transposed"),
     (scratch.check_backward, backward_W2_from_z1, "not z1"),
     (scratch.check_backward, backward_without_b2, "keys W1, b1, W2, b2"),
-    (scratch.check_backward, backward_dense_W1, "holds all D"),
+    (scratch.check_backward, backward_dense_W1, "full D × F product"),
     (scratch.check_backward, backward_b2_sign, "sign of ∂J/∂b2"),
     (scratch.check_adagrad, AdaGradWithoutSqrt, "divides by G + ε"),
     (scratch.check_adagrad, AdaGradEpsilonInside, "outside the square root"),
@@ -683,7 +683,7 @@ WRONG = [
     (scratch.check_train, train_with_replacement, "exactly once"),
     (scratch.check_train, train_dense_X, "made the sparse X dense"),
     (scratch.check_train, train_labels_not_shuffled, "same documents"),
-    (scratch.check_train, train_rotated_order, "not uniformly random"),
+    (scratch.check_train, train_rotated_order, "never share a minibatch"),
     (scratch.check_train, train_batch_of_64, "update was called"),
     (scratch.check_train, train_new_optimizer, "the optimizer you were given"),
     (scratch.check_train, train_global_update, "the update it is given"),
@@ -726,3 +726,120 @@ def test_a_failure_of_the_grader_itself_is_not_blamed_on_the_student(monkeypatch
     report = scratch.check_ce_delta2(worked.ce_delta2)
     out = capsys.readouterr().out
     assert not report and out.startswith("ERROR") and "not a fault of your answer" in out
+
+
+# -- the mistakes of issue 29: saturation, named δ2 errors, O(L), the full D × F, shuffles ------
+
+def ce_with_tanh_outputs(z2, o, Y):
+    return np.tanh(z2) - Y
+
+
+def ce_clipped(z2, o, Y):
+    return np.clip(o, 1e-7, 1 - 1e-7) - Y
+
+
+def pwe_tanh_prime_one_minus_o(z2, o, Y):
+    return worked.pwe_delta2(z2, o, Y) / ((1 + o) * (1 - o)) * (1 - o)
+
+
+def pwe_tanh_prime_on_both(z2, o, Y):
+    delta2 = np.zeros_like(o)
+    for i in range(len(o)):
+        p, q = np.flatnonzero(Y[i] > 0), np.flatnonzero(Y[i] == 0)
+        for a in p:
+            for b in q:
+                e = np.exp(-(o[i, a] - o[i, b])) / (len(p) * len(q))
+                e *= (1 - o[i, a] ** 2) * (1 - o[i, b] ** 2)
+                delta2[i, a] -= e
+                delta2[i, b] += e
+    return delta2
+
+
+def pwe_sums_swapped(z2, o, Y):
+    relevant = Y > 0
+    n_y = relevant.sum(axis=1, keepdims=True)
+    pairs = np.maximum(n_y * (Y.shape[1] - n_y), 1).astype(o.dtype)
+    S_y = np.where(relevant, np.exp(-o), 0).sum(axis=1, keepdims=True)
+    S_ybar = np.where(relevant, 0, np.exp(o)).sum(axis=1, keepdims=True)
+    excluded = (n_y == 0) | (n_y == Y.shape[1])
+    dJ_do = np.where(relevant, -np.exp(-o) * S_y, np.exp(o) * S_ybar) / pairs
+    return np.where(excluded, 0, dJ_do * (1 + o) * (1 - o))
+
+
+def pwe_all_pairs_at_once(z2, o, Y):
+    relevant = (Y > 0).astype(o.dtype)
+    pairs = relevant[:, :, None] * (1 - relevant)[:, None, :]
+    E = np.exp(-(o[:, :, None] - o[:, None, :])) * pairs
+    count = np.maximum(pairs.sum(axis=(1, 2)), 1)[:, None]
+    return (-E.sum(axis=2) + E.sum(axis=1)) / count * (1 + o) * (1 - o)
+
+
+def grad_W1_full_then_rows(X, delta1):
+    rows = np.unique(X.indices)
+    return rows, np.asarray(X.T @ delta1)[rows] / X.shape[0]
+
+
+def train_fixed_minibatches(params, optimizer, X, Y, epochs, batch_size, rng, update):
+    starts = list(range(0, X.shape[0], batch_size))
+    for _ in range(epochs):
+        for start in starts:
+            batch = start + rng.permutation(min(batch_size, X.shape[0] - start))
+            update(params, optimizer, X[batch], Y[batch])
+
+
+def train_biased_swap(params, optimizer, X, Y, epochs, batch_size, rng, update):
+    for _ in range(epochs):
+        order = np.arange(X.shape[0])
+        for i in range(len(order)):
+            j = rng.integers(len(order))
+            order[i], order[j] = order[j], order[i]
+        for start in range(0, X.shape[0], batch_size):
+            batch = order[start:start + batch_size]
+            update(params, optimizer, X[batch], Y[batch])
+
+
+NEW_WRONG = [
+    (scratch.check_ce_delta2, ce_with_tanh_outputs, "not tanh(z2)"),
+    (scratch.check_ce_delta2, ce_clipped, "o is clipped"),
+    (scratch.check_pwe_delta2, pwe_tanh_prime_one_minus_o, "not 1 − o"),
+    (scratch.check_pwe_delta2_pairs, pwe_tanh_prime_on_both, "not also that of the other label"),
+    (scratch.check_pwe_delta2, pwe_sums_swapped, "S_y and S_ȳ are swapped"),
+    (scratch.check_pwe_delta2, worked.pwe_delta2_pairs, "O(L) per document"),
+    (scratch.check_pwe_delta2, pwe_all_pairs_at_once, "O(L) per document"),
+    (scratch.check_grad_W1_rows, grad_W1_full_then_rows, "full D × F product"),
+    (scratch.check_train, train_fixed_minibatches, "never share a minibatch"),
+    (scratch.check_train, train_biased_swap, "not uniformly random"),
+]
+
+
+@pytest.mark.parametrize("check, answer, words", NEW_WRONG, ids=[_name(a) for _, a, _ in NEW_WRONG])
+def test_the_new_mistakes_are_rejected_by_name(check, answer, words, capsys):
+    report = check(answer)
+    out = capsys.readouterr().out
+    assert not report and out.startswith("NOT YET") and words in out, out
+    assert not CODE.search(out), f"the hint prints code: {out}"
+
+
+def test_the_pair_sum_passes_where_it_is_asked_for(capsys):
+    assert scratch.check_pwe_delta2_pairs(pwe_all_pairs_at_once), capsys.readouterr().out
+
+
+@pytest.mark.parametrize("check, name", PIECES, ids=[name for _, name in PIECES])
+def test_a_piece_left_as_a_stub_is_not_yet_done(check, name, capsys):
+    def stub(*args):
+        ...
+    stub.__name__ = name
+    assert not check(stub)
+    assert capsys.readouterr().out.startswith("NOT YET")
+
+
+#: Every grader of 01b with a table of mistakes: each mistake is also a wrong answer.
+TABLES = [(check, mistake) for check, _ in PIECES for mistake in getattr(check, "mistakes", ())]
+
+
+@pytest.mark.parametrize("check, mistake", TABLES,
+                         ids=[f"{c.__name__}-{i}" for i, (c, _) in enumerate(TABLES)])
+def test_every_mistake_of_a_table_is_rejected_with_its_own_hint(check, mistake, capsys):
+    assert not check(mistake.answer)
+    out = capsys.readouterr().out
+    assert out.startswith("NOT YET") and mistake.hint in out, out

@@ -27,7 +27,7 @@ EXERCISES = [
     (course.check_pwe_landscape, "ex02_landscapes", "pwe_closed_form"),
     (course.check_ce_slope, "ex02_landscapes", "ce_dJ_dW2_1"),
     (course.check_rmsprop, "ex02b_optimizers_dropout", "rmsprop_step"),
-    (course.check_rmsprop_optimizer, "ex02b_optimizers_dropout", "RMSProp"),
+    (course.check_rmsprop_rule, "ex02b_optimizers_dropout", "RMSProp"),
     (course.check_momentum_skip, "ex02b_optimizers_dropout", "momentum_skip"),
     (course.check_inverted_dropout, "ex02b_optimizers_dropout", "inverted_dropout"),
     (course.check_rank_loss, "ex03_convergence", "rank_loss_one"),

@@ -42,7 +42,7 @@ IDS = [grader.__name__ for grader, _ in EXERCISES]
 def test_worked_solution_passes(grader, solution, capsys):
     report = grader(solution)
     out = capsys.readouterr().out
-    assert report.passed and out.startswith("PASS"), out
+    assert report and out.startswith("PASS"), out
 
 
 @pytest.mark.parametrize("grader", [g for g, _ in EXERCISES], ids=IDS)
@@ -477,3 +477,53 @@ def test_the_rule_is_fit_brs():
     for variant in "BR":
         chosen = fit_br(X, Y, variant, grid, validation=(fit_rows, val_rows), refit=False).C
         assert course.reference_C(grid, margins, Y_val, variant) == chosen
+
+
+# -- near ties, scores off any grid, float32 ------------------------------------------------------
+
+def rank_loss_with_tolerance(Y, S):
+    relevant = np.asarray(Y) > 0
+    p = relevant[:, :, None] & ~relevant[:, None, :]
+    tied = np.isclose(S[:, :, None], S[:, None, :], rtol=0, atol=1e-9)
+    wrong = (S[:, :, None] < S[:, None, :]) & ~tied
+    return np.sum(p * (wrong + 0.5 * tied), axis=(1, 2)) / (relevant.sum(1) * (~relevant).sum(1))
+
+
+def coverage_on_a_grid(Y, S):
+    return ex.coverage_by_hand(Y, np.round(S, 1))
+
+
+def one_error_float32(Y, S):
+    return ex.one_error_by_hand(Y, S).astype(np.float32)
+
+
+def ap_with_rounded_scores(Y, S):
+    return ex.average_precision_by_hand(Y, np.round(S, 8))
+
+
+GRID_WRONG = [
+    (course.check_rank_loss, rank_loss_with_tolerance, "not tied"),
+    (course.check_coverage, coverage_on_a_grid, "wrong on"),
+    (course.check_one_error, one_error_float32, "dtype float32, expected float64"),
+    (course.check_average_precision, ap_with_rounded_scores, "not tied"),
+]
+
+
+@pytest.mark.parametrize("grader, wrong, problem", GRID_WRONG,
+                         ids=[w.__name__ for _, w, _ in GRID_WRONG])
+def test_near_ties_scores_off_a_grid_and_float32_are_rejected(grader, wrong, problem, capsys):
+    assert not grader(wrong)
+    out = capsys.readouterr().out
+    assert out.startswith("NOT YET") and problem in out, out
+
+
+#: Every grader of 06b with its table of mistakes: each mistake is also a wrong answer.
+TABLES = [(grader, mistake) for grader, _ in EXERCISES for mistake in grader.mistakes]
+
+
+@pytest.mark.parametrize("grader, mistake", TABLES,
+                         ids=[f"{g.__name__}-{i}" for i, (g, _) in enumerate(TABLES)])
+def test_every_mistake_of_a_table_is_rejected_with_its_own_hint(grader, mistake, capsys):
+    assert not grader(mistake.answer)
+    out = capsys.readouterr().out
+    assert out.startswith("NOT YET") and mistake.hint in out, out

@@ -44,6 +44,19 @@ def delta1_doubling_delta2(d2, W2, h):
     return (d2 @ W2.T) * (1 - h * h) / 2
 
 
+def grad_converting_X_in_place(X, d1):
+    """Right values, but X's stored values are made float32 in place (the dtype of X changes)."""
+    X.data = X.data.astype(np.float32)
+    return np.asarray(X.T @ d1) / X.shape[0]
+
+
+def delta1_reinterpreting_h(d2, W2, h):
+    """Right values, but h's buffer is relabelled as int64 on the way (its dtype changes)."""
+    result = (d2 @ W2.T) * (1 - h * h)
+    h.dtype = np.int64
+    return result
+
+
 def grad_scaling_X_in_place(X, d1):
     X.data /= X.shape[0]
     return np.asarray(X.T @ d1)
@@ -105,6 +118,8 @@ WRONG_01 = [
     (course.check_input_gradient, lambda X, d1: np.asarray(X.T @ d1) / X.shape[1],
      "times the right"),
     (course.check_input_gradient, grad_scaling_X_in_place, "modified its input X"),
+    (course.check_input_gradient, grad_converting_X_in_place, "modified its input X"),
+    (course.check_delta1, delta1_reinterpreting_h, "modified its input h"),
     (course.check_input_gradient, lambda X, d1: (np.asarray(X.T @ d1) / len(d1)).astype(
         np.float32), "dtype float32"),
     (course.check_input_gradient, lambda X, d1: np.asarray(X.T @ d1) / X.nnz, "times the right"),
@@ -116,7 +131,7 @@ WRONG_01 = [
     (course.check_pwe_delta, lambda o, y: pwe_by_pairs(o, y, lambda p, n, L: 2 * n), "wrong count"),
     (course.check_pwe_delta, lambda o, y: ex01.pwe_delta_one(o, y) / ((1 + o) * (1 - o)),
      "∂J/∂o"),
-    (course.check_pwe_delta, lambda o, y: -ex01.pwe_delta_one(o, y), "swapped"),
+    (course.check_pwe_delta, lambda o, y: -ex01.pwe_delta_one(o, y), "sign is flipped"),
     (course.check_pwe_delta, lambda o, y: ex01.pwe_delta_one(o, y) / ((1 + o) * (1 - o))
      * o * (1 - o), "not o(1 − o)"),
     (course.check_pwe_delta, pwe_clearing_y, "modified its input y"),
@@ -316,19 +331,19 @@ WRONG_02B = [
         t, G, g, eta, rho, eps)[0], "pair"),
     (course.check_rmsprop, lambda t, G, g, eta, rho, eps: ex02b.rmsprop_step(
         t, G, g, eta, rho, eps)[::-1], "NaN"),
-    (course.check_rmsprop_optimizer, EpsilonInside, "inside the square root"),
-    (course.check_rmsprop_optimizer, SharedByShape, "own accumulator"),
-    (course.check_rmsprop_optimizer, SharedByClass, "own accumulator"),
-    (course.check_rmsprop_optimizer, RowsCopied, "starts from 0 at every step"),
-    (course.check_rmsprop_optimizer, RowsIgnored, "off"),
-    (course.check_rmsprop_optimizer, RhoFixed, "off"),
-    (course.check_rmsprop_optimizer, StateNotDict, "must be a dict"),
-    (course.check_rmsprop_optimizer, RMSPropStub, "must be a dict of arrays shaped like theta"),
-    (course.check_rmsprop_optimizer, RuleSharedByShape, "own accumulator"),
-    (course.check_rmsprop_optimizer, PlainSGD, "off"),
-    (course.check_rmsprop_optimizer, UpdateLeftOpen, "did not change"),
-    (course.check_rmsprop_optimizer, AdaGradLike, "that is AdaGrad"),
-    (course.check_rmsprop_optimizer, ex02b.rmsprop_step, "must be a class"),
+    (course.check_rmsprop_rule, EpsilonInside, "inside the square root"),
+    (course.check_rmsprop_rule, SharedByShape, "own accumulator"),
+    (course.check_rmsprop_rule, SharedByClass, "own accumulator"),
+    (course.check_rmsprop_rule, RowsCopied, "starts from 0 at every step"),
+    (course.check_rmsprop_rule, RowsIgnored, "off"),
+    (course.check_rmsprop_rule, RhoFixed, "off"),
+    (course.check_rmsprop_rule, StateNotDict, "must be a dict"),
+    (course.check_rmsprop_rule, RMSPropStub, "must be a dict of arrays shaped like theta"),
+    (course.check_rmsprop_rule, RuleSharedByShape, "own accumulator"),
+    (course.check_rmsprop_rule, PlainSGD, "off"),
+    (course.check_rmsprop_rule, UpdateLeftOpen, "did not change"),
+    (course.check_rmsprop_rule, AdaGradLike, "that is AdaGrad"),
+    (course.check_rmsprop_rule, ex02b.rmsprop_step, "must be a class"),
     (course.check_momentum_skip, lambda t, v, mu, eta, gamma, d: (t + d * v, mu ** d * v), "whole v"),
     (course.check_momentum_skip, lambda t, v, mu, eta, gamma, d: (t + 9 * (1 - mu ** d) * v, mu ** d * v),
      "μ/(1 − μ) does not follow"),
@@ -446,6 +461,10 @@ WRONG_03_07 = [
     (course.check_rank_loss, lambda s, y: (np.sum(pairs(s, y) < 0) + 0.5 * np.sum(
         pairs(s, y) == 0)), "divide by |y||ȳ|"),
     (course.check_rank_loss, lambda s, y: np.mean(pairs(s, y) > 0), "off"),
+    (course.check_rank_loss, lambda s, y: ex03.rank_loss_one(np.round(s, 1), y),
+     "is off"),
+    (course.check_rank_loss, lambda s, y: ex03.rank_loss_one(np.round(s, 6), y), "not tied"),
+    (course.check_coverage, lambda s, y: ex07.coverage_one(np.round(s, 9), y), "not tied"),
     (course.check_rank_loss, lambda s, y: np.mean(pairs(s, y) < 0, axis=1), "shape"),
     (course.check_rank_loss, lambda s, y: (np.sum(pairs(s, y) < 0) + 0.5 * np.sum(
         pairs(s, y) == 0)) / (np.sum(y > 0) * (6 - np.sum(y > 0))), "off"),
@@ -620,7 +639,7 @@ def momentum_by_steps(theta, v, mu, eta, gamma, skipped):
 
 #: Right answers written differently from the worked solutions: each must pass.
 RIGHT = [
-    (course.check_rmsprop_optimizer, course.RMSPropRule),
+    (course.check_rmsprop_rule, course.RMSPropRule),
     (course.check_inverted_dropout, lambda h, r, g: (lambda m: (h * m, m))(
         dropout_module.hidden_mask(h.shape, r, g))),
     (course.check_inverted_dropout, lambda h, r, g: (lambda m: (h * m, m))(

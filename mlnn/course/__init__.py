@@ -7,7 +7,7 @@ grading    the one mechanism every grader uses: :func:`~mlnn.course.grading.chec
 graders    the exercises of notebooks 01–08 (02b's update rules and dropout included)
 scratch    notebook 01b: the network built from zero (the learning pieces in ``scratch_training``,
            the shared random cases in ``scratch_cases``)
-measures   notebook 06b: the measures of Sec. 4 by hand, micro and macro averaging (the choice
-           of C for BR_B and BR_R in ``c_selection``)
+measures   notebook 06b: the measures of Sec. 4 by hand, micro and macro averaging, the choice
+           of C for BR_B and BR_R
 =========  ====================================================================================
 """

@@ -13,8 +13,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, binomial_z, call,
-                                 case_rngs, check, close, dispersion, expect_shape, grade, judge,
-                                 label_rows, pair, run, sparse_rows)
+                                 case_rngs, close, dispersion, exercise, expect_items,
+                                 expect_shape, explaining, grade, judge, label_rows, pair, run,
+                                 sparse_rows)
 from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES, ranking_measures
 from mlnn.evaluation.thresholds import optimal_thresholds, ridge
 from mlnn.figures.landscapes import loss_surface, surface_gradient
@@ -26,29 +27,6 @@ from mlnn.paper.ranks import average_ranks, critical_difference, friedman_test
 
 #: Random cases per deterministic grader.
 CASES = 8
-
-
-def explaining(answer, wrongs, keys):
-    """The mistakes whose answer equals ``answer`` on every item ``keys`` (a tuple's positions
-    or a dict's names): only a mistake that explains the whole answer may name it."""
-    def equal(wrong):
-        try:
-            return all(close(answer[k], wrong[k]) for k in keys)
-        except (TypeError, KeyError, IndexError):
-            return False
-    return [(wrong, hint) for wrong, hint in wrongs if wrong is not None and equal(wrong)]
-
-
-def expect_items(names, order=None, kind="f"):
-    """Judge an answer that is a tuple of arrays, item by item (in ``order``); a mistake is
-    named when it explains every item."""
-    def expect(answer, expected, what, wrongs):
-        answer = pair(answer, f"the result ({', '.join(names)})")
-        matches = explaining(answer, wrongs, range(len(names)))
-        for i in order or range(len(names)):
-            judge(answer[i], expected[i], f"{names[i]} {what}",
-                  [(wrong[i], hint) for wrong, hint in matches], kind=kind)
-    return expect
 
 
 # ---------------------------------------------------------------------------------------------
@@ -68,19 +46,17 @@ DELTA1_MISTAKES = [
             lambda d2, W2, h: (d2 @ W2.T) * (1 - np.tanh(h) ** 2))]
 
 
-def check_delta1(delta1_tanh):
-    """``delta1_tanh(delta2, W2, h)`` → δ1 = (δ2 W2ᵀ) ∘ (1 − h²) for tanh hidden units (Sec. 3)."""
-    def cases():
-        for rng in case_rngs(1, CASES):
-            n, F, L = rng.integers(1, 8), rng.integers(2, 7), rng.integers(2, 7)
-            yield (f"δ1 for n = {n}, F = {F}, L = {L}", [
-                ("delta2", rng.normal(size=(n, L))), ("W2", rng.normal(size=(F, L))),
-                ("h", np.tanh(rng.normal(size=(n, F))))])
-    return check("δ1 for tanh hidden units", delta1_tanh, _tanh_delta1, cases, DELTA1_MISTAKES,
-                 done=f"{CASES} random cases (n, F, L varied), inputs unchanged").passed
+def _delta1_cases():
+    """``delta1_tanh(delta2, W2, h)`` → δ1 = (δ2 W2ᵀ) ∘ (1 − h²) for tanh hidden units."""
+    for rng in case_rngs(1, CASES):
+        n, F, L = rng.integers(1, 8), rng.integers(2, 7), rng.integers(2, 7)
+        yield (f"δ1 for n = {n}, F = {F}, L = {L}", [
+            ("delta2", rng.normal(size=(n, L))), ("W2", rng.normal(size=(F, L))),
+            ("h", np.tanh(rng.normal(size=(n, F))))])
 
 
-check_delta1.mistakes = DELTA1_MISTAKES
+check_delta1 = exercise("check_delta1", "δ1 for tanh hidden units", _tanh_delta1, _delta1_cases,
+                        DELTA1_MISTAKES)
 
 
 def _grad_W1(X, d1):
@@ -92,19 +68,17 @@ INPUT_GRADIENT_MISTAKES = [
             lambda X, d1: np.asarray(X.T @ d1))]
 
 
-def check_input_gradient(grad_W1_dense):
-    """``grad_W1_dense(X, delta1)`` → the dense D × F matrix ∂J/∂W1 = Xᵀ δ1 / n (Sec. 3)."""
-    def cases():
-        for rng, n in zip(case_rngs(2, CASES), (1, 6, 2, 9, 3, 13, 5, 4)):
-            D, F = n + rng.integers(2, 8), rng.integers(2, 6)
-            yield (f"∂J/∂W1 for a minibatch of n = {n}, D = {D}, F = {F}",
-                   [("X", sparse_rows(rng, n, D)), ("delta1", rng.normal(size=(n, F)))])
-    return check("∂J/∂W1 with the minibatch mean", grad_W1_dense, _grad_W1, cases,
-                 INPUT_GRADIENT_MISTAKES, scale="the factor must follow the minibatch",
-                 done=f"{CASES} random cases (n from 1 to 13), inputs unchanged").passed
+def _input_gradient_cases():
+    """``grad_W1_dense(X, delta1)`` → the dense D × F matrix ∂J/∂W1 = Xᵀ δ1 / n."""
+    for rng, n in zip(case_rngs(2, CASES), (1, 6, 2, 9, 3, 13, 5, 4)):
+        D, F = n + rng.integers(2, 8), rng.integers(2, 6)
+        yield (f"∂J/∂W1 for a minibatch of n = {n}, D = {D}, F = {F}",
+               [("X", sparse_rows(rng, n, D)), ("delta1", rng.normal(size=(n, F)))])
 
 
-check_input_gradient.mistakes = INPUT_GRADIENT_MISTAKES
+check_input_gradient = exercise("check_input_gradient", "∂J/∂W1 with the minibatch mean",
+                                _grad_W1, _input_gradient_cases, INPUT_GRADIENT_MISTAKES,
+                                scale="the factor must follow the minibatch")
 
 
 def pwe_variant(o, Y, normaliser="pairs", derivative="tanh", both=False, swapped=False):
@@ -113,7 +87,8 @@ def pwe_variant(o, Y, normaliser="pairs", derivative="tanh", both=False, swapped
     1 − o, o(1 − o), none), tanh' of both labels on each pair term (``both``), or S_y and S_ȳ
     swapped (``swapped``). Excluded documents give 0."""
     delta2 = np.zeros(np.shape(o))
-    f = {"tanh": 1 - o * o, "one_minus_o": 1 - o, "sigmoid": o * (1 - o), "none": 1 + 0 * o}
+    f = {"tanh": 1 - o * o, "one_minus_o": 1 - o, "sigmoid": o * (1 - o),
+         "none": np.ones_like(o)}
     f = f[derivative]
     for i, (oi, yi) in enumerate(zip(o, np.asarray(Y) > 0)):
         p, q = np.flatnonzero(yi), np.flatnonzero(~yi)
@@ -133,60 +108,76 @@ def pwe_variant(o, Y, normaliser="pairs", derivative="tanh", both=False, swapped
     return delta2
 
 
-def pwe_mistakes(to_batch):
-    """The mistakes of a PWE δ2, for answers taking one document (``to_batch`` wraps a batch
-    function into the student's signature)."""
-    def wrong(hint, **variant):
-        return Mistake(hint, to_batch(lambda o, Y: pwe_variant(o, Y, **variant)))
-    return [
-        wrong("that is ∂J/∂o; δ2 = ∂J/∂z2 also needs tanh'(z2) = (1 + o)(1 − o)",
-              derivative="none"),
-        wrong("the derivative of tanh is (1 + o)(1 − o), not o(1 − o)", derivative="sigmoid"),
-        wrong("tanh'(z2) is (1 + o)(1 − o) = 1 − o², not 1 − o", derivative="one_minus_o"),
-        wrong("each label's δ2 takes only its own tanh'(z2), not also that of the other label "
-              "of the pair", both=True),
-        wrong("S_y and S_ȳ are swapped: a relevant label's δ2 sums over the irrelevant labels, "
-              "an irrelevant label's over the relevant ones", swapped=True),
-        wrong("wrong normaliser: divide by |y||ȳ|, the number of pairs, not |y|²", normaliser="y2"),
-        wrong("wrong normaliser: divide by |y||ȳ|, not |ȳ|²", normaliser="ybar2"),
-        wrong("the pair sum is not normalised: divide by |y||ȳ|", normaliser="1"),
-        wrong("wrong normaliser: |y||ȳ|, not L²", normaliser="L2"),
-        wrong("wrong normaliser: |y||ȳ|, not L", normaliser="L"),
-        Mistake("the signs of the relevant and irrelevant labels are swapped",
-                to_batch(lambda o, Y: -pwe_variant(o, Y)))]
+def pwe_reference(z2, o, Y):
+    return PairwiseExponential("pairwise").delta(z2, o, Y)
+
+
+def _pwe_as(**mistake):
+    """A PWE δ2 with one of :func:`pwe_variant`'s mistakes."""
+    return lambda z2, o, Y: pwe_variant(np.asarray(o, dtype=np.float64), Y, **mistake)
+
+
+def _relevant(Y, when_relevant, otherwise):
+    return np.where(np.asarray(Y) > 0, when_relevant, otherwise)
+
+
+PWE_MISTAKES = [
+    Mistake("the sign is flipped: relevant labels get a negative δ2, irrelevant ones a positive "
+            "δ2", lambda z2, o, Y: -pwe_reference(z2, o, Y)),
+    Mistake("the relevant labels' δ2 has the wrong sign",
+            lambda z2, o, Y: _relevant(Y, -pwe_reference(z2, o, Y), pwe_reference(z2, o, Y))),
+    Mistake("the irrelevant labels' δ2 has the wrong sign",
+            lambda z2, o, Y: _relevant(Y, pwe_reference(z2, o, Y), -pwe_reference(z2, o, Y))),
+    Mistake("the irrelevant labels' δ2 is missing: each n ∈ ȳ gets a term from each of its pairs",
+            lambda z2, o, Y: _relevant(Y, pwe_reference(z2, o, Y), 0)),
+    Mistake("the relevant labels' δ2 is missing: each p ∈ y gets a term from each of its pairs",
+            lambda z2, o, Y: _relevant(Y, 0, pwe_reference(z2, o, Y))),
+    Mistake("that is ∂J/∂o; δ2 = ∂J/∂z2 also needs tanh'(z2) = (1 + o)(1 − o)",
+            _pwe_as(derivative="none")),
+    Mistake("the derivative of tanh is (1 + o)(1 − o), not o(1 − o)",
+            _pwe_as(derivative="sigmoid")),
+    Mistake("tanh'(z2) is (1 + o)(1 − o) = 1 − o², not 1 − o", _pwe_as(derivative="one_minus_o")),
+    Mistake("each label's δ2 takes only its own tanh'(z2), not also that of the other label of "
+            "the pair", _pwe_as(both=True)),
+    Mistake("S_y and S_ȳ are swapped: a relevant label's δ2 sums over the irrelevant labels, an "
+            "irrelevant label's over the relevant ones", _pwe_as(swapped=True)),
+    Mistake("wrong normaliser: divide by |y||ȳ|, the number of pairs, not |y|²",
+            _pwe_as(normaliser="y2")),
+    Mistake("wrong normaliser: divide by |y||ȳ|, not |ȳ|²", _pwe_as(normaliser="ybar2")),
+    Mistake("the pair sum is not normalised: divide by |y||ȳ|", _pwe_as(normaliser="1")),
+    Mistake("wrong normaliser: |y||ȳ|, not L²", _pwe_as(normaliser="L2")),
+    Mistake("wrong normaliser: |y||ȳ|, not L", _pwe_as(normaliser="L")),
+    Mistake("δ2 is per document: no 1/n here", lambda z2, o, Y: pwe_reference(z2, o, Y) / len(o))]
 
 
 def _one_document(batch):
-    return lambda o, y: batch(np.asarray(o)[None, :], np.asarray(y)[None, :])[0]
+    """A δ2 function of documents (z2, o, Y) as one of one document (o, y)."""
+    return lambda o, y: batch(np.arctanh(o)[None, :], np.asarray(o)[None, :],
+                              np.asarray(y)[None, :])[0]
 
 
-PWE_ONE_MISTAKES = pwe_mistakes(_one_document)
+#: PWE_MISTAKES for one document (the last, a division by n, means nothing for one).
+PWE_ONE_MISTAKES = [Mistake(m.hint, _one_document(m.answer)) for m in PWE_MISTAKES[:-1]]
 
 
 def _pwe_reference(o, y):
-    z2 = np.arctanh(o)[None, :]
-    return PairwiseExponential("pairwise").delta(z2, o[None, :], y[None, :])[0]
+    return _one_document(pwe_reference)(o, y)
 
 
-def check_pwe_delta(pwe_delta_one):
-    """``pwe_delta_one(o, y)`` → δ2 of one document for PWE over tanh outputs (1-d arrays,
-    Eq. 3 and Sec. 3.4)."""
-    def cases():
-        for i, rng in enumerate(case_rngs(3, CASES)):
-            L = int(rng.integers(3, 11))
-            size = {0: 1, 1: L // 2, 2: L - 1}.get(i, rng.integers(1, L))   # |y| = 1, ≈ |ȳ|, …
-            y = np.zeros(L)
-            y[rng.choice(L, size=size, replace=False)] = 1.0
-            yield (f"δ2 for L = {L}, |y| = {size}, |ȳ| = {L - size}",
-                   [("o", np.tanh(rng.normal(size=L))), ("y", y)])
-    return check("PWE δ2 of one document", pwe_delta_one, _pwe_reference, cases,
-                 PWE_ONE_MISTAKES, scale="the sum over pairs is normalised by the wrong count "
-                 "(try a document with |y| ≠ |ȳ|)",
-                 done=f"{CASES} random documents (L from 3 to 10, |y| ≠ |ȳ|), inputs "
-                      "unchanged").passed
+def _pwe_cases():
+    """``pwe_delta_one(o, y)`` → δ2 of one document for PWE over tanh outputs (Eq. 3)."""
+    for i, rng in enumerate(case_rngs(3, CASES)):
+        L = int(rng.integers(3, 11))
+        size = {0: 1, 1: L // 2, 2: L - 1}.get(i, rng.integers(1, L))   # |y| = 1, ≈ |ȳ|, …
+        y = np.zeros(L)
+        y[rng.choice(L, size=size, replace=False)] = 1.0
+        yield (f"δ2 for L = {L}, |y| = {size}, |ȳ| = {L - size}",
+               [("o", np.tanh(rng.normal(size=L))), ("y", y)])
 
 
-check_pwe_delta.mistakes = PWE_ONE_MISTAKES
+check_pwe_delta = exercise("check_pwe_delta", "PWE δ2 of one document", _pwe_reference,
+                           _pwe_cases, PWE_ONE_MISTAKES, scale="the sum over pairs is normalised "
+                           "by the wrong count (try a document with |y| ≠ |ȳ|)")
 
 
 def _smooth(A, shape):
@@ -209,23 +200,19 @@ GRADIENT_CHECK_MISTAKES = [
             lambda f, x, h: numerical_gradient(f, x, 1e-6))]
 
 
-def check_gradient_check(central_differences):
+def _gradient_check_cases():
     """``central_differences(f, x, h)`` → the array of (f(x + h e_i) − f(x − h e_i)) / 2h."""
     shapes = ((3,), (2, 3), (4, 1), (3, 2), (5,), (2, 2, 2))
     steps = (1e-6, 1e-2, 1e-4, 1e-3, 1e-5, 3e-2)
-
-    def cases():
-        for rng, shape, h in zip(case_rngs(4, len(shapes)), shapes, steps):
-            x = rng.normal(size=shape)
-            f = _smooth(rng.normal(size=(x.size, x.size)), shape)
-            yield (f"the numerical gradient for x of shape {shape}, h = {h:g}",
-                   [("f", f), ("x", x), ("h", h)])
-    return check("central differences", central_differences, numerical_gradient, cases,
-                 GRADIENT_CHECK_MISTAKES,
-                 done=f"{len(shapes)} random cases (shapes and h varied), x unchanged").passed
+    for rng, shape, h in zip(case_rngs(4, len(shapes)), shapes, steps):
+        x = rng.normal(size=shape)
+        f = _smooth(rng.normal(size=(x.size, x.size)), shape)
+        yield (f"the numerical gradient for x of shape {shape}, h = {h:g}",
+               [("f", f), ("x", x), ("h", h)])
 
 
-check_gradient_check.mistakes = GRADIENT_CHECK_MISTAKES
+check_gradient_check = exercise("check_gradient_check", "central differences",
+                                numerical_gradient, _gradient_check_cases, GRADIENT_CHECK_MISTAKES)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,25 +253,26 @@ def _pwe_landscape_pairs(W1, W2_1, c, count=4):
 
 PWE_LANDSCAPE_MISTAKES = [
     Mistake("that is J of the network in the text (y = (1, 0, 0, 0), c = 0); this one has two "
-            "relevant labels and the weights c", lambda W1, W2_1, c: np.exp(-np.tanh(W2_1 * np.tanh(W1)))),
+            "relevant labels and the weights c",
+            lambda W1, W2_1, c: np.exp(-np.tanh(W2_1 * np.tanh(W1)))),
     Mistake("the pair sum is averaged over the wrong count: J divides by |y||ȳ|, the number of "
-            "(relevant, irrelevant) pairs", lambda W1, W2_1, c: _pwe_landscape_pairs(W1, W2_1, c, 8)),
+            "(relevant, irrelevant) pairs",
+            lambda W1, W2_1, c: _pwe_landscape_pairs(W1, W2_1, c, 8)),
     Mistake("the outputs that share the weight c are not 0 here: o_l = tanh(c h) for l > 1",
             lambda W1, W2_1, c: (np.exp(-np.tanh(W2_1 * np.tanh(W1))) + 1) / 2),
     Mistake("the output units of PWE are tanh, not the sigmoid",
             lambda W1, W2_1, c: (np.exp(_sigmoid_z2(W1, c) - _sigmoid_z2(W1, W2_1)) + 1) / 2)]
 
 
-def check_pwe_landscape(pwe_closed_form):
+def _pwe_landscape_cases():
     """``pwe_closed_form(W1, W2_1, c)`` → PWE's J on the Fig. 2 network (x = 1, tanh hidden
     unit) for y = (1, 1, 0, 0) and the other output weights W2_2 = … = W2_4 = c."""
-    return check("PWE landscape in closed form", pwe_closed_form, _pwe_landscape,
-                 _landscape_cases, PWE_LANDSCAPE_MISTAKES,
-                 scale="check how the pair terms are counted and averaged",
-                 done="4 random grids (meshgrid, 1-d, scalar) and c, inputs unchanged").passed
+    yield from _landscape_cases()
 
 
-check_pwe_landscape.mistakes = PWE_LANDSCAPE_MISTAKES
+check_pwe_landscape = exercise("check_pwe_landscape", "PWE landscape in closed form",
+                               _pwe_landscape, _pwe_landscape_cases, PWE_LANDSCAPE_MISTAKES,
+                               scale="check how the pair terms are counted and averaged")
 
 
 def _ce_slope(W1, W2_1, c):
@@ -302,17 +290,15 @@ CE_SLOPE_MISTAKES = [
             lambda W1, W2_1: _sigmoid_z2(W1, W2_1) * np.tanh(W1))]
 
 
-def check_ce_slope(ce_dJ_dW2_1):
+def _ce_slope_cases():
     """``ce_dJ_dW2_1(W1, W2_1)`` → ∂J/∂W2_1 of CE on the Fig. 2 network, tanh hidden unit."""
-    def cases():
-        for what, named in _landscape_cases():
-            yield what.replace("J on", "∂J/∂W2_1 on"), named[:2]
-    return check("CE slope along W2_1", ce_dJ_dW2_1, lambda W1, W2_1: _ce_slope(W1, W2_1, 0),
-                 cases, CE_SLOPE_MISTAKES,
-                 done="4 random grids (meshgrid, 1-d, scalar), inputs unchanged").passed
+    for what, named in _landscape_cases():
+        yield what.replace("J on", "∂J/∂W2_1 on"), named[:2]
 
 
-check_ce_slope.mistakes = CE_SLOPE_MISTAKES
+check_ce_slope = exercise("check_ce_slope", "CE slope along W2_1",
+                          lambda W1, W2_1: _ce_slope(W1, W2_1, 0), _ce_slope_cases,
+                          CE_SLOPE_MISTAKES)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -377,38 +363,23 @@ MEASURE_NAMES = {"rankloss": "the rank loss", "MAP": "the average precision",
                  "coverage": "the coverage"}
 
 
-def _check_measure(title, measure_one, key, seed, mistakes):
+def _per_document_cases(key, seed):
     def cases():
         for scores, Y, kind in _documents(seed):
             for s, y in zip(scores, Y):
                 yield (f"{MEASURE_NAMES[key]} of a document with L = {len(y)}, "
                        f"|y| = {np.sum(y > 0)} and {kind}", [("scores", s), ("y", y)])
-    return check(title, measure_one, _measure(key), cases, mistakes, kind="biuf",
-                 done="4 cases of 12 random documents (L from 3 to 12, ties and near ties), "
-                      "inputs unchanged").passed
+    cases.__doc__ = f"``(scores, y)`` of one document → {MEASURE_NAMES[key]} (Sec. 4)."
+    return cases
 
 
-def check_rank_loss(rank_loss_one):
-    """``rank_loss_one(scores, y)`` → Eq. 1 for one document (ties count ½)."""
-    return _check_measure("rank loss of one document", rank_loss_one, "rankloss", 11,
-                          RANK_LOSS_MISTAKES)
-
-
-def check_average_precision(average_precision_one):
-    """``average_precision_one(scores, y)`` → the document's average precision (ties
-    pessimistic, Sec. 4)."""
-    return _check_measure("average precision of one document", average_precision_one, "MAP", 12,
-                          AP_MISTAKES)
-
-
-def check_coverage(coverage_one):
-    """``coverage_one(scores, y)`` → max_{k ∈ y} rank(k) − 1 with rank(k) = #{l : s_l ≥ s_k}."""
-    return _check_measure("coverage of one document", coverage_one, "coverage", 13, OFF_BY_ONE)
-
-
-check_rank_loss.mistakes = RANK_LOSS_MISTAKES
-check_average_precision.mistakes = AP_MISTAKES
-check_coverage.mistakes = OFF_BY_ONE
+check_rank_loss = exercise("check_rank_loss", "rank loss of one document", _measure("rankloss"),
+                           _per_document_cases("rankloss", 11), RANK_LOSS_MISTAKES, kind="biuf")
+check_average_precision = exercise("check_average_precision", "average precision of one document",
+                                   _measure("MAP"), _per_document_cases("MAP", 12), AP_MISTAKES,
+                                   kind="biuf")
+check_coverage = exercise("check_coverage", "coverage of one document", _measure("coverage"),
+                          _per_document_cases("coverage", 13), OFF_BY_ONE, kind="biuf")
 
 
 def _excluded(Y):
@@ -423,21 +394,17 @@ EXCLUDED_MISTAKES = [
             lambda Y: np.count_nonzero(Y, axis=1) == Y.shape[1])]
 
 
-def check_pwe_excluded(excluded):
-    """``excluded(Y)`` → the boolean mask of documents PWE leaves out (no (relevant, irrelevant)
-    pair: |y||ȳ| = 0)."""
-    def cases():
-        for rng, dtype in zip(case_rngs(14, 4), (np.int64, np.float64, np.int32, np.int8)):
-            n, L = rng.integers(4, 12), rng.integers(2, 9)
-            Y = (rng.random((n, L)) < rng.uniform(0.2, 0.8)).astype(dtype)
-            Y[0], Y[1] = 0, 1                       # one without relevant labels, one all relevant
-            yield f"the mask for n = {n}, L = {L}", [("Y", Y[rng.permutation(n)])]
-    return check("PWE's excluded documents", excluded, _excluded, cases, EXCLUDED_MISTAKES,
-                 kind="b", done="4 random label matrices (n, L and dtypes varied), Y "
-                                "unchanged").passed
+def _excluded_cases():
+    """``excluded(Y)`` → the boolean mask of documents without a (relevant, irrelevant) pair."""
+    for rng, dtype in zip(case_rngs(14, 4), (np.int64, np.float64, np.int32, np.int8)):
+        n, L = rng.integers(4, 12), rng.integers(2, 9)
+        Y = (rng.random((n, L)) < rng.uniform(0.2, 0.8)).astype(dtype)
+        Y[0], Y[1] = 0, 1                       # one without relevant labels, one all relevant
+        yield f"the mask for n = {n}, L = {L}", [("Y", Y[rng.permutation(n)])]
 
 
-check_pwe_excluded.mistakes = EXCLUDED_MISTAKES
+check_pwe_excluded = exercise("check_pwe_excluded", "PWE's excluded documents", _excluded,
+                              _excluded_cases, EXCLUDED_MISTAKES, kind="b")
 
 
 def _best_update(curve):
@@ -452,23 +419,19 @@ BEST_UPDATE_MISTAKES = [
             lambda c: (_best_update(c)[0], -_best_update(c)[1]))]
 
 
-def check_best_update(best_update):
+def _best_update_cases():
     """``best_update(curve)`` → (update of the lowest rank loss, final − best rank loss)."""
-    def cases():
-        for rng in case_rngs(15, 5):
-            size = int(rng.integers(2, 12))
-            curve = {"updates": np.cumsum(rng.integers(20, 400, size=size)).tolist(),
-                     "rankloss": rng.uniform(0.05, 0.4, size=size).round(6).tolist()}
-            yield f"of {size} evaluations", [("curve", curve)]
-
-    return check("where over-fitting starts", best_update, _best_update, cases,
-                 BEST_UPDATE_MISTAKES,
-                 expect=expect_items(("the update", "final − best rank loss"), kind="biuf"),
-                 done="5 random curves (lengths and update numbers varied), curve "
-                      "unchanged").passed
+    for rng in case_rngs(15, 5):
+        size = int(rng.integers(2, 12))
+        curve = {"updates": np.cumsum(rng.integers(20, 400, size=size)).tolist(),
+                 "rankloss": rng.uniform(0.05, 0.4, size=size).round(6).tolist()}
+        yield f"of {size} evaluations", [("curve", curve)]
 
 
-check_best_update.mistakes = BEST_UPDATE_MISTAKES
+check_best_update = exercise("check_best_update", "where over-fitting starts", _best_update,
+                             _best_update_cases, BEST_UPDATE_MISTAKES,
+                             expect=expect_items(("the update", "final − best rank loss"),
+                                                 kind="biuf"))
 
 
 def _f1(y, predicted):
@@ -510,18 +473,16 @@ RIDGE_MISTAKES = [
             lambda Z, t, lam: _ridge(Z, t, lam * len(t)))]
 
 
-def check_ridge(ridge_solve):
+def _ridge_cases():
     """``ridge_solve(Z, t, lam)`` → θ minimising ‖Z θ − t‖² + λ ‖θ‖² (Eq. 5 as mlnn solves it)."""
-    def cases():
-        for rng, lam in zip(case_rngs(18, 5), (3.0, 0.5, 100.0, 20.0, 1.0)):
-            M, K = int(rng.integers(8, 50)), int(rng.integers(2, 8))
-            yield (f"θ for Z of shape {(M, K)}, λ = {lam}",
-                   [("Z", rng.normal(size=(M, K))), ("t", rng.normal(size=M)), ("lam", lam)])
-    return check("ridge regression of Eq. 5", ridge_solve, _ridge, cases, RIDGE_MISTAKES,
-                 done="5 random cases (Z's shape and λ varied), inputs unchanged").passed
+    for rng, lam in zip(case_rngs(18, 5), (3.0, 0.5, 100.0, 20.0, 1.0)):
+        M, K = int(rng.integers(8, 50)), int(rng.integers(2, 8))
+        yield (f"θ for Z of shape {(M, K)}, λ = {lam}",
+               [("Z", rng.normal(size=(M, K))), ("t", rng.normal(size=M)), ("lam", lam)])
 
 
-check_ridge.mistakes = RIDGE_MISTAKES
+check_ridge = exercise("check_ridge", "ridge regression of Eq. 5", _ridge, _ridge_cases,
+                       RIDGE_MISTAKES)
 
 
 def _better(measure, ours, paper, sign=1):
@@ -537,20 +498,18 @@ BETTER_MISTAKES = [
             lambda m, ours, paper: _better(m, ours, paper) * paper / ours)]
 
 
-def check_better_than_paper(better_than_paper):
+def _better_cases():
     """``better_than_paper(measure, ours, paper)`` → the relative difference, > 0 when ours is
     better."""
-    def cases():
-        rng = np.random.default_rng(19)
-        for measure in MEASURES:
-            ours, paper = (float(v) for v in rng.uniform(0.02, 20, size=2).round(4))
-            yield (f"the difference for {measure}",
-                   [("measure", measure), ("ours", ours), ("paper", paper)])
-    return check("better than the paper by", better_than_paper, _better, cases, BETTER_MISTAKES,
-                 kind="biuf", done=f"the {len(MEASURES)} measures with random values").passed
+    rng = np.random.default_rng(19)
+    for measure in MEASURES:
+        ours, paper = (float(v) for v in rng.uniform(0.02, 20, size=2).round(4))
+        yield (f"the difference for {measure}",
+               [("measure", measure), ("ours", ours), ("paper", paper)])
 
 
-check_better_than_paper.mistakes = BETTER_MISTAKES
+check_better_than_paper = exercise("check_better_than_paper", "better than the paper by", _better,
+                                   _better_cases, BETTER_MISTAKES, kind="biuf")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -560,32 +519,30 @@ RANK_MISTAKES = [Mistake("the ranks run the wrong way",
                          lambda values, lower: average_ranks(values, not lower))]
 
 
-def check_average_ranks(average_ranks_by_hand):
+def _rank_cases():
     """``average_ranks_by_hand(values, lower_is_better)`` → R_j, the mean rank (1 = best, ties
     averaged) of each method (column) over the datasets (rows)."""
-    def cases():
-        for rng, lower in zip(case_rngs(20, 6), (True, False) * 3):
-            N, k = rng.integers(2, 9), rng.integers(2, 9)
-            yield (f"R for {N} datasets × {k} methods with lower_is_better={lower}",
-                   [("values", rng.integers(1, 5, size=(N, k)) / 10.0), ("lower_is_better", lower)])
-    return check("average ranks with ties", average_ranks_by_hand, average_ranks, cases,
-                 RANK_MISTAKES, done="6 random tables (sizes, ties and direction varied), "
-                                    "values unchanged").passed
+    for rng, lower in zip(case_rngs(20, 6), (True, False) * 3):
+        N, k = rng.integers(2, 9), rng.integers(2, 9)
+        yield (f"R for {N} datasets × {k} methods with lower_is_better={lower}",
+               [("values", rng.integers(1, 5, size=(N, k)) / 10.0), ("lower_is_better", lower)])
 
 
-check_average_ranks.mistakes = RANK_MISTAKES
+check_average_ranks = exercise("check_average_ranks", "average ranks with ties", average_ranks,
+                               _rank_cases, RANK_MISTAKES)
 
 
-def check_friedman(friedman_chi2):
+def _friedman_cases():
     """``friedman_chi2(R, N)`` → Friedman's χ²_F from the average ranks R of k methods over N
     datasets (Demšar 2006, Sec. 3.2.2)."""
-    def cases():
-        for rng in case_rngs(21, 6):
-            N, k = int(rng.integers(2, 12)), int(rng.integers(2, 10))
-            yield (f"χ²_F for k = {k} methods, N = {N}",
-                   [("R", average_ranks(rng.random((N, k)), True)), ("N", N)])
-    return check("Friedman's statistic", friedman_chi2, lambda R, N: friedman_test(R, N).chi2,
-                 cases, done="6 random cases (k and N varied), R unchanged").passed
+    for rng in case_rngs(21, 6):
+        N, k = int(rng.integers(2, 12)), int(rng.integers(2, 10))
+        yield (f"χ²_F for k = {k} methods, N = {N}",
+               [("R", average_ranks(rng.random((N, k)), True)), ("N", N)])
+
+
+check_friedman = exercise("check_friedman", "Friedman's statistic",
+                          lambda R, N: friedman_test(R, N).chi2, _friedman_cases)
 
 
 CD_MISTAKES = [
@@ -596,20 +553,18 @@ CD_MISTAKES = [
             "varies more", lambda k, N, q: q * np.sqrt((k * k - 1) / (12.0 * N)))]
 
 
-def check_critical_difference(nemenyi_cd):
-    """``nemenyi_cd(k, N, q_alpha)`` → Nemenyi's CD, q_α times the standard error of a
+def _cd_cases():
+    """``nemenyi_cd(k, N, q_alpha)`` → Nemenyi's CD, q_α times the standard deviation of a
     difference of two average ranks (Demšar 2006)."""
-    def cases():
-        for rng in case_rngs(22, 6):
-            k, N = int(rng.integers(2, 11)), int(rng.integers(2, 60))
-            q = float(rng.uniform(1.5, 4.0))
-            yield f"CD for k = {k}, N = {N}, q_α = {q:.3f}", [("k", k), ("N", N), ("q_alpha", q)]
-    return check("Nemenyi's critical difference", nemenyi_cd,
-                 lambda k, N, q: q * np.sqrt(k * (k + 1) / (6.0 * N)), cases, CD_MISTAKES,
-                 done="6 random cases (k, N and q_α varied)").passed
+    for rng in case_rngs(22, 6):
+        k, N = int(rng.integers(2, 11)), int(rng.integers(2, 60))
+        q = float(rng.uniform(1.5, 4.0))
+        yield f"CD for k = {k}, N = {N}, q_α = {q:.3f}", [("k", k), ("N", N), ("q_alpha", q)]
 
 
-check_critical_difference.mistakes = CD_MISTAKES
+check_critical_difference = exercise("check_critical_difference", "Nemenyi's critical difference",
+                                     lambda k, N, q: q * np.sqrt(k * (k + 1) / (6.0 * N)),
+                                     _cd_cases, CD_MISTAKES)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -653,22 +608,19 @@ RMSPROP_SETTINGS = ((0.01, 0.9, 1e-8), (0.1, 0.5, 0.1), (0.003, 0.99, 1.0), (0.0
 STEPS = 6
 
 
-def check_rmsprop(rmsprop_step):
-    """``rmsprop_step(theta, G, g, eta, rho, eps)`` → new (θ, G), inputs unchanged."""
-    def cases():
-        for rng, (eta, rho, eps) in zip(case_rngs(6, 4), RMSPROP_SETTINGS):
-            shape = (rng.integers(2, 6), rng.integers(2, 5))
-            grads = rng.normal(size=(STEPS,) + shape) * (rng.random(shape) < 0.7)
-            yield (f"after {STEPS} steps with η = {eta}, ρ = {rho}, ε = {eps:g}", [
-                ("theta", rng.normal(size=shape)), ("G", rng.random(shape) * rng.integers(0, 2)),
-                ("grads", grads), ("eta", eta), ("rho", rho), ("eps", eps)])
-    return check("RMSProp against a dense loop", rmsprop_step, _rmsprop_literal, cases,
-                 RMSPROP_MISTAKES, drive=_rmsprop_steps, expect=expect_items(("θ", "G"), (1, 0)),
-                 done=f"4 random cases of {STEPS} steps (η, ρ, ε and shapes varied), inputs "
-                      "unchanged").passed
+def _rmsprop_cases():
+    """``rmsprop_step(theta, G, g, eta, rho, eps)`` → new (θ, G), inputs unchanged; six steps."""
+    for rng, (eta, rho, eps) in zip(case_rngs(6, 4), RMSPROP_SETTINGS):
+        shape = (rng.integers(2, 6), rng.integers(2, 5))
+        grads = rng.normal(size=(STEPS,) + shape) * (rng.random(shape) < 0.7)
+        yield (f"after {STEPS} steps with η = {eta}, ρ = {rho}, ε = {eps:g}", [
+            ("theta", rng.normal(size=shape)), ("G", rng.random(shape) * rng.integers(0, 2)),
+            ("grads", grads), ("eta", eta), ("rho", rho), ("eps", eps)])
 
 
-check_rmsprop.mistakes = RMSPROP_MISTAKES
+check_rmsprop = exercise("check_rmsprop", "RMSProp against a dense loop", _rmsprop_literal,
+                         _rmsprop_cases, RMSPROP_MISTAKES, drive=_rmsprop_steps,
+                         expect=expect_items(("θ", "G"), (1, 0)))
 
 
 class RMSPropRule:
@@ -739,6 +691,22 @@ def _rule_problem(rng):
     return params, sequence
 
 
+def apply_rule(rule, params, states, grads):
+    """One step of an update rule (``new_state``, ``update``) on every parameter, as mlnn's lazy
+    executor runs it: a gradient given as (rows, values) updates the gathered rows of θ and of
+    each state array, scattered back; (None, g) updates the whole parameter."""
+    for name, (rows, g) in grads.items():
+        theta, state = params[name], states[name]
+        if rows is None:
+            call(rule.update, theta, g.copy(), state, name="update")
+            continue
+        theta_rows, slots = theta[rows], {k: v[rows] for k, v in state.items()}
+        call(rule.update, theta_rows, g.copy(), slots, name="update")
+        theta[rows] = theta_rows
+        for k, v in slots.items():
+            state[k][rows] = v
+
+
 def _drive_rule(Rule, named):
     """The parameters after the rule's steps, run as mlnn's lazy executor runs a rule: the rows
     of θ and of the state a row-sparse gradient touches gathered, updated, scattered back."""
@@ -755,16 +723,7 @@ def _drive_rule(Rule, named):
             raise NotYet("the state of one parameter, new_state(theta), must be a dict of arrays "
                          "shaped like theta (AdaGrad's holds its sum of squares)")
     for grads in sequence:
-        for name, (rows, g) in grads.items():
-            theta, state = params[name], states[name]
-            if rows is None:
-                call(rule.update, theta, g.copy(), state, name="update")
-                continue
-            theta_rows, slots = theta[rows], {k: v[rows] for k, v in state.items()}
-            call(rule.update, theta_rows, g.copy(), slots, name="update")
-            theta[rows] = theta_rows
-            for k, v in slots.items():
-                state[k][rows] = v
+        apply_rule(rule, params, states, grads)
     for name in params:
         if np.array_equal(params[name], start[name]):
             raise NotYet(f"{name} did not change in {STEPS} steps: update must change θ (and "
@@ -772,30 +731,27 @@ def _drive_rule(Rule, named):
     return params
 
 
-def check_rmsprop_rule(RMSProp):
+def _rule_cases():
     """``RMSProp(learning_rate, rho, epsilon)`` with ``new_state(theta)`` and ``update(theta, g,
     state)``: six steps on four parameters (W1's gradients row-sparse, b1 and b2 of one shape),
-    run as mlnn's lazy executor runs a rule, against the literal loop, η, ρ, ε varied."""
-    def cases():
-        for rng, settings in zip(case_rngs(7, 3), RMSPROP_SETTINGS[1:]):
-            params, sequence = _rule_problem(rng)
-            yield (f"after {STEPS} steps with η, ρ, ε = {settings}",
-                   [("settings", settings), ("params", params), ("sequence", sequence)])
-
-    def expect(answer, expected, what, wrongs):
-        names = ("b1", "b2", "W2", "W1")
-        matches = explaining(answer, wrongs, names)
-        for name in names:
-            judge(answer[name], expected[name], f"{name} {what}",
-                  [(wrong[name], hint) for wrong, hint in matches])
-    return check("RMSProp as an mlnn update rule", RMSProp, RMSPropRule, cases, RULE_MISTAKES,
-                 drive=_drive_rule, expect=expect,
-                 done=f"3 random cases of {STEPS} steps (4 parameters, row-sparse W1, η, ρ, ε "
-                      "varied)").passed
+    run as mlnn's lazy executor runs a rule, against the literal loop."""
+    for rng, settings in zip(case_rngs(7, 3), RMSPROP_SETTINGS[1:]):
+        params, sequence = _rule_problem(rng)
+        yield (f"after {STEPS} steps with η, ρ, ε = {settings}",
+               [("settings", settings), ("params", params), ("sequence", sequence)])
 
 
-check_rmsprop_rule.mistakes = RULE_MISTAKES
-check_rmsprop_optimizer = check_rmsprop_rule
+def _expect_parameters(answer, expected, what, wrongs, inputs):
+    names = ("b1", "b2", "W2", "W1")
+    matches = explaining(answer, wrongs, names)
+    for name in names:
+        judge(answer[name], expected[name], f"{name} {what}",
+              [(wrong[name], hint) for wrong, hint in matches])
+
+
+check_rmsprop_rule = exercise("check_rmsprop_rule", "RMSProp as an mlnn update rule", RMSPropRule,
+                              _rule_cases, RULE_MISTAKES, drive=_drive_rule,
+                              expect=_expect_parameters)
 
 
 def _momentum_loop(theta, v, mu, eta, gamma, skipped):
@@ -821,27 +777,23 @@ MOMENTUM_MISTAKES = [
             "changes v and θ", lambda t, v, mu, eta, gamma, d: _momentum_loop(t, v, mu, eta, 0, d))]
 
 
-def check_momentum_skip(momentum_skip):
+def _momentum_cases():
     """``momentum_skip(theta, v, mu, eta, gamma, skipped)`` → (θ, v) after ``skipped`` classical
     momentum steps with zero ∂J/∂θ and weight decay γ, in closed form."""
     settings = ((0.9, 0.1, 0.0, 0), (0.5, 0.1, 0.0, 1), (0.3, 0.05, 0.0, 2), (0.75, 0.1, 0.0, 7),
                 (0.99, 0.01, 0.0, 40), (0.6, 0.2, 0.5, 1), (0.9, 0.1, 0.01, 7),
                 (0.6, 0.3, 0.2, 40), (0.9, 0.05, 1e-3, 40))
-
-    def cases():
-        for rng, (mu, eta, gamma, skipped) in zip(case_rngs(8, len(settings)), settings):
-            theta = rng.normal(size=rng.integers(1, 6))
-            v = rng.normal() * rng.uniform(0.5, 2, size=theta.shape)
-            yield (f"after Δ = {skipped} steps with μ = {mu}, η = {eta}, γ = {gamma}", [
-                ("theta", theta), ("v", v), ("mu", mu), ("eta", eta), ("gamma", gamma),
-                ("skipped", skipped)])
-    return check("momentum's catch-up in closed form", momentum_skip, _momentum_loop, cases,
-                 MOMENTUM_MISTAKES, expect=expect_items(("θ", "v")),
-                 done=f"{len(settings)} random cases (μ, η, γ, Δ and sizes varied), inputs "
-                      "unchanged").passed
+    for rng, (mu, eta, gamma, skipped) in zip(case_rngs(8, len(settings)), settings):
+        theta = rng.normal(size=rng.integers(1, 6))
+        v = rng.normal() * rng.uniform(0.5, 2, size=theta.shape)
+        yield (f"after Δ = {skipped} steps with μ = {mu}, η = {eta}, γ = {gamma}", [
+            ("theta", theta), ("v", v), ("mu", mu), ("eta", eta), ("gamma", gamma),
+            ("skipped", skipped)])
 
 
-check_momentum_skip.mistakes = MOMENTUM_MISTAKES
+check_momentum_skip = exercise("check_momentum_skip", "momentum's catch-up in closed form",
+                               _momentum_loop, _momentum_cases, MOMENTUM_MISTAKES,
+                               expect=expect_items(("θ", "v")))
 
 #: The dropout rates the dropout graders try.
 RATES = (0.2, 0.5, 0.7, 0.1)
@@ -1000,27 +952,26 @@ ADAGRAD_RATE_MISTAKES = [
             lambda grads, eta0: eta0 / np.sqrt(np.cumsum(grads ** 2, axis=0) + 1e-8))]
 
 
-def check_adagrad_rates(effective_rates):
+def _rates_cases():
     """``effective_rates(grads, eta0)`` → (T, D) AdaGrad step sizes η0 / (√G_t + ε) after each
     step, G_t the sum of squares of the gradients up to t (Sec. 3.5)."""
-    def cases():
-        for rng, eta0 in zip(case_rngs(10, 5), (0.1, 0.5, 0.03, 1.0, 0.2)):
-            T = int(rng.integers(1, 12))
-            D = int(rng.choice([d for d in range(1, 8) if d != T]))    # not square
-            grads = rng.normal(size=(T, D)) * (rng.random((T, D)) < 0.5)
-            yield f"the rates for T = {T} steps, D = {D}, η0 = {eta0}", [("grads", grads),
-                                                                         ("eta0", eta0)]
-
-    def expect(answer, expected, what, wrongs):
-        array = as_array(answer, what)
-        expect_shape(array, expected.shape, what)
-        if not np.all(np.isfinite(array.astype(float))):
-            raise NotYet(f"{what} are infinite or NaN where no gradient has been seen yet: the "
-                         "small ε that guards the division is missing")
-        judge(array, expected, what, wrongs)
-    return check("AdaGrad's per-feature learning rates", effective_rates, _adagrad_rates, cases,
-                 ADAGRAD_RATE_MISTAKES, expect=expect,
-                 done="5 random cases (T, D, η0 varied), inputs unchanged").passed
+    for rng, eta0 in zip(case_rngs(10, 5), (0.1, 0.5, 0.03, 1.0, 0.2)):
+        T = int(rng.integers(1, 12))
+        D = int(rng.choice([d for d in range(1, 8) if d != T]))    # not square
+        grads = rng.normal(size=(T, D)) * (rng.random((T, D)) < 0.5)
+        yield f"the rates for T = {T} steps, D = {D}, η0 = {eta0}", [("grads", grads),
+                                                                     ("eta0", eta0)]
 
 
-check_adagrad_rates.mistakes = ADAGRAD_RATE_MISTAKES
+def _expect_rates(answer, expected, what, wrongs, inputs):
+    array = as_array(answer, what)
+    expect_shape(array, expected.shape, what)
+    if not np.all(np.isfinite(array.astype(float))):
+        raise NotYet(f"{what} are infinite or NaN where no gradient has been seen yet: the "
+                     "small ε that guards the division is missing")
+    judge(array, expected, what, wrongs)
+
+
+check_adagrad_rates = exercise("check_adagrad_rates", "AdaGrad's per-feature learning rates",
+                               _adagrad_rates, _rates_cases, ADAGRAD_RATE_MISTAKES,
+                               expect=_expect_rates)

@@ -255,6 +255,38 @@ def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=Fa
                  f"{relative_error(values, reference.astype(np.float64)):.1e})")
 
 
+def explaining(answer, wrongs, keys):
+    """The mistakes whose answer equals ``answer`` on every item ``keys`` (a tuple's positions
+    or a dict's names): only a mistake that explains the whole answer may name it."""
+    def equal(wrong):
+        try:
+            return all(close(answer[k], wrong[k]) for k in keys)
+        except (TypeError, KeyError, IndexError):
+            return False
+    return [(wrong, hint) for wrong, hint in wrongs if wrong is not None and equal(wrong)]
+
+
+#: How a tuple answer is called in a hint.
+ITEMS = {2: "a pair (a tuple of two values)", 4: "the four arrays"}
+
+
+def expect_items(names, order=None, kind="f"):
+    """Judge an answer that is a tuple of arrays, item by item (in ``order``); a mistake is
+    named when it explains every item."""
+    def expect(answer, expected, what, wrongs, inputs=None):
+        if answer is None:
+            raise NotYet(NO_ANSWER)
+        if not isinstance(answer, (tuple, list)) or len(answer) != len(names):
+            raise NotYet(f"the result must be {ITEMS.get(len(names), len(names))} "
+                         f"({', '.join(names)}, in that order), not a {type(answer).__name__}"
+                         + (f" of {len(answer)}" if isinstance(answer, (tuple, list)) else ""))
+        matches = explaining(answer, wrongs, range(len(names)))
+        for i in order or range(len(names)):
+            judge(answer[i], expected[i], f"{names[i]} {what}",
+                  [(wrong[i], hint) for wrong, hint in matches], kind=kind)
+    return expect
+
+
 def each_case(cases, one):
     """``one(*case)`` for every case; a hint that is :class:`Ambiguous` in one case waits for a
     later case to name the mistake, and is given if none does. Returns the number of cases."""
@@ -286,28 +318,75 @@ def quietly(function, named, drive):
 
 
 def check(title, student, reference, cases, mistakes=(), *, name="function", kind="f",
-          tolerance=None, scale=False, drive=None, expect=None, done=None):
+          tolerance=None, scale=False, drive=None, expect=None, done=None, whole=False,
+          runner=run):
     """The generic grader: ``student`` and ``reference`` (same signature) on every case.
 
     ``cases`` are pairs (what the case is, [(input name, value), ...]); the reference runs on
     pristine copies. On a wrong answer, the ``mistakes`` (a table of :class:`Mistake`) run on the
     same inputs and the one the answer equals names it. ``drive(function, named)`` replaces the
-    plain call (for an answer used over several steps); ``expect(answer, reference, what,
-    wrongs)`` replaces :func:`judge` (answers of another form). Returns the :class:`Report`.
+    plain call (for an answer used over several steps), ``runner`` the plain :func:`run` of
+    the student's function only (to arm guards on its inputs); ``expect(answer, reference, what,
+    wrongs, inputs)`` replaces :func:`judge` (answers of another form). With ``whole`` (answers
+    as coarse as one choice among a few), a mistake names the error only if it gives the
+    answer's values on every case. Returns the :class:`Report`.
     """
     def one(what, named):
-        answer = run_case(student, named, drive, name)
+        answer = drive(student, named) if drive else runner(student, *named, name=name)
         expected = run_case(reference, named, drive, "reference")
         wrongs = ((quietly(m.answer, named, drive), m.hint) for m in mistakes)
         if expect:
-            expect(answer, expected, what, wrongs)
+            expect(answer, expected, what, wrongs, dict(named))
         else:
             judge(answer, expected, what, wrongs, kind, tolerance, scale)
 
+    def compare(answer, expected, what, named):
+        if expect:
+            expect(answer, expected, what, (), dict(named))
+        else:
+            judge(answer, expected, what, (), kind, tolerance, scale)
+
+    def equal(answer, expected, what, named):
+        try:
+            compare(answer, expected, what, named)
+            return True
+        except NotYet:
+            return False
+
     def attempt():
-        count = each_case(cases() if callable(cases) else cases, one)
-        return done or f"{count} random cases, inputs unchanged"
+        if not whole:
+            count = each_case(cases() if callable(cases) else cases, one)
+            return done or f"{count} random cases, inputs unchanged"
+        records = [(what, named, drive(student, named) if drive
+                    else runner(student, *named, name=name),
+                    run_case(reference, named, drive, "reference"))
+                   for what, named in (cases() if callable(cases) else cases)]
+        wrong = [r for r in records if not equal(r[2], r[3], r[0], r[1])]
+        if not wrong:
+            return done or f"{len(records)} random cases, inputs unchanged"
+        for mistake in mistakes:
+            outputs = [quietly(mistake.answer, named, drive) for _, named, _, _ in records]
+            if (all(out is not None and equal(answer, out, what, named)
+                    for (what, named, answer, _), out in zip(records, outputs))
+                    and not all(equal(expected, out, what, named)
+                                for (what, named, _, expected), out in zip(records, outputs))):
+                raise NotYet(mistake.hint)
+        what, named, answer, expected = wrong[0]
+        compare(answer, expected, f"{what} (and {len(wrong) - 1} more)" if len(wrong) > 1
+                else what, named)
     return grade(title, attempt)
+
+
+def exercise(label, title, reference, cases, mistakes=(), **options):
+    """The grader called ``label`` of one exercise: ``grader(student)`` runs :func:`check` with the
+    ``reference``, the ``cases`` (a function that yields them) and the table of ``mistakes``,
+    and returns whether the answer passed; ``grader.mistakes`` is the table."""
+    def grader(student):
+        return check(title, student, reference, cases, mistakes, **options).passed
+    grader.__name__ = grader.__qualname__ = label
+    grader.__doc__ = f"{title}: {cases.__doc__}"
+    grader.mistakes = list(mistakes)
+    return grader
 
 
 def case_rngs(seed, count):

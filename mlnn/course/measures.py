@@ -1,38 +1,20 @@
-"""Graders for notebook 06b: the measures of Sec. 4 by hand, micro and macro averaging, and the
-selection of the SVMs' C for the binary-relevance baselines BR_B and BR_R.
+"""Graders of notebook 06b: the measures of Sec. 4 by hand, micro and macro averaging, and the
+choice of C for the baselines BR_B and BR_R (:func:`mlnn.paper.selection.fit_br`).
 
-Each ``check_*`` runs the student's function on many random cases (n and L varied, tied scores,
-documents with one relevant label, negative scores, labels no document has) and on a few cases
-built to separate the right answer from the usual mistakes. The reference of every case is
-computed twice — by :mod:`mlnn.evaluation.metrics` and by the literal definition written with
-loops below — and the two must agree (otherwise the grader reports its own failure). A wrong
-answer gets a hint that names the mistake when the answer matches one of the mistakes listed
-here on every case, and otherwise describes the first case it gets wrong; a hint never prints
-the code or the expected value.
-
-Conventions (those of :mod:`mlnn.evaluation.metrics`): for one document with scores s (length L)
-and relevant labels y,
-
-    one-error   1 if a label sharing the top score is irrelevant (ties count against), else 0
-    coverage    max_{k ∈ y} rank(k) − 1,   rank(k) = #{l : s_l ≥ s_k}
-    rank loss   Eq. 1: (#{(k, l) ∈ y × ȳ : s_k < s_l} + ½ #{(k, l) ∈ y × ȳ : s_k = s_l}) / (|y||ȳ|)
-    AP          (1/|y|) Σ_{k ∈ y} #{k' ∈ y : s_k' ≥ s_k} / rank(k)
-
-micro P/R/F1 pool TP, FP, FN over all labels; macro P/R/F1 average the per-label values over the
-L labels, a label with TP = FP = FN = 0 scoring 1 and any other zero denominator giving 0.
-
-The BR baselines (:func:`mlnn.paper.selection.fit_br`) choose C from a grid on a validation
-split: BR_B by the mean of micro- and macro-F1 of the sign predictions ŷ_l = [s_l > 0], the
-macro average over the labels with a positive validation document
-(:func:`mlnn.evaluation.metrics.selection_score`); BR_R by the validation rank loss. The first C
-of the grid wins ties.
+Each reference is computed twice, by :mod:`mlnn.evaluation.metrics` and by the literal
+definition below (a disagreement is the grader's own failure). The ranking measures follow the
+metrics' conventions, rank(k) = #{l : s_l ≥ s_k} (ties pessimistic; rank loss counts a tie ½);
+a label with TP = FP = FN = 0 scores 1 in the macro averages, any other zero denominator 0. BR_B
+chooses C by the mean of micro- and macro-F1 of the sign predictions on the validation split,
+BR_R by the validation rank loss, the first C winning ties. A wrong answer is named by the table
+of mistakes (for the averages and the choice of C only by a mistake that gives the answer on
+every case), else its first wrong case is described.
 """
 
 import numpy as np
 
-from mlnn.course.grading import NotYet, as_array, case_rngs, close, expect_shape, grade, run
-# the grader of the choice of C lives in mlnn.course.c_selection; the notebook calls it from here
-from mlnn.course.c_selection import check_select_C, reference_C, selection_cases
+from mlnn.course.grading import (Mistake, NotYet, as_array, case_rngs, close, exercise,
+                                 expect_dtype, expect_shape, name_mistake)
 from mlnn.evaluation import metrics
 
 #: Relative error below which an answer counts as equal to its reference.
@@ -128,8 +110,18 @@ def _ap_all_precisions(y, s):
     return float(np.mean([np.sum(y & (s >= s[k])) / literal_rank(s, k) for k in range(len(s))]))
 
 
+TOLERANT = ("scores that differ, however little, are not tied: compare them exactly, without a "
+            "tolerance or rounding")
+
+
+def _rounded(literal):
+    """A measure that takes scores within 1e-6 of each other as tied (rounds them)."""
+    return lambda y, s: literal(y, np.round(s, 6))
+
+
 RANKING_MISTAKES = {
     "one-error": [
+        (_rounded(literal_one_error), TOLERANT),
         (_first_top_error, "ties at the top: your answer depends on which tied label comes first "
                            "in the row; count an error whenever any label sharing the top score "
                            "is irrelevant"),
@@ -139,6 +131,7 @@ RANKING_MISTAKES = {
         (lambda y, s: 1.0 - literal_one_error(y, s), "one-error is 1 when the top label is "
                                                      "NOT relevant; yours is inverted")],
     "coverage": [
+        (_rounded(literal_coverage), TOLERANT),
         (lambda y, s: literal_coverage(y, s) + 1, "off by one: the paper's coverage counts the "
                                                   "steps past the top label, rank − 1 (a single "
                                                   "relevant label ranked first has coverage 0)"),
@@ -151,6 +144,7 @@ RANKING_MISTAKES = {
          "coverage looks for the relevant label ranked LAST (how far down one must go to see "
          "all of y), not the first")],
     "rank loss": [
+        (_rounded(literal_rank_loss), TOLERANT),
         (_rank_loss_with(0.5, lambda y: len(y)), "normalise by the number of (relevant, "
                                                  "irrelevant) pairs |y||ȳ|, not by L"),
         (_rank_loss_with(0.5, lambda y: len(y) ** 2), "normalise by |y||ȳ|, not by L²"),
@@ -164,6 +158,7 @@ RANKING_MISTAKES = {
         (lambda y, s: 1.0 - literal_rank_loss(y, s), "rank loss counts the pairs ordered "
                                                      "WRONGLY (relevant below irrelevant)")],
     "MAP": [
+        (_rounded(literal_average_precision), TOLERANT),
         (_ap_with(literal_rank, lambda y: len(y)), "average the precisions over the relevant "
                                                    "labels (divide by |y|), not over all L"),
         (_ap_all_precisions, "average the precisions at the ranks of the relevant labels only, "
@@ -208,7 +203,11 @@ SPECIAL_DOCUMENTS = (
 
 
 def _random_scores(rng, n, L):
-    kind = rng.integers(3)
+    kind = rng.integers(4)
+    if kind == 3 and L > 1:                      # two scores within 1e-9 of each other: no tie
+        S = rng.normal(size=(n, L))
+        S[:, 1] = S[:, 0] + rng.choice([-1, 1], size=n) * rng.uniform(1e-12, 1e-10, size=n)
+        return S
     if kind == 0:                                # a few distinct values: many ties
         return rng.choice(rng.normal(size=rng.integers(2, 5)) * 2, size=(n, L))
     if kind == 1:                                # margins rounded to one decimal
@@ -242,6 +241,7 @@ def ranking_cases(need_irrelevant=False, count=40, seed=2014):
     return [(Y.astype(dtypes[i % 3]), S.astype(np.float64)) for i, (Y, S) in enumerate(cases)]
 
 
+
 def _describe_document(y, s, index, n):
     """Words for one document of a case, to say where an answer goes wrong."""
     parts = [f"document {index + 1} of a case with n = {n}, L = {len(s)}, |y| = {int(y.sum())}"]
@@ -256,6 +256,9 @@ def _describe_document(y, s, index, n):
         parts.append("every label relevant")
     if s.min() < 0:
         parts.append("negative scores")
+    gaps = np.diff(np.sort(s))
+    if np.any((gaps > 0) & (gaps < 1e-9)):
+        parts.append("two scores within 1e-9 of each other (not tied)")
     return ", ".join(parts)
 
 
@@ -272,91 +275,55 @@ def ranking_reference(measure, Y, S):
     return literal
 
 
-def _per_document(answer, n, what):
-    array = as_array(answer, what)
-    if array.ndim == 0:
-        raise NotYet(f"{what} is a single number: return one value per document (an array of "
-                     f"length n = {n}), not their mean")
-    expect_shape(array, (n,), what)
-    values = array.astype(np.float64)
-    if not np.all(np.isfinite(values)):
-        raise NotYet(f"{what} holds NaN or infinite values; every document here has a relevant "
-                     "label (and, for rank loss, an irrelevant one)")
-    return values
+def _rows(per_document):
+    """A per-document function f(y, s) as an answer: one value per row of (Y, scores)."""
+    return lambda Y, S: np.array([per_document(np.asarray(y) > 0, s) for y, s in zip(Y, S)])
 
 
-def _has_ties(s):
-    return len(np.unique(s)) < len(s)
-
-
-def _mistake_values(mistake, cases):
-    try:
-        return [np.array([mistake(np.asarray(y) > 0, s) for y, s in zip(Y, S)])
-                for Y, S in cases]
-    except (ArithmeticError, ValueError, IndexError):
-        return None
-
-
-def _named_mistake(mistakes, cases, answers, references):
-    """The hint of the first mistake that reproduces every answer and differs from the
-    reference somewhere; None if no mistake does."""
-    for mistake, hint in mistakes:
-        values = _mistake_values(mistake, cases)
-        if values is None:
-            continue
-        matches = all(close(a, v, TOLERANCE) for a, v in zip(answers, values))
-        differs = not all(close(v, r, TOLERANCE) for v, r in zip(values, references))
-        if matches and differs:
-            return hint
-    return None
-
-
-def _check_ranking(measure, function):
-    name = f"{measure} function"
-
-    def attempt():
-        cases = ranking_cases(need_irrelevant=measure == "rank loss")
-        answers, references = [], []
-        for Y, S in cases:
-            answer = run(function, ("Y", Y), ("scores", S), name=name)
-            answers.append(_per_document(answer, len(Y), f"the {measure} of the documents"))
-            references.append(ranking_reference(measure, Y, S))
-        wrong = [(c, i) for c, (a, r) in enumerate(zip(answers, references))
-                 for i in range(len(a)) if not close(a[i], r[i], TOLERANCE)]
+def _expect_ranking(measure):
+    """One value per document, each equal to the reference; a wrong answer is named by a
+    mistake of the table, else described by its first wrong document."""
+    def expect(answer, expected, what, wrongs, inputs):
+        array = as_array(answer, what)
+        if array.ndim == 0:
+            raise NotYet(f"{what} is a single number: return one value per document (an array "
+                         f"of length n = {len(expected)}), not their mean")
+        expect_shape(array, expected.shape, what)
+        expect_dtype(array, expected, what, "biuf")
+        values = array.astype(np.float64)
+        if not np.all(np.isfinite(values)):
+            raise NotYet(f"{what} holds NaN or infinite values; every document here has a "
+                         "relevant label (and, for rank loss, an irrelevant one)")
+        wrong = [i for i in range(len(values)) if not close(values[i], expected[i], TOLERANCE)]
         if not wrong:
-            return (f"{len(cases)} cases, {sum(len(a) for a in answers)} documents, equal to "
-                    "mlnn.evaluation.metrics and to the literal definition")
-        hint = _named_mistake(RANKING_MISTAKES[measure], cases, answers, references)
-        if hint is None and all(_has_ties(cases[c][1][i]) for c, i in wrong):
-            hint = ("right on every document without tied scores, wrong on some with ties: "
-                    + TIES[measure])
-        c, i = wrong[0]
-        Y, S = cases[c]
-        where = _describe_document(np.asarray(Y[i]) > 0, S[i], i, len(Y))
-        raise NotYet(f"wrong on {len(wrong)} documents, the first: {where}. "
-                     + (hint or "Check the definition and its tie convention above."))
-    return grade(f"{measure} by hand", attempt)
+            return
+        name_mistake(values, expected, wrongs, f"wrong on {len(wrong)} documents", TOLERANCE)
+        Y, S = np.asarray(inputs["Y"]) > 0, inputs["scores"]
+        ties = all(len(np.unique(S[i])) < S.shape[1] for i in wrong)
+        hint = (f"right on every document without tied scores, wrong on some with ties: "
+                f"{TIES[measure]}" if ties else "Check the definition and its tie convention "
+                "above.")
+        raise NotYet(f"wrong on {len(wrong)} documents, the first: "
+                     f"{_describe_document(Y[wrong[0]], S[wrong[0]], wrong[0], len(Y))}. {hint}")
+    return expect
 
 
-def check_one_error(one_error_by_hand):
-    """``one_error_by_hand(Y, scores)`` → (n,) one-error of each document (ties count against)."""
-    return _check_ranking("one-error", one_error_by_hand)
+def _ranking_grader(measure, name):
+    def cases():
+        for Y, S in ranking_cases(need_irrelevant=measure == "rank loss"):
+            yield f"the {measure} of {len(Y)} documents", [("Y", Y), ("scores", S)]
+    cases.__doc__ = (f"``{name}(Y, scores)`` → (n,) the {measure} of each document (ties as "
+                     ":mod:`mlnn.evaluation.metrics`).")
+    return exercise(f"check_{name.removesuffix('_by_hand')}", f"{measure} by hand",
+                    lambda Y, S: ranking_reference(measure, Y, S), cases,
+                    [Mistake(hint, _rows(m)) for m, hint in RANKING_MISTAKES[measure]],
+                    expect=_expect_ranking(measure))
 
 
-def check_coverage(coverage_by_hand):
-    """``coverage_by_hand(Y, scores)`` → (n,) max_{k ∈ y} rank(k) − 1 of each document."""
-    return _check_ranking("coverage", coverage_by_hand)
-
-
-def check_rank_loss(rank_loss_by_hand):
-    """``rank_loss_by_hand(Y, scores)`` → (n,) Eq. 1 of each document (ties count ½)."""
-    return _check_ranking("rank loss", rank_loss_by_hand)
-
-
-def check_average_precision(average_precision_by_hand):
-    """``average_precision_by_hand(Y, scores)`` → (n,) average precision of each document; their
-    mean is MAP."""
-    return _check_ranking("MAP", average_precision_by_hand)
+check_one_error = _ranking_grader("one-error", "one_error_by_hand")
+check_coverage = _ranking_grader("coverage", "coverage_by_hand")
+check_rank_loss = _ranking_grader("rank loss", "rank_loss_by_hand")
+check_average_precision = _ranking_grader("MAP", "average_precision_by_hand")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -405,7 +372,7 @@ def _macro_with(keep=None, micro_too=False, **convention):
         if keep is not None:
             rows = keep(tp, fp, fn)
             tp, fp, fn = tp[rows], fp[rows], fn[rows]
-        macro = [v.mean() if v.size else np.nan for v in _prf(tp, fp, fn, **convention)]
+        macro = [v.mean() if v.size else 1.0 for v in _prf(tp, fp, fn, **convention)]
         return dict(zip(BIPARTITION, [float(v) for v in micro] + [float(v) for v in macro]))
     return bipartition
 
@@ -526,13 +493,6 @@ def _bipartition_answer(answer):
     return values
 
 
-def _agrees(answer, mistake):
-    """Whether an answer equals a mistake's values wherever the mistake is defined (a mistake
-    averaging over no label gives NaN, where a student's version may give anything)."""
-    return all(close(answer[k], mistake[k], TOLERANCE) for k in BIPARTITION
-               if np.isfinite(mistake[k]))
-
-
 def _describe_bipartition(Y_true, Y_pred):
     t, p = Y_true > 0, Y_pred > 0
     n, L = t.shape
@@ -548,27 +508,215 @@ def _describe_bipartition(Y_true, Y_pred):
     return ", ".join(parts)
 
 
-def check_micro_macro(micro_macro_by_hand):
+def _expect_bipartition(answer, expected, what, wrongs, inputs):
+    """The six values, each equal to the reference; a mistake that agrees wherever it is
+    defined names the error, else the case is described."""
+    values = _bipartition_answer(answer)
+    keys = [k for k in BIPARTITION if np.isfinite(expected[k])
+            and not close(values[k], expected[k], TOLERANCE)]
+    if not keys:
+        return
+    raise NotYet(f"{', '.join(keys)} wrong on {what}: "
+                 f"{_describe_bipartition(inputs['Y_true'], inputs['Y_pred'])}. Micro pools the "
+                 "counts over all labels; macro averages the per-label values over all L labels.")
+
+
+def _bipartition_cases():
     """``micro_macro_by_hand(Y_true, Y_pred)`` → {"miP", "miR", "miF", "maP", "maR", "maF"}."""
-    def attempt():
-        cases = bipartition_cases()
-        answers, references = [], []
-        for Y_true, Y_pred in cases:
-            answer = run(micro_macro_by_hand, ("Y_true", Y_true), ("Y_pred", Y_pred),
-                         name="micro/macro function")
-            answers.append(_bipartition_answer(answer))
-            references.append(bipartition_reference(Y_true, Y_pred))
-        wrong = [c for c, (a, r) in enumerate(zip(answers, references))
-                 if not all(close(a[k], r[k], TOLERANCE) for k in BIPARTITION)]
-        if not wrong:
-            return f"{len(cases)} cases, equal to mlnn.evaluation.metrics and to the counts"
-        for mistake, hint in BIPARTITION_MISTAKES:
-            if all(_agrees(a, mistake(*case)) for a, case in zip(answers, cases)):
-                raise NotYet(hint)
-        first = wrong[0]
-        keys = [k for k in BIPARTITION if not close(answers[first][k], references[first][k],
-                                                    TOLERANCE)]
-        raise NotYet(f"{', '.join(keys)} wrong on {len(wrong)} of {len(cases)} cases, the "
-                     f"first: {_describe_bipartition(*cases[first])}. Micro pools the counts "
-                     "over all labels; macro averages the per-label values over all L labels.")
-    return grade("micro and macro P/R/F1 by hand", attempt)
+    for number, (Y_true, Y_pred) in enumerate(bipartition_cases()):
+        yield f"case {number + 1}", [("Y_true", Y_true), ("Y_pred", Y_pred)]
+
+
+check_micro_macro = exercise("check_micro_macro", "micro and macro P/R/F1 by hand",
+                             bipartition_reference, _bipartition_cases,
+                             [Mistake(hint, mistake) for mistake, hint in BIPARTITION_MISTAKES],
+                             expect=_expect_bipartition, whole=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# the choice of C for BR_B and BR_R
+
+def selection_values(S_list, Y, variant, predict=lambda S: S > 0, **score):
+    """The validation criterion of each C: BR_B's mean of micro- and macro-F1 of the label sets
+    ``predict(S)`` (:func:`mlnn.evaluation.metrics.selection_score`, higher is better), BR_R's
+    rank loss (lower is better)."""
+    if variant == "B":
+        return [metrics.selection_score(Y, predict(S), **score) for S in S_list]
+    return [metrics.rank_loss(Y, S) for S in S_list]
+
+
+def _first_best(values, higher):
+    """Index of the best value, the first on ties (a literal loop)."""
+    best = 0
+    for i, value in enumerate(values):
+        if (value > values[best]) if higher else (value < values[best]):
+            best = i
+    return best
+
+
+def reference_C(C_values, S_val, Y_val, variant):
+    """The C that :func:`mlnn.paper.selection.fit_br` chooses from these validation margins."""
+    values = selection_values(S_val, Y_val, variant)
+    return C_values[_first_best(values, variant == "B")]
+
+
+def _choice(criterion, higher, split="val", last=False):
+    def select(C_values, S_val, Y_val, S_test, Y_test, variant):
+        S, Y = (S_val, Y_val) if split == "val" else (S_test, Y_test)
+        values = criterion(S, Y, variant)
+        if last:
+            return C_values[len(values) - 1 - _first_best(values[::-1], higher(variant))]
+        return C_values[_first_best(values, higher(variant))]
+    return select
+
+
+def _br_b_by(**score):
+    """BR_B chosen by another score (BR_R right): for a mistake only BR_B can make."""
+    return _choice(lambda S, Y, variant: selection_values(S, Y, variant, **score),
+                   lambda variant: variant == "B")
+
+
+def _right(S, Y, variant):
+    return selection_values(S, Y, variant)
+
+
+def _higher(variant):
+    return variant == "B"
+
+
+SELECTION_MISTAKES = [
+    (_choice(_right, _higher, split="test"), "your C is the one the TEST split prefers: choose C "
+                                             "on the validation split; the test split only "
+                                             "reports the result"),
+    (_choice(_right, _higher, last=True), "ties: when several C values score the same, take the "
+                                          "first of the grid (the smallest C), not the last"),
+    (_br_b_by(macro_labels="all"), "BR_B's macro-F1 runs over the labels that have a positive "
+                                   "validation document (the project's selection convention), "
+                                   "not over all labels"),
+    (_br_b_by(criterion="miF"), "BR_B chooses by the MEAN of micro- and macro-F1, not by "
+                                "micro-F1 alone"),
+    (_br_b_by(criterion="maF"), "BR_B chooses by the MEAN of micro- and macro-F1, not by "
+                                "macro-F1 alone"),
+    (_br_b_by(predict=lambda S: S >= 0), "BR_B predicts label l when its margin is strictly "
+                                         "positive, s_l > 0; a margin of exactly 0 is not a "
+                                         "prediction"),
+    (_br_b_by(predict=lambda S: S > 0.5), "the SVM margins are not probabilities: BR_B's sign "
+                                          "prediction thresholds them at 0, not 0.5"),
+    (_choice(lambda S, Y, v: selection_values(S, Y, "R"), lambda v: False),
+     "BR_B chooses C by F1 of its sign predictions, not by rank loss (that is BR_R)"),
+    (_choice(lambda S, Y, v: selection_values(S, Y, "B"), lambda v: True),
+     "BR_R chooses C by the validation rank loss of the margins, not by F1 (that is BR_B)"),
+    (_choice(_right, lambda variant: variant != "B"), "lower rank loss is better, higher F1 is "
+                                                      "better: your comparison runs the wrong "
+                                                      "way"),
+    (lambda C_values, S_val, Y_val, S_test, Y_test, variant:
+     C_values.index(reference_C(C_values, S_val, Y_val, variant)),
+     "return the C value itself (an element of C_values), not its position in the grid"),
+]
+
+
+def _labels(rng, n, L):
+    frequency = rng.uniform(0.1, 0.5) / np.arange(1, L + 1) ** rng.uniform(0.3, 1.5)
+    Y = rng.random((n, L)) < frequency
+    Y[:, rng.choice(L, size=max(1, L // 4), replace=False)] = False   # no validation positive
+    Y[0, 0] = True
+    return Y.astype(np.int8)
+
+
+def _margins(rng, Y, count):
+    sign = 2.0 * Y - 1
+    S = [rng.uniform(0.2, 2.0) * sign + rng.normal(size=Y.shape) + rng.uniform(-1.5, 0.3)
+         for _ in range(count)]
+    for margins in S:                                    # some margins exactly 0
+        margins[rng.random(Y.shape) < 0.05] = 0.0
+    return [np.round(margins, 2) for margins in S]
+
+
+def _plant_tie(rng, C_values, S, Y, variant):
+    """Replace a neighbour of the best C by twice its margins (same signs, same ranking): two
+    C values tie on either criterion. Returns the pair of tied indices."""
+    best = C_values.index(reference_C(C_values, S, Y, variant))
+    other = best + 1 if best + 1 < len(S) else best - 1
+    S[other] = 2.0 * S[best]
+    return {best, other}
+
+
+def _near_ties(values, planted):
+    return any(abs(values[i] - values[j]) < 1e-9 and {i, j} != planted
+               for i in range(len(values)) for j in range(i + 1, len(values)))
+
+
+def selection_cases(count=36, seed=2016):
+    """[(C_values, S_val, Y_val, S_test, Y_test, variant)]: grids of 3 … 7 powers of ten within
+    the paper's 10⁻³ … 10³,
+    validation and test margins (2 decimals, some exactly 0), labels with no validation
+    positive, a planted tie at the best C in two cases of three, the variants alternating, and
+    no tie on the validation criterion other than the planted one."""
+    cases = []
+    for k, rng in enumerate(case_rngs(seed, count)):
+        variant = "BR"[k % 2]
+        while True:
+            C_values = [float(10.0 ** e) for e in range(int(rng.integers(-3, 1)), 4)]
+            C_values = C_values[:int(rng.integers(3, len(C_values) + 1))]
+            size = len(C_values)
+            n_val, n_test, L = (int(v) for v in rng.integers((20, 20, 3), (61, 61, 11)))
+            Y_val, Y_test = _labels(rng, n_val, L), _labels(rng, n_test, L)
+            S_val, S_test = _margins(rng, Y_val, size), _margins(rng, Y_test, size)
+            planted = _plant_tie(rng, C_values, S_val, Y_val, variant) if k % 3 else set()
+            if not _near_ties(selection_values(S_val, Y_val, variant), planted):
+                break
+        cases.append((C_values, S_val, Y_val, S_test, Y_test, variant))
+    return cases
+
+
+def _chosen(answer, C_values):
+    array = as_array(answer, "your C")
+    if array.size != 1:
+        raise NotYet(f"return one C value, not an array of shape {array.shape}")
+    value = float(array.reshape(()))
+    for C in C_values:                           # a float32 C still names its grid value
+        if np.isclose(value, C, rtol=1e-6, atol=0):
+            return C
+    if not value.is_integer():                   # an integer may be a position: diagnosed later
+        raise NotYet(f"your answer {value:g} is not one of the grid's C values")
+    return value
+
+
+def _describe_selection(C_values, S_val, Y_val, variant):
+    values = selection_values(S_val, Y_val, variant)
+    best = values[_first_best(values, variant == "B")]
+    tied = sum(1 for v in values if v == best)
+    absent = int(np.sum(~(Y_val > 0).any(axis=0)))
+    return (f"variant {variant}, a grid of {len(C_values)} C values from {C_values[0]:g} to "
+            f"{C_values[-1]:g}, {len(Y_val)} validation documents, {Y_val.shape[1]} labels "
+            f"({absent} without a validation positive)"
+            + (f", {tied} C values tied for the best validation criterion" if tied > 1 else ""))
+
+
+def _expect_selection(answer, expected, what, wrongs, inputs):
+    """The C chosen, equal to the rule's; a mistake choosing the same C names the error."""
+    chosen = _chosen(answer, inputs["C_values"])
+    if chosen == float(expected):
+        return
+    case = _describe_selection(inputs["C_values"], inputs["S_val"], inputs["Y_val"],
+                               inputs["variant"])
+    raise NotYet(f"wrong C on {what}: {case}. BR_B: the mean of micro- and macro-F1 "
+                 "of the sign predictions; BR_R: the rank loss of the margins; both on the "
+                 "validation split, the first C winning ties.")
+
+
+def _selection_cases():
+    """``select_C(C_values, S_val, Y_val, S_test, Y_test, variant)`` → the C that BR_B (variant
+    "B") or BR_R ("R") chooses; ``S_val[j]``, ``S_test[j]`` are the margins of the SVMs trained
+    with ``C_values[j]``."""
+    names = ("C_values", "S_val", "Y_val", "S_test", "Y_test", "variant")
+    for number, case in enumerate(selection_cases()):
+        yield f"case {number + 1}", list(zip(names, case))
+
+
+check_select_C = exercise(
+    "check_select_C", "choosing C for BR_B and BR_R",
+    lambda C_values, S_val, Y_val, S_test, Y_test, variant: reference_C(C_values, S_val, Y_val,
+                                                                        variant),
+    _selection_cases, [Mistake(hint, mistake) for mistake, hint in SELECTION_MISTAKES],
+    expect=_expect_selection, whole=True)

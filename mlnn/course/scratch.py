@@ -1,32 +1,14 @@
-r"""Graders for notebook 01b, where the student builds the paper's network from zero.
+r"""Graders of notebook 01b, where the student builds the paper's network (Sec. 3.2, Eq. 2; CE,
+Eq. 6; PWE, Eq. 3; AdaGrad, Sec. 3.5) from zero, piece by piece, in plain NumPy/SciPy.
 
-The network is that of Sec. 3.2 (Eq. 2) with ReLU hidden units, CE (Eq. 6) or PWE (Eq. 3,
-Sec. 3.4) at the output, and AdaGrad (Sec. 3.5). The student writes each piece in plain
-NumPy/SciPy; each ``check_*`` here tries it on many random cases — shapes n, D, F, L, sparsity,
-documents without words, label sets with |y| ≠ |ȳ| and documents PWE excludes, float64 and float32,
-several η0 and ε — against mlnn's own code (:mod:`mlnn.nn.network`, :mod:`mlnn.nn.losses`,
-:mod:`mlnn.nn.optimizers`), whose gradients are first checked against central differences. It
-prints one line (PASS, or NOT YET with a hint that says what is wrong and never the code) and
-returns a :class:`~mlnn.course.grading.Report`, true when it passed.
-
-=====================  ===========================================================
-grader                 the student's piece
-=====================  ===========================================================
-check_forward          ``forward(X, W1, b1, W2, b2, f_o)`` → (z1, h, z2, o)
-check_ce_delta2        ``ce_delta2(z2, o, Y)`` → δ2 = o − y
-check_pwe_delta2_pairs ``pwe_delta2_pairs(z2, o, Y)`` → PWE's δ2 by the pair sum
-check_pwe_delta2       ``pwe_delta2(z2, o, Y)`` → the same, factorised
-check_delta1_relu      ``delta1_relu(delta2, W2, z1)`` → δ1 = (δ2 W2ᵀ) ∘ ReLU'(z1)
-check_grad_W1_rows     ``grad_W1_rows(X, delta1)`` → (rows, Xᵀ δ1 / n on those rows)
-check_backward         ``backward(X, z1, h, W2, delta2)`` → {"W1": (rows, values), "b1", …}
-check_adagrad          ``AdaGrad(eta0, epsilon)`` with ``step(params, grads)``
-check_update           ``update(params, optimizer, X_batch, Y_batch)``: one minibatch update
-check_train            ``train(params, optimizer, X, Y, epochs, batch_size, rng, update)``
-=====================  ===========================================================
-
-:func:`load_worked_solution` and :func:`yours_if` let the notebook run top to bottom before the
-student has written anything: a piece that has not passed its grader is replaced, for the cells
-below it, by the worked solution in ``notebooks/solutions/ex01b_build_it_from_zero.py``.
+Each grader tries its piece on random minibatches (n, D, F, L, documents without words, label
+sets with |y| ≠ |ȳ| and documents PWE excludes, float64 and float32, saturated outputs) against
+mlnn's own code, whose gradients are first checked against central differences; the AdaGrad,
+update and training-loop graders are in :mod:`~mlnn.course.scratch_training`, the cases and the
+guards on the inputs (X never made dense, no full D × F product, no O(L²) work where O(L) is
+asked) in :mod:`~mlnn.course.scratch_cases`. :func:`yours_if` lets the notebook run before the
+student has written anything: a piece that has not passed is replaced, in the cells below, by
+the worked solution (``notebooks/solutions/ex01b_build_it_from_zero.py``).
 """
 
 import importlib.util
@@ -36,15 +18,19 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from mlnn.course.grading import NotYet, as_array, expect_shape, grade, run
-from mlnn.course.scratch_cases import (SHAPES, SOLUTION, GuardedCSR, agree, backward_case,
-                                       each_case, expect_gradients, expect_row_sparse,
+from mlnn.course.graders import PWE_MISTAKES, pwe_reference
+from mlnn.course.grading import (Mistake, NotYet, as_array, exercise, expect_items,
+                                 expect_shape, grade, run)
+from mlnn.course.scratch_cases import (SHAPES, SOLUTION, GuardedCSR, Linear, agree,
+                                       backward_case, expect_gradients, expect_row_sparse,
                                        expect_values, fd_delta1, fd_params, labels,
                                        network_case, run_guarded)
 from mlnn.course.scratch_training import check_adagrad, check_train, check_update
 from mlnn.figures import environment
+from mlnn.nn.activations import get_activation
 from mlnn.nn.gradcheck import numerical_gradient
 from mlnn.nn.losses import CrossEntropy, PairwiseExponential
+from mlnn.nn.network import Network
 
 #: The ten graders, in the notebook's order (three of them live in :mod:`scratch_training`).
 __all__ = ["check_forward", "check_ce_delta2", "check_pwe_delta2_pairs", "check_pwe_delta2",
@@ -57,55 +43,79 @@ __all__ = ["check_forward", "check_ce_delta2", "check_pwe_delta2_pairs", "check_
 FORWARD = ("z1", "h", "z2", "o")
 
 
-def check_forward(forward):
+def _forward(X, W1, b1, W2, b2, f_o, hidden=lambda z1: np.maximum(z1, 0), z2_from="h"):
+    """(z1, h, z2, o) of Eq. 2, right or with one mistake (no bias: b1 or b2 of 0)."""
+    z1 = sp.csr_matrix(X) @ W1 + b1
+    h = hidden(z1)
+    z2 = (h if z2_from == "h" else z1) @ W2 + b2
+    return z1, h, z2, f_o(z2)
+
+
+FORWARD_MISTAKES = [
+    Mistake("z1 is missing the bias b1",
+            lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, 0 * b1, W2, b2, f_o)),
+    Mistake("z2 is missing the bias b2",
+            lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, b1, W2, 0 * b2, f_o)),
+    Mistake("h is z1 itself: the hidden units apply ReLU",
+            lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, b1, W2, b2, f_o, lambda z: z)),
+    Mistake("the hidden units are ReLU, max(0, z1), not tanh",
+            lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, b1, W2, b2, f_o, np.tanh)),
+    Mistake("the hidden units are ReLU, max(0, z1), not the sigmoid",
+            lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, b1, W2, b2, f_o, expit)),
+    Mistake("z2 is computed from z1; it takes the hidden units h = ReLU(z1)",
+            lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, b1, W2, b2, f_o, z2_from="z1")),
+    Mistake("o is z2 itself: apply the output activation f_o you are given",
+            lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, b1, W2, b2, lambda z: z)),
+    Mistake("you applied the sigmoid whatever f_o is; apply the f_o given",
+            lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, b1, W2, b2, expit)),
+    Mistake("you applied tanh whatever f_o is; apply the f_o given",
+            lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, b1, W2, b2, np.tanh)),
+    Mistake("z1 was overwritten by ReLU: keep z1 and h = ReLU(z1) apart",
+            lambda X, W1, b1, W2, b2, f_o: (lambda z1, h, z2, o: (h, h, z2, o))(
+                *_forward(X, W1, b1, W2, b2, f_o)))]
+
+
+def _forward_cases():
     """``forward(X, W1, b1, W2, b2, f_o)`` → (z1, h, z2, o): z1 = X W1 + b1, h = ReLU(z1),
     z2 = h W2 + b2, o = f_o(z2) (Eq. 2), X sparse and never made dense."""
-    def attempt():
-        count = 0
-        for seed, shape in enumerate(SHAPES):
-            for f_o, output in ((expit, "sigmoid"), (np.tanh, "tanh")):
-                case = network_case(10 + seed, *shape, output=output)
-                reference = case.net.forward(sp.csr_matrix(case.X))
-                answer = run_guarded(forward, ("X", case.X), *case.params.items(),
-                                     ("f_o", f_o), name="forward")
-                expect_forward(answer, reference, case)
-                count += 1
-        return f"{count} random cases (documents without words, sigmoid and tanh f_o, float32)"
-    return grade("the sparse forward pass", attempt)
+    for seed, shape in enumerate(SHAPES):
+        for f_o, output in ((expit, "sigmoid"), (np.tanh, "tanh")):
+            case = network_case(10 + seed, *shape, output=output)
+            yield (f"for n = {shape[0]}, D = {shape[1]}, F = {shape[2]}, L = {shape[3]} "
+                   f"({np.dtype(shape[4])}, {output} outputs)",
+                   [("X", case.X), *case.params.items(), ("f_o", f_o)])
 
 
-def expect_forward(answer, reference, case):
-    """The four arrays of a forward pass, each with the mistakes that are easy to make."""
-    if answer is None:
-        raise NotYet("no answer yet (forward: the function returned None)")
-    if not isinstance(answer, (tuple, list)) or len(answer) != 4:
-        raise NotYet("return the four arrays (z1, h, z2, o), in that order")
-    z1, h, z2, o = reference.z1, reference.h, reference.z2, reference.o
-    XW1 = sp.csr_matrix(case.X) @ case.params["W1"]
-    wrong = {"z1": [(XW1, "z1 is missing the bias b1"),
-                    (h, "z1 was overwritten by ReLU: keep z1 and h = ReLU(z1) apart")],
-             "h": [(z1, "h is z1 itself: the hidden units apply ReLU"),
-                   (np.tanh(z1), "the hidden units are ReLU, max(0, z1), not tanh"),
-                   (expit(z1), "the hidden units are ReLU, max(0, z1), not the sigmoid")],
-             "z2": [(h @ case.params["W2"], "z2 is missing the bias b2"),
-                    (z1 @ case.params["W2"] + case.params["b2"],
-                     "z2 is computed from z1; it takes the hidden units h = ReLU(z1)")],
-             "o": [(z2, "o is z2 itself: apply the output activation f_o you are given"),
-                   (expit(z2), "you applied the sigmoid whatever f_o is; apply the f_o given"),
-                   (np.tanh(z2), "you applied tanh whatever f_o is; apply the f_o given")]}
-    for name, given, expected in zip(FORWARD, answer, (z1, h, z2, o)):
-        expect_values(given, expected, name, wrong[name])
+def _mlnn_forward(X, W1, b1, W2, b2, f_o):
+    output = "sigmoid" if f_o is expit else "tanh"
+    cache = Network(W1, b1, W2, b2, "relu", output).forward(sp.csr_matrix(X))
+    return cache.z1, cache.h, cache.z2, cache.o
+
+
+check_forward = exercise("check_forward", "the sparse forward pass", _mlnn_forward,
+                         _forward_cases, FORWARD_MISTAKES, expect=expect_items(FORWARD),
+                         runner=run_guarded, name="forward")
 
 
 # -- the output deltas ---------------------------------------------------------------------------
 
 def delta_cases(output, seed):
-    """(z2, o, Y) minibatches for the δ2 graders: n = 1 and n > 1, excluded documents, float32."""
-    activation = expit if output == "sigmoid" else np.tanh
-    for number, (n, _, _, L, dtype) in enumerate(SHAPES):
+    """(z2, o, Y) minibatches for the δ2 graders, mlnn's δ2 first checked against central
+    differences: n = 1 and n > 1, excluded documents, float32, and saturated outputs (|z2| > 30:
+    probabilities below 1e-13)."""
+    activation, loss = ((expit, CrossEntropy()) if output == "sigmoid"
+                        else (np.tanh, PairwiseExponential()))
+    for number, (n, _, _, L, dtype) in enumerate(SHAPES + [(4, 0, 0, 6, np.float64)]):
         rng = np.random.default_rng([seed, number])
         z2 = rng.normal(scale=1.5, size=(n, L)).astype(dtype)
-        yield z2, activation(z2), labels(rng, n, L, dtype)
+        if number == len(SHAPES):
+            z2 = rng.choice([-1, 1], size=(n, L)) * rng.uniform(30, 36, size=(n, L))
+        o, Y = activation(z2), labels(rng, n, L, dtype)
+        if z2.dtype == np.float64 and number < len(SHAPES):
+            agree(loss.delta(z2, o, Y), fd_delta(loss, z2, Y), f"{output} δ2")
+        yield (f"δ2 for n = {n}, L = {L} ({np.dtype(dtype)}"
+               f"{', saturated outputs' if number == len(SHAPES) else ''})",
+               [("z2", z2), ("o", o), ("Y", Y)])
 
 
 def fd_delta(loss, z2, Y):
@@ -115,123 +125,127 @@ def fd_delta(loss, z2, Y):
     return numerical_gradient(total, z2.astype(np.float64))
 
 
-def check_ce_delta2(ce_delta2):
+def _ce(z2, o, Y):
+    return CrossEntropy().delta(z2, o, Y)
+
+
+CE_MISTAKES = [
+    Mistake("the sign is flipped: δ2 is positive where o is above y",
+            lambda z2, o, Y: -_ce(z2, o, Y)),
+    Mistake("δ2 is per document (row i is ∂J_i/∂z2_i): no 1/n here, the mean's 1/n comes in the "
+            "parameter gradients", lambda z2, o, Y: _ce(z2, o, Y) / len(z2)),
+    Mistake("the sigmoid's derivative o(1 − o) already cancelled against ∂J/∂o: do not multiply "
+            "by it again", lambda z2, o, Y: _ce(z2, o, Y) * o * (1 - o)),
+    Mistake("that is ∂J/∂o; δ2 = ∂J/∂z2 is ∂J/∂o times o(1 − o)",
+            lambda z2, o, Y: _ce(z2, o, Y) / (o * (1 - o))),
+    Mistake("CE's outputs are sigmoids: use the o given, σ(z2), not tanh(z2)",
+            lambda z2, o, Y: np.tanh(z2) - Y),
+    Mistake("o is clipped: δ2 = o − y holds for every probability, however small, and needs no "
+            "clipping", lambda z2, o, Y: np.clip(o, 1e-7, 1 - 1e-7) - Y)]
+
+
+def _ce_cases():
     """``ce_delta2(z2, o, Y)`` → CE's δ2 = ∂J_i/∂z2 = o − y through sigmoid outputs (Eq. 6)."""
-    def one(z2, o, Y):
-        ce = CrossEntropy()
-        reference = ce.delta(z2, o, Y)
-        if z2.dtype == np.float64:
-            agree(reference, fd_delta(ce, z2, Y), "CE δ2")
-        answer = run(ce_delta2, ("z2", z2), ("o", o), ("Y", Y), name="ce_delta2")
-        expect_values(answer, reference, "δ2", [
-            (-reference, "the sign is flipped: δ2 is positive where o is above y"),
-            (reference / len(z2), "δ2 is per document (row i is ∂J_i/∂z2_i): no 1/n here, the "
-                                  "mean's 1/n comes in the parameter gradients"),
-            (reference * o * (1 - o), "the sigmoid's derivative o(1 − o) already cancelled "
-                                      "against ∂J/∂o: do not multiply by it again"),
-            (reference / (o * (1 - o)), "that is ∂J/∂o; δ2 = ∂J/∂z2 is ∂J/∂o times o(1 − o)")])
-
-    def attempt():
-        count = each_case(delta_cases("sigmoid", 20), one)
-        return f"{count} random cases against mlnn and central differences"
-    return grade("CE's δ2", attempt)
+    yield from delta_cases("sigmoid", 20)
 
 
-def pwe_wrong_forms(reference, o, Y):
-    """PWE δ2s with the usual mistakes, each with its hint."""
-    relevant = Y > 0
-    y, ybar = relevant.sum(axis=1, keepdims=True), (~relevant).sum(axis=1, keepdims=True)
-    pairs, L = y * ybar, Y.shape[1]
-
-    def renormalised(by):
-        return reference * pairs / np.maximum(by, 1)
-    dJ_do = reference / ((1 + o) * (1 - o))
-    return [
-        (-reference, "the sign is flipped: relevant labels get a negative δ2, irrelevant ones a "
-                     "positive δ2"),
-        (np.where(relevant, -reference, reference), "the relevant labels' δ2 has the wrong sign"),
-        (np.where(relevant, reference, -reference), "the irrelevant labels' δ2 has the wrong sign"),
-        (np.where(relevant, reference, 0), "the irrelevant labels' δ2 is missing: each n ∈ ȳ "
-                                           "gets +Σ_p exp(−(o_p − o_n)) over its pairs"),
-        (np.where(relevant, 0, reference), "the relevant labels' δ2 is missing: each p ∈ y "
-                                           "gets −Σ_n exp(−(o_p − o_n)) over its pairs"),
-        (dJ_do, "that is ∂J/∂o; δ2 = ∂J/∂z2 also needs tanh'(z2) = (1 + o)(1 − o)"),
-        (dJ_do * o * (1 - o), "the derivative of tanh is (1 + o)(1 − o), not o(1 − o)"),
-        (renormalised(y * y), "wrong normaliser: divide by |y||ȳ|, the number of pairs, not |y|²"),
-        (renormalised(ybar * ybar), "wrong normaliser: divide by |y||ȳ|, not |ȳ|²"),
-        (renormalised(np.ones_like(pairs)), "the pair sum is not normalised: divide by |y||ȳ|"),
-        (renormalised(np.full_like(pairs, L * L)), "wrong normaliser: |y||ȳ|, not L²"),
-        (renormalised(np.full_like(pairs, L)), "wrong normaliser: |y||ȳ|, not L"),
-        (reference / len(o), "δ2 is per document: no 1/n here")]
+check_ce_delta2 = exercise("check_ce_delta2", "CE's δ2", _ce, _ce_cases, CE_MISTAKES,
+                           name="ce_delta2")
 
 
-def check_pwe(answer_fn, name, title):
-    """PWE's δ2 (Eq. 3, Sec. 3.4) through tanh outputs, against mlnn's pairwise form."""
-    def one(z2, o, Y):
-        reference = PairwiseExponential("pairwise").delta(z2, o, Y)
-        if z2.dtype == np.float64:
-            agree(reference, fd_delta(PairwiseExponential(), z2, Y), "PWE δ2")
-        answer = run(answer_fn, ("z2", z2), ("o", o), ("Y", Y), name=name)
-        expect_pwe(answer, reference, o, Y)
-
-    def attempt():
-        count = each_case(delta_cases("tanh", 30), one)
-        return f"{count} random cases (|y| ≠ |ȳ|, excluded documents) against mlnn"
-    return grade(title, attempt)
-
-
-def expect_pwe(answer, reference, o, Y):
-    """An excluded document's δ2 row is 0; then the usual mistakes, then the values."""
-    array = as_array(answer, "δ2")
-    expect_shape(array, reference.shape, "δ2")
-    excluded = PairwiseExponential().excluded(Y)
-    rows = array[excluded].astype(float)
+def _expect_pwe(answer, expected, what, wrongs, inputs):
+    """An excluded document's δ2 row is 0; then the values, a known mistake named."""
+    array = as_array(answer, what)
+    expect_shape(array, expected.shape, what)
+    rows = np.asarray(array[PairwiseExponential().excluded(np.asarray(inputs["Y"]))], dtype=float)
     if not np.all(np.isfinite(rows)) or np.any(rows != 0):
         raise NotYet("a document with no relevant label, or with every label relevant, has no "
                      "pair: PWE excludes it and its δ2 row must be 0 (no division by zero)")
-    expect_values(answer, reference, "δ2", pwe_wrong_forms(reference, o, Y))
+    expect_values(np.asarray(answer) if isinstance(answer, Linear) else answer, expected, what,
+                  wrongs)
 
 
-def check_pwe_delta2_pairs(pwe_delta2_pairs):
-    """``pwe_delta2_pairs(z2, o, Y)`` → PWE's δ2 by the literal sum over the pairs."""
-    return check_pwe(pwe_delta2_pairs, "pwe_delta2_pairs", "PWE's δ2 by the pair sum")
+def _pwe_cases():
+    """``pwe_delta2_pairs(z2, o, Y)`` → PWE's δ2 through tanh outputs (Eq. 3, Sec. 3.4)."""
+    yield from delta_cases("tanh", 30)
 
 
-def check_pwe_delta2(pwe_delta2):
-    """``pwe_delta2(z2, o, Y)`` → PWE's δ2 factorised, exp(−(o_p − o_n)) = exp(−o_p) exp(o_n)."""
-    return check_pwe(pwe_delta2, "pwe_delta2", "PWE's δ2 factorised")
+def _large_pwe_cases():
+    """``pwe_delta2(z2, o, Y)`` → PWE's δ2 in O(L) per document, also on 3 documents of 2,000
+    labels, where no array of all pairs may be formed and no loop may run over them."""
+    yield from delta_cases("tanh", 30)
+    rng = np.random.default_rng(31)
+    z2 = rng.normal(size=(3, 2000))
+    yield ("δ2 for n = 3, L = 2000", [("z2", z2), ("o", np.tanh(z2)),
+                                      ("Y", (rng.random(z2.shape) < 0.5).astype(np.float64))])
+
+
+def run_linear(function, *named, name="function"):
+    """:func:`run` with, for a large case, the inputs refusing O(L²) work (:class:`Linear`)."""
+    size = named[1][1].size
+    if size < 1000:
+        return run(function, *named, name=name)
+    return run_guarded(function, *((k, v.view(Linear)) for k, v in named), name=name,
+                       limit=8 * size)
+
+
+check_pwe_delta2_pairs = exercise("check_pwe_delta2_pairs", "PWE's δ2 by the pair sum",
+                                  pwe_reference,
+                                  _pwe_cases, PWE_MISTAKES, expect=_expect_pwe,
+                                  name="pwe_delta2_pairs")
+check_pwe_delta2 = exercise("check_pwe_delta2", "PWE's δ2 factorised",
+                            lambda z2, o, Y: PairwiseExponential().delta(z2, o, Y),
+                            _large_pwe_cases, PWE_MISTAKES, expect=_expect_pwe,
+                            runner=run_linear, name="pwe_delta2")
 
 
 # -- backpropagation -----------------------------------------------------------------------------
 
+def _relu_delta1(d2, W2, z1, derivative=lambda z1: z1 > 0, transposed=True):
+    return (d2 @ (W2.T if transposed else W2)) * derivative(z1)
 
-def check_delta1_relu(delta1_relu):
+
+DELTA1_MISTAKES = [
+    Mistake("δ1 is missing the factor ReLU'(z1)", lambda d2, W2, z1: d2 @ W2.T),
+    Mistake("ReLU'(z1) is 1 where z1 > 0 and 0 where z1 < 0; yours is the other way round",
+            lambda d2, W2, z1: _relu_delta1(d2, W2, z1, lambda z: z < 0)),
+    Mistake("at z1 = 0 exactly (a document without words, b1 = 0) ReLU'(0) is taken as 0",
+            lambda d2, W2, z1: _relu_delta1(d2, W2, z1, lambda z: z >= 0)),
+    Mistake("multiplied by h = ReLU(z1); δ1 needs its derivative ReLU'(z1)",
+            lambda d2, W2, z1: _relu_delta1(d2, W2, z1, lambda z: np.maximum(z, 0))),
+    Mistake("ReLU'(z1) is 0 where z1 < 0, not −1",
+            lambda d2, W2, z1: _relu_delta1(d2, W2, z1, np.sign)),
+    Mistake("the sign is flipped", lambda d2, W2, z1: -_relu_delta1(d2, W2, z1)),
+    Mistake("δ2 (n × L) multiplies W2ᵀ (L × F), the transpose of W2 (F × L)",
+            lambda d2, W2, z1: _relu_delta1(d2, W2, z1, transposed=False)),
+    Mistake("δ1 is per document: no 1/n here",
+            lambda d2, W2, z1: _relu_delta1(d2, W2, z1) / len(z1))]
+
+
+def _delta1_cases():
     """``delta1_relu(delta2, W2, z1)`` → δ1 = (δ2 W2ᵀ) ∘ ReLU'(z1), ReLU'(0) taken as 0."""
-    def one(seed, shape):
+    for seed, shape in enumerate(SHAPES):
         kink = seed % 2 == 1
         case, cache, grads = backward_case(40 + seed, shape, kink)
         if shape[-1] == np.float64 and not kink:
             agree(grads.delta1, fd_delta1(case, cache), "δ1")
-        answer = run(delta1_relu, ("delta2", grads.delta2), ("W2", case.params["W2"]),
-                     ("z1", cache.z1), name="delta1_relu")
-        dJ_dh, z1 = grads.delta2 @ case.params["W2"].T, cache.z1
-        expect_values(answer, grads.delta1, "δ1", [
-            (dJ_dh, "δ1 is missing the factor ReLU'(z1)"),
-            (dJ_dh * (z1 < 0), "ReLU'(z1) is 1 where z1 > 0 and 0 where z1 < 0; yours is the "
-                               "other way round"),
-            (dJ_dh * (z1 >= 0), "at z1 = 0 exactly (a document without words, b1 = 0) "
-                                "ReLU'(0) is taken as 0"),
-            (dJ_dh * cache.h, "multiplied by h = ReLU(z1); δ1 needs its derivative ReLU'(z1)"),
-            (dJ_dh * np.sign(z1), "ReLU'(z1) is 0 where z1 < 0, not −1"),
-            (-grads.delta1, "the sign is flipped"),
-            ((grads.delta2 @ case.params["W2"]) * (z1 > 0) if shape[2] == shape[3] else None,
-             "δ2 (n × L) multiplies W2ᵀ (L × F), the transpose of W2 (F × L)"),
-            (grads.delta1 / shape[0], "δ1 is per document: no 1/n here")])
+        yield (f"δ1 for n = {shape[0]}, F = {shape[2]}, L = {shape[3]}"
+               + (", some z1 exactly 0" if kink else ""),
+               [("delta2", grads.delta2), ("W2", case.params["W2"]), ("z1", cache.z1)])
 
-    def attempt():
-        count = each_case(enumerate(SHAPES), one)
-        return f"{count} random cases against mlnn and central differences (some with z1 = 0)"
-    return grade("δ1 through ReLU", attempt)
+
+def _mlnn_delta1(d2, W2, z1):
+    return (d2 @ W2.T) * get_activation("relu").grad(z1, np.maximum(z1, 0))
+
+
+check_delta1_relu = exercise("check_delta1_relu", "δ1 through ReLU", _mlnn_delta1,
+                             _delta1_cases, DELTA1_MISTAKES, name="delta1_relu")
+
+
+def partial_vocabulary(X):
+    """D if some of the D features are absent from the minibatch X (then no product may have D
+    rows), else None."""
+    return X.shape[1] if np.unique(X.indices).size < X.shape[1] else None
 
 
 def check_grad_W1_rows(grad_W1_rows):
@@ -248,11 +262,11 @@ def check_grad_W1_rows(grad_W1_rows):
             elif shape[-1] == np.float64 and seed < 3:
                 agree(grads.W1.toarray(), fd_params(case, ("W1",))["W1"], "∂J/∂W1")
             answer = run_guarded(grad_W1_rows, ("X", X), ("delta1", grads.delta1),
-                         name="grad_W1_rows")
+                                 name="grad_W1_rows", full_rows=partial_vocabulary(X))
             expect_row_sparse(answer, grads.W1, shape[0])
             count += 1
         return f"{count} random cases (one minibatch without any word) against mlnn"
-    return grade("the row-sparse ∂J/∂W1", attempt)
+    return grade("the row-sparse ∂J/∂W1", attempt).passed
 
 
 def check_backward(backward):
@@ -268,11 +282,12 @@ def check_backward(backward):
                 for name in ("b1", "W2", "b2"):
                     agree(getattr(grads, name), numeric[name], f"∂J/∂{name}")
             answer = run_guarded(backward, ("X", case.X), ("z1", cache.z1), ("h", cache.h),
-                         ("W2", case.params["W2"]), ("delta2", grads.delta2), name="backward")
+                                 ("W2", case.params["W2"]), ("delta2", grads.delta2),
+                                 name="backward", full_rows=partial_vocabulary(case.X))
             expect_gradients(answer, grads, cache, shape[0])
             count += 1
         return f"{count} random cases against mlnn and central differences"
-    return grade("backward: ∂J/∂W1 (row-sparse), ∂J/∂b1, ∂J/∂W2, ∂J/∂b2", attempt)
+    return grade("backward: ∂J/∂W1 (row-sparse), ∂J/∂b1, ∂J/∂W2, ∂J/∂b2", attempt).passed
 
 
 # -- running the notebook before the exercises are done ------------------------------------------

@@ -11,8 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from mlnn.course.grading import (NotYet, StudentError, as_array, close, expect_shape,
-                                 relative_error, run)
+from mlnn.course.grading import NotYet, StudentError, as_array, judge, relative_error, run
 from mlnn.nn.gradcheck import loss_of_param, numerical_gradient
 from mlnn.nn.losses import CrossEntropy
 from mlnn.nn.network import Network
@@ -36,25 +35,43 @@ def tolerance(dtype):
 
 # -- inputs --------------------------------------------------------------------------------------
 
-class Densified(Exception):
-    """Raised when a graded function turns the sparse input X into a dense matrix."""
+class Refused(Exception):
+    """Raised inside a student's function that does what its exercise rules out; the message
+    is the hint."""
 
 
-GUARD = {"armed": False}
+GUARD = {"armed": False, "D": None, "reads": 0, "limit": None}
+
+DENSE_HINT = ("your function made the sparse X dense; products with X and Xᵀ work on the sparse "
+              "matrix directly, at a cost proportional to its nonzeros")
+
+FULL_HINT = ("your function forms the full D × F product Xᵀ δ1 (one row per feature of the "
+             "vocabulary); restrict Xᵀ to the features present in the minibatch first")
+
+PAIRS_HINT = ("your δ2 does work for every (relevant, irrelevant) pair: the factorised form needs "
+              "only two sums over the labels of each document, O(L) per document")
 
 
 class Guarded:
-    """Refuses ``toarray``/``todense`` while a student's function runs (a sparse-matrix mixin)."""
+    """A sparse-matrix mixin: while a student's function runs, refuses ``toarray``/``todense``
+    and a product with one dense row per feature (the full D × F gradient)."""
 
     def toarray(self, *args, **kwargs):
         if GUARD["armed"]:
-            raise Densified("X was made dense")
+            raise Refused(DENSE_HINT)
         return super().toarray(*args, **kwargs)
 
     def todense(self, *args, **kwargs):
         if GUARD["armed"]:
-            raise Densified("X was made dense")
+            raise Refused(DENSE_HINT)
         return super().todense(*args, **kwargs)
+
+    def _matmul_dispatch(self, other):
+        result = super()._matmul_dispatch(other)
+        if (GUARD["armed"] and GUARD["D"] and np.ndim(result) == 2 and not sp.issparse(result)
+                and result.shape[0] == GUARD["D"]):
+            raise Refused(FULL_HINT)
+        return result
 
 
 class GuardedCSC(Guarded, sp.csc_matrix):
@@ -71,23 +88,38 @@ class GuardedCSR(Guarded, sp.csr_matrix):
         return GuardedCSC(super().transpose(*args, **kwargs))
 
 
-DENSE_HINT = ("your function made the sparse X dense; products with X and Xᵀ work on the sparse "
-              "matrix directly, at a cost proportional to its nonzeros")
+class Linear(np.ndarray):
+    """An array that refuses, while a student's function runs, to become (or give rise to) an
+    array of more than ``GUARD["limit"]`` entries, or to be read element by element more than
+    that many times: the O(L)-per-document rule of the factorised PWE δ2."""
+
+    def __array_finalize__(self, obj):
+        if GUARD["armed"] and GUARD["limit"] and self.size > GUARD["limit"]:
+            raise Refused(PAIRS_HINT)
+
+    def __getitem__(self, key):
+        if GUARD["armed"] and GUARD["limit"]:
+            GUARD["reads"] += 1
+            if GUARD["reads"] > GUARD["limit"]:
+                raise Refused(PAIRS_HINT)
+        return super().__getitem__(key)
 
 
-def run_guarded(function, *named, name="function"):
-    """:func:`~mlnn.course.grading.run` with X's densification turned into a hint."""
+def run_guarded(function, *named, name="function", full_rows=None, limit=None):
+    """:func:`~mlnn.course.grading.run` with the guards armed (``full_rows``: the D of a
+    product that must not be formed; ``limit``: the size an array may reach); what they refuse
+    becomes the hint."""
     def armed(*args):
-        GUARD["armed"] = True
+        GUARD.update(armed=True, D=full_rows, reads=0, limit=limit)
         try:
             return function(*args)
         finally:
-            GUARD["armed"] = False
+            GUARD.update(armed=False, D=None, limit=None)
     try:
         return run(armed, *named, name=name)
     except StudentError as error:
-        if isinstance(error.error, Densified):
-            raise NotYet(DENSE_HINT) from None
+        if isinstance(error.error, Refused):
+            raise NotYet(str(error.error)) from None
         raise
 
 
@@ -150,58 +182,12 @@ def agree(analytic, numeric, what):
         raise AssertionError(f"mlnn's {what} differs from central differences ({error:.1e})")
 
 
-class Ambiguous(NotYet):
-    """The answer equals several wrong forms in this case: another case may tell them apart."""
-
-
-def diagnose(answer, reference, wrong_forms):
-    """Raise :class:`NotYet` with the hint of the wrong form the answer equals (and the
-    reference does not); :class:`Ambiguous` if it equals several with different hints."""
-    hints = [hint for form, hint in wrong_forms
-             if form is not None and close(answer, form) and not close(form, reference)]
-    if len(set(hints)) > 1:
-        raise Ambiguous(hints[0])
-    if hints:
-        raise NotYet(hints[0])
-
-
-def each_case(cases, check):
-    """``check(*case)`` for every case; a hint that is :class:`Ambiguous` in one case waits for
-    a later case to name the mistake, and is given if none does. Returns the number of cases."""
-    pending, count = None, 0
-    for case in cases:
-        try:
-            check(*case)
-        except Ambiguous as hint:
-            pending = pending or hint
-        count += 1
-    if pending is not None:
-        raise NotYet(str(pending))
-    return count
-
-
-def expect_dtype(array, dtype, what):
-    """:class:`NotYet` unless ``array`` has exactly ``dtype``."""
-    if np.asarray(array).dtype != np.dtype(dtype):
-        raise NotYet(f"{what} has dtype {np.asarray(array).dtype}, expected {np.dtype(dtype)} "
-                     "(that of its inputs): do not convert")
-
-
 def expect_values(answer, reference, what, wrong_forms=()):
-    """Type, shape, dtype kind, finite values, the named mistakes, then the values and dtype."""
-    array = as_array(answer, what)
-    if isinstance(answer, np.matrix) or sp.issparse(answer):
+    """A dense array equal to ``reference`` (:func:`~mlnn.course.grading.judge`, dtype exactly
+    the reference's), a known mistake named."""
+    if sp.issparse(answer):
         raise NotYet(f"{what} is a {type(answer).__name__}; return a dense numpy.ndarray")
-    expect_shape(array, np.shape(reference), what)
-    diagnose(array, reference, wrong_forms)
-    dtype = np.asarray(reference).dtype
-    values = array.astype(np.float64)
-    if not np.all(np.isfinite(values)):
-        raise NotYet(f"{what} holds NaN or infinite values")
-    error = relative_error(values, np.asarray(reference, dtype=np.float64))
-    if not error < tolerance(dtype):
-        raise NotYet(f"{what} is off (relative error {error:.1e})")
-    expect_dtype(array, dtype, what)
+    return judge(answer, reference, what, [(w, h) for w, h in wrong_forms if w is not None])
 
 
 # -- backpropagation cases ------------------------------------------------------------------------
