@@ -1,4 +1,4 @@
-"""The course in nbgrader's format: the metadata in the notebooks, the instructor's source version.
+"""The course in nbgrader's format: metadata in the notebooks, the instructor's source version.
 
 The student notebooks (``notebooks/*.ipynb``) and the worked solutions (``notebooks/solutions/``)
 are canonical; the source version nbgrader starts from is generated from them, never edited::
@@ -9,12 +9,14 @@ are canonical; the source version nbgrader starts from is generated from them, n
 An exercise is an answer cell (a code cell with a ``...   # your code`` stub in a ``def`` or
 ``class``) directly followed by its grader cell (a code cell calling ``check_*``). The answer cell
 becomes a solution cell, the grader cell an autograded test cell of :data:`POINTS` points, both
-with a grade id made of the notebook and the exercise (``01-delta1_tanh``, ``01-delta1_tanh-test``);
-every other cell is locked, its grade id made of the notebook and its cell id. Metadata are written
-only where they differ, so a second run changes nothing. In the source version each answer cell
-ends with the worked solution (the definition, the helpers and imports it uses) between nbgrader's
-solution markers; with the configuration written beside it (an empty code stub),
-``nbgrader generate_assignment`` gives back the student's cell with one empty line at its end.
+with a grade id made of the notebook and the exercise (``01-delta1_tanh``,
+``01-delta1_tanh-test``); every other cell is locked, its grade id made of the notebook and its
+cell id. Metadata are written only where they differ, so a second run changes nothing.
+
+In the source version each answer cell ends with the worked solution (the definition, the helpers
+and imports it uses) between nbgrader's solution markers; with the configuration written beside
+it (an empty code stub), ``nbgrader generate_assignment`` gives back the student's cell with one
+empty line at its end.
 """
 
 import ast
