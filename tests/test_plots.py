@@ -175,3 +175,93 @@ def test_effective_rates_figure_shows_each_feature_and_the_single_sgd_rate():
     np.testing.assert_array_equal(points.get_xdata(), [1, 10, 100])
     np.testing.assert_array_equal(points.get_ydata(), [0.3, 0.03, 0.003])
     assert fig._suptitle.get_text() == "AdaGrad"
+
+
+def test_figures_are_saved_at_100_dpi_or_more(tmp_path):
+    from mlnn.base.errors import MLNNError
+    fig = plots.plot_bars(["miF"], [[0.5]], ["NN_A"], "score", "t")
+    with pytest.raises(MLNNError, match="100 dpi or more, not 70"):
+        plots.save_figure(fig, "low", tmp_path, dpi=70)
+    assert not (tmp_path / "low.png").exists()
+
+
+def test_green_means_a_hidden_layer_size_and_nothing_else():
+    """No concept value of the palette but the hidden-layer sizes is green, and the two sizes of
+    Fig. 3 (right) differ clearly in lightness."""
+    import colorsys
+
+    import matplotlib.colors as mcolors
+    for key, value in [*plots.COLOURS.items(), *enumerate(plots.OTHER_SERIES)]:
+        hue, lightness, saturation = colorsys.rgb_to_hls(*mcolors.to_rgb(value))
+        assert not (70 / 360 < hue < 170 / 360 and saturation > 0.2), f"{key} is green"
+    light = [colorsys.rgb_to_hls(*mcolors.to_rgb(plots.hidden_units_colour(F)))[1]
+             for F in (256, 1024)]
+    assert light[0] - light[1] > 0.2
+
+
+def test_fig4_names_dashed_lines_only_when_it_draws_them():
+    def curve(loss, eta, dropout):
+        return {"loss": loss, "learning_rate": eta, "dropout": dropout, "hidden_units": 16,
+                "hidden_activation": "relu", "optimizer": "adagrad", "dataset": "d",
+                "label": f"{loss} {eta} {dropout}", "updates": [10, 20, 400],
+                "rankloss": [0.3, 0.2, 0.1], "MAP": [0.5, 0.6, 0.7]}
+    plain = [curve(loss, eta, 0.0) for loss in ("pwe", "ce") for eta in (0.01, 0.1)]
+    assert "dashed" not in plots.plot_learning_rates(plain)._suptitle.get_text()
+    with_dropout = plain + [curve("ce", 0.1, 0.5)]
+    assert "dashed = dropout" in plots.plot_learning_rates(with_dropout)._suptitle.get_text()
+
+
+def test_the_course_index_lists_every_colour_of_the_palette_once():
+    """notebooks/README.md, "Colours and line styles", names every value the palette colours."""
+    from pathlib import Path
+    index = (Path(__file__).resolve().parents[1] / "notebooks" / "README.md").read_text()
+    section = index.split("## Colours and line styles")[1].split("\n## ")[0].lower()
+    assert index.count("## Colours and line styles") == 1
+    for key in plots.COLOURS:
+        name = key.replace("η=", "").lower()
+        assert name in section, f"the course index does not name the colour of {key!r}"
+
+
+def _png_dpi(path):
+    """The resolution a PNG records in its pHYs chunk, in dots per inch (None if it has none)."""
+    import struct
+    data, at = path.read_bytes(), 8
+    while at < len(data):
+        (size,), kind = struct.unpack(">I", data[at:at + 4]), data[at + 4:at + 8]
+        if kind == b"pHYs":
+            x, _, unit = struct.unpack(">IIB", data[at + 8:at + 17])
+            return x * 0.0254 if unit == 1 else None
+        at += 12 + size
+    return None
+
+
+def test_every_committed_figure_is_saved_at_100_dpi_or_more():
+    from pathlib import Path
+    figures = sorted((Path(__file__).resolve().parents[1] / "figures").glob("*.png"))
+    assert figures
+    low = {path.name: _png_dpi(path) for path in figures if (_png_dpi(path) or 0) < 99.5}
+    assert not low, f"figures below 100 dpi: {low}"
+
+
+@pytest.mark.parametrize("every, last", [(10, 30), (20, 400), (10, 1000)])
+def test_fig4s_log_axis_labels_do_not_overlap(every, last):
+    """The x tick labels of Fig. 4's log axes (evaluations every 10 or 20 updates, runs of 30 to
+    1,000 updates, as in notebook 05) never overlap."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    updates = list(range(every, last + 1, every))
+    curves = [{"loss": loss, "learning_rate": eta, "dropout": 0.0, "hidden_units": 64,
+               "hidden_activation": "relu", "optimizer": "adagrad", "dataset": "d",
+               "label": f"{loss} {eta}", "updates": updates,
+               "rankloss": list(np.linspace(0.3, 0.01, len(updates))),
+               "MAP": list(np.linspace(0.5, 0.9, len(updates)))}
+              for loss in ("pwe", "ce") for eta in (0.01, 0.1)]
+    fig = plots.plot_learning_rates(curves)
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    for ax in fig.axes:
+        boxes = [label.get_window_extent(renderer) for label in ax.get_xticklabels(which="both")
+                 if label.get_visible() and label.get_text()
+                 and ax.get_xlim()[0] <= label.get_position()[0] <= ax.get_xlim()[1]]
+        assert len(boxes) >= 2
+        boxes.sort(key=lambda box: box.x0)
+        assert all(left.x1 < right.x0 for left, right in zip(boxes, boxes[1:]))

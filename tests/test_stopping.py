@@ -151,3 +151,68 @@ def test_a_partial_refit_stores_only_the_rules_it_refitted(tmp_path):
     assert rule_values([stored], "synthetic", "NN_A", "meanF_best", "maF") == {}
     assert rule_values([run], "synthetic", "NN_A", "fixed", "maF") == \
         {0: entries["fixed"]["test"]["maF"]}
+
+
+MAIN_RUNS = sorted(path for dataset in PAPER_DATASETS
+                   for path in (ROOT / "figures").glob(f"run_{dataset}*.json"))
+
+
+@pytest.mark.parametrize("path", MAIN_RUNS, ids=lambda path: path.name)
+def test_the_main_rows_of_the_papers_datasets_are_the_declared_rules(path):
+    """figures/run_<dataset>*.json of Reuters-21578 and Delicious hold every network under the
+    declared rule, and their tables are the rows reproduce makes of them, digit for digit."""
+    from mlnn.paper.methods import METHODS
+    from mlnn.paper.reproduce import DECLARED_RULE, comparison_rows, markdown_table
+    from mlnn.paper.results import read_run, table_paths
+    run = read_run(path)
+    assert run["settings"]["stopping"] == run["stopping_rules"]["main"] == DECLARED_RULE["rule"]
+    networks = [m for m in run["methods"] if METHODS[m]["kind"] == "nn"]
+    assert networks and all(run["methods"][m]["stopping"] == DECLARED_RULE["rule"]
+                            for m in networks)
+    csv_path, md_path = table_paths(path.parent, run["dataset"], run["seed"])
+    stored = [(row.split(",")[1], row.split(",")[2], float(row.split(",")[3]))
+              for row in csv_path.read_text().splitlines()[1:]]
+    rows = comparison_rows(run)
+    assert stored == [(row["method"], row["measure"], row["ours"]) for row in rows]
+    assert markdown_table(rows) in md_path.read_text()
+
+
+#: Networks of the main rows never run under the rank-loss rule: the Delicious BP-MLL networks with
+#: dropout on seeds 1 and 2 were first run under the declared rule, without sensitivity rows.
+NO_RANK_LOSS_RUN = {("delicious", seed, method) for seed in (1, 2)
+                    for method in ("BP-MLL_TAD", "BP-MLL_RAD")}
+
+
+def test_every_network_of_the_main_rows_keeps_its_rank_loss_row():
+    """The rank-loss rule's rows stay as sensitivity rows: every network of a main run file
+    has a rank-loss result for the same seed, in its record or under figures/stopping/."""
+    runs = stored_runs(ROOT / "figures")
+    main = [run for run in runs if run.get("stopping_rules", {}).get("main") == "meanF_best"]
+    assert {run["dataset"] for run in main} == set(PAPER_DATASETS)
+    for run in main:
+        for method, record in run["methods"].items():
+            if "stopping" in record and (run["dataset"], run["seed"], method) not in \
+                    NO_RANK_LOSS_RUN:
+                assert run["seed"] in rule_values(runs, run["dataset"], method, "rankloss",
+                                                  "maF"), (run["dataset"], run["seed"], method)
+
+
+def test_the_figures_readme_shows_the_main_rows_of_seed_0():
+    """The first tables of figures/README.md are the committed main rows of seed 0."""
+    from mlnn.paper.reproduce import comparison_rows, markdown_table
+    from mlnn.paper.results import read_run
+    readme = (ROOT / "figures" / "README.md").read_text()
+    for dataset in PAPER_DATASETS:
+        table = markdown_table(comparison_rows(read_run(ROOT / "figures" / f"run_{dataset}.json")))
+        assert table in readme, f"figures/README.md does not show the main rows of {dataset}"
+
+
+def test_the_study_beyond_the_paper_reads_every_collection_under_the_rank_loss_rule():
+    """rank_loss_runs: one run per stored (dataset, seed), none of them the declared rule's."""
+    from mlnn.paper.results import load_runs, rank_loss_runs
+    runs = rank_loss_runs(ROOT / "figures")
+    keys = [(run["dataset"], run["seed"]) for run in runs]
+    assert sorted(set(keys)) == keys == sorted((run["dataset"], run["seed"])
+                                               for run in load_runs(ROOT / "figures"))
+    assert all(run.get("settings", {}).get("stopping", "rankloss") == "rankloss" for run in runs)
+    assert {"reuters21578", "delicious"} <= {dataset for dataset, _ in keys}

@@ -90,7 +90,8 @@ SPECS = {
         "reuters", ("reuters21578.tar.gz", "reuters21578"), 90,
         "Reuters-21578 (Lewis, Distribution 1.0), ModApte split, 90 categories with a training "
         "and a test document; TITLE + BODY; tokenised, stop words removed, Porter-stemmed, "
-        "tf-idf fitted on the training split, L2-normalised (Nam et al. 2014, Sec. 4.1).",
+        "tf-idf fitted on the training split, L2-normalised (the paper, Sec. 4, names tf-idf with "
+        "cosine normalisation; the rest is our choice).",
         defaults=dict(_TEXT_DEFAULTS)),
     "delicious": _mulan("delicious", "delicious", 983,
                         "Delicious bookmarks (Tsoumakas et al. 2008): 500 binary word features, "

@@ -1,8 +1,9 @@
 """Text to tf-idf features: tokeniser, stop words, the Porter stemmer, tf-idf, L2 norm.
 
-The paper (Sec. 4.1) represents each document as a tf-idf vector over the training vocabulary
-after tokenisation, stop-word removal and stemming, normalised to unit length ("cosine
-normalisation"); for Reuters-21578 it reports 18,637 features. This module implements each
+The paper (Sec. 4) represents the documents of every dataset but Delicious and Bookmarks as
+tf-idf vectors normalised to unit length ("cosine normalisation"); it names stop-word removal and
+stemming only for the German Education Index, and for Reuters-21578 reports 18,637 features
+(Table 1). Tokenisation, stop words and stemming for Reuters-21578 are our choice. This module implements each
 step in plain Python/NumPy so that every choice is visible and can be changed:
 
 * :func:`tokenize` -- lower-case, then the regular expression ``token_pattern`` (default:

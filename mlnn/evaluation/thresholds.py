@@ -15,9 +15,10 @@ the threshold as a function of the document:
        min_θ  Σ_m (θᵀx_m − t_m)²  +  λ ‖θ‖²,
 
    λ multiplying ‖θ‖² against the **summed** (not the mean) squared error over the n training
-   documents, and **every** coefficient of θ penalised. By default x carries a constant feature
-   1 (``intercept="penalised"``): its coefficient θ_0 is the bias of the threshold and is
-   penalised like the rest — still Eq. 5, with the bias inside θ. Without it
+   documents, and **every** coefficient of θ penalised. The paper writes no bias; by default
+   (our choice) x carries a constant feature 1 (``intercept="penalised"``): its coefficient θ_0
+   is the bias of the threshold and is penalised like the rest — still Eq. 5, with the bias
+   inside θ. Without it
    (``intercept="none"``, T = θᵀx on the raw features only) a document's threshold scales with
    its feature values: on Delicious (binary features, 1 to over 300 words a document) the
    thresholds of short documents collapse towards 0 and micro-F1 drops from 0.39 to 0.18 (one
@@ -25,8 +26,8 @@ the threshold as a function of the document:
    X stays sparse: the problem is exactly LSQR's damped least squares,
    :func:`scipy.sparse.linalg.lsqr` with ``damp = √λ``, which only multiplies by X and Xᵀ (the
    constant is one more sparse column). With ``features="scores"`` the regression is on the
-   network's output scores o instead (T = θ_0 + θᵀo, what BP-MLL implementations do). λ is
-   chosen on validation data by :func:`select_lambda`.
+   network's output scores o instead (T = θ_0 + θᵀo, what BP-MLL implementations do). The paper
+   does not say how λ is chosen; ours is chosen on validation data by :func:`select_lambda`.
 
 Because the penalty shrinks θ towards 0 — that is, the thresholds towards 0 — a larger λ means
 *lower* thresholds (more labels predicted, higher recall) for sigmoid outputs in (0, 1), not a

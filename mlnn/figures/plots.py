@@ -13,6 +13,7 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
 from mlnn.base.errors import MLNNError
 from mlnn.base.fileio import atomic_write
@@ -20,22 +21,25 @@ from mlnn.figures.environment import figures_dir
 from mlnn.figures.landscapes import surface_gradient
 
 #: The one palette of every figure: a colour stands for one value of one concept, the same in
-#: every figure, and for nothing else. The paper names colours in its Fig. 4 (the base learning
-#: rate η = 0.01 in blue), which we follow; the other choices are ours. Concepts drawn by line
-#: style rather than colour are in :data:`LINE_STYLES`; the hidden-layer size F is a shade of
-#: green (:func:`hidden_units_colour`); series that are no concept take :data:`OTHER_SERIES`.
+#: every figure, and for nothing else. The paper's colours: AdaGrad red in Fig. 3 (left), which
+#: we follow; in Fig. 4 a colour marks a (cost function, η) pair (blue PWE at 0.01, red CE at
+#: 0.1, green PWE at 0.1). We draw PWE and CE in separate columns, so our colour shows η alone:
+#: 0.01 blue (the paper's PWE at 0.01), 0.1 orange (red is AdaGrad here). The other choices are
+#: ours. Concepts drawn by line style rather than colour are in :data:`LINE_STYLES`; the
+#: hidden-layer size F is a shade of green, and only it (:func:`hidden_units_colour`); series
+#: that are no concept take :data:`OTHER_SERIES`.
 COLOURS = {
     # update rule (Fig. 3 left)
     "adagrad": "tab:red", "momentum": "tab:purple", "sgd": "tab:brown",
-    # base learning rate η (Fig. 4; blue is η = 0.01 as in the paper)
+    # base learning rate η (Fig. 4, notebook 7's validation curves)
     "η=0.01": "tab:blue", "η=0.1": "tab:orange", "η=0.001": "tab:cyan",
     # thresholds (notebook 6)
-    "fixed 0.5": "tab:gray", "tuned constant": "tab:olive", "learned T(x)": "tab:pink",
+    "fixed 0.5": "#d6616b", "tuned constant": "tab:olive", "learned T(x)": "tab:pink",
     "oracle": "#6b6ecf",
-    # the methods of Table 3 (Fig. 7): CE networks in navy, BP-MLL with tanh hidden units in
-    # gold, with ReLU hidden units in plum, BR in green-olive; dark without dropout, light with
+    # the methods of Table 3 (notebook 7's charts): CE networks in navy, BP-MLL with tanh hidden units in
+    # gold, with ReLU hidden units in plum, BR in greys; dark without dropout, light with
     "NN_A": "#393b79", "NN_AD": "#9c9ede", "BP-MLL_TA": "#8c6d31", "BP-MLL_TAD": "#e7cb94",
-    "BP-MLL_RA": "#7b4173", "BP-MLL_RAD": "#de9ed6", "BR_B": "#637939", "BR_R": "#b5cf6b",
+    "BP-MLL_RA": "#7b4173", "BP-MLL_RAD": "#de9ed6", "BR_B": "#4d4d4d", "BR_R": "#a6a6a6",
 }
 
 #: Line styles, one per value of a concept, never shared between concepts: dashed is dropout
@@ -44,7 +48,7 @@ LINE_STYLES = {"dropout": "--", "no dropout": "-", "relu": "-", "tanh": "-.", "s
 
 #: Colours of series that stand for no concept of the palette (timings, example words, ...):
 #: none of them appears in :data:`COLOURS` or in the greens of the hidden-layer sizes.
-OTHER_SERIES = ("#843c39", "#5254a3", "#e7ba52", "#d6616b", "#8ca252", "#a55194")
+OTHER_SERIES = ("#843c39", "#5254a3", "#e7ba52", "#a55194")
 
 
 def colour(key):
@@ -57,9 +61,11 @@ def colour(key):
 
 def hidden_units_colour(F):
     """A shade of green for a hidden layer of F units, darker the larger F (8 → light,
-    1,024 and more → darkest), so that one size has one shade in every figure."""
+    1,024 and more → darkest), so that one size has one shade in every figure. The shade moves
+    with the square of log2 F, so that the large sizes of Fig. 3 (right), 256 and 1,024, are
+    a medium and a dark green rather than two dark ones."""
     position = np.clip((np.log2(float(F)) - 3.0) / 7.0, 0.0, 1.0)
-    return matplotlib.colormaps["YlGn"](0.3 + 0.7 * position)
+    return matplotlib.colormaps["YlGn"](0.25 + 0.75 * position ** 2)
 
 
 def eta_key(learning_rate):
@@ -79,7 +85,10 @@ MEASURE_NAMES = {"rankloss": "rank loss (validation)", "MAP": "MAP (validation)"
 
 
 def save_figure(fig, name, directory=None, dpi=110):
-    """Save ``fig`` as ``directory/name`` (PNG; ``.png`` appended if missing); return the path."""
+    """Save ``fig`` as ``directory/name`` (PNG; ``.png`` appended if missing) at ``dpi`` dots per
+    inch, at least 100 so that labels stay legible; return the path."""
+    if dpi < 100:
+        raise MLNNError(f"figures are saved at 100 dpi or more, not {dpi}")
     directory = figures_dir() if directory is None else Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / (name if name.endswith(".png") else f"{name}.png")
@@ -202,6 +211,9 @@ def plot_curves(curves, measure="rankloss", ax=None, logx=False, colour_by="opti
                 color=curve_colour(curve, colour_by), label=curve["label"], linewidth=1.6)
     if logx:
         ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())     # no crowded minor labels
     if logy:
         ax.set_yscale("log")
     ax.set_xlabel("number of parameter updates" + (" (log scale)" if logx else ""))
@@ -257,7 +269,7 @@ def plot_dropout(curves, measure="rankloss", title_prefix="Fig. 3 (right)",
 
 def plot_learning_rates(curves, title_prefix="Fig. 4"):
     """Fig. 4: PWE (left column) vs CE (right column) at several base learning rates η (blue
-    η = 0.01, as in the paper; orange η = 0.1), dropout dashed; rank loss (top row) and MAP
+    η = 0.01, orange η = 0.1: :data:`COLOURS`), dropout dashed; rank loss (top row) and MAP
     (bottom row) on a log x-axis, each row on one y-scale."""
     c = curves[0]
     losses = [loss for loss in ("pwe", "ce") if any(curve["loss"] == loss for curve in curves)]
@@ -273,8 +285,9 @@ def plot_learning_rates(curves, title_prefix="Fig. 4"):
     eta_list = ", ".join(f"{eta:g}" for eta in etas)
     fig.suptitle(f"{title_prefix} — {c['dataset']}: PWE (left) vs CE (right), "
                  f"{c['hidden_activation']} hidden, {_size_note(curves)}, {c['optimizer']}\n"
-                 f"η ∈ {{{eta_list}}} (η = 0.01 blue as in the paper, 0.1 orange); "
-                 "solid = no dropout, dashed = dropout")
+                 f"η ∈ {{{eta_list}}} (η = 0.01 blue, 0.1 orange)"
+                 + ("; solid = no dropout, dashed = dropout"
+                    if any(float(curve["dropout"]) > 0 for curve in curves) else ", no dropout"))
     return fig
 
 

@@ -83,11 +83,11 @@ PARAMS = MappingProxyType({
         "F, the number of hidden units (the paper's networks have 1,000; Sec. 4).", int),
     "hidden_activation": Param(
         "relu", _choice(*sorted(ACTIVATIONS)), _names(("relu", "tanh", "sigmoid")),
-        "f_h, the hidden units' activation (ReLU is the paper's choice, Sec. 3.1)."),
+        "f_h, the hidden units' activation (ReLU is the paper's choice, Sec. 3.5)."),
     "loss": Param(
         "ce", _choice(*sorted(LOSSES)), _names(("ce", "pwe")),
-        '"ce": sigmoid outputs and cross-entropy (Eq. 6, Sec. 3.2); "pwe": tanh outputs and '
-        "BP-MLL's pairwise exponential error (Eq. 3, Sec. 3.4)."),
+        '"ce": sigmoid outputs and cross-entropy (Eq. 6, Sec. 3.4); "pwe": tanh outputs and '
+        "BP-MLL's pairwise exponential error (Eq. 3, Sec. 3.2)."),
     "optimizer": Param(
         "adagrad", _choice(*sorted(OPTIMIZERS)), _names(("adagrad", "momentum", "sgd")),
         "The update rule (Sec. 3.5; see mlnn.nn.optimizers)."),
@@ -107,8 +107,8 @@ PARAMS = MappingProxyType({
         False, check_bool, "bool", "Also decay b1 and b2 (as BP-MLL's published code does)."),
     "dropout": Param(
         0.0, check_rate, "float in [0, 1)",
-        "Dropout rate of the hidden units (Sec. 3.5; the paper's NN_AD uses 0.5), inverted "
-        "dropout (see mlnn.nn.dropout).", float),
+        "Dropout rate of the hidden units (Sec. 3.5; the paper gives no rate, our NN_AD uses "
+        "0.5), inverted dropout (see mlnn.nn.dropout).", float),
     "input_dropout": Param(
         0.0, check_rate, "float in [0, 1)", "Dropout rate of the input's stored entries.", float),
     "batch_size": Param(64, check_positive_int, "int ≥ 1", "Documents per minibatch (Sec. 4).",
@@ -120,7 +120,8 @@ PARAMS = MappingProxyType({
         "Evaluations without an improvement of the stopping measure before training stops.", int),
     "stopping": Param(
         "rankloss", _choice(*STOPPING_RULES), _names(STOPPING_RULES),
-        "How the number of epochs is chosen on the validation data (the paper names no measure; "
+        "How the number of epochs is chosen on the validation data (the paper gives no number of "
+        "epochs and no stopping rule; "
         "see mlnn.nn.training.STOPPING_RULES): early stopping on rank loss, or on the mean of "
         "micro- and macro-F1 of the thresholded label sets (each evaluation then records all "
         "ten measures, mlnn.nn.training.threshold_validation), or the best such mean within "

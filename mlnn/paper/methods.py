@@ -13,9 +13,11 @@ BR_B           binary relevance, linear SVMs, C chosen by mean of micro/macro F1
 BR_R           binary relevance, linear SVMs, C chosen by rank loss, threshold predictor
 =============  ===============  ============  =====  ========  =======
 
-All networks have 1,000 hidden units; η0 is chosen from :data:`LEARNING_RATES` and the number of
-epochs by early stopping on validation rank loss (:mod:`mlnn.paper.selection`); C from
-:data:`C_VALUES` (:func:`mlnn.paper.selection.fit_br`).
+All networks have 1,000 hidden units (Sec. 4); η0 is chosen from :data:`LEARNING_RATES` on
+validation data, as the paper does, and the number of epochs, which the paper does not give, by
+our declared stopping rule (README, "Stopping rule"; :mod:`mlnn.paper.selection`); C from
+:data:`C_VALUES` (:func:`mlnn.paper.selection.fit_br`). The dropout rate 0.5 is ours: the paper
+gives none.
 
 :data:`METHODS` writes each network method as overrides of the model description
 (:mod:`mlnn.model.params`), whose defaults are the paper's network: ReLU hidden units, CE with

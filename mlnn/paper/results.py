@@ -132,6 +132,17 @@ def load_runs(directory):
                   key=lambda run: (run["dataset"], run["seed"]))
 
 
+def rank_loss_runs(figures):
+    """The runs of every collection under one protocol, early stopping on validation rank loss
+    (patience 5), the rule of the study beyond the paper: the main run files of ``figures``,
+    except where ``figures/stopping/`` holds the rank-loss run of a (dataset, seed) whose main
+    file is the declared rule's (Reuters-21578, Delicious). Sorted by (dataset, seed)."""
+    moved = load_runs(Path(figures) / "stopping")
+    kept = {(run["dataset"], run["seed"]) for run in moved}
+    runs = moved + [run for run in load_runs(figures) if (run["dataset"], run["seed"]) not in kept]
+    return sorted(runs, key=lambda run: (run["dataset"], run["seed"]))
+
+
 def stored_scores(runs, methods, measures=MEASURES):
     """Test measures by dataset and seed: ``{dataset: {seed: array (methods × measures)}}``.
 

@@ -1,9 +1,9 @@
 """Model selection for the network methods: η0 and the number of epochs on a validation split.
 
-The paper chooses the base learning rate η0 of AdaGrad from {0.001, 0.01, 0.1} and the number of
-epochs by early stopping, both "using validation data" carved from the training documents
-(Sec. 4); it says neither by which measure η0 is chosen nor which measure early stopping
-watches. :func:`select_learning_rate` trains one :class:`~mlnn.model.estimator.MultiLabelNN`
+The paper (Sec. 4) chooses the base learning rate η0 of AdaGrad from {0.001, 0.01, 0.1} "using
+validation data"; it does not say by which measure, nor how many epochs it trains or whether it
+stops early. Ours: η0 by validation rank loss, the epochs by a stopping rule on the validation
+split carved from the training documents (the declared one: README, "Stopping rule"). :func:`select_learning_rate` trains one :class:`~mlnn.model.estimator.MultiLabelNN`
 per η0 for the budget's ``max_epochs``, recording all ten measures of Sec. 4 on the validation
 split at every epoch (thresholds fitted as the final model's are, on a fixed subsample of the
 training rows, :func:`mlnn.nn.training.threshold_validation`), while each stopping rule

@@ -109,10 +109,12 @@ STUDY = (("NN_A NN_AD".split(), ("meanF_best", "rankloss", "meanF", "fixed")),
 
 def stored_runs(figures):
     """The run records under the folder ``figures``, in the order :func:`rule_values` needs:
-    the runs stored before the stopping rules were options (``run_*.json``, the rank-loss rule),
-    then ``reproduce``'s run files with rules (``stopping*/run_*.json``), then the refitted
-    validation runs (``stopping*/refit_*.json``); where a seed is in several, the later wins."""
-    patterns = ("run_*.json", "stopping*/run_*.json", "stopping*/refit_*.json")
+    first the rank-loss rule's runs of Reuters-21578 and Delicious, stored before the rule was
+    declared (``stopping/run_*.json``: sensitivity rows), then the main run files
+    (``run_*.json``: the declared rule's rows of those two datasets, with the other rules of
+    the networks run with ``--stopping-sensitivity`` under ``rules``); where a seed is in
+    both, the main file wins."""
+    patterns = ("stopping/run_*.json", "run_*.json")
     return [json.loads(path.read_text()) for pattern in patterns
             for path in sorted(figures.glob(pattern))]
 
@@ -144,17 +146,20 @@ def validation_curves(record):
             for eta, curve in record["curves"].items()}
 
 
-def plot_curves(record, title, measures=MEASURES + ("hamming", "meanF")):
+def plot_curves(record, title, measures=MEASURES + ("hamming", "meanF"), colours=None):
     """One panel per measure: its validation curve against epochs for every η0, and a marker
-    where each stopping rule stops on each curve (filled on the η0 the rule chose)."""
+    where each stopping rule stops on each curve (filled on the η0 the rule chose). ``colours``
+    maps each η0 to its colour (the course passes the palette's, :data:`mlnn.figures.plots.
+    COLOURS`); by default matplotlib's cycle."""
     curves, stops = validation_curves(record), rule_stops(record)
     chosen = {rule: float(entry["learning_rate"]) for rule, entry in rule_entries(record).items()}
     columns = 4
     fig = Figure(figsize=(13, 2.6 * -(-len(measures) // columns)))
     axes = fig.subplots(-(-len(measures) // columns), columns, squeeze=False).ravel()
     for ax, measure in zip(axes, measures):
-        for colour, (eta, curve) in enumerate(sorted(curves.items())):
-            line, = ax.plot(curve["epoch"], curve[measure], color=f"C{colour}", lw=1,
+        for position, (eta, curve) in enumerate(sorted(curves.items())):
+            colour = colours[eta] if colours else f"C{position}"
+            line, = ax.plot(curve["epoch"], curve[measure], color=colour, lw=1,
                             label=f"η0 = {eta:g}")
             for rule, by_eta in stops.items():
                 index = int(np.flatnonzero(curve["epoch"] == by_eta[eta])[0])
