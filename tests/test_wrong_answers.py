@@ -528,7 +528,7 @@ WRONG_03_07 = [
     (course.check_average_precision, lambda s, y: float(np.mean(
         1 / (s[None, :] >= s[y > 0][:, None]).sum(1))), "off"),
     (course.check_average_precision, lambda s, y: ex05.average_precision_one(s, y) * np.mean(
-        y > 0), "off"),
+        y > 0), "not over all L"),
     (course.check_average_precision, lambda s, y: np.atleast_1d(ex05.average_precision_one(s, y)),
      "shape"),
     (course.check_f1_threshold, lambda s, y: 0.5, "F1"),
@@ -557,12 +557,12 @@ WRONG_03_07 = [
         ours - paper) / abs(paper), "sign"),
     (course.check_better_than_paper, lambda m, ours, paper: 100 * ex07.better_than_paper(
         m, ours, paper), "off"),
-    (course.check_coverage, coverage_optimistic, "1 too small"),
+    (course.check_coverage, coverage_optimistic, "at least as high"),
     (course.check_coverage, lambda s, y: ex07.coverage_one(s, y) + 1, "1 too large"),
     (course.check_coverage, lambda s, y: int((s[y > 0][None, :] >= s[y > 0][:, None]).sum(
         1).max()) - 1, "1 too small"),
     (course.check_coverage, lambda s, y: int((s[None, :] >= s[y > 0][:, None]).sum(1).min()) - 1,
-     "too small"),
+     "ranked LAST"),
     (course.check_coverage, lambda s, y: (s[None, :] >= s[y > 0][:, None]).sum(1) - 1, "shape"),
     (course.check_coverage, lambda s, y: int((s[None, :] > s[y > 0][:, None]).sum(1).max()),
      "tied scores"),

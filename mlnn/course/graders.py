@@ -1,12 +1,7 @@
 """The graders of notebooks 01–08 (01b's in :mod:`~mlnn.course.scratch`, 06b's in
-:mod:`~mlnn.course.measures`), each a call of :func:`~mlnn.course.grading.check`.
-
-A grader names its cases (shapes, and every value an answer could hard-code: |y| ≠ |ȳ|, n > 1,
-several μ, η, ρ, ε, λ and q_α, tied and nearly tied scores), its reference (mlnn's own code or a
-literal loop) and its table of mistakes, each a wrong answer with the student's signature; the
-tests run every mistake through its grader. Random answers (dropout) are judged by their
-distribution. A grader prints one line and returns True or False (under nbgrader, a wrong answer
-raises AssertionError instead, :func:`~mlnn.course.grading.grade`).
+:mod:`~mlnn.course.measures`), each a call of :func:`~mlnn.course.grading.check` with its cases
+(shapes, and every value an answer could hard-code), its reference (mlnn's own code where mlnn
+has it) and its table of mistakes. Random answers (dropout) are judged by their distribution.
 """
 
 import numpy as np
@@ -16,7 +11,8 @@ from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, binomial_
                                  case_rngs, close, dispersion, exercise, expect_items,
                                  expect_shape, explaining, grade, judge, label_rows, pair, run,
                                  sparse_rows)
-from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES, ranking_measures
+from mlnn.course.measures import RANKING_MISTAKES, measure_of, one_document
+from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES
 from mlnn.evaluation.thresholds import optimal_thresholds, ridge
 from mlnn.figures.landscapes import loss_surface, surface_gradient
 from mlnn.nn.activations import get_activation
@@ -165,7 +161,8 @@ def _pwe_reference(o, y):
 
 
 def _pwe_cases():
-    """``pwe_delta_one(o, y)`` → δ2 of one document for PWE over tanh outputs (Eq. 3)."""
+    """``pwe_delta_one(o, y)`` → δ2 of one document for PWE over tanh outputs (1-d arrays, Eq. 10,
+    Sec. 3.4)."""
     for i, rng in enumerate(case_rngs(3, CASES)):
         L = int(rng.integers(3, 11))
         size = {0: 1, 1: L // 2, 2: L - 1}.get(i, rng.integers(1, L))   # |y| = 1, ≈ |ȳ|, …
@@ -323,63 +320,25 @@ def _documents(seed, count=4, n=12):
         yield scores, label_rows(rng, n, L).astype(dtype), kind
 
 
-def _measure(key):
-    def one(s, y):
-        return ranking_measures(np.asarray(y)[None, :].astype(int), np.asarray(s)[None, :])[key]
-    return one
+def _per_document(label, measure, seed, noun=None):
+    """The grader of notebooks 03, 05 and 07 for ``measure`` of one document, with 06b's table
+    of mistakes; the documents hold tied scores, near ties (not ties) or neither."""
+    noun = noun or measure
 
-
-def _tolerant(key, hint):
-    """The measure computed with near ties taken as ties (scores rounded to 6 decimals)."""
-    return Mistake(hint, lambda s, y: _measure(key)(np.round(s, 6), y))
-
-
-TOLERANT = ("scores that differ, however little, are not tied: compare them exactly, without a "
-            "tolerance or rounding")
-
-
-def _pairs(s, y):
-    return s[y > 0][:, None] - s[y == 0][None, :]
-
-
-RANK_LOSS_MISTAKES = [
-    Mistake("a tie between a relevant and an irrelevant label counts ½",
-            lambda s, y: np.mean(_pairs(s, y) < 0)),
-    Mistake("a tie between a relevant and an irrelevant label counts ½",
-            lambda s, y: np.mean(_pairs(s, y) <= 0)),
-    Mistake("divide by |y||ȳ|, the number of (relevant, irrelevant) pairs",
-            lambda s, y: _measure("rankloss")(s, y) * _pairs(s, y).size),
-    Mistake("count the pairs ordered wrongly, not those ordered rightly",
-            lambda s, y: 1 - _measure("rankloss")(s, y)),
-    _tolerant("rankloss", TOLERANT)]
-
-OFF_BY_ONE = [_tolerant("coverage", TOLERANT),
-              Mistake("it is 1 too large", lambda s, y: _measure("coverage")(s, y) + 1),
-              Mistake("it is 1 too small", lambda s, y: _measure("coverage")(s, y) - 1)]
-
-AP_MISTAKES = [_tolerant("MAP", TOLERANT)]
-
-MEASURE_NAMES = {"rankloss": "the rank loss", "MAP": "the average precision",
-                 "coverage": "the coverage"}
-
-
-def _per_document_cases(key, seed):
     def cases():
         for scores, Y, kind in _documents(seed):
             for s, y in zip(scores, Y):
-                yield (f"{MEASURE_NAMES[key]} of a document with L = {len(y)}, "
-                       f"|y| = {np.sum(y > 0)} and {kind}", [("scores", s), ("y", y)])
-    cases.__doc__ = f"``(scores, y)`` of one document → {MEASURE_NAMES[key]} (Sec. 4)."
-    return cases
+                yield (f"the {noun} of a document with L = {len(y)}, |y| = {np.sum(y > 0)} and "
+                       f"{kind}", [("scores", s), ("y", y)])
+    cases.__doc__ = f"``(scores, y)`` of one document → the {noun} (Sec. 4)."
+    return exercise(label, f"{noun} of one document", one_document(measure_of(measure)), cases,
+                    [Mistake(hint, one_document(m)) for m, hint in RANKING_MISTAKES[measure]],
+                    kind="biuf")
 
 
-check_rank_loss = exercise("check_rank_loss", "rank loss of one document", _measure("rankloss"),
-                           _per_document_cases("rankloss", 11), RANK_LOSS_MISTAKES, kind="biuf")
-check_average_precision = exercise("check_average_precision", "average precision of one document",
-                                   _measure("MAP"), _per_document_cases("MAP", 12), AP_MISTAKES,
-                                   kind="biuf")
-check_coverage = exercise("check_coverage", "coverage of one document", _measure("coverage"),
-                          _per_document_cases("coverage", 13), OFF_BY_ONE, kind="biuf")
+check_rank_loss = _per_document("check_rank_loss", "rank loss", 11)
+check_average_precision = _per_document("check_average_precision", "MAP", 12, "average precision")
+check_coverage = _per_document("check_coverage", "coverage", 13)
 
 
 def _excluded(Y):
@@ -674,19 +633,19 @@ RULE_MISTAKES = [
     Mistake("ε is inside the square root; it belongs outside, added to the root", _EpsilonInside)]
 
 
-def _rule_problem(rng):
-    """Parameters W1, b1, W2, b2 (b1 and b2 of one shape) and the gradients of each step as
-    (rows, values): W1's on a few rows (the rows of the words of a minibatch), the others dense
-    (rows None)."""
-    D, F = 7, 3
-    params = {"W1": rng.normal(size=(D, F)), "b1": rng.normal(size=F),
-              "W2": rng.normal(size=(F, F)), "b2": rng.normal(size=F)}
+def rule_problem(rng, D, F, L, dtype=np.float64, steps=STEPS):
+    """Parameters W1, b1, W2, b2 and the gradients of each step by name: W1's as (rows, values)
+    on a few rows (the words of a minibatch; none at the third step), the others dense arrays
+    with some zero entries."""
+    shapes = {"W1": (D, F), "b1": (F,), "W2": (F, L), "b2": (L,)}
+    params = {name: rng.normal(size=shape).astype(dtype) for name, shape in shapes.items()}
     sequence = []
-    for step in range(STEPS):
-        grads = {name: (None, rng.normal(size=value.shape)) for name, value in params.items()}
-        rows = np.sort(rng.choice(D, size=1 if step % 2 == 0 else rng.integers(2, D),
-                                  replace=False))
-        grads["W1"] = (rows, rng.normal(size=(len(rows), F)))
+    for step in range(steps):
+        rows = np.sort(rng.choice(D, size=0 if step == 2 else rng.integers(1, D), replace=False))
+        grads = {"W1": (rows, rng.normal(size=(len(rows), F)).astype(dtype))}
+        for name in ("b1", "W2", "b2"):
+            g = rng.normal(size=shapes[name]) * (rng.random(shapes[name]) < 0.7)
+            grads[name] = g.astype(dtype)
         sequence.append(grads)
     return params, sequence
 
@@ -694,12 +653,13 @@ def _rule_problem(rng):
 def apply_rule(rule, params, states, grads):
     """One step of an update rule (``new_state``, ``update``) on every parameter, as mlnn's lazy
     executor runs it: a gradient given as (rows, values) updates the gathered rows of θ and of
-    each state array, scattered back; (None, g) updates the whole parameter."""
-    for name, (rows, g) in grads.items():
+    each state array, scattered back; a dense gradient updates the whole parameter."""
+    for name, g in grads.items():
         theta, state = params[name], states[name]
-        if rows is None:
+        if not isinstance(g, tuple):
             call(rule.update, theta, g.copy(), state, name="update")
             continue
+        rows, g = g
         theta_rows, slots = theta[rows], {k: v[rows] for k, v in state.items()}
         call(rule.update, theta_rows, g.copy(), slots, name="update")
         theta[rows] = theta_rows
@@ -736,7 +696,7 @@ def _rule_cases():
     state)``: six steps on four parameters (W1's gradients row-sparse, b1 and b2 of one shape),
     run as mlnn's lazy executor runs a rule, against the literal loop."""
     for rng, settings in zip(case_rngs(7, 3), RMSPROP_SETTINGS[1:]):
-        params, sequence = _rule_problem(rng)
+        params, sequence = rule_problem(rng, 7, 3, 3)
         yield (f"after {STEPS} steps with η, ρ, ε = {settings}",
                [("settings", settings), ("params", params), ("sequence", sequence)])
 

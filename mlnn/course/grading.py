@@ -1,22 +1,13 @@
 """The one mechanism every grader of the notebooks uses: run, compare, name the mistake, report.
 
-A grader is a small test suite for one student function (CS231n's checks, nbgrader's hidden
-cases). :func:`check` takes the student's function, a reference with the same signature, random
-cases, and a table of :class:`Mistake` s: each mistake is a wrong answer written once, as a
-function with the student's signature, and its hint. The grader
-
-* runs the answer with :func:`run` on copies of its inputs and fails it if it changed them;
-* reports an exception raised inside the answer as the student's (:class:`StudentError`), any
-  other exception as the grader's own failure, never blamed on the student;
-* compares with :func:`judge`: None, type, shape (transposed or not), dtype (before any
-  conversion), finite values, then values; a wrong answer equal to a mistake's on the same
-  inputs is named by that mistake's hint, never by code or by the expected value;
-* judges random answers by their distribution (:func:`binomial_z`, :func:`dispersion`);
-* ends in a :class:`Report`, printed as one line, ``PASS     title: …`` or ``NOT YET  title:
-  hint``. Under nbgrader (``NBGRADER_EXECUTION`` set) a report that is not PASS also raises
-  AssertionError with that line, so that the cell fails and is scored.
-
-The tests run every mistake of every table through its grader (``tests/test_wrong_answers.py``).
+:func:`check` takes the student's function, a reference with the same signature, random cases,
+and a table of :class:`Mistake` s (a wrong answer with the student's signature and its hint).
+It runs the answer on copies of its inputs (:func:`run`), compares it with :func:`judge` (None,
+type, shape, dtype before any conversion, finite values, then values), names a wrong answer by
+the mistake it equals, never by code, and prints one line, ``PASS     title: …`` or ``NOT YET
+title: hint`` (:class:`Report`); under nbgrader (``NBGRADER_EXECUTION`` set) a report that is
+not PASS also raises AssertionError with that line. Random answers are judged by their
+distribution (:func:`binomial_z`, :func:`dispersion`).
 """
 
 import copy
@@ -302,17 +293,11 @@ def each_case(cases, one):
     return count
 
 
-def run_case(function, named, drive, name):
-    """The answer of ``function`` on one case: ``drive(function, named)`` or a plain
-    :func:`run` on copies."""
-    return drive(function, named) if drive else run(function, *named, name=name)
-
-
 def quietly(function, named, drive):
     """What a mistake answers on one case (None if it cannot run on these inputs)."""
     try:
         with np.errstate(all="ignore"):
-            return run_case(function, named, drive, "mistake")
+            return drive(function, named) if drive else run(function, *named, name="mistake")
     except Exception:
         return None
 
@@ -331,20 +316,21 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", kin
     as coarse as one choice among a few), a mistake names the error only if it gives the
     answer's values on every case. Returns the :class:`Report`.
     """
-    def one(what, named):
+    def answers(named):
+        """The student's answer and the reference's on one case."""
         answer = drive(student, named) if drive else runner(student, *named, name=name)
-        expected = run_case(reference, named, drive, "reference")
-        wrongs = ((quietly(m.answer, named, drive), m.hint) for m in mistakes)
+        return answer, drive(reference, named) if drive else run(reference, *named,
+                                                                 name="reference")
+
+    def compare(answer, expected, what, named, wrongs=()):
         if expect:
             expect(answer, expected, what, wrongs, dict(named))
         else:
             judge(answer, expected, what, wrongs, kind, tolerance, scale)
 
-    def compare(answer, expected, what, named):
-        if expect:
-            expect(answer, expected, what, (), dict(named))
-        else:
-            judge(answer, expected, what, (), kind, tolerance, scale)
+    def one(what, named):
+        wrongs = ((quietly(m.answer, named, drive), m.hint) for m in mistakes)
+        compare(*answers(named), what, named, wrongs)
 
     def equal(answer, expected, what, named):
         try:
@@ -357,9 +343,7 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", kin
         if not whole:
             count = each_case(cases() if callable(cases) else cases, one)
             return done or f"{count} random cases, inputs unchanged"
-        records = [(what, named, drive(student, named) if drive
-                    else runner(student, *named, name=name),
-                    run_case(reference, named, drive, "reference"))
+        records = [(what, named, *answers(named))
                    for what, named in (cases() if callable(cases) else cases)]
         wrong = [r for r in records if not equal(r[2], r[3], r[0], r[1])]
         if not wrong:

@@ -1,14 +1,9 @@
 """Graders of notebook 06b: the measures of Sec. 4 by hand, micro and macro averaging, and the
 choice of C for the baselines BR_B and BR_R (:func:`mlnn.paper.selection.fit_br`).
 
-Each reference is computed twice, by :mod:`mlnn.evaluation.metrics` and by the literal
-definition below (a disagreement is the grader's own failure). The ranking measures follow the
-metrics' conventions, rank(k) = #{l : s_l ≥ s_k} (ties pessimistic; rank loss counts a tie ½);
-a label with TP = FP = FN = 0 scores 1 in the macro averages, any other zero denominator 0. BR_B
-chooses C by the mean of micro- and macro-F1 of the sign predictions on the validation split,
-BR_R by the validation rank loss, the first C winning ties. A wrong answer is named by the table
-of mistakes (for the averages and the choice of C only by a mistake that gives the answer on
-every case), else its first wrong case is described.
+The references are mlnn's own :mod:`mlnn.evaluation.metrics` and :mod:`mlnn.paper.selection`
+rule; notebooks 03, 05 and 07 grade rank loss, average precision and coverage of one document
+with the same tables of mistakes (:func:`one_document`).
 """
 
 import numpy as np
@@ -23,46 +18,29 @@ TOLERANCE = 1e-9
 #: The keys of :func:`check_micro_macro`'s answer, in the paper's order.
 BIPARTITION = ("miP", "miR", "miF", "maP", "maR", "maF")
 
+#: The key of each measure in :func:`mlnn.evaluation.metrics.ranking_measures`.
+METRIC_KEY = {"one-error": "oneError", "coverage": "coverage", "rank loss": "rankloss",
+              "MAP": "MAP"}
+
+
+def measure_of(measure):
+    """``measure`` of one document (y a bool vector, s the scores) by mlnn's metrics."""
+    key = METRIC_KEY[measure]
+    return lambda y, s: float(metrics.ranking_measures(y[None, :], s[None, :])[key])
+
+
+def one_document(per_document):
+    """A per-document f(y, s) as the answer of notebooks 03, 05 and 07: f(scores, y)."""
+    return lambda s, y: per_document(np.asarray(y) > 0, np.asarray(s, dtype=np.float64))
+
 
 # ---------------------------------------------------------------------------------------------
-# the literal definitions, one document at a time (y: bool vector, s: float vector)
+# the usual mistakes, one document at a time (y: bool vector, s: float vector)
 
-def literal_one_error(y, s):
-    """1 if some label with the top score is irrelevant, else 0."""
-    top = [l for l in range(len(s)) if s[l] == max(s)]
-    return float(any(not y[l] for l in top))
-
-
-def literal_rank(s, k):
+def rank(s, k):
     """rank(k) = #{l : s_l ≥ s_k}: ties resolved pessimistically."""
-    return sum(1 for l in range(len(s)) if s[l] >= s[k])
+    return int(np.sum(s >= s[k]))
 
-
-def literal_coverage(y, s):
-    """max over relevant k of rank(k), minus 1."""
-    return float(max(literal_rank(s, k) for k in range(len(s)) if y[k]) - 1)
-
-
-def literal_rank_loss(y, s):
-    """Eq. 1 by a double loop over the (relevant, irrelevant) pairs."""
-    wrong, pairs = 0.0, 0
-    for k in range(len(s)):
-        for l in range(len(s)):
-            if y[k] and not y[l]:
-                pairs += 1
-                wrong += 1.0 if s[k] < s[l] else 0.5 if s[k] == s[l] else 0.0
-    return wrong / pairs
-
-
-def literal_average_precision(y, s):
-    """(1/|y|) Σ_{k ∈ y} #{k' ∈ y : s_k' ≥ s_k} / rank(k)."""
-    relevant = [k for k in range(len(s)) if y[k]]
-    total = sum(sum(1 for j in relevant if s[j] >= s[k]) / literal_rank(s, k) for k in relevant)
-    return total / len(relevant)
-
-
-# ---------------------------------------------------------------------------------------------
-# the usual mistakes, one document at a time
 
 def _first_top_error(y, s):
     return float(not y[int(np.argmax(s))])
@@ -107,44 +85,46 @@ def _ap_by_position(y, s):
 
 
 def _ap_all_precisions(y, s):
-    return float(np.mean([np.sum(y & (s >= s[k])) / literal_rank(s, k) for k in range(len(s))]))
+    return float(np.mean([np.sum(y & (s >= s[k])) / rank(s, k) for k in range(len(s))]))
 
 
 TOLERANT = ("scores that differ, however little, are not tied: compare them exactly, without a "
             "tolerance or rounding")
 
 
-def _rounded(literal):
+def _rounded(measure):
     """A measure that takes scores within 1e-6 of each other as tied (rounds them)."""
-    return lambda y, s: literal(y, np.round(s, 6))
+    return lambda y, s: measure(y, np.round(s, 6))
 
 
 RANKING_MISTAKES = {
     "one-error": [
-        (_rounded(literal_one_error), TOLERANT),
+        (_rounded(measure_of("one-error")), TOLERANT),
         (_first_top_error, "ties at the top: your answer depends on which tied label comes first "
                            "in the row; count an error whenever any label sharing the top score "
                            "is irrelevant"),
         (_optimistic_one_error, "ties at the top count against the ranking: a document is an "
                                 "error when any label sharing the top score is irrelevant, not "
                                 "only when all of them are"),
-        (lambda y, s: 1.0 - literal_one_error(y, s), "one-error is 1 when the top label is "
-                                                     "NOT relevant; yours is inverted")],
+        (lambda y, s: 1.0 - measure_of("one-error")(y, s),
+         "one-error is 1 when the top label is NOT relevant; yours is inverted")],
     "coverage": [
-        (_rounded(literal_coverage), TOLERANT),
-        (lambda y, s: literal_coverage(y, s) + 1, "off by one: the paper's coverage counts the "
-                                                  "steps past the top label, rank − 1 (a single "
-                                                  "relevant label ranked first has coverage 0)"),
-        (lambda y, s: literal_coverage(y, s) - 1, "off by one: rank(k) counts label k itself"),
-        (_coverage_with(_strict_rank), "ties: rank(k) counts every label scoring at least as "
-                                       "high as k (s_l ≥ s_k), not only those scoring higher"),
+        (_rounded(measure_of("coverage")), TOLERANT),
         (_coverage_with(_order_rank), "ties: your rank depends on the order of tied labels in "
                                       "the row; a tie puts k behind every label it ties with"),
-        (lambda y, s: float(min(literal_rank(s, k) for k in np.flatnonzero(y)) - 1),
+        (_coverage_with(_strict_rank), "ties: rank(k) counts every label scoring at least as "
+                                       "high as k (s_l ≥ s_k), not only those scoring higher"),
+        (lambda y, s: measure_of("coverage")(y, s) + 1, "off by one, 1 too large: the paper's "
+                                                        "coverage counts the steps past the top "
+                                                        "label, rank − 1 (a single relevant "
+                                                        "label ranked first has coverage 0)"),
+        (lambda y, s: measure_of("coverage")(y, s) - 1, "off by one, 1 too small: rank(k) counts "
+                                                        "label k itself"),
+        (lambda y, s: float(min(rank(s, k) for k in np.flatnonzero(y)) - 1),
          "coverage looks for the relevant label ranked LAST (how far down one must go to see "
          "all of y), not the first")],
     "rank loss": [
-        (_rounded(literal_rank_loss), TOLERANT),
+        (_rounded(measure_of("rank loss")), TOLERANT),
         (_rank_loss_with(0.5, lambda y: len(y)), "normalise by the number of (relevant, "
                                                  "irrelevant) pairs |y||ȳ|, not by L"),
         (_rank_loss_with(0.5, lambda y: len(y) ** 2), "normalise by |y||ȳ|, not by L²"),
@@ -155,16 +135,19 @@ RANKING_MISTAKES = {
         (_rank_loss_with(0.0, lambda y: y.sum() * (~y).sum()), "a tie between a relevant and an "
                                                                "irrelevant label counts ½ (Eq. 1), "
                                                                "not 0"),
-        (lambda y, s: 1.0 - literal_rank_loss(y, s), "rank loss counts the pairs ordered "
-                                                     "WRONGLY (relevant below irrelevant)")],
+        (_rank_loss_with(0.5, lambda y: 1), "divide by |y||ȳ|, the number of (relevant, "
+                                             "irrelevant) pairs"),
+        (lambda y, s: 1.0 - measure_of("rank loss")(y, s), "rank loss counts the pairs ordered "
+                                                           "wrongly (relevant below irrelevant), "
+                                                           "not those ordered rightly")],
     "MAP": [
-        (_rounded(literal_average_precision), TOLERANT),
-        (_ap_with(literal_rank, lambda y: len(y)), "average the precisions over the relevant "
-                                                   "labels (divide by |y|), not over all L"),
+        (_rounded(measure_of("MAP")), TOLERANT),
+        (_ap_with(rank, lambda y: len(y)), "average the precisions over the relevant labels "
+                                           "(divide by |y|), not over all L"),
         (_ap_all_precisions, "average the precisions at the ranks of the relevant labels only, "
                              "not at every label"),
-        (_ap_with(literal_rank, lambda y: 1.0), "average precision is a mean over the relevant "
-                                                "labels: divide the sum by |y|"),
+        (_ap_with(rank, lambda y: 1.0), "average precision is a mean over the relevant labels: "
+                                        "divide the sum by |y|"),
         (_ap_with(_strict_rank, lambda y: y.sum()), "ties: rank(k) counts every label scoring at "
                                                     "least as high as k (s_l ≥ s_k)"),
         (_ap_by_position, "ties: your rank depends on the order of tied labels in the row; a "
@@ -178,14 +161,6 @@ TIES = {"one-error": "a document is an error whenever any label sharing the top 
         "rank loss": "a (relevant, irrelevant) pair with equal scores counts ½",
         "MAP": "rank(k) = #{l : s_l ≥ s_k} and the relevant k' with s_k' ≥ s_k both count the "
                "labels tied with k"}
-
-LITERAL = {"one-error": literal_one_error, "coverage": literal_coverage,
-           "rank loss": literal_rank_loss, "MAP": literal_average_precision}
-
-#: The key of each measure in :func:`mlnn.evaluation.metrics.ranking_measures`.
-METRIC_KEY = {"one-error": "oneError", "coverage": "coverage", "rank loss": "rankloss",
-              "MAP": "MAP"}
-
 
 # ---------------------------------------------------------------------------------------------
 # the cases of the ranking exercises
@@ -263,16 +238,8 @@ def _describe_document(y, s, index, n):
 
 
 def ranking_reference(measure, Y, S):
-    """Per-document values of ``measure``: the literal definition, checked against
-    :func:`mlnn.evaluation.metrics.ranking_measures` on each row (a disagreement is the
-    grader's own failure and raises RuntimeError)."""
-    Y = np.asarray(Y) > 0
-    literal = np.array([LITERAL[measure](y, s) for y, s in zip(Y, S)])
-    library = np.array([metrics.ranking_measures(Y[i:i + 1], S[i:i + 1])[METRIC_KEY[measure]]
-                        for i in range(len(Y))])
-    if not close(literal, library, TOLERANCE):
-        raise RuntimeError(f"the literal {measure} and mlnn.evaluation.metrics disagree")
-    return literal
+    """Per-document values of ``measure`` by :func:`mlnn.evaluation.metrics.ranking_measures`."""
+    return np.array([measure_of(measure)(y, s) for y, s in zip(np.asarray(Y) > 0, S)])
 
 
 def _rows(per_document):
@@ -348,20 +315,11 @@ def _prf(tp, fp, fn, **convention):
             _ratios(2 * tp, 2 * tp + fp + fn, empty, **convention))
 
 
-def literal_bipartition(Y_true, Y_pred):
-    """micro and macro P/R/F1 counted with loops over documents and labels (MULAN's
+def bipartition_reference(Y_true, Y_pred):
+    """micro and macro P/R/F1 by :func:`mlnn.evaluation.metrics.bipartition_measures` (MULAN's
     convention: a label with TP = FP = FN = 0 scores 1, any other zero denominator 0)."""
-    t, p = np.asarray(Y_true) > 0, np.asarray(Y_pred) > 0
-    n, L = t.shape
-    tp, fp, fn = np.zeros(L), np.zeros(L), np.zeros(L)
-    for i in range(n):
-        for l in range(L):
-            tp[l] += t[i, l] and p[i, l]
-            fp[l] += p[i, l] and not t[i, l]
-            fn[l] += t[i, l] and not p[i, l]
-    micro = _prf(np.array(tp.sum()), np.array(fp.sum()), np.array(fn.sum()))
-    macro = _prf(tp, fp, fn)
-    return dict(zip(BIPARTITION, [float(v) for v in micro] + [float(v.mean()) for v in macro]))
+    values = metrics.bipartition_measures(Y_true, Y_pred)
+    return {key: float(values[key]) for key in BIPARTITION}
 
 
 def _macro_with(keep=None, micro_too=False, **convention):
@@ -379,7 +337,7 @@ def _macro_with(keep=None, micro_too=False, **convention):
 
 def _over_documents(which):
     def bipartition(Y_true, Y_pred):
-        result = literal_bipartition(Y_true, Y_pred)
+        result = bipartition_reference(Y_true, Y_pred)
         per_doc = [float(v.mean()) for v in _prf(*_counts(Y_true, Y_pred, 1))]
         result.update(zip(("miP", "miR", "miF") if which == "micro" else ("maP", "maR", "maF"),
                           per_doc))
@@ -388,24 +346,24 @@ def _over_documents(which):
 
 
 def _micro_as_label_mean(Y_true, Y_pred):
-    result = literal_bipartition(Y_true, Y_pred)
+    result = bipartition_reference(Y_true, Y_pred)
     result.update(miP=result["maP"], miR=result["maR"], miF=result["maF"])
     return result
 
 
 def _micro_f1_as_label_mean(Y_true, Y_pred):
-    result = literal_bipartition(Y_true, Y_pred)
+    result = bipartition_reference(Y_true, Y_pred)
     return {**result, "miF": result["maF"]}
 
 
 def _harmonic_maF(Y_true, Y_pred):
-    result = literal_bipartition(Y_true, Y_pred)
+    result = bipartition_reference(Y_true, Y_pred)
     P, R = result["maP"], result["maR"]
     return {**result, "maF": 2 * P * R / (P + R) if P + R > 0 else 0.0}
 
 
 def _swapped(Y_true, Y_pred):
-    result = literal_bipartition(Y_true, Y_pred)
+    result = bipartition_reference(Y_true, Y_pred)
     return {**result, "miP": result["miR"], "miR": result["miP"], "maP": result["maR"],
             "maR": result["maP"]}
 
@@ -461,16 +419,6 @@ def bipartition_cases(count=30, seed=2015):
             Y_true[:, -2] = False                          # only predicted (or nothing)
         cases.append((Y_true, Y_pred))
     return [(np.asarray(t, dtype=np.int8), np.asarray(p, dtype=np.int8)) for t, p in cases]
-
-
-def bipartition_reference(Y_true, Y_pred):
-    """The literal counts, checked against :func:`mlnn.evaluation.metrics.bipartition_measures`
-    (RuntimeError, the grader's own failure, if they disagree)."""
-    literal = literal_bipartition(Y_true, Y_pred)
-    library = metrics.bipartition_measures(Y_true, Y_pred)
-    if not all(close(literal[k], library[k], TOLERANCE) for k in BIPARTITION):
-        raise RuntimeError("the literal micro/macro measures and mlnn.evaluation.metrics disagree")
-    return literal
 
 
 def _bipartition_answer(answer):

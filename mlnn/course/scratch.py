@@ -1,14 +1,11 @@
-r"""Graders of notebook 01b, where the student builds the paper's network (Sec. 3.2, Eq. 2; CE,
-Eq. 6; PWE, Eq. 3; AdaGrad, Sec. 3.5) from zero, piece by piece, in plain NumPy/SciPy.
+r"""Graders of notebook 01b, where the student builds the paper's network (Eq. 2) from zero, with
+CE (Eq. 6) or PWE (Eq. 3, Sec. 3.2) at the output, ReLU hidden units and AdaGrad (Sec. 3.5).
 
-Each grader tries its piece on random minibatches (n, D, F, L, documents without words, label
-sets with |y| ≠ |ȳ| and documents PWE excludes, float64 and float32, saturated outputs) against
-mlnn's own code, whose gradients are first checked against central differences; the AdaGrad,
-update and training-loop graders are in :mod:`~mlnn.course.scratch_training`, the cases and the
-guards on the inputs (X never made dense, no full D × F product, no O(L²) work where O(L) is
-asked) in :mod:`~mlnn.course.scratch_cases`. :func:`yours_if` lets the notebook run before the
-student has written anything: a piece that has not passed is replaced, in the cells below, by
-the worked solution (``notebooks/solutions/ex01b_build_it_from_zero.py``).
+Each piece is tried on random minibatches against mlnn's own code, whose gradients are first
+checked against central differences. The cases and the guards on the inputs (X never made
+dense, no full D × F product, no O(L²) work where O(L) is asked) are in
+:mod:`~mlnn.course.scratch_cases`, the learning pieces in :mod:`~mlnn.course.scratch_training`.
+:func:`yours_if` replaces a piece that has not passed by the worked solution's in the cells below.
 """
 
 import importlib.util
@@ -166,7 +163,7 @@ def _expect_pwe(answer, expected, what, wrongs, inputs):
 
 
 def _pwe_cases():
-    """``pwe_delta2_pairs(z2, o, Y)`` → PWE's δ2 through tanh outputs (Eq. 3, Sec. 3.4)."""
+    """``pwe_delta2_pairs(z2, o, Y)`` → PWE's δ2 (Eq. 10, Sec. 3.4) through tanh outputs."""
     yield from delta_cases("tanh", 30)
 
 

@@ -11,7 +11,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from mlnn.course.grading import NotYet, StudentError, as_array, judge, relative_error, run
+from mlnn.course.grading import (NotYet, StudentError, as_array, judge, label_rows,
+                                 relative_error, run)
 from mlnn.nn.gradcheck import loss_of_param, numerical_gradient
 from mlnn.nn.losses import CrossEntropy
 from mlnn.nn.network import Network
@@ -26,11 +27,6 @@ SHAPES = [(6, 12, 5, 5, np.float64), (1, 6, 3, 4, np.float64), (4, 9, 4, 3, np.f
 
 #: How far mlnn's analytic gradients may be from central differences (else the grader is wrong).
 FD_TOLERANCE = 1e-5
-
-
-def tolerance(dtype):
-    """The relative error within which an answer counts as equal to the reference."""
-    return 1e-7 if np.dtype(dtype) == np.float64 else 2e-4
 
 
 # -- inputs --------------------------------------------------------------------------------------
@@ -139,9 +135,7 @@ def documents(rng, n, D, dtype=np.float64, empty=True):
 def labels(rng, n, L, dtype=np.float64, excluded=True):
     """n × L 0/1 labels, |y| uniform in 1 … L − 1 (so mostly |y| ≠ |ȳ|); with ``excluded`` and
     n > 2 one document has no relevant label and one has every label relevant."""
-    Y = np.zeros((n, L), dtype=dtype)
-    for row, size in zip(Y, rng.integers(1, L, size=n)):
-        row[rng.choice(L, size=size, replace=False)] = 1
+    Y = label_rows(rng, n, L).astype(dtype)
     if excluded and n > 2:
         Y[0], Y[1] = 0, 1
     return Y

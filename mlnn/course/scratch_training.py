@@ -7,31 +7,35 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.stats import chisquare
 
-from mlnn.course.graders import apply_rule
+from mlnn.course.graders import apply_rule, rule_problem
 from mlnn.course.grading import (NotYet, StudentError, close, expect_dtype, grade, pristine,
-                                 same)
-from mlnn.course.scratch_cases import (SHAPES, GuardedCSR, agree, backward_case, expect_gradients,
-                                       run_guarded, tolerance)
+                                 same, tolerance_of)
+from mlnn.course.scratch_cases import (SHAPES, GuardedCSR, backward_case, expect_gradients,
+                                       run_guarded)
 from mlnn.nn.optimizers import AdaGrad as ReferenceAdaGrad
 
 
 # -- AdaGrad -------------------------------------------------------------------------------------
 
-def adagrad_run(params, steps, eta0, epsilon, variant="right"):
-    """θ after ``steps`` (lists of dense gradients by name) of AdaGrad or of a wrong variant."""
-    params = {name: value.astype(np.float64) for name, value in params.items()}
-    G = {name: np.zeros_like(value) for name, value in params.items()}
-    for grads in steps:
-        for name, g in grads.items():
-            before = G[name].copy()
-            G[name] = g * g if variant == "reset" else G[name] + g * g
-            denominator = {"no_sqrt": G[name] + epsilon, "inside": np.sqrt(G[name] + epsilon),
-                           "before": np.sqrt(before) + epsilon}.get(variant,
-                                                                     np.sqrt(G[name]) + epsilon)
-            step = eta0 * g if variant == "sgd" else eta0 * g / np.where(denominator > 0,
-                                                                         denominator, 1)
-            params[name] = params[name] + step if variant == "uphill" else params[name] - step
-    return params
+class AdaGradVariant:
+    """AdaGrad with one of :data:`ADAGRAD_MISTAKES`, written as mlnn writes a rule
+    (``new_state``, ``update``) so that it runs as mlnn's AdaGrad does."""
+
+    def __init__(self, eta0, epsilon, variant):
+        self.eta0, self.epsilon, self.variant = eta0, epsilon, variant
+
+    def new_state(self, theta):
+        return {"G": np.zeros_like(theta)}
+
+    def update(self, theta, g, state):
+        G, before = state["G"], state["G"].copy()
+        G[...] = g * g if self.variant == "reset" else G + g * g
+        denominator = {"no_sqrt": G + self.epsilon, "inside": np.sqrt(G + self.epsilon),
+                       "before": np.sqrt(before) + self.epsilon}.get(self.variant,
+                                                                     np.sqrt(G) + self.epsilon)
+        step = self.eta0 * g if self.variant == "sgd" else self.eta0 * g / np.where(
+            denominator > 0, denominator, 1)
+        theta += step if self.variant == "uphill" else -step
 
 
 ADAGRAD_MISTAKES = {
@@ -44,52 +48,18 @@ ADAGRAD_MISTAKES = {
 }
 
 
-def adagrad_steps(rng, params, count=5):
-    """``count`` gradient dicts: W1 as (rows, values) on random rows (one step with no row)."""
-    D = params["W1"].shape[0]
-    steps = []
-    for t in range(count):
-        rows = np.sort(rng.choice(D, size=0 if t == 2 else rng.integers(1, D), replace=False))
-        grads = {"W1": (rows, rng.normal(size=(len(rows), params["W1"].shape[1])))}
-        for name in ("b1", "W2", "b2"):
-            grads[name] = rng.normal(size=params[name].shape) * (rng.random(params[name].shape)
-                                                                  < 0.7)
-        dtype = params["W1"].dtype
-        steps.append({name: (g[0], g[1].astype(dtype)) if name == "W1" else g.astype(dtype)
-                      for name, g in grads.items()})
-    return steps
-
-
-def dense_steps(steps, params):
-    """The steps with W1's (rows, values) made dense, for :func:`adagrad_run`."""
-    out = []
-    for grads in steps:
-        W1 = np.zeros(params["W1"].shape)
-        W1[grads["W1"][0]] = grads["W1"][1]
-        out.append({**{k: np.asarray(v, float) for k, v in grads.items() if k != "W1"}, "W1": W1})
-    return out
-
-
-def reference_adagrad(params, steps, eta0, epsilon):
-    """θ after the steps by mlnn's AdaGrad rule (W1 on the rows given), on copies."""
+def run_rule(rule, params, steps):
+    """θ after the steps by a rule (W1 on the rows given), on copies."""
     params = {name: value.copy() for name, value in params.items()}
-    rule = ReferenceAdaGrad(eta0, epsilon=epsilon)
     states = {name: rule.new_state(theta) for name, theta in params.items()}
     for grads in steps:
-        apply_rule(rule, params, states, {name: g if name == "W1" else (None, g)
-                                          for name, g in grads.items()})
+        apply_rule(rule, params, states, grads)
     return params
 
 
 #: (η0, ε, (D, F, L), dtype) of the AdaGrad cases; F = L once, so that b1 and b2 have one shape.
 ADAGRAD_CASES = [(0.1, 1e-8, (7, 3, 4), np.float64), (0.03, 0.5, (5, 4, 4), np.float64),
                  (1.0, 1e-3, (9, 2, 5), np.float64), (0.3, 0.1, (6, 3, 3), np.float32)]
-
-
-def random_params(rng, D, F, L, dtype=np.float64):
-    """Random W1, b1, W2, b2 of the given shapes and dtype."""
-    shapes = {"W1": (D, F), "b1": (F,), "W2": (F, L), "b2": (L,)}
-    return {name: rng.normal(size=shape).astype(dtype) for name, shape in shapes.items()}
 
 
 def new_optimizer(AdaGrad, eta0, epsilon):
@@ -176,30 +146,27 @@ def take_steps(optimizer, params, steps):
 
 def expect_adagrad(answer, start, steps, eta0, epsilon):
     """The parameters after the steps equal mlnn's AdaGrad; else name the mistake."""
-    reference = reference_adagrad(start, steps, eta0, epsilon)
-    dense = dense_steps(steps, start)
-    for name, value in adagrad_run(start, dense, eta0, epsilon).items():
-        agree(value, reference[name], f"AdaGrad's {name}")
+    reference = run_rule(ReferenceAdaGrad(eta0, epsilon=epsilon), start, steps)
     if all(np.array_equal(answer[name], start[name]) for name in start):
         raise NotYet("no answer yet (step changed no parameter)")
-    dtype = start["W1"].dtype
+    tolerance = tolerance_of(start["W1"])
     if not all(np.all(np.isfinite(np.asarray(answer[name], float))) for name in start):
         raise NotYet("a parameter became NaN or infinite: ε in √G + ε guards the division "
                      "where G is still 0 (an entry whose gradient has been 0 so far)")
-    if all(close(answer[name], reference[name], tolerance(dtype)) for name in start):
+    if all(close(answer[name], reference[name], tolerance) for name in start):
         for name in start:
             expect_dtype(np.asarray(answer[name]), start[name], name, "f")
         return
     for variant, hint in ADAGRAD_MISTAKES.items():
-        wrong = adagrad_run(start, dense, eta0, epsilon, variant)
-        if all(close(answer[name], wrong[name], tolerance(dtype)) for name in start):
+        wrong = run_rule(AdaGradVariant(eta0, epsilon, variant), start, steps)
+        if all(close(answer[name], wrong[name], tolerance) for name in start):
             raise NotYet(hint)
     touched = np.unique(np.concatenate([grads["W1"][0] for grads in steps]))
     untouched = np.setdiff1d(np.arange(start["W1"].shape[0]), touched)
     if not np.array_equal(answer["W1"][untouched], start["W1"][untouched]):
         raise NotYet("rows of W1 without a gradient changed; W1's gradient (rows, values) "
                      "applies to the rows listed in rows only")
-    wrong = [name for name in start if not close(answer[name], reference[name], tolerance(dtype))]
+    wrong = [name for name in start if not close(answer[name], reference[name], tolerance)]
     raise NotYet(f"after {len(steps)} steps {', '.join(wrong)} differ from AdaGrad's: per "
                  "parameter, G ← G + g² accumulated over the steps, θ ← θ − η0 g / (√G + ε), "
                  "on the rows given for W1")
@@ -215,8 +182,7 @@ def check_adagrad(AdaGrad):
         expect_separate_state(AdaGrad)
         for number, (eta0, epsilon, (D, F, L), dtype) in enumerate(ADAGRAD_CASES):
             rng = np.random.default_rng([70, number])
-            start = random_params(rng, D, F, L, dtype)
-            steps = adagrad_steps(rng, start)
+            start, steps = rule_problem(rng, D, F, L, dtype, steps=5)
             params = {name: value.copy() for name, value in start.items()}
             params["W1"] = watched(start["W1"])
             answer = take_steps(new_optimizer(AdaGrad, eta0, epsilon), params, steps)
@@ -242,8 +208,8 @@ def expect_separate_state(AdaGrad):
     rng = np.random.default_rng(78)
     first, second = new_optimizer(AdaGrad, 0.1, 1e-8), new_optimizer(AdaGrad, 0.5, 0.01)
     before = state_of(second)
-    start = random_params(rng, 6, 3, 4)
-    take_steps(first, start, adagrad_steps(rng, start, 1))
+    start, steps = rule_problem(rng, 6, 3, 4, steps=1)
+    take_steps(first, start, steps)
     if not same(before, state_of(second)):
         raise NotYet(INTERFERE)
 
@@ -253,14 +219,14 @@ def expect_own_state(AdaGrad):
     rng = np.random.default_rng(79)
     runs = []
     for eta0, epsilon in ((0.1, 1e-8), (0.5, 0.01)):
-        start = random_params(rng, 6, 3, 4)
-        runs.append((new_optimizer(AdaGrad, eta0, epsilon), start, adagrad_steps(rng, start),
+        start, steps = rule_problem(rng, 6, 3, 4, steps=5)
+        runs.append((new_optimizer(AdaGrad, eta0, epsilon), start, steps,
                      {name: value.copy() for name, value in start.items()}, eta0, epsilon))
     for t in range(5):
         for optimizer, _, steps, params, _, _ in runs:
             take_steps(optimizer, params, steps[t:t + 1])
     for _, start, steps, params, eta0, epsilon in runs:
-        reference = reference_adagrad(start, steps, eta0, epsilon)
+        reference = run_rule(ReferenceAdaGrad(eta0, epsilon=epsilon), start, steps)
         if not all(close(params[name], reference[name]) for name in start):
             raise NotYet(INTERFERE)
 
