@@ -8,10 +8,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, binomial_z, call,
-                                 case_rngs, close, dispersion, exercise, expect_items,
-                                 expect_shape, explaining, grade, judge, label_rows, pair, run,
-                                 sparse_rows)
-from mlnn.course.measures import RANKING_MISTAKES, measure_of, one_document
+                                 case_rngs, dispersion, exercise, expect_items, expect_shape,
+                                 explaining, grade, judge, label_rows, pair, run, sparse_rows)
+from mlnn.course.measures import RANKING_MISTAKES, measure_of, scores_first
 from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES
 from mlnn.evaluation.thresholds import optimal_thresholds, ridge
 from mlnn.figures.landscapes import loss_surface, surface_gradient
@@ -146,18 +145,18 @@ PWE_MISTAKES = [
     Mistake("δ2 is per document: no 1/n here", lambda z2, o, Y: pwe_reference(z2, o, Y) / len(o))]
 
 
-def _one_document(batch):
+def _delta2_of_one(batch):
     """A δ2 function of documents (z2, o, Y) as one of one document (o, y)."""
     return lambda o, y: batch(np.arctanh(o)[None, :], np.asarray(o)[None, :],
                               np.asarray(y)[None, :])[0]
 
 
 #: PWE_MISTAKES for one document (the last, a division by n, means nothing for one).
-PWE_ONE_MISTAKES = [Mistake(m.hint, _one_document(m.answer)) for m in PWE_MISTAKES[:-1]]
+PWE_ONE_MISTAKES = [Mistake(m.hint, _delta2_of_one(m.answer)) for m in PWE_MISTAKES[:-1]]
 
 
 def _pwe_reference(o, y):
-    return _one_document(pwe_reference)(o, y)
+    return _delta2_of_one(pwe_reference)(o, y)
 
 
 def _pwe_cases():
@@ -272,12 +271,12 @@ check_pwe_landscape = exercise("check_pwe_landscape", "PWE landscape in closed f
                                scale="check how the pair terms are counted and averaged")
 
 
-def _ce_slope(W1, W2_1, c):
+def _ce_slope(W1, W2_1):
     return _on_grid(lambda a, b: surface_gradient(loss_surface("ce", "tanh", a, b))[1], W1, W2_1)
 
 
 CE_SLOPE_MISTAKES = [
-    Mistake("the sign is flipped", lambda W1, W2_1: -_ce_slope(W1, W2_1, 0)),
+    Mistake("the sign is flipped", lambda W1, W2_1: -_ce_slope(W1, W2_1)),
     Mistake("δ2 alone: ∂z2/∂W2_1 contributes a factor", lambda W1, W2_1: _sigmoid_z2(W1, W2_1) - 1),
     Mistake("the factor from z2 = W2_1 h is the hidden unit's output h, not its input W1",
             lambda W1, W2_1: (_sigmoid_z2(W1, W2_1) - 1) * W1),
@@ -293,8 +292,7 @@ def _ce_slope_cases():
         yield what.replace("J on", "∂J/∂W2_1 on"), named[:2]
 
 
-check_ce_slope = exercise("check_ce_slope", "CE slope along W2_1",
-                          lambda W1, W2_1: _ce_slope(W1, W2_1, 0), _ce_slope_cases,
+check_ce_slope = exercise("check_ce_slope", "CE slope along W2_1", _ce_slope, _ce_slope_cases,
                           CE_SLOPE_MISTAKES)
 
 
@@ -331,8 +329,8 @@ def _per_document(label, measure, seed, noun=None):
                 yield (f"the {noun} of a document with L = {len(y)}, |y| = {np.sum(y > 0)} and "
                        f"{kind}", [("scores", s), ("y", y)])
     cases.__doc__ = f"``(scores, y)`` of one document → the {noun} (Sec. 4)."
-    return exercise(label, f"{noun} of one document", one_document(measure_of(measure)), cases,
-                    [Mistake(hint, one_document(m)) for m, hint in RANKING_MISTAKES[measure]],
+    return exercise(label, f"{noun} of one document", scores_first(measure_of(measure)), cases,
+                    [Mistake(hint, scores_first(m)) for m, hint in RANKING_MISTAKES[measure]],
                     kind="biuf")
 
 
@@ -766,19 +764,21 @@ def _dropout_masks(inverted_dropout, h, rate, seed, draws):
     for _ in range(draws):
         dropped, mask = pair(run(inverted_dropout, ("h", h), ("rate", rate), ("rng", rng)),
                              "inverted_dropout's result")
-        mask = as_array(mask, what)
+        mask = as_array(mask, what).astype(float)
         expect_shape(mask, h.shape, what)
-        values = set(np.unique(mask.astype(float)).round(9)) - {0.0}
-        if values and values <= {round(1 / rate, 9)} and rate != 0.5:
-            raise NotYet(f"{what}: kept units are scaled by 1/rate; the scale must make the "
-                         "expected value of h ∘ mask equal to h")
-        if values == {1.0}:
-            raise NotYet(f"{what} holds only 0 and 1: the kept units are not scaled")
-        if not values <= {round(1 / (1 - rate), 9)}:
-            raise NotYet(f"{what} must hold only 0 (dropped) and the scale of a kept unit")
+        judge_scale(mask[mask != 0], np.ones(np.count_nonzero(mask)), rate, what)
         judge(dropped, h * mask, f"h ∘ mask at rate {rate}")
         kept.append(mask > 0)
     return np.array(kept)
+
+
+def judge_scale(kept, original, rate, what):
+    """The kept values of inverted dropout: ``original`` scaled by 1/(1 − rate)."""
+    judge(kept, original / (1 - rate), f"the scale of a kept entry in {what}", [
+        (original, "the kept entries are not scaled"),
+        (original / rate, "the kept entries are scaled by 1/rate; the scale must keep each "
+                          "entry's expected value")],
+          scale="a kept entry is scaled by 1/(1 − rate)")
 
 
 def judge_kept(kept, rate, column, row, trials=None, noun="units"):
@@ -864,12 +864,7 @@ def _input_dropout_kept(input_dropout, X, rate, seed):
         raise NotYet(f"{what}: a zero input became nonzero")
     stored, given = original[original != 0], dense[original != 0]
     kept = given != 0
-    if np.any(kept) and np.allclose(given[kept], stored[kept]):
-        raise NotYet(f"{what}: the kept entries are not scaled")
-    if rate != 0.5 and np.any(kept) and close(given[kept], stored[kept] / rate):
-        raise NotYet(f"{what}: kept entries are scaled by 1/rate; the scale must keep each "
-                     "entry's expected value")
-    judge(given[kept], stored[kept] / (1 - rate), f"the kept entries at rate {rate}")
+    judge_scale(given[kept], stored[kept], rate, what)
     return kept
 
 

@@ -3,7 +3,7 @@ choice of C for the baselines BR_B and BR_R (:func:`mlnn.paper.selection.fit_br`
 
 The references are mlnn's own :mod:`mlnn.evaluation.metrics` and :mod:`mlnn.paper.selection`
 rule; notebooks 03, 05 and 07 grade rank loss, average precision and coverage of one document
-with the same tables of mistakes (:func:`one_document`).
+with the same tables of mistakes (:func:`scores_first`).
 """
 
 import numpy as np
@@ -29,7 +29,7 @@ def measure_of(measure):
     return lambda y, s: float(metrics.ranking_measures(y[None, :], s[None, :])[key])
 
 
-def one_document(per_document):
+def scores_first(per_document):
     """A per-document f(y, s) as the answer of notebooks 03, 05 and 07: f(scores, y)."""
     return lambda s, y: per_document(np.asarray(y) > 0, np.asarray(s, dtype=np.float64))
 
@@ -37,7 +37,7 @@ def one_document(per_document):
 # ---------------------------------------------------------------------------------------------
 # the usual mistakes, one document at a time (y: bool vector, s: float vector)
 
-def rank(s, k):
+def pessimistic_rank(s, k):
     """rank(k) = #{l : s_l ≥ s_k}: ties resolved pessimistically."""
     return int(np.sum(s >= s[k]))
 
@@ -85,7 +85,8 @@ def _ap_by_position(y, s):
 
 
 def _ap_all_precisions(y, s):
-    return float(np.mean([np.sum(y & (s >= s[k])) / rank(s, k) for k in range(len(s))]))
+    return float(np.mean([np.sum(y & (s >= s[k])) / pessimistic_rank(s, k)
+                          for k in range(len(s))]))
 
 
 TOLERANT = ("scores that differ, however little, are not tied: compare them exactly, without a "
@@ -120,7 +121,7 @@ RANKING_MISTAKES = {
                                                         "label ranked first has coverage 0)"),
         (lambda y, s: measure_of("coverage")(y, s) - 1, "off by one, 1 too small: rank(k) counts "
                                                         "label k itself"),
-        (lambda y, s: float(min(rank(s, k) for k in np.flatnonzero(y)) - 1),
+        (lambda y, s: float(min(pessimistic_rank(s, k) for k in np.flatnonzero(y)) - 1),
          "coverage looks for the relevant label ranked LAST (how far down one must go to see "
          "all of y), not the first")],
     "rank loss": [
@@ -142,12 +143,12 @@ RANKING_MISTAKES = {
                                                            "not those ordered rightly")],
     "MAP": [
         (_rounded(measure_of("MAP")), TOLERANT),
-        (_ap_with(rank, lambda y: len(y)), "average the precisions over the relevant labels "
-                                           "(divide by |y|), not over all L"),
+        (_ap_with(pessimistic_rank, lambda y: len(y)),
+         "average the precisions over the relevant labels (divide by |y|), not over all L"),
         (_ap_all_precisions, "average the precisions at the ranks of the relevant labels only, "
                              "not at every label"),
-        (_ap_with(rank, lambda y: 1.0), "average precision is a mean over the relevant labels: "
-                                        "divide the sum by |y|"),
+        (_ap_with(pessimistic_rank, lambda y: 1.0),
+         "average precision is a mean over the relevant labels: divide the sum by |y|"),
         (_ap_with(_strict_rank, lambda y: y.sum()), "ties: rank(k) counts every label scoring at "
                                                     "least as high as k (s_l ≥ s_k)"),
         (_ap_by_position, "ties: your rank depends on the order of tied labels in the row; a "
