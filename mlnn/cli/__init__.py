@@ -11,6 +11,7 @@ module          commands
 ``reproduce``   ``reproduce``: the paper's Table 3 on datasets × seeds, resumable
 ``experiment``  ``experiment``: the convergence experiments behind Figs. 3-4
 ``bench``       ``bench``: seconds per epoch, where the time goes, peak memory
+``course``      ``course metadata | source``: the course in nbgrader's format
 ==============  ===========================================================================
 
 Options shared by several commands are spelled the same everywhere (:mod:`mlnn.cli.options`):
@@ -46,10 +47,10 @@ import warnings
 from mlnn.base import interrupts
 from mlnn.base.errors import MLNNError, MLNNWarning
 from mlnn.base.fileio import os_error_message
-from mlnn.cli import bench, data, experiment, model, reproduce
+from mlnn.cli import bench, course, data, experiment, model, reproduce
 
 #: The command groups, in the order ``--help`` lists them.
-COMMAND_GROUPS = (data, model, reproduce, bench, experiment)
+COMMAND_GROUPS = (data, model, reproduce, bench, experiment, course)
 
 
 class ArgumentError(MLNNError):
