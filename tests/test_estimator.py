@@ -608,3 +608,14 @@ def test_the_description_states_each_default_once_and_checks_it():
     assert entries == list(PARAMS) == list(inspect.signature(MultiLabelNN).parameters)
     for name, param in PARAMS.items():
         param.check(param.default, name)              # every default passes its own check
+
+
+@pytest.mark.parametrize("stopping", ["meanF", "meanF_best"])
+def test_a_rule_that_needs_validation_data_is_refused_without_it(stopping, data):
+    X, Y = data.X_train, data.Y_train
+    model = MultiLabelNN(hidden_units=4, max_epochs=2, stopping=stopping, validation_fraction=0,
+                         random_state=0)
+    with pytest.raises(MLNNError, match=f"^stopping rule '{stopping}' needs validation data"):
+        model.fit(X, Y)
+    MultiLabelNN(hidden_units=4, max_epochs=2, stopping="fixed", validation_fraction=0,
+                 random_state=0).fit(X, Y)          # a fixed budget needs none

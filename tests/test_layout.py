@@ -17,7 +17,7 @@ PACKAGE = ROOT / "mlnn"
 #: The commands ``python -m mlnn --help`` must list.
 COMMANDS = ("data", "train", "evaluate", "predict", "reproduce", "bench", "experiment")
 
-#: The most lines a function may span (STYLE.md: short functions).
+#: The most lines a function may span: short functions, each readable on one screen.
 MAX_FUNCTION_LINES = 60
 
 

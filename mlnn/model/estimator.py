@@ -81,8 +81,6 @@ class MultiLabelNN:
         :meth:`transform_text` (and ``predict --text``) classify raw text.
     """
 
-    _estimator_type = "classifier"        # how scikit-learn < 1.6 recognises a classifier
-
     def __init__(self, *, hidden_units=DEFAULT.hidden_units,
                  hidden_activation=DEFAULT.hidden_activation, loss=DEFAULT.loss,
                  optimizer=DEFAULT.optimizer, learning_rate=DEFAULT.learning_rate,
@@ -202,6 +200,12 @@ class MultiLabelNN:
             X, Y, X_val, Y_val = self._validation_split(X, Y)
             if X_val is not None:
                 check_validation_labels(Y_val, f"validation_fraction={self.validation_fraction}")
+        needs_validation = sorted({self.stopping, *rules} - {"rankloss", "fixed"})
+        if X_val is None and needs_validation:
+            raise MLNNError(f"stopping rule {needs_validation[0]!r} needs validation data: pass "
+                            "X_val, Y_val or a validation_fraction > 0 (without validation data "
+                            "only stopping='fixed', or the default 'rankloss', which then trains "
+                            "max_epochs epochs)")
         network, loss, optimizer = self._components(X.shape[1], Y.shape[1])
         watch = RuleWatch(rules, self.patience)
         stopper, validate = (self._stopping(X, Y, network, rules) if X_val is not None
@@ -356,11 +360,6 @@ class MultiLabelNN:
                                            single_output=False),
                     classifier_tags=ClassifierTags(multi_class=False, multi_label=True),
                     input_tags=InputTags(sparse=True))
-
-    def _more_tags(self):
-        """The same tags for scikit-learn before 1.6."""
-        return {"multilabel": True, "multioutput_only": True, "binary_only": True,
-                "requires_y": True, "X_types": ["2darray", "sparse"]}
 
     def save(self, path, include_optimizer=False):
         """Write the fitted model to one ``.npz`` file (see :mod:`mlnn.model.modelfile`).

@@ -251,14 +251,14 @@ def train(network, loss, optimizer, X, Y, *, batch_size=64, max_epochs=100, max_
     rng = np.random.default_rng(random_state)
     run = _Run(network, optimizer, (X_val, Y_val, validate), early_stopping, callbacks, verbose)
     with np.errstate(over="ignore", invalid="ignore"):    # divergence is detected and reported
-        return _epochs(run, network, loss, optimizer, (X, Y), (batch_size, max_epochs,
-                       max_updates, eval_every), (dropout, input_dropout), rng)
+        return _epochs(run, network, loss, optimizer, X, Y, rng, batch_size=batch_size,
+                       max_epochs=max_epochs, max_updates=max_updates, eval_every=eval_every,
+                       dropout=dropout, input_dropout=input_dropout)
 
 
-def _epochs(run, network, loss, optimizer, data, schedule, rates, rng):
+def _epochs(run, network, loss, optimizer, X, Y, rng, *, batch_size, max_epochs, max_updates,
+            eval_every, dropout, input_dropout):
     """The loop of :func:`train`: epochs of minibatch updates, evaluations; the History."""
-    (X, Y), (batch_size, max_epochs, max_updates, eval_every) = data, schedule
-    dropout, input_dropout = rates
     stop = False
     for epoch in range(1, max_epochs + 1):
         for X_batch, Y_batch in minibatches(X, Y, batch_size, rng):
