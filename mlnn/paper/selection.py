@@ -142,13 +142,13 @@ def refit(model, X, Y, outcome=None, stopping=None):
     """Train ``model``'s hyper-parameters again on all of (X, Y), for the number of epochs a
     stopping rule chose, with the threshold λ chosen with it and no validation split; returns
     the new estimator. ``outcome`` is the rule's :func:`rule_outcome` (default: ``model``'s own
-    early-stopped epoch and λ); ``stopping`` names the rule in the refit's parameters."""
+    early-stopped epoch and λ). The refit trains that fixed number of epochs; ``stopping`` then
+    names the rule that chose it in the refit's parameters."""
     epochs = outcome["epoch"] if outcome else int(model.history_.best["epoch"])
     lam = outcome["threshold_lambda"] if outcome else model.threshold_lambda_
     final = MultiLabelNN(**model.get_params()).set_params(
-        max_epochs=int(epochs), validation_fraction=0.0, threshold_lambda=lam,
-        stopping=stopping or model.stopping)
-    return final.fit(X, Y)
+        max_epochs=int(epochs), validation_fraction=0.0, threshold_lambda=lam, stopping="fixed")
+    return final.fit(X, Y).set_params(stopping=stopping or model.stopping)
 
 
 def _summary(eta, outcome):
