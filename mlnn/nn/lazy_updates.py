@@ -182,6 +182,7 @@ class LazyRows:
         self.decay_biases = check_bool(decay_biases, "decay_biases")
         self.state = {}
         self.t = 0
+        self._workspace = {}       # the reused buffers of :meth:`_buffers`
 
     def decay(self, name):
         """γ for the parameter ``name`` (0 if it is not decayed)."""
@@ -272,14 +273,13 @@ class LazyRows:
         """``count`` arrays of ``n_rows`` rows of θ's shape and dtype for ``use``: views of
         arrays made once (per use, row shape and dtype; at least a block of rows,
         :func:`row_blocks`) and reused by every later step."""
-        workspace = self.__dict__.setdefault("_workspace", {})
         key = (use, theta.shape[1:], theta.dtype)
-        arrays = workspace.get(key, [])
+        arrays = self._workspace.get(key, [])
         if len(arrays) < count or arrays[0].shape[0] < n_rows:
             block = ROW_BLOCK_BYTES // max(theta[:1].nbytes, 1) if theta.ndim > 1 else 0
             shape = (max([n_rows, block] + [len(array) for array in arrays]),) + theta.shape[1:]
             arrays = [np.empty(shape, theta.dtype) for _ in range(max(count, len(arrays)))]
-            workspace[key] = arrays
+            self._workspace[key] = arrays
         return [array[:n_rows] for array in arrays[:count]]
 
     def _catch_up(self, name, theta, rows, to_step):
