@@ -432,12 +432,8 @@ def _tron(X, S, W, C, tol, max_iter, eps_cg=0.1):
     """Trust-region Newton for all labels at once, starting from W ((D+1) × L, not modified).
 
     X : n × (D+1) CSR (augmented); S : n × L signs ±1. With margins z = X̃w and the active set
-    I = {i : y_i z_i < 1}, f is once differentiable with
-
-        ∇f(w) = w + 2C X_Iᵀ(z_I − y_I),        H v = v + 2C X_Iᵀ(X_I v)   (generalised Hessian),
-
-    for all labels W − 2C X̃ᵀ(S ⊙ Ξ) and V + X̃ᵀ(D ⊙ (X̃V)) with the slacks Ξ and D = 2C·A,
-    A = [S ⊙ Z < 1] (:func:`_derivatives`, :func:`_hessian_product`). Each iteration minimises
+    I = {i : y_i z_i < 1}: ∇f(w) = w + 2C X_Iᵀ(z_I − y_I), H v = v + 2C X_Iᵀ(X_I v) (generalised
+    Hessian; :func:`_derivatives`, :func:`_hessian_product`). Each iteration minimises
     the model q(s) = ∇fᵀs + ½sᵀHs inside ‖s‖ ≤ Δ approximately by Steihaug's conjugate gradient
     (:func:`_group_cg`), accepts the step if f falls by more than ETA[0] × the predicted
     reduction, and updates Δ by liblinear's ``tron.cpp`` (:func:`_new_radius`; the first step
@@ -448,11 +444,9 @@ def _tron(X, S, W, C, tol, max_iter, eps_cg=0.1):
     (:func:`_stopping_threshold`, liblinear's rule; ∇f(0) also for warm starts, so warm and cold
     starts meet the same criterion), when both its predicted and actual reductions fall below
     1e-12·|f| (the limit of floating point; liblinear's rule), or after ``max_iter``
-    iterations. liblinear 2.30's diagonal preconditioner is not used: on Reuters-21578 it
-    stalled labels with one or two positives at C = 100 for hundreds of iterations.
-    The caller recovers the duals as α_i = 2C max(0, 1 − y_i wᵀx_i) (∇f(w) = 0 gives
-    w = Σ_i α_i y_i x_i); the duality gap at this α is exactly ½‖∇f(w)‖².
-    Returns (W, Q = S ⊙ X̃W, n_iter, converged).
+    iterations. liblinear 2.30's diagonal preconditioner is not used (on Reuters-21578 it
+    stalled labels with one or two positives at C = 100). With α_i = 2C max(0, 1 − y_i wᵀx_i)
+    the duality gap is ½‖∇f(w)‖². Returns (W, Q = S ⊙ X̃W, n_iter, converged).
     """
     W = np.array(W, dtype=np.float64)
     S = S.astype(np.int8)                            # ±1: an eighth of the memory traffic
@@ -551,12 +545,9 @@ def _dual_cd_epoch(order, rows, Wa, Aa, Ya, Qbar, Dii, U, PGmax_old, PGmin_old):
 def _dual_coordinate_descent(X, signs, alpha, W, Dii, U, tol, max_iter, rng):
     """Run dual CD for all labels at once, updating ``alpha`` (n × L) and ``W`` (D × L) in place.
 
-    The duals of the primal problems (module doc) are
-
-        min_α  f(α) = ½ αᵀ Q̄ α − eᵀα   s.t.  0 ≤ α_i ≤ U,      Q̄ = Q + diag(D_ii),
-        Q_ij = y_i y_j x_iᵀx_j;  squared hinge: U = ∞, D_ii = 1/(2C);  hinge: U = C, D_ii = 0,
-
-    with w = Σ_i y_i α_i x_i. Each epoch visits the documents in a random order; for document i
+    The duals of the primal problems (module doc) are min_α ½ αᵀ Q̄ α − eᵀα s.t. 0 ≤ α_i ≤ U,
+    Q̄ = Q + diag(D_ii), Q_ij = y_i y_j x_iᵀx_j (squared hinge: U = ∞, D_ii = 1/(2C); hinge:
+    U = C, D_ii = 0), with w = Σ_i y_i α_i x_i. Each epoch visits the documents in a random order; for document i
     G = y_i wᵀx_i − 1 + D_ii α_i, the exact minimiser along α_i is α_i ← min(max(α_i − G/Q̄_ii,
     0), U), then w ← w + (Δα_i) y_i x_i; one visit updates all L problems. A label stops when its
     projected gradients PG (G clipped at the bounds: PG = G if 0 < α_i < U, min(G, 0) if α_i = 0,
@@ -570,9 +561,7 @@ def _dual_coordinate_descent(X, signs, alpha, W, Dii, U, tol, max_iter, rng):
     variable at a bound whose gradient points out of the box by more than last epoch's extreme
     projected gradient (α = 0 with G > max PG, or α = U with G < min PG) is unlikely to move. A
     document is skipped in later epochs once this holds for all labels still being optimised.
-    Labels are declared converged only after an epoch over *all* documents; if the criterion is
-    met on the shrunk set, the next epoch visits every document again with shrinking switched
-    off.
+    Labels converge only after an epoch over *all* documents (then without shrinking).
     """
     n, L = signs.shape
     indptr, indices, data = X.indptr, X.indices, X.data

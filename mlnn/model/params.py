@@ -79,101 +79,173 @@ def _names(choices):
 
 PARAMS = MappingProxyType({
     "hidden_units": Param(
-        1000, check_positive_int, "int ≥ 1",
-        "F, the number of hidden units (the paper's networks have 1,000; Sec. 4).", int),
+        default=1000,
+        check=check_positive_int,
+        kind="int ≥ 1",
+        help="F, the number of hidden units (the paper's networks have 1,000; Sec. 4).",
+        parse=int),
     "hidden_activation": Param(
-        "relu", _choice(*sorted(ACTIVATIONS)), _names(("relu", "tanh", "sigmoid")),
-        "f_h, the hidden units' activation (ReLU is the paper's choice, Sec. 3.5)."),
+        default="relu",
+        check=_choice(*sorted(ACTIVATIONS)),
+        kind=_names(ACTIVATIONS),
+        help="f_h, the hidden units' activation (ReLU is the paper's choice, Sec. 3.5)."),
     "loss": Param(
-        "ce", _choice(*sorted(LOSSES)), _names(("ce", "pwe")),
-        '"ce": sigmoid outputs and cross-entropy (Eq. 6, Sec. 3.4); "pwe": tanh outputs and '
-        "BP-MLL's pairwise exponential error (Eq. 3, Sec. 3.2)."),
+        default="ce",
+        check=_choice(*sorted(LOSSES)),
+        kind=_names(LOSSES),
+        help='"ce": sigmoid outputs and cross-entropy (Eq. 6, Sec. 3.4); "pwe": tanh outputs and '
+             "BP-MLL's pairwise exponential error (Eq. 3, Sec. 3.2)."),
     "optimizer": Param(
-        "adagrad", _choice(*sorted(OPTIMIZERS)), _names(("adagrad", "momentum", "sgd")),
-        "The update rule (Sec. 3.5; see mlnn.nn.optimizers)."),
+        default="adagrad",
+        check=_choice(*sorted(OPTIMIZERS)),
+        kind=_names(sorted(OPTIMIZERS)),
+        help="The update rule (Sec. 3.5; see mlnn.nn.optimizers)."),
     "learning_rate": Param(
-        0.01, check_positive_float, "float > 0",
-        "η0; the reproduction chooses it from {0.001, 0.01, 0.1} on validation data (Sec. 4).",
-        float),
+        default=0.01,
+        check=check_positive_float,
+        kind="float > 0",
+        help="η0; the reproduction chooses it from {0.001, 0.01, 0.1} on validation data (Sec. 4).",
+        parse=float),
     "momentum": Param(
-        0.9, _momentum, "float in [0, 1)", 'μ, used only with optimizer="momentum".', float),
+        default=0.9,
+        check=_momentum,
+        kind="float in [0, 1)",
+        help='μ, used only with optimizer="momentum".',
+        parse=float),
     "nesterov": Param(
-        False, check_bool, "bool", 'Nesterov\'s accelerated gradient, with optimizer="momentum".'),
+        default=False,
+        check=check_bool,
+        kind="bool",
+        help='Nesterov\'s accelerated gradient, with optimizer="momentum".'),
     "weight_decay": Param(
-        0.0, check_nonnegative_float, "float ≥ 0",
-        "γ of an ℓ2 penalty (γ/2)‖θ‖² on W1 and W2 (BP-MLL as published uses one; the paper's "
-        "networks do not). Not Eq. 5's λ (threshold_lambda).", float),
+        default=0.0,
+        check=check_nonnegative_float,
+        kind="float ≥ 0",
+        help="γ of an ℓ2 penalty (γ/2)‖θ‖² on W1 and W2 (BP-MLL as published uses one; the paper's "
+             "networks do not). Not Eq. 5's λ (threshold_lambda).",
+        parse=float),
     "decay_biases": Param(
-        False, check_bool, "bool", "Also decay b1 and b2 (as BP-MLL's published code does)."),
+        default=False,
+        check=check_bool,
+        kind="bool",
+        help="Also decay b1 and b2 (as BP-MLL's published code does)."),
     "dropout": Param(
-        0.0, check_rate, "float in [0, 1)",
-        "Dropout rate of the hidden units (Sec. 3.5; the paper gives no rate, our NN_AD uses "
-        "0.5), inverted dropout (see mlnn.nn.dropout).", float),
+        default=0.0,
+        check=check_rate,
+        kind="float in [0, 1)",
+        help="Dropout rate of the hidden units (Sec. 3.5; the paper gives no rate, our NN_AD uses "
+             "0.5), inverted dropout (see mlnn.nn.dropout).",
+        parse=float),
     "input_dropout": Param(
-        0.0, check_rate, "float in [0, 1)", "Dropout rate of the input's stored entries.", float),
-    "batch_size": Param(64, check_positive_int, "int ≥ 1", "Documents per minibatch (Sec. 4).",
-                        int),
-    "max_epochs": Param(100, check_positive_int, "int ≥ 1",
-                        "Passes over the training documents at most.", int),
+        default=0.0,
+        check=check_rate,
+        kind="float in [0, 1)",
+        help="Dropout rate of the input's stored entries.",
+        parse=float),
+    "batch_size": Param(
+        default=64,
+        check=check_positive_int,
+        kind="int ≥ 1",
+        help="Documents per minibatch (Sec. 4).",
+        parse=int),
+    "max_epochs": Param(
+        default=100,
+        check=check_positive_int,
+        kind="int ≥ 1",
+        help="Passes over the training documents at most.",
+        parse=int),
     "patience": Param(
-        5, check_positive_int, "int ≥ 1",
-        "Evaluations without an improvement of the stopping measure before training stops.", int),
+        default=5,
+        check=check_positive_int,
+        kind="int ≥ 1",
+        help="Evaluations without an improvement of the stopping measure before training stops.",
+        parse=int),
     "stopping": Param(
-        "rankloss", _choice(*STOPPING_RULES), _names(STOPPING_RULES),
-        "How the number of epochs is chosen on the validation data (the paper gives no number of "
-        "epochs and no stopping rule; "
-        "see mlnn.model.stopping_rules.STOPPING_RULES): early stopping on rank loss, or on the mean of "
-        "micro- and macro-F1 of the thresholded label sets (each evaluation then records all "
-        "ten measures, mlnn.model.stopping_rules.threshold_validation), or the best such mean within "
-        "max_epochs epochs (no patience), or a fixed budget of max_epochs epochs."),
+        default="rankloss",
+        check=_choice(*STOPPING_RULES),
+        kind=_names(STOPPING_RULES),
+        help="How the number of epochs is chosen on the validation data (the paper gives no number"
+             " of epochs and no stopping rule; see mlnn.model.stopping_rules.STOPPING_RULES): "
+             "early stopping on rank loss, or on the mean of micro- and macro-F1 of the "
+             "thresholded label sets (each evaluation then records all ten measures, "
+             "mlnn.model.stopping_rules.threshold_validation), or the best such mean within "
+             "max_epochs epochs (no patience), or a fixed budget of max_epochs epochs."),
     "eval_every": Param(
-        None, _optional(check_positive_int), "int ≥ 1 or None",
-        "Parameter updates between evaluations on the validation data (None: once per epoch).",
-        int),
+        default=None,
+        check=_optional(check_positive_int),
+        kind="int ≥ 1 or None",
+        help="Parameter updates between evaluations on the validation data (None: once per epoch).",
+        parse=int),
     "validation_fraction": Param(
-        0.1, lambda value, name: check_fraction(value, name, allow_zero=True), "float in [0, 1)",
-        "When fit gets no X_val, the seeded fraction of the training documents held out for "
-        "early stopping and for choosing the thresholds' λ (0: none, so no early stopping).",
-        float),
+        default=0.1,
+        check=lambda value, name: check_fraction(value, name, allow_zero=True),
+        kind="float in [0, 1)",
+        help="When fit gets no X_val, the seeded fraction of the training documents held out for "
+             "early stopping and for choosing the thresholds' λ (0: none, so no early stopping).",
+        parse=float),
     "threshold": Param(
-        "learned", _choice("learned", "fixed"), _names(("learned", "fixed")),
-        '"learned": the threshold predictor T(x) of Sec. 3.3 (Eq. 5); "fixed": 0.5 for sigmoid '
-        "outputs, 0 for tanh outputs."),
+        default="learned",
+        check=_choice("learned", "fixed"),
+        kind=_names(("learned", "fixed")),
+        help="\"learned\": the threshold predictor T(x) of Sec. 3.3 (Eq. 5); \"fixed\": 0.5 for "
+             "sigmoid outputs, 0 for tanh outputs."),
     "threshold_features": Param(
-        "input", _choice(*FEATURES), _names(FEATURES),
-        "What T(x) regresses on: the input x (Eq. 5) or the scores o."),
+        default="input",
+        check=_choice(*FEATURES),
+        kind=_names(FEATURES),
+        help="What T(x) regresses on: the input x (Eq. 5) or the scores o."),
     "threshold_lambda": Param(
-        None, _optional(check_nonnegative_float), "float ≥ 0 or None",
-        "Eq. 5's λ. None: chosen from mlnn.evaluation.thresholds.DEFAULT_LAMBDAS on the "
-        "validation data, or λ = n (the number of training documents) when there is none.",
-        float),
+        default=None,
+        check=_optional(check_nonnegative_float),
+        kind="float ≥ 0 or None",
+        help="Eq. 5's λ. None: chosen from mlnn.evaluation.thresholds.DEFAULT_LAMBDAS on the "
+             "validation data, or λ = n (the number of training documents) when there is none.",
+        parse=float),
     "threshold_intercept": Param(
-        "penalised", _choice(*INTERCEPTS), _names(INTERCEPTS),
-        "Eq. 5's constant feature: penalised like every coefficient, absent, or unpenalised."),
+        default="penalised",
+        check=_choice(*INTERCEPTS),
+        kind=_names(INTERCEPTS),
+        help="Eq. 5's constant feature: penalised like every coefficient, absent, or unpenalised."),
     "threshold_target": Param(
-        "f1", _choice(*TARGETS), _names(TARGETS),
-        "The per-document targets T regresses on: F1-optimal (Sec. 3.3) or Hamming-optimal "
-        "(BP-MLL's); see mlnn.evaluation.thresholds.ThresholdPredictor."),
+        default="f1",
+        check=_choice(*TARGETS),
+        kind=_names(TARGETS),
+        help="The per-document targets T regresses on: F1-optimal (Sec. 3.3) or Hamming-optimal "
+             "(BP-MLL's); see mlnn.evaluation.thresholds.ThresholdPredictor."),
     "pwe_form": Param(
-        "factorised", _choice(*PairwiseExponential.FORMS), _names(PairwiseExponential.FORMS),
-        "How PWE is computed: O(L) or the literal O(|y||ȳ|) double sum (the same numbers)."),
+        default="factorised",
+        check=_choice(*PairwiseExponential.FORMS),
+        kind=_names(PairwiseExponential.FORMS),
+        help="How PWE is computed: O(L) or the literal O(|y||ȳ|) double sum (the same numbers)."),
     "init": Param(
-        "glorot", _choice(*INITIALISATIONS), _names(INITIALISATIONS),
-        "Uniform initialisation of W1 and W2 (biases start at zero)."),
-    "dtype": Param("float32", check_dtype, _names(DTYPES),
-                   "The precision of training and of the scores."),
+        default="glorot",
+        check=_choice(*INITIALISATIONS),
+        kind=_names(INITIALISATIONS),
+        help="Uniform initialisation of W1 and W2 (biases start at zero)."),
+    "dtype": Param(
+        default="float32",
+        check=check_dtype,
+        kind=_names(DTYPES),
+        help="The precision of training and of the scores."),
     "sparse_output": Param(
-        False, check_bool, "bool",
-        "predict returns a scipy CSR matrix instead of a dense ndarray (for many labels)."),
+        default=False,
+        check=check_bool,
+        kind="bool",
+        help="predict returns a scipy CSR matrix instead of a dense ndarray (for many labels)."),
     "random_state": Param(
-        None, check_seed, "None or int ≥ 0",
-        "Seed of the initialisation, the validation split, the shuffling and dropout; None draws "
-        "fresh randomness at every fit.", int),
+        default=None,
+        check=check_seed,
+        kind="None or int ≥ 0",
+        help="Seed of the initialisation, the validation split, the shuffling and dropout; None "
+             "draws fresh randomness at every fit.",
+        parse=int),
     "verbose": Param(
-        False, _check_verbose, "bool or callable",
-        "True prints a line per evaluation on standard output (epoch k/N, training loss, "
-        "validation rank loss, elapsed, at most how long is left); a callable is called with "
-        "each history record (e.g. mlnn.base.progress.epoch_reporter)."),
+        default=False,
+        check=_check_verbose,
+        kind="bool or callable",
+        help="True prints a line per evaluation on standard output (epoch k/N, training loss, "
+             "validation rank loss, elapsed, at most how long is left); a callable is called with "
+             "each history record (e.g. mlnn.base.progress.epoch_reporter)."),
 })
 
 #: The hyper-parameters' defaults, by name (read-only).
