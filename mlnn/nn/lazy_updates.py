@@ -1,24 +1,21 @@
 r"""A rule of :mod:`mlnn.nn.optimizers` run on a network's parameters: :class:`LazyRows`.
 
-The rules there are written densely, on (θ, g, state). ``LazyRows(rule, weight_decay=γ)`` is the
-engineering beneath them: it adds the weight decay γ θ to the gradient, keeps each parameter's
-state, and applies the rule to the rows of W1 a minibatch touched, never densifying the gradient,
-with the same parameters as the dense updates.
+``LazyRows(rule, weight_decay=γ)`` adds the weight decay γ θ to the gradient, keeps each
+parameter's state, and applies the rule to the rows of W1 a minibatch touched, never densifying
+the gradient, with the same parameters as the dense updates.
 
 A :class:`~mlnn.nn.network.RowSparseGradient` carries only the rows of W1 whose features occur in
 the minibatch. A row whose gradient ∂J/∂θ is zero at step t still takes the step with
 g_t = γ θ (weight decay γ):
 
 * SGD, γ = 0, and AdaGrad, γ = 0: the row does not change, so only the touched rows are updated.
-* SGD, γ > 0: the row only shrinks, θ ← (1 − ηγ) θ; Δ such steps are θ ← (1 − ηγ)^Δ θ
-  (:class:`ShrinkingSteps`).
+* SGD, γ > 0: Δ such steps are θ ← (1 − ηγ)^Δ θ (:class:`ShrinkingSteps`).
 * Momentum (any γ): the pair (θ, v) of the row follows the linear recurrence (θ, v) ← A (θ, v)
   (:func:`momentum_transition`); Δ such steps are A^Δ (:func:`matrix_powers`,
   :class:`MomentumSteps`). With γ = 0 this is v ← μ^Δ v, θ ← θ + μ (1 − μ^Δ)/(1 − μ) v
   (classical; μ² instead of μ for Nesterov).
 * AdaGrad, γ > 0: G grows by (γθ)² at every step, which has no closed form, so the rule is
-  applied to **every row at every step**: each update makes a pass over all D × F entries of W1
-  and G, bound by memory bandwidth, instead of over the k × F entries of the touched rows.
+  applied to **every row at every step** (a pass over all D × F entries of W1 and G).
 
 For SGD and Momentum the skipped steps are deferred: each row records the step up to which it is
 up to date (``state[name]["last_step"]``), and the skipped steps are applied in closed form
@@ -29,8 +26,7 @@ up to date (``state[name]["last_step"]``), and the skipped steps are applied in 
    forward pass, and hence the gradient, sees the same parameters as in the dense updates;
 3. in :meth:`LazyRows.flush`, to every row: before the parameters are used (evaluation, saving).
 
-The cost of 1 and 2 is proportional to the rows touched, never a pass over all of W1. The rows of
-an update are processed in blocks (:func:`row_blocks`) that stay in the CPU's cache.
+The cost of 1 and 2 is proportional to the rows touched; rows go in cache-sized blocks.
 """
 
 import numpy as np

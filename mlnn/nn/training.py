@@ -6,15 +6,13 @@
     input mask → optimizer.catch_up(rows of W1 the minibatch reads) → hidden mask
     → forward → J, δ2 = loss.value_and_delta → backward → optimizer.step
 
-and, every ``eval_every`` parameter updates, evaluates the network on validation data. The x-axis
-of the paper's convergence plots (Figs. 3, 4) is this number of parameter updates; each
-evaluation is one record of the returned :class:`History`.
+and, every ``eval_every`` parameter updates (the x-axis of the paper's Figs. 3, 4), evaluates the
+network on validation data: one record of the returned :class:`History`.
 
 Exact sparse updates. An optimizer may defer the steps of rows of W1 that have no gradient
 (momentum, weight decay; see :mod:`mlnn.nn.lazy_updates`). ``catch_up`` brings the rows a minibatch
 reads up to date before its forward pass, and ``flush`` brings every row up to date before each
-evaluation and at the end, so training gives the parameters of the dense updates (up to rounding)
-at a cost proportional to the rows touched.
+evaluation and at the end: the parameters of the dense updates, at the cost of the rows touched.
 
 Random numbers. One ``numpy.random.Generator`` (from ``random_state``) is drawn from in this
 order: at the start of each epoch ``rng.permutation(n)``; then for each minibatch of n_b documents
@@ -22,14 +20,13 @@ the input-dropout mask (``rng.random(nnz, dtype=float32)``, one per stored entry
 only if ``input_dropout`` > 0) and the hidden-dropout mask (``rng.random((n_b, F),
 dtype=float32)``, only if ``dropout`` > 0); see :mod:`mlnn.nn.dropout`.
 
-Divergence. A minibatch loss J that is not finite (inf, NaN), or parameters that are not finite
-at an evaluation, stop training at once with :class:`~mlnn.base.errors.DivergenceError` ("training
-diverged at update N (loss inf); lower the learning rate"): continuing would only produce a
-network whose every score is NaN.
+Divergence. A minibatch loss J or parameters that are not finite stop training at once with
+:class:`~mlnn.base.errors.DivergenceError` ("training diverged at update N (loss inf); lower the
+learning rate").
 
-Early stopping (:class:`EarlyStopping`) watches one validation measure (rank loss by default:
-the measure by which the paper chooses BR_R's C; it does not say what its networks select on), keeps a copy of the best parameters, stops after ``patience``
-evaluations without improvement and restores the best parameters at the end.
+Early stopping (:class:`EarlyStopping`) watches one validation measure (rank loss by default, by
+which the paper chooses BR_R's C; it does not say what its networks select on), keeps the best
+parameters, stops after ``patience`` evaluations without improvement and restores the best.
 """
 
 import time
