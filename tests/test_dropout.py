@@ -106,7 +106,8 @@ def test_bad_rates_are_clear_errors_naming_the_argument(rate):
     X, Y = sp.csr_matrix(np.eye(2)), np.array([[1], [0]])
     for name in ("dropout", "input_dropout"):
         with pytest.raises(MLNNError, match=rf"^{name} must be a number in \[0, 1\)"):
-            train(network, CrossEntropy(), SGD(0.1), X, Y, **{name: rate})
+            train(network, CrossEntropy(), SGD(0.1), X, Y, batch_size=64, max_epochs=1,
+                  **{name: rate})
 
 
 @pytest.mark.parametrize("rate", [0, 0.0, 0.25, np.float32(0.5), np.float64(0.9), np.int64(0)])

@@ -134,12 +134,12 @@ def test_pwe_counts_excluded_documents():
     ({"Y": np.full((100, 8), 2)}, "0/1 label matrix"),
     ({"Y": np.zeros((99, 8))}, "Y has 99 rows but X has 100"),
     ({"X_val": np.zeros((3, 200))}, "give both X_val and Y_val"),
-    ({"early_stopping": EarlyStopping()}, "early stopping needs validation data"),
+    ({"early_stopping": EarlyStopping(patience=5)}, "early stopping needs validation data"),
 ])
 def test_bad_arguments_are_clear_errors(kwargs, message):
     X, Y = teacher_problem(n=100)
     network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=4, random_state=0)
-    arguments = {"X": X, "Y": Y}
+    arguments = {"X": X, "Y": Y, "batch_size": 64, "max_epochs": 1}
     arguments.update(kwargs)
     X_arg, Y_arg = arguments.pop("X"), arguments.pop("Y")
     with pytest.raises(MLNNError, match=message):
@@ -150,7 +150,7 @@ def test_loss_and_output_activation_must_be_paired():
     X, Y = teacher_problem(n=50)
     network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=4, output="sigmoid")
     with pytest.raises(MLNNError, match="needs tanh output units"):
-        train(network, PairwiseExponential(), AdaGrad(0.1), X, Y)
+        train(network, PairwiseExponential(), AdaGrad(0.1), X, Y, batch_size=64, max_epochs=1)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -590,7 +590,8 @@ def test_threshold_validation_records_every_measure_with_the_final_models_thresh
     X_fit, Y_fit, X_val, Y_val = split(X, Y, 120)
     network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=8, random_state=0,
                                  dtype=np.float64)
-    train(network, CrossEntropy(), AdaGrad(0.5), X_fit, Y_fit, max_epochs=3, random_state=0)
+    train(network, CrossEntropy(), AdaGrad(0.5), X_fit, Y_fit, batch_size=64, max_epochs=3,
+          random_state=0)
     record = threshold_validation(X_fit, Y_fit, lams=(0.01, 1.0, 100.0))(network, X_val, Y_val)
     assert set(record) == set(MEASURES + EXTRA_MEASURES) | {"meanF", "threshold_lambda"}
     predictor, lam, table = select_lambda(X_fit, network.scores(X_fit), Y_fit, X_val,

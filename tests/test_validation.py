@@ -202,8 +202,8 @@ def _core_option_calls():
         (lambda: Momentum(0.1, 0.9, nesterov="no"), "^nesterov must be True or False, got 'no'"),
         (lambda: Momentum(0.1, momentum=-0.5), r"^momentum must be a number in \[0, 1\)"),
         (lambda: get_optimizer(["sgd"], 0.1), r"^unknown optimizer \['sgd'\]"),
-        (lambda: EarlyStopping(mode="median"), "^unknown early-stopping mode 'median'"),
-        (lambda: EarlyStopping(min_delta=float("nan")), "^min_delta must be a finite number ≥ 0"),
+        (lambda: EarlyStopping(mode="median", patience=5), "^unknown early-stopping mode 'median'"),
+        (lambda: EarlyStopping(min_delta=float("nan"), patience=5), "^min_delta must be a finite number ≥ 0"),
         (lambda: PairwiseExponential("fast"), "^unknown PWE form 'fast'"),
         (lambda: get_loss({"ce": 1}), r"^unknown loss \{'ce': 1\}"),
         (lambda: get_activation(np.array(["relu"])), "^unknown activation"),
@@ -225,7 +225,7 @@ def test_the_core_accepts_numpy_scalars_for_its_options():
     assert (momentum.momentum, momentum.nesterov) == (0.25, True)
     predictor = ThresholdPredictor(lam=np.int64(2), tol=np.float32(0.5), max_iter=np.int32(5))
     assert (predictor.lam, predictor.tol, predictor.max_iter) == (2.0, 0.5, 5)
-    assert EarlyStopping(min_delta=np.float16(0.5), mode="max").min_delta == 0.5
+    assert EarlyStopping(min_delta=np.float16(0.5), mode="max", patience=5).min_delta == 0.5
 
 
 def test_check_fitted_names_the_class():

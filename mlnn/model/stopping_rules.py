@@ -46,7 +46,7 @@ def stopping_rule(rule, patience):
     if STOPPING_RULES[rule] is None:
         return None
     monitor, mode, patient = STOPPING_RULES[rule]
-    return EarlyStopping(monitor, mode, patience if patient else None)
+    return EarlyStopping(monitor, mode, patience=patience if patient else None)
 
 
 def stop_from_curve(records, rule, patience):

@@ -73,7 +73,7 @@ class EarlyStopping:
     earlier parameters are kept.
     """
 
-    def __init__(self, monitor="rankloss", mode="min", patience=5, min_delta=0.0):
+    def __init__(self, monitor="rankloss", mode="min", *, patience, min_delta=0.0):
         self.monitor = monitor
         self.mode = check_choice(mode, "early-stopping mode", ("min", "max"))
         self.patience = None if patience is None else check_positive_int(patience, "patience")
@@ -212,7 +212,7 @@ class _Run:
         return self.history
 
 
-def train(network, loss, optimizer, X, Y, *, batch_size=64, max_epochs=100, max_updates=None,
+def train(network, loss, optimizer, X, Y, *, batch_size, max_epochs, max_updates=None,
           dropout=0.0, input_dropout=0.0, X_val=None, Y_val=None, eval_every=None,
           validate=ranking_validation, early_stopping=None, callbacks=(), random_state=None,
           verbose=None):
