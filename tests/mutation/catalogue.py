@@ -532,8 +532,8 @@ MUTANTS += [
            'line = text.count("\\n", 0, lone.start()) + 1',
            'line = text.count("\\n", 0, lone.start())',
            "the line of a lone CR counted from 0", tests=SVMLIGHT_TESTS),
-    mutant("params-patience-default", "params", '"patience": Param(\n        5,',
-           '"patience": Param(\n        10,', "a different patience default",
+    mutant("params-patience-default", "params", '"patience": Param(\n        default=5,',
+           '"patience": Param(\n        default=10,', "a different patience default",
            tests=PARAMS_TESTS),
     mutant("params-names-ignored", "params",
            "PARAMS[name].check(value, (names or {}).get(name, name))",
@@ -581,7 +581,7 @@ MUTANTS += [
            "the earlier of two stored runs of the same network wins", tests=STUDY_TESTS),
 ]
 MUTANTS += [
-    mutant("study-fixed-meanF-all-labels", "training",
+    mutant("study-fixed-meanF-all-labels", "stopping_rules",
            "meanF = selection_score(Y_val, predictor.predict(X_val, scores_val))",
            'meanF = selection_score(Y_val, predictor.predict(X_val, scores_val), '
            'macro_labels="all")',
