@@ -547,12 +547,12 @@ def _dual_coordinate_descent(X, signs, alpha, W, Dii, U, tol, max_iter, rng):
 
     The duals of the primal problems (module doc) are min_α ½ αᵀ Q̄ α − eᵀα s.t. 0 ≤ α_i ≤ U,
     Q̄ = Q + diag(D_ii), Q_ij = y_i y_j x_iᵀx_j (squared hinge: U = ∞, D_ii = 1/(2C); hinge:
-    U = C, D_ii = 0), with w = Σ_i y_i α_i x_i. Each epoch visits the documents in a random order; for document i
-    G = y_i wᵀx_i − 1 + D_ii α_i, the exact minimiser along α_i is α_i ← min(max(α_i − G/Q̄_ii,
-    0), U), then w ← w + (Δα_i) y_i x_i; one visit updates all L problems. A label stops when its
-    projected gradients PG (G clipped at the bounds: PG = G if 0 < α_i < U, min(G, 0) if α_i = 0,
-    max(G, 0) if α_i = U; 0 for every i at the optimum) span at most ``tol`` over an epoch
-    that visits every document (liblinear: max PG − min PG ≤ eps).
+    U = C, D_ii = 0), with w = Σ_i y_i α_i x_i. Each epoch visits the documents in a random
+    order; for document i G = y_i wᵀx_i − 1 + D_ii α_i, the exact minimiser along α_i is
+    α_i ← min(max(α_i − G/Q̄_ii, 0), U), then w ← w + (Δα_i) y_i x_i; one visit updates all L
+    problems. A label stops when its projected gradients PG (G clipped at the bounds: PG = G if
+    0 < α_i < U, min(G, 0) if α_i = 0, max(G, 0) if α_i = U; 0 for every i at the optimum) span
+    at most ``tol`` over an epoch that visits every document (liblinear: max PG − min PG ≤ eps).
 
     X : CSR (n × D) with unique column indices per row; signs : (n × L) float ±1.
     Returns (n_iter, converged), both of length L.

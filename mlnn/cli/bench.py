@@ -41,8 +41,8 @@ def register(subparsers):
         description="Trains a network method with AdaGrad on the training split of a dataset and "
                     "reports seconds per epoch (median after warm-up), documents per second, "
                     "where the time goes, the five matrix products alone on the same shapes "
-                    "(the floor of an epoch) and the epoch's ratio to them, peak memory, and the PWE δ2 in its pairwise and "
-                    "factorised forms against the number of labels.")
+                    "(the floor of an epoch) and the epoch's ratio to them, peak memory, and "
+                    "the PWE δ2 in its pairwise and factorised forms against the number of labels.")
     add_dataset(parser, required=False, default="reuters21578")
     parser.add_argument("--max-documents", type=int, default=None,
                         help="use only the first N training documents")

@@ -14,10 +14,11 @@ from mlnn.base.errors import MLNNError
 from mlnn.base.fileio import check_output_directory, describe_os_error
 from mlnn.base.lock import directory_lock
 from mlnn.cli.options import add_option, add_progress, load_dataset, show_progress
+from mlnn.model.stopping_rules import STOPPING_RULES
 from mlnn.paper.methods import resolve
 from mlnn.paper.results import stem
 from mlnn.paper.reproduce import DECLARED_RULE
-from mlnn.paper.selection import CRITERIA, STOPPING_RULES
+from mlnn.paper.selection import CRITERIA
 from mlnn.paper.study import run_study
 
 

@@ -3,8 +3,8 @@
 The paper (Sec. 4) represents the documents of every dataset but Delicious and Bookmarks as
 tf-idf vectors normalised to unit length ("cosine normalisation"); it names stop-word removal and
 stemming only for the German Education Index, and for Reuters-21578 reports 18,637 features
-(Table 1). Tokenisation, stop words and stemming for Reuters-21578 are our choice. This module implements each
-step in plain Python/NumPy so that every choice is visible and can be changed:
+(Table 1). Tokenisation, stop words and stemming for Reuters-21578 are our choice. This module
+implements each step in plain Python/NumPy so that every choice is visible and can be changed:
 
 * :func:`tokenize` -- lower-case, then the regular expression ``token_pattern`` (default:
   alphabetic words of at least two letters, with inner apostrophes dropped);

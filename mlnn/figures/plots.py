@@ -36,8 +36,8 @@ COLOURS = {
     # thresholds (notebook 6)
     "fixed 0.5": "#d6616b", "tuned constant": "tab:olive", "learned T(x)": "tab:pink",
     "oracle": "#6b6ecf",
-    # the methods of Table 3 (notebook 7's charts): CE networks in navy, BP-MLL with tanh hidden units in
-    # gold, with ReLU hidden units in plum, BR in greys; dark without dropout, light with
+    # the methods of Table 3 (notebook 7's charts): CE networks in navy, BP-MLL with tanh hidden
+    # units in gold, with ReLU hidden units in plum, BR in greys; dark without dropout, light with
     "NN_A": "#393b79", "NN_AD": "#9c9ede", "BP-MLL_TA": "#8c6d31", "BP-MLL_TAD": "#e7cb94",
     "BP-MLL_RA": "#7b4173", "BP-MLL_RAD": "#de9ed6", "BR_B": "#4d4d4d", "BR_R": "#a6a6a6",
 }

@@ -7,8 +7,8 @@ functions take. :func:`build` turns such a description into the three objects th
 It trusts what the boundary checked (:meth:`~mlnn.model.estimator.MultiLabelNN.check_params`,
 the command line); the core classes it makes still reject a nonsensical value on their own. The
 output activation is never named: it is the loss's own (sigmoid for CE, tanh for PWE: the
-footnote in the paper's Sec. 5), so a loss and an output activation that do not belong together cannot be
-built.
+footnote in the paper's Sec. 5), so a loss and an output activation that do not belong together
+cannot be built.
 """
 
 from mlnn.model.params import DEFAULT

@@ -186,8 +186,9 @@ class MultiLabelNN:
         vectorizer : optional fitted :class:`~mlnn.datasets.text.TfidfVectorizer` with D terms
             that made X from text (``Dataset.vectorizer``), kept with the model
         rules : stopping rules to run live on the same run besides ``stopping``
-            (:class:`mlnn.model.stopping_rules.RuleWatch`, needs validation data); ``rule_stops_`` maps
-            each to (the record it stops at, a copy of the parameters at that record)
+            (:class:`mlnn.model.stopping_rules.RuleWatch`, needs validation data);
+            ``rule_stops_`` maps each to (the record it stops at, a copy of the parameters at
+            that record)
         """
         started = time.perf_counter()
         self.check_params()

@@ -8,7 +8,7 @@ macro-F1 of the label sets the threshold predictor gives, the criterion the pape
 BR_B's C), ``"meanF_best"`` (the evaluation with the best such mean within the whole budget)
 and ``"fixed"`` (no early stopping: ``max_epochs`` epochs). :func:`stopping_rule` makes a rule's
 :class:`~mlnn.nn.training.EarlyStopping`; :func:`stop_from_curve` replays a rule over the
-records of a longer run (the same stop as running it live, since evaluations draw no random numbers);
+records of a longer run (the same stop as running it live: evaluations draw no random numbers);
 :class:`RuleWatch` runs several rules live on one run and keeps each one's best parameters;
 :func:`threshold_validation` makes the validation that records all ten measures of Sec. 4
 (and the Hamming loss) at each evaluation, with the thresholds of Eq. 5 fitted to the

@@ -313,7 +313,8 @@ def regularised(J, grads, params, weight_decay, decay_biases=False):
     Returns ``(value, {name: dense gradient})``; nothing passed in is modified.
     """
     gamma = check_nonnegative_float(weight_decay, "weight_decay")
-    decayed = [name for name in params if is_decayed(name, check_bool(decay_biases, "decay_biases"))]
+    decay_biases = check_bool(decay_biases, "decay_biases")
+    decayed = [name for name in params if is_decayed(name, decay_biases)]
     value = J + gamma / 2 * sum(float(np.sum(np.square(params[name]))) for name in decayed)
     gradient = {}
     for name, g in grads.items():

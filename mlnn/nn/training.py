@@ -229,8 +229,9 @@ def train(network, loss, optimizer, X, Y, *, batch_size, max_epochs, max_updates
     Each record has the mean of the minibatch losses J since the previous record (``train_loss``)
     and, with validation data, ``validate(network, X_val, Y_val)``, computed after
     ``optimizer.flush``. ``optimizer`` is a rule of :mod:`mlnn.nn.optimizers` or one wrapped in
-    :class:`~mlnn.nn.lazy_updates.LazyRows` (for weight decay, or to keep its state). ``callbacks`` are called as ``callback(record, network)`` after each
-    evaluation; one returning True stops training. ``verbose`` is a callable taking each record.
+    :class:`~mlnn.nn.lazy_updates.LazyRows` (for weight decay, or to keep its state).
+    ``callbacks`` are called as ``callback(record, network)`` after each evaluation; one
+    returning True stops training. ``verbose`` is a callable taking each record.
     """
     check_pairing(network, loss)
     D, _, L = network.shape

@@ -39,10 +39,10 @@ from mlnn.base.fileio import atomic_write, write_text
 from mlnn.base.progress import Progress
 from mlnn.base.validation import check_choice, validation_split
 from mlnn.evaluation.metrics import MEASURES, evaluate
+from mlnn.model.stopping_rules import STOPPING_RULES
 from mlnn.paper.methods import C_VALUES, LEARNING_RATES, METHODS, PAPER_METHODS, resolve
 from mlnn.paper.results import read_run, run_path, stem
-from mlnn.paper.selection import (STOPPING_RULES, fit_br, fit_network_method,
-                                  fit_published_method)
+from mlnn.paper.selection import fit_br, fit_network_method, fit_published_method
 
 #: Names of the datasets in the paper's Table 3, by registry name.
 PAPER_DATASETS = {"reuters21578": "Reuters-21578", "delicious": "Delicious"}

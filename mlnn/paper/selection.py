@@ -3,9 +3,10 @@
 The paper (Sec. 4) chooses the base learning rate η0 of AdaGrad from {0.001, 0.01, 0.1} "using
 validation data"; it does not say by which measure, nor how many epochs it trains or whether it
 stops early. Ours: η0 by validation rank loss, the epochs by a stopping rule on the validation
-split carved from the training documents (the declared one: README, "Stopping rule"). :func:`select_learning_rate` trains one :class:`~mlnn.model.estimator.MultiLabelNN`
-per η0 for the budget's ``max_epochs``, recording all ten measures of Sec. 4 on the validation
-split at every epoch (thresholds fitted as the final model's are, on a fixed subsample of the
+split carved from the training documents (the declared one: README, "Stopping rule").
+:func:`select_learning_rate` trains one :class:`~mlnn.model.estimator.MultiLabelNN` per η0 for
+the budget's ``max_epochs``, recording all ten measures of Sec. 4 on the validation split at
+every epoch (thresholds fitted as the final model's are, on a fixed subsample of the
 training rows, :func:`mlnn.model.stopping_rules.threshold_validation`), while each stopping rule
 (:data:`STOPPING_RULES`: rank loss with patience, the mean of micro- and macro-F1 with patience,
 or the fixed budget) runs live on that same run (:func:`selection_run`); the run ends early when
@@ -52,7 +53,6 @@ from mlnn.baselines.svm import DEFAULT_C_VALUES, LinearSVMBR
 from mlnn.evaluation import metrics
 from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
 from mlnn.model.estimator import MultiLabelNN
-from mlnn.model.params import STOPPING_RULES
 from mlnn.paper.methods import network_params
 
 #: Selection criteria for η0, and whether lower or higher is better.
@@ -79,9 +79,10 @@ def rule_outcome(model, params, record, X_fit, Y_fit, X_val, Y_val):
 
 def selection_run(model, X_fit, Y_fit, X_val, Y_val, rules):
     """Train ``model`` once for its ``max_epochs`` with every measure recorded on (X_val, Y_val)
-    at every evaluation (``stopping="fixed"``, :func:`mlnn.model.stopping_rules.threshold_validation`)
-    while each stopping rule of ``rules`` runs live on the same run
-    (``rules`` of :meth:`MultiLabelNN.fit`); returns {rule: :func:`rule_outcome`}.
+    at every evaluation (``stopping="fixed"``,
+    :func:`mlnn.model.stopping_rules.threshold_validation`) while each stopping rule of ``rules``
+    runs live on the same run (``rules`` of :meth:`MultiLabelNN.fit`); returns
+    {rule: :func:`rule_outcome`}.
 
     A rule that would have stopped at epoch e chooses what a run stopped by it chooses: the
     first e epochs of a longer run are the same updates, with the same shuffles and dropout
@@ -203,8 +204,8 @@ def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, b
     returns (model, record).
 
     ``stopping`` (default ``budget.get("stopping", "rankloss")``) is the stopping rule of the
-    main result (:data:`mlnn.model.stopping_rules.STOPPING_RULES`); ``other_rules`` are applied to the
-    same selection runs as sensitivity rows. For each rule, η0 is chosen by ``select_by`` (a key
+    main result (:data:`mlnn.model.stopping_rules.STOPPING_RULES`); ``other_rules`` are applied to
+    the same selection runs as sensitivity rows. For each rule, η0 is chosen by ``select_by`` (a key
     of :data:`CRITERIA`) at each η0's stop, and with ``refit_all`` the winner is trained again
     on all rows of X for the rule's number of epochs with its λ (:func:`refit`). ``record``
     holds the chosen η0, every η0's validation scores under both criteria at the rule's stop,

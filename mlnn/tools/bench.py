@@ -106,11 +106,11 @@ def benchmark_training(X, Y, epochs=5, warmup=1, random_state=0, **params):
     of :data:`BENCH_PARAMS`, e.g. a method's (:func:`mlnn.paper.methods.network_params`) with
     ``hidden_units``, ``batch_size``, ``learning_rate``, ``dtype``; the others keep the
     description's defaults (AdaGrad, the paper's learner). Returns a dict: ``epoch_seconds``
-    (the timed epochs),
-    ``seconds_per_epoch`` (their median), ``cpu_seconds_per_epoch`` (the median CPU time), ``docs_per_second``, ``breakdown_seconds`` (median
-    seconds per epoch of each phase of :data:`PHASES` and ``other``), ``peak_rss_mb`` and
-    ``footprint_mb`` (``data``, ``parameters``, ``optimizer_state``, ``total``) with
-    ``peak_rss_ratio`` = peak_rss_mb / footprint total.
+    (the timed epochs), ``seconds_per_epoch`` (their median), ``cpu_seconds_per_epoch`` (the
+    median CPU time), ``docs_per_second``, ``breakdown_seconds`` (median seconds per epoch of
+    each phase of :data:`PHASES` and ``other``), ``peak_rss_mb`` and ``footprint_mb``
+    (``data``, ``parameters``, ``optimizer_state``, ``total``) with ``peak_rss_ratio`` =
+    peak_rss_mb / footprint total.
     """
     unknown = sorted(set(params) - set(BENCH_PARAMS))
     if unknown:
@@ -182,8 +182,9 @@ def benchmark_products(X, n_labels, hidden_units, batch_size, dtype=np.float32, 
     :meth:`mlnn.nn.network.Network.backward` forms ∂J/∂W1) and hᵀ δ2 run on random C-ordered
     arrays of ``dtype`` (W1 D × F, W2 F × L, h and δ1 n_b × F, δ2 n_b × L), the dense ones into
     reused buffers; δ2 W2ᵀ as (W2 δ2ᵀ)ᵀ, the form BLAS runs fastest with W2 in C order (about
-    a quarter faster than δ2 W2ᵀ on 64 × 983 by 983 × 1,000 in float32). Returns ``{"products": {name: median seconds per epoch}, "total": median
-    over the ``epochs`` of their sum, "cpu_total": the same in CPU time}``.
+    a quarter faster than δ2 W2ᵀ on 64 × 983 by 983 × 1,000 in float32). Returns
+    ``{"products": {name: median seconds per epoch}, "total": median over the ``epochs`` of
+    their sum, "cpu_total": the same in CPU time}``.
     """
     rng = np.random.default_rng(random_state)
     X = check_X(X, "X", dtype=np.dtype(dtype))
