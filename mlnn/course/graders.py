@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, binomial_z, call,
                                  case_rngs, dispersion, exercise, expect_items, expect_shape,
-                                 explaining, grade, judge, label_rows, pair, run, sparse_rows)
+                                 grade, judge, label_rows, pair, run, sparse_rows)
 from mlnn.course.measures import RANKING_MISTAKES, measure_of, scores_first
 from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES
 from mlnn.evaluation.thresholds import optimal_thresholds, ridge
@@ -699,17 +699,9 @@ def _rule_cases():
                [("settings", settings), ("params", params), ("sequence", sequence)])
 
 
-def _expect_parameters(answer, expected, what, wrongs, inputs):
-    names = ("b1", "b2", "W2", "W1")
-    matches = explaining(answer, wrongs, names)
-    for name in names:
-        judge(answer[name], expected[name], f"{name} {what}",
-              [(wrong[name], hint) for wrong, hint in matches])
-
-
 check_rmsprop_rule = exercise("check_rmsprop_rule", "RMSProp as an mlnn update rule", RMSPropRule,
                               _rule_cases, RULE_MISTAKES, drive=_drive_rule,
-                              expect=_expect_parameters)
+                              expect=expect_items(("b1", "b2", "W2", "W1")))
 
 
 def _momentum_loop(theta, v, mu, eta, gamma, skipped):

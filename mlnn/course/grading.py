@@ -238,8 +238,10 @@ def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=Fa
         raise NotYet(f"{what} holds NaN or infinite values")
     if values.ndim == 2 and close(values.T, reference, tolerance):
         raise NotYet(f"{what} is transposed")
-    c = scale_of(values, reference) if scale else None
-    if c is not None:
+    c = scale_of(values, reference)
+    if c is not None and np.isclose(c, -1.0):
+        raise NotYet(f"the sign of {what} is flipped")
+    if c is not None and scale:
         raise NotYet(f"{what} is {c:.3g} times the right value"
                      + (f": {scale}" if isinstance(scale, str) else ""))
     raise NotYet(f"{what} is off (relative error "
@@ -261,20 +263,28 @@ def explaining(answer, wrongs, keys):
 ITEMS = {2: "a pair (a tuple of two values)", 4: "the four arrays"}
 
 
-def expect_items(names, order=None, kind="f"):
-    """Judge an answer that is a tuple of arrays, item by item (in ``order``); a mistake is
-    named when it explains every item."""
+def expect_items(names, order=None, kind="f", label="{}"):
+    """Judge an answer made of several arrays, a tuple in the order of ``names`` or a dict with
+    the keys ``names``, item by item (in ``order``, or that of ``names``), each called
+    ``label.format(name)``; a mistake is named when it explains every item."""
     def expect(answer, expected, what, wrongs, inputs=None):
         if answer is None:
             raise NotYet(NO_ANSWER)
-        if not isinstance(answer, (tuple, list)) or len(answer) != len(names):
-            raise NotYet(f"the result must be {ITEMS.get(len(names), len(names))} "
-                         f"({', '.join(names)}, in that order), not a {type(answer).__name__}"
-                         + (f" of {len(answer)}" if isinstance(answer, (tuple, list)) else ""))
-        matches = explaining(answer, wrongs, range(len(names)))
+        if isinstance(expected, dict):
+            keys = names
+            if not isinstance(answer, dict) or set(answer) != set(names):
+                raise NotYet(f"return a dict with the keys {', '.join(names)}")
+        else:
+            keys = range(len(names))
+            if not isinstance(answer, (tuple, list)) or len(answer) != len(names):
+                raise NotYet(f"the result must be {ITEMS.get(len(names), len(names))} "
+                             f"({', '.join(names)}, in that order), not a "
+                             f"{type(answer).__name__}"
+                             + (f" of {len(answer)}" if isinstance(answer, (tuple, list)) else ""))
+        matches = explaining(answer, wrongs, keys)
         for i in order or range(len(names)):
-            judge(answer[i], expected[i], f"{names[i]} {what}",
-                  [(wrong[i], hint) for wrong, hint in matches], kind=kind)
+            judge(answer[keys[i]], expected[keys[i]], f"{label.format(names[i])} {what}".strip(),
+                  [(wrong[keys[i]], hint) for wrong, hint in matches], kind=kind)
     return expect
 
 

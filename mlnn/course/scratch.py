@@ -1,75 +1,235 @@
 r"""Graders of notebook 01b, where the student builds the paper's network (Eq. 2) from zero, with
 CE (Eq. 6) or PWE (Eq. 3, Sec. 3.2) at the output, ReLU hidden units and AdaGrad (Sec. 3.5).
 
-Each piece is tried on random minibatches against mlnn's own code, whose gradients are first
-checked against central differences. The cases and the guards on the inputs (X never made
-dense, no full D × F product, no O(L²) work where O(L) is asked) are in
-:mod:`~mlnn.course.scratch_cases`, the learning pieces in :mod:`~mlnn.course.scratch_training`.
-:func:`yours_if` replaces a piece that has not passed by the worked solution's in the cells below.
+Each piece runs through :func:`~mlnn.course.grading.check` on random minibatches against mlnn's
+code or a plain NumPy reference, whose gradients are first checked against central differences.
+While the student's function runs, guards refuse what the exercise rules out: X made dense, the
+full D × F product Xᵀ δ1, O(L²) work where O(L) is asked. :func:`yours_if` replaces a piece that
+has not passed by the worked solution's in the cells below.
 """
 
 import importlib.util
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
+from scipy.stats import chisquare
 
-from mlnn.course.graders import PWE_MISTAKES, pwe_reference
-from mlnn.course.grading import (Mistake, NotYet, as_array, exercise, expect_items,
-                                 expect_shape, grade, run)
-from mlnn.course.scratch_cases import (SHAPES, SOLUTION, GuardedCSR, Linear, agree,
-                                       backward_case, expect_gradients, expect_row_sparse,
-                                       expect_values, fd_delta1, fd_params, labels,
-                                       network_case, run_guarded)
-from mlnn.course.scratch_training import check_adagrad, check_train, check_update
+from mlnn.course.graders import PWE_MISTAKES, apply_rule, pwe_reference, rule_problem
+from mlnn.course.grading import (Mistake, NotYet, StudentError, as_array, call, exercise,
+                                 expect_items, grade, judge, label_rows, pristine,
+                                 relative_error, run, same)
 from mlnn.figures import environment
 from mlnn.nn.activations import get_activation
-from mlnn.nn.gradcheck import numerical_gradient
+from mlnn.nn.gradcheck import loss_of_param, numerical_gradient
 from mlnn.nn.losses import CrossEntropy, PairwiseExponential
 from mlnn.nn.network import Network
+from mlnn.nn.optimizers import AdaGrad as MlnnAdaGrad
 
-#: The ten graders, in the notebook's order (three of them live in :mod:`scratch_training`).
-__all__ = ["check_forward", "check_ce_delta2", "check_pwe_delta2_pairs", "check_pwe_delta2",
-           "check_delta1_relu", "check_grad_W1_rows", "check_backward", "check_adagrad",
-           "check_update", "check_train", "load_worked_solution", "yours_if", "SOLUTION"]
+#: The worked solution, relative to the project's root.
+SOLUTION = Path("notebooks") / "solutions" / "ex01b_build_it_from_zero.py"
+
+#: (n, D, F, L, dtype) of the random cases: F = L (where a missing transpose still runs) and
+#: F ≠ L, n = 1, wide and narrow, float32.
+SHAPES = [(6, 12, 5, 5, np.float64), (1, 6, 3, 4, np.float64), (4, 9, 4, 3, np.float64),
+          (3, 10, 2, 7, np.float64), (9, 30, 6, 2, np.float64), (5, 14, 4, 6, np.float32)]
+
+#: How far a reference gradient may be from central differences (else the grader is wrong).
+FD_TOLERANCE = 1e-5
+
+
+# -- the guards ----------------------------------------------------------------------------------
+
+class Refused(Exception):
+    """Raised inside a student's function that does what its exercise rules out (the hint)."""
+
+
+GUARD = {"armed": False, "D": None, "reads": 0, "limit": None}
+
+DENSE_HINT = ("your function made the sparse X dense; products with X and Xᵀ work on the sparse "
+              "matrix directly, at a cost proportional to its nonzeros")
+FULL_HINT = ("your function forms the full D × F product Xᵀ δ1 (one row per feature of the "
+             "vocabulary); restrict Xᵀ to the features present in the minibatch first")
+PAIRS_HINT = ("your δ2 does work for every (relevant, irrelevant) pair: the factorised form needs "
+              "only two sums over the labels of each document, O(L) per document")
+
+
+class Guarded:
+    """A sparse matrix that, while a student's function runs, refuses to become dense and to
+    give a product with one dense row per feature (the full D × F gradient)."""
+
+    def toarray(self, *args, **kwargs):
+        if GUARD["armed"]:
+            raise Refused(DENSE_HINT)
+        return super().toarray(*args, **kwargs)
+
+    def todense(self, *args, **kwargs):
+        if GUARD["armed"]:
+            raise Refused(DENSE_HINT)
+        return super().todense(*args, **kwargs)
+
+    def _matmul_dispatch(self, other):
+        result = super()._matmul_dispatch(other)
+        if (GUARD["armed"] and GUARD["D"] and np.ndim(result) == 2 and not sp.issparse(result)
+                and result.shape[0] == GUARD["D"]):
+            raise Refused(FULL_HINT)
+        return result
+
+
+class GuardedCSC(Guarded, sp.csc_matrix):
+    def transpose(self, *args, **kwargs):
+        return GuardedCSR(super().transpose(*args, **kwargs))
+
+
+class GuardedCSR(Guarded, sp.csr_matrix):
+    def transpose(self, *args, **kwargs):
+        return GuardedCSC(super().transpose(*args, **kwargs))
+
+
+class Linear(np.ndarray):
+    """An array that, while a student's function runs, refuses to give rise to an array of more
+    than ``GUARD["limit"]`` entries or to be indexed more than that many times: O(L) work."""
+
+    def __array_finalize__(self, obj):
+        if GUARD["armed"] and GUARD["limit"] and self.size > GUARD["limit"]:
+            raise Refused(PAIRS_HINT)
+
+    def __getitem__(self, key):
+        if GUARD["armed"] and GUARD["limit"]:
+            GUARD["reads"] += 1
+            if GUARD["reads"] > GUARD["limit"]:
+                raise Refused(PAIRS_HINT)
+        return super().__getitem__(key)
+
+
+def run_guarded(function, *named, name="function", limit=None):
+    """:func:`~mlnn.course.grading.run` with the guards armed; what they refuse is the hint. A
+    minibatch X lacking some of the D features may not give a product with D rows."""
+    X = next((value for _, value in named if sp.issparse(value)), None)
+    D = X.shape[1] if X is not None and np.unique(X.indices).size < X.shape[1] else None
+
+    def armed(*args):
+        GUARD.update(armed=True, D=D, reads=0, limit=limit)
+        try:
+            return function(*args)
+        finally:
+            GUARD.update(armed=False, D=None, limit=None)
+    try:
+        return run(armed, *named, name=name)
+    except StudentError as error:
+        if isinstance(error.error, Refused):
+            raise NotYet(str(error.error)) from None
+        raise
+
+
+# -- random minibatches --------------------------------------------------------------------------
+
+def documents(rng, n, D, dtype=np.float64):
+    """A GuardedCSR n × D of positive values, sorted indices; for n > 1 one document is empty."""
+    sizes = rng.integers(1, max(2, D // 3) + 1, size=n)
+    if n > 1:
+        sizes[rng.integers(n)] = 0
+    rows = [np.sort(rng.choice(D, size=min(size, D), replace=False)) for size in sizes]
+    indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])])
+    indices = np.concatenate(rows).astype(np.int32)
+    data = rng.uniform(0.1, 1.0, size=len(indices)).astype(dtype)
+    return GuardedCSR((data, indices, indptr), shape=(n, D))
+
+
+def labels(rng, n, L, dtype=np.float64):
+    """0/1 labels, |y| uniform in 1 … L − 1; for n > 2 two documents PWE excludes (|y| = 0, L)."""
+    Y = label_rows(rng, n, L).astype(dtype)
+    if n > 2:
+        Y[0], Y[1] = 0, 1
+    return Y
+
+
+class Case(NamedTuple):
+    """One random minibatch: X (GuardedCSR), Y, the parameters, mlnn's network on them."""
+
+    X: sp.csr_matrix
+    Y: np.ndarray
+    params: dict
+    net: Network
+
+
+def network_case(seed, n, D, F, L, dtype=np.float64, output="sigmoid", kink=False):
+    """A random :class:`Case` whose z1 stays 1e-3 away from ReLU's kink, unless ``kink``: then
+    half the biases b1 are 0, so that a document without words has z1 = 0 there."""
+    for attempt in range(100):
+        rng = np.random.default_rng([seed, attempt])
+        X = documents(rng, n, D, dtype)
+        params = {"W1": rng.normal(scale=0.8, size=(D, F)).astype(dtype),
+                  "b1": rng.normal(scale=0.4, size=F).astype(dtype),
+                  "W2": rng.normal(scale=0.8, size=(F, L)).astype(dtype),
+                  "b2": rng.normal(scale=0.3, size=L).astype(dtype)}
+        if kink:
+            params["b1"][::2] = 0
+        net = Network(*(params[k].copy() for k in ("W1", "b1", "W2", "b2")), "relu", output)
+        if kink or np.min(np.abs(net.forward(sp.csr_matrix(X)).z1)) > 1e-3:
+            return Case(X, labels(rng, n, L, dtype), params, net)
+    raise RuntimeError("no random case away from ReLU's kink")
+
+
+def backward_case(seed, shape, kink=False):
+    """A CE case, its forward cache and mlnn's gradients."""
+    case = network_case(seed, *shape, kink=kink)
+    cache = case.net.forward(sp.csr_matrix(case.X))
+    return case, cache, case.net.backward(cache, CrossEntropy().delta(cache.z2, cache.o, case.Y))
+
+
+def agree(analytic, numeric, what):
+    """The grader's own failure unless a reference gradient matches central differences."""
+    error = relative_error(np.asarray(analytic, float), np.asarray(numeric, float))
+    if not error < FD_TOLERANCE:
+        raise AssertionError(f"mlnn's {what} differs from central differences ({error:.1e})")
+
+
+def fd_params(case, names=("W1", "b1", "W2", "b2")):
+    """∂J/∂θ of the mean CE loss by central differences, for each parameter named."""
+    X = sp.csr_matrix(case.X)
+    return {name: numerical_gradient(loss_of_param(case.net, CrossEntropy(), X, case.Y, name),
+                                     case.params[name]) for name in names}
+
+
+def shape_words(shape, extra=""):
+    return f"n = {shape[0]}, D = {shape[1]}, F = {shape[2]}, L = {shape[3]}{extra}"
 
 
 # -- the forward pass ----------------------------------------------------------------------------
 
-FORWARD = ("z1", "h", "z2", "o")
-
-
-def _forward(X, W1, b1, W2, b2, f_o, hidden=lambda z1: np.maximum(z1, 0), z2_from="h"):
-    """(z1, h, z2, o) of Eq. 2, right or with one mistake (no bias: b1 or b2 of 0)."""
-    z1 = sp.csr_matrix(X) @ W1 + b1
+def _forward(X, W1, b1, W2, b2, f_o, hidden=lambda z1: np.maximum(z1, 0), z2_from_z1=False,
+             no_b1=False, no_b2=False, output=None, z1_is_h=False):
+    """(z1, h, z2, o) of Eq. 2, right or with one mistake."""
+    z1 = sp.csr_matrix(X) @ W1 + (0 if no_b1 else b1)
     h = hidden(z1)
-    z2 = (h if z2_from == "h" else z1) @ W2 + b2
-    return z1, h, z2, f_o(z2)
+    z2 = (z1 if z2_from_z1 else h) @ W2 + (0 if no_b2 else b2)
+    return (h if z1_is_h else z1), h, z2, (output or f_o)(z2)
+
+
+def _forward_with(**mistake):
+    return lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, b1, W2, b2, f_o, **mistake)
 
 
 FORWARD_MISTAKES = [
-    Mistake("z1 is missing the bias b1",
-            lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, 0 * b1, W2, b2, f_o)),
-    Mistake("z2 is missing the bias b2",
-            lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, b1, W2, 0 * b2, f_o)),
-    Mistake("h is z1 itself: the hidden units apply ReLU",
-            lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, b1, W2, b2, f_o, lambda z: z)),
-    Mistake("the hidden units are ReLU, max(0, z1), not tanh",
-            lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, b1, W2, b2, f_o, np.tanh)),
+    Mistake("z1 is missing the bias b1", _forward_with(no_b1=True)),
+    Mistake("z2 is missing the bias b2", _forward_with(no_b2=True)),
+    Mistake("h is z1 itself: the hidden units apply ReLU", _forward_with(hidden=lambda z: z)),
+    Mistake("the hidden units are ReLU, max(0, z1), not tanh", _forward_with(hidden=np.tanh)),
     Mistake("the hidden units are ReLU, max(0, z1), not the sigmoid",
-            lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, b1, W2, b2, f_o, expit)),
+            _forward_with(hidden=expit)),
     Mistake("z2 is computed from z1; it takes the hidden units h = ReLU(z1)",
-            lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, b1, W2, b2, f_o, z2_from="z1")),
+            _forward_with(z2_from_z1=True)),
     Mistake("o is z2 itself: apply the output activation f_o you are given",
-            lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, b1, W2, b2, lambda z: z)),
+            _forward_with(output=lambda z: z)),
     Mistake("you applied the sigmoid whatever f_o is; apply the f_o given",
-            lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, b1, W2, b2, expit)),
+            _forward_with(output=expit)),
     Mistake("you applied tanh whatever f_o is; apply the f_o given",
-            lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, b1, W2, b2, np.tanh)),
+            _forward_with(output=np.tanh)),
     Mistake("z1 was overwritten by ReLU: keep z1 and h = ReLU(z1) apart",
-            lambda X, W1, b1, W2, b2, f_o: (lambda z1, h, z2, o: (h, h, z2, o))(
-                *_forward(X, W1, b1, W2, b2, f_o)))]
+            _forward_with(z1_is_h=True))]
 
 
 def _forward_cases():
@@ -78,8 +238,7 @@ def _forward_cases():
     for seed, shape in enumerate(SHAPES):
         for f_o, output in ((expit, "sigmoid"), (np.tanh, "tanh")):
             case = network_case(10 + seed, *shape, output=output)
-            yield (f"for n = {shape[0]}, D = {shape[1]}, F = {shape[2]}, L = {shape[3]} "
-                   f"({np.dtype(shape[4])}, {output} outputs)",
+            yield (f"for {shape_words(shape, f' ({np.dtype(shape[4])}, {output} outputs)')}",
                    [("X", case.X), *case.params.items(), ("f_o", f_o)])
 
 
@@ -90,36 +249,31 @@ def _mlnn_forward(X, W1, b1, W2, b2, f_o):
 
 
 check_forward = exercise("check_forward", "the sparse forward pass", _mlnn_forward,
-                         _forward_cases, FORWARD_MISTAKES, expect=expect_items(FORWARD),
-                         runner=run_guarded, name="forward")
+                         _forward_cases, FORWARD_MISTAKES,
+                         expect=expect_items(("z1", "h", "z2", "o")), runner=run_guarded,
+                         name="forward")
 
 
 # -- the output deltas ---------------------------------------------------------------------------
 
 def delta_cases(output, seed):
-    """(z2, o, Y) minibatches for the δ2 graders, mlnn's δ2 first checked against central
-    differences: n = 1 and n > 1, excluded documents, float32, and saturated outputs (|z2| > 30:
-    probabilities below 1e-13)."""
+    """(z2, o, Y) minibatches, mlnn's δ2 first checked against central differences: n = 1 and
+    n > 1, excluded documents, float32, and saturated outputs (|z2| > 30)."""
     activation, loss = ((expit, CrossEntropy()) if output == "sigmoid"
                         else (np.tanh, PairwiseExponential()))
     for number, (n, _, _, L, dtype) in enumerate(SHAPES + [(4, 0, 0, 6, np.float64)]):
         rng = np.random.default_rng([seed, number])
         z2 = rng.normal(scale=1.5, size=(n, L)).astype(dtype)
-        if number == len(SHAPES):
+        saturated = number == len(SHAPES)
+        if saturated:
             z2 = rng.choice([-1, 1], size=(n, L)) * rng.uniform(30, 36, size=(n, L))
         o, Y = activation(z2), labels(rng, n, L, dtype)
-        if z2.dtype == np.float64 and number < len(SHAPES):
-            agree(loss.delta(z2, o, Y), fd_delta(loss, z2, Y), f"{output} δ2")
+        if z2.dtype == np.float64 and not saturated:
+            def total(value):
+                return float(np.sum(loss.per_document(value, loss.output.fn(value), Y)))
+            agree(loss.delta(z2, o, Y), numerical_gradient(total, z2), f"{output} δ2")
         yield (f"δ2 for n = {n}, L = {L} ({np.dtype(dtype)}"
-               f"{', saturated outputs' if number == len(SHAPES) else ''})",
-               [("z2", z2), ("o", o), ("Y", Y)])
-
-
-def fd_delta(loss, z2, Y):
-    """∂(Σ_i J_i)/∂z2 by central differences (float64): row i is ∂J_i/∂z2_i."""
-    def total(value):
-        return float(np.sum(loss.per_document(value, loss.output.fn(value), Y)))
-    return numerical_gradient(total, z2.astype(np.float64))
+               f"{', saturated outputs' if saturated else ''})", [("z2", z2), ("o", o), ("Y", Y)])
 
 
 def _ce(z2, o, Y):
@@ -140,36 +294,23 @@ CE_MISTAKES = [
     Mistake("o is clipped: δ2 = o − y holds for every probability, however small, and needs no "
             "clipping", lambda z2, o, Y: np.clip(o, 1e-7, 1 - 1e-7) - Y)]
 
-
-def _ce_cases():
-    """``ce_delta2(z2, o, Y)`` → CE's δ2 = ∂J_i/∂z2 = o − y through sigmoid outputs (Eq. 6)."""
-    yield from delta_cases("sigmoid", 20)
-
-
-check_ce_delta2 = exercise("check_ce_delta2", "CE's δ2", _ce, _ce_cases, CE_MISTAKES,
-                           name="ce_delta2")
+check_ce_delta2 = exercise("check_ce_delta2", "CE's δ2", _ce, lambda: delta_cases("sigmoid", 20),
+                           CE_MISTAKES, name="ce_delta2")
 
 
 def _expect_pwe(answer, expected, what, wrongs, inputs):
     """An excluded document's δ2 row is 0; then the values, a known mistake named."""
     array = as_array(answer, what)
-    expect_shape(array, expected.shape, what)
-    rows = np.asarray(array[PairwiseExponential().excluded(np.asarray(inputs["Y"]))], dtype=float)
-    if not np.all(np.isfinite(rows)) or np.any(rows != 0):
-        raise NotYet("a document with no relevant label, or with every label relevant, has no "
-                     "pair: PWE excludes it and its δ2 row must be 0 (no division by zero)")
-    expect_values(np.asarray(answer) if isinstance(answer, Linear) else answer, expected, what,
-                  wrongs)
-
-
-def _pwe_cases():
-    """``pwe_delta2_pairs(z2, o, Y)`` → PWE's δ2 (Eq. 10, Sec. 3.4) through tanh outputs."""
-    yield from delta_cases("tanh", 30)
+    if array.shape == expected.shape:
+        rows = array[PairwiseExponential().excluded(np.asarray(inputs["Y"]))].astype(float)
+        if not np.all(np.isfinite(rows)) or np.any(rows != 0):
+            raise NotYet("a document with no relevant label, or with every label relevant, has "
+                         "no pair: PWE excludes it and its δ2 row must be 0 (no division by zero)")
+    judge(np.asarray(answer) if isinstance(answer, Linear) else answer, expected, what, wrongs)
 
 
 def _large_pwe_cases():
-    """``pwe_delta2(z2, o, Y)`` → PWE's δ2 in O(L) per document, also on 3 documents of 2,000
-    labels, where no array of all pairs may be formed and no loop may run over them."""
+    """The δ2 cases, then 3 documents of 2,000 labels where the work must be O(L)."""
     yield from delta_cases("tanh", 30)
     rng = np.random.default_rng(31)
     z2 = rng.normal(size=(3, 2000))
@@ -178,7 +319,7 @@ def _large_pwe_cases():
 
 
 def run_linear(function, *named, name="function"):
-    """:func:`run` with, for a large case, the inputs refusing O(L²) work (:class:`Linear`)."""
+    """:func:`run_guarded` refusing, on a large case, more than O(L) work per document."""
     size = named[1][1].size
     if size < 1000:
         return run(function, *named, name=name)
@@ -187,36 +328,36 @@ def run_linear(function, *named, name="function"):
 
 
 check_pwe_delta2_pairs = exercise("check_pwe_delta2_pairs", "PWE's δ2 by the pair sum",
-                                  pwe_reference,
-                                  _pwe_cases, PWE_MISTAKES, expect=_expect_pwe,
-                                  name="pwe_delta2_pairs")
-check_pwe_delta2 = exercise("check_pwe_delta2", "PWE's δ2 factorised",
-                            lambda z2, o, Y: PairwiseExponential().delta(z2, o, Y),
+                                  pwe_reference, lambda: delta_cases("tanh", 30), PWE_MISTAKES,
+                                  expect=_expect_pwe, name="pwe_delta2_pairs")
+check_pwe_delta2 = exercise("check_pwe_delta2", "PWE's δ2 factorised", pwe_reference,
                             _large_pwe_cases, PWE_MISTAKES, expect=_expect_pwe,
                             runner=run_linear, name="pwe_delta2")
 
 
 # -- backpropagation -----------------------------------------------------------------------------
 
-def _relu_delta1(d2, W2, z1, derivative=lambda z1: z1 > 0, transposed=True):
+def _delta1(d2, W2, z1, derivative=lambda z1: z1 > 0, transposed=True):
     return (d2 @ (W2.T if transposed else W2)) * derivative(z1)
 
 
+def _delta1_with(**mistake):
+    return lambda d2, W2, z1: _delta1(d2, W2, z1, **mistake)
+
+
 DELTA1_MISTAKES = [
-    Mistake("δ1 is missing the factor ReLU'(z1)", lambda d2, W2, z1: d2 @ W2.T),
+    Mistake("δ1 is missing the factor ReLU'(z1)", _delta1_with(derivative=lambda z: 1)),
     Mistake("ReLU'(z1) is 1 where z1 > 0 and 0 where z1 < 0; yours is the other way round",
-            lambda d2, W2, z1: _relu_delta1(d2, W2, z1, lambda z: z < 0)),
+            _delta1_with(derivative=lambda z: z < 0)),
     Mistake("at z1 = 0 exactly (a document without words, b1 = 0) ReLU'(0) is taken as 0",
-            lambda d2, W2, z1: _relu_delta1(d2, W2, z1, lambda z: z >= 0)),
+            _delta1_with(derivative=lambda z: z >= 0)),
     Mistake("multiplied by h = ReLU(z1); δ1 needs its derivative ReLU'(z1)",
-            lambda d2, W2, z1: _relu_delta1(d2, W2, z1, lambda z: np.maximum(z, 0))),
-    Mistake("ReLU'(z1) is 0 where z1 < 0, not −1",
-            lambda d2, W2, z1: _relu_delta1(d2, W2, z1, np.sign)),
-    Mistake("the sign is flipped", lambda d2, W2, z1: -_relu_delta1(d2, W2, z1)),
+            _delta1_with(derivative=lambda z: np.maximum(z, 0))),
+    Mistake("ReLU'(z1) is 0 where z1 < 0, not −1", _delta1_with(derivative=np.sign)),
+    Mistake("the sign is flipped", lambda d2, W2, z1: -_delta1(d2, W2, z1)),
     Mistake("δ2 (n × L) multiplies W2ᵀ (L × F), the transpose of W2 (F × L)",
-            lambda d2, W2, z1: _relu_delta1(d2, W2, z1, transposed=False)),
-    Mistake("δ1 is per document: no 1/n here",
-            lambda d2, W2, z1: _relu_delta1(d2, W2, z1) / len(z1))]
+            _delta1_with(transposed=False)),
+    Mistake("δ1 is per document: no 1/n here", lambda d2, W2, z1: _delta1(d2, W2, z1) / len(z1))]
 
 
 def _delta1_cases():
@@ -225,7 +366,12 @@ def _delta1_cases():
         kink = seed % 2 == 1
         case, cache, grads = backward_case(40 + seed, shape, kink)
         if shape[-1] == np.float64 and not kink:
-            agree(grads.delta1, fd_delta1(case, cache), "δ1")
+            W2, b2, ce = case.params["W2"], case.params["b2"], CrossEntropy()
+
+            def total(z1):
+                z2 = np.maximum(z1, 0) @ W2 + b2
+                return float(np.sum(ce.per_document(z2, expit(z2), case.Y)))
+            agree(grads.delta1, numerical_gradient(total, cache.z1), "δ1")
         yield (f"δ1 for n = {shape[0]}, F = {shape[2]}, L = {shape[3]}"
                + (", some z1 exactly 0" if kink else ""),
                [("delta2", grads.delta2), ("W2", case.params["W2"]), ("z1", cache.z1)])
@@ -239,52 +385,445 @@ check_delta1_relu = exercise("check_delta1_relu", "δ1 through ReLU", _mlnn_delt
                              _delta1_cases, DELTA1_MISTAKES, name="delta1_relu")
 
 
-def partial_vocabulary(X):
-    """D if some of the D features are absent from the minibatch X (then no product may have D
-    rows), else None."""
-    return X.shape[1] if np.unique(X.indices).size < X.shape[1] else None
+def _grad_W1(X, d1, scale=1.0):
+    """∂J/∂W1 = Xᵀ δ1 / n on the rows of the words present, as (rows, values)."""
+    rows = np.unique(X.indices)
+    return rows, np.asarray(X[:, rows].T @ d1) / X.shape[0] * scale
 
 
-def check_grad_W1_rows(grad_W1_rows):
-    """``grad_W1_rows(X, delta1)`` → (rows, values): ∂J/∂W1 = Xᵀ δ1 / n on the rows of the
-    words present in X, and only those (the rest is zero)."""
-    def attempt():
-        count = 0
-        for seed, shape in enumerate(SHAPES + [(3, 8, 3, 4, np.float64)]):
-            case, cache, grads = backward_case(50 + seed, shape)
-            X = case.X
-            if seed == len(SHAPES):                 # a minibatch of documents without words
-                X = GuardedCSR((case.X.shape[0], case.X.shape[1]), dtype=case.X.dtype)
-                grads = case.net.backward(case.net.forward(sp.csr_matrix(X)), grads.delta2)
-            elif shape[-1] == np.float64 and seed < 3:
-                agree(grads.W1.toarray(), fd_params(case, ("W1",))["W1"], "∂J/∂W1")
-            answer = run_guarded(grad_W1_rows, ("X", X), ("delta1", grads.delta1),
-                                 name="grad_W1_rows", full_rows=partial_vocabulary(X))
-            expect_row_sparse(answer, grads.W1, shape[0])
-            count += 1
-        return f"{count} random cases (one minibatch without any word) against mlnn"
-    return grade("the row-sparse ∂J/∂W1", attempt).passed
+def _expect_rows(answer, expected, what, wrongs, inputs):
+    """A (rows, values) pair: the sorted features present in X, and their gradient rows."""
+    if answer is None:
+        raise NotYet(f"no answer yet ({what}: None)")
+    if type(answer) is not tuple or len(answer) != 2:
+        raise NotYet(f"{what} must be a tuple (rows, values): the sorted indices of the words "
+                     "present in the minibatch, and the k × F block of their gradient rows")
+    rows, (right, values) = as_array(answer[0], "rows"), expected
+    D, k = inputs["X"].shape[1], len(right)
+    if rows.ndim != 1 or rows.dtype.kind not in "iu":
+        raise NotYet("rows must be a 1-d array of integer feature indices")
+    if len(rows) == D and k < D:
+        raise NotYet(f"{what} holds all D = {D} rows; store only the k = {k} rows of the words "
+                     "present in the minibatch (every other row is zero)")
+    if set(rows.tolist()) != set(right.tolist()):
+        raise NotYet("rows must be exactly the features (columns of X) that occur in the "
+                     f"minibatch: {k} of them here, you gave {len(rows)}")
+    if len(rows) != k or np.any(np.diff(rows) <= 0):
+        raise NotYet("rows must be sorted, each feature once")
+    judge(answer[1], values, f"the values of {what}", [(w[1], h) for w, h in wrongs])
 
 
-def check_backward(backward):
+W1_MISTAKES = [
+    Mistake("∂J/∂W1 is n times too large: J is the mean over the n documents",
+            lambda X, d1: _grad_W1(X, d1, X.shape[0])),
+    Mistake("∂J/∂W1 is divided by n twice", lambda X, d1: _grad_W1(X, d1, 1 / X.shape[0]))]
+
+
+def _grad_W1_cases():
+    """``grad_W1_rows(X, delta1)`` → (rows, values): ∂J/∂W1 = Xᵀ δ1 / n on the rows of the words
+    present in X, and only those; one minibatch has no word at all."""
+    for seed, shape in enumerate(SHAPES + [(3, 8, 3, 4, np.float64)]):
+        case, cache, grads = backward_case(50 + seed, shape)
+        X = case.X
+        if seed == len(SHAPES):
+            X = GuardedCSR(X.shape, dtype=X.dtype)
+        elif shape[-1] == np.float64 and seed < 3:
+            rows, values = _grad_W1(X, grads.delta1)
+            full = np.zeros((shape[1], shape[2]))
+            full[rows] = values
+            agree(full, fd_params(case, ("W1",))["W1"], "∂J/∂W1")
+        yield f"∂J/∂W1 for {shape_words(shape)}", [("X", X), ("delta1", grads.delta1)]
+
+
+check_grad_W1_rows = exercise("check_grad_W1_rows", "the row-sparse ∂J/∂W1", _grad_W1,
+                              _grad_W1_cases, W1_MISTAKES, expect=_expect_rows,
+                              runner=run_guarded, name="grad_W1_rows")
+
+
+def _backward(X, z1, h, W2, d2):
+    """The gradients of the mean loss with ReLU hidden units (Sec. 3.2), ∂J/∂W1 row-sparse."""
+    n, d1 = len(z1), _mlnn_delta1(d2, W2, z1)
+    return {"W1": _grad_W1(X, d1), "b1": d1.sum(axis=0) / n, "W2": h.T @ d2 / n,
+            "b2": d2.sum(axis=0) / n}
+
+
+def _backward_with(name, wrong):
+    """The gradients with ∂J/∂``name`` replaced by ``wrong(X, z1, h, W2, δ2, δ1, n)``."""
+    def answer(X, z1, h, W2, d2):
+        return {**_backward(X, z1, h, W2, d2),
+                name: wrong(X, z1, h, W2, d2, _mlnn_delta1(d2, W2, z1), len(z1))}
+    return answer
+
+
+BACKWARD_MISTAKES = [
+    Mistake(f"∂J/∂{name} is n times too large: J is the mean over the n documents",
+            _backward_with(name, lambda X, z1, h, W2, d2, d1, n, name=name:
+                           _backward(X, z1, h, W2, d2)[name] * n)) for name in ("b1", "W2", "b2")
+] + [
+    Mistake("∂J/∂W2 takes the hidden units h = ReLU(z1), not z1",
+            _backward_with("W2", lambda X, z1, h, W2, d2, d1, n: z1.T @ d2 / n)),
+    Mistake("∂J/∂b1 is the mean of δ1 over the documents, not of δ2",
+            _backward_with("b1", lambda X, z1, h, W2, d2, d1, n: d2.mean(axis=0))),
+    Mistake("∂J/∂b2 is the mean of δ2 over the documents, not of δ1",
+            _backward_with("b2", lambda X, z1, h, W2, d2, d1, n: d1.mean(axis=0)))]
+
+GRADIENTS = ("b1", "W2", "b2")
+
+
+def _expect_backward(answer, expected, what, wrongs, inputs):
+    """A dict of the four gradients: W1 as (rows, values), the others arrays."""
+    if answer is None:
+        raise NotYet("no answer yet (backward: the function returned None)")
+    if not isinstance(answer, dict) or set(answer) != {"W1", *GRADIENTS}:
+        raise NotYet("return a dict with the keys W1, b1, W2, b2")
+    _expect_rows(answer["W1"], expected["W1"], "∂J/∂W1", (), inputs)
+    expect_items(GRADIENTS, label="∂J/∂{}")({k: answer[k] for k in GRADIENTS},
+                                            {k: expected[k] for k in GRADIENTS}, what, wrongs)
+
+
+def _backward_cases():
     """``backward(X, z1, h, W2, delta2)`` → {"W1": (rows, values), "b1", "W2", "b2"}, the
     gradients of the mean loss (Sec. 3.2) with ReLU hidden units."""
+    for seed, shape in enumerate(SHAPES):
+        case, cache, grads = backward_case(60 + seed, shape, kink=seed == 2)
+        named = [("X", case.X), ("z1", cache.z1), ("h", cache.h), ("W2", case.params["W2"]),
+                 ("delta2", grads.delta2)]
+        if shape[-1] == np.float64 and seed != 2:
+            numeric, answer = fd_params(case), _backward(*(value for _, value in named))
+            agree(answer["W1"][1], numeric["W1"][answer["W1"][0]], "∂J/∂W1")
+            for name in GRADIENTS:
+                agree(answer[name], numeric[name], f"∂J/∂{name}")
+        yield f"for {shape_words(shape)}", named
+
+
+check_backward = exercise("check_backward", "backward: ∂J/∂W1 (row-sparse), ∂J/∂b1, ∂J/∂W2, "
+                          "∂J/∂b2", _backward, _backward_cases, BACKWARD_MISTAKES,
+                          expect=_expect_backward, runner=run_guarded, name="backward")
+
+
+# -- AdaGrad -------------------------------------------------------------------------------------
+
+class Reference:
+    """mlnn's AdaGrad rule as the notebook's ``AdaGrad(eta0, epsilon)`` with ``step``."""
+
+    def __init__(self, eta0, epsilon=1e-8):
+        self.rule, self.states = MlnnAdaGrad(eta0, epsilon=epsilon), {}
+
+    def step(self, params, grads):
+        for name in grads:
+            self.states.setdefault(name, self.rule.new_state(params[name]))
+        apply_rule(self.rule, params, self.states, grads)
+
+
+def adagrad_with(rule):
+    """An ``AdaGrad(eta0, epsilon)`` class whose step applies ``rule(G, g, η0, ε)`` → (new G,
+    step) to each parameter (to W1 on the rows given): one mistake of :data:`ADAGRAD_MISTAKES`."""
+    class AdaGrad:
+        def __init__(self, eta0, epsilon=1e-8):
+            self.eta0, self.epsilon, self.G = eta0, epsilon, {}
+
+        def step(self, params, grads):
+            for name, g in grads.items():
+                rows, g = g if isinstance(g, tuple) else (slice(None), g)
+                G = self.G.setdefault(name, np.zeros_like(params[name]))
+                G[rows], step = rule(G[rows], g, self.eta0, self.epsilon)
+                params[name][rows] -= step
+    return AdaGrad
+
+
+ADAGRAD_MISTAKES = [Mistake(hint, adagrad_with(rule)) for hint, rule in [
+    ("the step divides by G + ε; AdaGrad divides by √G + ε",
+     lambda G, g, eta0, eps: (G + g * g, eta0 * g / (G + g * g + eps))),
+    ("ε belongs outside the square root: √G + ε, not √(G + ε)",
+     lambda G, g, eta0, eps: (G + g * g, eta0 * g / np.sqrt(G + g * g + eps))),
+    ("G is reset at every step; it must accumulate g² over all the steps so far",
+     lambda G, g, eta0, eps: (g * g, eta0 * g / (np.abs(g) + eps))),
+    ("G must include the current gradient: add g² to G before taking the step",
+     lambda G, g, eta0, eps: (G + g * g, eta0 * g / (np.sqrt(G) + eps))),
+    ("the step is η0 g; AdaGrad divides it by √G + ε, per parameter entry",
+     lambda G, g, eta0, eps: (G + g * g, eta0 * g)),
+    ("the parameters move uphill: subtract the step",
+     lambda G, g, eta0, eps: (G + g * g, -eta0 * g / (np.sqrt(G + g * g) + eps))),
+    ("the step does not follow the η0 passed in",
+     lambda G, g, eta0, eps: (G + g * g, 0.1 * g / (np.sqrt(G + g * g) + eps))),
+    ("the step does not follow the ε passed in",
+     lambda G, g, eta0, eps: (G + g * g, eta0 * g / (np.sqrt(G + g * g) + 1e-8)))]]
+
+
+class WatchedRows(np.ndarray):
+    """W1 recording in ``written`` the rows a step writes: by item assignment, by a ufunc
+    writing into it, or by ``ufunc.at``."""
+
+    def __array_finalize__(self, obj):
+        self.written = None                  # views and copies record nothing
+
+    def record(self, key):
+        if self.written is not None:
+            probe = np.zeros(self.shape, dtype=bool)
+            probe[key] = True
+            self.written |= probe.reshape(len(probe), -1).any(axis=1)
+
+    def __setitem__(self, key, value):
+        self.record(key)
+        super().__setitem__(key, value)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        if method == "at" and isinstance(inputs[0], WatchedRows):
+            inputs[0].record(inputs[1])
+        for array in out or ():
+            if isinstance(array, WatchedRows):
+                array.record(Ellipsis)
+        plain = [x.view(np.ndarray) if isinstance(x, WatchedRows) else x for x in inputs]
+        if out is not None:
+            kwargs["out"] = tuple(x.view(np.ndarray) if isinstance(x, WatchedRows) else x
+                                  for x in out)
+        result = getattr(ufunc, method)(*plain, **kwargs)
+        return (out[0] if len(out) == 1 else out) if out is not None else result
+
+
+def take_steps(optimizer, params, steps):
+    """``optimizer.step`` on each gradient dict: the parameters updated in place (W1 on the rows
+    given only), the gradients left unchanged."""
+    arrays = dict(params)
+    for grads in steps:
+        given = pristine(grads)
+        call(optimizer.step, params, given, name="AdaGrad.step")
+        if not same(grads, given):
+            raise NotYet("step modified the gradients it was given; leave them unchanged")
+        W1, rows = params.get("W1"), grads["W1"][0]
+        if isinstance(W1, WatchedRows) and W1.written is not None:
+            extra = W1.written.copy()
+            extra[rows], W1.written[:] = False, False
+            if extra.any() and len(rows) + extra.sum() == len(W1):
+                raise NotYet(f"step wrote all {len(W1)} rows of W1; only the rows listed in rows "
+                             "have a gradient and may be touched (k × F work per step instead "
+                             "of D × F)")
+            if extra.any():
+                raise NotYet("step wrote rows of W1 that have no gradient in this step; W1's "
+                             "gradient (rows, values) applies to the rows listed in rows only")
+        for name, array in arrays.items():
+            if params.get(name) is not array:
+                raise NotYet(f"step replaced params[{name!r}] by a new array; update it in place "
+                             "(on W1's rows only), otherwise every step copies all of W1")
+    return params
+
+
+def state_of(optimizer):
+    """Copies of the data attributes an optimizer reaches (its own and its class's)."""
+    return {name: pristine(getattr(optimizer, name)) for name in dir(optimizer)
+            if not name.startswith("__") and not callable(getattr(optimizer, name))}
+
+
+def _drive_adagrad(AdaGrad, named):
+    """The parameters after the steps of ``AdaGrad(eta0, epsilon)``, once a step of another
+    optimizer has left its state untouched."""
+    eta0, epsilon, start, steps = (value for _, value in named)
+    if not isinstance(AdaGrad, type):
+        raise NotYet("AdaGrad must be a class: AdaGrad(eta0, epsilon) keeps its state and has a "
+                     "method step(params, grads)")
+    optimizer = call(AdaGrad, eta0, epsilon, name="AdaGrad(eta0, epsilon)")
+    other, before = call(AdaGrad, 0.5, 0.01, name="AdaGrad(eta0, epsilon)"), state_of(optimizer)
+    take_steps(other, {name: value.copy() for name, value in start.items()}, steps[:1])
+    if not same(before, state_of(optimizer)):
+        raise NotYet("two AdaGrad objects used side by side interfere: each must keep its own G, "
+                     "made in __init__, not shared between objects")
+    params = {name: value.copy() for name, value in start.items()}
+    params["W1"] = start["W1"].copy().view(WatchedRows)
+    params["W1"].written = np.zeros(len(start["W1"]), dtype=bool)
+    take_steps(optimizer, params, steps)
+    if all(np.array_equal(params[name], start[name]) for name in start):
+        raise NotYet("no answer yet (step changed no parameter)")
+    return params
+
+
+def _adagrad_cases():
+    """``AdaGrad(eta0, epsilon)`` with ``step(params, grads)``: G ← G + g²,
+    θ ← θ − η0 g / (√G + ε) per parameter (Sec. 3.5), W1's gradient given as (rows, values);
+    η0 from 0.03 to 1, ε from 1e-8 to 0.5, a step without W1 rows, float32."""
+    for number, (eta0, epsilon, (D, F, L), dtype) in enumerate([
+            (0.1, 1e-8, (7, 3, 4), np.float64), (0.03, 0.5, (5, 4, 4), np.float64),
+            (1.0, 1e-3, (9, 2, 5), np.float64), (0.3, 0.1, (6, 3, 3), np.float32)]):
+        start, steps = rule_problem(np.random.default_rng([70, number]), D, F, L, dtype, steps=5)
+        yield (f"after 5 steps with η0 = {eta0}, ε = {epsilon:g} ({np.dtype(dtype)})",
+               [("eta0", eta0), ("epsilon", epsilon), ("params", start), ("steps", steps)])
+
+
+check_adagrad = exercise("check_adagrad", "AdaGrad with its state", Reference, _adagrad_cases,
+                         ADAGRAD_MISTAKES, drive=_drive_adagrad,
+                         expect=expect_items(("b1", "b2", "W2", "W1")))
+
+
+# -- one update and the training loop ------------------------------------------------------------
+
+class Recorder:
+    """An optimizer that only records what ``step`` was given."""
+
+    def __init__(self):
+        self.calls = []
+
+    def step(self, params, grads):
+        self.calls.append((params, pristine(grads)))
+
+
+def check_update(update):
+    """``update(params, optimizer, X_batch, Y_batch)``: forward, CE's δ2, backward and one
+    ``optimizer.step(params, grads)`` with the gradients of the mean CE loss."""
     def attempt():
-        count = 0
-        for seed, shape in enumerate(SHAPES):
-            case, cache, grads = backward_case(60 + seed, shape, kink=seed == 2)
-            if shape[-1] == np.float64 and seed != 2:
-                numeric = fd_params(case)
-                agree(grads.W1.toarray(), numeric["W1"], "∂J/∂W1")
-                for name in ("b1", "W2", "b2"):
-                    agree(getattr(grads, name), numeric[name], f"∂J/∂{name}")
-            answer = run_guarded(backward, ("X", case.X), ("z1", cache.z1), ("h", cache.h),
-                                 ("W2", case.params["W2"]), ("delta2", grads.delta2),
-                                 name="backward", full_rows=partial_vocabulary(case.X))
-            expect_gradients(answer, grads, cache, shape[0])
-            count += 1
-        return f"{count} random cases against mlnn and central differences"
-    return grade("backward: ∂J/∂W1 (row-sparse), ∂J/∂b1, ∂J/∂W2, ∂J/∂b2", attempt).passed
+        for seed, shape in enumerate(SHAPES[:5]):
+            case, cache, grads = backward_case(80 + seed, shape)
+            params, optimizer = {k: v.copy() for k, v in case.params.items()}, Recorder()
+            before = pristine((params, case.X, case.Y))
+            run_guarded(lambda: update(params, optimizer, case.X, case.Y), name="update")
+            if not same(before[1:], (case.X, case.Y)):
+                raise NotYet("update modified X_batch or Y_batch; leave them unchanged")
+            if not same(before[0], params):
+                raise NotYet("update changed the parameters itself, or through another "
+                             "optimizer than the one it was given; only optimizer.step may")
+            if not optimizer.calls:
+                raise NotYet("no answer yet (optimizer.step was never called)")
+            if len(optimizer.calls) > 1:
+                raise NotYet(f"optimizer.step was called {len(optimizer.calls)} times; one "
+                             "update is one step")
+            if optimizer.calls[0][0] is not params:
+                raise NotYet("hand optimizer.step the params dict you were given")
+            named = dict(X=case.X, z1=cache.z1, h=cache.h, W2=case.params["W2"],
+                         delta2=grads.delta2)
+            try:
+                _expect_backward(optimizer.calls[0][1], _backward(*named.values()), "", (), named)
+            except NotYet as hint:
+                raise NotYet(f"the gradients handed to optimizer.step: {hint} (forward, "
+                             "ce_delta2 and backward each have a grader above)") from None
+        return "5 random minibatches against mlnn's forward, CE δ2 and backward"
+    return grade("one minibatch update", attempt).passed
+
+
+class OtherUpdate(Exception):
+    """The training loop's optimizer was stepped by another update than the one given."""
+
+
+class Sentinel:
+    """The optimizer handed to ``train``: only the recording update may receive it."""
+
+    def step(self, params, grads):
+        raise OtherUpdate
+
+
+def record_training(train, n, batch_size, epochs, seed):
+    """What ``train`` hands to ``update``, for X (n × 1) holding each document's number 1 … n
+    and Y its 8 bits: a list of (params and optimizer right, X's numbers, Y's numbers)."""
+    ids = np.arange(1, n + 1)
+    X = GuardedCSR((ids.astype(float), np.zeros(n, np.int32), np.arange(n + 1)), shape=(n, 1))
+    Y = ((ids[:, None] >> np.arange(8)) & 1).astype(np.float64)
+    before, optimizer, record = pristine((X, Y)), Sentinel(), []
+    params = {"W1": np.zeros((1, 1)), "b1": np.zeros(1), "W2": np.zeros((1, 8)),
+              "b2": np.zeros(8)}
+
+    def update(p, o, X_batch, Y_batch):
+        x = np.asarray(X_batch.tocsr().data, int) if sp.issparse(X_batch) else None
+        y = None
+        if isinstance(Y_batch, np.ndarray) and Y_batch.ndim == 2 and Y_batch.shape[1] == 8:
+            y = (np.asarray(Y_batch, float) @ (2.0 ** np.arange(8))).astype(int)
+        record.append((p is params and o is optimizer, x, y))
+    try:
+        run_guarded(lambda: train(params, optimizer, X, Y, epochs, batch_size,
+                                  np.random.default_rng(seed), update), name="train")
+    except StudentError as error:
+        if isinstance(error.error, OtherUpdate):
+            raise NotYet("train must hand each minibatch to the update it is given as its "
+                         "argument, not to another function") from None
+        raise
+    if not same(before, (X, Y)):
+        raise NotYet("train modified X or Y; leave them unchanged")
+    return record
+
+
+def orders(record):
+    return [x.tolist() for _, x, _ in record]
+
+
+def expect_epochs(record, n, batch_size, epochs):
+    """The minibatches of each epoch: sparse, matching X and Y, sizes, every document once."""
+    per_epoch = -(-n // batch_size)
+    if not record:
+        raise NotYet("no answer yet (update was never called)")
+    if not all(right for right, _, _ in record):
+        raise NotYet("hand update the params and the optimizer you were given")
+    if any(x is None for _, x, _ in record):
+        raise NotYet("X_batch must stay a sparse matrix: take its rows from X, do not densify")
+    if any(y is None or not np.array_equal(x, y) for _, x, y in record):
+        raise NotYet("X_batch and Y_batch must hold the same documents, in the same order")
+    if len(record) != epochs * per_epoch:
+        if epochs > 1 and len(record) == per_epoch:
+            raise NotYet(f"one epoch only: train for the {epochs} epochs asked")
+        raise NotYet(f"update was called {len(record)} times; {epochs} epochs of {n} documents "
+                     f"in minibatches of {batch_size} make {epochs * per_epoch}")
+    sizes = [batch_size] * (per_epoch - 1) + [n - batch_size * (per_epoch - 1)]
+    epoch_orders = []
+    for epoch in range(epochs):
+        batches = [x for _, x, _ in record[epoch * per_epoch:(epoch + 1) * per_epoch]]
+        if [len(b) for b in batches] != sizes:
+            raise NotYet(f"minibatches hold batch_size = {batch_size} documents each (the last "
+                         "one of an epoch fewer)")
+        epoch_orders.append(np.concatenate(batches).tolist())
+        if sorted(epoch_orders[-1]) != list(range(1, n + 1)):
+            raise NotYet("an epoch must visit every document exactly once")
+    return epoch_orders
+
+
+def check_train(train):
+    """``train(params, optimizer, X, Y, epochs, batch_size, rng, update)``: ``epochs`` passes,
+    each over every document once in a new random order drawn from ``rng``, in minibatches of
+    ``batch_size`` (the last one of an epoch smaller), each handed to
+    ``update(params, optimizer, X_batch, Y_batch)`` with X_batch still sparse."""
+    def attempt():
+        cases = [(10, 3, 2), (12, 12, 3), (23, 4, 3), (5, 8, 2), (1, 2, 2), (17, 5, 1)]
+        for number, (n, batch_size, epochs) in enumerate(cases):
+            record = record_training(train, n, batch_size, epochs, seed=90 + number)
+            epoch_orders = expect_epochs(record, n, batch_size, epochs)
+            if orders(record_training(train, n, batch_size, epochs, 90 + number)) != orders(
+                    record):
+                raise NotYet("the order must come from the generator rng you are given: the "
+                             "same rng seed must give the same minibatches")
+            if n < 10:
+                continue
+            if epoch_orders[0] == list(range(1, n + 1)):
+                raise NotYet("the documents come in their stored order: shuffle them at the "
+                             "start of every epoch")
+            if epochs > 1 and all(order == epoch_orders[0] for order in epoch_orders):
+                raise NotYet("every epoch has the same order: draw a new random order at the "
+                             "start of each epoch")
+            if orders(record_training(train, n, batch_size, epochs, 1090 + number)) == orders(
+                    record):
+                raise NotYet("the order does not depend on the generator rng you are given")
+        expect_mixed(train)
+        expect_uniform(train)
+        return (f"{len(cases)} cases of n, batch size and epochs, 60 epochs of 12 documents for "
+                "the minibatches and 4,000 of 4 for the randomness of the order")
+    return grade("the shuffled minibatch training loop", attempt).passed
+
+
+def expect_mixed(train, n=12, batch_size=4, epochs=60):
+    """Any two documents share a minibatch in some epoch (in about 3 of 11 epochs when the
+    whole order is shuffled; never, when the order is shuffled only inside fixed minibatches)."""
+    together = np.zeros((n + 1, n + 1), dtype=int)
+    for _, batch, _ in record_training(train, n, batch_size, epochs, seed=98):
+        together[np.ix_(batch, batch)] += 1
+    if np.any(together[1:, 1:] == 0):
+        raise NotYet("some documents never share a minibatch: the minibatches are fixed and only "
+                     "their order or their insides are shuffled; shuffle the order of all the "
+                     "documents at the start of each epoch, then cut it into minibatches")
+
+
+def expect_uniform(train, epochs=4000):
+    """Over many epochs of 4 documents every one of the 24 orders is about equally frequent
+    (4,000 epochs: a χ² test that sees the classic biased shuffle, which swaps each position
+    with any position, with power above 0.999 at p = 1e-6)."""
+    found = [tuple(order) for order in orders(record_training(train, 4, 4, epochs, seed=99))]
+    counts = [found.count(order) for order in sorted(set(found))]
+    if chisquare(counts + [0] * (24 - len(counts))).pvalue < 1e-6:
+        raise NotYet("the orders are not uniformly random: every order of the documents should "
+                     "be equally likely (a shuffle that swaps each position with any position, "
+                     "not only with itself or a later one, favours some orders)")
 
 
 # -- running the notebook before the exercises are done ------------------------------------------
