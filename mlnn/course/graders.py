@@ -1,7 +1,7 @@
 """The graders of notebooks 01–08 (01b's in :mod:`~mlnn.course.scratch`, 06b's in
-:mod:`~mlnn.course.measures`), each a call of :func:`~mlnn.course.grading.check` with its cases
-(shapes, and every value an answer could hard-code), its reference (mlnn's own code where mlnn
-has it) and its table of mistakes. Random answers (dropout) are judged by their distribution.
+:mod:`~mlnn.course.measures`): each a call of :func:`~mlnn.course.grading.check` with its random
+cases (shapes, and every value an answer could hard-code), its reference (mlnn's own code where
+mlnn has it) and its table of mistakes. Dropout is judged by the distribution of its masks.
 """
 
 import numpy as np
@@ -54,15 +54,6 @@ check_delta1 = exercise("check_delta1", "δ1 for tanh hidden units", _tanh_delta
                         DELTA1_MISTAKES)
 
 
-def _grad_W1(X, d1):
-    return np.asarray(X.T @ d1) / X.shape[0]
-
-
-INPUT_GRADIENT_MISTAKES = [
-    Mistake("n times too large: J is the mean over the minibatch",
-            lambda X, d1: np.asarray(X.T @ d1))]
-
-
 def _input_gradient_cases():
     """``grad_W1_dense(X, delta1)`` → the dense D × F matrix ∂J/∂W1 = Xᵀ δ1 / n."""
     for rng, n in zip(case_rngs(2, CASES), (1, 6, 2, 9, 3, 13, 5, 4)):
@@ -71,35 +62,33 @@ def _input_gradient_cases():
                [("X", sparse_rows(rng, n, D)), ("delta1", rng.normal(size=(n, F)))])
 
 
-check_input_gradient = exercise("check_input_gradient", "∂J/∂W1 with the minibatch mean",
-                                _grad_W1, _input_gradient_cases, INPUT_GRADIENT_MISTAKES,
-                                scale="the factor must follow the minibatch")
+check_input_gradient = exercise(
+    "check_input_gradient", "∂J/∂W1 with the minibatch mean",
+    lambda X, d1: np.asarray(X.T @ d1) / X.shape[0], _input_gradient_cases,
+    [Mistake("n times too large: J is the mean over the minibatch",
+             lambda X, d1: np.asarray(X.T @ d1))], scale="the factor must follow the minibatch")
 
 
 def pwe_variant(o, Y, normaliser="pairs", derivative="tanh", both=False, swapped=False):
-    """PWE's δ2 of documents o (n × L tanh outputs), right or with one mistake: the pair sum
-    normalised by ``normaliser`` (|y||ȳ|, or |y|², |ȳ|², L, L², 1), times ``derivative`` (tanh',
-    1 − o, o(1 − o), none), tanh' of both labels on each pair term (``both``), or S_y and S_ȳ
-    swapped (``swapped``). Excluded documents give 0."""
-    delta2 = np.zeros(np.shape(o))
+    """PWE's δ2 (Eq. 10) of tanh outputs o (n × L), right or with one mistake: the pair sum
+    divided by ``normaliser`` (|y||ȳ|, or "y2" |y|², "ybar2" |ȳ|², "L", "L2", "1"), times the
+    ``derivative`` (tanh', "one_minus_o" 1 − o, "sigmoid" o(1 − o), "none"), with tanh' of both
+    labels on each pair term (``both``), or S_y and S_ȳ ``swapped``. Excluded documents give 0."""
+    o = np.asarray(o, dtype=np.float64)
     f = {"tanh": 1 - o * o, "one_minus_o": 1 - o, "sigmoid": o * (1 - o),
-         "none": np.ones_like(o)}
-    f = f[derivative]
-    for i, (oi, yi) in enumerate(zip(o, np.asarray(Y) > 0)):
-        p, q = np.flatnonzero(yi), np.flatnonzero(~yi)
+         "none": np.ones_like(o)}[derivative]
+    delta2 = np.zeros(o.shape)
+    for i, y in enumerate(np.asarray(Y) > 0):
+        p, q = np.flatnonzero(y), np.flatnonzero(~y)
         if p.size == 0 or q.size == 0:
             continue
-        norm = {"pairs": p.size * q.size, "y2": p.size ** 2, "ybar2": q.size ** 2,
-                "L": len(oi), "L2": len(oi) ** 2, "1": 1}[normaliser]
-        if swapped:                 # a relevant label's sum over the relevant ones, and so on
-            delta2[i, p] = -np.exp(-oi[p]) * np.exp(-oi[p]).sum() / norm * f[i, p]
-            delta2[i, q] = np.exp(oi[q]) * np.exp(oi[q]).sum() / norm * f[i, q]
-            continue
-        E = np.exp(-(oi[p][:, None] - oi[q][None, :]))       # E[a, b] = exp(−(o_p − o_n))
-        fp, fq = f[i, p][:, None], f[i, q][None, :]
-        W = E * fp * fq if both else E
-        delta2[i, p] = -(W if both else W * fp).sum(axis=1) / norm
-        delta2[i, q] = (W if both else W * fq).sum(axis=0) / norm
+        norm = {"pairs": p.size * q.size, "y2": p.size ** 2, "ybar2": q.size ** 2, "L": len(y),
+                "L2": len(y) ** 2, "1": 1}[normaliser]
+        e_p, e_q = np.exp(-o[i, p]), np.exp(o[i, q])           # exp(−(o_p − o_n)) = e_p e_n
+        w_p, w_q = (e_p * f[i, p], e_q * f[i, q]) if both else (e_p, e_q)
+        S_y, S_ybar = (w_q.sum(), w_p.sum()) if swapped else (w_p.sum(), w_q.sum())
+        delta2[i, p] = -e_p * f[i, p] * S_ybar / norm
+        delta2[i, q] = e_q * f[i, q] * S_y / norm
     return delta2
 
 
@@ -108,25 +97,24 @@ def pwe_reference(z2, o, Y):
 
 
 def _pwe_as(**mistake):
-    """A PWE δ2 with one of :func:`pwe_variant`'s mistakes."""
-    return lambda z2, o, Y: pwe_variant(np.asarray(o, dtype=np.float64), Y, **mistake)
+    return lambda z2, o, Y: pwe_variant(o, Y, **mistake)
 
 
-def _relevant(Y, when_relevant, otherwise):
-    return np.where(np.asarray(Y) > 0, when_relevant, otherwise)
+def _pwe_by_label(relevant, irrelevant):
+    """mlnn's δ2 times ``relevant`` on the relevant labels, ``irrelevant`` on the others."""
+    return lambda z2, o, Y: pwe_reference(z2, o, Y) * np.where(np.asarray(Y) > 0, relevant,
+                                                               irrelevant)
 
 
 PWE_MISTAKES = [
     Mistake("the sign is flipped: relevant labels get a negative δ2, irrelevant ones a positive "
-            "δ2", lambda z2, o, Y: -pwe_reference(z2, o, Y)),
-    Mistake("the relevant labels' δ2 has the wrong sign",
-            lambda z2, o, Y: _relevant(Y, -pwe_reference(z2, o, Y), pwe_reference(z2, o, Y))),
-    Mistake("the irrelevant labels' δ2 has the wrong sign",
-            lambda z2, o, Y: _relevant(Y, pwe_reference(z2, o, Y), -pwe_reference(z2, o, Y))),
+            "δ2", _pwe_by_label(-1, -1)),
+    Mistake("the relevant labels' δ2 has the wrong sign", _pwe_by_label(-1, 1)),
+    Mistake("the irrelevant labels' δ2 has the wrong sign", _pwe_by_label(1, -1)),
     Mistake("the irrelevant labels' δ2 is missing: each n ∈ ȳ gets a term from each of its pairs",
-            lambda z2, o, Y: _relevant(Y, pwe_reference(z2, o, Y), 0)),
+            _pwe_by_label(1, 0)),
     Mistake("the relevant labels' δ2 is missing: each p ∈ y gets a term from each of its pairs",
-            lambda z2, o, Y: _relevant(Y, 0, pwe_reference(z2, o, Y))),
+            _pwe_by_label(0, 1)),
     Mistake("that is ∂J/∂o; δ2 = ∂J/∂z2 also needs tanh'(z2) = (1 + o)(1 − o)",
             _pwe_as(derivative="none")),
     Mistake("the derivative of tanh is (1 + o)(1 − o), not o(1 − o)",
@@ -145,18 +133,10 @@ PWE_MISTAKES = [
     Mistake("δ2 is per document: no 1/n here", lambda z2, o, Y: pwe_reference(z2, o, Y) / len(o))]
 
 
-def _delta2_of_one(batch):
+def _of_one(batch):
     """A δ2 function of documents (z2, o, Y) as one of one document (o, y)."""
     return lambda o, y: batch(np.arctanh(o)[None, :], np.asarray(o)[None, :],
                               np.asarray(y)[None, :])[0]
-
-
-#: PWE_MISTAKES for one document (the last, a division by n, means nothing for one).
-PWE_ONE_MISTAKES = [Mistake(m.hint, _delta2_of_one(m.answer)) for m in PWE_MISTAKES[:-1]]
-
-
-def _pwe_reference(o, y):
-    return _delta2_of_one(pwe_reference)(o, y)
 
 
 def _pwe_cases():
@@ -171,29 +151,15 @@ def _pwe_cases():
                [("o", np.tanh(rng.normal(size=L))), ("y", y)])
 
 
-check_pwe_delta = exercise("check_pwe_delta", "PWE δ2 of one document", _pwe_reference,
-                           _pwe_cases, PWE_ONE_MISTAKES, scale="the sum over pairs is normalised "
-                           "by the wrong count (try a document with |y| ≠ |ȳ|)")
-
-
-def _smooth(A, shape):
-    """f(x) = Σ tanh(A vec(x))², a smooth function of an array x of ``shape``."""
-    def f(x):
-        return float(np.sum(np.tanh(A @ np.reshape(x, -1)) ** 2))
-    return f
+check_pwe_delta = exercise(   # the last mistake, a division by n, means nothing for one document
+    "check_pwe_delta", "PWE δ2 of one document", _of_one(pwe_reference), _pwe_cases,
+    [Mistake(m.hint, _of_one(m.answer)) for m in PWE_MISTAKES[:-1]],
+    scale="the sum over pairs is normalised by the wrong count (try a document with |y| ≠ |ȳ|)")
 
 
 def _one_sided(f, x, h):
     units = np.eye(x.size).reshape((x.size,) + x.shape)
     return np.array([(f(x + h * e) - f(x)) / h for e in units]).reshape(x.shape)
-
-
-GRADIENT_CHECK_MISTAKES = [
-    Mistake("that is a one-sided difference; use both sides of x", _one_sided),
-    Mistake("twice the central difference: the two points are 2h apart",
-            lambda f, x, h: 2 * numerical_gradient(f, x, h)),
-    Mistake("it does not follow the step h passed in",
-            lambda f, x, h: numerical_gradient(f, x, 1e-6))]
 
 
 def _gradient_check_cases():
@@ -202,22 +168,30 @@ def _gradient_check_cases():
     steps = (1e-6, 1e-2, 1e-4, 1e-3, 1e-5, 3e-2)
     for rng, shape, h in zip(case_rngs(4, len(shapes)), shapes, steps):
         x = rng.normal(size=shape)
-        f = _smooth(rng.normal(size=(x.size, x.size)), shape)
+        A = rng.normal(size=(x.size, x.size))
+
+        def f(x, A=A):                          # a smooth function: Σ tanh(A vec(x))²
+            return float(np.sum(np.tanh(A @ np.reshape(x, -1)) ** 2))
         yield (f"the numerical gradient for x of shape {shape}, h = {h:g}",
                [("f", f), ("x", x), ("h", h)])
 
 
 check_gradient_check = exercise("check_gradient_check", "central differences",
-                                numerical_gradient, _gradient_check_cases, GRADIENT_CHECK_MISTAKES)
+                                numerical_gradient, _gradient_check_cases, [
+    Mistake("that is a one-sided difference; use both sides of x", _one_sided),
+    Mistake("twice the central difference: the two points are 2h apart",
+            lambda f, x, h: 2 * numerical_gradient(f, x, h)),
+    Mistake("it does not follow the step h passed in",
+            lambda f, x, h: numerical_gradient(f, x, 1e-6))])
 
 
 # ---------------------------------------------------------------------------------------------
-# notebook 02: loss landscapes
+# notebook 02: loss landscapes on the network of Fig. 2 (x = 1, one tanh hidden unit)
 
-def _landscape_cases(count=4):
+def _landscape_cases(title):
     """(W1, W2_1, c) grids of several shapes: a non-square meshgrid, a 1-d array, a scalar."""
-    for rng, shape in zip(case_rngs(5, count), ((5, 8), (9, 3), (6,), ())):
-        yield (f"J on an array of shape {shape}", [
+    for rng, shape in zip(case_rngs(5, 4), ((5, 8), (9, 3), (6,), ())):
+        yield (f"{title} on an array of shape {shape}", [
             ("W1", rng.uniform(-3, 3, size=shape)), ("W2_1", rng.uniform(-3, 3, size=shape)),
             ("c", float(rng.uniform(-2, 2)))])
 
@@ -232,42 +206,30 @@ def _sigmoid_z2(W1, W2_1):
     return 1 / (1 + np.exp(-W2_1 * np.tanh(W1)))
 
 
-#: The label vector of notebook 02's exercise 1: two relevant labels.
-LANDSCAPE_Y = (1, 1, 0, 0)
-
-
 def _pwe_landscape(W1, W2_1, c):
-    return _on_grid(lambda a, b: loss_surface("pwe", "tanh", a, b, y=LANDSCAPE_Y, c=c).J,
+    return _on_grid(lambda a, b: loss_surface("pwe", "tanh", a, b, y=(1, 1, 0, 0), c=c).J,
                     W1, W2_1)
 
 
-def _pwe_landscape_pairs(W1, W2_1, c, count=4):
-    """J with the sum over the 4 pairs divided by ``count``."""
-    o_1, o_c = np.tanh(W2_1 * np.tanh(W1)), np.tanh(c * np.tanh(W1))
-    return 2 * np.exp(-(o_1 - o_c)) / count + 2 / count
+def _pwe_landscape_cases():
+    """``pwe_closed_form(W1, W2_1, c)`` → PWE's J for y = (1, 1, 0, 0) and the other output
+    weights W2_2 = … = W2_4 = c."""
+    yield from _landscape_cases("J")
 
 
-PWE_LANDSCAPE_MISTAKES = [
+check_pwe_landscape = exercise("check_pwe_landscape", "PWE landscape in closed form",
+                               _pwe_landscape, _pwe_landscape_cases, [
     Mistake("that is J of the network in the text (y = (1, 0, 0, 0), c = 0); this one has two "
             "relevant labels and the weights c",
             lambda W1, W2_1, c: np.exp(-np.tanh(W2_1 * np.tanh(W1)))),
     Mistake("the pair sum is averaged over the wrong count: J divides by |y||ȳ|, the number of "
             "(relevant, irrelevant) pairs",
-            lambda W1, W2_1, c: _pwe_landscape_pairs(W1, W2_1, c, 8)),
+            lambda W1, W2_1, c: (np.exp(np.tanh(c * np.tanh(W1))
+                                        - np.tanh(W2_1 * np.tanh(W1))) + 1) / 4),
     Mistake("the outputs that share the weight c are not 0 here: o_l = tanh(c h) for l > 1",
             lambda W1, W2_1, c: (np.exp(-np.tanh(W2_1 * np.tanh(W1))) + 1) / 2),
     Mistake("the output units of PWE are tanh, not the sigmoid",
-            lambda W1, W2_1, c: (np.exp(_sigmoid_z2(W1, c) - _sigmoid_z2(W1, W2_1)) + 1) / 2)]
-
-
-def _pwe_landscape_cases():
-    """``pwe_closed_form(W1, W2_1, c)`` → PWE's J on the Fig. 2 network (x = 1, tanh hidden
-    unit) for y = (1, 1, 0, 0) and the other output weights W2_2 = … = W2_4 = c."""
-    yield from _landscape_cases()
-
-
-check_pwe_landscape = exercise("check_pwe_landscape", "PWE landscape in closed form",
-                               _pwe_landscape, _pwe_landscape_cases, PWE_LANDSCAPE_MISTAKES,
+            lambda W1, W2_1, c: (np.exp(_sigmoid_z2(W1, c) - _sigmoid_z2(W1, W2_1)) + 1) / 2)],
                                scale="check how the pair terms are counted and averaged")
 
 
@@ -275,7 +237,13 @@ def _ce_slope(W1, W2_1):
     return _on_grid(lambda a, b: surface_gradient(loss_surface("ce", "tanh", a, b))[1], W1, W2_1)
 
 
-CE_SLOPE_MISTAKES = [
+def _ce_slope_cases():
+    """``ce_dJ_dW2_1(W1, W2_1)`` → ∂J/∂W2_1 of CE, y = 1 for the one output."""
+    for what, named in _landscape_cases("∂J/∂W2_1"):
+        yield what, named[:2]
+
+
+check_ce_slope = exercise("check_ce_slope", "CE slope along W2_1", _ce_slope, _ce_slope_cases, [
     Mistake("the sign is flipped", lambda W1, W2_1: -_ce_slope(W1, W2_1)),
     Mistake("δ2 alone: ∂z2/∂W2_1 contributes a factor", lambda W1, W2_1: _sigmoid_z2(W1, W2_1) - 1),
     Mistake("the factor from z2 = W2_1 h is the hidden unit's output h, not its input W1",
@@ -283,44 +251,31 @@ CE_SLOPE_MISTAKES = [
     Mistake("CE's output unit is the sigmoid, not tanh",
             lambda W1, W2_1: (np.tanh(W2_1 * np.tanh(W1)) - 1) * np.tanh(W1)),
     Mistake("δ2 = o − y has a label in it: y = 1 for this output",
-            lambda W1, W2_1: _sigmoid_z2(W1, W2_1) * np.tanh(W1))]
-
-
-def _ce_slope_cases():
-    """``ce_dJ_dW2_1(W1, W2_1)`` → ∂J/∂W2_1 of CE on the Fig. 2 network, tanh hidden unit."""
-    for what, named in _landscape_cases():
-        yield what.replace("J on", "∂J/∂W2_1 on"), named[:2]
-
-
-check_ce_slope = exercise("check_ce_slope", "CE slope along W2_1", _ce_slope, _ce_slope_cases,
-                          CE_SLOPE_MISTAKES)
+            lambda W1, W2_1: _sigmoid_z2(W1, W2_1) * np.tanh(W1))])
 
 
 # ---------------------------------------------------------------------------------------------
 # notebooks 03-07: measures, thresholds, curves
 
 def _documents(seed, count=4, n=12):
-    """(scores, Y) for ``count`` cases of n documents, L from 3 to 12, labels of several dtypes,
-    every document with a relevant and an irrelevant label; the scores are on a coarse grid
-    (ties), on no grid, or hold scores within 1e-9 of each other (not ties)."""
+    """(scores, Y, kind) for ``count`` cases of n documents, L from 3 to 12, labels of several
+    dtypes, every document with a relevant and an irrelevant label; the scores are on a coarse
+    grid (ties), on no grid, or hold scores within 1e-9 of each other (not ties)."""
     for k, (rng, dtype) in enumerate(zip(case_rngs(seed, count),
                                          (np.int8, np.float64, np.int32, np.int64))):
         L = int(rng.integers(3, 13))
-        scores = rng.random((n, L))
+        scores, kind = rng.random((n, L)), "scores on no coarse grid"
         if k % 3 == 0:
             scores, kind = np.round(scores, 1), "tied scores"
         elif k % 3 == 1:
             scores[:, 1] = scores[:, 0] + rng.choice([-1, 1], size=n) * rng.uniform(1e-12, 1e-10,
                                                                                     size=n)
             kind = "two scores within 1e-9 of each other (not tied)"
-        else:
-            kind = "scores on no coarse grid"
         yield scores, label_rows(rng, n, L).astype(dtype), kind
 
 
 def _per_document(label, measure, seed, noun=None):
-    """The grader of notebooks 03, 05 and 07 for ``measure`` of one document, with 06b's table
-    of mistakes; the documents hold tied scores, near ties (not ties) or neither."""
+    """The grader of ``measure`` of one document (notebooks 03, 05 and 07), with 06b's table."""
     noun = noun or measure
 
     def cases():
@@ -339,18 +294,6 @@ check_average_precision = _per_document("check_average_precision", "MAP", 12, "a
 check_coverage = _per_document("check_coverage", "coverage", 13)
 
 
-def _excluded(Y):
-    count = np.count_nonzero(Y, axis=1)
-    return (count == 0) | (count == Y.shape[1])
-
-
-EXCLUDED_MISTAKES = [
-    Mistake("a document whose labels are all relevant has no pair either",
-            lambda Y: np.count_nonzero(Y, axis=1) == 0),
-    Mistake("a document with no relevant label has no pair either",
-            lambda Y: np.count_nonzero(Y, axis=1) == Y.shape[1])]
-
-
 def _excluded_cases():
     """``excluded(Y)`` → the boolean mask of documents without a (relevant, irrelevant) pair."""
     for rng, dtype in zip(case_rngs(14, 4), (np.int64, np.float64, np.int32, np.int8)):
@@ -360,20 +303,19 @@ def _excluded_cases():
         yield f"the mask for n = {n}, L = {L}", [("Y", Y[rng.permutation(n)])]
 
 
-check_pwe_excluded = exercise("check_pwe_excluded", "PWE's excluded documents", _excluded,
-                              _excluded_cases, EXCLUDED_MISTAKES, kind="b")
+check_pwe_excluded = exercise(
+    "check_pwe_excluded", "PWE's excluded documents",
+    lambda Y: np.isin(np.count_nonzero(Y, axis=1), (0, Y.shape[1])), _excluded_cases, [
+        Mistake("a document whose labels are all relevant has no pair either",
+                lambda Y: np.count_nonzero(Y, axis=1) == 0),
+        Mistake("a document with no relevant label has no pair either",
+                lambda Y: np.count_nonzero(Y, axis=1) == Y.shape[1])], kind="b")
 
 
-def _best_update(curve):
+def _best_update(curve, position=False, sign=1):
     best = int(np.argmin(curve["rankloss"]))
-    return curve["updates"][best], curve["rankloss"][-1] - curve["rankloss"][best]
-
-
-BEST_UPDATE_MISTAKES = [
-    Mistake("that is the position in the list, not the update's number",
-            lambda c: (int(np.argmin(c["rankloss"])), _best_update(c)[1])),
-    Mistake("the sign is flipped: it is final minus best",
-            lambda c: (_best_update(c)[0], -_best_update(c)[1]))]
+    return (best if position else curve["updates"][best],
+            sign * (curve["rankloss"][-1] - curve["rankloss"][best]))
 
 
 def _best_update_cases():
@@ -386,7 +328,10 @@ def _best_update_cases():
 
 
 check_best_update = exercise("check_best_update", "where over-fitting starts", _best_update,
-                             _best_update_cases, BEST_UPDATE_MISTAKES,
+                             _best_update_cases, [
+    Mistake("that is the position in the list, not the update's number",
+            lambda c: _best_update(c, position=True)),
+    Mistake("the sign is flipped: it is final minus best", lambda c: _best_update(c, sign=-1))],
                              expect=expect_items(("the update", "final − best rank loss"),
                                                  kind="biuf"))
 
@@ -418,18 +363,6 @@ def _ridge(Z, t, lam):
     return ridge(Z, t, lam, tol=1e-14)[0]
 
 
-RIDGE_MISTAKES = [
-    Mistake("the penalty λ‖θ‖² is missing", lambda Z, t, lam: _ridge(Z, t, 0.0)),
-    Mistake("the penalty counts half: λ‖θ‖² has weight λ here",
-            lambda Z, t, lam: _ridge(Z, t, lam / 2)),
-    Mistake("the penalty counts twice: λ‖θ‖² has weight λ here",
-            lambda Z, t, lam: _ridge(Z, t, 2 * lam)),
-    Mistake("θ does not follow the λ passed in", lambda Z, t, lam: _ridge(Z, t, 3.0)),
-    Mistake("that θ averages the squared error over the M documents (the paper's 1/(2M) "
-            "scale); Eq. 5 is solved here with the plain sum of squares",
-            lambda Z, t, lam: _ridge(Z, t, lam * len(t)))]
-
-
 def _ridge_cases():
     """``ridge_solve(Z, t, lam)`` → θ minimising ‖Z θ − t‖² + λ ‖θ‖² (Eq. 5 as mlnn solves it)."""
     for rng, lam in zip(case_rngs(18, 5), (3.0, 0.5, 100.0, 20.0, 1.0)):
@@ -438,21 +371,20 @@ def _ridge_cases():
                [("Z", rng.normal(size=(M, K))), ("t", rng.normal(size=M)), ("lam", lam)])
 
 
-check_ridge = exercise("check_ridge", "ridge regression of Eq. 5", _ridge, _ridge_cases,
-                       RIDGE_MISTAKES)
+check_ridge = exercise("check_ridge", "ridge regression of Eq. 5", _ridge, _ridge_cases, [
+    Mistake("the penalty λ‖θ‖² is missing", lambda Z, t, lam: _ridge(Z, t, 0.0)),
+    Mistake("the penalty counts half: λ‖θ‖² has weight λ here",
+            lambda Z, t, lam: _ridge(Z, t, lam / 2)),
+    Mistake("the penalty counts twice: λ‖θ‖² has weight λ here",
+            lambda Z, t, lam: _ridge(Z, t, 2 * lam)),
+    Mistake("θ does not follow the λ passed in", lambda Z, t, lam: _ridge(Z, t, 3.0)),
+    Mistake("that θ averages the squared error over the M documents (the paper's 1/(2M) "
+            "scale); Eq. 5 is solved here with the plain sum of squares",
+            lambda Z, t, lam: _ridge(Z, t, lam * len(t)))])
 
 
 def _better(measure, ours, paper, sign=1):
     return sign * (-1 if measure in LOWER_IS_BETTER else 1) * (ours - paper) / paper
-
-
-BETTER_MISTAKES = [
-    Mistake("the sign is wrong for this measure (is lower or higher better?)",
-            lambda m, ours, paper: _better(m, ours, paper, -1)),
-    Mistake("it is not relative to the paper's value",
-            lambda m, ours, paper: _better(m, ours, paper) * paper),
-    Mistake("it is relative to our value, not the paper's",
-            lambda m, ours, paper: _better(m, ours, paper) * paper / ours)]
 
 
 def _better_cases():
@@ -465,16 +397,18 @@ def _better_cases():
                [("measure", measure), ("ours", ours), ("paper", paper)])
 
 
-check_better_than_paper = exercise("check_better_than_paper", "better than the paper by", _better,
-                                   _better_cases, BETTER_MISTAKES, kind="biuf")
+check_better_than_paper = exercise("check_better_than_paper", "better than the paper by",
+                                   _better, _better_cases, [
+    Mistake("the sign is wrong for this measure (is lower or higher better?)",
+            lambda m, ours, paper: _better(m, ours, paper, -1)),
+    Mistake("it is not relative to the paper's value",
+            lambda m, ours, paper: _better(m, ours, paper) * paper),
+    Mistake("it is relative to our value, not the paper's",
+            lambda m, ours, paper: _better(m, ours, paper) * paper / ours)], kind="biuf")
 
 
 # ---------------------------------------------------------------------------------------------
 # notebook 08: comparing methods over datasets (Demšar 2006)
-
-RANK_MISTAKES = [Mistake("the ranks run the wrong way",
-                         lambda values, lower: average_ranks(values, not lower))]
-
 
 def _rank_cases():
     """``average_ranks_by_hand(values, lower_is_better)`` → R_j, the mean rank (1 = best, ties
@@ -486,7 +420,8 @@ def _rank_cases():
 
 
 check_average_ranks = exercise("check_average_ranks", "average ranks with ties", average_ranks,
-                               _rank_cases, RANK_MISTAKES)
+                               _rank_cases, [Mistake("the ranks run the wrong way",
+                                                     lambda v, lower: average_ranks(v, not lower))])
 
 
 def _friedman_cases():
@@ -502,14 +437,6 @@ check_friedman = exercise("check_friedman", "Friedman's statistic",
                           lambda R, N: friedman_test(R, N).chi2, _friedman_cases)
 
 
-CD_MISTAKES = [
-    Mistake("it does not follow the q_α passed in", lambda k, N, q: critical_difference(k, N)),
-    Mistake("it does not follow the q_α passed in",
-            lambda k, N, q: critical_difference(k, N, 0.10)),
-    Mistake("the standard error is that of one average rank; a difference of two average ranks "
-            "varies more", lambda k, N, q: q * np.sqrt((k * k - 1) / (12.0 * N)))]
-
-
 def _cd_cases():
     """``nemenyi_cd(k, N, q_alpha)`` → Nemenyi's CD, q_α times the standard deviation of a
     difference of two average ranks (Demšar 2006)."""
@@ -519,19 +446,25 @@ def _cd_cases():
         yield f"CD for k = {k}, N = {N}, q_α = {q:.3f}", [("k", k), ("N", N), ("q_alpha", q)]
 
 
-check_critical_difference = exercise("check_critical_difference", "Nemenyi's critical difference",
-                                     lambda k, N, q: q * np.sqrt(k * (k + 1) / (6.0 * N)),
-                                     _cd_cases, CD_MISTAKES)
+check_critical_difference = exercise(
+    "check_critical_difference", "Nemenyi's critical difference",
+    lambda k, N, q: q * np.sqrt(k * (k + 1) / (6.0 * N)), _cd_cases, [
+        Mistake("it does not follow the q_α passed in", lambda k, N, q: critical_difference(k, N)),
+        Mistake("it does not follow the q_α passed in",
+                lambda k, N, q: critical_difference(k, N, 0.10)),
+        Mistake("the standard error is that of one average rank; a difference of two average "
+                "ranks varies more", lambda k, N, q: q * np.sqrt((k * k - 1) / (12.0 * N)))])
 
 
 # ---------------------------------------------------------------------------------------------
 # notebook 02b: update rules and dropout (Sec. 3.5); notebook 03: AdaGrad's rates
 
-def _rmsprop_literal(theta, G, g, eta, rho, eps, inside=False):
-    """One RMSProp step by a literal loop over the entries (``inside``: ε inside the root)."""
+def _rmsprop_literal(theta, G, g, eta, rho, eps, inside=False, adagrad=False):
+    """One RMSProp step by a literal loop over the entries, or with ε ``inside`` the root, or
+    with AdaGrad's sum of squares (``adagrad``)."""
     theta, G = np.array(theta, dtype=float), np.array(G, dtype=float)
     for i in np.ndindex(theta.shape):
-        G[i] = rho * G[i] + (1 - rho) * g[i] ** 2
+        G[i] = G[i] + g[i] ** 2 if adagrad else rho * G[i] + (1 - rho) * g[i] ** 2
         theta[i] -= eta * g[i] / (np.sqrt(G[i] + eps) if inside else np.sqrt(G[i]) + eps)
     return theta, G
 
@@ -547,16 +480,6 @@ def _rmsprop_steps(step, named):
         state = tuple(as_array(a, "θ and G") for a in state)
     return state
 
-
-RMSPROP_MISTAKES = [
-    Mistake("ε is inside the square root; it belongs outside, added to the root",
-            lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, rho, eps, True)),
-    Mistake("G does not follow the ρ passed in",
-            lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, 0.9, eps)),
-    Mistake("θ does not follow the ε passed in",
-            lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, rho, 1e-8)),
-    Mistake("θ does not follow the η passed in",
-            lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, 0.01, rho, eps))]
 
 #: (η, ρ, ε) of the RMSProp cases: ε large enough that where it is added shows.
 RMSPROP_SETTINGS = ((0.01, 0.9, 1e-8), (0.1, 0.5, 0.1), (0.003, 0.99, 1.0), (0.05, 0.7, 1e-3))
@@ -575,60 +498,44 @@ def _rmsprop_cases():
             ("grads", grads), ("eta", eta), ("rho", rho), ("eps", eps)])
 
 
+INSIDE = "ε is inside the square root; it belongs outside, added to the root"
+
 check_rmsprop = exercise("check_rmsprop", "RMSProp against a dense loop", _rmsprop_literal,
-                         _rmsprop_cases, RMSPROP_MISTAKES, drive=_rmsprop_steps,
-                         expect=expect_items(("θ", "G"), (1, 0)))
+                         _rmsprop_cases, [
+    Mistake(INSIDE, lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, rho, eps, True)),
+    Mistake("G does not follow the ρ passed in",
+            lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, 0.9, eps)),
+    Mistake("θ does not follow the ε passed in",
+            lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, rho, 1e-8)),
+    Mistake("θ does not follow the η passed in",
+            lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, 0.01, rho, eps))],
+                         drive=_rmsprop_steps, expect=expect_items(("θ", "G"), (1, 0)))
 
 
-class RMSPropRule:
-    """The reference rule, RMSProp as mlnn writes a rule: ``new_state(theta)`` and
-    ``update(theta, g, state)`` in place (by the literal loop)."""
+def rmsprop_rule(keep_G=True, shared=False, **mistake):
+    """RMSProp as mlnn writes a rule, ``new_state(theta)`` and ``update(theta, g, state)`` in
+    place (by the literal loop); or with one mistake: G not kept, one G ``shared`` by the
+    parameters of a shape, or a ``mistake`` of :func:`_rmsprop_literal`."""
+    class RMSProp:
+        def __init__(self, learning_rate, rho=0.9, epsilon=1e-8):
+            self.learning_rate, self.rho, self.epsilon = learning_rate, rho, epsilon
+            self.shared = {}
 
-    def __init__(self, learning_rate, rho=0.9, epsilon=1e-8):
-        self.learning_rate, self.rho, self.epsilon = learning_rate, rho, epsilon
+        def new_state(self, theta):
+            if shared:
+                return {"mean_square": self.shared.setdefault(theta.shape, np.zeros_like(theta))}
+            return {"mean_square": np.zeros_like(theta)}
 
-    def new_state(self, theta):
-        return {"mean_square": np.zeros_like(theta)}
-
-    def update(self, theta, g, state):
-        G = state["mean_square"]
-        theta[...], G[...] = _rmsprop_literal(theta, G, g, self.learning_rate, self.rho,
-                                              self.epsilon)
-
-
-class _ForgetsG(RMSPropRule):
-    def update(self, theta, g, state):
-        G = self.rho * state["mean_square"] + (1 - self.rho) * g * g
-        theta -= self.learning_rate * g / (np.sqrt(G) + self.epsilon)
-
-
-class _SharedByShape(RMSPropRule):
-    def new_state(self, theta):
-        shared = self.__dict__.setdefault("shared", {})
-        return {"mean_square": shared.setdefault(theta.shape, np.zeros_like(theta))}
+        def update(self, theta, g, state):
+            G = state["mean_square"]
+            theta[...], new_G = _rmsprop_literal(theta, G, g, self.learning_rate, self.rho,
+                                                 self.epsilon, **mistake)
+            if keep_G:
+                G[...] = new_G
+    return RMSProp
 
 
-class _SumOfSquares(RMSPropRule):
-    def update(self, theta, g, state):
-        G = state["mean_square"]
-        G += g * g
-        theta -= self.learning_rate * g / (np.sqrt(G) + self.epsilon)
-
-
-class _EpsilonInside(RMSPropRule):
-    def update(self, theta, g, state):
-        G = state["mean_square"]
-        G[...] = self.rho * G + (1 - self.rho) * g * g
-        theta -= self.learning_rate * g / np.sqrt(G + self.epsilon)
-
-
-RULE_MISTAKES = [
-    Mistake("G starts from 0 at every step; keep it in the state and update that array in place",
-            _ForgetsG),
-    Mistake("every parameter needs its own accumulator", _SharedByShape),
-    Mistake("G sums the squares (that is AdaGrad); RMSProp's G forgets the old ones",
-            _SumOfSquares),
-    Mistake("ε is inside the square root; it belongs outside, added to the root", _EpsilonInside)]
+RMSPropRule = rmsprop_rule()
 
 
 def rule_problem(rng, D, F, L, dtype=np.float64, steps=STEPS):
@@ -649,9 +556,9 @@ def rule_problem(rng, D, F, L, dtype=np.float64, steps=STEPS):
 
 
 def apply_rule(rule, params, states, grads):
-    """One step of an update rule (``new_state``, ``update``) on every parameter, as mlnn's lazy
-    executor runs it: a gradient given as (rows, values) updates the gathered rows of θ and of
-    each state array, scattered back; a dense gradient updates the whole parameter."""
+    """One step of an update rule on every parameter, as mlnn's lazy executor runs it: a
+    gradient (rows, values) updates the gathered rows of θ and of each state array, scattered
+    back; a dense gradient the whole parameter."""
     for name, g in grads.items():
         theta, state = params[name], states[name]
         if not isinstance(g, tuple):
@@ -666,8 +573,7 @@ def apply_rule(rule, params, states, grads):
 
 
 def _drive_rule(Rule, named):
-    """The parameters after the rule's steps, run as mlnn's lazy executor runs a rule: the rows
-    of θ and of the state a row-sparse gradient touches gathered, updated, scattered back."""
+    """The parameters after the rule's steps, run as mlnn's lazy executor runs a rule."""
     settings, start, sequence = (value for _, value in named)
     if not isinstance(Rule, type):
         raise NotYet("RMSProp must be a class with the methods new_state(theta) and "
@@ -699,9 +605,15 @@ def _rule_cases():
                [("settings", settings), ("params", params), ("sequence", sequence)])
 
 
-check_rmsprop_rule = exercise("check_rmsprop_rule", "RMSProp as an mlnn update rule", RMSPropRule,
-                              _rule_cases, RULE_MISTAKES, drive=_drive_rule,
-                              expect=expect_items(("b1", "b2", "W2", "W1")))
+check_rmsprop_rule = exercise("check_rmsprop_rule", "RMSProp as an mlnn update rule",
+                              RMSPropRule, _rule_cases, [
+    Mistake("G starts from 0 at every step; keep it in the state and update that array in place",
+            rmsprop_rule(keep_G=False)),
+    Mistake("every parameter needs its own accumulator", rmsprop_rule(shared=True)),
+    Mistake("G sums the squares (that is AdaGrad); RMSProp's G forgets the old ones",
+            rmsprop_rule(adagrad=True)),
+    Mistake(INSIDE, rmsprop_rule(inside=True))],
+                              drive=_drive_rule, expect=expect_items(("b1", "b2", "W2", "W1")))
 
 
 def _momentum_loop(theta, v, mu, eta, gamma, skipped):
@@ -712,19 +624,6 @@ def _momentum_loop(theta, v, mu, eta, gamma, skipped):
         v = mu * v - eta * gamma * theta
         theta = theta + v
     return theta, v
-
-
-MOMENTUM_MISTAKES = [
-    Mistake("θ moves by the whole v at every skipped step, but v shrinks by μ at each",
-            lambda t, v, mu, eta, gamma, d: (t + d * v, mu ** d * v)),
-    Mistake("the factor μ/(1 − μ) does not follow the μ passed in",
-            lambda t, v, mu, eta, gamma, d: (t + 9 * (1 - mu ** d) * v, mu ** d * v)),
-    Mistake("v must shrink by μ at every skipped step",
-            lambda t, v, mu, eta, gamma, d: (t + mu * (1 - mu ** d) / (1 - mu) * v, v)),
-    Mistake("it does not follow the μ passed in",
-            lambda t, v, mu, eta, gamma, d: _momentum_loop(t, v, 0.9, eta, gamma, d)),
-    Mistake("the weight decay is missing: a skipped step still has the gradient γ θ, which "
-            "changes v and θ", lambda t, v, mu, eta, gamma, d: _momentum_loop(t, v, mu, eta, 0, d))]
 
 
 def _momentum_cases():
@@ -742,26 +641,23 @@ def _momentum_cases():
 
 
 check_momentum_skip = exercise("check_momentum_skip", "momentum's catch-up in closed form",
-                               _momentum_loop, _momentum_cases, MOMENTUM_MISTAKES,
+                               _momentum_loop, _momentum_cases, [
+    Mistake("θ moves by the whole v at every skipped step, but v shrinks by μ at each",
+            lambda t, v, mu, eta, gamma, d: (t + d * v, mu ** d * v)),
+    Mistake("the factor μ/(1 − μ) does not follow the μ passed in",
+            lambda t, v, mu, eta, gamma, d: (t + 9 * (1 - mu ** d) * v, mu ** d * v)),
+    Mistake("v must shrink by μ at every skipped step",
+            lambda t, v, mu, eta, gamma, d: (t + mu * (1 - mu ** d) / (1 - mu) * v, v)),
+    Mistake("it does not follow the μ passed in",
+            lambda t, v, mu, eta, gamma, d: _momentum_loop(t, v, 0.9, eta, gamma, d)),
+    Mistake("the weight decay is missing: a skipped step still has the gradient γ θ, which "
+            "changes v and θ",
+            lambda t, v, mu, eta, gamma, d: _momentum_loop(t, v, mu, eta, 0, d))],
                                expect=expect_items(("θ", "v")))
+
 
 #: The dropout rates the dropout graders try.
 RATES = (0.2, 0.5, 0.7, 0.1)
-
-
-def _dropout_masks(inverted_dropout, h, rate, seed, draws):
-    """The kept units of ``draws`` calls with one generator, each call checked: a pair, shapes,
-    mask values 0 or 1/(1 − rate), h ∘ mask."""
-    rng, kept, what = np.random.default_rng(seed), [], f"the mask at rate {rate}"
-    for _ in range(draws):
-        dropped, mask = pair(run(inverted_dropout, ("h", h), ("rate", rate), ("rng", rng)),
-                             "inverted_dropout's result")
-        mask = as_array(mask, what).astype(float)
-        expect_shape(mask, h.shape, what)
-        judge_scale(mask[mask != 0], np.ones(np.count_nonzero(mask)), rate, what)
-        judge(dropped, h * mask, f"h ∘ mask at rate {rate}")
-        kept.append(mask > 0)
-    return np.array(kept)
 
 
 def judge_scale(kept, original, rate, what):
@@ -829,23 +725,24 @@ def judge_generator(masks_of_seed):
                      "the generator rng passed in, not from one of your own")
 
 
-def check_inverted_dropout(inverted_dropout):
-    """``inverted_dropout(h, rate, rng)`` → (h ∘ mask, mask), mask entries 0 or 1/(1 − rate),
-    each unit of each document kept independently with probability 1 − rate, drawn from ``rng``."""
-    def attempt():
-        h = np.random.default_rng(9).uniform(0.1, 2.0, size=(30, 40))
-        for rate in RATES:
-            judge_kept(_dropout_masks(inverted_dropout, h, rate, 9, 20), rate, "unit", "document")
-            judge_generator(lambda seed: _dropout_masks(inverted_dropout, h, rate, seed, 1)[0])
-        return (f"rates {', '.join(map(str, RATES))}: kept fraction, independence across units "
-                "and documents, the generator passed in; h unchanged")
-    return grade("inverted dropout", attempt).passed
+def _inverted_kept(inverted_dropout, h, rate, rng):
+    """The kept units of one call, after checking a pair, shapes, mask values 0 or 1/(1 − rate)
+    and h ∘ mask."""
+    what = f"the mask at rate {rate}"
+    dropped, mask = pair(run(inverted_dropout, ("h", h), ("rate", rate), ("rng", rng)),
+                         "inverted_dropout's result")
+    mask = as_array(mask, what).astype(float)
+    expect_shape(mask, h.shape, what)
+    judge_scale(mask[mask != 0], np.ones(np.count_nonzero(mask)), rate, what)
+    judge(dropped, h * mask, f"h ∘ mask at rate {rate}")
+    return mask > 0
 
 
-def _input_dropout_kept(input_dropout, X, rate, seed):
-    """The kept stored entries of one call, after checking type, shape, zeros and the scale."""
-    answer = run(input_dropout, ("X", X), ("rate", rate), ("rng", np.random.default_rng(seed)))
-    what = f"the dropped-out X at rate {rate}"
+def _input_kept(input_dropout, X, rate, rng):
+    """The kept stored entries of one call (a grid like X), after checking type, shape, zeros
+    and the scale."""
+    answer, what = run(input_dropout, ("X", X), ("rate", rate), ("rng", rng)), \
+        f"the dropped-out X at rate {rate}"
     if answer is None:
         raise NotYet(NO_ANSWER)
     if not sp.issparse(answer):
@@ -854,28 +751,41 @@ def _input_dropout_kept(input_dropout, X, rate, seed):
     expect_shape(dense, original.shape, what)
     if np.any(dense[original == 0] != 0):
         raise NotYet(f"{what}: a zero input became nonzero")
-    stored, given = original[original != 0], dense[original != 0]
-    kept = given != 0
-    judge_scale(given[kept], stored[kept], rate, what)
-    return kept
+    judge_scale(dense[dense != 0], original[dense != 0], rate, what)
+    return dense != 0
+
+
+def _check_dropout(title, kept, generators, column, noun, trials=None):
+    """Judge ``kept(rate, rng)`` at every rate: one call per generator of ``generators()``,
+    judged by their distribution, then the generator's use."""
+    def attempt():
+        for rate in RATES:
+            judge_kept(np.array([kept(rate, rng) for rng in generators()]), rate, column,
+                       "document", trials, noun)
+            judge_generator(lambda seed: kept(rate, np.random.default_rng(seed)))
+        return (f"rates {', '.join(map(str, RATES))}: kept fraction, independence across "
+                f"{column}s and documents, the generator passed in; inputs unchanged")
+    return grade(title, attempt).passed
+
+
+def check_inverted_dropout(inverted_dropout):
+    """``inverted_dropout(h, rate, rng)`` → (h ∘ mask, mask), mask entries 0 or 1/(1 − rate),
+    each unit of each document kept independently with probability 1 − rate, drawn from ``rng``."""
+    h = np.random.default_rng(9).uniform(0.1, 2.0, size=(30, 40))
+    return _check_dropout("inverted dropout",
+                          lambda rate, rng: _inverted_kept(inverted_dropout, h, rate, rng),
+                          lambda: [np.random.default_rng(9)] * 20,
+                          "unit", "units")
 
 
 def check_input_dropout(input_dropout):
     """``input_dropout(X, rate, rng)`` → CSR X with each stored value kept ×1/(1 − rate) or
     dropped, independently, with the coins drawn from ``rng``."""
-    def attempt():
-        X = sparse_rows(np.random.default_rng(16), 80, 60, density=0.25)
-        structure = X.toarray() != 0
-        for rate in RATES:
-            grids = np.zeros((4,) + X.shape, dtype=bool)
-            for seed, grid in enumerate(grids):
-                grid[structure] = _input_dropout_kept(input_dropout, X, rate, seed)
-            judge_kept(grids, rate, "feature", "document", structure.astype(float),
-                       "stored entries")
-            judge_generator(lambda seed: _input_dropout_kept(input_dropout, X, rate, seed))
-        return (f"rates {', '.join(map(str, RATES))}: kept fraction, independence across "
-                "features and documents, the generator passed in; X unchanged")
-    return grade("input dropout on a sparse X", attempt).passed
+    X = sparse_rows(np.random.default_rng(16), 80, 60, density=0.25)
+    return _check_dropout("input dropout on a sparse X",
+                          lambda rate, rng: _input_kept(input_dropout, X, rate, rng),
+                          lambda: [np.random.default_rng(seed) for seed in range(4)],
+                          "feature", "stored entries", (X.toarray() != 0).astype(float))
 
 
 def _adagrad_rates(grads, eta0):
@@ -886,17 +796,6 @@ def _adagrad_rates(grads, eta0):
         rule.update(theta, g, state)
         rates.append(eta0 / (np.sqrt(state["sum_squares"]) + rule.epsilon))
     return np.array(rates).reshape(grads.shape)
-
-
-ADAGRAD_RATE_MISTAKES = [
-    Mistake("each rate uses only the gradient of its own step; AdaGrad accumulates all steps so "
-            "far", lambda grads, eta0: eta0 / (np.abs(grads) + 1e-8)),
-    Mistake("they do not follow the η0 passed in", lambda grads, eta0: _adagrad_rates(grads, 0.1)),
-    Mistake("they are right where a gradient has been seen and off where none has yet: guard "
-            "the division with ε = 1e-8, as mlnn's AdaGrad does",
-            lambda grads, eta0: eta0 / (np.sqrt(np.cumsum(grads ** 2, axis=0)) + 1e-6)),
-    Mistake("ε is added to √G, outside the root",
-            lambda grads, eta0: eta0 / np.sqrt(np.cumsum(grads ** 2, axis=0) + 1e-8))]
 
 
 def _rates_cases():
@@ -920,5 +819,13 @@ def _expect_rates(answer, expected, what, wrongs, inputs):
 
 
 check_adagrad_rates = exercise("check_adagrad_rates", "AdaGrad's per-feature learning rates",
-                               _adagrad_rates, _rates_cases, ADAGRAD_RATE_MISTAKES,
+                               _adagrad_rates, _rates_cases, [
+    Mistake("each rate uses only the gradient of its own step; AdaGrad accumulates all steps so "
+            "far", lambda grads, eta0: eta0 / (np.abs(grads) + 1e-8)),
+    Mistake("they do not follow the η0 passed in", lambda grads, eta0: _adagrad_rates(grads, 0.1)),
+    Mistake("they are right where a gradient has been seen and off where none has yet: guard "
+            "the division with ε = 1e-8, as mlnn's AdaGrad does",
+            lambda grads, eta0: eta0 / (np.sqrt(np.cumsum(grads ** 2, axis=0)) + 1e-6)),
+    Mistake("ε is added to √G, outside the root",
+            lambda grads, eta0: eta0 / np.sqrt(np.cumsum(grads ** 2, axis=0) + 1e-8))],
                                expect=_expect_rates)
