@@ -356,7 +356,7 @@ def check_f1_threshold(best_threshold_one):
                                  f"threshold {t:.3f} gives F1 {_f1(relevant, s > t):.3f}, and "
                                  f"{_f1(relevant, s > b):.3f} is possible{every}")
         return "3 cases of 10 random documents (L from 3 to 12, ties), inputs unchanged"
-    return grade("F1-optimal threshold of one document", attempt).passed
+    return bool(grade("F1-optimal threshold of one document", attempt))
 
 
 def _ridge(Z, t, lam):
@@ -765,7 +765,7 @@ def _check_dropout(title, kept, generators, column, noun, trials=None):
             judge_generator(lambda seed: kept(rate, np.random.default_rng(seed)))
         return (f"rates {', '.join(map(str, RATES))}: kept fraction, independence across "
                 f"{column}s and documents, the generator passed in; inputs unchanged")
-    return grade(title, attempt).passed
+    return bool(grade(title, attempt))
 
 
 def check_inverted_dropout(inverted_dropout):

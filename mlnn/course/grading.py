@@ -1,13 +1,12 @@
 """The one mechanism every grader of the notebooks uses: run, compare, name the mistake, report.
 
-:func:`check` takes the student's function, a reference with the same signature, random cases,
-and a table of :class:`Mistake` s (a wrong answer with the student's signature and its hint).
-It runs the answer on copies of its inputs (:func:`run`), compares it with :func:`judge` (None,
-type, shape, dtype before any conversion, finite values, then values), names a wrong answer by
-the mistake it equals, never by code, and prints one line, ``PASS     title: …`` or ``NOT YET
-title: hint`` (:class:`Report`); under nbgrader (``NBGRADER_EXECUTION`` set) a report that is
-not PASS also raises AssertionError with that line. Random answers are judged by their
-distribution (:func:`binomial_z`, :func:`dispersion`).
+:func:`check` runs the student's function and a reference with the same signature on random
+cases, each on copies of its inputs (:func:`run`: an input changed in place is named), compares
+the answers (:func:`judge`: None, type, shape, dtype before any conversion, finite values, then
+values) and names a wrong answer by the :class:`Mistake` of its table that gives the same answer,
+never by code. :func:`grade` prints one line, ``PASS     title: …`` or ``NOT YET  title: hint``;
+under nbgrader (``NBGRADER_EXECUTION`` set) a line that is not PASS also fails the cell. Random
+answers are judged by their distribution (:func:`binomial_z`, :func:`dispersion`).
 """
 
 import copy
@@ -33,10 +32,10 @@ class Ambiguous(NotYet):
 
 
 class StudentError(Exception):
-    """The student's function raised: ``error`` is its exception."""
+    """The student's function raised ``error``; the message is one short line."""
 
     def __init__(self, name, error):
-        text = " ".join(str(error).split())           # one line, however the error was written
+        text = " ".join(str(error).split())
         text = text if len(text) <= 160 else text[:157] + "..."
         super().__init__(f"your {name} raised {type(error).__name__}: {text}")
         self.error = error
@@ -50,36 +49,20 @@ class Mistake(NamedTuple):
 
 
 class Report(NamedTuple):
-    """The outcome of one grader: ``status`` ("PASS", "NOT YET", or "ERROR" when the grader
-    itself failed), the exercise's ``title`` and one line of ``detail``; true when it passed."""
+    """``status`` "PASS", "NOT YET" or "ERROR" (the grader itself failed), the ``title`` of the
+    exercise and one line of ``detail``; true when it passed."""
 
     status: str
     title: str
     detail: str
 
-    @property
-    def passed(self):
-        return self.status == "PASS"
-
     def __bool__(self):
-        return self.passed
-
-    def line(self):
-        return f"{self.status:<8} {self.title}: {self.detail}"
-
-
-def under_nbgrader():
-    """Whether nbgrader runs the notebook (it sets NBGRADER_EXECUTION in autograde and validate)."""
-    return bool(os.environ.get("NBGRADER_EXECUTION"))
+        return self.status == "PASS"
 
 
 def grade(title, attempt):
-    """Run ``attempt()``, print its :class:`Report` line and return the report.
-
-    ``attempt`` returns the PASS detail or raises :class:`NotYet`; a :class:`StudentError` is
-    the student's, any other exception the grader's. Under nbgrader a report other than PASS
-    raises AssertionError carrying the same line, so that the cell fails.
-    """
+    """Run ``attempt()`` (the PASS detail, or :class:`NotYet`), print the :class:`Report` line
+    and return the report; under nbgrader a report other than PASS raises AssertionError."""
     try:
         report = Report("PASS", title, attempt())
     except (NotYet, StudentError) as hint:
@@ -87,9 +70,10 @@ def grade(title, attempt):
     except Exception as error:              # the grader's own failure, not the student's
         report = Report("ERROR", title, f"the grader itself failed ({type(error).__name__}: "
                                       f"{error}); this is not a fault of your answer")
-    print(report.line())
-    if not report.passed and under_nbgrader():
-        raise AssertionError(report.line())
+    line = f"{report.status:<8} {title}: {report.detail}"
+    print(line)
+    if not report and os.environ.get("NBGRADER_EXECUTION"):   # set by autograde and validate
+        raise AssertionError(line)
     return report
 
 
@@ -117,7 +101,7 @@ def same(a, b):
 
 
 def call(function, *args, name="function"):
-    """``function(*args)`` as is; an exception it raises becomes a :class:`StudentError`."""
+    """``function(*args)``; an exception it raises becomes a :class:`StudentError`."""
     try:
         return function(*args)
     except Exception as error:
@@ -125,7 +109,7 @@ def call(function, *args, name="function"):
 
 
 def run(function, *named, name="function"):
-    """Call ``function`` on copies of the named inputs ``(name, value), ...``; :class:`NotYet`
+    """``function`` called on copies of the named inputs ``(name, value), ...``; :class:`NotYet`
     naming every input it modified in place (a changed dtype included)."""
     given = [pristine(value) for _, value in named]
     result = call(function, *given, name=name)
@@ -188,11 +172,6 @@ def close(answer, reference, tolerance=TOLERANCE):
             and relative_error(a, b) < tolerance)
 
 
-def tolerance_of(reference):
-    """1e-7 for a float64 reference, 2e-4 for float32."""
-    return TOLERANCE if np.asarray(reference).dtype != np.float32 else 2e-4
-
-
 def scale_of(answer, reference):
     """c if ``answer`` is c · ``reference`` for one scalar c ≠ 1, else None."""
     a, r = (np.asarray(v, dtype=np.float64).ravel() for v in (answer, reference))
@@ -205,15 +184,10 @@ def scale_of(answer, reference):
 def name_mistake(array, reference, wrongs, what, tolerance):
     """:class:`NotYet` with the hint of the one mistake the answer equals (and the reference
     does not); :class:`Ambiguous` when it equals mistakes with different hints."""
-    hints = []
-    for wrong, hint in wrongs:
-        if wrong is not None and close(array, wrong, tolerance) and not close(wrong, reference,
-                                                                                tolerance):
-            hints.append(hint)
-    if len(set(hints)) > 1:
-        raise Ambiguous(f"{what}: {hints[0]}")
+    hints = [hint for wrong, hint in wrongs if wrong is not None and close(array, wrong, tolerance)
+             and not close(wrong, reference, tolerance)]
     if hints:
-        raise NotYet(f"{what}: {hints[0]}")
+        raise (Ambiguous if len(set(hints)) > 1 else NotYet)(f"{what}: {hints[0]}")
 
 
 def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=False):
@@ -227,7 +201,7 @@ def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=Fa
         raise NotYet(f"{what} is a numpy.matrix; return a dense numpy.ndarray")
     array = as_array(answer, what)
     reference = np.asarray(reference)
-    tolerance = tolerance or tolerance_of(reference)
+    tolerance = tolerance or (TOLERANCE if reference.dtype != np.float32 else 2e-4)
     expect_shape(array, reference.shape, what)
     expect_dtype(array, reference, what, kind)
     values = array.astype(np.float64)
@@ -248,17 +222,6 @@ def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=Fa
                  f"{relative_error(values, reference.astype(np.float64)):.1e})")
 
 
-def explaining(answer, wrongs, keys):
-    """The mistakes whose answer equals ``answer`` on every item ``keys`` (a tuple's positions
-    or a dict's names): only a mistake that explains the whole answer may name it."""
-    def equal(wrong):
-        try:
-            return all(close(answer[k], wrong[k]) for k in keys)
-        except (TypeError, KeyError, IndexError):
-            return False
-    return [(wrong, hint) for wrong, hint in wrongs if wrong is not None and equal(wrong)]
-
-
 #: How a tuple answer is called in a hint.
 ITEMS = {2: "a pair (a tuple of two values)", 4: "the four arrays"}
 
@@ -266,7 +229,7 @@ ITEMS = {2: "a pair (a tuple of two values)", 4: "the four arrays"}
 def expect_items(names, order=None, kind="f", label="{}"):
     """Judge an answer made of several arrays, a tuple in the order of ``names`` or a dict with
     the keys ``names``, item by item (in ``order``, or that of ``names``), each called
-    ``label.format(name)``; a mistake is named when it explains every item."""
+    ``label.format(name)``; only a mistake that explains every item names the error."""
     def expect(answer, expected, what, wrongs, inputs=None):
         if answer is None:
             raise NotYet(NO_ANSWER)
@@ -281,66 +244,47 @@ def expect_items(names, order=None, kind="f", label="{}"):
                              f"({', '.join(names)}, in that order), not a "
                              f"{type(answer).__name__}"
                              + (f" of {len(answer)}" if isinstance(answer, (tuple, list)) else ""))
-        matches = explaining(answer, wrongs, keys)
+
+        def explains(wrong):
+            try:
+                return all(close(answer[k], wrong[k]) for k in keys)
+            except (TypeError, KeyError, IndexError):
+                return False
+        matches = [(wrong, hint) for wrong, hint in wrongs if wrong is not None and explains(wrong)]
         for i in order or range(len(names)):
             judge(answer[keys[i]], expected[keys[i]], f"{label.format(names[i])} {what}".strip(),
                   [(wrong[keys[i]], hint) for wrong, hint in matches], kind=kind)
     return expect
 
 
-def each_case(cases, one):
-    """``one(*case)`` for every case; a hint that is :class:`Ambiguous` in one case waits for a
-    later case to name the mistake, and is given if none does. Returns the number of cases."""
-    pending, count = None, 0
-    for case in cases:
-        try:
-            one(*case)
-        except Ambiguous as hint:
-            pending = pending or hint
-        count += 1
-    if pending is not None:
-        raise NotYet(str(pending))
-    return count
-
-
-def quietly(function, named, drive):
-    """What a mistake answers on one case (None if it cannot run on these inputs)."""
-    try:
-        with np.errstate(all="ignore"):
-            return drive(function, named) if drive else run(function, *named, name="mistake")
-    except Exception:
-        return None
-
-
 def check(title, student, reference, cases, mistakes=(), *, name="function", kind="f",
-          tolerance=None, scale=False, drive=None, expect=None, done=None, whole=False,
-          runner=run):
+          tolerance=None, scale=False, drive=None, expect=None, whole=False, runner=run):
     """The generic grader: ``student`` and ``reference`` (same signature) on every case.
 
-    ``cases`` are pairs (what the case is, [(input name, value), ...]); the reference runs on
-    pristine copies. On a wrong answer, the ``mistakes`` (a table of :class:`Mistake`) run on the
-    same inputs and the one the answer equals names it. ``drive(function, named)`` replaces the
-    plain call (for an answer used over several steps), ``runner`` the plain :func:`run` of
-    the student's function only (to arm guards on its inputs); ``expect(answer, reference, what,
-    wrongs, inputs)`` replaces :func:`judge` (answers of another form). With ``whole`` (answers
-    as coarse as one choice among a few), a mistake names the error only if it gives the
-    answer's values on every case. Returns the :class:`Report`.
+    ``cases()`` yields pairs (what the case is, [(input name, value), ...]). On a wrong answer,
+    the ``mistakes`` run on the same inputs and the one the answer equals names it (a hint that
+    is ambiguous in one case waits for a later case to tell). ``drive(function, named)``
+    replaces the plain call (an answer used over several steps), ``runner`` the plain
+    :func:`run` of the student's function (to arm guards on its inputs); ``expect(answer,
+    reference, what, wrongs, inputs)`` replaces :func:`judge`. With ``whole`` (answers as coarse
+    as one choice among a few), a mistake names the error only if it gives the answer's values
+    on every case. Returns the :class:`Report`.
     """
-    def answers(named):
-        """The student's answer and the reference's on one case."""
-        answer = drive(student, named) if drive else runner(student, *named, name=name)
-        return answer, drive(reference, named) if drive else run(reference, *named,
-                                                                 name="reference")
+    def answer_of(function, named, runner=run, who="reference"):
+        return drive(function, named) if drive else runner(function, *named, name=who)
+
+    def mistaken(mistake, named):            # what a mistake answers (None if it cannot run)
+        try:
+            with np.errstate(all="ignore"):
+                return answer_of(mistake.answer, named, who="mistake")
+        except Exception:
+            return None
 
     def compare(answer, expected, what, named, wrongs=()):
         if expect:
             expect(answer, expected, what, wrongs, dict(named))
         else:
             judge(answer, expected, what, wrongs, kind, tolerance, scale)
-
-    def one(what, named):
-        wrongs = ((quietly(m.answer, named, drive), m.hint) for m in mistakes)
-        compare(*answers(named), what, named, wrongs)
 
     def equal(answer, expected, what, named):
         try:
@@ -350,16 +294,23 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", kin
             return False
 
     def attempt():
-        if not whole:
-            count = each_case(cases() if callable(cases) else cases, one)
-            return done or f"{count} random cases, inputs unchanged"
-        records = [(what, named, *answers(named))
-                   for what, named in (cases() if callable(cases) else cases)]
-        wrong = [r for r in records if not equal(r[2], r[3], r[0], r[1])]
+        records, pending = [], None
+        for what, named in cases():
+            answer, expected = answer_of(student, named, runner, name), answer_of(reference, named)
+            records.append((what, named, answer, expected))
+            if not whole:
+                try:
+                    compare(answer, expected, what, named,
+                            ((mistaken(m, named), m.hint) for m in mistakes))
+                except Ambiguous as hint:
+                    pending = pending or hint
+        if pending is not None:
+            raise NotYet(str(pending))
+        wrong = [r for r in records if whole and not equal(r[2], r[3], r[0], r[1])]
         if not wrong:
-            return done or f"{len(records)} random cases, inputs unchanged"
+            return f"{len(records)} random cases, inputs unchanged"
         for mistake in mistakes:
-            outputs = [quietly(mistake.answer, named, drive) for _, named, _, _ in records]
+            outputs = [mistaken(mistake, named) for _, named, _, _ in records]
             if (all(out is not None and equal(answer, out, what, named)
                     for (what, named, answer, _), out in zip(records, outputs))
                     and not all(equal(expected, out, what, named)
@@ -372,11 +323,10 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", kin
 
 
 def exercise(label, title, reference, cases, mistakes=(), **options):
-    """The grader called ``label`` of one exercise: ``grader(student)`` runs :func:`check` with the
-    ``reference``, the ``cases`` (a function that yields them) and the table of ``mistakes``,
-    and returns whether the answer passed; ``grader.mistakes`` is the table."""
+    """The grader called ``label``: ``grader(student)`` runs :func:`check` and returns whether
+    the answer passed; ``grader.mistakes`` is its table."""
     def grader(student):
-        return check(title, student, reference, cases, mistakes, **options).passed
+        return bool(check(title, student, reference, cases, mistakes, **options))
     grader.__name__ = grader.__qualname__ = label
     grader.__doc__ = f"{title}: {cases.__doc__}"
     grader.mistakes = list(mistakes)

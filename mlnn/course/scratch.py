@@ -694,7 +694,7 @@ def check_update(update):
                 raise NotYet(f"the gradients handed to optimizer.step: {hint} (forward, "
                              "ce_delta2 and backward each have a grader above)") from None
         return "5 random minibatches against mlnn's forward, CE δ2 and backward"
-    return grade("one minibatch update", attempt).passed
+    return bool(grade("one minibatch update", attempt))
 
 
 class OtherUpdate(Exception):
@@ -799,7 +799,7 @@ def check_train(train):
         expect_uniform(train)
         return (f"{len(cases)} cases of n, batch size and epochs, 60 epochs of 12 documents for "
                 "the minibatches and 4,000 of 4 for the randomness of the order")
-    return grade("the shuffled minibatch training loop", attempt).passed
+    return bool(grade("the shuffled minibatch training loop", attempt))
 
 
 def expect_mixed(train, n=12, batch_size=4, epochs=60):
