@@ -294,8 +294,14 @@ CE_MISTAKES = [
     Mistake("o is clipped: δ2 = o − y holds for every probability, however small, and needs no "
             "clipping", lambda z2, o, Y: np.clip(o, 1e-7, 1 - 1e-7) - Y)]
 
-check_ce_delta2 = exercise("check_ce_delta2", "CE's δ2", _ce, lambda: delta_cases("sigmoid", 20),
-                           CE_MISTAKES, name="ce_delta2")
+
+def _ce_cases():
+    """``ce_delta2(z2, o, Y)`` → CE's δ2 = ∂J_i/∂z2 = o − y through sigmoid outputs (Eq. 6)."""
+    return delta_cases("sigmoid", 20)
+
+
+check_ce_delta2 = exercise("check_ce_delta2", "CE's δ2", _ce, _ce_cases, CE_MISTAKES,
+                           name="ce_delta2")
 
 
 def _expect_pwe(answer, expected, what, wrongs, inputs):
@@ -309,9 +315,15 @@ def _expect_pwe(answer, expected, what, wrongs, inputs):
     judge(np.asarray(answer) if isinstance(answer, Linear) else answer, expected, what, wrongs)
 
 
+def _pwe_cases():
+    """``pwe_delta2_pairs(z2, o, Y)`` → PWE's δ2 (Eq. 10, Sec. 3.4) through tanh outputs."""
+    return delta_cases("tanh", 30)
+
+
 def _large_pwe_cases():
-    """The δ2 cases, then 3 documents of 2,000 labels where the work must be O(L)."""
-    yield from delta_cases("tanh", 30)
+    """``pwe_delta2(z2, o, Y)`` → PWE's δ2 in O(L) per document, also on 3 documents of 2,000
+    labels, where no array of all pairs may be formed and no loop may run over them."""
+    yield from _pwe_cases()
     rng = np.random.default_rng(31)
     z2 = rng.normal(size=(3, 2000))
     yield ("δ2 for n = 3, L = 2000", [("z2", z2), ("o", np.tanh(z2)),
@@ -328,7 +340,7 @@ def run_linear(function, *named, name="function"):
 
 
 check_pwe_delta2_pairs = exercise("check_pwe_delta2_pairs", "PWE's δ2 by the pair sum",
-                                  pwe_reference, lambda: delta_cases("tanh", 30), PWE_MISTAKES,
+                                  pwe_reference, _pwe_cases, PWE_MISTAKES,
                                   expect=_expect_pwe, name="pwe_delta2_pairs")
 check_pwe_delta2 = exercise("check_pwe_delta2", "PWE's δ2 factorised", pwe_reference,
                             _large_pwe_cases, PWE_MISTAKES, expect=_expect_pwe,
