@@ -341,22 +341,28 @@ def _f1(y, predicted):
     return 1.0 if size == 0 else 2 * both / size
 
 
-def check_f1_threshold(best_threshold_one):
+def _threshold_cases():
     """``best_threshold_one(scores, y)`` → a threshold t whose prediction s > t has the best F1."""
-    def attempt():
-        for scores, Y, _ in _documents(17, count=3, n=10):
-            for s, y, b in zip(scores, Y, optimal_thresholds(scores, Y)):
-                answer = run(best_threshold_one, ("scores", s), ("y", y))
-                t = float(judge(answer, 0.0, "the threshold", kind="biuf", tolerance=np.inf))
-                relevant = y > 0
-                if _f1(relevant, s > t) < _f1(relevant, s > b) - 1e-12:
-                    every = (": here predicting every label is best, so try a threshold below "
-                             "the lowest score too" if np.all(s > b) else "")
-                    raise NotYet(f"on a document with L = {len(y)}, |y| = {relevant.sum()} your "
-                                 f"threshold {t:.3f} gives F1 {_f1(relevant, s > t):.3f}, and "
-                                 f"{_f1(relevant, s > b):.3f} is possible{every}")
-        return "3 cases of 10 random documents (L from 3 to 12, ties), inputs unchanged"
-    return bool(grade("F1-optimal threshold of one document", attempt))
+    for scores, Y, kind in _documents(17, count=3, n=10):
+        for s, y in zip(scores, Y):
+            yield (f"a document with L = {len(y)}, |y| = {np.sum(y > 0)} and {kind}",
+                   [("scores", s), ("y", y)])
+
+
+def _expect_best_f1(answer, expected, what, wrongs, inputs):
+    """Any threshold whose F1 is the best F1 of the document."""
+    t = float(judge(answer, 0.0, "the threshold", kind="biuf", tolerance=np.inf))
+    s, relevant = inputs["scores"], inputs["y"] > 0
+    if _f1(relevant, s > t) < _f1(relevant, s > expected) - 1e-12:
+        every = (": here predicting every label is best, so try a threshold below the lowest "
+                 "score too" if np.all(s > expected) else "")
+        raise NotYet(f"on {what} your threshold {t:.3f} gives F1 {_f1(relevant, s > t):.3f}, "
+                     f"and {_f1(relevant, s > expected):.3f} is possible{every}")
+
+
+check_f1_threshold = exercise("check_f1_threshold", "F1-optimal threshold of one document",
+                              lambda s, y: optimal_thresholds(s[None, :], y[None, :])[0],
+                              _threshold_cases, expect=_expect_best_f1)
 
 
 def _ridge(Z, t, lam):
