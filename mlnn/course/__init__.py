@@ -9,4 +9,9 @@ scratch    notebook 01b: the network built from zero
 measures   notebook 06b: the measures of Sec. 4 by hand, micro and macro averaging, the choice
            of C for BR_B and BR_R
 =========  ====================================================================================
+
+To add an exercise: write a reference with the student's signature, a function yielding random
+cases ``(what, [(input name, value), ...])`` and a table of ``Mistake(hint, wrong answer)``;
+``exercise(label, title, reference, cases, mistakes)`` is its grader, and every mistake of the
+table is also a wrong answer the tests reject with its hint (``tests/test_exercises.py``).
 """

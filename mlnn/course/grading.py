@@ -306,7 +306,7 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", kin
                     pending = pending or hint
         if pending is not None:
             raise NotYet(str(pending))
-        wrong = [r for r in records if whole and not equal(r[2], r[3], r[0], r[1])]
+        wrong = [r for r in records if not equal(r[2], r[3], r[0], r[1])] if whole else []
         if not wrong:
             return f"{len(records)} random cases, inputs unchanged"
         for mistake in mistakes:
