@@ -10,7 +10,6 @@ inputs, and answers of the wrong shape or dtype.
 
 import ast
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest

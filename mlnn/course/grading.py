@@ -259,17 +259,13 @@ def expect_items(names, order=None, kind="f", label="{}"):
 
 def check(title, student, reference, cases, mistakes=(), *, name="function", kind="f",
           tolerance=None, scale=False, drive=None, expect=None, whole=False, runner=run):
-    """The generic grader: ``student`` and ``reference`` (same signature) on every case.
-
-    ``cases()`` yields pairs (what the case is, [(input name, value), ...]). On a wrong answer,
-    the ``mistakes`` run on the same inputs and the one the answer equals names it (a hint that
-    is ambiguous in one case waits for a later case to tell). ``drive(function, named)``
-    replaces the plain call (an answer used over several steps), ``runner`` the plain
-    :func:`run` of the student's function (to arm guards on its inputs); ``expect(answer,
-    reference, what, wrongs, inputs)`` replaces :func:`judge`. With ``whole`` (answers as coarse
-    as one choice among a few), a mistake names the error only if it gives the answer's values
-    on every case. Returns the :class:`Report`.
-    """
+    """The generic grader: ``student`` and ``reference`` (same signature) on every case of
+    ``cases()``, pairs (what the case is, [(input name, value), ...]); a wrong answer is named by
+    the mistake that answers the same on these inputs (a hint ambiguous in one case waits for a
+    later case). ``drive(function, named)`` replaces the plain call, ``runner`` the plain
+    :func:`run` of the student's function (to arm guards), ``expect(answer, reference, what,
+    wrongs, inputs)`` replaces :func:`judge`. With ``whole`` (coarse answers), a mistake names
+    the error only if it gives the answer on every case. Returns the :class:`Report`."""
     def answer_of(function, named, runner=run, who="reference"):
         return drive(function, named) if drive else runner(function, *named, name=who)
 
