@@ -445,7 +445,8 @@ def select(C_values, S_val, Y_val, S_test, Y_test, variant, split="val", by=None
     S, Y = (S_val, Y_val) if split == "val" else (S_test, Y_test)
     by = by or variant
     values = selection_values(S, Y, by, **(score if variant == "B" else {}))
-    higher, best = (by == "B") != flip, None
+    higher = (by == "B") != flip                 # F1: higher is better; rank loss: lower
+    best = None
     for i in reversed(range(len(values))) if last else range(len(values)):
         if best is None or ((values[i] > values[best]) if higher else (values[i] < values[best])):
             best = i
