@@ -403,7 +403,7 @@ def _grad_W1(X, d1, scale=1.0):
     return rows, np.asarray(X[:, rows].T @ d1) / X.shape[0] * scale
 
 
-def _expect_rows(answer, expected, what, wrongs, inputs):
+def _expect_rows(answer, expected, case, wrongs, inputs, what="∂J/∂W1"):
     """A (rows, values) pair: the sorted features present in X, and their gradient rows."""
     if answer is None:
         raise NotYet(f"no answer yet ({what}: None)")
@@ -488,7 +488,7 @@ def _expect_backward(answer, expected, what, wrongs, inputs):
         raise NotYet("no answer yet (backward: the function returned None)")
     if not isinstance(answer, dict) or set(answer) != {"W1", *GRADIENTS}:
         raise NotYet("return a dict with the keys W1, b1, W2, b2")
-    _expect_rows(answer["W1"], expected["W1"], "∂J/∂W1", (), inputs)
+    _expect_rows(answer["W1"], expected["W1"], what, (), inputs)
     expect_items(GRADIENTS, label="∂J/∂{}")({k: answer[k] for k in GRADIENTS},
                                             {k: expected[k] for k in GRADIENTS}, what, wrongs)
 
