@@ -36,11 +36,11 @@ import mlnn.datasets.download
 from mlnn.base.errors import MLNNWarning
 from mlnn.cli import main
 from mlnn.datasets import load
-from mlnn.datasets.arff import write_arff, write_mulan_xml
-from mlnn.datasets.svmlight import write_svmlight
+from mlnn.datasets.svmlight import format_svmlight
 from mlnn.datasets.text import TfidfVectorizer
 from mlnn.model.estimator import MultiLabelNN
 from mlnn.model.modelfile import checksum
+from tests.arff_files import write_arff, write_mulan_xml
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The small synthetic dataset of every case, as command-line options.
@@ -171,7 +171,8 @@ def workspace(tmp_path, trained, monkeypatch):
     (w / "curves.csv").write_text("experiment,dataset\n")
     (w / "export").mkdir()
     for name in ("train", "test"):
-        write_svmlight(w / "export" / f"synthetic-{name}.svm", np.eye(2), np.eye(2))
+        data = format_svmlight(np.eye(2), np.eye(2))
+        (w / "export" / f"synthetic-{name}.svm").write_bytes(data)
     (w / "data").mkdir()
     _mulan_files(w / "data")
     _mulan_files(w / "data16", ("emotions-train.arff", "utf-16"))

@@ -8,7 +8,8 @@ import scipy.sparse as sp
 from hypothesis import given, strategies as st
 
 from mlnn.base.errors import DataFormatError
-from mlnn.datasets.arff import read_arff, read_mulan_xml, write_arff, write_mulan_xml
+from mlnn.datasets.arff import read_arff, read_mulan_xml
+from tests.arff_files import write_arff, write_mulan_xml
 from tests.conftest import require_file
 
 XML = """<?xml version="1.0" encoding="utf-8"?>
