@@ -287,9 +287,6 @@ def load(name, data_dir=None, download=False, progress=None, **options):
 
 def _synthetic(name, spec, options, started):
     """The synthetic dataset (generated, never cached)."""
-    generated = make_synthetic(**options)
-    parts = {k: generated[k] for k in ("X_train", "Y_train", "X_test", "Y_test")}
-    return Dataset(name, feature_names=generated["feature_names"],
-                   label_names=generated["label_names"], description=spec.description,
+    return Dataset(name, description=spec.description, **make_synthetic(**options),
                    info={"options": options, "from_cache": False,
-                         "load_seconds": time.perf_counter() - started}, **parts)
+                         "load_seconds": time.perf_counter() - started})

@@ -48,14 +48,9 @@ def _check_options(n_train, n_test, n_features, n_labels, label_cardinality, cor
 def make_synthetic(n_train=400, n_test=200, n_features=500, n_labels=20, random_state=0,
                    label_cardinality=2.0, correlation=0.7, n_groups=None, mean_length=80.0,
                    length_sigma=0.6, background=0.5, words_per_topic=None, zipf_exponent=1.0):
-    """Generate the synthetic collection described in the module docstring.
-
-    Returns
-    -------
-    dict with ``X_train`` (n_train x D CSR float64), ``Y_train`` (n_train x L CSR int8),
-    ``X_test``, ``Y_test``, ``feature_names`` (``w0000``...), ``label_names`` (``label000``...)
-    and ``counts_train``/``counts_test`` (the raw term counts, CSR).
-    """
+    """The collection of the module docstring: a dict with ``X_train`` (n_train × D CSR float64),
+    ``Y_train`` (n_train × L CSR int8), ``X_test``, ``Y_test``, ``feature_names`` (``w0000``...)
+    and ``label_names`` (``label000``...)."""
     _check_options(n_train, n_test, n_features, n_labels, label_cardinality, correlation,
                    background, mean_length, length_sigma)
     rng = np.random.default_rng(check_seed(random_state, "synthetic: random_state"))
@@ -80,7 +75,6 @@ def make_synthetic(n_train=400, n_test=200, n_features=500, n_labels=20, random_
         "X_test": tfidf_weight(counts_test, idf), "Y_test": Y[n_train:],
         "feature_names": [f"w{j:04d}" for j in range(D)],
         "label_names": [f"label{j:03d}" for j in range(L)],
-        "counts_train": counts_train, "counts_test": counts_test,
     }
 
 
