@@ -26,7 +26,7 @@ from mlnn.datasets.dataset import Dataset
 from mlnn.datasets.download import MANUAL_SOURCES, SOURCES, fetch, sha256_file
 from mlnn.datasets.reuters import label_matrix, modapte_split, read_reuters
 from mlnn.datasets.synthetic import make_synthetic
-from mlnn.datasets.text import STOP_WORDS, TfidfVectorizer
+from mlnn.datasets.text import DEFAULT_TOKEN_PATTERN, STOP_WORDS, TfidfVectorizer
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ _SPLIT_DEFAULTS = {"train_fraction": 2 / 3, "random_state": 0}
 
 #: Part of every cache key: raise it when a loader's output changes for the same options.
 LOADER_VERSION = 3
-_TEXT_DEFAULTS = {"stem": True, "stop_words": True, "token_pattern": r"[a-z][a-z]+",
+_TEXT_DEFAULTS = {"stem": True, "stop_words": True, "token_pattern": DEFAULT_TOKEN_PATTERN,
                   "min_df": 1, "sublinear_tf": False, "norm": True}
 _SYNTHETIC_DEFAULTS = {"n_train": 400, "n_test": 200, "n_features": 500, "n_labels": 20,
                        "random_state": 0, "label_cardinality": 2.0, "correlation": 0.7,
@@ -184,7 +184,7 @@ def _align_by_name(X, feature_names, size):
     return aligned, [f"Att{k}" for k in range(1, size + 1)]
 
 
-def _load_reuters(root, name, spec, options):
+def _load_reuters(root, spec, options):
     archive = Path(root) / spec.files[0]
     source = archive if archive.exists() else Path(root) / spec.files[1]
     checksums = [sha256_file(archive)] if archive.exists() else [
@@ -213,7 +213,7 @@ def text_vectorizer(options, vocabulary=None, idf=None):
     return vectorizer
 
 
-def _load_mulan(root, name, spec, options):
+def _load_mulan(root, spec, options):
     train_path, test_path, xml_path = (Path(root) / f for f in spec.files)
     checksums = [sha256_file(p) for p in (train_path, test_path, xml_path)]
 
@@ -228,7 +228,7 @@ def _load_mulan(root, name, spec, options):
     return checksums, build
 
 
-def _load_single(root, name, spec, options):
+def _load_single(root, spec, options):
     arff_path, xml_path = (Path(root) / f for f in spec.files)
     checksums = [sha256_file(p) for p in (arff_path, xml_path)]
 
@@ -265,10 +265,10 @@ def load(name, data_dir=None, download=False, progress=None, **options):
     root = paths.check_data_dir(data_dir, "data_dir") if data_dir is not None \
         else paths.check_data_dir(paths.data_dir())
     ensure_sources(name, root, download=download, progress=progress)
-    checksums, build = _LOADERS[spec.kind](root, name, spec, options)
+    checksums, build = _LOADERS[spec.kind](root, spec, options)
     key = cache.cache_key(name, checksums, {**options, "loader_version": LOADER_VERSION})
     path = cache.cache_path(name, key)
-    cached = cache.load(path) if path.exists() else None
+    cached = cache.load(path)
     if cached is not None:
         parts, features, labels, description, extras = cached
         from_cache, cache_written = True, False
