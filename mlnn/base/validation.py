@@ -29,14 +29,14 @@ import scipy.sparse as sp
 from mlnn.base.errors import MLNNError, MLNNWarning, NotFittedError
 
 
-def _as_2d(A, name, columns, what="a 2-D array"):
+def _as_2d(A, name, columns, what="a 2-D array or sparse matrix"):
     """A sparse input as CSR, anything else as a 2-D ndarray; raise if it is neither."""
     if sp.issparse(A):
         return sp.csr_matrix(A)
     try:
         A = np.asarray(A)
     except Exception as error:  # e.g. ragged nested lists
-        raise MLNNError(f"{name} must be {what} or sparse matrix: {error}") from None
+        raise MLNNError(f"{name} must be {what}: {error}") from None
     if A.ndim != 2:
         raise MLNNError(f"{name} must be 2-D (documents × {columns}), got shape {A.shape}. "
                         "Reshape your data so that each row is a document")
@@ -92,7 +92,7 @@ def check_Y(Y, name="Y", n_samples=None, n_labels=None, shape=None):
     new CSR int8 matrix without explicit zeros. Sparse input is judged after summing duplicates
     (a COO entry stored twice as 1 is a 2). ``n_samples``/``n_labels`` check one dimension,
     ``shape`` both."""
-    Y = _as_2d(Y, name, "labels", "a 2-D 0/1 array")
+    Y = _as_2d(Y, name, "labels", "a 2-D 0/1 array or sparse matrix")
     if sp.issparse(Y):
         Y = sp.csr_matrix(Y, copy=True)
         Y.sum_duplicates()
@@ -124,7 +124,8 @@ def check_label_values(values, name):
 def check_dense_Y(Y, name="Y", shape=None):
     """The 0/1 label matrix Y (n × L) as a dense ndarray of its own dtype (a dense ndarray is
     returned as is), checked as :func:`check_Y` does: for the losses' minibatch labels."""
-    Y = _as_2d(Y.toarray() if sp.issparse(Y) else Y, name, "labels", "a 2-D 0/1 array")
+    Y = _as_2d(Y.toarray() if sp.issparse(Y) else Y, name, "labels",
+               "a 2-D 0/1 array or sparse matrix")
     check_label_values(Y, name)
     _check_shape(Y, name, shape)
     return Y
@@ -134,12 +135,7 @@ def check_scores(scores, name="scores", shape=None):
     """Return the dense real matrix ``scores`` as float64; raise on sparse, NaN/inf or bad shape."""
     if sp.issparse(scores):
         raise MLNNError(f"{name} must be a dense array (documents × labels), got a sparse matrix")
-    try:
-        scores = np.asarray(scores)
-    except Exception as error:
-        raise MLNNError(f"{name} must be a 2-D array of real numbers: {error}") from None
-    if scores.ndim != 2:
-        raise MLNNError(f"{name} must be 2-D (documents × labels), got shape {scores.shape}")
+    scores = _as_2d(scores, name, "labels", "a 2-D array of real numbers")
     if scores.dtype.kind not in "biuf":
         raise MLNNError(f"{name} must hold real numbers, got dtype {scores.dtype}")
     scores = scores.astype(np.float64, copy=False)

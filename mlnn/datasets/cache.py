@@ -69,15 +69,14 @@ def load(path):
     missing, or damaged (then with a warning): not an archive, cut off, a checksum that does not
     match, or matrices that are not consistent CSR matrices of the stored shapes."""
     try:
-        arrays = _read_checked(path)
-        entry = _entry(arrays)
+        return _entry(_read_checked(path))
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError, IndexError, MemoryError) as error:
-        warnings.warn(f"the cached matrices {path} are damaged ({_reason(error)}); rebuilding "
-                      "them from the source files", MLNNWarning, stacklevel=2)
+        reason = str(error) if isinstance(error, ValueError) else f"{type(error).__name__}: {error}"
+        warnings.warn(f"the cached matrices {path} are damaged ({reason}); rebuilding them from "
+                      "the source files", MLNNWarning, stacklevel=2)
         return None
-    return entry
 
 
 def _entry(arrays):
@@ -126,11 +125,3 @@ def _read_checked(path):
     if arrays_digest(arrays) != stored:
         raise ValueError("checksum mismatch")
     return arrays
-
-
-def _reason(error):
-    if isinstance(error, KeyError):
-        return f"no entry {error}"
-    if isinstance(error, MemoryError):
-        return "an array larger than memory"
-    return str(error) if isinstance(error, ValueError) else f"{type(error).__name__}: {error}"
