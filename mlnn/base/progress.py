@@ -34,14 +34,6 @@ def format_bytes(count):
             return f"{count:.1f} {unit}"
 
 
-def remaining(elapsed, done, total):
-    """Seconds left after ``done`` of ``total`` steps took ``elapsed``: ``elapsed / done · (total
-    − done)``; None before the first step."""
-    if done <= 0:
-        return None
-    return elapsed / done * max(total - done, 0)
-
-
 def wanted(quiet=False, force=False, stream=None):
     """Whether to show progress: forced by ``force`` (``--progress``), else not under ``quiet``
     (``--quiet``), else only when ``stream`` (default standard error) is a terminal."""
@@ -68,9 +60,10 @@ class Progress:
         self.started = clock()
 
     def line(self, done, text, elapsed=None):
-        """The progress line after step ``done`` (``elapsed`` default: since construction)."""
+        """The progress line after step ``done`` (``elapsed`` default: since construction); the
+        time left is the mean step so far times the steps left (unknown before the first)."""
         elapsed = self.clock() - self.started if elapsed is None else elapsed
-        left = remaining(elapsed, done, self.total)
+        left = elapsed / done * (self.total - done) if done > 0 else None
         if done >= self.total:
             tail = "done"
         else:
