@@ -87,11 +87,11 @@ def _create_exclusive(path):
     try:
         os.write(descriptor, f"{os.getpid()}\n".encode())
     except BaseException:
-        os.close(descriptor)
         with contextlib.suppress(OSError):
             path.unlink()
         raise
-    os.close(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def _remove_if_stale(path, name):
