@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.base.errors import DataFormatError
+from mlnn.base.fileio import describe_os_error
 from mlnn.datasets.text import decode
 
 #: The largest magnitude a feature value may have: float32's, the precision the networks compute
@@ -39,12 +40,9 @@ def read_text(path):
         return decode(path.read_bytes(), path)
     except FileNotFoundError:
         raise DataFormatError(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise DataFormatError(f"{path}: is a directory, not a file") from None
-    except PermissionError:
-        raise DataFormatError(f"{path}: cannot read the file (permission denied)") from None
     except (OSError, EOFError, zlib.error) as error:
-        raise DataFormatError(f"{path}: cannot read ({error})") from None
+        reason = describe_os_error(error) if isinstance(error, OSError) else error
+        raise DataFormatError(f"{path}: cannot read ({reason})") from None
 
 
 def read_mulan_xml(path, expected_count=None):
