@@ -69,7 +69,7 @@ def test_unsorted_sparse_indices_are_accepted(tmp_path):
 
 @pytest.mark.parametrize("body, line, message", [
     ("{0 1,1 1}\n{0 1,0 2}\n", 13, "duplicate attribute index 0"),
-    ("{0 1}\n{9 1}\n", 13, "outside"),
+    ("{0 1}\n{9 1}\n", 13, "attribute index 9 out of range 0..5"),
     ("{0 abc}\n", 12, "not numeric"),
     ("{0 1,1}\n", 12, "not 'index value'"),
     ("{0 1\n", 12, "enclosed"),

@@ -82,11 +82,12 @@ def test_a_utf16_or_utf32_file_is_refused_naming_its_encoding(tmp_path, encoding
     ("2 3 2\n0 0:1\n", 1, "announces 2 documents, the file has 1"),
     ("1 3 2\n0 0:1 0:2\n", 2, "duplicate feature index 0"),
     ("1 3 2\n0 7:1\n", 2, "out of range"),
-    ("1 3 2\n5 0:1\n", 2, "label 5 outside 0..1"),
+    ("1 3 2\n5 0:1\n", 2, "label index 5 out of range 0..1"),
     ("1 3 2\n0 0:x\n", 2, "'x' is not numeric"),
-    ("1 3 2\nz 0:1\n", 2, "label 'z' is not an integer"),
+    ("1 3 2\nz 0:1\n", 2, "label index 'z' is not an integer"),
     ("1 3 2\n0 0\n", 2, "is not 'index:value'"),
     ("1 3 2\n0 0:nan\n", 2, "not finite"),
+    ("1 3 2\n0,0 0:1\n", 2, "duplicate label index 0"),
 ])
 def test_errors_name_file_and_line(tmp_path, text, line, message):
     path = tmp_path / "bad.txt"

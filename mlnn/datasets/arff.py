@@ -205,28 +205,34 @@ def _raise_first_error(path, rows, numbers, n_attributes, sparse):
     for row, number in zip(rows, numbers):
         where, seen = f"{path}:{number}", set()
         for index, value in _entries(row, where, n_attributes, sparse):
-            try:
-                index = int(index)
-            except ValueError:
-                raise DataFormatError(f"{where}: attribute index {index!r} is not an "
-                                      "integer") from None
-            if not 0 <= index < n_attributes:
-                raise DataFormatError(f"{where}: attribute index {index} outside "
-                                       f"0..{n_attributes - 1}")
-            if index in seen:
-                raise DataFormatError(f"{where}: duplicate attribute index {index}")
-            seen.add(index)
-            try:
-                parsed = float(value)
-            except ValueError:
-                raise DataFormatError(f"{where}: value {value!r} is not numeric") from None
-            if not np.isfinite(parsed):
-                raise DataFormatError(f"{where}: value {value!r} is not finite")
-            if abs(parsed) > _LARGEST:
-                raise DataFormatError(f"{where}: value {value} overflows float32 (largest "
-                                       f"{_LARGEST:.4g}), the precision the networks compute "
-                                       "in; rescale this attribute")
+            check_entry(where, "attribute", index, value, n_attributes, seen, np.float32)
     raise DataFormatError(f"{path}: malformed data")  # pragma: no cover
+
+
+def check_entry(where, kind, index, value, width, seen, dtype, offset=0):
+    """Raise a DataFormatError at ``where`` unless the texts ``index`` and ``value`` are an
+    integer, less ``offset`` in ``[0, width)`` (any width if None) and not yet ``seen`` in its
+    line, and a finite number within ``dtype``; ``kind`` names the index ("feature")."""
+    try:
+        column = int(index) - offset
+    except ValueError:
+        raise DataFormatError(f"{where}: {kind} index {index!r} is not an integer") from None
+    if column < 0 or (width is not None and column >= width):
+        bounds = "" if width is None else f" {offset}..{width - 1 + offset}"
+        raise DataFormatError(f"{where}: {kind} index {index} out of range{bounds}")
+    if column in seen:
+        raise DataFormatError(f"{where}: duplicate {kind} index {index}")
+    seen.add(column)
+    try:
+        number = float(value)
+    except ValueError:
+        raise DataFormatError(f"{where}: value {value!r} is not numeric") from None
+    if not np.isfinite(number):
+        raise DataFormatError(f"{where}: value {value!r} is not finite")
+    largest = float(np.finfo(dtype).max)
+    if abs(number) > largest:
+        raise DataFormatError(f"{where}: value {value} of {kind} {index} overflows "
+                              f"{np.dtype(dtype).name} (largest {largest:.4g})")
 
 
 def _entries(row, where, n_attributes, sparse):

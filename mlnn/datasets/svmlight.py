@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.base.errors import DataFormatError
-from mlnn.datasets.arff import read_text
+from mlnn.datasets.arff import check_entry, read_text
 
 
 def read_svmlight(path, n_features=None, n_labels=None, zero_based="auto", dtype=np.float64):
@@ -148,47 +148,16 @@ def _index_base(source, ids, n_features):
 def _raise_first_error(source, documents, n_features, n_labels, offset, dtype):
     """Raise the DataFormatError of the first bad label or feature, walking the lines."""
     for number, label_text, feature_text in documents:
-        where = f"{source}:{number}"
+        where, seen = f"{source}:{number}", set()
         for label in (label_text.split(",") if label_text else []):
-            try:
-                value = int(label)
-            except ValueError:
-                raise DataFormatError(f"{where}: label {label!r} is not an integer") from None
-            if value < 0:
-                raise DataFormatError(f"{where}: negative label {value}")
-            if n_labels is not None and value >= n_labels:
-                raise DataFormatError(f"{where}: label {value} outside 0..{n_labels - 1}")
+            check_entry(where, "label", label, "1", n_labels, seen, dtype)
         seen = set()
         for token in feature_text.split():
-            _check_feature(where, token, n_features, offset, seen, dtype)
+            index, colon, value = token.partition(":")
+            if not colon:
+                raise DataFormatError(f"{where}: feature {token!r} is not 'index:value'")
+            check_entry(where, "feature", index, value, n_features, seen, dtype, offset)
     raise DataFormatError(f"{source}: malformed svmlight data")  # pragma: no cover
-
-
-def _check_feature(where, token, n_features, offset, seen, dtype):
-    """Raise unless ``token`` is ``index:value`` with an index new to its line (``seen``) and
-    in range, and a finite value within ``dtype``."""
-    index, colon, value = token.partition(":")
-    if not colon:
-        raise DataFormatError(f"{where}: feature {token!r} is not 'index:value'")
-    try:
-        column = int(index) - offset
-    except ValueError:
-        raise DataFormatError(f"{where}: feature index {index!r} is not an integer") from None
-    if column < 0 or (n_features is not None and column >= n_features):
-        raise DataFormatError(f"{where}: feature index {index} out of range")
-    if column in seen:
-        raise DataFormatError(f"{where}: duplicate feature index {index}")
-    seen.add(column)
-    try:
-        number = float(value)
-    except ValueError:
-        raise DataFormatError(f"{where}: value {value!r} is not numeric") from None
-    if not np.isfinite(number):
-        raise DataFormatError(f"{where}: value {value!r} is not finite")
-    largest = float(np.finfo(dtype).max)
-    if abs(number) > largest:
-        raise DataFormatError(f"{where}: value {value} of feature {index} overflows "
-                              f"{dtype.name} (largest {largest:.4g})")
 
 
 def format_svmlight(X, Y, header=True, zero_based=True):
