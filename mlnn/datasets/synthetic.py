@@ -2,24 +2,20 @@
 
 Generative model (all draws from one ``numpy.random.default_rng(random_state)``):
 
-1. **Label popularity.** Label ``l`` has prior weight ``pi_l ∝ (l + 1) ** -zipf_exponent``
-   (a few frequent labels, a long tail, as in real collections).
-2. **Correlated labels.** The labels are split at random into ``n_groups`` groups of related
-   labels. A document gets ``k = 1 + Poisson(label_cardinality - 1)`` labels (at most ``L``):
-   the first from ``pi``; each further one, with probability ``correlation``, from ``pi``
-   restricted to the first label's group, else from ``pi`` over all labels (no repeats).
-   Every document has at least one label.
-3. **Label-dependent words.** A background distribution ``phi_0`` over the ``D`` words is
-   Zipfian (word frequencies of natural text). Each group ``g`` has a topic ``psi_g`` and each
-   label a topic ``chi_l``, both Dirichlet(0.1) on ``words_per_topic`` random words;
-   ``phi_l = (psi_g + chi_l) / 2``, so related labels share vocabulary.
-4. **Document length.** ``n_d ~ round(LogNormal)`` with mean ``mean_length`` and log-scale
-   ``length_sigma`` (a right-skewed length distribution like news articles), at least 5.
-5. **Words.** ``counts_d ~ Multinomial(n_d, background * phi_0 + (1 - background) *
-   mean_{l in labels(d)} phi_l)``.
-6. **Features.** tf-idf with ``idf = log(N_train / df)`` fitted on the training rows (words
-   absent from training get idf 0), each row L2-normalised
-   (:func:`mlnn.datasets.text.tfidf_weight`).
+1. Label popularity: label ``l`` has prior weight ``pi_l ∝ (l + 1) ** -zipf_exponent``.
+2. Correlated labels: the labels fall at random into ``n_groups`` groups. A document gets
+   ``k = 1 + Poisson(label_cardinality - 1)`` distinct labels (at most ``L``): the first from
+   ``pi``, each further one from ``pi`` restricted to the first one's group with probability
+   ``correlation``, else from ``pi`` over all labels.
+3. Label-dependent words: a Zipfian background ``phi_0`` over the ``D`` words; each group a topic
+   ``psi_g`` and each label a topic ``chi_l``, Dirichlet(0.1) on ``words_per_topic`` random
+   words; ``phi_l = (psi_g + chi_l) / 2``, so related labels share vocabulary.
+4. Length: ``n_d = max(5, round(LogNormal))`` with mean ``mean_length``, log-scale
+   ``length_sigma``.
+5. Words: ``counts_d ~ Multinomial(n_d, background · phi_0 + (1 − background) · mean of the
+   phi_l of the document's labels)``.
+6. Features: tf-idf with ``idf = log(N_train / df)`` of the training rows (0 for words absent
+   from them), rows of unit length (:func:`mlnn.datasets.text.tfidf_weight`).
 
 The first ``n_train`` documents form the training split, the next ``n_test`` the test split.
 """

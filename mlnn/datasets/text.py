@@ -170,13 +170,9 @@ def porter_stem(word):
     if len(word) <= 2:
         return word
     # Step 1a: plurals.
-    if word.endswith("sses"):
+    if word.endswith(("sses", "ies")):
         word = word[:-2]
-    elif word.endswith("ies"):
-        word = word[:-2]
-    elif word.endswith("ss"):
-        pass
-    elif word.endswith("s"):
+    elif word.endswith("s") and not word.endswith("ss"):
         word = word[:-1]
     # Step 1b: -eed, -ed, -ing.
     if word.endswith("eed"):
@@ -228,13 +224,10 @@ def analyze(text, token_pattern=DEFAULT_TOKEN_PATTERN, stop_words=STOP_WORDS, st
     if not stem:
         return tokens
     cache = {} if _cache is None else _cache
-    out = []
     for token in tokens:
-        term = cache.get(token)
-        if term is None:
-            term = cache[token] = porter_stem(token)
-        out.append(term)
-    return out
+        if token not in cache:
+            cache[token] = porter_stem(token)
+    return [cache[token] for token in tokens]
 
 
 class TfidfVectorizer:
