@@ -65,13 +65,8 @@ _TAG = re.compile(r"<[^>]*>")
 
 def parse_sgml(text, source="<string>"):
     """Parse the text of one ``reut2-*.sgm`` file into a list of :class:`ReutersDocument`."""
-    documents = []
-    position = 0
-    line, counted_to = 1, 0
-    while True:
-        match = _OPEN.search(text, position)
-        if match is None:
-            break
+    documents, line, counted_to = [], 1, 0
+    for match in _OPEN.finditer(text):
         line += text.count("\n", counted_to, match.start())
         counted_to = match.start()
         end = text.find(_CLOSE, match.end())
@@ -102,7 +97,6 @@ def parse_sgml(text, source="<string>"):
             newid=newid, lewissplit=attributes["LEWISSPLIT"],
             has_topics=attributes.get("TOPICS") == "YES", topics=topics, title=title,
             body=body, text=full))
-        position = end + len(_CLOSE)
     return documents
 
 
