@@ -37,18 +37,12 @@ def statistics(dataset):
     """The paper's Table 1 statistics of a :class:`Dataset` (``M`` documents, ``D`` features,
     ``L`` labels, ``C`` mean labels per document) and more, by name; a mean over a split without
     documents is ``nan`` (undefined), not 0."""
-    def row_counts(Y):
-        return np.diff(sp.csr_matrix(Y).indptr) if Y.shape[0] else np.zeros(0, dtype=int)
-
-    def column_positives(Y):
-        return np.bincount(sp.csr_matrix(Y).indices, minlength=Y.shape[1])
-
+    Y_train, Y_test = sp.csr_matrix(dataset.Y_train), sp.csr_matrix(dataset.Y_test)
     n_train, n_test = dataset.X_train.shape[0], dataset.X_test.shape[0]
-    M = n_train + n_test
-    L = dataset.Y_train.shape[1]
-    labels_train, labels_test = row_counts(dataset.Y_train), row_counts(dataset.Y_test)
-    positives_train = column_positives(dataset.Y_train)
-    positives_test = column_positives(dataset.Y_test)
+    M, L = n_train + n_test, Y_train.shape[1]
+    labels_train, labels_test = np.diff(Y_train.indptr), np.diff(Y_test.indptr)
+    positives_train = np.bincount(Y_train.indices, minlength=L)
+    positives_test = np.bincount(Y_test.indices, minlength=L)
     nan = float("nan")                  # a mean over no documents is undefined, not 0
     C = float((labels_train.sum() + labels_test.sum()) / M) if M else nan
     return {

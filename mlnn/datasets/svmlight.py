@@ -1,16 +1,13 @@
 """The svmlight / LIBSVM multi-label format, with the Extreme-Classification header.
 
-One document per line, ``l1,l2,... i:v i:v ...``: integer label ids (none: the line starts with a
-blank), then the non-zero features. Text after ``#`` is a comment; a line of blanks is a document
-without labels or features; empty lines are skipped. Files of the Extreme Classification
-Repository start with a header line ``n_documents n_features n_labels`` and number features from
-0, classic LIBSVM files from 1. The base is never guessed: it comes from the caller, the header, or
-ids that leave no doubt (an id 0; an id equal to the number of features); otherwise the file is
-refused, since reading 0-based ids as 1-based shifts every feature.
-
-As in :mod:`mlnn.datasets.arff`, all numbers are converted by NumPy at once, and the lines are
-walked one by one only to name the line of a problem in the
-:class:`~mlnn.base.errors.DataFormatError`.
+One document per line, ``l1,l2,... i:v i:v ...``: label ids (none: the line starts with a blank),
+then the non-zero features; ``#`` starts a comment, empty lines are skipped. Extreme
+Classification files start with a header line ``n_documents n_features n_labels`` and number
+features from 0, LIBSVM files from 1. The base is never guessed: it comes from the caller, the
+header, or ids that leave no doubt (an id 0; an id equal to the number of features); otherwise the
+file is refused, since reading 0-based ids as 1-based shifts every feature. As in
+:mod:`mlnn.datasets.arff`, all numbers are converted at once and the lines walked one by one only
+to name the line of a problem.
 """
 
 import re
