@@ -69,7 +69,7 @@ def check_output_path(path, name="--out"):
     path = Path(path)
     if path.is_dir():
         raise MLNNError(f"{name}: {path} is a directory; give a file name")
-    parent = path.parent if str(path.parent) else Path(".")
+    parent = path.parent
     if not parent.exists():
         raise MLNNError(f"{name}: the directory {parent} does not exist")
     if not parent.is_dir():
@@ -105,8 +105,7 @@ def check_output_directory(path, name="--out"):
         if not os.access(path, os.W_OK | os.X_OK):
             raise MLNNError(f"{name}: the directory {path} is not writable")
         return path
-    check_output_path(path, name)
-    return path
+    return check_output_path(path, name)
 
 
 @contextlib.contextmanager
@@ -167,9 +166,8 @@ def _target(path):
 
 def _temporary(path):
     """A new empty file beside ``path`` (hidden, ending in .part); its name."""
-    directory = path.parent if str(path.parent) else Path(".")
     try:
-        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.",
+        descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
                                                  suffix=".part")
     except OSError as error:
         raise MLNNError(f"cannot write {path}: {describe_os_error(error)}") from None
@@ -244,8 +242,6 @@ def read_npz(path):
         with zipfile.ZipFile(path) as archive:
             return {_entry_name(info.filename): _read_member(archive, info)
                     for info in archive.infolist()}
-    except ArchiveError:
-        raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error,
             NotImplementedError, RuntimeError) as error:
         reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__

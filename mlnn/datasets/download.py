@@ -87,8 +87,8 @@ def _download(url, handle, timeout, progress=None):
     digest, received = hashlib.sha256(), 0
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
-            expected = response.headers.get("Content-Length")
-            total = int(expected) if expected is not None and expected.isdigit() else None
+            length = response.headers.get("Content-Length", "")
+            total = int(length) if length.isdigit() else None
             for block in iter(lambda: response.read(_CHUNK), b""):
                 digest.update(block)
                 handle.write(block)
@@ -102,9 +102,9 @@ def _download(url, handle, timeout, progress=None):
     except (http.client.HTTPException, ConnectionError, TimeoutError) as error:
         raise MLNNError(f"download of {url} failed: {type(error).__name__} "
                         f"{error}".rstrip()) from None
-    if expected is not None and expected.isdigit() and received != int(expected):
+    if total is not None and received != total:
         raise MLNNError(f"download of {url} failed: the connection closed after {received} of "
-                        f"{expected} bytes")
+                        f"{total} bytes")
     return digest.hexdigest()
 
 

@@ -120,9 +120,7 @@ def _options(name, spec, options):
     if unknown:
         raise MLNNError(f"dataset {name!r} does not take option(s) {unknown}; it takes "
                         f"{sorted(spec.defaults) or 'no options'}")
-    merged = dict(spec.defaults)
-    merged.update(options)
-    return merged
+    return {**spec.defaults, **options}
 
 
 def missing_files(name, root):
