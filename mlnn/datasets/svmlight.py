@@ -43,7 +43,10 @@ def parse_svmlight(text, source="<string>", n_features=None, n_labels=None, zero
                               "ends")
     lines = [_split_line(line) for line in text.split("\n")]
     documents = [(number + 1, *split) for number, split in enumerate(lines) if split is not None]
-    header = _header(documents[0][1:]) if documents else None
+    first = " ".join(documents[0][1:]).split() if documents else []
+    header = None                               # n_documents n_features n_labels
+    if len(first) == 3 and all(part.isdigit() for part in first):
+        header = tuple(int(part) for part in first)
     if header is not None:
         n_features = header[1] if n_features is None else n_features
         n_labels = header[2] if n_labels is None else n_labels
@@ -72,15 +75,6 @@ def _split_line(line):
     if ":" in head:
         return "", line.strip()
     return head, rest.strip()
-
-
-def _header(split):
-    """(n_documents, n_features, n_labels) if the split line is an Extreme-Classification
-    header, else None."""
-    parts = " ".join(split).split()
-    if len(parts) == 3 and all(part.isdigit() for part in parts):
-        return tuple(int(part) for part in parts)
-    return None
 
 
 def _parse_documents(source, documents, n_features, n_labels, zero_based, dtype):

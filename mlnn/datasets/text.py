@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.base.errors import DataFormatError, MLNNError, MLNNWarning
+from mlnn.base.validation import check_fitted
 
 #: Byte-order marks of the encodings :func:`decode` refuses, longest first.
 _WIDE_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
@@ -286,8 +287,7 @@ class TfidfVectorizer:
         """``(settings, arrays)``: what :meth:`from_state` needs to transform text exactly as
         this fitted vectorizer does, as JSON-ready settings (with :data:`ANALYZER`) and plain
         arrays (``vocabulary``, ``stop_words``, ``idf``): no pickle."""
-        if not hasattr(self, "vocabulary_"):
-            raise MLNNError("TfidfVectorizer.get_state called before fit")
+        check_fitted(self, "vocabulary_")
         settings = {"analyzer": ANALYZER, "stem": bool(self.stem),
                     "token_pattern": self.token_pattern, "min_df": self.min_df,
                     "sublinear_tf": bool(self.sublinear_tf), "norm": bool(self.norm)}
@@ -314,8 +314,7 @@ class TfidfVectorizer:
         """tf-idf matrix of ``documents``: CSR (n × D), float64, sorted indices. A document
         without a word of the vocabulary gives an empty row, and with ``warn_empty`` a warning
         naming it (a model can only answer for it from its biases)."""
-        if not hasattr(self, "vocabulary_"):
-            raise MLNNError("TfidfVectorizer.transform called before fit")
+        check_fitted(self, "vocabulary_")
         X = self._weight(self._count(self._analyze(documents)))
         empty = np.flatnonzero(np.diff(X.indptr) == 0)
         if warn_empty and empty.size:
