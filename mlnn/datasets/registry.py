@@ -246,13 +246,10 @@ _LOADERS = {"reuters": _load_reuters, "mulan": _load_mulan, "single": _load_sing
 
 def load(name, data_dir=None, download=False, progress=None, **options):
     """The :class:`Dataset` ``name`` (one of :func:`names`), read from ``data_dir`` (default
-    :func:`mlnn.datasets.paths.data_dir`) or the cache.
-
-    ``download``: fetch a missing pinned archive first (:func:`ensure_sources`, ``progress`` as
-    there). ``options``: the dataset's own (``Spec.defaults``): the text processing of
-    reuters21578, the split of the single-file sets, the sizes and model of synthetic
-    (:func:`make_synthetic`).
-    """
+    :func:`mlnn.datasets.paths.data_dir`) or the cache; ``download``: fetch a missing pinned
+    archive first (:func:`ensure_sources`). ``options``: the dataset's own (``Spec.defaults``:
+    the text processing of reuters21578, the split of the single-file sets, the sizes and model
+    of synthetic)."""
     started = time.perf_counter()
     if name not in SPECS:
         raise MLNNError(f"unknown dataset {name!r}; valid names: {', '.join(names())}")

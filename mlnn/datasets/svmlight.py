@@ -22,13 +22,9 @@ from mlnn.datasets.arff import check_entry, read_text
 
 def read_svmlight(path, n_features=None, n_labels=None, zero_based="auto", dtype=np.float64):
     """``(X, Y)`` of a multi-label svmlight file (``.gz`` decompressed): X (n × D CSR float64,
-    sorted indices) and Y (n × L CSR int8, 0/1).
-
-    D and L are ``n_features``/``n_labels``, else the header's, else the largest id + 1.
-    ``zero_based``: whether feature ids start at 0; "auto" is True for a file with a header and
-    is otherwise decided by ids that leave no doubt. A value that overflows ``dtype`` (float32 or
-    float64, the precision the values are meant for) is an error naming its line.
-    """
+    sorted indices), Y (n × L CSR int8, 0/1). D and L are ``n_features``/``n_labels``, else the
+    header's, else the largest id + 1. ``zero_based`` "auto": True with a header, else decided by
+    ids that leave no doubt. A value that overflows ``dtype`` is an error naming its line."""
     return parse_svmlight(read_text(path), Path(path), n_features, n_labels, zero_based, dtype)
 
 

@@ -349,10 +349,8 @@ class TfidfVectorizer:
 
 
 def idf_from_counts(counts):
-    """``idf_j = log(N / df_j)`` from a count matrix (N x D); 0 for terms with ``df_j = 0``.
-
-    ``df_j`` is the number of rows with a non-zero in column ``j``.
-    """
+    """``idf_j = log(N / df_j)`` of a count matrix (N × D), ``df_j`` the rows with a non-zero in
+    column ``j``; 0 where ``df_j = 0``."""
     counts = sp.csr_matrix(counts)
     df = np.bincount(counts.indices[counts.data != 0], minlength=counts.shape[1])
     idf = np.zeros(counts.shape[1])
