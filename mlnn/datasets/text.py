@@ -180,13 +180,9 @@ def porter_stem(word):
         if _measure(word[:-3]) > 0:
             word = word[:-1]
     else:
-        removed = False
-        for suffix in ("ed", "ing"):
-            if word.endswith(suffix) and _has_vowel(word[:-len(suffix)]):
-                word = word[:-len(suffix)]
-                removed = True
-                break
-        if removed:
+        stem = re.sub("(ed|ing)$", "", word)
+        if stem != word and _has_vowel(stem):
+            word = stem
             if word.endswith(("at", "bl", "iz")):
                 word += "e"
             elif _ends_double_consonant(word) and word[-1] not in "lsz":
