@@ -8,7 +8,8 @@ import scipy.sparse as sp
 from hypothesis import given, strategies as st
 
 from mlnn.base.errors import DataFormatError
-from mlnn.datasets.arff import read_arff, read_mulan_xml, write_arff, write_mulan_xml
+from mlnn.datasets.arff import read_arff, read_mulan_xml
+from tests.arff_files import write_arff, write_mulan_xml
 from tests.conftest import require_file
 
 XML = """<?xml version="1.0" encoding="utf-8"?>
@@ -68,7 +69,7 @@ def test_unsorted_sparse_indices_are_accepted(tmp_path):
 
 @pytest.mark.parametrize("body, line, message", [
     ("{0 1,1 1}\n{0 1,0 2}\n", 13, "duplicate attribute index 0"),
-    ("{0 1}\n{9 1}\n", 13, "outside"),
+    ("{0 1}\n{9 1}\n", 13, "attribute index 9 out of range 0..5"),
     ("{0 abc}\n", 12, "not numeric"),
     ("{0 1,1}\n", 12, "not 'index value'"),
     ("{0 1\n", 12, "enclosed"),

@@ -14,8 +14,8 @@ import mlnn.datasets as datasets
 from mlnn.base.errors import MLNNError, MLNNWarning
 from mlnn.datasets import Dataset, load, statistics
 from mlnn.datasets import cache as cache_entries
-from mlnn.datasets.arff import write_arff, write_mulan_xml
 from mlnn.datasets.registry import SPECS
+from tests.arff_files import write_arff, write_mulan_xml
 
 REQUIRED = ["reuters21578", "delicious", "bibtex", "enron", "medical", "tmc2007-500", "yeast",
             "emotions", "rcv1subset1", "rcv1subset2", "rcv1subset3", "rcv1subset4",

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from mlnn.base.errors import DataFormatError, MLNNError
 from mlnn.datasets.text import (STOP_WORDS, TfidfVectorizer, analyze, decode, idf_from_counts,
-                                l2_normalize, porter_stem, tokenize)
+                                porter_stem, tfidf_weight, tokenize)
 
 # Word/stem pairs from the examples in Porter (1980), "An algorithm for suffix stripping",
 # run through the whole algorithm (e.g. the paper's step-2 example relational -> relate
@@ -82,10 +82,10 @@ def test_tfidf_options():
         TfidfVectorizer().transform(["x"])
 
 
-def test_idf_and_l2_helpers():
+def test_idf_and_l2_norm():
     counts = sp.csr_matrix([[2, 0, 0], [1, 1, 0]])
     np.testing.assert_allclose(idf_from_counts(counts), [0, math.log(2), 0])
-    X = l2_normalize(sp.csr_matrix([[3.0, 4.0], [0, 0]]))
+    X = tfidf_weight(sp.csr_matrix([[3.0, 4.0], [0, 0]]), np.ones(2))
     np.testing.assert_allclose(X.toarray(), [[0.6, 0.8], [0, 0]])
 
 

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mlnn.base.progress import (DownloadProgress, Progress, epoch_line, epoch_reporter,
-                                format_bytes, format_duration, remaining, wanted)
+                                format_bytes, format_duration, wanted)
 
 
 @pytest.mark.parametrize("seconds, text", [
@@ -27,14 +27,17 @@ def test_format_bytes(count, text):
 
 
 @given(st.floats(0, 1e6), st.integers(1, 1000), st.integers(1, 1000))
-def test_remaining_is_the_mean_step_times_the_steps_left(elapsed, done, total):
-    left = remaining(elapsed, done, total)
-    assert left == pytest.approx(elapsed / done * max(total - done, 0))
-    assert left >= 0
+def test_the_time_left_is_the_mean_step_times_the_steps_left(elapsed, done, total):
+    line = Progress(total, enabled=False).line(done, "x", elapsed=elapsed)
+    if done >= total:
+        assert line.endswith(", done")
+    else:
+        left = format_duration(elapsed / done * (total - done))
+        assert line.endswith(f", about {left} left")
 
 
-def test_remaining_is_unknown_before_the_first_step():
-    assert remaining(3.0, 0, 10) is None
+def test_the_time_left_is_unknown_before_the_first_step():
+    assert Progress(10, enabled=False).line(0, "x", elapsed=3.0).endswith("about ? left")
 
 
 class _Clock:

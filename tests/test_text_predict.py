@@ -96,7 +96,7 @@ def test_a_state_of_another_analyzer_or_mismatched_arrays_is_refused():
         TfidfVectorizer.from_state({**settings, "analyzer": "lowercase only"}, arrays)
     with pytest.raises(MLNNError, match="the vocabulary has 4 terms but idf has 3 values"):
         TfidfVectorizer.from_state(settings, {**arrays, "idf": arrays["idf"][:3]})
-    with pytest.raises(MLNNError, match="called before fit"):
+    with pytest.raises(MLNNError, match="this TfidfVectorizer is not fitted yet; call fit"):
         TfidfVectorizer().get_state()
 
 

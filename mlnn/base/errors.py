@@ -1,9 +1,5 @@
-"""The project's exception types.
-
-Every error that bad input can provoke is raised as (a subclass of) :class:`MLNNError`, with a
-message that names the argument, file or line at fault. ``MLNNError`` derives from ``ValueError``
-so that code catching ``ValueError`` keeps working.
-"""
+"""The project's exception types: every error bad input can provoke is an :class:`MLNNError`
+(a ``ValueError``) whose message names the argument, file or line at fault."""
 
 
 class MLNNError(ValueError):
@@ -27,12 +23,10 @@ class DivergenceError(MLNNError):
 
 
 class MLNNWarning(UserWarning):
-    """Something was wrong but has been repaired (e.g. a damaged cache entry was rebuilt); the
-    command line prints it as one line, ``mlnn: warning: ...``."""
+    """Something was wrong, or repaired (a damaged cache entry rebuilt); the command line prints
+    it as one line, ``mlnn: warning: ...``."""
 
 
 class NotFittedError(MLNNError, AttributeError):
     """A model was used before ``fit``: a ``ValueError`` and an ``AttributeError``, as
-    scikit-learn's ``NotFittedError`` is. :func:`mlnn.base.validation.check_fitted` raises a
-    subclass of scikit-learn's own class when scikit-learn is loaded, so its tools recognise the
-    error too."""
+    scikit-learn's is (:func:`mlnn.base.validation.check_fitted` joins the two classes)."""

@@ -1,24 +1,16 @@
-"""Writing files so that nobody ever reads half of one, and checking an output path before work.
+"""Writing files so that nobody ever reads half of one, checking paths before work, reading
+archives without trusting them.
 
-Every file the project writes (model files, result tables, run records, exported data, cached
-matrices) goes through :func:`atomic_write` (or :func:`atomic_path` for writers that open the
-file themselves, :func:`write_files` for several files that belong together): the content is
-written to a temporary file in the same directory, flushed to disk, and only then renamed over
-the final name (``os.replace`` is atomic on POSIX and Windows). A crash, a full disk, Ctrl-C or
-SIGTERM (made to raise like Ctrl-C by the command line, :mod:`mlnn.base.interrupts`) leaves the
-previous file, or none, under the final name — never a partial one — and the temporary file is
-removed. The file gets the permissions of the file it replaces (a new one: 0666 less the
-umask), never the 0600 of the temporary file.
+Every file the project writes goes through :func:`atomic_write` (or :func:`atomic_path` for a
+writer that opens the file itself, :func:`write_files` for several files that belong together):
+the content goes to a temporary file in the same directory, is flushed to disk, and only then
+renamed over the final name. A crash, a full disk, Ctrl-C or SIGTERM leaves the previous file, or
+none, under that name, and no temporary file. The new file gets the permissions of the file it
+replaces (a new one: 0666 less the umask), never the temporary file's 0600.
 
-:func:`check_output_path` is called by the command line *before* a long computation, so that a
-missing or read-only directory is reported at once rather than after an hour of training.
-:func:`check_input_file` does the same for a file the command will read, and
-:func:`os_error_message` turns any ``OSError`` into the one line the command line prints.
-
-:func:`read_npz` reads an ``.npz`` archive (a model file, a cache entry) without trusting it:
-each array's header is checked against the bytes the archive holds for it *before* anything is
-allocated, so a forged header declaring a huge shape is a one-line :class:`ArchiveError`, never
-an attempt to allocate terabytes.
+The command line checks its input and output paths (:func:`check_input_file`,
+:func:`check_output_path`) before a long computation, not after it. :func:`read_npz` checks each
+array's header against the bytes the archive holds for it before anything is allocated.
 """
 
 import contextlib
@@ -38,11 +30,9 @@ from mlnn.base.errors import MLNNError
 
 def describe_os_error(error):
     """A short reason for an ``OSError`` (e.g. "no space left on device"), without the path."""
-    if error.errno == errno.ENOSPC:
-        return "no space left on device"
-    if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return "permission denied" if error.errno != errno.EROFS else "read-only file system"
-    return (error.strerror or str(error)).lower()
+    reasons = {errno.ENOSPC: "no space left on device", errno.EACCES: "permission denied",
+               errno.EPERM: "permission denied", errno.EROFS: "read-only file system"}
+    return reasons.get(error.errno) or (error.strerror or str(error)).lower()
 
 
 def os_error_message(error, action="cannot access"):
@@ -72,17 +62,14 @@ def check_input_file(path, name):
 
 
 def check_output_path(path, name="--out"):
-    """Raise :class:`MLNNError` naming ``name`` unless a file can be written at ``path``.
-
-    The path must be non-empty, must not be an existing directory, and its directory must exist
-    and be writable. Returns ``path`` as a :class:`~pathlib.Path`.
-    """
+    """``path`` as a :class:`~pathlib.Path`; raise :class:`MLNNError` naming ``name`` unless a
+    file can be written there (a writable existing directory, not a directory itself)."""
     if path is None or str(path) == "":
         raise MLNNError(f"{name}: the output path is empty")
     path = Path(path)
     if path.is_dir():
         raise MLNNError(f"{name}: {path} is a directory; give a file name")
-    parent = path.parent if str(path.parent) else Path(".")
+    parent = path.parent
     if not parent.exists():
         raise MLNNError(f"{name}: the directory {parent} does not exist")
     if not parent.is_dir():
@@ -97,9 +84,8 @@ def check_output_path(path, name="--out"):
 
 
 def check_replaceable(path, name, looks_right, what):
-    """Raise :class:`MLNNError` naming ``name`` if ``path`` is an existing non-empty file for
-    which ``looks_right(path)`` is False: a typo must not overwrite a file of another kind.
-    ``what`` describes the right kind ("an mlnn model file")."""
+    """Raise :class:`MLNNError` naming ``name`` if ``path`` is a non-empty file that is not
+    ``what`` ("an mlnn model file") by ``looks_right(path)``: a typo must not overwrite it."""
     path = Path(path)
     if path.is_file() and path.stat().st_size > 0 and not looks_right(path):
         raise MLNNError(f"{name}: {path} exists and is not {what}; refusing to overwrite it "
@@ -119,19 +105,15 @@ def check_output_directory(path, name="--out"):
         if not os.access(path, os.W_OK | os.X_OK):
             raise MLNNError(f"{name}: the directory {path} is not writable")
         return path
-    check_output_path(path, name)
-    return path
+    return check_output_path(path, name)
 
 
 @contextlib.contextmanager
 def atomic_path(path):
-    """A temporary path beside ``path`` for a writer that opens files itself (``np.savez``, a
-    CSV writer); on success the file is flushed to disk and moved to ``path``.
-
-    The same guarantees as :func:`atomic_write`: on any failure (including ``KeyboardInterrupt``)
-    the temporary file is removed and ``path`` keeps its previous content; an ``OSError`` is
-    re-raised as :class:`MLNNError` naming ``path``.
-    """
+    """A temporary path beside ``path`` for a writer that opens the file itself (``np.savez``);
+    on success the file is flushed to disk and moved to ``path``. On any failure (including
+    ``KeyboardInterrupt``) the temporary file is removed and ``path`` keeps its content; an
+    ``OSError`` becomes an :class:`MLNNError` naming ``path``. A symbolic link is followed."""
     path = _target(path)
     temporary = _temporary(path)
     try:
@@ -147,29 +129,15 @@ def atomic_path(path):
 
 @contextlib.contextmanager
 def atomic_write(path, mode="w", encoding="utf-8"):
-    """Open a temporary file beside ``path`` for writing; on success move it to ``path``.
-
-    ``mode`` is "w" (text, ``encoding``) or "wb". If the body raises (including
-    ``KeyboardInterrupt``) or the disk fills, the temporary file is removed, ``path`` keeps its
-    previous content, and an ``OSError`` is re-raised as :class:`MLNNError` naming the file.
-    The new file gets the permissions of the one it replaces (of a new file: 0666 less the umask);
-    a symbolic link is followed, and its target replaced.
-    """
-    if mode not in ("w", "wb"):
-        raise MLNNError(f"atomic_write: mode must be 'w' or 'wb', got {mode!r}")
+    """:func:`atomic_path`, opened for writing in ``mode`` "w" (text, ``encoding``) or "wb"."""
     with atomic_path(path) as temporary:
-        try:
-            handle = open(temporary, mode, **({"encoding": encoding} if mode == "w" else {}))
-        except OSError as error:
-            raise MLNNError(f"cannot write {path}: {describe_os_error(error)}") from None
-        with handle:
+        with open(temporary, mode, encoding=encoding if mode == "w" else None) as handle:
             yield handle
 
 
 def write_files(contents):
-    """Write several files as one: ``contents`` maps each path to its bytes; all of them are
-    replaced, or none (every temporary file is written and flushed to disk before the first
-    rename). Failures as in :func:`atomic_write`."""
+    """Write the bytes ``contents[path]`` to each path, all or none: every temporary file is
+    flushed to disk before the first rename. Failures as in :func:`atomic_path`."""
     temporaries, path = {}, None
     try:
         for path, data in contents.items():
@@ -198,9 +166,8 @@ def _target(path):
 
 def _temporary(path):
     """A new empty file beside ``path`` (hidden, ending in .part); its name."""
-    directory = path.parent if str(path.parent) else Path(".")
     try:
-        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.",
+        descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
                                                  suffix=".part")
     except OSError as error:
         raise MLNNError(f"cannot write {path}: {describe_os_error(error)}") from None
@@ -237,9 +204,8 @@ def _remove(temporary):
 
 
 def arrays_digest(arrays):
-    """SHA-256 (hex) over the entries of ``arrays`` (a dict of arrays): their names, dtypes,
-    shapes and bytes, in name order. Model files and cached datasets store it to detect any
-    later change or damage."""
+    """SHA-256 (hex) of the dict ``arrays``: every entry's name, dtype, shape and bytes, in name
+    order (model files and cached datasets store it to detect damage)."""
     digest = hashlib.sha256()
     for name in sorted(arrays):
         array = np.ascontiguousarray(arrays[name])
@@ -249,8 +215,8 @@ def arrays_digest(arrays):
 
 
 class ArchiveError(MLNNError):
-    """An ``.npz`` archive that cannot be read as plain arrays; ``reason`` says why (without the
-    file name, which the caller adds)."""
+    """An ``.npz`` archive that cannot be read as plain arrays; ``reason`` says why (the caller
+    adds the file name)."""
 
     def __init__(self, reason):
         super().__init__(reason)
@@ -269,24 +235,17 @@ def read_npz(path):
     """The arrays of the ``.npz`` archive ``path`` as ``{name: ndarray}``, read without pickle.
 
     Before an array is allocated, its ``.npy`` header (version 1.0 or 2.0, at most 10,000 bytes)
-    must declare a plain dtype (:data:`ARCHIVE_KINDS`) and a shape whose bytes are exactly those
-    the archive stores for it. Raises :class:`ArchiveError` saying what is wrong (not a zip
-    archive, truncated, a Python object, a shape larger than the file, ...); ``OSError`` as is.
+    must declare a plain dtype (:data:`ARCHIVE_KINDS`) and exactly the bytes the archive stores
+    for it; else :class:`ArchiveError` says what is wrong. ``OSError`` is raised as is.
     """
     try:
         with zipfile.ZipFile(path) as archive:
             return {_entry_name(info.filename): _read_member(archive, info)
                     for info in archive.infolist()}
-    except ArchiveError:
-        raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error,
             NotImplementedError, RuntimeError) as error:
-        raise ArchiveError(f"it is truncated or not an .npz archive ({_plain_error(error)})") \
-            from None
-
-
-def _plain_error(error):
-    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        raise ArchiveError(f"it is truncated or not an .npz archive ({reason})") from None
 
 
 def _entry_name(filename):

@@ -1,18 +1,12 @@
 """One writer per output directory: a lock file holding the writer's process id.
 
-``reproduce`` merges each finished method into the run files of its output directory. Two runs
-merging into the same directory at once would each overwrite the other's methods, so a run
-takes :func:`directory_lock` first; a second run on the same directory is refused with one line
-naming the process that holds it.
-
-The lock is the file ``.mlnn-reproduce.lock`` holding the pid of its owner, created complete in
-one step (the pid is written to a temporary file that is hard-linked to the lock's name: atomic,
-exactly one process can create it, and it never exists empty; a failed write, such as a full
-disk or a file-size limit, leaves no lock). It is removed when the run ends,
-however it ends. A lock left behind by a process that no longer exists (killed with ``SIGKILL``,
-a power cut) is stale: the next run notices that its pid is not running, removes it and goes on.
-(The pid is checked on this machine only; a directory shared by several machines needs a
-different lock.)
+``reproduce`` merges each finished method into the run files of its output directory; two runs
+merging there at once would overwrite each other's methods. So a run holds
+:func:`directory_lock`, and a second run on the same directory is refused with one line naming
+the process that holds it. The lock file is created complete in one step (a temporary file with
+the pid, hard-linked to the lock's name: it never exists empty, and a failed write leaves none)
+and removed when the run ends, however it ends. A lock whose pid no longer runs on this machine
+(``SIGKILL``, a power cut) is stale: the next run removes it.
 """
 
 import contextlib
@@ -32,10 +26,8 @@ FRESH_SECONDS = 10.0
 
 @contextlib.contextmanager
 def directory_lock(directory, name="--out"):
-    """Hold the lock of ``directory`` (which must exist) for the body of a ``with`` block.
-
-    Raises :class:`MLNNError` naming ``name`` if another live process holds it.
-    """
+    """Hold the lock of ``directory`` (which must exist) for the body of a ``with`` block; raise
+    :class:`MLNNError` naming ``name`` if another live process holds it."""
     path = Path(directory) / LOCK_NAME
     _acquire(path, name)
     try:
@@ -62,11 +54,9 @@ def _acquire(path, name):
 
 
 def _create(path):
-    """Create the lock file ``path`` holding this process's pid, all at once: the pid is written
-    to a temporary file that is then hard-linked to ``path`` (atomic, and failing with
-    ``FileExistsError`` if ``path`` exists), so the lock never exists empty. A write that fails
-    (a full disk, a file-size limit) leaves no lock behind. Where hard links are not supported,
-    ``O_CREAT | O_EXCL`` creates it, and a failed write removes it again."""
+    """Create the lock file ``path`` holding this process's pid: a temporary file hard-linked to
+    ``path`` (``FileExistsError`` if it exists); where hard links are not supported,
+    ``O_CREAT | O_EXCL``, removed again if the write fails."""
     temporary = path.with_name(f"{path.name}.{os.getpid()}.part")
     try:
         with open(temporary, "w") as handle:
@@ -97,11 +87,11 @@ def _create_exclusive(path):
     try:
         os.write(descriptor, f"{os.getpid()}\n".encode())
     except BaseException:
-        os.close(descriptor)
         with contextlib.suppress(OSError):
             path.unlink()
         raise
-    os.close(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def _remove_if_stale(path, name):

@@ -1,18 +1,9 @@
-"""Progress lines a person can read: step k of N, elapsed time, estimated time remaining.
+"""Progress lines on standard error: step k of N, elapsed time, estimated time remaining.
 
-Long commands report on standard error, one line per step, so that standard output keeps only
-their results. The convention of the command line (:func:`wanted`): progress is shown when
-standard error is a terminal, hidden when it is not (a log file, a pipe, a test) or under
-``--quiet``, and forced with ``--progress``.
-
-* :class:`Progress` -- a reporter over ``total`` steps: ``step(done, text)`` prints
-  ``[3/8] text  elapsed 1m05s, about 1m48s left`` (``done`` after the last step); the estimate
-  assumes the remaining steps take as long as the mean step so far (or says "at most" when the
-  run may stop early);
-* :func:`epoch_line` -- the line of one training epoch (epoch k/N, training loss, validation
-  rank loss), for :class:`Progress`, from a record of :class:`mlnn.nn.training.History`;
-* :class:`DownloadProgress` -- bytes received of a download, one line per tenth of the file;
-* :func:`format_duration`, :func:`format_bytes` -- ``1h02m``, ``3m05s``, ``12.3s``; ``8.2 MB``.
+Standard output keeps only a command's results. Progress is shown when standard error is a
+terminal, hidden when it is not (a log file, a pipe, a test) or under ``--quiet``, and forced with
+``--progress`` (:func:`wanted`). :class:`Progress` prints the lines of any loop,
+:func:`epoch_reporter` those of training, :class:`DownloadProgress` those of a download.
 """
 
 import math
@@ -43,14 +34,6 @@ def format_bytes(count):
             return f"{count:.1f} {unit}"
 
 
-def remaining(elapsed, done, total):
-    """Estimated seconds left after ``done`` of ``total`` equal steps took ``elapsed`` seconds:
-    ``elapsed / done · (total − done)``; None before the first step."""
-    if done <= 0:
-        return None
-    return elapsed / done * max(total - done, 0)
-
-
 def wanted(quiet=False, force=False, stream=None):
     """Whether to show progress: forced by ``force`` (``--progress``), else not under ``quiet``
     (``--quiet``), else only when ``stream`` (default standard error) is a terminal."""
@@ -66,17 +49,9 @@ def wanted(quiet=False, force=False, stream=None):
 
 
 class Progress:
-    """Prints ``[done/total] text  elapsed E, about R left`` to ``stream`` at each :meth:`step`.
-
-    Parameters
-    ----------
-    total : int, the number of steps
-    stream : file, default standard error (looked up when a line is printed)
-    enabled : bool, False prints nothing (see :func:`wanted`)
-    upper_bound : bool, say "at most R left" (a run that may stop early, e.g. early stopping)
-    counter : bool, start the line with ``[done/total]`` (off when the text says it already)
-    clock : callable returning seconds, default :func:`time.perf_counter`
-    """
+    """Prints ``[done/total] text  elapsed E, about R left`` to ``stream`` (default standard
+    error) at each :meth:`step` of ``total``, when ``enabled``. ``upper_bound`` says "at most R
+    left" (a run that may stop early); ``counter=False`` drops ``[done/total]``."""
 
     def __init__(self, total, stream=None, enabled=True, upper_bound=False, counter=True,
                  clock=time.perf_counter):
@@ -85,9 +60,10 @@ class Progress:
         self.started = clock()
 
     def line(self, done, text, elapsed=None):
-        """The progress line after step ``done`` (``elapsed`` default: since construction)."""
+        """The progress line after step ``done`` (``elapsed`` default: since construction); the
+        time left is the mean step so far times the steps left (unknown before the first)."""
         elapsed = self.clock() - self.started if elapsed is None else elapsed
-        left = remaining(elapsed, done, self.total)
+        left = elapsed / done * (self.total - done) if done > 0 else None
         if done >= self.total:
             tail = "done"
         else:
@@ -114,9 +90,8 @@ def epoch_line(record, max_epochs):
 
 
 def epoch_reporter(max_epochs, stream=None, enabled=True):
-    """A callable for ``MultiLabelNN(verbose=...)`` / :func:`mlnn.nn.training.train`'s ``verbose``
-    that prints one :func:`epoch_line` per record, with the record's elapsed time and an upper
-    bound of the time left (early stopping may end training before ``max_epochs``)."""
+    """A ``verbose`` callable for training that prints one :func:`epoch_line` per record, with an
+    upper bound of the time left (early stopping may end training before ``max_epochs``)."""
     progress = Progress(max_epochs, stream=stream, enabled=enabled, upper_bound=True,
                         counter=False)
 
@@ -127,8 +102,7 @@ def epoch_reporter(max_epochs, stream=None, enabled=True):
 
 class DownloadProgress:
     """A ``progress(received, total)`` callable for downloads: prints ``downloading NAME: 3.3 MB
-    of 8.2 MB (40%)`` once per tenth of the file (per 10 MB when its size is unknown) and at the
-    end, so that a log holds at most a dozen lines."""
+    of 8.2 MB (40%)`` once per tenth of the file (per 10 MB when its size is unknown)."""
 
     def __init__(self, name, stream=None, enabled=True):
         self.name, self.stream, self.enabled = name, stream, enabled

@@ -1,38 +1,22 @@
 """Every input and option check of the project, and its one seeded train/validation split.
 
-Each check either returns the input in the canonical form (X: CSR with sorted indices, float of
-the requested dtype; Y: dense or CSR 0/1) or raises :class:`~mlnn.base.errors.MLNNError` naming the
-argument and the problem, so that bad input never surfaces as a traceback from inside NumPy.
-:func:`validation_split` is the only place that carves validation documents out of training
-documents (the estimator, the reproduction and the experiments all call it).
+Each check returns its input in canonical form (X: CSR with sorted indices, float of the
+requested dtype; Y: 0/1) or raises :class:`~mlnn.base.errors.MLNNError` naming the argument and
+the problem, never a traceback from inside NumPy. :func:`validation_split` is the only place that
+carves validation documents out of training documents.
 
-Degenerate data (well-formed input that leaves nothing, or too little, to learn or to measure).
-Each case has one meaning, decided here or in :mod:`mlnn.evaluation.metrics` (the measures):
+Degenerate data (well-formed, but leaving too little to learn or to measure):
 
-- Training labels without a single positive (Y all zero): an error. Nothing can be learned, and
-  the thresholds of Sec. 3.3 would be fitted to "predict nothing" and then extrapolated
-  arbitrarily (formerly every label came back positive).
-- Training documents that are all empty (no non-zero feature): an error; the network could
-  only learn one answer, the same for every document.
-- Some empty training documents: allowed (a text with no word left after tokenising and stop
-  words is such a document); they teach the network its answer to an empty input (W1 gets no
-  gradient from them, since x = 0).
-- A label with no positive training document: a warning (:class:`~mlnn.base.errors.MLNNWarning`,
-  one line ``mlnn: warning: ...`` on the command line) naming the labels; the network learns
-  them as never relevant, but the threshold T(x) of a document is shared by all its labels
-  (Sec. 3.3), so they can still be predicted; they are kept so that the outputs still match the
-  label names.
-- Validation documents on which the validation rank loss is undefined (none has both a relevant
-  and an irrelevant label, e.g. a validation split of one unlabelled document): a warning, since
-  early stopping then follows ``nan`` and has nothing to go by. Give more validation documents,
-  or ``validation_fraction=0``.
-- Documents with no word after tokenising, at prediction time: a warning from
-  :meth:`mlnn.model.estimator.MultiLabelNN.transform_text` naming them (their rows are empty, so
-  ``predict`` answers for them from the biases alone, the same for every such document). The
-  command line's ``predict`` prints a document without any feature (``--text`` or ``--input``)
-  with no label, and warns naming it: nothing in it to classify.
-- An empty split (no document) is refused everywhere: by training (no documents to train on) and
-  by every measure; a split of one document is valid (see the measures' docstring).
+- no positive training label, or every training document empty: an error (nothing to learn; the
+  thresholds of Sec. 3.3 would be fitted to "predict nothing");
+- some empty training documents: allowed (they teach the network its answer to an empty input);
+- a label without a positive training document: a warning naming it
+  (:class:`~mlnn.base.errors.MLNNWarning`); it is kept, and the threshold T(x) that a document's
+  labels share can still predict it;
+- validation documents of which none has both a relevant and an irrelevant label: a warning, as
+  the validation rank loss that early stopping follows is then undefined;
+- a document without a word at prediction time: a warning from ``transform_text`` (its answer
+  rests on the biases alone); no document at all: refused by training and by every measure.
 """
 
 import functools
@@ -45,14 +29,14 @@ import scipy.sparse as sp
 from mlnn.base.errors import MLNNError, MLNNWarning, NotFittedError
 
 
-def _as_2d(A, name, columns, what="a 2-D array"):
+def _as_2d(A, name, columns, what="a 2-D array or sparse matrix"):
     """A sparse input as CSR, anything else as a 2-D ndarray; raise if it is neither."""
     if sp.issparse(A):
         return sp.csr_matrix(A)
     try:
         A = np.asarray(A)
     except Exception as error:  # e.g. ragged nested lists
-        raise MLNNError(f"{name} must be {what} or sparse matrix: {error}") from None
+        raise MLNNError(f"{name} must be {what}: {error}") from None
     if A.ndim != 2:
         raise MLNNError(f"{name} must be 2-D (documents × {columns}), got shape {A.shape}. "
                         "Reshape your data so that each row is a document")
@@ -68,7 +52,7 @@ def _check_shape(A, name, shape):
 
 def _check_finite(X, name, overflow=None):
     """Raise unless every stored value of the CSR matrix X is finite, naming the first bad entry
-    (as an overflow of ``overflow``, the dtype just cast to, when given)."""
+    (as an overflow of the dtype ``overflow`` when given)."""
     if np.issubdtype(X.dtype, np.inexact) and not np.all(np.isfinite(X.data)):
         bad = np.flatnonzero(~np.isfinite(X.data))[0]
         row = np.searchsorted(X.indptr, bad, side="right") - 1
@@ -79,11 +63,8 @@ def _check_finite(X, name, overflow=None):
 
 
 def check_X(X, name="X", n_features=None, dtype=np.float64, n_samples=None):
-    """Return X (n × D) as a CSR matrix of ``dtype`` with sorted indices.
-
-    Accepts any scipy.sparse matrix/array or a dense 2-D array-like. Dense input is converted to
-    CSR, so dense and sparse input take the same code path and give identical results.
-    """
+    """X (n × D, sparse or dense) as a CSR matrix of ``dtype`` with sorted indices: dense and
+    sparse input take the same path and give identical results."""
     X = _as_2d(X, name, "features")
     if np.issubdtype(X.dtype, np.complexfloating):
         raise MLNNError(f"{name} must hold real numbers (Complex data not supported), "
@@ -107,16 +88,11 @@ def check_X(X, name="X", n_features=None, dtype=np.float64, n_samples=None):
 
 
 def check_Y(Y, name="Y", n_samples=None, n_labels=None, shape=None):
-    """Return the 0/1 label matrix Y (n × L) as a new CSR int8 matrix; raise if it is not 0/1 or
-    mis-shaped.
-
-    Accepted: bool, integer or real 0/1 values, dense (ndarray, np.matrix, nested lists) or any
-    scipy.sparse matrix/array; all give the same result. Sparse input is judged by the values of
-    its entries after summing duplicates (a COO entry stored twice as 1 is a 2, and rejected);
-    explicit zeros are dropped. The input itself is never modified. ``n_samples``/``n_labels``
-    check one dimension each, ``shape`` both.
-    """
-    Y = _as_2d(Y, name, "labels", "a 2-D 0/1 array")
+    """The 0/1 label matrix Y (n × L; bool, integer or real; dense, nested lists or sparse) as a
+    new CSR int8 matrix without explicit zeros. Sparse input is judged after summing duplicates
+    (a COO entry stored twice as 1 is a 2). ``n_samples``/``n_labels`` check one dimension,
+    ``shape`` both."""
+    Y = _as_2d(Y, name, "labels", "a 2-D 0/1 array or sparse matrix")
     if sp.issparse(Y):
         Y = sp.csr_matrix(Y, copy=True)
         Y.sum_duplicates()
@@ -135,8 +111,7 @@ def check_Y(Y, name="Y", n_samples=None, n_labels=None, shape=None):
 
 
 def check_label_values(values, name):
-    """Raise unless the array ``values`` (any shape) holds only 0 and 1, in a bool, integer or real
-    dtype (the entries of a label matrix; see :func:`check_Y`)."""
+    """Raise unless the array ``values`` holds only 0 and 1, of a bool, integer or real dtype."""
     if values.dtype.kind not in "biuf":
         raise MLNNError(f"{name} must hold 0/1 values (bool, integer or real), "
                         f"got dtype {values.dtype}")
@@ -147,12 +122,10 @@ def check_label_values(values, name):
 
 
 def check_dense_Y(Y, name="Y", shape=None):
-    """The 0/1 label matrix Y (n × L) as a dense ndarray of its own dtype (sparse input is
-    densified; a dense ndarray is returned as is, not copied); raise as :func:`check_Y` does.
-
-    For the per-minibatch labels of the losses, where a dense Y is what the arithmetic needs.
-    """
-    Y = _as_2d(Y.toarray() if sp.issparse(Y) else Y, name, "labels", "a 2-D 0/1 array")
+    """The 0/1 label matrix Y (n × L) as a dense ndarray of its own dtype (a dense ndarray is
+    returned as is), checked as :func:`check_Y` does: for the losses' minibatch labels."""
+    Y = _as_2d(Y.toarray() if sp.issparse(Y) else Y, name, "labels",
+               "a 2-D 0/1 array or sparse matrix")
     check_label_values(Y, name)
     _check_shape(Y, name, shape)
     return Y
@@ -162,12 +135,7 @@ def check_scores(scores, name="scores", shape=None):
     """Return the dense real matrix ``scores`` as float64; raise on sparse, NaN/inf or bad shape."""
     if sp.issparse(scores):
         raise MLNNError(f"{name} must be a dense array (documents × labels), got a sparse matrix")
-    try:
-        scores = np.asarray(scores)
-    except Exception as error:
-        raise MLNNError(f"{name} must be a 2-D array of real numbers: {error}") from None
-    if scores.ndim != 2:
-        raise MLNNError(f"{name} must be 2-D (documents × labels), got shape {scores.shape}")
+    scores = _as_2d(scores, name, "labels", "a 2-D array of real numbers")
     if scores.dtype.kind not in "biuf":
         raise MLNNError(f"{name} must hold real numbers, got dtype {scores.dtype}")
     scores = scores.astype(np.float64, copy=False)
@@ -186,7 +154,7 @@ def _is_real(value):
 
 def _check_real(value, name, requirement, accept):
     """``value`` as a float if it is a real scalar that ``accept``s; else raise naming the
-    ``requirement`` (the one numeric check every helper below goes through)."""
+    ``requirement`` (the numeric check of every helper below)."""
     try:
         ok = _is_real(value) and bool(accept(value))
     except (OverflowError, TypeError):     # e.g. an int too large for a float
@@ -217,9 +185,8 @@ CLOSED = {"left": "[)", "right": "(]", "both": "[]", "neither": "()"}
 
 
 def check_float_in(value, name, low, high, closed="left"):
-    """``value`` as a float; raise unless it is a real number in the interval from ``low`` to
-    ``high``, whose ends ``closed`` includes: "left" [low, high), "right" (low, high], "both"
-    [low, high] or "neither" (low, high). NaN is never inside."""
+    """``value`` as a float; raise unless it is a real number between ``low`` and ``high``, with
+    the ends ``closed`` includes (:data:`CLOSED`)."""
     check_choice(closed, "closed", CLOSED)
     left, right = CLOSED[closed]
 
@@ -269,10 +236,8 @@ def check_seed(value, name="random_state"):
 
 
 def check_choice(value, name, choices):
-    """``value`` unchanged; raise unless it is one of ``choices`` (names, e.g. of a loss).
-
-    Only a hashable value can be one: an array or a list never is, even one equal to a name.
-    """
+    """``value`` unchanged; raise unless it is one of ``choices`` (an array or a list never is,
+    even one equal to a name)."""
     try:
         known = hash(value) is not None and value in choices
     except TypeError:                      # unhashable: an array, a list, a dict
@@ -291,8 +256,7 @@ def check_length(values, name, expected):
 
 
 def check_fitted(model, attribute):
-    """Raise :class:`NotFittedError` unless ``model`` has ``attribute``, which its ``fit`` sets
-    (e.g. ``coef_``)."""
+    """Raise :class:`NotFittedError` unless ``model`` has ``attribute`` (set by its ``fit``)."""
     if not hasattr(model, attribute):
         raise not_fitted_error_type()(f"this {type(model).__name__} is not fitted yet; "
                                       "call fit first")
@@ -300,8 +264,7 @@ def check_fitted(model, attribute):
 
 def not_fitted_error_type():
     """:class:`NotFittedError`, joined with ``sklearn.exceptions.NotFittedError`` when scikit-learn
-    is already loaded (looked up in ``sys.modules``: scikit-learn is never imported here). Code that
-    can name scikit-learn's class has loaded it, so its ``except NotFittedError`` catches ours."""
+    is loaded (looked up in ``sys.modules``, never imported): its ``except`` then catches ours."""
     sklearn_exceptions = sys.modules.get("sklearn.exceptions")
     sklearn_class = getattr(sklearn_exceptions, "NotFittedError", None)
     if not isinstance(sklearn_class, type) or not issubclass(sklearn_class, Exception):
@@ -333,13 +296,10 @@ def check_sample_weight(sample_weight, n):
 
 def check_training_data(X, Y, X_val=None, Y_val=None, n_features=None, n_labels=None,
                         dtype=np.float64, warn=False):
-    """(X, Y, X_val, Y_val) checked for training: X CSR of ``dtype``, Y 0/1 CSR, same documents.
-
-    X must hold at least one document and one feature, Y at least one label; ``X_val`` and
-    ``Y_val`` come together or not at all and must have the features of X and the labels of Y.
-    ``n_features``/``n_labels`` fix D and L. Data that leave nothing to learn raise, and with
-    ``warn`` labels without a positive document are named in a warning (:func:`check_learnable`;
-    the estimator asks for it once, on the labels it was given).
+    """(X, Y, X_val, Y_val) checked for training: X CSR of ``dtype``, Y 0/1 CSR, the same
+    documents, at least one of each, D and L fixed by ``n_features``/``n_labels`` when given;
+    ``X_val`` and ``Y_val`` together or not at all. Data that leave nothing to learn raise
+    (:func:`check_learnable`, which with ``warn`` also names labels without a positive).
     """
     if Y is None:
         raise MLNNError("the labels Y are missing: training requires y to be passed, "
@@ -367,10 +327,8 @@ def check_training_data(X, Y, X_val=None, Y_val=None, n_features=None, n_labels=
 
 
 def check_learnable(X, Y, warn=True):
-    """Raise if the checked training data (X CSR, Y 0/1 CSR) leave nothing to learn: no
-    positive label at all, or no document with a non-zero feature; with ``warn``, warn naming
-    the labels that have no positive document (the "Degenerate data" rules of the module
-    docstring)."""
+    """Raise if the checked X and Y leave nothing to learn; with ``warn``, warn naming the labels
+    without a positive document (the module docstring's "Degenerate data")."""
     if Y.nnz == 0:
         raise MLNNError(f"Y has no positive label: none of its {Y.shape[0]} documents has a "
                         "relevant label, so there is nothing to learn (check that the labels "
@@ -389,9 +347,8 @@ def check_learnable(X, Y, warn=True):
 
 
 def check_validation_labels(Y_val, name="the validation documents"):
-    """Warn (:class:`~mlnn.base.errors.MLNNWarning`) unless at least one row of the 0/1 CSR
-    ``Y_val`` has both a relevant and an irrelevant label: otherwise the validation rank loss
-    (Eq. 1) that early stopping follows is undefined (``nan``) at every evaluation."""
+    """Warn unless a row of the 0/1 CSR ``Y_val`` has both a relevant and an irrelevant label:
+    otherwise the validation rank loss (Eq. 1) that early stopping follows is undefined."""
     sizes = np.diff(Y_val.indptr)
     if Y_val.shape[1] == 1:
         warnings.warn(f"{name}: with a single label the validation rank loss is never defined "
@@ -408,12 +365,9 @@ def check_validation_labels(Y_val, name="the validation documents"):
 
 
 def validation_split(n, fraction=0.1, random_state=0):
-    """The one seeded train/validation split of the project: ``(fit_rows, val_rows)``.
-
-    A permutation of ``range(n)`` from ``numpy.random.default_rng(random_state)``; its first
-    ``round(fraction · n)`` entries are the validation documents (the paper holds out validation
-    data carved from the training documents, Sec. 4). Both index arrays are sorted.
-    """
+    """``(fit_rows, val_rows)``, both sorted: the validation documents are the first
+    ``round(fraction · n)`` entries of ``default_rng(random_state).permutation(n)`` (the paper
+    holds out validation data from the training documents, Sec. 4)."""
     fraction = check_fraction(fraction, "validation fraction")
     n = check_positive_int(n, "number of documents")
     n_val = int(round(fraction * n))
@@ -425,8 +379,8 @@ def validation_split(n, fraction=0.1, random_state=0):
 
 
 def check_split(validation, n):
-    """An explicit ``(fit_rows, val_rows)`` pair of index arrays into ``n`` documents, checked:
-    both non-empty, inside ``[0, n)`` and disjoint; returned as flat ``intp`` arrays."""
+    """An explicit ``(fit_rows, val_rows)`` pair as flat ``intp`` arrays, checked: both
+    non-empty, inside ``[0, n)`` and disjoint."""
     try:
         fit_rows, val_rows = (np.asarray(part, dtype=np.intp).ravel() for part in validation)
     except (TypeError, ValueError):

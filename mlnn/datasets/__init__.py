@@ -1,14 +1,9 @@
 """Datasets: Reuters-21578 from SGML, MULAN ARFF + XML, svmlight, tf-idf, downloads, synthetic.
 
-``mlnn.datasets.load(name, data_dir=None, download=False, **options)`` returns a
-:class:`Dataset` with ``X_train``, ``Y_train``, ``X_test``, ``Y_test`` (CSR; X float64, Y int8
-0/1), ``feature_names``, ``label_names``, ``description`` and, for the text collection
-reuters21578, ``vectorizer`` (the fitted tf-idf that made X from raw text, to classify new
-text); ``Dataset.statistics()`` gives the paper's Table 1 numbers (M, D, L, C) and more. With
-``download=True`` a missing pinned archive (Reuters-21578) is fetched and verified first.
-scikit-learn's model selection needs a dense Y: ``dataset.Y_train.toarray()``. Data files are
-looked up under :func:`data_dir` (``$MLNN_DATA`` or ``~/.cache/mlnn``); processed matrices are
-cached under ``$MLNN_CACHE`` (or ``~/.cache/mlnn/processed``); see :mod:`mlnn.datasets.paths`.
+``load(name, data_dir=None, download=False, **options)`` returns a :class:`Dataset` (X_train,
+Y_train, X_test, Y_test as CSR; names; for reuters21578 the fitted tf-idf ``vectorizer``);
+``Dataset.statistics()`` gives the paper's Table 1 numbers. Sources are read from
+:func:`data_dir` (``$MLNN_DATA``), processed matrices cached under ``$MLNN_CACHE``.
 
 =============  ==============================================================================
 module         job

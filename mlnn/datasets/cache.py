@@ -1,19 +1,11 @@
-"""Processed datasets cached as ``.npz`` files (no pickle).
+"""Processed datasets cached as ``.npz`` files (no pickle) in :func:`~.paths.cache_dir`.
 
-The cache key is the SHA-256 of the source files' checksums, the dataset name, the processing
-options and :data:`FORMAT_VERSION`, so a changed source file or option gives a new entry. The
-cache directory is :func:`mlnn.datasets.paths.cache_dir`; when it cannot be
-written (a read-only file system, a full disk), loading simply proceeds without caching.
-
-Besides the matrices and names, an entry holds the dataset's ``extras``: named arrays the loader
-needs to rebuild more than the matrices -- for Reuters-21578 the idf of the fitted tf-idf
-vectorizer (its vocabulary is the feature names), so that a dataset read from the cache can still
-turn new text into features (:attr:`mlnn.datasets.Dataset.vectorizer`).
-
-Entries are written atomically (:func:`mlnn.base.fileio.atomic_path`) and carry the SHA-256 of their
-arrays, so a damaged entry (cut off, a flipped byte, another file under its name) is detected
-on reading: :func:`load` then warns once (:class:`~mlnn.base.errors.MLNNWarning`) and returns None,
-and the caller rebuilds the entry from the source files, replacing the damaged one.
+The key is the SHA-256 of the dataset name, its source files' checksums, the processing options
+and :data:`FORMAT_VERSION`: a changed file or option gives a new entry. An entry holds the four
+matrices, the names, the description, the loader's ``extras`` (Reuters-21578: the idf of its
+tf-idf vectorizer) and the SHA-256 of all of them. It is written atomically, or not at all when
+the cache cannot be written; a damaged entry is found on reading, and :func:`load` then warns
+once and returns None, so that the caller rebuilds it from the source files.
 """
 
 import hashlib
@@ -47,11 +39,8 @@ def cache_path(name, key):
 
 
 def save(path, parts, feature_names, label_names, description, extras=None):
-    """Write the four matrices, names, description, the ``extras`` (named arrays: the idf of a
-    text dataset's vectorizer) and their checksum to ``path`` atomically.
-
-    Returns True on success, False if the cache directory cannot be written.
-    """
+    """Write the entry (matrices, names, description, named ``extras`` arrays, their checksum) to
+    ``path`` atomically; False if the cache directory cannot be written."""
     arrays = {}
     for part in _MATRICES:
         matrix = sp.csr_matrix(parts[part])
@@ -76,22 +65,18 @@ def save(path, parts, feature_names, label_names, description, extras=None):
 
 
 def load(path):
-    """Read a cache file: ``(parts, feature_names, label_names, description, extras)``; None if
-    it is missing, or damaged (then with a warning), so that the data is reprocessed.
-
-    Damaged means anything that makes the entry untrustworthy: not an archive, cut off, a
-    checksum that does not match, an array header declaring more than the file holds (never
-    allocated), or matrices that are not consistent CSR matrices of the stored shapes."""
+    """``(parts, feature_names, label_names, description, extras)`` of a cache file; None if it is
+    missing, or damaged (then with a warning): not an archive, cut off, a checksum that does not
+    match, or matrices that are not consistent CSR matrices of the stored shapes."""
     try:
-        arrays = _read_checked(path)
-        entry = _entry(arrays)
+        return _entry(_read_checked(path))
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError, IndexError, MemoryError) as error:
-        warnings.warn(f"the cached matrices {path} are damaged ({_reason(error)}); rebuilding "
-                      "them from the source files", MLNNWarning, stacklevel=2)
+        reason = str(error) if isinstance(error, ValueError) else f"{type(error).__name__}: {error}"
+        warnings.warn(f"the cached matrices {path} are damaged ({reason}); rebuilding them from "
+                      "the source files", MLNNWarning, stacklevel=2)
         return None
-    return entry
 
 
 def _entry(arrays):
@@ -133,25 +118,10 @@ def _check_parts(parts):
 
 
 def _read_checked(path):
-    """The arrays of the cache file ``path`` after checking it is an archive with a matching
-    checksum (:func:`mlnn.base.fileio.read_npz`: nothing is allocated beyond what the file
-    holds); ValueError says what is wrong otherwise."""
-    with open(path, "rb") as handle:
-        if handle.read(4) != b"PK\x03\x04":
-            raise ValueError("not an .npz archive")
-        handle.seek(0)
-        arrays = read_npz(handle)
+    """The arrays of the cache file ``path`` (:func:`mlnn.base.fileio.read_npz`), their checksum
+    checked; ValueError says what is wrong otherwise."""
+    arrays = read_npz(path)
     stored = str(arrays.pop("sha256", ""))
     if arrays_digest(arrays) != stored:
         raise ValueError("checksum mismatch")
     return arrays
-
-
-def _reason(error):
-    if isinstance(error, KeyError):
-        return f"no entry {error}"
-    if isinstance(error, MemoryError):
-        return "an array larger than memory"
-    if isinstance(error, ValueError) and "allow_pickle" in str(error):
-        return "it holds Python objects"
-    return f"{type(error).__name__}: {error}" if not isinstance(error, ValueError) else str(error)

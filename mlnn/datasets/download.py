@@ -1,19 +1,11 @@
 """Downloads of the canonical public archives, verified by SHA-256.
 
-All URLs and checksums live in :data:`SOURCES` (files that :func:`fetch` can download and
-verify) and :data:`MANUAL_SOURCES` (where the other datasets are published; their archives
-are RAR files or converted copies, so there is no single canonical file to pin).
-
-:func:`fetch_file` streams the download into a temporary file in the destination directory,
-hashing on the way; only a file with the expected checksum is moved into place (an atomic
-``os.replace``), so an interrupted or corrupted download never leaves a half-written file under
-the final name. A file that is already present and verifies is not downloaded again. A
-``progress(received, total)`` callable, if given, hears of every block received
-(:class:`mlnn.base.progress.DownloadProgress` prints one line per tenth of the file).
-
-The command line fetches on first use: a command that needs Reuters-21578 and does not find it
-downloads it (:func:`mlnn.datasets.registry.ensure_sources`), unless ``--offline`` or
-``MLNN_OFFLINE=1``.
+:data:`SOURCES` pins the files :func:`fetch` can download; :data:`MANUAL_SOURCES` says where the
+other datasets are published (RAR archives or converted copies: no single file to pin). A
+download streams into a temporary file beside its destination, hashing on the way, and only a
+file with the expected checksum is moved into place; a file already there that verifies is not
+downloaded again. The command line fetches on first use unless ``--offline`` or
+``MLNN_OFFLINE=1`` (:func:`mlnn.datasets.registry.ensure_sources`).
 """
 
 import hashlib
@@ -68,42 +60,14 @@ def sha256_file(path):
     return digest.hexdigest()
 
 
-def verify(path, sha256):
-    """Raise ChecksumError unless the file at ``path`` has the SHA-256 ``sha256``."""
-    actual = sha256_file(path)
-    if actual != sha256.lower():
-        raise ChecksumError(f"{path}: SHA-256 is {actual}, expected {sha256.lower()}")
-
-
 def fetch_file(url, destination, sha256, force=False, timeout=60.0, progress=None):
-    """Download ``url`` to ``destination`` unless a verified copy is already there.
-
-    Parameters
-    ----------
-    url : str
-    destination : str or Path
-    sha256 : str, expected hex digest
-    force : bool, download even if a verified copy exists
-    timeout : float, seconds for the connection
-    progress : callable ``progress(received, total)``, optional
-        Called after each block with the bytes received so far and the announced size (None
-        when the server does not say); see :class:`mlnn.base.progress.DownloadProgress`.
-
-    Returns
-    -------
-    (Path, bool): the destination and whether it was downloaded in this call.
-
-    Raises ChecksumError if the downloaded bytes do not match (nothing is left behind) and
-    MLNNError if the download fails or the file cannot be written (then nothing is left behind
-    either: the download goes through :func:`mlnn.base.fileio.atomic_path`).
-    """
+    """``(destination, downloaded)``: ``url`` downloaded to ``destination`` unless a copy with
+    the SHA-256 ``sha256`` is there already (and not ``force``). ``progress(received, total)``
+    hears of every block (``total`` None when the server does not say). ChecksumError or
+    MLNNError if the bytes do not match or the download fails; nothing is then left behind."""
     destination = Path(destination)
-    if destination.exists() and not force:
-        try:
-            verify(destination, sha256)
-            return destination, False
-        except ChecksumError:
-            pass  # a stale or corrupted copy: download again
+    if destination.exists() and not force and sha256_file(destination) == sha256.lower():
+        return destination, False
     try:
         destination.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -123,8 +87,8 @@ def _download(url, handle, timeout, progress=None):
     digest, received = hashlib.sha256(), 0
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
-            expected = response.headers.get("Content-Length")
-            total = int(expected) if expected is not None and expected.isdigit() else None
+            length = response.headers.get("Content-Length", "")
+            total = int(length) if length.isdigit() else None
             for block in iter(lambda: response.read(_CHUNK), b""):
                 digest.update(block)
                 handle.write(block)
@@ -138,15 +102,14 @@ def _download(url, handle, timeout, progress=None):
     except (http.client.HTTPException, ConnectionError, TimeoutError) as error:
         raise MLNNError(f"download of {url} failed: {type(error).__name__} "
                         f"{error}".rstrip()) from None
-    if expected is not None and expected.isdigit() and received != int(expected):
+    if total is not None and received != total:
         raise MLNNError(f"download of {url} failed: the connection closed after {received} of "
-                        f"{expected} bytes")
+                        f"{total} bytes")
     return digest.hexdigest()
 
 
 def check_base_url(base_url, name="base_url"):
-    """``base_url`` unchanged; raise naming ``name`` unless it is an http(s)://, ftp:// or
-    file:// URL."""
+    """``base_url``; raise naming ``name`` unless it is an http(s)://, ftp:// or file:// URL."""
     parts = urllib.parse.urlsplit(str(base_url))
     if parts.scheme not in ("http", "https", "ftp", "file") or \
             (parts.scheme != "file" and not parts.netloc):
@@ -156,22 +119,10 @@ def check_base_url(base_url, name="base_url"):
 
 
 def fetch(name, data_dir=None, base_url=None, force=False, progress=None):
-    """Download the pinned archive(s) of dataset ``name`` into the data directory.
-
-    Parameters
-    ----------
-    name : str, a key of :data:`SOURCES`
-    data_dir : str or Path, default :func:`mlnn.datasets.paths.data_dir`
-    base_url : str, optional
-        A mirror: the file name is appended to it instead of using the canonical URL.
-    force : bool, download even if verified copies exist
-    progress : callable ``progress(filename)`` returning a ``progress(received, total)``
-        callable for that file (e.g. :class:`mlnn.base.progress.DownloadProgress`), optional
-
-    Returns
-    -------
-    list of Path
-    """
+    """The paths of the pinned archives of dataset ``name`` (a key of :data:`SOURCES`), downloaded
+    into ``data_dir`` (default :func:`mlnn.datasets.paths.data_dir`) from their URLs or from the
+    mirror ``base_url``; ``progress(filename)`` gives each file's ``progress(received, total)``
+    (:class:`mlnn.base.progress.DownloadProgress`)."""
     if name not in SOURCES:
         manual = "; ".join(f"{k}: {v}" for k, v in MANUAL_SOURCES.items())
         raise MLNNError(f"no pinned download for {name!r} (downloadable: {sorted(SOURCES)}); "

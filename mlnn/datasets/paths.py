@@ -1,14 +1,6 @@
-"""Where datasets live: the data directory of the source files and the cache of processed ones.
-
-* :func:`data_dir` -- ``$MLNN_DATA`` if set, else ``~/.cache/mlnn``: the downloaded or
-  hand-placed source files, read only;
-* :func:`cache_dir` -- ``$MLNN_CACHE`` if set, else ``~/.cache/mlnn/processed``: the processed
-  matrices (:mod:`mlnn.datasets.cache`);
-* :func:`offline` -- ``$MLNN_OFFLINE`` set (to anything but nothing, ``0``, ``false`` or
-  ``no``): the command line never downloads a missing archive (as with ``--offline``).
-
-:func:`check_data_dir` tells, before any work, that a data directory is a file or unreadable.
-"""
+"""Where datasets live: :func:`data_dir` (``$MLNN_DATA``, else ``~/.cache/mlnn``: the source
+files, read only), :func:`cache_dir` (``$MLNN_CACHE``, else ``~/.cache/mlnn/processed``: the
+processed matrices), and whether ``$MLNN_OFFLINE`` forbids downloads (:func:`offline`)."""
 
 import os
 from pathlib import Path
@@ -36,9 +28,8 @@ def offline():
 
 def check_data_dir(path, name="MLNN_DATA", create=False):
     """``path`` as a Path; raise :class:`MLNNError` naming ``name`` (the option or variable that
-    gave it) if it exists but is not a directory, or is not readable (or, with ``create``,
-    writable: files are downloaded into it). A missing directory is left to the caller (the
-    loaders name the file they need; a download creates it)."""
+    gave it) if it exists but is not a readable directory (with ``create``: writable, for a
+    download). A missing directory is left to the caller, which names the file it needs."""
     path = Path(path)
     if not path.exists():
         return path

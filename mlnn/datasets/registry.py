@@ -1,26 +1,14 @@
-"""The registry of named datasets and :func:`load`.
+"""The named datasets and :func:`load`.
 
-Every name maps to a :class:`Spec`: where its files live under the data directory, how they are
-read, and which options the loader accepts. Real datasets are processed once and cached as
-``.npz`` (see :mod:`mlnn.datasets.cache`); ``synthetic`` is generated on every call (it is fast).
-
-Missing files (:func:`ensure_sources`): ``load(name, download=True)`` first downloads a missing
-pinned archive (Reuters-21578; :mod:`mlnn.datasets.download`), as the command line does unless
-``--offline``; otherwise, and for every dataset that cannot be downloaded, the error names each
-missing file at its full path and where it is published (:func:`placement_message`).
-
-Text. A dataset built from raw text (Reuters-21578) comes with its fitted
-:class:`~mlnn.datasets.text.TfidfVectorizer` (``Dataset.vectorizer``), so that new text gets the
-features the training documents got. It is not refitted on a cache hit: the cache entry stores
-its idf next to the matrices (its vocabulary is the feature names) and
-:func:`text_vectorizer` restores it from them and the text options.
-
-Splits: Reuters-21578 uses ModApte; the MULAN sets use their official train/test files; the sets
-distributed as one file (rcv1subset1..5, reutersk500, stackex_*) get the project's one seeded
-split (:func:`mlnn.base.validation.validation_split`): a random permutation from
-``numpy.random.default_rng(random_state)`` (default 0), whose first
-``round((1 − train_fraction) · n)`` documents (default 1/3) form the test set and the rest the
-training set, each kept in file order.
+Every name maps to a :class:`Spec`: its files under the data directory and its loader's options.
+Real datasets are processed once and cached as ``.npz`` (:mod:`mlnn.datasets.cache`); a missing
+pinned archive (Reuters-21578) is downloaded when asked, and otherwise the error names each missing
+file and where it is published (:func:`ensure_sources`). Reuters-21578 comes with its fitted
+tf-idf vectorizer (``Dataset.vectorizer``, restored from the cached idf on a cache hit) and uses
+ModApte; the MULAN sets use their train/test files; the sets distributed as one file
+(rcv1subset1..5, reutersk500, stackex_*) get the project's one seeded split
+(:func:`mlnn.base.validation.validation_split`) with ``1 − train_fraction`` (default 1/3) of the
+documents for testing, each part kept in file order.
 """
 
 import time
@@ -38,21 +26,15 @@ from mlnn.datasets.dataset import Dataset
 from mlnn.datasets.download import MANUAL_SOURCES, SOURCES, fetch, sha256_file
 from mlnn.datasets.reuters import label_matrix, modapte_split, read_reuters
 from mlnn.datasets.synthetic import make_synthetic
-from mlnn.datasets.text import STOP_WORDS, TfidfVectorizer
+from mlnn.datasets.text import DEFAULT_TOKEN_PATTERN, STOP_WORDS, TfidfVectorizer
 
 
 @dataclass(frozen=True)
 class Spec:
-    """How to load one named dataset.
-
-    kind : "reuters" | "mulan" (train + test ARFF) | "single" (one ARFF, seeded split) |
-        "synthetic"
-    files : paths relative to the data directory (for "mulan": train, test, xml; for "single":
-        arff, xml; for "reuters": the archive, with a directory of reut2-*.sgm as alternative)
-    n_labels : expected number of labels (checked against the XML), or None
-    feature_space : for "single", the canonical number of ``AttK`` features (files that lack
-        trailing attributes are padded with zero columns, mapped by name)
-    """
+    """How to load one named dataset: its ``kind`` ("reuters", "mulan" (train, test, xml files),
+    "single" (arff, xml; seeded split) or "synthetic"), its ``files`` under the data directory
+    (Reuters-21578: the archive, or a directory of reut2-*.sgm), the number of labels the XML
+    must name, and for "single" the number of ``AttK`` features to map the columns on by name."""
     kind: str
     files: tuple = ()
     n_labels: int = None
@@ -65,7 +47,7 @@ _SPLIT_DEFAULTS = {"train_fraction": 2 / 3, "random_state": 0}
 
 #: Part of every cache key: raise it when a loader's output changes for the same options.
 LOADER_VERSION = 3
-_TEXT_DEFAULTS = {"stem": True, "stop_words": True, "token_pattern": r"[a-z][a-z]+",
+_TEXT_DEFAULTS = {"stem": True, "stop_words": True, "token_pattern": DEFAULT_TOKEN_PATTERN,
                   "min_df": 1, "sublinear_tf": False, "norm": True}
 _SYNTHETIC_DEFAULTS = {"n_train": 400, "n_test": 200, "n_features": 500, "n_labels": 20,
                        "random_state": 0, "label_cardinality": 2.0, "correlation": 0.7,
@@ -138,21 +120,12 @@ def _options(name, spec, options):
     if unknown:
         raise MLNNError(f"dataset {name!r} does not take option(s) {unknown}; it takes "
                         f"{sorted(spec.defaults) or 'no options'}")
-    merged = dict(spec.defaults)
-    merged.update(options)
-    return merged
-
-
-def _require(root, relative, name):
-    path = Path(root) / relative
-    if not path.exists():
-        raise MLNNError(placement_message(name, root, missing_files(name, root)))
-    return path
+    return {**spec.defaults, **options}
 
 
 def missing_files(name, root):
-    """The source files of dataset ``name`` missing under the data directory ``root``, as paths
-    relative to it (Reuters-21578: the archive, unless the directory of SGML files is there)."""
+    """The source files of dataset ``name`` missing under the data directory ``root`` (relative
+    paths; Reuters-21578's archive is not missing if the directory of SGML files is there)."""
     spec = SPECS[name]
     if spec.kind == "reuters":
         archive, folder = (Path(root) / f for f in spec.files)
@@ -161,8 +134,8 @@ def missing_files(name, root):
 
 
 def placement_message(name, root, missing, offline=False):
-    """What to do when the files ``missing`` (relative paths) of dataset ``name`` are not in the
-    data directory ``root``: download them, or where to get them and where to put them."""
+    """What to do about the ``missing`` files of dataset ``name``: download them, or where to get
+    them and where to put them under ``root``."""
     root = Path(root)
     files = ", ".join(str(root / relative) for relative in missing)
     verb = "does" if len(missing) == 1 else "do"
@@ -181,13 +154,9 @@ def placement_message(name, root, missing, offline=False):
 
 
 def ensure_sources(name, data_dir=None, download=False, progress=None):
-    """The data directory of dataset ``name`` once its source files are there.
-
-    Missing files of a dataset with a pinned archive (:data:`~mlnn.datasets.download.SOURCES`:
-    Reuters-21578) are downloaded and verified by SHA-256 when ``download`` is true (with
-    ``progress(filename)`` as in :func:`~mlnn.datasets.download.fetch`); otherwise, and for the
-    datasets that cannot be downloaded, :class:`MLNNError` lists the files to place and where.
-    """
+    """The data directory of dataset ``name`` once its source files are there: a missing pinned
+    archive is downloaded if ``download`` (``progress`` as in
+    :func:`~mlnn.datasets.download.fetch`), else :class:`MLNNError` lists the files to place."""
     root = Path(data_dir) if data_dir is not None else paths.data_dir()
     if name not in SPECS or SPECS[name].kind == "synthetic":
         return root
@@ -197,13 +166,6 @@ def ensure_sources(name, data_dir=None, download=False, progress=None):
     elif missing:
         raise MLNNError(placement_message(name, root, missing, offline=name in SOURCES))
     return root
-
-
-def _seeded_split(n, train_fraction, random_state):
-    """(train_rows, test_rows) of a dataset without a published split: the project's one seeded
-    split (:func:`mlnn.base.validation.validation_split`) holding out ``1 − train_fraction``."""
-    train_fraction = check_fraction(train_fraction, "train_fraction")
-    return validation_split(n, 1.0 - train_fraction, random_state)
 
 
 def _align_by_name(X, feature_names, size):
@@ -220,9 +182,9 @@ def _align_by_name(X, feature_names, size):
     return aligned, [f"Att{k}" for k in range(1, size + 1)]
 
 
-def _load_reuters(root, name, spec, options):
+def _load_reuters(root, spec, options):
     archive = Path(root) / spec.files[0]
-    source = archive if archive.exists() else _require(root, spec.files[1], name)
+    source = archive if archive.exists() else Path(root) / spec.files[1]
     checksums = [sha256_file(archive)] if archive.exists() else [
         sha256_file(p) for p in sorted(source.glob("reut2-*.sgm"))]
 
@@ -238,9 +200,8 @@ def _load_reuters(root, name, spec, options):
 
 
 def text_vectorizer(options, vocabulary=None, idf=None):
-    """The :class:`~mlnn.datasets.text.TfidfVectorizer` of a text dataset's options (``stem``,
-    ``stop_words``, ``token_pattern``, ``min_df``, ``sublinear_tf``, ``norm``); fitted when the
-    ``vocabulary`` and its ``idf`` are given (as the cache stores them)."""
+    """The :class:`~mlnn.datasets.text.TfidfVectorizer` of a text dataset's options; fitted when
+    the ``vocabulary`` and its ``idf`` are given (as the cache stores them)."""
     vectorizer = TfidfVectorizer(
         stem=options["stem"], stop_words=STOP_WORDS if options["stop_words"] else None,
         token_pattern=options["token_pattern"], min_df=options["min_df"],
@@ -250,8 +211,8 @@ def text_vectorizer(options, vocabulary=None, idf=None):
     return vectorizer
 
 
-def _load_mulan(root, name, spec, options):
-    train_path, test_path, xml_path = (_require(root, f, name) for f in spec.files)
+def _load_mulan(root, spec, options):
+    train_path, test_path, xml_path = (Path(root) / f for f in spec.files)
     checksums = [sha256_file(p) for p in (train_path, test_path, xml_path)]
 
     def build():
@@ -265,16 +226,16 @@ def _load_mulan(root, name, spec, options):
     return checksums, build
 
 
-def _load_single(root, name, spec, options):
-    arff_path, xml_path = (_require(root, f, name) for f in spec.files)
+def _load_single(root, spec, options):
+    arff_path, xml_path = (Path(root) / f for f in spec.files)
     checksums = [sha256_file(p) for p in (arff_path, xml_path)]
 
     def build():
         X, Y, features, labels = read_arff(arff_path, xml_path=xml_path, n_labels=spec.n_labels)
         if spec.feature_space is not None:
             X, features = _align_by_name(X, features, spec.feature_space)
-        train, test = _seeded_split(X.shape[0], options["train_fraction"],
-                                    options["random_state"])
+        test_fraction = 1.0 - check_fraction(options["train_fraction"], "train_fraction")
+        train, test = validation_split(X.shape[0], test_fraction, options["random_state"])
         parts = {"X_train": X[train], "Y_train": Y[train], "X_test": X[test], "Y_test": Y[test]}
         return parts, features, labels, {}
     return checksums, build
@@ -284,27 +245,11 @@ _LOADERS = {"reuters": _load_reuters, "mulan": _load_mulan, "single": _load_sing
 
 
 def load(name, data_dir=None, download=False, progress=None, **options):
-    """Load the named dataset.
-
-    Parameters
-    ----------
-    name : str, one of :func:`names`
-    data_dir : str or Path, default :func:`mlnn.datasets.paths.data_dir` (``$MLNN_DATA`` or
-        ``~/.cache/mlnn``)
-    download : bool, default False
-        Download a missing pinned archive (Reuters-21578) into the data directory first,
-        verified by SHA-256 (see :func:`ensure_sources`).
-    progress : callable, optional, ``progress(filename)`` -> ``progress(received, total)`` for a
-        download (see :class:`mlnn.base.progress.DownloadProgress`)
-    **options : dataset-specific options (``Spec.defaults``): for reuters21578 the text
-        processing (``stem``, ``stop_words``, ``token_pattern``, ``min_df``, ``sublinear_tf``,
-        ``norm``); for single-file sets the split (``train_fraction``, ``random_state``); for
-        synthetic the sizes and model parameters (see :func:`make_synthetic`).
-
-    Returns
-    -------
-    Dataset; for a text dataset its ``vectorizer`` turns new text into rows like X's.
-    """
+    """The :class:`Dataset` ``name`` (one of :func:`names`), read from ``data_dir`` (default
+    :func:`mlnn.datasets.paths.data_dir`) or the cache; ``download``: fetch a missing pinned
+    archive first (:func:`ensure_sources`). ``options``: the dataset's own (``Spec.defaults``:
+    the text processing of reuters21578, the split of the single-file sets, the sizes and model
+    of synthetic)."""
     started = time.perf_counter()
     if name not in SPECS:
         raise MLNNError(f"unknown dataset {name!r}; valid names: {', '.join(names())}")
@@ -315,10 +260,10 @@ def load(name, data_dir=None, download=False, progress=None, **options):
     root = paths.check_data_dir(data_dir, "data_dir") if data_dir is not None \
         else paths.check_data_dir(paths.data_dir())
     ensure_sources(name, root, download=download, progress=progress)
-    checksums, build = _LOADERS[spec.kind](root, name, spec, options)
+    checksums, build = _LOADERS[spec.kind](root, spec, options)
     key = cache.cache_key(name, checksums, {**options, "loader_version": LOADER_VERSION})
     path = cache.cache_path(name, key)
-    cached = cache.load(path) if path.exists() else None
+    cached = cache.load(path)
     if cached is not None:
         parts, features, labels, description, extras = cached
         from_cache, cache_written = True, False
@@ -326,7 +271,6 @@ def load(name, data_dir=None, download=False, progress=None, **options):
         parts, features, labels, extras = build()
         description, from_cache = spec.description, False
         cache_written = cache.save(path, parts, features, labels, description, extras)
-    parts = {k: _canonical(k, v) for k, v in parts.items()}
     info = {"options": options, "source_sha256": checksums, "cache_file": str(path),
             "from_cache": from_cache, "cache_written": cache_written,
             "load_seconds": time.perf_counter() - started}
@@ -338,20 +282,6 @@ def load(name, data_dir=None, download=False, progress=None, **options):
 
 def _synthetic(name, spec, options, started):
     """The synthetic dataset (generated, never cached)."""
-    generated = make_synthetic(**options)
-    parts = {k: generated[k] for k in ("X_train", "Y_train", "X_test", "Y_test")}
-    return Dataset(name, feature_names=generated["feature_names"],
-                   label_names=generated["label_names"], description=spec.description,
+    return Dataset(name, description=spec.description, **make_synthetic(**options),
                    info={"options": options, "from_cache": False,
-                         "load_seconds": time.perf_counter() - started}, **parts)
-
-
-def _canonical(part, matrix):
-    matrix = sp.csr_matrix(matrix)
-    if part.startswith("X"):
-        matrix = matrix.astype(np.float64, copy=False)
-    else:
-        matrix = matrix.astype(np.int8, copy=False)
-    if not matrix.has_sorted_indices:
-        matrix.sort_indices()
-    return matrix
+                         "load_seconds": time.perf_counter() - started})

@@ -1,32 +1,16 @@
-"""Reuters-21578, Distribution 1.0, read from its SGML files, and the ModApte split.
+"""Reuters-21578, Distribution 1.0 (D. D. Lewis), read from its SGML files, and the ModApte split.
 
-Source: D. D. Lewis, *Reuters-21578 text categorization test collection, Distribution 1.0*
-(README.txt of the distribution), 22 files ``reut2-000.sgm`` ... ``reut2-021.sgm``, each holding
-up to 1,000 ``<REUTERS ...>`` elements. Read either from ``reuters21578.tar.gz`` (files at the
-archive's top level, as distributed by the UCI KDD archive) or from a directory containing the
-``reut2-*.sgm`` files.
+The 22 files ``reut2-000.sgm`` ... ``reut2-021.sgm`` are read from ``reuters21578.tar.gz`` (as the
+UCI KDD archive distributes it) or from a directory. They are not valid XML: the bytes are decoded
+as Latin-1, numeric entities (``&#2;``) become spaces and the named ones their characters; a
+``<REUTERS>`` element without its end or without ``NEWID``/``LEWISSPLIT`` is a
+:class:`~mlnn.base.errors.DataFormatError` naming file and line. A document's text is TITLE +
+BODY, or the raw TEXT of a ``TYPE="UNPROC"`` document, which has neither.
 
-Robustness: the files are not valid XML. They contain control characters written as ``&#n;``
-entities (``&#2;``, ``&#3;``, ``&#127;`` ...), ``&lt;``/``&amp;`` escapes, and one file has
-non-UTF-8 bytes. The bytes are decoded as Latin-1 (every byte is a character, nothing fails),
-numeric entities become spaces and the named ones their characters. A document without its
-closing ``</REUTERS>`` or without its ``NEWID``/``LEWISSPLIT`` attributes raises
-:class:`~mlnn.base.errors.DataFormatError` naming the file and the line.
-
-Text of a document = TITLE + BODY. Documents of ``TYPE="UNPROC"`` have neither; their raw
-``<TEXT>`` content is used instead. ``TYPE="BRIEF"`` documents have a title only.
-
-ModApte split (README.txt, Sec. VIII.B; Yang & Liu 1999): documents with ``TOPICS="YES"``,
-training = ``LEWISSPLIT="TRAIN"`` (9,603), test = ``LEWISSPLIT="TEST"`` (3,299); categories =
-the topics with at least one training and one test document among these (90); documents with
-none of the 90 categories are dropped. The README of the shared data and the ApteMod file set
-(Yang & Liu 1999, as redistributed e.g. with NLTK) give 7,769 training and 3,019 test documents
-(10,788; the paper's Table 1 says 10,789). Applying the rule above literally to the SGML
-distribution gives 3,019 test documents and 7,770 training documents: one training document
-more than ApteMod. The rule has no free choice left that removes exactly one document (no
-document has an empty text, all NEWIDs are unique, topic names are compared exactly), so the
-extra document is one the ApteMod authors dropped by hand or by a criterion they did not
-publish; without their file list it cannot be identified, and it is kept here.
+ModApte (the distribution's README.txt, Sec. VIII.B; Yang & Liu 1999): the documents with
+``TOPICS="YES"``, ``LEWISSPLIT`` TRAIN or TEST, and one of the categories that have a training and
+a test document (90). The rule gives 7,770 training and 3,019 test documents, one training
+document more than ApteMod's list (README.md, "Where the paper is silent").
 """
 
 import re
@@ -58,7 +42,6 @@ class ReutersDocument:
     title: str = ""
     body: str = ""
     text: str = ""
-    source: str = ""
 
 
 def _unescape(text):
@@ -82,13 +65,8 @@ _TAG = re.compile(r"<[^>]*>")
 
 def parse_sgml(text, source="<string>"):
     """Parse the text of one ``reut2-*.sgm`` file into a list of :class:`ReutersDocument`."""
-    documents = []
-    position = 0
-    line, counted_to = 1, 0
-    while True:
-        match = _OPEN.search(text, position)
-        if match is None:
-            break
+    documents, line, counted_to = [], 1, 0
+    for match in _OPEN.finditer(text):
         line += text.count("\n", counted_to, match.start())
         counted_to = match.start()
         end = text.find(_CLOSE, match.end())
@@ -118,8 +96,7 @@ def parse_sgml(text, source="<string>"):
         documents.append(ReutersDocument(
             newid=newid, lewissplit=attributes["LEWISSPLIT"],
             has_topics=attributes.get("TOPICS") == "YES", topics=topics, title=title,
-            body=body, text=full, source=f"{source}:{line}"))
-        position = end + len(_CLOSE)
+            body=body, text=full))
     return documents
 
 
@@ -159,17 +136,8 @@ def read_reuters(source):
 
 
 def modapte_split(documents):
-    """The ModApte split with the categories that have a training and a test document.
-
-    Parameters
-    ----------
-    documents : list of ReutersDocument
-
-    Returns
-    -------
-    train, test : lists of ReutersDocument (each with >= 1 kept category)
-    categories : sorted list of str (90 for the real collection)
-    """
+    """``(train, test, categories)``: the ModApte documents (each with a kept category) and the
+    sorted categories that have a training and a test document (90 for the real collection)."""
     candidates = [d for d in documents if d.has_topics and d.lewissplit in ("TRAIN", "TEST")]
     in_train = {t for d in candidates if d.lewissplit == "TRAIN" for t in d.topics}
     in_test = {t for d in candidates if d.lewissplit == "TEST" for t in d.topics}

@@ -2,24 +2,20 @@
 
 Generative model (all draws from one ``numpy.random.default_rng(random_state)``):
 
-1. **Label popularity.** Label ``l`` has prior weight ``pi_l ∝ (l + 1) ** -zipf_exponent``
-   (a few frequent labels, a long tail, as in real collections).
-2. **Correlated labels.** The labels are split at random into ``n_groups`` groups of related
-   labels. A document gets ``k = 1 + Poisson(label_cardinality - 1)`` labels (at most ``L``):
-   the first from ``pi``; each further one, with probability ``correlation``, from ``pi``
-   restricted to the first label's group, else from ``pi`` over all labels (no repeats).
-   Every document has at least one label.
-3. **Label-dependent words.** A background distribution ``phi_0`` over the ``D`` words is
-   Zipfian (word frequencies of natural text). Each group ``g`` has a topic ``psi_g`` and each
-   label a topic ``chi_l``, both Dirichlet(0.1) on ``words_per_topic`` random words;
-   ``phi_l = (psi_g + chi_l) / 2``, so related labels share vocabulary.
-4. **Document length.** ``n_d ~ round(LogNormal)`` with mean ``mean_length`` and log-scale
-   ``length_sigma`` (a right-skewed length distribution like news articles), at least 5.
-5. **Words.** ``counts_d ~ Multinomial(n_d, background * phi_0 + (1 - background) *
-   mean_{l in labels(d)} phi_l)``.
-6. **Features.** tf-idf with ``idf = log(N_train / df)`` fitted on the training rows (words
-   absent from training get idf 0), each row L2-normalised
-   (:func:`mlnn.datasets.text.tfidf_weight`).
+1. Label popularity: label ``l`` has prior weight ``pi_l ∝ (l + 1) ** -zipf_exponent``.
+2. Correlated labels: the labels fall at random into ``n_groups`` groups. A document gets
+   ``k = 1 + Poisson(label_cardinality - 1)`` distinct labels (at most ``L``): the first from
+   ``pi``, each further one from ``pi`` restricted to the first one's group with probability
+   ``correlation``, else from ``pi`` over all labels.
+3. Label-dependent words: a Zipfian background ``phi_0`` over the ``D`` words; each group a topic
+   ``psi_g`` and each label a topic ``chi_l``, Dirichlet(0.1) on ``words_per_topic`` random
+   words; ``phi_l = (psi_g + chi_l) / 2``, so related labels share vocabulary.
+4. Length: ``n_d = max(5, round(LogNormal))`` with mean ``mean_length``, log-scale
+   ``length_sigma``.
+5. Words: ``counts_d ~ Multinomial(n_d, background · phi_0 + (1 − background) · mean of the
+   phi_l of the document's labels)``.
+6. Features: tf-idf with ``idf = log(N_train / df)`` of the training rows (0 for words absent
+   from them), rows of unit length (:func:`mlnn.datasets.text.tfidf_weight`).
 
 The first ``n_train`` documents form the training split, the next ``n_test`` the test split.
 """
@@ -48,14 +44,9 @@ def _check_options(n_train, n_test, n_features, n_labels, label_cardinality, cor
 def make_synthetic(n_train=400, n_test=200, n_features=500, n_labels=20, random_state=0,
                    label_cardinality=2.0, correlation=0.7, n_groups=None, mean_length=80.0,
                    length_sigma=0.6, background=0.5, words_per_topic=None, zipf_exponent=1.0):
-    """Generate the synthetic collection described in the module docstring.
-
-    Returns
-    -------
-    dict with ``X_train`` (n_train x D CSR float64), ``Y_train`` (n_train x L CSR int8),
-    ``X_test``, ``Y_test``, ``feature_names`` (``w0000``...), ``label_names`` (``label000``...)
-    and ``counts_train``/``counts_test`` (the raw term counts, CSR).
-    """
+    """The collection of the module docstring: a dict with ``X_train`` (n_train × D CSR float64),
+    ``Y_train`` (n_train × L CSR int8), ``X_test``, ``Y_test``, ``feature_names`` (``w0000``...)
+    and ``label_names`` (``label000``...)."""
     _check_options(n_train, n_test, n_features, n_labels, label_cardinality, correlation,
                    background, mean_length, length_sigma)
     rng = np.random.default_rng(check_seed(random_state, "synthetic: random_state"))
@@ -80,7 +71,6 @@ def make_synthetic(n_train=400, n_test=200, n_features=500, n_labels=20, random_
         "X_test": tfidf_weight(counts_test, idf), "Y_test": Y[n_train:],
         "feature_names": [f"w{j:04d}" for j in range(D)],
         "label_names": [f"label{j:03d}" for j in range(L)],
-        "counts_train": counts_train, "counts_test": counts_test,
     }
 
 

@@ -1,25 +1,16 @@
 """Text to tf-idf features: tokeniser, stop words, the Porter stemmer, tf-idf, L2 norm.
 
-The paper (Sec. 4) represents the documents of every dataset but Delicious and Bookmarks as
-tf-idf vectors normalised to unit length ("cosine normalisation"); it names stop-word removal and
-stemming only for the German Education Index, and for Reuters-21578 reports 18,637 features
-(Table 1). Tokenisation, stop words and stemming for Reuters-21578 are our choice. This module
-implements each step in plain Python/NumPy so that every choice is visible and can be changed:
+The paper (Sec. 4) represents the documents of every dataset but Delicious and Bookmarks as tf-idf
+vectors of unit length; it names stop-word removal and stemming only for the German Education
+Index. Tokenisation, stop words and stemming for Reuters-21578 are our choice, each step written
+out here so that it can be read and changed: :func:`tokenize` (lower case, alphabetic words of two
+letters or more), :data:`STOP_WORDS`, :func:`porter_stem` (M. F. Porter, "An algorithm for suffix
+stripping", *Program* 14(3), 1980, steps 1a-5b) and :class:`TfidfVectorizer` (vocabulary and
+``idf_j = log(N / df_j)`` from the N training documents only, optionally ``tf = 1 + log(count)``,
+each row divided by its Euclidean norm).
 
-* :func:`tokenize` -- lower-case, then the regular expression ``token_pattern`` (default:
-  alphabetic words of at least two letters, with inner apostrophes dropped);
-* :data:`STOP_WORDS` -- an English stop-word list (articles, pronouns, auxiliaries, prepositions,
-  conjunctions and other function words), written out here;
-* :func:`porter_stem` -- M. F. Porter, "An algorithm for suffix stripping", *Program* 14(3),
-  1980, implemented from the paper's rules (steps 1a-5b, original suffix lists);
-* :class:`TfidfVectorizer` -- vocabulary and document frequencies are fitted on the training
-  documents only; ``x_dj = tf_dj * idf_j`` with ``idf_j = log(N / df_j)`` (``N`` training
-  documents, ``df_j`` of them contain term ``j``), optionally ``tf = 1 + log(count)``; then each
-  row is divided by its Euclidean norm.
-
-Before any of this, :func:`decode` turns a file's bytes into text: UTF-8 (a byte-order mark is
-dropped), else Latin-1, in which every byte is a character. Files in UTF-16 or UTF-32, or binary
-files, are refused with an error that says so, instead of being read as nonsense.
+:func:`decode` turns a file's bytes into text: UTF-8, else Latin-1; UTF-16, UTF-32 and binary
+files are refused with an error that says so, instead of being read as nonsense.
 """
 
 import codecs
@@ -31,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.base.errors import DataFormatError, MLNNError, MLNNWarning
+from mlnn.base.validation import check_fitted
 
 #: Byte-order marks of the encodings :func:`decode` refuses, longest first.
 _WIDE_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
@@ -67,12 +59,8 @@ ANALYZER = "lowercase; inner apostrophes dropped; token_pattern; stop words; Por
 
 
 def decode(raw, source):
-    """The text of the bytes ``raw`` read from ``source`` (a file name, for messages).
-
-    UTF-8 (an initial byte-order mark is dropped), else Latin-1. Raises
-    :class:`~mlnn.base.errors.DataFormatError` naming the encoding for UTF-16/UTF-32 (by their
-    byte-order marks, or by the zero bytes between ASCII characters of a file without one) and
-    for other bytes that cannot be text (zero bytes).
+    """The text of the bytes ``raw`` read from ``source`` (named in messages): UTF-8 (without a
+    byte-order mark), else Latin-1; UTF-16, UTF-32 and binary refused (:func:`check_text_bytes`).
     """
     check_text_bytes(raw, source)
     if raw.startswith(codecs.BOM_UTF8):
@@ -85,7 +73,8 @@ def decode(raw, source):
 
 def check_text_bytes(raw, source):
     """Raise :class:`~mlnn.base.errors.DataFormatError` if the bytes ``raw`` of ``source`` are
-    UTF-16 or UTF-32 text or hold a zero byte (a binary file); see :func:`decode`."""
+    UTF-16 or UTF-32 text (by a byte-order mark, or zero bytes between ASCII characters) or hold
+    a zero byte (a binary file)."""
     encoding = _wide_encoding(raw)
     if encoding is not None:
         raise DataFormatError(f"{source}: the file is encoded as {encoding}; mlnn reads UTF-8 "
@@ -111,11 +100,8 @@ def _wide_encoding(raw):
 
 
 def tokenize(text, token_pattern=DEFAULT_TOKEN_PATTERN):
-    """Lower-case ``text`` and return the list of matches of ``token_pattern``.
-
-    Apostrophes inside words are removed first (``company's`` -> ``companys`` -> stemmed
-    ``compani``), so that possessives do not split into a stray ``s``.
-    """
+    """The matches of ``token_pattern`` in the lower-cased ``text``, inner apostrophes dropped
+    first (``company's`` -> ``companys``, not a stray ``s``)."""
     text = re.sub(r"(?<=[a-z])'(?=[a-z])", "", text.lower())
     return re.findall(token_pattern, text)
 
@@ -185,26 +171,18 @@ def porter_stem(word):
     if len(word) <= 2:
         return word
     # Step 1a: plurals.
-    if word.endswith("sses"):
+    if word.endswith(("sses", "ies")):
         word = word[:-2]
-    elif word.endswith("ies"):
-        word = word[:-2]
-    elif word.endswith("ss"):
-        pass
-    elif word.endswith("s"):
+    elif word.endswith("s") and not word.endswith("ss"):
         word = word[:-1]
     # Step 1b: -eed, -ed, -ing.
     if word.endswith("eed"):
         if _measure(word[:-3]) > 0:
             word = word[:-1]
     else:
-        removed = False
-        for suffix in ("ed", "ing"):
-            if word.endswith(suffix) and _has_vowel(word[:-len(suffix)]):
-                word = word[:-len(suffix)]
-                removed = True
-                break
-        if removed:
+        stem = re.sub("(ed|ing)$", "", word)
+        if stem != word and _has_vowel(stem):
+            word = stem
             if word.endswith(("at", "bl", "iz")):
                 word += "e"
             elif _ends_double_consonant(word) and word[-1] not in "lsz":
@@ -243,37 +221,19 @@ def analyze(text, token_pattern=DEFAULT_TOKEN_PATTERN, stop_words=STOP_WORDS, st
     if not stem:
         return tokens
     cache = {} if _cache is None else _cache
-    out = []
     for token in tokens:
-        term = cache.get(token)
-        if term is None:
-            term = cache[token] = porter_stem(token)
-        out.append(term)
-    return out
+        if token not in cache:
+            cache[token] = porter_stem(token)
+    return [cache[token] for token in tokens]
 
 
 class TfidfVectorizer:
     """tf-idf features with L2 (cosine) normalisation, fitted on training documents only.
 
-    Parameters
-    ----------
-    stem : bool
-        Apply :func:`porter_stem` to every token.
-    stop_words : iterable of str or None
-        Tokens removed before stemming (default :data:`STOP_WORDS`; None keeps everything).
-    token_pattern : str
-        Regular expression for a token, applied to lower-cased text.
-    min_df : int
-        Keep terms that occur in at least ``min_df`` training documents.
-    sublinear_tf : bool
-        Use ``1 + log(count)`` instead of the raw count.
-    norm : bool
-        Divide every row by its Euclidean norm (rows without terms stay zero).
-
-    Attributes (after :meth:`fit`)
-    ------------------------------
-    vocabulary_ : list of str, sorted; the feature names.
-    idf_ : ndarray, shape (D,), ``log(N / df)``.
+    Tokens (``token_pattern`` on lower-cased text) that are not ``stop_words`` (None: keep all),
+    stemmed if ``stem``; terms of at least ``min_df`` training documents; ``tf = 1 + log(count)``
+    if ``sublinear_tf``; rows of unit length if ``norm``. After :meth:`fit`: ``vocabulary_``
+    (sorted terms, the feature names) and ``idf_`` (D values ``log(N / df)``).
     """
 
     def __init__(self, stem=True, stop_words=STOP_WORDS, token_pattern=DEFAULT_TOKEN_PATTERN,
@@ -306,9 +266,8 @@ class TfidfVectorizer:
         self.set_vocabulary(vocabulary, np.log(len(terms) / counts) if len(terms) else counts)
 
     def set_vocabulary(self, vocabulary, idf):
-        """Make this vectorizer fitted with the terms ``vocabulary`` (list of str, D) and their
-        ``idf`` (array of D floats), as :meth:`fit` leaves it; returns self. This is how a saved
-        vectorizer (a model file, the dataset cache) is restored without refitting."""
+        """This vectorizer, fitted with the D terms ``vocabulary`` and their ``idf`` as :meth:`fit`
+        leaves it (how a model file or the dataset cache restores it)."""
         vocabulary = [str(term) for term in vocabulary]
         idf = np.array(idf, dtype=np.float64).reshape(-1)
         if idf.size != len(vocabulary):
@@ -321,15 +280,10 @@ class TfidfVectorizer:
         return self
 
     def get_state(self):
-        """``(settings, arrays)``: everything :meth:`from_state` needs to transform text exactly
-        as this fitted vectorizer does, as JSON-ready settings and plain arrays (no pickle).
-
-        ``settings``: ``analyzer`` (:data:`ANALYZER`, the fixed steps of :func:`analyze`),
-        ``stem``, ``token_pattern``, ``min_df``, ``sublinear_tf``, ``norm``; ``arrays``:
-        ``vocabulary`` and ``stop_words`` (unicode), ``idf`` (float64).
-        """
-        if not hasattr(self, "vocabulary_"):
-            raise MLNNError("TfidfVectorizer.get_state called before fit")
+        """``(settings, arrays)``: what :meth:`from_state` needs to transform text exactly as
+        this fitted vectorizer does, as JSON-ready settings (with :data:`ANALYZER`) and plain
+        arrays (``vocabulary``, ``stop_words``, ``idf``): no pickle."""
+        check_fitted(self, "vocabulary_")
         settings = {"analyzer": ANALYZER, "stem": bool(self.stem),
                     "token_pattern": self.token_pattern, "min_df": self.min_df,
                     "sublinear_tf": bool(self.sublinear_tf), "norm": bool(self.norm)}
@@ -353,15 +307,10 @@ class TfidfVectorizer:
         return vectorizer.set_vocabulary(arrays["vocabulary"].tolist(), arrays["idf"])
 
     def transform(self, documents, warn_empty=False):
-        """tf-idf matrix of ``documents``: CSR (n x D), float64, sorted indices.
-
-        A document with no word of the vocabulary left after tokenising, stop words and
-        stemming (an empty text, or one of unknown words) gives an empty row; with
-        ``warn_empty`` (how :meth:`mlnn.model.estimator.MultiLabelNN.transform_text` calls it) a
-        warning names such documents, since a model can only answer for them from its biases.
-        """
-        if not hasattr(self, "vocabulary_"):
-            raise MLNNError("TfidfVectorizer.transform called before fit")
+        """tf-idf matrix of ``documents``: CSR (n × D), float64, sorted indices. A document
+        without a word of the vocabulary gives an empty row, and with ``warn_empty`` a warning
+        naming it (a model can only answer for it from its biases)."""
+        check_fitted(self, "vocabulary_")
         X = self._weight(self._count(self._analyze(documents)))
         empty = np.flatnonzero(np.diff(X.indptr) == 0)
         if warn_empty and empty.size:
@@ -396,10 +345,8 @@ class TfidfVectorizer:
 
 
 def idf_from_counts(counts):
-    """``idf_j = log(N / df_j)`` from a count matrix (N x D); 0 for terms with ``df_j = 0``.
-
-    ``df_j`` is the number of rows with a non-zero in column ``j``.
-    """
+    """``idf_j = log(N / df_j)`` of a count matrix (N × D), ``df_j`` the rows with a non-zero in
+    column ``j``; 0 where ``df_j = 0``."""
     counts = sp.csr_matrix(counts)
     df = np.bincount(counts.indices[counts.data != 0], minlength=counts.shape[1])
     idf = np.zeros(counts.shape[1])
@@ -408,30 +355,10 @@ def idf_from_counts(counts):
     return idf
 
 
-def l2_normalize(X):
-    """Divide each row of the CSR matrix ``X`` by its Euclidean norm (zero rows stay zero)."""
-    X = sp.csr_matrix(X, dtype=np.float64, copy=True)
-    norms = np.sqrt(np.bincount(np.repeat(np.arange(X.shape[0]), np.diff(X.indptr)),
-                                weights=X.data ** 2, minlength=X.shape[0]))
-    norms[norms == 0] = 1.0
-    X.data /= np.repeat(norms, np.diff(X.indptr))
-    return X
-
-
 def tfidf_weight(counts, idf, sublinear_tf=False, norm=True):
-    """tf-idf of a count matrix: ``tf * idf`` per entry, then optional L2 row normalisation.
-
-    Parameters
-    ----------
-    counts : sparse (n x D) term counts
-    idf : ndarray (D,)
-    sublinear_tf : bool, use ``1 + log(count)`` as tf
-    norm : bool, L2-normalise the rows
-
-    Returns
-    -------
-    CSR (n x D), float64, sorted indices, no explicit zeros.
-    """
+    """tf-idf of the term counts (n × D sparse): ``tf · idf`` per entry (``tf = 1 + log(count)``
+    if ``sublinear_tf``), each row then divided by its Euclidean norm if ``norm`` (an empty row
+    stays empty). CSR float64, sorted indices, no explicit zeros."""
     X = sp.csr_matrix(counts, dtype=np.float64, copy=True)
     X.sum_duplicates()
     if sublinear_tf:
@@ -439,6 +366,9 @@ def tfidf_weight(counts, idf, sublinear_tf=False, norm=True):
     X.data *= np.asarray(idf, dtype=np.float64)[X.indices]
     X.eliminate_zeros()
     if norm:
-        X = l2_normalize(X)
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        norms = np.sqrt(np.bincount(rows, weights=X.data ** 2, minlength=X.shape[0]))
+        norms[norms == 0] = 1.0
+        X.data /= norms[rows]
     X.sort_indices()
     return X

@@ -526,7 +526,7 @@ MUTANTS += [
     mutant("stop-deferred-takes-default-sigterm", "interrupts",
            "signal.SIGTERM: (_terminate,)}", "signal.SIGTERM: (_terminate, signal.SIG_DFL)}",
            "deferred turns SIGTERM into an exception outside a command too", tests=STOP_TESTS),
-    mutant("svmlight-lone-cr-accepted", "svmlight", "    _check_line_ends(text, source)\n", "",
+    mutant("svmlight-lone-cr-accepted", "svmlight", "    if lone:\n", "    if False:\n",
            "CR-only line ends read as one run-together document", tests=SVMLIGHT_TESTS),
     mutant("svmlight-lone-cr-line", "svmlight",
            'line = text.count("\\n", 0, lone.start()) + 1',
