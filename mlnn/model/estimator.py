@@ -1,27 +1,17 @@
 """``MultiLabelNN``: the paper's network behind a scikit-learn estimator (Sec. 3, 4).
 
-Follows scikit-learn's estimator API without depending on it: the constructor lists and only
-stores the hyper-parameters; ``get_params``/``set_params``; ``fit`` learns attributes ending in
-``_``; ``decision_function`` gives the scores o; ``predict`` gives 0/1 label sets through the
-threshold predictor of Sec. 3.3; ``predict_proba``, ``score``, ``classes_`` and
-``n_features_in_`` are as for scikit-learn's multi-label classifiers. When scikit-learn is
-installed, its tools (``clone``, ``cross_validate``, ``GridSearchCV``, ``Pipeline``,
-``check_estimator``) accept the estimator through its tags; mlnn itself never imports
-scikit-learn.
+The constructor only stores the hyper-parameters (:mod:`mlnn.model.params`); ``fit`` learns
+attributes ending in ``_``; ``decision_function`` gives the scores o, ``predict`` 0/1 label sets
+through the threshold predictor of Sec. 3.3. scikit-learn's tools accept it through its tags;
+mlnn itself never imports scikit-learn. ``fit(X, Y)``:
 
-What ``fit(X, Y)`` does:
-
-1. Validation data: ``X_val, Y_val`` if given, else a seeded ``validation_fraction`` of the
-   training documents is held out (never the test data).
-2. Training (:func:`mlnn.nn.training.train`) with minibatches, dropout, the chosen optimizer, and
-   — when there is validation data — early stopping by the ``stopping`` rule (default: on
-   validation rank loss) with ``patience`` evaluations, restoring the best parameters.
-3. Thresholds: per-document F1-optimal thresholds on the *training* documents' scores, learned by
-   ℓ2-regularised linear regression on the inputs (Eq. 5); λ is chosen on the validation data
-   (mean of micro- and macro-F1, macro over the labels present in the validation documents; see
-   :func:`mlnn.evaluation.thresholds.select_lambda`) unless ``threshold_lambda`` fixes it; with no
-   validation data and no ``threshold_lambda``, λ = n, the number of training documents (our
-   choice). ``threshold="fixed"`` uses 0.5 for sigmoid outputs and 0 for tanh outputs instead.
+1. holds out a seeded ``validation_fraction`` of the training documents, unless given
+   ``X_val, Y_val`` (never the test data);
+2. trains (:func:`mlnn.nn.training.train`), with early stopping by the ``stopping`` rule on the
+   validation data, restoring the best parameters;
+3. fits the thresholds of Eq. 5 on the training documents' scores, λ chosen on the validation
+   data (:func:`mlnn.evaluation.thresholds.select_lambda`) unless ``threshold_lambda`` fixes it;
+   without validation data λ = n, the number of training documents (our choice).
 """
 
 import sys
@@ -53,9 +43,6 @@ FITTED_SCALARS = ("n_updates_", "best_updates_", "threshold_lambda_", "fit_time_
 
 class MultiLabelNN:
     """A single-hidden-layer network for multi-label classification (Nam et al. 2014).
-
-    The hyper-parameters are described once, in :mod:`mlnn.model.params` (each one's default,
-    check and meaning); the entries under Parameters are made from that description.
 
     Parameters
     ----------
@@ -138,14 +125,16 @@ class MultiLabelNN:
             setattr(self, name, value)
         return self
 
-    def check_params(self):
-        """Check every hyper-parameter by its description in :mod:`mlnn.model.params`.
-
-        Raises :class:`~mlnn.base.errors.MLNNError` naming the first bad one. ``fit`` and ``load``
-        call it first; call it yourself to fail fast before loading data. The values are not
-        modified; returns self.
-        """
-        check_values(self.get_params())
+    def check_params(self, names=None):
+        """Check the hyper-parameters by their descriptions in :mod:`mlnn.model.params`, each
+        value once: what this method checked before is not checked again. ``fit`` calls it first;
+        call it yourself to fail before loading data. Raises :class:`~mlnn.base.errors.MLNNError`
+        naming the first bad one as ``names`` spells it (e.g. ``{"max_epochs": "--epochs"}``);
+        returns self."""
+        params, checked = self.get_params(), getattr(self, "_checked", {})
+        check_values({name: value for name, value in params.items()
+                      if name not in checked or checked[name] is not value}, names)
+        self._checked = params
         return self
 
     def __repr__(self):
@@ -161,15 +150,6 @@ class MultiLabelNN:
                      nesterov=self.nesterov, weight_decay=self.weight_decay,
                      decay_biases=self.decay_biases, pwe_form=self.pwe_form,
                      random_state=self.random_state, dtype=self.dtype, init=self.init)
-
-    def _validation_split(self, X, Y):
-        """Hold out a seeded ``validation_fraction`` of the training documents (none for 0)."""
-        fraction = self.validation_fraction
-        if fraction == 0:
-            return X, Y, None, None
-        fit, val = validation_split(X.shape[0], fraction=fraction,
-                                    random_state=self.random_state)
-        return X[fit], Y[fit], X[val], Y[val]
 
     def fit(self, X, Y, X_val=None, Y_val=None, feature_names=None, label_names=None,
             vectorizer=None, rules=()):
@@ -193,14 +173,16 @@ class MultiLabelNN:
         started = time.perf_counter()
         self.check_params()
         X, Y_fit, X_val, Y_val = check_training_data(X, Y, X_val, Y_val, warn=True)
-        label_dtype, Y = _label_dtype(Y), Y_fit         # predict answers in the labels' dtype
+        label_dtype = Y.dtype if hasattr(Y, "dtype") else np.asarray(Y).dtype   # predict's too
+        Y = Y_fit
         feature_names = _names(feature_names, "feature_names", X.shape[1])
         label_names = _names(label_names, "label_names", Y.shape[1])
         vectorizer = _check_vectorizer(vectorizer, X.shape[1])
-        if X_val is None:
-            X, Y, X_val, Y_val = self._validation_split(X, Y)
-            if X_val is not None:
-                check_validation_labels(Y_val, f"validation_fraction={self.validation_fraction}")
+        if X_val is None and self.validation_fraction > 0:
+            fit, val = validation_split(X.shape[0], fraction=self.validation_fraction,
+                                        random_state=self.random_state)
+            X, Y, X_val, Y_val = X[fit], Y[fit], X[val], Y[val]
+            check_validation_labels(Y_val, f"validation_fraction={self.validation_fraction}")
         needs_validation = sorted({self.stopping, *rules} - {"rankloss", "fixed"})
         if X_val is None and needs_validation:
             raise MLNNError(f"stopping rule {needs_validation[0]!r} needs validation data: pass "
@@ -268,8 +250,7 @@ class MultiLabelNN:
                 lams=DEFAULT_LAMBDAS, **options)
 
     def _progress(self):
-        """The ``verbose`` callable of training: the user's, or for ``verbose=True`` one line
-        per evaluation on standard output (:func:`mlnn.base.progress.epoch_reporter`)."""
+        """The ``verbose`` callable of training: the user's, or one line per evaluation."""
         if callable(self.verbose):
             return self.verbose
         if not self.verbose:
@@ -277,9 +258,8 @@ class MultiLabelNN:
         return epoch_reporter(self.max_epochs, stream=sys.stdout)
 
     def transform_text(self, documents):
-        """The rows X (CSR, n × D, float64) of raw ``documents`` (list of str), computed by the
-        vectorizer the model was trained with (tokens, stop words, stems, tf-idf, L2 norm);
-        feed them to :meth:`decision_function` or :meth:`predict`."""
+        """The rows X (CSR, n × D) of raw ``documents`` (list of str), made by the vectorizer the
+        model was trained with."""
         check_fitted(self, "network_")
         if getattr(self, "vectorizer_", None) is None:
             raise MLNNError("this model was not trained on a text dataset: it has no vocabulary "
@@ -309,16 +289,9 @@ class MultiLabelNN:
         return self.network_.scores(X)
 
     def predict_proba(self, X):
-        """Per-label scores in [0, 1]: an n × L float64 ndarray (rows need not sum to 1; labels
-        are not exclusive).
-
-        With ``loss="ce"`` these are the sigmoid outputs o, the network's estimates of
-        P(y_l = 1 | x) for each label on its own (what Eq. 6's cross-entropy fits). With
-        ``loss="pwe"`` they are (1 + o)/2 for the tanh outputs o: PWE fits only the order of
-        relevant over irrelevant labels (Eq. 3), so these are ranking scores mapped to [0, 1],
-        not calibrated probabilities. ``predict`` does not threshold them at 0.5 but uses the
-        learned thresholds T(x) (Sec. 3.3).
-        """
+        """Per-label scores in [0, 1], an n × L float64 ndarray: the sigmoid outputs o, each
+        label's P(y_l = 1 | x), for CE (Eq. 6); for PWE (1 + o)/2, ranking scores rather than
+        probabilities, since PWE fits only the order of the labels (Eq. 3)."""
         o = np.asarray(self.decision_function(X), dtype=np.float64)
         return (1 + o) / 2 if self.network_.output.name == "tanh" else o
 
@@ -331,10 +304,9 @@ class MultiLabelNN:
         return Y_pred.astype(self.classes_[0].dtype, copy=False)
 
     def score(self, X, y, sample_weight=None):
-        """Subset accuracy: the (weighted) fraction of documents whose predicted label set equals
-        their row of the 0/1 label matrix ``y`` (Y, named as scikit-learn's tools pass it)
-        exactly — scikit-learn's ``score`` for multi-label classifiers. A strict measure;
-        :meth:`evaluate` gives the paper's ten."""
+        """Subset accuracy, scikit-learn's ``score`` for multi-label classifiers: the (weighted)
+        fraction of documents whose predicted label set equals their row of ``y`` (Y) exactly;
+        :meth:`evaluate` gives the paper's ten measures."""
         X = self._check_input(X)
         Y = check_Y(y, "y", n_samples=X.shape[0], n_labels=self.n_labels_)
         Y_pred = self.thresholds_.predict(X, self.network_.scores(X))
@@ -352,9 +324,8 @@ class MultiLabelNN:
         return evaluate(Y, scores, self.thresholds_.predict(X, scores))
 
     def __sklearn_tags__(self):
-        """scikit-learn's tags (version 1.6 on): a classifier of 2-D 0/1 label matrices only
-        (multi-label), taking sparse input. Only scikit-learn calls this method, so importing
-        scikit-learn here never makes mlnn depend on it."""
+        """scikit-learn's tags: a multi-label classifier taking sparse input. Only scikit-learn
+        calls this method, so mlnn never depends on it."""
         from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
         return Tags(estimator_type="classifier",
                     target_tags=TargetTags(required=True, two_d_labels=True, multi_output=True,
@@ -363,10 +334,8 @@ class MultiLabelNN:
                     input_tags=InputTags(sparse=True))
 
     def save(self, path, include_optimizer=False):
-        """Write the fitted model to one ``.npz`` file (see :mod:`mlnn.model.modelfile`).
-
-        ``include_optimizer`` also stores the optimizer's state, to continue training.
-        """
+        """Write the fitted model to one ``.npz`` file (:mod:`mlnn.model.modelfile`), with the
+        optimizer's state if ``include_optimizer`` (to continue training)."""
         check_fitted(self, "network_")
         params = self.get_params()
         params["verbose"] = bool(params["verbose"]) if not callable(params["verbose"]) else False
@@ -397,11 +366,8 @@ class MultiLabelNN:
 
     @classmethod
     def load(cls, path):
-        """Read a model written by :meth:`save` (no pickle is involved).
-
-        A file whose entries do not make a valid model (forged, edited or from another program)
-        raises :class:`~mlnn.base.errors.ModelFileError`, as does one with invalid hyper-parameters.
-        """
+        """Read a model written by :meth:`save`, without pickle; a file whose entries do not make
+        a valid model raises :class:`~mlnn.base.errors.ModelFileError`."""
         with loading(path):
             return cls._rebuild(path).check_params()
 
@@ -483,12 +449,6 @@ def _thresholds(saved, coef):
     thresholds.coef_, thresholds.intercept_ = coef, saved["intercept"]
     thresholds.n_features_in_, thresholds.n_iter_ = saved["n_features_in"], 0
     return thresholds
-
-
-def _label_dtype(Y):
-    """The dtype of the labels as given to ``fit`` (``predict`` answers in it, as scikit-learn's
-    classifiers answer in the type of their training labels)."""
-    return Y.dtype if hasattr(Y, "dtype") else np.asarray(Y).dtype
 
 
 def _classes(n_labels, dtype):
