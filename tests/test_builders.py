@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from mlnn.base.errors import MLNNError
-from mlnn.model.builders import build, build_loss, build_network, build_optimizer
-from mlnn.nn.losses import CrossEntropy, PairwiseExponential
+from mlnn.model.builders import build, build_loss, build_optimizer
+from mlnn.nn.losses import CrossEntropy
 from mlnn.nn.network import check_dtype
 from mlnn.nn.optimizers import AdaGrad, Momentum, SGD
 
@@ -26,14 +26,14 @@ def test_pwe_form_and_loss_types():
 
 @pytest.mark.parametrize("dtype", ["float32", np.float32, np.dtype("float64"), "float64"])
 def test_dtype_by_name_or_numpy_type(dtype):
-    network = build_network(5, 2, build_loss("ce"), hidden_units=3, dtype=dtype)
+    network, _, _ = build(5, 2, hidden_units=3, dtype=dtype)
     assert network.dtype == np.dtype(dtype)
     assert all(p.dtype == np.dtype(dtype) for p in network.params.values())
 
 
 def test_same_seed_same_weights():
-    a = build_network(5, 2, build_loss("ce"), hidden_units=3, random_state=4)
-    b = build_network(5, 2, build_loss("ce"), hidden_units=3, random_state=4)
+    a, _, _ = build(5, 2, hidden_units=3, random_state=4)
+    b, _, _ = build(5, 2, hidden_units=3, random_state=4)
     for name in ("W1", "W2"):
         np.testing.assert_array_equal(a.params[name], b.params[name])
 
