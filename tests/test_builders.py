@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from mlnn.base.errors import MLNNError
-from mlnn.model.builders import build, build_loss, build_optimizer
+from mlnn.model.builders import build, build_loss
 from mlnn.nn.losses import CrossEntropy
 from mlnn.nn.network import check_dtype
 from mlnn.nn.optimizers import AdaGrad, Momentum, SGD
@@ -38,13 +38,17 @@ def test_same_seed_same_weights():
         np.testing.assert_array_equal(a.params[name], b.params[name])
 
 
+def _optimizer(name, learning_rate, **options):
+    return build(3, 2, hidden_units=2, optimizer=name, learning_rate=learning_rate, **options)[2]
+
+
 def test_optimizers_and_their_options():
-    executor = build_optimizer("momentum", 0.05, momentum=0.7, nesterov=True, weight_decay=0.01)
+    executor = _optimizer("momentum", 0.05, momentum=0.7, nesterov=True, weight_decay=0.01)
     momentum = executor.rule
     assert isinstance(momentum, Momentum) and executor.weight_decay == 0.01
     assert (momentum.learning_rate, momentum.momentum, momentum.nesterov) == (0.05, 0.7, True)
-    assert isinstance(build_optimizer("adagrad", 0.1, momentum=0.7).rule, AdaGrad)
-    assert isinstance(build_optimizer("sgd", 0.1).rule, SGD)
+    assert isinstance(_optimizer("adagrad", 0.1, momentum=0.7).rule, AdaGrad)
+    assert isinstance(_optimizer("sgd", 0.1).rule, SGD)
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -19,15 +19,6 @@ def build_loss(name, pwe_form=DEFAULT.pwe_form):
     return PairwiseExponential(pwe_form) if isinstance(loss, PairwiseExponential) else loss
 
 
-def build_optimizer(name, learning_rate, momentum=DEFAULT.momentum, nesterov=DEFAULT.nesterov,
-                    weight_decay=DEFAULT.weight_decay, decay_biases=DEFAULT.decay_biases):
-    """The optimizer ``name`` with step size η (``momentum`` μ and ``nesterov`` for momentum) and
-    ℓ2 weight decay γ (on W1, W2, and on b1, b2 with ``decay_biases``)."""
-    options = {"momentum": momentum, "nesterov": nesterov} if name == "momentum" else {}
-    return get_optimizer(name, learning_rate, weight_decay=weight_decay,
-                         decay_biases=decay_biases, **options)
-
-
 def build(n_features, n_labels, *, loss=DEFAULT.loss, hidden_units=DEFAULT.hidden_units,
           hidden_activation=DEFAULT.hidden_activation, optimizer=DEFAULT.optimizer,
           learning_rate=DEFAULT.learning_rate, momentum=DEFAULT.momentum,
@@ -35,9 +26,12 @@ def build(n_features, n_labels, *, loss=DEFAULT.loss, hidden_units=DEFAULT.hidde
           decay_biases=DEFAULT.decay_biases, pwe_form=DEFAULT.pwe_form,
           random_state=DEFAULT.random_state, dtype=DEFAULT.dtype, init=DEFAULT.init):
     """(network, loss, optimizer) for ``n_features`` inputs and ``n_labels`` outputs: a freshly
-    initialised D × F × L network whose output activation is the loss's."""
+    initialised D × F × L network whose output activation is the loss's, and the update rule
+    ``optimizer`` with step size η (``momentum`` μ and ``nesterov`` for momentum) and ℓ2 weight
+    decay γ (on W1, W2, and on b1, b2 with ``decay_biases``)."""
     loss = build_loss(loss, pwe_form)
     network = Network.initialize(n_features, n_labels, hidden_units, hidden_activation,
                                  loss.output, random_state=random_state, dtype=dtype, init=init)
-    return network, loss, build_optimizer(optimizer, learning_rate, momentum, nesterov,
-                                          weight_decay, decay_biases)
+    options = {"momentum": momentum, "nesterov": nesterov} if optimizer == "momentum" else {}
+    return network, loss, get_optimizer(optimizer, learning_rate, weight_decay=weight_decay,
+                                        decay_biases=decay_biases, **options)

@@ -27,7 +27,7 @@ from mlnn.base.validation import (check_fitted, check_length, check_sample_weigh
 from mlnn.datasets.text import TfidfVectorizer
 from mlnn.evaluation.metrics import evaluate
 from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
-from mlnn.model.builders import build, build_loss, build_optimizer
+from mlnn.model.builders import build, build_loss
 from mlnn.model.modelfile import loading, names_array, read_model_file, write_model_file
 from mlnn.model.params import DEFAULT, DEFAULTS, numpydoc
 from mlnn.model.params import check_params as check_values
@@ -51,7 +51,7 @@ class MultiLabelNN:
     Attributes
     ----------
     network_ : :class:`~mlnn.nn.network.Network`
-    loss_, optimizer_ : the loss and the optimizer (with its state) that trained it
+    loss_, optimizer_ : the loss, and the optimizer that trained it (not kept by :meth:`save`)
     thresholds_ : :class:`~mlnn.evaluation.thresholds.ThresholdPredictor`
     history_ : :class:`~mlnn.nn.training.History`
     classes_ : list of L arrays ``[0, 1]`` (in the dtype of the labels given to ``fit``)
@@ -333,9 +333,8 @@ class MultiLabelNN:
                     classifier_tags=ClassifierTags(multi_class=False, multi_label=True),
                     input_tags=InputTags(sparse=True))
 
-    def save(self, path, include_optimizer=False):
-        """Write the fitted model to one ``.npz`` file (:mod:`mlnn.model.modelfile`), with the
-        optimizer's state if ``include_optimizer`` (to continue training)."""
+    def save(self, path):
+        """Write the fitted model to one ``.npz`` file (:mod:`mlnn.model.modelfile`)."""
         check_fitted(self, "network_")
         params = self.get_params()
         params["verbose"] = bool(params["verbose"]) if not callable(params["verbose"]) else False
@@ -348,9 +347,7 @@ class MultiLabelNN:
                                "intercept": float(t.intercept_), "form": t.intercept,
                                "target": t.target, "n_features_in": t.n_features_in_},
                 "history": self.history_.records,
-                "label_dtype": self.classes_[0].dtype.str,
-                "optimizer": {"name": self.optimizer if include_optimizer else None,
-                              "t": self.optimizer_.t}}
+                "label_dtype": self.classes_[0].dtype.str}
         arrays = dict(self.network_.params)
         arrays["threshold_coef"] = np.asarray(t.coef_, dtype=np.float64)
         arrays["feature_names"] = names_array(self.feature_names_)
@@ -358,10 +355,6 @@ class MultiLabelNN:
         if getattr(self, "vectorizer_", None) is not None:
             meta["text"], text_arrays = self.vectorizer_.get_state()
             arrays.update({f"text/{name}": value for name, value in text_arrays.items()})
-        if include_optimizer:
-            for param, slots in self.optimizer_.state.items():
-                for slot, value in slots.items():
-                    arrays[f"optimizer/{param}/{slot}"] = value
         write_model_file(path, arrays, meta)
 
     @classmethod
@@ -391,19 +384,7 @@ class MultiLabelNN:
         model.feature_names_ = arrays["feature_names"].tolist() or None
         model.label_names_ = arrays["label_names"].tolist() or None
         model.vectorizer_ = _saved_vectorizer(meta, arrays, model.n_features_in_)
-        model.optimizer_ = model._saved_optimizer(meta["optimizer"], arrays)
         return model
-
-    def _saved_optimizer(self, saved, arrays):
-        """The optimizer, with its state when the file carries it (to continue training)."""
-        optimizer = build_optimizer(self.optimizer, self.learning_rate, self.momentum,
-                                    self.nesterov, self.weight_decay, self.decay_biases)
-        optimizer.t = saved["t"]
-        for name, value in arrays.items():
-            if name.startswith("optimizer/"):
-                _, param, slot = name.split("/")
-                optimizer.state.setdefault(param, {})[slot] = value
-        return optimizer
 
 
 def _check_vectorizer(vectorizer, n_features):

@@ -11,7 +11,6 @@ This module knows files, not models: what goes in is decided by
 ``threshold_coef``     θ of the threshold predictor T(x) = θᵀx + b (empty for a fixed threshold)
 ``feature_names``      unicode arrays (empty when unknown)
 ``label_names``
-``optimizer/<p>/<s>``  optimizer state (only with ``include_optimizer=True``)
 ``text/vocabulary``    for a model trained on text: the vectorizer's terms, their idf and its
 ``text/idf``           stop words; its settings are ``meta["text"]``
 ``text/stop_words``    (:meth:`mlnn.datasets.text.TfidfVectorizer.get_state`)
@@ -102,28 +101,19 @@ def check_model_arrays(path, arrays, meta):
     """Raise :class:`ModelFileError` naming ``path`` and the entry unless the entries of a model
     file (``arrays``, ``meta`` as :func:`read_model_file` returns them) make a consistent
     network: the dtype and dimensions of W1, b1, W2, b2, D × F, F × L and the names, threshold
-    coefficients, vectorizer and optimizer state that go with them, all finite."""
+    coefficients and vectorizer that go with them, all finite."""
     D, F, L = _network_sizes(path, arrays, meta)
     expected = {"W1": (D, F), "b1": (F,), "W2": (F, L), "b2": (L,),
                 "threshold_coef": _threshold_widths(path, meta, D, L),
                 "feature_names": [(0,), (D,)], "label_names": [(0,), (L,)],
                 "text/vocabulary": (D,), "text/idf": (D,), "text/stop_words": None}
     for name, array in arrays.items():
-        if name.startswith("optimizer/"):
-            parameter = name.split("/")[1] if name.count("/") == 2 else ""
-            if parameter not in NETWORK:
-                _inconsistent(path, name, "is not the state of a parameter W1, b1, W2 or b2")
-            _check_entry(path, name, array, "f", [expected[parameter]])
-            if array.dtype != arrays[parameter].dtype:
-                _inconsistent(path, name, f"has dtype {array.dtype}, but {parameter} has "
-                                          f"{arrays[parameter].dtype}")
-        elif name not in expected:
+        if name not in expected:
             _inconsistent(path, name, "is not an entry of a model file")
-        else:
-            shapes = expected[name]
-            _check_entry(path, name, array, "U" if name.endswith(("names", "vocabulary",
-                                                                  "stop_words")) else "f",
-                         shapes if isinstance(shapes, list) or shapes is None else [shapes])
+        shapes = expected[name]
+        _check_entry(path, name, array, "U" if name.endswith(("names", "vocabulary",
+                                                              "stop_words")) else "f",
+                     shapes if isinstance(shapes, list) or shapes is None else [shapes])
     _check_label_dtype(path, meta.get("label_dtype", "|i1"))
     if ("text/vocabulary" in arrays) != ("text" in meta):
         _inconsistent(path, "text/vocabulary", "and the header's text settings must come "
