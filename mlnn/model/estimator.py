@@ -16,6 +16,8 @@ mlnn itself never imports scikit-learn. ``fit(X, Y)``:
 
 import sys
 import time
+from dataclasses import dataclass
+from typing import Callable, Optional, Union
 
 import numpy as np
 
@@ -41,6 +43,7 @@ FITTED_SCALARS = ("n_updates_", "best_updates_", "threshold_lambda_", "fit_time_
                   "n_features_in_", "n_labels_")
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class MultiLabelNN:
     """A single-hidden-layer network for multi-label classification (Nam et al. 2014).
 
@@ -59,58 +62,41 @@ class MultiLabelNN:
     n_updates_, best_updates_ : int, parameter updates made, and at the best validation rank loss
     threshold_lambda_ : float or None, the λ of Eq. 5 used
     threshold_scores_ : dict, λ → validation criterion (when λ was selected)
-    rule_stops_ : dict, stopping rule → (record, parameters) where each of ``fit``'s ``rules``
-        stops (empty without ``rules``)
+    rule_stops_ : dict, each of ``fit``'s ``rules`` → (the record, the parameters) where it stops
     fit_time_ : float, seconds
     feature_names_, label_names_ : list of str or None
-    vectorizer_ : :class:`~mlnn.datasets.text.TfidfVectorizer` or None
-        What turned text into X, when ``fit`` was given it; saved with the model, so that
-        :meth:`transform_text` (and ``predict --text``) classify raw text.
+    vectorizer_ : :class:`~mlnn.datasets.text.TfidfVectorizer` or None, what turned text into X
+        (for :meth:`transform_text` and ``predict --text``)
     """
 
-    def __init__(self, *, hidden_units=DEFAULT.hidden_units,
-                 hidden_activation=DEFAULT.hidden_activation, loss=DEFAULT.loss,
-                 optimizer=DEFAULT.optimizer, learning_rate=DEFAULT.learning_rate,
-                 momentum=DEFAULT.momentum, nesterov=DEFAULT.nesterov,
-                 weight_decay=DEFAULT.weight_decay, decay_biases=DEFAULT.decay_biases,
-                 dropout=DEFAULT.dropout, input_dropout=DEFAULT.input_dropout,
-                 batch_size=DEFAULT.batch_size, max_epochs=DEFAULT.max_epochs,
-                 patience=DEFAULT.patience, stopping=DEFAULT.stopping,
-                 eval_every=DEFAULT.eval_every, validation_fraction=DEFAULT.validation_fraction,
-                 threshold=DEFAULT.threshold, threshold_features=DEFAULT.threshold_features,
-                 threshold_lambda=DEFAULT.threshold_lambda,
-                 threshold_intercept=DEFAULT.threshold_intercept,
-                 threshold_target=DEFAULT.threshold_target, pwe_form=DEFAULT.pwe_form,
-                 init=DEFAULT.init, dtype=DEFAULT.dtype, sparse_output=DEFAULT.sparse_output,
-                 random_state=DEFAULT.random_state, verbose=DEFAULT.verbose):
-        self.hidden_units = hidden_units
-        self.hidden_activation = hidden_activation
-        self.loss = loss
-        self.optimizer = optimizer
-        self.learning_rate = learning_rate
-        self.momentum = momentum
-        self.nesterov = nesterov
-        self.weight_decay = weight_decay
-        self.decay_biases = decay_biases
-        self.dropout = dropout
-        self.input_dropout = input_dropout
-        self.batch_size = batch_size
-        self.max_epochs = max_epochs
-        self.patience = patience
-        self.stopping = stopping
-        self.eval_every = eval_every
-        self.validation_fraction = validation_fraction
-        self.threshold = threshold
-        self.threshold_features = threshold_features
-        self.threshold_lambda = threshold_lambda
-        self.threshold_intercept = threshold_intercept
-        self.threshold_target = threshold_target
-        self.pwe_form = pwe_form
-        self.init = init
-        self.dtype = dtype
-        self.sparse_output = sparse_output
-        self.random_state = random_state
-        self.verbose = verbose
+    hidden_units: int = DEFAULT.hidden_units
+    hidden_activation: str = DEFAULT.hidden_activation
+    loss: str = DEFAULT.loss
+    optimizer: str = DEFAULT.optimizer
+    learning_rate: float = DEFAULT.learning_rate
+    momentum: float = DEFAULT.momentum
+    nesterov: bool = DEFAULT.nesterov
+    weight_decay: float = DEFAULT.weight_decay
+    decay_biases: bool = DEFAULT.decay_biases
+    dropout: float = DEFAULT.dropout
+    input_dropout: float = DEFAULT.input_dropout
+    batch_size: int = DEFAULT.batch_size
+    max_epochs: int = DEFAULT.max_epochs
+    patience: int = DEFAULT.patience
+    stopping: str = DEFAULT.stopping
+    eval_every: Optional[int] = DEFAULT.eval_every
+    validation_fraction: float = DEFAULT.validation_fraction
+    threshold: str = DEFAULT.threshold
+    threshold_features: str = DEFAULT.threshold_features
+    threshold_lambda: Optional[float] = DEFAULT.threshold_lambda
+    threshold_intercept: str = DEFAULT.threshold_intercept
+    threshold_target: str = DEFAULT.threshold_target
+    pwe_form: str = DEFAULT.pwe_form
+    init: str = DEFAULT.init
+    dtype: str = DEFAULT.dtype
+    sparse_output: bool = DEFAULT.sparse_output
+    random_state: Optional[int] = DEFAULT.random_state
+    verbose: Union[bool, Callable] = DEFAULT.verbose
 
     def get_params(self, deep=True):
         """The hyper-parameters as a dict (``deep`` is accepted for scikit-learn compatibility)."""
@@ -155,20 +141,11 @@ class MultiLabelNN:
             vectorizer=None, rules=()):
         """Train the network and fit its thresholds (see the module docstring); returns self.
 
-        Parameters
-        ----------
-        X : (n, D) scipy.sparse matrix or dense array of real numbers, the documents
-        Y : (n, L) 0/1 labels, dense or sparse, bool, integer or real; ``predict`` answers in
-            their dtype
-        X_val, Y_val : optional validation documents and labels, for early stopping and λ
-            (otherwise ``validation_fraction`` of X is held out)
-        feature_names, label_names : optional lists of D and L names, kept with the model
-        vectorizer : optional fitted :class:`~mlnn.datasets.text.TfidfVectorizer` with D terms
-            that made X from text (``Dataset.vectorizer``), kept with the model
-        rules : stopping rules to run live on the same run besides ``stopping``
-            (:class:`mlnn.model.stopping_rules.RuleWatch`, needs validation data);
-            ``rule_stops_`` maps each to (the record it stops at, a copy of the parameters at
-            that record)
+        X (n × D, sparse or dense) are the documents, Y (n × L) their 0/1 labels in any dtype,
+        which ``predict`` answers in; ``X_val, Y_val`` validation documents (else a
+        ``validation_fraction`` of X). ``feature_names``, ``label_names`` and the fitted
+        ``vectorizer`` that made X from text are kept with the model. ``rules``: stopping rules
+        watched live beside ``stopping`` (:class:`~mlnn.model.stopping_rules.RuleWatch`).
         """
         started = time.perf_counter()
         self.check_params()
@@ -213,10 +190,8 @@ class MultiLabelNN:
         return self
 
     def _stopping(self, X, Y, network, rules=()):
-        """The early stopping of the ``stopping`` rule (None for "fixed") and the validation
-        it and the other ``rules`` watch: the ranking measures, or all ten with thresholds
-        fitted as the final model's are, on a seeded subsample of the training documents
-        (Sec. 3.3, 4)."""
+        """The early stopping of the ``stopping`` rule (None for "fixed") and the validation it
+        and ``rules`` watch: the ranking measures, or all ten of Sec. 4 (with thresholds)."""
         stopper = stopping_rule(self.stopping, self.patience)
         if {self.stopping, *rules} == {"rankloss"}:
             return stopper, ranking_validation
