@@ -191,7 +191,7 @@ class MultiLabelNN:
 
     def _stopping(self, X, Y, network, rules=()):
         """The early stopping of the ``stopping`` rule (None for "fixed") and the validation it
-        and ``rules`` watch: the ranking measures, or all ten of Sec. 4 (with thresholds)."""
+        and ``rules`` watch: the ranking measures, or all ten (:func:`threshold_validation`)."""
         stopper = stopping_rule(self.stopping, self.patience)
         if {self.stopping, *rules} == {"rankloss"}:
             return stopper, ranking_validation
