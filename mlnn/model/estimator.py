@@ -358,7 +358,7 @@ class MultiLabelNN:
         model.history_ = History(records=_records(meta["history"]))
         model.feature_names_ = arrays["feature_names"].tolist() or None
         model.label_names_ = arrays["label_names"].tolist() or None
-        model.vectorizer_ = _saved_vectorizer(meta, arrays, model.n_features_in_)
+        model.vectorizer_ = _saved_vectorizer(meta, arrays)
         return model
 
 
@@ -375,13 +375,14 @@ def _check_vectorizer(vectorizer, n_features):
     return vectorizer
 
 
-def _saved_vectorizer(meta, arrays, n_features):
-    """The text vectorizer of a model file (entries ``text/*`` and header ``text``), or None."""
+def _saved_vectorizer(meta, arrays):
+    """The text vectorizer of a model file (entries ``text/*``, checked by the file's reader,
+    and header ``text``), or None."""
     if "text" not in meta:
         return None
     state = {name.split("/", 1)[1]: value for name, value in arrays.items()
              if name.startswith("text/")}
-    return _check_vectorizer(TfidfVectorizer.from_state(meta["text"], state), n_features)
+    return TfidfVectorizer.from_state(meta["text"], state)
 
 
 def _records(history):
