@@ -393,6 +393,15 @@ def test_fit_checks_the_hyper_parameters_before_the_data():
         MultiLabelNN(hidden_units=2.5).fit("not data", None)
 
 
+def test_a_value_is_checked_once_but_a_value_set_after_the_check_is_checked_again(data):
+    model = MultiLabelNN(**SMALL).check_params({"learning_rate": "--learning-rate"})
+    with pytest.raises(MLNNError, match="^learning_rate must be a positive finite number"):
+        model.set_params(learning_rate=-1.0).fit(data.X_train, data.Y_train)
+    model.learning_rate = 0.0                       # set directly, not through set_params
+    with pytest.raises(MLNNError, match="^learning_rate must be a positive finite number"):
+        model.check_params()
+
+
 def test_data_without_features_or_labels_is_rejected(data):
     with pytest.raises(MLNNError, match=r"X has 0 feature\(s\) \(shape=\(300, 0\)\)"):
         MultiLabelNN(**SMALL).fit(data.X_train[:, :0], data.Y_train)

@@ -32,15 +32,12 @@ def add_dataset(parser, required=True, default=None):
 
 
 def add_offline(parser):
-    """``--offline``: never download a missing archive (also ``MLNN_OFFLINE=1``)."""
     parser.add_argument("--offline", action="store_true",
                         help="never download: fail, saying which files to place where, when the "
                              "dataset's files are missing (also MLNN_OFFLINE=1)")
 
 
 def add_progress(parser):
-    """``--progress`` / ``--quiet``: progress lines on standard error, forced or silenced
-    (default: shown when standard error is a terminal)."""
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--progress", action="store_true",
                        help="show progress lines on standard error even when it is not a "
@@ -63,13 +60,11 @@ def download_progress(args):
 
 
 def add_option(parser):
-    """``-o/--option KEY=VALUE``: a dataset option, repeatable."""
     parser.add_argument("-o", "--option", action="append", metavar="KEY=VALUE",
                         help="dataset option (repeatable), e.g. -o stem=false or -o n_train=1000")
 
 
 def add_seed(parser):
-    """``--seed N``: the seed of every random choice (default 0, so that runs repeat)."""
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
 
 
