@@ -127,16 +127,6 @@ class MultiLabelNN:
         changed = {k: v for k, v in self.get_params().items() if _differs(v, DEFAULTS[k])}
         return f"MultiLabelNN({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
 
-    # ----------------------------------------------------------------------------------------
-    def _components(self, n_features, n_labels):
-        """(network, loss, optimizer) from the hyper-parameters, each validated."""
-        return build(n_features, n_labels, loss=self.loss, hidden_units=self.hidden_units,
-                     hidden_activation=self.hidden_activation, optimizer=self.optimizer,
-                     learning_rate=self.learning_rate, momentum=self.momentum,
-                     nesterov=self.nesterov, weight_decay=self.weight_decay,
-                     decay_biases=self.decay_biases, pwe_form=self.pwe_form,
-                     random_state=self.random_state, dtype=self.dtype, init=self.init)
-
     def fit(self, X, Y, X_val=None, Y_val=None, feature_names=None, label_names=None,
             vectorizer=None, rules=()):
         """Train the network and fit its thresholds (see the module docstring); returns self.
@@ -166,7 +156,13 @@ class MultiLabelNN:
                             "X_val, Y_val or a validation_fraction > 0 (without validation data "
                             "only stopping='fixed', or the default 'rankloss', which then trains "
                             "max_epochs epochs)")
-        network, loss, optimizer = self._components(X.shape[1], Y.shape[1])
+        network, loss, optimizer = build(
+            X.shape[1], Y.shape[1], loss=self.loss, hidden_units=self.hidden_units,
+            hidden_activation=self.hidden_activation, optimizer=self.optimizer,
+            learning_rate=self.learning_rate, momentum=self.momentum,
+            nesterov=self.nesterov, weight_decay=self.weight_decay,
+            decay_biases=self.decay_biases, pwe_form=self.pwe_form,
+            random_state=self.random_state, dtype=self.dtype, init=self.init)
         watch = RuleWatch(rules, self.patience)
         stopper, validate = (self._stopping(X, Y, network, rules) if X_val is not None
                              else (None, ranking_validation))
@@ -243,7 +239,6 @@ class MultiLabelNN:
             raise MLNNError("documents must be a list of texts, not one string")
         return self.vectorizer_.transform(list(documents), warn_empty=True)
 
-    # ----------------------------------------------------------------------------------------
     def __sklearn_is_fitted__(self):
         """Whether ``fit`` has run (what scikit-learn's ``check_is_fitted`` asks)."""
         return hasattr(self, "network_")
@@ -291,8 +286,7 @@ class MultiLabelNN:
         return float(np.average(exact, weights=weights))
 
     def evaluate(self, X, Y):
-        """The ten measures of the paper (see :func:`mlnn.evaluation.metrics.evaluate`) on
-        (X, Y)."""
+        """The paper's ten measures on (X, Y) (:func:`mlnn.evaluation.metrics.evaluate`)."""
         X = self._check_input(X)
         scores = self.network_.scores(X)
         Y = check_Y(Y, "Y", n_samples=X.shape[0], n_labels=self.n_labels_)

@@ -115,11 +115,9 @@ PARAMS = MappingProxyType({
         help="Evaluations without an improvement of the stopping measure before training stops."),
     "stopping": Param(
         default="rankloss", check=_choice(*STOPPING_RULES), kind=_names(STOPPING_RULES),
-        help="How the number of epochs is chosen on the validation data (the paper gives no number"
-             " of epochs and no stopping rule; see mlnn.model.stopping_rules): early stopping on "
-             "rank loss, or on the mean of micro- and macro-F1 of the thresholded label sets, or "
-             "the best such mean within max_epochs epochs, or a fixed budget of max_epochs "
-             "epochs."),
+        help="How the number of epochs is chosen on the validation data (ours, see "
+             "mlnn.model.stopping_rules): early stopping on rank loss or on the mean of micro- and "
+             "macro-F1, the best such mean within max_epochs epochs, or max_epochs epochs."),
     "eval_every": Param(
         default=None, check=_optional(check_positive_int), kind="int ≥ 1 or None", parse=int,
         help="Parameter updates between evaluations on the validation data (None: once per "
@@ -167,8 +165,7 @@ PARAMS = MappingProxyType({
              "draws fresh randomness at every fit."),
     "verbose": Param(
         default=False, check=_check_verbose, kind="bool or callable",
-        help="True prints a line per evaluation on standard output (epoch k/N, training loss, "
-             "validation rank loss, elapsed, at most how long is left); a callable is called with "
+        help="True prints a line per evaluation on standard output; a callable is called with "
              "each history record (e.g. mlnn.base.progress.epoch_reporter)."),
 })
 
