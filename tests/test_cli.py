@@ -15,6 +15,7 @@ from mlnn.cli.bench import BENCH_OPTIONS
 from mlnn.cli.model import TRAIN_OPTIONS
 from mlnn.model.params import DEFAULTS, PARAMS
 from mlnn.paper.methods import ALIASES, METHODS, resolve
+from mlnn.paper.reproduce import DECLARED_RULE
 
 
 def run(*args, env=None):
@@ -223,3 +224,21 @@ def test_train_and_evaluate_check_each_value_once(tmp_path, monkeypatch, capsys)
     assert main(["evaluate", "--model", str(model), *SYNTHETIC]) == 0
     assert counts == {name: 1 for name in PARAMS}
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("argv, stopping, others", [
+    ([], DECLARED_RULE["rule"], ()),
+    (["--stopping", "meanF_best", "--stopping-sensitivity"], "meanF_best",
+     ("rankloss", "meanF", "fixed")),
+    (["--stopping", "rankloss", "--stopping-sensitivity"], "rankloss",
+     ("meanF", "meanF_best", "fixed"))])
+def test_reproduce_passes_the_main_rule_and_the_sensitivity_rules_on(argv, stopping, others,
+                                                                     tmp_path, monkeypatch):
+    seen = {}
+
+    def study(datasets, seeds, out, load, **options):
+        seen.update(options)
+        return []
+    monkeypatch.setattr("mlnn.cli.reproduce.run_study", study)
+    assert main(["reproduce", "--dataset", "synthetic", "--out", str(tmp_path), *argv]) == 0
+    assert (seen["stopping"], seen["other_rules"]) == (stopping, others)

@@ -56,19 +56,15 @@ def run_info(args):
     return 0
 
 
-def export_paths(out, name):
-    """The four files ``data export`` writes into the directory ``out`` for dataset ``name``."""
-    return {"train": out / f"{name}-train.svm", "test": out / f"{name}-test.svm",
-            "features": out / f"{name}-features.txt", "labels": out / f"{name}-labels.txt"}
-
-
 def run_export(args):
     out = check_output_directory(args.out, "--out")
-    paths = export_paths(out, args.name)
+    name = args.name
+    paths = {"train": out / f"{name}-train.svm", "test": out / f"{name}-test.svm",
+             "features": out / f"{name}-features.txt", "labels": out / f"{name}-labels.txt"}
     if out.exists():
         for path in paths.values():
             check_output_path(path, "--out")
-    dataset = load_dataset(args, args.name, args.data_dir)
+    dataset = load_dataset(args, name, args.data_dir)
     try:
         out.mkdir(exist_ok=True)
     except OSError as error:
@@ -77,7 +73,7 @@ def run_export(args):
                                        getattr(dataset, f"Y_{split}"), header=True,
                                        zero_based=True) for split in ("train", "test")}
     for kind, listed in (("features", dataset.feature_names), ("labels", dataset.label_names)):
-        contents[kind] = "".join(name.replace("\n", " ") + "\n" for name in listed).encode()
+        contents[kind] = "".join(entry.replace("\n", " ") + "\n" for entry in listed).encode()
     write_files({path: contents[kind] for kind, path in paths.items()})   # all four, or none
     for path in paths.values():
         print(path)

@@ -77,6 +77,8 @@ def run_reproduce(args):
     methods = [resolve(m) for m in args.methods] if args.methods else None  # fail fast
     datasets = _datasets(args)
     seeds = _seeds(args.seeds)
+    other_rules = tuple(rule for rule in STOPPING_RULES if rule != args.stopping) \
+        if args.stopping_sensitivity else ()          # the sensitivity rows' rules
     out = check_output_directory(args.out, "--out")
     try:
         out.mkdir(exist_ok=True)
@@ -90,7 +92,7 @@ def run_reproduce(args):
                              refit=not args.no_refit, learning_rates=args.learning_rates,
                              C_values=args.C_values, select_by=args.select_by,
                              sensitivity=args.sensitivity, progress=show_progress(args),
-                             stopping=args.stopping, other_rules=_other_rules(args))
+                             stopping=args.stopping, other_rules=other_rules)
     except KeyboardInterrupt as stop:            # also SIGTERM (interrupts.Terminated)
         line, code = interrupts.report(stop)
         print(f"{line}; the methods completed so far are stored in {out}", file=sys.stderr)
@@ -101,13 +103,6 @@ def run_reproduce(args):
     print(f"results in {out}: {names} with their table3_*.csv and .md "
           f"({time.perf_counter() - started:.0f}s)")
     return 0
-
-
-def _other_rules(args):
-    """The stopping rules of the sensitivity rows: all but ``--stopping``, if asked for."""
-    if not args.stopping_sensitivity:
-        return ()
-    return tuple(rule for rule in STOPPING_RULES if rule != args.stopping)
 
 
 def _datasets(args):
