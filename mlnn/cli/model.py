@@ -232,15 +232,13 @@ def run_predict(args):
     empty = _featureless(X)          # no feature, no known word: nothing in it to classify
     predicted = [labels[:0] if empty[i] else labels for i, labels in enumerate(predicted)]
     names = model.label_names_ or [str(i) for i in range(model.n_labels_)]
+    scored = args.scores or args.text is not None
     lines = []
     for i, labels in enumerate(predicted):
-        if args.text is not None:
-            lines.append(documents[i][0].replace("\t", " ").replace("\n", " ") + "\t" +
-                         " ".join(f"{names[l]}:{scores[i, l]:.4f}" for l in labels))
-        elif args.scores:
-            lines.append(" ".join(f"{names[l]}:{scores[i, l]:.4f}" for l in labels))
-        else:
-            lines.append(" ".join(names[l] for l in labels))
+        line = " ".join(f"{names[l]}:{scores[i, l]:.4f}" if scored else names[l] for l in labels)
+        if args.text is not None:                       # NAME<TAB>label:score ...
+            line = documents[i][0].replace("\t", " ").replace("\n", " ") + "\t" + line
+        lines.append(line)
     sys.stdout.write("".join(line + "\n" for line in lines))
     sys.stdout.flush()
     return 0

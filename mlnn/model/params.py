@@ -50,11 +50,6 @@ def _optional(check):
     return lambda value, name: None if value is None else check(value, name)
 
 
-def _momentum(value, name):
-    """μ: a number in [0, 1)."""
-    return check_float_in(value, name, 0, 1, closed="left")
-
-
 def _check_verbose(value, name):
     """``verbose``: a bool or a callable."""
     if not callable(value) and not isinstance(value, (bool, np.bool_)):
@@ -85,7 +80,8 @@ PARAMS = MappingProxyType({
         help="η0; the reproduction chooses it from {0.001, 0.01, 0.1} on validation data "
              "(Sec. 4)."),
     "momentum": Param(
-        default=0.9, check=_momentum, kind="float in [0, 1)", parse=float,
+        default=0.9, check=lambda value, name: check_float_in(value, name, 0, 1, closed="left"),
+        kind="float in [0, 1)", parse=float,
         help='μ, used only with optimizer="momentum".'),
     "nesterov": Param(
         default=False, check=check_bool, kind="bool",
