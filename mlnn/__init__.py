@@ -4,9 +4,10 @@ A reference implementation of J. Nam, J. Kim, E. Loza Mencía, I. Gurevych and J
 *Large-scale Multi-label Text Classification — Revisiting Neural Networks*, ECML PKDD 2014.
 
 :class:`MultiLabelNN` is the paper's network behind a scikit-learn-style estimator
-(:mod:`mlnn.model`); ``python -m mlnn`` is the command line (:mod:`mlnn.cli`). The layers, from
-the paper up: ``nn`` (Sec. 3), ``evaluation``, ``datasets``, ``baselines``, ``model``, ``paper``,
-``figures``, ``course``, ``tools``, ``cli``.
+(:mod:`mlnn.model`); ``python -m mlnn`` is the command line (:mod:`mlnn.cli`). The folders are
+layers, each importing only those before it: ``base``, ``evaluation``, ``datasets``,
+``baselines``, ``nn`` (the network of Sec. 3), ``model``, ``paper``, ``figures``, ``tools``,
+``course``, ``cli``.
 """
 
 from mlnn.base.errors import (ChecksumError, DataFormatError, DivergenceError, MLNNError,
