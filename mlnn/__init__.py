@@ -2,27 +2,27 @@
 
 A reference implementation of J. Nam, J. Kim, E. Loza Mencía, I. Gurevych and J. Fürnkranz,
 *Large-scale Multi-label Text Classification — Revisiting Neural Networks*, ECML PKDD 2014.
+
+:class:`MultiLabelNN` is the paper's network behind a scikit-learn-style estimator
+(:mod:`mlnn.model`); ``python -m mlnn`` is the command line (:mod:`mlnn.cli`). The folders are
+layers, each importing only those before it: ``base``, ``evaluation``, ``datasets``,
+``baselines``, ``nn`` (the network of Sec. 3), ``model``, ``paper``, ``figures``, ``tools``,
+``course``, ``cli``.
 """
 
-import sys
-
-from mlnn.base import interrupts
-
-
-def _started_as_command():
-    """Whether this import is the start of ``python -m mlnn`` (the command line)."""
-    argv = list(getattr(sys, "orig_argv", []))
-    return "-m" in argv and argv[argv.index("-m") + 1:argv.index("-m") + 2] == ["mlnn"]
-
-
-if _started_as_command():       # Ctrl-C or SIGTERM while NumPy and SciPy load: see mlnn.__main__
-    interrupts.hold()
-
-from mlnn.base.errors import (ChecksumError, DataFormatError, DivergenceError,  # noqa: E402
-                              MLNNError, ModelFileError, NotFittedError)
-from mlnn.model.estimator import MultiLabelNN  # noqa: E402
+from mlnn.base.errors import (ChecksumError, DataFormatError, DivergenceError, MLNNError,
+                              ModelFileError, NotFittedError)
 
 __version__ = "0.1.0"
 
 __all__ = ["MultiLabelNN", "MLNNError", "NotFittedError", "DataFormatError", "ChecksumError",
            "ModelFileError", "DivergenceError", "__version__"]
+
+
+def __getattr__(name):
+    """``MultiLabelNN``, imported on first use: importing mlnn loads no NumPy, so that
+    ``python -m mlnn`` can hold back Ctrl-C before it does (:mod:`mlnn.__main__`)."""
+    if name == "MultiLabelNN":
+        from mlnn.model.estimator import MultiLabelNN
+        return MultiLabelNN
+    raise AttributeError(f"module 'mlnn' has no attribute {name!r}")

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from mlnn.base.errors import MLNNError
-from mlnn.model.builders import build, build_loss, build_network, build_optimizer
-from mlnn.nn.losses import CrossEntropy, PairwiseExponential
+from mlnn.model.builders import build, build_loss
+from mlnn.nn.losses import CrossEntropy
 from mlnn.nn.network import check_dtype
 from mlnn.nn.optimizers import AdaGrad, Momentum, SGD
 
@@ -26,25 +26,29 @@ def test_pwe_form_and_loss_types():
 
 @pytest.mark.parametrize("dtype", ["float32", np.float32, np.dtype("float64"), "float64"])
 def test_dtype_by_name_or_numpy_type(dtype):
-    network = build_network(5, 2, build_loss("ce"), hidden_units=3, dtype=dtype)
+    network, _, _ = build(5, 2, hidden_units=3, dtype=dtype)
     assert network.dtype == np.dtype(dtype)
     assert all(p.dtype == np.dtype(dtype) for p in network.params.values())
 
 
 def test_same_seed_same_weights():
-    a = build_network(5, 2, build_loss("ce"), hidden_units=3, random_state=4)
-    b = build_network(5, 2, build_loss("ce"), hidden_units=3, random_state=4)
+    a, _, _ = build(5, 2, hidden_units=3, random_state=4)
+    b, _, _ = build(5, 2, hidden_units=3, random_state=4)
     for name in ("W1", "W2"):
         np.testing.assert_array_equal(a.params[name], b.params[name])
 
 
+def _optimizer(name, learning_rate, **options):
+    return build(3, 2, hidden_units=2, optimizer=name, learning_rate=learning_rate, **options)[2]
+
+
 def test_optimizers_and_their_options():
-    executor = build_optimizer("momentum", 0.05, momentum=0.7, nesterov=True, weight_decay=0.01)
+    executor = _optimizer("momentum", 0.05, momentum=0.7, nesterov=True, weight_decay=0.01)
     momentum = executor.rule
     assert isinstance(momentum, Momentum) and executor.weight_decay == 0.01
     assert (momentum.learning_rate, momentum.momentum, momentum.nesterov) == (0.05, 0.7, True)
-    assert isinstance(build_optimizer("adagrad", 0.1, momentum=0.7).rule, AdaGrad)
-    assert isinstance(build_optimizer("sgd", 0.1).rule, SGD)
+    assert isinstance(_optimizer("adagrad", 0.1, momentum=0.7).rule, AdaGrad)
+    assert isinstance(_optimizer("sgd", 0.1).rule, SGD)
 
 
 @pytest.mark.parametrize("kwargs, message", [

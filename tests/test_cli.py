@@ -1,6 +1,8 @@
 """The command line: train → evaluate → predict on real data, reproduce --quick, error paths."""
 
+import collections
 import contextlib
+import dataclasses
 import io
 import json
 import subprocess
@@ -11,9 +13,9 @@ import pytest
 from mlnn.cli import build_parser, main
 from mlnn.cli.bench import BENCH_OPTIONS
 from mlnn.cli.model import TRAIN_OPTIONS
-from mlnn.model.estimator import MultiLabelNN
 from mlnn.model.params import DEFAULTS, PARAMS
 from mlnn.paper.methods import ALIASES, METHODS, resolve
+from mlnn.paper.reproduce import DECLARED_RULE
 
 
 def run(*args, env=None):
@@ -196,26 +198,47 @@ def test_bad_hyper_parameter_options_are_one_line_errors(argv, message, tmp_path
     assert err.count("\n") == 1 and "Traceback" not in err
 
 
-def _counting_check_params(monkeypatch):
-    """Count the calls of MultiLabelNN.check_params (the estimator's boundary check)."""
-    calls = []
-    original = MultiLabelNN.check_params
+def _counting_checks(monkeypatch):
+    """Count the checks of each hyper-parameter's values by its description."""
+    counts = collections.Counter()
 
-    def counted(self):
-        calls.append(self)
-        return original(self)
-    monkeypatch.setattr(MultiLabelNN, "check_params", counted)
-    return calls
+    def counted(name, param):
+        def check(value, label):
+            counts[name] += 1
+            return param.check(value, label)
+        return dataclasses.replace(param, check=check)
+    monkeypatch.setattr("mlnn.model.params.PARAMS",
+                        {name: counted(name, param) for name, param in PARAMS.items()})
+    return counts
 
 
-def test_train_and_evaluate_check_the_hyper_parameters_once(tmp_path, monkeypatch, capsys):
-    """No whole estimator is built to check one option, and a loaded model is checked by
-    ``load`` alone."""
-    calls = _counting_check_params(monkeypatch)
+def test_train_and_evaluate_check_each_value_once(tmp_path, monkeypatch, capsys):
+    """``train`` checks each value before loading the data, naming its option, and ``fit`` does
+    not check it again; a loaded model is checked by ``load`` alone."""
+    counts = _counting_checks(monkeypatch)
     model = tmp_path / "m.npz"
-    assert main(["train", *SYNTHETIC, "--hidden-units", "4", "--epochs", "1", "--quiet",
-                 "--out", str(model)]) == 0
-    assert len(calls) == 1                                  # fit's
+    assert main(["train", *SYNTHETIC, "--hidden-units", "4", "--learning-rate", "0.05",
+                 "--epochs", "1", "--quiet", "--out", str(model)]) == 0
+    assert counts == {name: 1 for name in PARAMS}
+    counts.clear()
     assert main(["evaluate", "--model", str(model), *SYNTHETIC]) == 0
-    assert len(calls) == 2                                  # load's
+    assert counts == {name: 1 for name in PARAMS}
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("argv, stopping, others", [
+    ([], DECLARED_RULE["rule"], ()),
+    (["--stopping", "meanF_best", "--stopping-sensitivity"], "meanF_best",
+     ("rankloss", "meanF", "fixed")),
+    (["--stopping", "rankloss", "--stopping-sensitivity"], "rankloss",
+     ("meanF", "meanF_best", "fixed"))])
+def test_reproduce_passes_the_main_rule_and_the_sensitivity_rules_on(argv, stopping, others,
+                                                                     tmp_path, monkeypatch):
+    seen = {}
+
+    def study(datasets, seeds, out, load, **options):
+        seen.update(options)
+        return []
+    monkeypatch.setattr("mlnn.cli.reproduce.run_study", study)
+    assert main(["reproduce", "--dataset", "synthetic", "--out", str(tmp_path), *argv]) == 0
+    assert (seen["stopping"], seen["other_rules"]) == (stopping, others)

@@ -37,7 +37,6 @@ from mlnn.base.errors import MLNNWarning
 from mlnn.cli import main
 from mlnn.datasets import load
 from mlnn.datasets.svmlight import format_svmlight
-from mlnn.datasets.text import TfidfVectorizer
 from mlnn.model.estimator import MultiLabelNN
 from mlnn.model.modelfile import checksum
 from tests.arff_files import write_arff, write_mulan_xml
@@ -718,23 +717,9 @@ def test_a_warning_repeated_by_every_fit_of_a_run_is_printed_once(workspace, mon
     assert err.count("have no positive training document (columns 5 of Y)") == 1, err
 
 
-@pytest.fixture
-def text_model(workspace):
-    """A model trained on a tiny text dataset (with its vectorizer), in text.npz."""
-    texts = ["wheat grain harvest", "crude oil barrel", "wheat and oil prices rise",
-             "grain exports fall", "oil output cut", "maize wheat crop"] * 4
-    Y = np.array([[("wheat" in t or "grain" in t or "maize" in t), ("oil" in t)]
-                  for t in texts], dtype=np.int8)
-    vectorizer = TfidfVectorizer()
-    X = vectorizer.fit_transform(texts)
-    model = MultiLabelNN(hidden_units=4, max_epochs=5, random_state=0)
-    model.fit(X, Y, label_names=["grain", "crude"], vectorizer=vectorizer)
-    model.save(workspace / "text.npz")
-    return model
-
-
 def test_a_text_without_a_known_word_gets_no_label_and_a_warning(workspace, text_model,
                                                                    capsys):
+    text_model.save(workspace / "text.npz")
     (workspace / "empty.txt").write_text("")
     (workspace / "stop.txt").write_text("The of and, but: unheard-of zyzzyva!\n")
     (workspace / "news.txt").write_text("wheat grain harvest")
@@ -763,29 +748,12 @@ def test_an_input_document_without_features_gets_no_label_and_one_warning(worksp
                    "counting from 1) have no feature; no label is predicted for them\n")
 
 
-#: Imported by the child process (first on its path): sends it SIGINT when the module named
-#: by INTERRUPT_AT is first imported, i.e. while ``python -m mlnn`` starts.
-SITECUSTOMIZE = """
-import os, signal, sys
-
-class InterruptAt:
-    def find_spec(self, name, path=None, target=None):
-        if name == os.environ["INTERRUPT_AT"]:
-            sys.meta_path.remove(self)
-            os.kill(os.getpid(), signal.SIGINT)
-        return None
-
-sys.meta_path.insert(0, InterruptAt())
-"""
-
-
 @pytest.mark.parametrize("module", ["numpy", "scipy.sparse", "mlnn.paper.study"])
-def test_ctrl_c_while_the_modules_load_is_one_line_and_exit_130(tmp_path, module):
-    (tmp_path / "sitecustomize.py").write_text(SITECUSTOMIZE)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]),
-               INTERRUPT_AT=module)
+def test_ctrl_c_while_the_modules_load_is_one_line_and_exit_130(tmp_path, signal_at_import,
+                                                                 module):
     # SIGINT at its default in the child, as in a terminal, whatever the test runner inherited
-    process = subprocess.run([sys.executable, "-m", "mlnn", "data", "list"], env=env,
+    process = subprocess.run([sys.executable, "-m", "mlnn", "data", "list"],
+                             env=signal_at_import(module, "SIGINT"),
                              cwd=tmp_path, capture_output=True, timeout=120,
                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert (process.returncode, process.stdout, process.stderr) == (

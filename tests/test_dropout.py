@@ -82,7 +82,8 @@ def test_rate_zero_means_no_mask_and_the_input_unchanged():
     assert input_mask(X, 0, rng) is None
     assert apply_input_mask(X, None) is X
     assert rng.random() == np.random.default_rng(0).random()   # rate 0 draws no random numbers
-    network = Network.initialize(12, 2, hidden_units=3, random_state=0, dtype=np.float64)
+    network = Network.initialize(12, 2, hidden_units=3, hidden_activation="relu",
+                                 random_state=0, dtype=np.float64)
     np.testing.assert_array_equal(network.forward(X, None).o,
                                   network.forward(X, np.ones((5, 3))).o)
 
@@ -102,7 +103,7 @@ def test_bad_rates_are_clear_errors_naming_the_argument(rate):
     """A rate is checked once, where it enters training; the masks of each minibatch trust it."""
     with pytest.raises(MLNNError, match=r"^my_rate must be a number in \[0, 1\)"):
         check_rate(rate, "my_rate")
-    network = Network.initialize(2, 1, hidden_units=2, random_state=0)
+    network = Network.initialize(2, 1, hidden_units=2, hidden_activation="relu", random_state=0)
     X, Y = sp.csr_matrix(np.eye(2)), np.array([[1], [0]])
     for name in ("dropout", "input_dropout"):
         with pytest.raises(MLNNError, match=rf"^{name} must be a number in \[0, 1\)"):

@@ -14,7 +14,6 @@ import pytest
 
 from mlnn.base.errors import ModelFileError
 from mlnn.base.fileio import ArchiveError, arrays_digest, read_npz
-from mlnn.datasets.text import TfidfVectorizer
 from mlnn.model.estimator import MultiLabelNN
 from mlnn.model.modelfile import checksum, read_model_file, write_model_file
 
@@ -129,18 +128,10 @@ def test_an_object_array_is_refused_naming_it_and_never_unpickled(tmp_path):
 # a model file re-sealed with a valid checksum: its arrays are still checked, each by name
 
 @pytest.fixture(scope="module")
-def text_entries(tmp_path_factory):
+def text_entries(text_model, tmp_path_factory):
     """The entries of the file of a model trained on text (its vectorizer stored with it)."""
-    texts = ["wheat grain harvest", "crude oil barrel", "wheat and oil prices rise",
-             "grain exports fall", "oil output cut", "maize wheat crop"] * 4
-    Y = np.array([[("wheat" in t or "grain" in t or "maize" in t), ("oil" in t)]
-                  for t in texts], dtype=np.int8)
-    vectorizer = TfidfVectorizer()
-    X = vectorizer.fit_transform(texts)
-    model = MultiLabelNN(hidden_units=4, max_epochs=2, random_state=0)
-    model.fit(X, Y, label_names=["grain", "crude"], vectorizer=vectorizer)
     path = tmp_path_factory.mktemp("seal") / "text.npz"
-    model.save(path)
+    text_model.save(path)
     return _entries(path)
 
 

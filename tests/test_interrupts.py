@@ -95,27 +95,11 @@ def test_sigterm_during_training_is_one_line_exit_143_and_no_model(tmp_path):
     assert _listing(tmp_path) == []
 
 
-#: Imported by the child first (on its path): sends it SIGTERM when the module named by
-#: TERMINATE_AT is first imported, i.e. while ``python -m mlnn`` starts.
-SITECUSTOMIZE = """
-import os, signal, sys
-
-class TerminateAt:
-    def find_spec(self, name, path=None, target=None):
-        if name == os.environ["TERMINATE_AT"]:
-            sys.meta_path.remove(self)
-            os.kill(os.getpid(), signal.SIGTERM)
-        return None
-
-sys.meta_path.insert(0, TerminateAt())
-"""
-
-
 @pytest.mark.parametrize("module", ["numpy", "mlnn.paper.study"])
-def test_sigterm_while_the_modules_load_is_one_line_and_exit_143(tmp_path, module):
-    (tmp_path / "sitecustomize.py").write_text(SITECUSTOMIZE)
-    env = dict(_env(tmp_path, tmp_path), TERMINATE_AT=module)
-    process = subprocess.run([sys.executable, "-m", "mlnn", "data", "list"], env=env,
+def test_sigterm_while_the_modules_load_is_one_line_and_exit_143(tmp_path, signal_at_import,
+                                                                  module):
+    process = subprocess.run([sys.executable, "-m", "mlnn", "data", "list"],
+                             env=signal_at_import(module, "SIGTERM"),
                              cwd=tmp_path, capture_output=True, timeout=120,
                              preexec_fn=_default_signals)
     assert (process.returncode, process.stdout, process.stderr) == (

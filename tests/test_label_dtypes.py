@@ -231,7 +231,8 @@ def test_training_gives_the_same_network(form):
     X, Y = _small_data()
     params = []
     for labels in (Y, as_form(Y, *form)):
-        network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=5, random_state=0,
+        network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=5,
+                                     hidden_activation="relu", random_state=0,
                                      dtype=np.float64)
         train(network, get_loss("ce"), get_optimizer("adagrad", 0.1), X, labels, batch_size=8,
               max_epochs=2, random_state=0)

@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "mlnn"
@@ -118,8 +117,14 @@ def test_no_import_cycles():
     assert cycle is None, "import cycle: " + " -> ".join(cycle or ())
 
 
+#: The one import postponed into a function: the package's front page imports its estimator on
+#: first use, so that ``python -m mlnn`` holds back Ctrl-C before NumPy loads.
+LAZY = {"mlnn": {"mlnn.model.estimator"}}
+
+
 def test_no_function_level_imports_of_mlnn_modules():
-    offenders = {name: sorted(GRAPH[name][1]) for name in MODULES if GRAPH[name][1]}
+    offenders = {name: sorted(GRAPH[name][1]) for name in MODULES
+                 if GRAPH[name][1] and GRAPH[name][1] != LAZY.get(name)}
     assert not offenders, offenders
 
 
@@ -183,7 +188,7 @@ LAYERS = {
     "tools": {"base", "baselines", "model", "nn"},
     "course": {"base", "evaluation", "datasets", "baselines", "nn", "model", "paper", "figures"},
     "cli": {"base", "baselines", "datasets", "evaluation", "figures", "model", "paper", "tools"},
-    "__main__": {"cli"},
+    "__main__": {"base", "cli"},
     "mlnn": {"base", "model"},
 }
 

@@ -111,7 +111,8 @@ def test_dense_and_csr_input_agree(case):
 def test_W1_gradient_is_row_sparse_on_the_features_of_the_batch():
     """No dense D × F array per minibatch: only the rows of features present in X are formed."""
     D, F = 50_000, 8
-    network = Network.initialize(D, 3, hidden_units=F, random_state=0, dtype=np.float64)
+    network = Network.initialize(D, 3, hidden_units=F, hidden_activation="relu",
+                                 random_state=0, dtype=np.float64)
     X = sp.csr_matrix(([1.0, 2.0, 3.0], [7, 123, 49_999], [0, 2, 3]), shape=(2, D))
     grads = gradients(network, CrossEntropy(), X, np.array([[1, 0, 0], [0, 1, 1]], float))
     assert isinstance(grads.W1, RowSparseGradient)
@@ -121,7 +122,8 @@ def test_W1_gradient_is_row_sparse_on_the_features_of_the_batch():
 
 
 def test_forward_shapes_and_cache_fields():
-    network = Network.initialize(6, 4, hidden_units=5, random_state=1, dtype=np.float64)
+    network = Network.initialize(6, 4, hidden_units=5, hidden_activation="relu",
+                                 random_state=1, dtype=np.float64)
     X = sp.random(3, 6, density=0.5, format="csr", random_state=2)
     cache = network.forward(X)
     assert cache._fields == ("X", "z1", "h", "mask", "z2", "o")
@@ -164,7 +166,8 @@ def test_hand_worked_sgd_step():
 
 
 def test_float32_forward_matches_float64():
-    net64 = Network.initialize(30, 5, hidden_units=10, random_state=3, dtype=np.float64)
+    net64 = Network.initialize(30, 5, hidden_units=10, hidden_activation="relu",
+                               random_state=3, dtype=np.float64)
     net32 = Network(*(net64.params[k].astype(np.float32) for k in ("W1", "b1", "W2", "b2")))
     X = sp.random(4, 30, density=0.3, format="csr", random_state=4)
     o32 = net32.forward(X).o
@@ -180,7 +183,7 @@ def test_float32_forward_matches_float64():
     (np.array([["a", "b", "c", "d"]]), "real numbers"),
 ])
 def test_bad_input_is_a_clear_error(X, message):
-    network = Network.initialize(4, 2, hidden_units=3, random_state=0)
+    network = Network.initialize(4, 2, hidden_units=3, hidden_activation="relu", random_state=0)
     with pytest.raises(MLNNError, match=message):
         network.forward(X)
 
@@ -189,7 +192,7 @@ def test_inconsistent_parameters_are_a_clear_error():
     with pytest.raises(MLNNError, match="inconsistent parameter shapes"):
         Network(np.zeros((4, 3)), np.zeros(2), np.zeros((3, 2)), np.zeros(2))
     with pytest.raises(MLNNError, match="unknown initialisation"):
-        Network.initialize(4, 2, hidden_units=3, init="orthogonal")
+        Network.initialize(4, 2, hidden_units=3, hidden_activation="relu", init="orthogonal")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -212,8 +215,8 @@ def test_init_ranges_fill_the_published_interval(scheme, bound):
     every weight lies inside, the extremes come within 1 % of ±a, and the variance is a²/3."""
     fan_in, fan_out = 40, 500
     a = bound(fan_in, fan_out)
-    network = Network.initialize(fan_in, 3, hidden_units=fan_out, random_state=0,
-                                 dtype=np.float64, init=scheme)
+    network = Network.initialize(fan_in, 3, hidden_units=fan_out, hidden_activation="relu",
+                                 random_state=0, dtype=np.float64, init=scheme)
     W1 = network.W1
     assert np.abs(W1).max() <= a
     assert W1.max() > 0.99 * a and W1.min() < -0.99 * a

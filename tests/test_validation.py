@@ -207,7 +207,7 @@ def _core_option_calls():
         (lambda: PairwiseExponential("fast"), "^unknown PWE form 'fast'"),
         (lambda: get_loss({"ce": 1}), r"^unknown loss \{'ce': 1\}"),
         (lambda: get_activation(np.array(["relu"])), "^unknown activation"),
-        (lambda: Network.initialize(3, 2, hidden_units=2, init="xavier"),
+        (lambda: Network.initialize(3, 2, hidden_units=2, hidden_activation="relu", init="xavier"),
          "^unknown initialisation 'xavier'"),
         (lambda: bipartition_measures(np.eye(2), np.eye(2), macro_labels="some"),
          "^unknown macro_labels 'some'"),

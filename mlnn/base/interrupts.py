@@ -1,25 +1,13 @@
 """Stopping a command cleanly: Ctrl-C and SIGTERM, held back while something must not be cut.
 
-An interrupt (Ctrl-C, ``kill -INT``) normally raises ``KeyboardInterrupt`` wherever Python is.
-SIGTERM (``kill``, ``timeout``, a batch scheduler or a container stopping the job) would kill
-the process on the spot, leaving a temporary ``.part`` file beside the file being written; the
-command line makes it raise :class:`Terminated` instead (:func:`sigterm_stops`), a kind of
-``KeyboardInterrupt``, so that it is handled exactly like Ctrl-C: an atomic write is undone
-(:mod:`mlnn.base.fileio`), and the command prints one line and exits with 128 + the signal's
-number (:func:`report`: 130 for SIGINT, 143 for SIGTERM).
-
-Two moments must not be cut:
-
-* writing the files of a finished result (:func:`deferred`): a run record and the tables made
-  from it are written as one step, so a stop during the writes takes effect just after them, and
-  the result that just finished is kept in every file;
-* starting the command line (:func:`hold` and :func:`release`): a stop while NumPy and SciPy
-  load would surface as a traceback, or as an ``ImportError`` from inside their C code; held
-  back, it ends the command with the one line ``mlnn: interrupted`` (``mlnn: terminated``).
-
-Only the main thread can handle signals, and only the handlers named here are replaced (an
-ignored signal stays ignored, a handler someone else installed stays in charge). This module
-imports nothing but :mod:`signal`, so that it loads before anything else.
+The command line makes SIGTERM (``kill``, ``timeout``, a scheduler) raise :class:`Terminated`, a
+kind of ``KeyboardInterrupt`` (:func:`sigterm_stops`), so that it is handled exactly like Ctrl-C:
+an atomic write is undone (:mod:`mlnn.base.fileio`) and the command prints one line and exits
+with 128 + the signal's number (:func:`report`). Two moments must not be cut: writing the files
+of a finished result (:func:`deferred`: a stop takes effect just after them), and loading NumPy
+and SciPy as ``python -m mlnn`` starts (:func:`hold`, :func:`release`). Only the main thread can
+handle signals, and only the handlers named here are replaced (an ignored signal stays ignored).
+This module imports nothing but :mod:`signal`, so that it loads before anything else.
 """
 
 import contextlib

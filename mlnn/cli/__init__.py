@@ -1,39 +1,20 @@
 """The command line, ``python -m mlnn COMMAND ...``: a thin shell over the library.
 
-Each command group is one module of this package with ``register(subparsers)``, which adds its
-parsers and sets ``func`` to its handler ``run_<command>(args)`` (returning an exit code):
+Each command group is one module with ``register(subparsers)``, which adds its parsers and sets
+``func`` to its handler ``run_<command>(args)`` (returning an exit code): ``data`` (info, export,
+fetch, list), ``model`` (train, evaluate, predict), ``reproduce`` (Table 3), ``experiment``
+(Figs. 3-4), ``bench`` and ``course``. Shared options are spelled the same everywhere
+(:mod:`mlnn.cli.options`). Nothing outside this package imports from it. A missing pinned archive
+(Reuters-21578) is downloaded on first use unless ``--offline`` or ``MLNN_OFFLINE=1``; progress
+lines go to standard error when it is a terminal (``--progress`` forces, ``--quiet`` silences).
 
-==============  ===========================================================================
-module          commands
-==============  ===========================================================================
-``data``        ``data info | export | fetch | list``: datasets
-``model``       ``train``, ``evaluate``, ``predict``: one network method, its model file
-``reproduce``   ``reproduce``: the paper's Table 3 on datasets × seeds, resumable
-``experiment``  ``experiment``: the convergence experiments behind Figs. 3-4
-``bench``       ``bench``: seconds per epoch, where the time goes, peak memory
-``course``      ``course metadata | source``: the course in nbgrader's format
-==============  ===========================================================================
-
-Options shared by several commands are spelled the same everywhere (:mod:`mlnn.cli.options`):
-``--dataset``, ``-o/--option KEY=VALUE`` (a dataset option), ``--seed``, ``--out``, ``--json``.
-Nothing outside this package imports from it.
-
-Data and progress (:mod:`mlnn.cli.options`). Commands that load a dataset download its pinned
-archive on first use (Reuters-21578, SHA-256 verified) unless ``--offline`` or
-``MLNN_OFFLINE=1``. Progress lines (:mod:`mlnn.base.progress`) go to standard error: shown when it
-is a terminal, hidden when it is not, forced by ``--progress``, silenced by ``--quiet``.
-
-Errors and exit codes. :func:`main` is the one place that turns failures into messages: bad
-arguments (argparse's), the project's errors (:class:`~mlnn.base.errors.MLNNError`), the operating
-system's errors of reading and writing (``OSError``: permission denied, no space left, ...) and
-undecodable text are printed as one line, ``mlnn: error: ...``, with exit code 2; Ctrl-C prints
-``mlnn: interrupted`` and exits with 130, SIGTERM (``kill``, ``timeout``, a scheduler) likewise
-``mlnn: terminated`` with 143, a file being written left as it was (also while the modules load,
-see :mod:`mlnn.__main__` and :mod:`mlnn.base.interrupts`);
-warnings of the project (a damaged cache entry that was rebuilt, a label without a positive
-training document) are one line ``mlnn: warning: ...``, each distinct one once per command.
-A closed standard output (``| head``) ends the command quietly. Set ``MLNN_TRACEBACK=1`` to get
-the Python traceback instead (for debugging).
+Errors and exit codes: :func:`main` is the one place that turns failures into messages. Bad
+arguments, the project's errors, the operating system's errors of reading and writing and
+undecodable text are one line ``mlnn: error: ...``, exit code 2; Ctrl-C is ``mlnn: interrupted``,
+130, SIGTERM ``mlnn: terminated``, 143, a file being written left as it was (also while the
+modules load: :mod:`mlnn.__main__`). Each distinct warning of the project is printed once, as
+one line ``mlnn: warning: ...``. A closed standard output (``| head``) ends the command quietly.
+``MLNN_TRACEBACK=1`` gives the Python traceback instead (for debugging).
 """
 
 import argparse
@@ -79,7 +60,7 @@ def build_parser():
 
 def main(argv=None):
     """Parse ``argv`` (default: ``sys.argv[1:]``), run the command, return its exit code."""
-    stop = interrupts.release()         # Ctrl-C or SIGTERM while ``python -m mlnn`` started
+    stop = interrupts.release()         # Ctrl-C or SIGTERM while ``python -m mlnn`` loaded
     if stop is not None:
         return _fail(*interrupts.report(stop))
     if os.environ.get("MLNN_TRACEBACK") == "1":

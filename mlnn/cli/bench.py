@@ -1,11 +1,6 @@
-"""``bench``: seconds per epoch, where the time goes, peak memory, and the cost of PWE's δ2;
-with ``--svm``, the BR linear SVMs side by side with liblinear.
-
-Times a network method with :mod:`mlnn.tools.bench` (or, with ``--svm``, the SVM solvers with
-:mod:`mlnn.tools.svm_bench`) on the training split of a dataset and prints a report (or, with
-``--json``, one JSON object) that names the machine it ran on
-(:func:`mlnn.tools.machine.machine_info`).
-"""
+"""``bench``: seconds per epoch, where the time goes, peak memory and the cost of PWE's δ2
+(:mod:`mlnn.tools.bench`); with ``--svm``, the BR linear SVMs beside liblinear
+(:mod:`mlnn.tools.svm_bench`). The report names the machine it ran on."""
 
 import json
 import sys
@@ -15,8 +10,8 @@ import numpy as np
 from mlnn.base.errors import MLNNError
 from mlnn.baselines.svm import DEFAULT_C_VALUES, DEFAULT_TOL
 from mlnn.cli.options import (add_dataset, add_param, add_seed, check_options, given_params,
-                              load_dataset)
-from mlnn.model.params import DEFAULTS
+                              load_dataset, option_names)
+from mlnn.model.params import DEFAULTS, check_params
 from mlnn.paper.methods import PAPER_NETWORK_ALIASES, network_params, resolve
 from mlnn.tools.bench import (DEFAULT_PWE_LABELS, PWE_DENSITY, benchmark_products,
                               benchmark_pwe_delta, benchmark_training)
@@ -88,7 +83,7 @@ def _add_svm_options(parser):
 
 
 def run_bench(args):
-    check_options(args, "--seed")
+    check_options(args, "--seed", "--max-documents")
     if args.svm:
         result = measure_svm(args)
         if args.json:   # JSON object keys are strings: C as printed by %g
@@ -111,10 +106,8 @@ def _parse_C_values(text):
 
 
 def measure_svm(args):
-    """Run the SVM benchmark described by the parsed ``args``; returns the result dict
-    (:func:`mlnn.tools.svm_bench.benchmark_svm`'s, with the dataset and machine added)."""
-    if args.max_documents is not None and args.max_documents < 1:
-        raise MLNNError("--max-documents must be a positive integer")
+    """:func:`mlnn.tools.svm_bench.benchmark_svm`'s result for ``args``, with the dataset and
+    the machine."""
     C_values = _parse_C_values(args.C_values)
     solvers = tuple(part.strip() for part in args.solvers.split(",") if part.strip())
     dataset = load_dataset(args)
@@ -125,15 +118,6 @@ def measure_svm(args):
                            bias=args.bias, repeats=args.repeats, max_iter=args.max_iter,
                            solvers=solvers, log=lambda line: print(line, file=sys.stderr))
     return {"dataset": args.dataset, **result, "machine": machine_info()}
-
-
-def _check_counts(args):
-    if args.epochs < 1:
-        raise MLNNError("--epochs must be a positive integer")
-    if args.warmup < 0:
-        raise MLNNError("--warmup must be 0 or more")
-    if args.max_documents is not None and args.max_documents < 1:
-        raise MLNNError("--max-documents must be a positive integer")
 
 
 def _parse_label_counts(text):
@@ -150,9 +134,11 @@ def _parse_label_counts(text):
 
 def measure(args):
     """Run the benchmark described by the parsed ``args``; returns the result dict."""
-    _check_counts(args)
-    params = {**network_params(resolve(args.method)), **given_params(args, BENCH_OPTIONS)}
+    check_options(args, "--epochs", "--warmup")
+    given = given_params(args, BENCH_OPTIONS)
+    check_params(given, option_names(BENCH_OPTIONS))
     method, dtype = resolve(args.method), np.dtype(args.dtype).type
+    params = {**network_params(method), **given}
     label_counts = _parse_label_counts(args.pwe_labels)
     dataset = load_dataset(args)
     X, Y = dataset.X_train, dataset.Y_train

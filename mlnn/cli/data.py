@@ -1,22 +1,10 @@
-"""``python -m mlnn data ...``: dataset statistics, export and download.
+"""``python -m mlnn data info | export | fetch | list``: dataset statistics, export and download.
 
-* ``data info NAME [--json] [-o KEY=VALUE ...]`` -- the statistics of the paper's Table 1
-  (M, D, L, C), train/test sizes, non-zeros per document, labels without positives, documents
-  without labels, and the load time;
-* ``data export NAME --format svmlight --out DIR`` -- writes ``NAME-train.svm`` and
-  ``NAME-test.svm`` (Extreme-Classification header, 0-based ids) plus ``NAME-features.txt`` and
-  ``NAME-labels.txt`` (one name per line), so other tools can use exactly the same matrices;
-  ``DIR`` (whose parent must exist) and the four files are checked before the data is loaded,
-  and the four files are replaced together or not at all;
-* ``data fetch NAME [--base-url URL]`` -- download and verify the pinned archive, one progress
-  line per tenth of the file on standard error when it is a terminal or with ``--progress``
-  (refused under ``MLNN_OFFLINE=1``);
-* ``data list`` -- the registered names.
-
-``data info`` and ``data export`` download a missing pinned archive first (Reuters-21578), as
-``train`` and ``reproduce`` do, unless ``--offline`` or ``MLNN_OFFLINE=1``; for the other
-datasets a missing file is reported with the paths to place the files at and where they are
-published.
+``info`` gives the statistics of the paper's Table 1 and more; ``export`` writes the matrices in
+svmlight format with the feature and label names, four files replaced together or not at all,
+so that other tools use exactly the same data; ``fetch`` downloads and verifies a pinned archive
+(refused under ``MLNN_OFFLINE=1``). ``info`` and ``export`` download a missing pinned archive
+first, as ``train`` does, unless ``--offline``.
 """
 
 import json
@@ -34,13 +22,9 @@ from mlnn.datasets.paths import offline
 from mlnn.datasets.svmlight import format_svmlight
 
 
-def _load(args):
-    return load_dataset(args, args.name, args.data_dir)
-
-
 def run_info(args):
     started = time.perf_counter()
-    dataset = _load(args)
+    dataset = load_dataset(args, args.name, args.data_dir)
     stats = dataset.statistics()
     stats["load_seconds"] = round(time.perf_counter() - started, 4)
     stats["from_cache"] = bool(dataset.info.get("from_cache"))
@@ -72,19 +56,15 @@ def run_info(args):
     return 0
 
 
-def export_paths(out, name):
-    """The four files ``data export`` writes into the directory ``out`` for dataset ``name``."""
-    return {"train": out / f"{name}-train.svm", "test": out / f"{name}-test.svm",
-            "features": out / f"{name}-features.txt", "labels": out / f"{name}-labels.txt"}
-
-
 def run_export(args):
     out = check_output_directory(args.out, "--out")
-    paths = export_paths(out, args.name)
+    name = args.name
+    paths = {"train": out / f"{name}-train.svm", "test": out / f"{name}-test.svm",
+             "features": out / f"{name}-features.txt", "labels": out / f"{name}-labels.txt"}
     if out.exists():
         for path in paths.values():
             check_output_path(path, "--out")
-    dataset = _load(args)
+    dataset = load_dataset(args, name, args.data_dir)
     try:
         out.mkdir(exist_ok=True)
     except OSError as error:
@@ -92,8 +72,8 @@ def run_export(args):
     contents = {split: format_svmlight(getattr(dataset, f"X_{split}"),
                                        getattr(dataset, f"Y_{split}"), header=True,
                                        zero_based=True) for split in ("train", "test")}
-    for kind, names in (("features", dataset.feature_names), ("labels", dataset.label_names)):
-        contents[kind] = "".join(name.replace("\n", " ") + "\n" for name in names).encode()
+    for kind, listed in (("features", dataset.feature_names), ("labels", dataset.label_names)):
+        contents[kind] = "".join(entry.replace("\n", " ") + "\n" for entry in listed).encode()
     write_files({path: contents[kind] for kind, path in paths.items()})   # all four, or none
     for path in paths.values():
         print(path)

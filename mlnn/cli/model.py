@@ -1,27 +1,12 @@
 """``train``, ``evaluate`` and ``predict``: one network method and its model file.
 
-Every option and path is checked before the work starts: ``train`` checks each option that sets
-a hyper-parameter by the model description (:mod:`mlnn.model.params`; its help and default come
-from there too), and ``--out``, before it loads the data, so that a typo never costs a training
-run. ``train`` downloads a missing pinned archive first (unless
-``--offline``) and reports each epoch on standard error (epoch k/N, training loss, validation rank
-loss, elapsed, at most how long is left) when standard error is a terminal or with
-``--progress``; never under ``--quiet``.
-
-``predict --input`` never guesses the index base of an svmlight file (see
-:mod:`mlnn.datasets.svmlight`); ``--input -`` reads standard input. ``predict --text`` reads raw
-text (files, directories of ``.txt`` files, ``-`` for standard input) and turns it into features
-with the vectorizer saved in the model file (a model trained on a text dataset); it prints one
-line per document: its name, a tab, and ``label:score`` for each predicted label. A document
-without any feature (an ``--input`` line with no ``index:value``; a text with no word of the
-model's vocabulary: an empty file, only stop words or unknown words) has nothing to classify: it
-gets no label and a warning naming it (``mlnn: warning: ...``), where the network would answer
-from its biases alone.
-
-``evaluate`` refuses an empty split. A measure that no document of the split defines (rank loss
-when no document has both a relevant and an irrelevant label) is ``nan`` in the library; the
-command prints a warning saying why, and ``--json`` writes it as ``null`` (NaN is not JSON).
-See "Degenerate data" in :mod:`mlnn.evaluation.metrics` and :mod:`mlnn.base.validation`.
+``train`` checks every option and ``--out`` before it loads the data, so that a typo never costs a
+training run. ``predict --text`` turns raw text into features with the vectorizer saved in the
+model file; ``predict --input`` reads svmlight vectors, never guessing their index base
+(:mod:`mlnn.datasets.svmlight`). A document with nothing to classify (no feature, no word of
+the model's vocabulary) gets no label and a warning naming it, where the network would answer
+from its biases alone. ``evaluate`` reports a measure no document defines as ``nan`` (``null``
+in ``--json``) with a warning saying why (:mod:`mlnn.evaluation.metrics`).
 """
 
 import json
@@ -36,7 +21,7 @@ from mlnn.base.errors import MLNNError, MLNNWarning
 from mlnn.base.fileio import check_input_file, check_output_path, check_replaceable
 from mlnn.base.progress import epoch_reporter
 from mlnn.cli.options import (add_dataset, add_offline, add_param, add_progress, add_seed,
-                              given_params, load_dataset, show_progress)
+                              given_params, load_dataset, option_names, show_progress)
 from mlnn.datasets.svmlight import parse_svmlight, read_svmlight
 from mlnn.datasets.text import decode
 from mlnn.evaluation.metrics import MEASURES, undefined_measures
@@ -110,14 +95,13 @@ def _register_predict(subparsers):
 
 def run_train(args):
     method = resolve(args.method)
-    given = given_params(args, TRAIN_OPTIONS)       # each checked once, naming its option
-    network_params(method, 1, 1)                    # a network method (BR is not one)
+    given = given_params(args, TRAIN_OPTIONS)
+    model = MultiLabelNN(**{**network_params(method, 1, 1), **given})     # BR is not a network
+    model.check_params(option_names(TRAIN_OPTIONS))       # each value once, naming its option
     check_output_path(args.out, "--out")
     check_replaceable(args.out, "--out", is_model_file, "an mlnn model file")
     dataset = load_dataset(args)
-    params = network_params(method, *reversed(dataset.X_train.shape))
-    params.update(given)
-    model = MultiLabelNN(**params)
+    model.set_params(**{**network_params(method, *reversed(dataset.X_train.shape)), **given})
     if show_progress(args):
         model.set_params(verbose=epoch_reporter(model.max_epochs, sys.stderr))
     print(f"training {method} on {dataset.name}: {dataset.X_train.shape[0]} documents, "
@@ -248,15 +232,13 @@ def run_predict(args):
     empty = _featureless(X)          # no feature, no known word: nothing in it to classify
     predicted = [labels[:0] if empty[i] else labels for i, labels in enumerate(predicted)]
     names = model.label_names_ or [str(i) for i in range(model.n_labels_)]
+    scored = args.scores or args.text is not None
     lines = []
     for i, labels in enumerate(predicted):
-        if args.text is not None:
-            lines.append(documents[i][0].replace("\t", " ").replace("\n", " ") + "\t" +
-                         " ".join(f"{names[l]}:{scores[i, l]:.4f}" for l in labels))
-        elif args.scores:
-            lines.append(" ".join(f"{names[l]}:{scores[i, l]:.4f}" for l in labels))
-        else:
-            lines.append(" ".join(names[l] for l in labels))
+        line = " ".join(f"{names[l]}:{scores[i, l]:.4f}" if scored else names[l] for l in labels)
+        if args.text is not None:                       # NAME<TAB>label:score ...
+            line = documents[i][0].replace("\t", " ").replace("\n", " ") + "\t" + line
+        lines.append(line)
     sys.stdout.write("".join(line + "\n" for line in lines))
     sys.stdout.flush()
     return 0

@@ -1,22 +1,10 @@
 """Arguments shared by several commands, spelled the same in each, and their parsing.
 
-Values are checked here, before any work, with the project's own checks
-(:mod:`mlnn.base.validation`), and a bad one is reported naming the option as the user typed it
-(``--seed``, ``-o random_state``), not the Python parameter behind it. An option that sets a
-hyper-parameter of the model (``--learning-rate``, ``--hidden-units`` ...) is parsed, checked,
-defaulted and helped by the model description (:mod:`mlnn.model.params`, :func:`add_param`,
-:func:`given_params`), once. A negative number (``-1``, ``-1e-3``, ``-inf``) is taken as an
-option's value, never as an option, so that its check can say what is wrong with it.
-
-Progress. ``--progress`` / ``--quiet`` (:func:`add_progress`): progress lines go to standard
-error, shown when it is a terminal, hidden when it is not or under ``--quiet``, and always shown
-with ``--progress`` (:func:`mlnn.base.progress.wanted`). Commands without these options follow the
-terminal rule.
-
-Data on first use. :func:`load_dataset` downloads a dataset's pinned archive (Reuters-21578)
-into the data directory when it is missing and verifies its SHA-256, with a progress line per
-tenth of the file (under the rule above). ``--offline`` (or ``MLNN_OFFLINE=1``) forbids it; a
-dataset that cannot be downloaded says which files to place where.
+A bad value is reported naming the option as the user typed it (``--seed``, ``-o random_state``).
+An option that sets a hyper-parameter (``--learning-rate``, ``--hidden-units`` ...) is parsed,
+defaulted, helped and checked by its description in :mod:`mlnn.model.params`. A negative number
+(``-1``, ``-1e-3``, ``-inf``) is taken as an option's value, never as an option, so that its
+check can say what is wrong with it.
 """
 
 import re
@@ -44,15 +32,12 @@ def add_dataset(parser, required=True, default=None):
 
 
 def add_offline(parser):
-    """``--offline``: never download a missing archive (also ``MLNN_OFFLINE=1``)."""
     parser.add_argument("--offline", action="store_true",
                         help="never download: fail, saying which files to place where, when the "
                              "dataset's files are missing (also MLNN_OFFLINE=1)")
 
 
 def add_progress(parser):
-    """``--progress`` / ``--quiet``: progress lines on standard error, forced or silenced
-    (default: shown when standard error is a terminal)."""
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--progress", action="store_true",
                        help="show progress lines on standard error even when it is not a "
@@ -66,35 +51,27 @@ def show_progress(args):
                   stream=sys.stderr)
 
 
-def downloads_allowed(args):
-    """False under ``--offline`` or ``MLNN_OFFLINE``."""
-    return not (getattr(args, "offline", False) or offline())
-
-
 def download_progress(args):
-    """For ``progress=`` of a download: ``progress(filename)`` -> a reporter of one line per
-    tenth of the file on standard error, or None when progress is not shown for ``args``."""
+    """For ``progress=`` of a download: a reporter of one line per tenth of the file on
+    standard error, or None when progress is not shown for ``args``."""
     if not show_progress(args):
         return None
     return lambda filename: DownloadProgress(filename, stream=sys.stderr)
 
 
 def add_option(parser):
-    """``-o/--option KEY=VALUE``: a dataset option, repeatable."""
     parser.add_argument("-o", "--option", action="append", metavar="KEY=VALUE",
                         help="dataset option (repeatable), e.g. -o stem=false or -o n_train=1000")
 
 
 def add_seed(parser):
-    """``--seed N``: the seed of every random choice (default 0, so that runs repeat)."""
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
 
 
 def add_param(parser, option, param, default=None, shown=None):
-    """``option`` (e.g. ``--epochs``) setting the hyper-parameter ``param`` (``max_epochs``):
-    parsed and helped by its description in :mod:`mlnn.model.params`. ``default`` None leaves
-    the option unset when not given (a method's value, else the description's default applies;
-    ``shown`` says which in the help)."""
+    """``option`` (e.g. ``--epochs``) setting the hyper-parameter ``param`` (``max_epochs``),
+    parsed and helped by its description. ``default`` None leaves the option unset when not
+    given; ``shown`` says in the help which default then applies."""
     spec = PARAMS[param]
     parser._negative_number_matcher = NEGATIVE_NUMBER     # see the module doc
     shown = shown or f"default {spec.default if default is None else default}"
@@ -104,14 +81,16 @@ def add_param(parser, option, param, default=None, shown=None):
 
 def given_params(args, options):
     """``{hyper-parameter: value}`` of the ``options`` (option → hyper-parameter) given in
-    ``args``, each value checked by its description, a bad one named by its option."""
-    given = {}
-    for option, param in options.items():
-        value = getattr(args, option.lstrip("-").replace("-", "_"))
-        if value is not None:
-            PARAMS[param].check(value, option)
-            given[param] = value
-    return given
+    ``args``, unchecked: check them with ``names=`` :func:`option_names` ``(options)``."""
+    values = {param: getattr(args, option.lstrip("-").replace("-", "_"))
+              for option, param in options.items()}
+    return {param: value for param, value in values.items() if value is not None}
+
+
+def option_names(options):
+    """``{hyper-parameter: option}`` of ``options`` (option → hyper-parameter): how a check
+    names a bad value."""
+    return {param: option for option, param in options.items()}
 
 
 def check_seed(value, name="--seed"):
@@ -120,7 +99,9 @@ def check_seed(value, name="--seed"):
 
 
 #: Checks of numeric options that only the command line has, by option name.
-OPTION_CHECKS = {"--seed": check_seed, "--max-updates": check_positive_int}
+OPTION_CHECKS = {"--seed": check_seed, "--max-updates": check_positive_int,
+                 "--max-documents": check_positive_int, "--epochs": check_positive_int,
+                 "--warmup": lambda value, name: check_integer(value, name, minimum=0)}
 
 
 def check_options(args, *names):
@@ -135,8 +116,8 @@ def load_dataset(args, name=None, directory=None):
     """The dataset named by ``--dataset`` (or ``name``), with the ``-o`` options applied.
 
     Its data directory (``directory``, from ``--data-dir``, else ``$MLNN_DATA``) is checked
-    first, for datasets that read files; a missing pinned archive is downloaded unless
-    ``--offline`` or ``MLNN_OFFLINE`` forbid it.
+    first, for datasets that read files; a missing pinned archive is downloaded (with progress
+    lines, see :func:`show_progress`) unless ``--offline`` or ``MLNN_OFFLINE`` forbid it.
     """
     name = name or args.dataset
     options = parse_options(args.option)
@@ -144,8 +125,9 @@ def load_dataset(args, name=None, directory=None):
     if spec is not None and spec.kind != "synthetic":
         check_data_dir(directory if directory is not None else data_dir(),
                        "--data-dir" if directory is not None else "MLNN_DATA")
-    return load(name, data_dir=directory, download=downloads_allowed(args),
-                progress=download_progress(args), **options)
+    download = not (getattr(args, "offline", False) or offline())
+    return load(name, data_dir=directory, download=download, progress=download_progress(args),
+                **options)
 
 
 def parse_value(text):

@@ -17,7 +17,7 @@ from mlnn.cli.options import add_option, add_progress, load_dataset, show_progre
 from mlnn.model.stopping_rules import STOPPING_RULES
 from mlnn.paper.methods import resolve
 from mlnn.paper.results import stem
-from mlnn.paper.reproduce import DECLARED_RULE
+from mlnn.paper.reproduce import BUDGETS, DECLARED_RULE
 from mlnn.paper.selection import CRITERIA
 from mlnn.paper.study import run_study
 
@@ -45,9 +45,11 @@ def register(subparsers):
     parser.add_argument("--force", action="store_true",
                         help="run methods again even if their results are stored in --out")
     parser.add_argument("--quick", action="store_true",
-                        help="small budget: 64 hidden units, 3 epochs, one η0 and one C")
+                        help="small budget: {hidden_units} hidden units, {max_epochs} epochs, "
+                             "one η0 and one C".format(**BUDGETS["quick"]))
     parser.add_argument("--learning-rates", nargs="+", type=float, metavar="ETA",
-                        help="grid for η0 (default: the paper's 0.001 0.01 0.1)")
+                        help="grid for η0 (default: the paper's "
+                             + " ".join(map(str, BUDGETS["full"]["learning_rates"])) + ")")
     parser.add_argument("--C-values", nargs="+", type=float, metavar="C",
                         help="grid for the SVMs' C (default: the paper's 0.001 ... 1000)")
     parser.add_argument("--select-by", choices=tuple(CRITERIA), default="rankloss",
@@ -57,10 +59,11 @@ def register(subparsers):
                         help="also refit and evaluate the η0 that the other criterion selects")
     parser.add_argument("--stopping", choices=tuple(STOPPING_RULES),
                         default=DECLARED_RULE["rule"],
-                        help=f"how the networks' number of epochs is chosen on validation for "
-                             f"the main rows (default {DECLARED_RULE['rule']}, declared in the "
-                             "README; rankloss or meanF: early stopping with patience 5; "
-                             "fixed: the budget's 100 epochs)")
+                        help="how the networks' number of epochs is chosen on validation for "
+                             "the main rows (default {rule}, declared in the README; rankloss or "
+                             "meanF: early stopping with patience {patience}; fixed: the "
+                             "budget's {max_epochs} epochs)".format(**DECLARED_RULE,
+                                                                   **BUDGETS["full"]))
     parser.add_argument("--stopping-sensitivity", action="store_true",
                         help="also refit and evaluate the networks under the other stopping "
                              "rules, from the same selection runs (sensitivity rows)")
@@ -74,6 +77,8 @@ def run_reproduce(args):
     methods = [resolve(m) for m in args.methods] if args.methods else None  # fail fast
     datasets = _datasets(args)
     seeds = _seeds(args.seeds)
+    other_rules = tuple(rule for rule in STOPPING_RULES if rule != args.stopping) \
+        if args.stopping_sensitivity else ()          # the sensitivity rows' rules
     out = check_output_directory(args.out, "--out")
     try:
         out.mkdir(exist_ok=True)
@@ -87,7 +92,7 @@ def run_reproduce(args):
                              refit=not args.no_refit, learning_rates=args.learning_rates,
                              C_values=args.C_values, select_by=args.select_by,
                              sensitivity=args.sensitivity, progress=show_progress(args),
-                             stopping=args.stopping, other_rules=_other_rules(args))
+                             stopping=args.stopping, other_rules=other_rules)
     except KeyboardInterrupt as stop:            # also SIGTERM (interrupts.Terminated)
         line, code = interrupts.report(stop)
         print(f"{line}; the methods completed so far are stored in {out}", file=sys.stderr)
@@ -98,13 +103,6 @@ def run_reproduce(args):
     print(f"results in {out}: {names} with their table3_*.csv and .md "
           f"({time.perf_counter() - started:.0f}s)")
     return 0
-
-
-def _other_rules(args):
-    """The stopping rules of the sensitivity rows: all but ``--stopping``, if asked for."""
-    if not args.stopping_sensitivity:
-        return ()
-    return tuple(rule for rule in STOPPING_RULES if rule != args.stopping)
 
 
 def _datasets(args):

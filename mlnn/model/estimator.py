@@ -1,31 +1,23 @@
 """``MultiLabelNN``: the paper's network behind a scikit-learn estimator (Sec. 3, 4).
 
-Follows scikit-learn's estimator API without depending on it: the constructor lists and only
-stores the hyper-parameters; ``get_params``/``set_params``; ``fit`` learns attributes ending in
-``_``; ``decision_function`` gives the scores o; ``predict`` gives 0/1 label sets through the
-threshold predictor of Sec. 3.3; ``predict_proba``, ``score``, ``classes_`` and
-``n_features_in_`` are as for scikit-learn's multi-label classifiers. When scikit-learn is
-installed, its tools (``clone``, ``cross_validate``, ``GridSearchCV``, ``Pipeline``,
-``check_estimator``) accept the estimator through its tags; mlnn itself never imports
-scikit-learn.
+The constructor only stores the hyper-parameters (:mod:`mlnn.model.params`); ``fit`` learns
+attributes ending in ``_``; ``decision_function`` gives the scores o, ``predict`` 0/1 label sets
+through the threshold predictor of Sec. 3.3. scikit-learn's tools accept it through its tags;
+mlnn itself never imports scikit-learn. ``fit(X, Y)``:
 
-What ``fit(X, Y)`` does:
-
-1. Validation data: ``X_val, Y_val`` if given, else a seeded ``validation_fraction`` of the
-   training documents is held out (never the test data).
-2. Training (:func:`mlnn.nn.training.train`) with minibatches, dropout, the chosen optimizer, and
-   — when there is validation data — early stopping by the ``stopping`` rule (default: on
-   validation rank loss) with ``patience`` evaluations, restoring the best parameters.
-3. Thresholds: per-document F1-optimal thresholds on the *training* documents' scores, learned by
-   ℓ2-regularised linear regression on the inputs (Eq. 5); λ is chosen on the validation data
-   (mean of micro- and macro-F1, macro over the labels present in the validation documents; see
-   :func:`mlnn.evaluation.thresholds.select_lambda`) unless ``threshold_lambda`` fixes it; with no
-   validation data and no ``threshold_lambda``, λ = n, the number of training documents (our
-   choice). ``threshold="fixed"`` uses 0.5 for sigmoid outputs and 0 for tanh outputs instead.
+1. holds out a seeded ``validation_fraction`` of the training documents, unless given
+   ``X_val, Y_val`` (never the test data);
+2. trains (:func:`mlnn.nn.training.train`), with early stopping by the ``stopping`` rule on the
+   validation data, restoring the best parameters;
+3. fits the thresholds of Eq. 5 on the training documents' scores, λ chosen on the validation
+   data (:func:`mlnn.evaluation.thresholds.select_lambda`) unless ``threshold_lambda`` fixes it;
+   without validation data λ = n, the number of training documents (our choice).
 """
 
 import sys
 import time
+from dataclasses import dataclass
+from typing import Callable, Optional, Union
 
 import numpy as np
 
@@ -37,7 +29,7 @@ from mlnn.base.validation import (check_fitted, check_length, check_sample_weigh
 from mlnn.datasets.text import TfidfVectorizer
 from mlnn.evaluation.metrics import evaluate
 from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
-from mlnn.model.builders import build, build_loss, build_optimizer
+from mlnn.model.builders import build, build_loss
 from mlnn.model.modelfile import loading, names_array, read_model_file, write_model_file
 from mlnn.model.params import DEFAULT, DEFAULTS, numpydoc
 from mlnn.model.params import check_params as check_values
@@ -51,11 +43,9 @@ FITTED_SCALARS = ("n_updates_", "best_updates_", "threshold_lambda_", "fit_time_
                   "n_features_in_", "n_labels_")
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class MultiLabelNN:
     """A single-hidden-layer network for multi-label classification (Nam et al. 2014).
-
-    The hyper-parameters are described once, in :mod:`mlnn.model.params` (each one's default,
-    check and meaning); the entries under Parameters are made from that description.
 
     Parameters
     ----------
@@ -64,7 +54,7 @@ class MultiLabelNN:
     Attributes
     ----------
     network_ : :class:`~mlnn.nn.network.Network`
-    loss_, optimizer_ : the loss and the optimizer (with its state) that trained it
+    loss_, optimizer_ : the loss, and the optimizer that trained it (not kept by :meth:`save`)
     thresholds_ : :class:`~mlnn.evaluation.thresholds.ThresholdPredictor`
     history_ : :class:`~mlnn.nn.training.History`
     classes_ : list of L arrays ``[0, 1]`` (in the dtype of the labels given to ``fit``)
@@ -72,58 +62,41 @@ class MultiLabelNN:
     n_updates_, best_updates_ : int, parameter updates made, and at the best validation rank loss
     threshold_lambda_ : float or None, the λ of Eq. 5 used
     threshold_scores_ : dict, λ → validation criterion (when λ was selected)
-    rule_stops_ : dict, stopping rule → (record, parameters) where each of ``fit``'s ``rules``
-        stops (empty without ``rules``)
+    rule_stops_ : dict, each of ``fit``'s ``rules`` → (the record, the parameters) where it stops
     fit_time_ : float, seconds
     feature_names_, label_names_ : list of str or None
-    vectorizer_ : :class:`~mlnn.datasets.text.TfidfVectorizer` or None
-        What turned text into X, when ``fit`` was given it; saved with the model, so that
-        :meth:`transform_text` (and ``predict --text``) classify raw text.
+    vectorizer_ : :class:`~mlnn.datasets.text.TfidfVectorizer` or None, what turned text into X
+        (for :meth:`transform_text` and ``predict --text``)
     """
 
-    def __init__(self, *, hidden_units=DEFAULT.hidden_units,
-                 hidden_activation=DEFAULT.hidden_activation, loss=DEFAULT.loss,
-                 optimizer=DEFAULT.optimizer, learning_rate=DEFAULT.learning_rate,
-                 momentum=DEFAULT.momentum, nesterov=DEFAULT.nesterov,
-                 weight_decay=DEFAULT.weight_decay, decay_biases=DEFAULT.decay_biases,
-                 dropout=DEFAULT.dropout, input_dropout=DEFAULT.input_dropout,
-                 batch_size=DEFAULT.batch_size, max_epochs=DEFAULT.max_epochs,
-                 patience=DEFAULT.patience, stopping=DEFAULT.stopping,
-                 eval_every=DEFAULT.eval_every, validation_fraction=DEFAULT.validation_fraction,
-                 threshold=DEFAULT.threshold, threshold_features=DEFAULT.threshold_features,
-                 threshold_lambda=DEFAULT.threshold_lambda,
-                 threshold_intercept=DEFAULT.threshold_intercept,
-                 threshold_target=DEFAULT.threshold_target, pwe_form=DEFAULT.pwe_form,
-                 init=DEFAULT.init, dtype=DEFAULT.dtype, sparse_output=DEFAULT.sparse_output,
-                 random_state=DEFAULT.random_state, verbose=DEFAULT.verbose):
-        self.hidden_units = hidden_units
-        self.hidden_activation = hidden_activation
-        self.loss = loss
-        self.optimizer = optimizer
-        self.learning_rate = learning_rate
-        self.momentum = momentum
-        self.nesterov = nesterov
-        self.weight_decay = weight_decay
-        self.decay_biases = decay_biases
-        self.dropout = dropout
-        self.input_dropout = input_dropout
-        self.batch_size = batch_size
-        self.max_epochs = max_epochs
-        self.patience = patience
-        self.stopping = stopping
-        self.eval_every = eval_every
-        self.validation_fraction = validation_fraction
-        self.threshold = threshold
-        self.threshold_features = threshold_features
-        self.threshold_lambda = threshold_lambda
-        self.threshold_intercept = threshold_intercept
-        self.threshold_target = threshold_target
-        self.pwe_form = pwe_form
-        self.init = init
-        self.dtype = dtype
-        self.sparse_output = sparse_output
-        self.random_state = random_state
-        self.verbose = verbose
+    hidden_units: int = DEFAULT.hidden_units
+    hidden_activation: str = DEFAULT.hidden_activation
+    loss: str = DEFAULT.loss
+    optimizer: str = DEFAULT.optimizer
+    learning_rate: float = DEFAULT.learning_rate
+    momentum: float = DEFAULT.momentum
+    nesterov: bool = DEFAULT.nesterov
+    weight_decay: float = DEFAULT.weight_decay
+    decay_biases: bool = DEFAULT.decay_biases
+    dropout: float = DEFAULT.dropout
+    input_dropout: float = DEFAULT.input_dropout
+    batch_size: int = DEFAULT.batch_size
+    max_epochs: int = DEFAULT.max_epochs
+    patience: int = DEFAULT.patience
+    stopping: str = DEFAULT.stopping
+    eval_every: Optional[int] = DEFAULT.eval_every
+    validation_fraction: float = DEFAULT.validation_fraction
+    threshold: str = DEFAULT.threshold
+    threshold_features: str = DEFAULT.threshold_features
+    threshold_lambda: Optional[float] = DEFAULT.threshold_lambda
+    threshold_intercept: str = DEFAULT.threshold_intercept
+    threshold_target: str = DEFAULT.threshold_target
+    pwe_form: str = DEFAULT.pwe_form
+    init: str = DEFAULT.init
+    dtype: str = DEFAULT.dtype
+    sparse_output: bool = DEFAULT.sparse_output
+    random_state: Optional[int] = DEFAULT.random_state
+    verbose: Union[bool, Callable] = DEFAULT.verbose
 
     def get_params(self, deep=True):
         """The hyper-parameters as a dict (``deep`` is accepted for scikit-learn compatibility)."""
@@ -138,76 +111,58 @@ class MultiLabelNN:
             setattr(self, name, value)
         return self
 
-    def check_params(self):
-        """Check every hyper-parameter by its description in :mod:`mlnn.model.params`.
-
-        Raises :class:`~mlnn.base.errors.MLNNError` naming the first bad one. ``fit`` and ``load``
-        call it first; call it yourself to fail fast before loading data. The values are not
-        modified; returns self.
-        """
-        check_values(self.get_params())
+    def check_params(self, names=None):
+        """Check the hyper-parameters by their descriptions in :mod:`mlnn.model.params`, each
+        value once: what this method checked before is not checked again. ``fit`` calls it first;
+        call it yourself to fail before loading data. Raises :class:`~mlnn.base.errors.MLNNError`
+        naming the first bad one as ``names`` spells it (e.g. ``{"max_epochs": "--epochs"}``);
+        returns self."""
+        params, checked = self.get_params(), getattr(self, "_checked", {})
+        check_values({name: value for name, value in params.items()
+                      if name not in checked or checked[name] is not value}, names)
+        self._checked = params
         return self
 
     def __repr__(self):
         changed = {k: v for k, v in self.get_params().items() if _differs(v, DEFAULTS[k])}
         return f"MultiLabelNN({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
 
-    # ----------------------------------------------------------------------------------------
-    def _components(self, n_features, n_labels):
-        """(network, loss, optimizer) from the hyper-parameters, each validated."""
-        return build(n_features, n_labels, loss=self.loss, hidden_units=self.hidden_units,
-                     hidden_activation=self.hidden_activation, optimizer=self.optimizer,
-                     learning_rate=self.learning_rate, momentum=self.momentum,
-                     nesterov=self.nesterov, weight_decay=self.weight_decay,
-                     decay_biases=self.decay_biases, pwe_form=self.pwe_form,
-                     random_state=self.random_state, dtype=self.dtype, init=self.init)
-
-    def _validation_split(self, X, Y):
-        """Hold out a seeded ``validation_fraction`` of the training documents (none for 0)."""
-        fraction = self.validation_fraction
-        if fraction == 0:
-            return X, Y, None, None
-        fit, val = validation_split(X.shape[0], fraction=fraction,
-                                    random_state=self.random_state)
-        return X[fit], Y[fit], X[val], Y[val]
-
     def fit(self, X, Y, X_val=None, Y_val=None, feature_names=None, label_names=None,
             vectorizer=None, rules=()):
         """Train the network and fit its thresholds (see the module docstring); returns self.
 
-        Parameters
-        ----------
-        X : (n, D) scipy.sparse matrix or dense array of real numbers, the documents
-        Y : (n, L) 0/1 labels, dense or sparse, bool, integer or real; ``predict`` answers in
-            their dtype
-        X_val, Y_val : optional validation documents and labels, for early stopping and λ
-            (otherwise ``validation_fraction`` of X is held out)
-        feature_names, label_names : optional lists of D and L names, kept with the model
-        vectorizer : optional fitted :class:`~mlnn.datasets.text.TfidfVectorizer` with D terms
-            that made X from text (``Dataset.vectorizer``), kept with the model
-        rules : stopping rules to run live on the same run besides ``stopping``
-            (:class:`mlnn.model.stopping_rules.RuleWatch`, needs validation data);
-            ``rule_stops_`` maps each to (the record it stops at, a copy of the parameters at
-            that record)
+        X (n × D, sparse or dense) are the documents, Y (n × L) their 0/1 labels in any dtype,
+        which ``predict`` answers in; ``X_val, Y_val`` validation documents (else a
+        ``validation_fraction`` of X). ``feature_names``, ``label_names`` and the fitted
+        ``vectorizer`` that made X from text are kept with the model. ``rules``: stopping rules
+        watched live beside ``stopping`` (:class:`~mlnn.model.stopping_rules.RuleWatch`).
         """
         started = time.perf_counter()
         self.check_params()
         X, Y_fit, X_val, Y_val = check_training_data(X, Y, X_val, Y_val, warn=True)
-        label_dtype, Y = _label_dtype(Y), Y_fit         # predict answers in the labels' dtype
+        label_dtype = Y.dtype if hasattr(Y, "dtype") else np.asarray(Y).dtype   # predict's too
+        Y = Y_fit
         feature_names = _names(feature_names, "feature_names", X.shape[1])
         label_names = _names(label_names, "label_names", Y.shape[1])
         vectorizer = _check_vectorizer(vectorizer, X.shape[1])
-        if X_val is None:
-            X, Y, X_val, Y_val = self._validation_split(X, Y)
-            if X_val is not None:
-                check_validation_labels(Y_val, f"validation_fraction={self.validation_fraction}")
+        if X_val is None and self.validation_fraction > 0:
+            fit, val = validation_split(X.shape[0], fraction=self.validation_fraction,
+                                        random_state=self.random_state)
+            X, Y, X_val, Y_val = X[fit], Y[fit], X[val], Y[val]
+            check_validation_labels(Y_val, f"validation_fraction={self.validation_fraction}")
         needs_validation = sorted({self.stopping, *rules} - {"rankloss", "fixed"})
         if X_val is None and needs_validation:
             raise MLNNError(f"stopping rule {needs_validation[0]!r} needs validation data: pass "
                             "X_val, Y_val or a validation_fraction > 0 (without validation data "
                             "only stopping='fixed', or the default 'rankloss', which then trains "
                             "max_epochs epochs)")
-        network, loss, optimizer = self._components(X.shape[1], Y.shape[1])
+        network, loss, optimizer = build(
+            X.shape[1], Y.shape[1], loss=self.loss, hidden_units=self.hidden_units,
+            hidden_activation=self.hidden_activation, optimizer=self.optimizer,
+            learning_rate=self.learning_rate, momentum=self.momentum,
+            nesterov=self.nesterov, weight_decay=self.weight_decay,
+            decay_biases=self.decay_biases, pwe_form=self.pwe_form,
+            random_state=self.random_state, dtype=self.dtype, init=self.init)
         watch = RuleWatch(rules, self.patience)
         stopper, validate = (self._stopping(X, Y, network, rules) if X_val is not None
                              else (None, ranking_validation))
@@ -231,10 +186,8 @@ class MultiLabelNN:
         return self
 
     def _stopping(self, X, Y, network, rules=()):
-        """The early stopping of the ``stopping`` rule (None for "fixed") and the validation
-        it and the other ``rules`` watch: the ranking measures, or all ten with thresholds
-        fitted as the final model's are, on a seeded subsample of the training documents
-        (Sec. 3.3, 4)."""
+        """The early stopping of the ``stopping`` rule (None for "fixed") and the validation it
+        and ``rules`` watch: the ranking measures, or all ten (:func:`threshold_validation`)."""
         stopper = stopping_rule(self.stopping, self.patience)
         if {self.stopping, *rules} == {"rankloss"}:
             return stopper, ranking_validation
@@ -268,8 +221,7 @@ class MultiLabelNN:
                 lams=DEFAULT_LAMBDAS, **options)
 
     def _progress(self):
-        """The ``verbose`` callable of training: the user's, or for ``verbose=True`` one line
-        per evaluation on standard output (:func:`mlnn.base.progress.epoch_reporter`)."""
+        """The ``verbose`` callable of training: the user's, or one line per evaluation."""
         if callable(self.verbose):
             return self.verbose
         if not self.verbose:
@@ -277,9 +229,8 @@ class MultiLabelNN:
         return epoch_reporter(self.max_epochs, stream=sys.stdout)
 
     def transform_text(self, documents):
-        """The rows X (CSR, n × D, float64) of raw ``documents`` (list of str), computed by the
-        vectorizer the model was trained with (tokens, stop words, stems, tf-idf, L2 norm);
-        feed them to :meth:`decision_function` or :meth:`predict`."""
+        """The rows X (CSR, n × D) of raw ``documents`` (list of str), made by the vectorizer the
+        model was trained with."""
         check_fitted(self, "network_")
         if getattr(self, "vectorizer_", None) is None:
             raise MLNNError("this model was not trained on a text dataset: it has no vocabulary "
@@ -288,7 +239,6 @@ class MultiLabelNN:
             raise MLNNError("documents must be a list of texts, not one string")
         return self.vectorizer_.transform(list(documents), warn_empty=True)
 
-    # ----------------------------------------------------------------------------------------
     def __sklearn_is_fitted__(self):
         """Whether ``fit`` has run (what scikit-learn's ``check_is_fitted`` asks)."""
         return hasattr(self, "network_")
@@ -309,16 +259,9 @@ class MultiLabelNN:
         return self.network_.scores(X)
 
     def predict_proba(self, X):
-        """Per-label scores in [0, 1]: an n × L float64 ndarray (rows need not sum to 1; labels
-        are not exclusive).
-
-        With ``loss="ce"`` these are the sigmoid outputs o, the network's estimates of
-        P(y_l = 1 | x) for each label on its own (what Eq. 6's cross-entropy fits). With
-        ``loss="pwe"`` they are (1 + o)/2 for the tanh outputs o: PWE fits only the order of
-        relevant over irrelevant labels (Eq. 3), so these are ranking scores mapped to [0, 1],
-        not calibrated probabilities. ``predict`` does not threshold them at 0.5 but uses the
-        learned thresholds T(x) (Sec. 3.3).
-        """
+        """Per-label scores in [0, 1], an n × L float64 ndarray: the sigmoid outputs o, each
+        label's P(y_l = 1 | x), for CE (Eq. 6); for PWE (1 + o)/2, ranking scores rather than
+        probabilities, since PWE fits only the order of the labels (Eq. 3)."""
         o = np.asarray(self.decision_function(X), dtype=np.float64)
         return (1 + o) / 2 if self.network_.output.name == "tanh" else o
 
@@ -331,10 +274,9 @@ class MultiLabelNN:
         return Y_pred.astype(self.classes_[0].dtype, copy=False)
 
     def score(self, X, y, sample_weight=None):
-        """Subset accuracy: the (weighted) fraction of documents whose predicted label set equals
-        their row of the 0/1 label matrix ``y`` (Y, named as scikit-learn's tools pass it)
-        exactly — scikit-learn's ``score`` for multi-label classifiers. A strict measure;
-        :meth:`evaluate` gives the paper's ten."""
+        """Subset accuracy, scikit-learn's ``score`` for multi-label classifiers: the (weighted)
+        fraction of documents whose predicted label set equals their row of ``y`` (Y) exactly;
+        :meth:`evaluate` gives the paper's ten measures."""
         X = self._check_input(X)
         Y = check_Y(y, "y", n_samples=X.shape[0], n_labels=self.n_labels_)
         Y_pred = self.thresholds_.predict(X, self.network_.scores(X))
@@ -344,17 +286,15 @@ class MultiLabelNN:
         return float(np.average(exact, weights=weights))
 
     def evaluate(self, X, Y):
-        """The ten measures of the paper (see :func:`mlnn.evaluation.metrics.evaluate`) on
-        (X, Y)."""
+        """The paper's ten measures on (X, Y) (:func:`mlnn.evaluation.metrics.evaluate`)."""
         X = self._check_input(X)
         scores = self.network_.scores(X)
         Y = check_Y(Y, "Y", n_samples=X.shape[0], n_labels=self.n_labels_)
         return evaluate(Y, scores, self.thresholds_.predict(X, scores))
 
     def __sklearn_tags__(self):
-        """scikit-learn's tags (version 1.6 on): a classifier of 2-D 0/1 label matrices only
-        (multi-label), taking sparse input. Only scikit-learn calls this method, so importing
-        scikit-learn here never makes mlnn depend on it."""
+        """scikit-learn's tags: a multi-label classifier taking sparse input. Only scikit-learn
+        calls this method, so mlnn never depends on it."""
         from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
         return Tags(estimator_type="classifier",
                     target_tags=TargetTags(required=True, two_d_labels=True, multi_output=True,
@@ -362,11 +302,8 @@ class MultiLabelNN:
                     classifier_tags=ClassifierTags(multi_class=False, multi_label=True),
                     input_tags=InputTags(sparse=True))
 
-    def save(self, path, include_optimizer=False):
-        """Write the fitted model to one ``.npz`` file (see :mod:`mlnn.model.modelfile`).
-
-        ``include_optimizer`` also stores the optimizer's state, to continue training.
-        """
+    def save(self, path):
+        """Write the fitted model to one ``.npz`` file (:mod:`mlnn.model.modelfile`)."""
         check_fitted(self, "network_")
         params = self.get_params()
         params["verbose"] = bool(params["verbose"]) if not callable(params["verbose"]) else False
@@ -379,9 +316,7 @@ class MultiLabelNN:
                                "intercept": float(t.intercept_), "form": t.intercept,
                                "target": t.target, "n_features_in": t.n_features_in_},
                 "history": self.history_.records,
-                "label_dtype": self.classes_[0].dtype.str,
-                "optimizer": {"name": self.optimizer if include_optimizer else None,
-                              "t": self.optimizer_.t}}
+                "label_dtype": self.classes_[0].dtype.str}
         arrays = dict(self.network_.params)
         arrays["threshold_coef"] = np.asarray(t.coef_, dtype=np.float64)
         arrays["feature_names"] = names_array(self.feature_names_)
@@ -389,19 +324,12 @@ class MultiLabelNN:
         if getattr(self, "vectorizer_", None) is not None:
             meta["text"], text_arrays = self.vectorizer_.get_state()
             arrays.update({f"text/{name}": value for name, value in text_arrays.items()})
-        if include_optimizer:
-            for param, slots in self.optimizer_.state.items():
-                for slot, value in slots.items():
-                    arrays[f"optimizer/{param}/{slot}"] = value
         write_model_file(path, arrays, meta)
 
     @classmethod
     def load(cls, path):
-        """Read a model written by :meth:`save` (no pickle is involved).
-
-        A file whose entries do not make a valid model (forged, edited or from another program)
-        raises :class:`~mlnn.base.errors.ModelFileError`, as does one with invalid hyper-parameters.
-        """
+        """Read a model written by :meth:`save`, without pickle; a file whose entries do not make
+        a valid model raises :class:`~mlnn.base.errors.ModelFileError`."""
         with loading(path):
             return cls._rebuild(path).check_params()
 
@@ -424,20 +352,8 @@ class MultiLabelNN:
         model.history_ = History(records=_records(meta["history"]))
         model.feature_names_ = arrays["feature_names"].tolist() or None
         model.label_names_ = arrays["label_names"].tolist() or None
-        model.vectorizer_ = _saved_vectorizer(meta, arrays, model.n_features_in_)
-        model.optimizer_ = model._saved_optimizer(meta["optimizer"], arrays)
+        model.vectorizer_ = _saved_vectorizer(meta, arrays)
         return model
-
-    def _saved_optimizer(self, saved, arrays):
-        """The optimizer, with its state when the file carries it (to continue training)."""
-        optimizer = build_optimizer(self.optimizer, self.learning_rate, self.momentum,
-                                    self.nesterov, self.weight_decay, self.decay_biases)
-        optimizer.t = saved["t"]
-        for name, value in arrays.items():
-            if name.startswith("optimizer/"):
-                _, param, slot = name.split("/")
-                optimizer.state.setdefault(param, {})[slot] = value
-        return optimizer
 
 
 def _check_vectorizer(vectorizer, n_features):
@@ -453,13 +369,14 @@ def _check_vectorizer(vectorizer, n_features):
     return vectorizer
 
 
-def _saved_vectorizer(meta, arrays, n_features):
-    """The text vectorizer of a model file (entries ``text/*`` and header ``text``), or None."""
+def _saved_vectorizer(meta, arrays):
+    """The text vectorizer of a model file (entries ``text/*``, checked by the file's reader,
+    and header ``text``), or None."""
     if "text" not in meta:
         return None
     state = {name.split("/", 1)[1]: value for name, value in arrays.items()
              if name.startswith("text/")}
-    return _check_vectorizer(TfidfVectorizer.from_state(meta["text"], state), n_features)
+    return TfidfVectorizer.from_state(meta["text"], state)
 
 
 def _records(history):
@@ -483,12 +400,6 @@ def _thresholds(saved, coef):
     thresholds.coef_, thresholds.intercept_ = coef, saved["intercept"]
     thresholds.n_features_in_, thresholds.n_iter_ = saved["n_features_in"], 0
     return thresholds
-
-
-def _label_dtype(Y):
-    """The dtype of the labels as given to ``fit`` (``predict`` answers in it, as scikit-learn's
-    classifiers answer in the type of their training labels)."""
-    return Y.dtype if hasattr(Y, "dtype") else np.asarray(Y).dtype
 
 
 def _classes(n_labels, dtype):

@@ -1,13 +1,7 @@
 """Model files: named arrays and a JSON header in one ``.npz``, read back without pickle.
 
-This module knows files, not models: :func:`write_model_file` stores a dict of arrays and a
-JSON-serialisable ``meta`` dict, :func:`read_model_file` returns them after checking the format,
-its version and a checksum. What goes in (the parameters W1, b1, W2, b2, the threshold
-predictor, the optimizer state, the hyper-parameters) is decided by
-:meth:`mlnn.model.estimator.MultiLabelNN.save`.
-
-Entries (every one a plain numeric or unicode array, so ``np.load(..., allow_pickle=False)`` reads
-the file):
+This module knows files, not models: what goes in is decided by
+:meth:`mlnn.model.estimator.MultiLabelNN.save`. Every entry is a plain numeric or unicode array:
 
 =====================  ================================================================
 ``format``             the string ``mlnn-model``
@@ -17,29 +11,17 @@ the file):
 ``threshold_coef``     θ of the threshold predictor T(x) = θᵀx + b (empty for a fixed threshold)
 ``feature_names``      unicode arrays (empty when unknown)
 ``label_names``
-``optimizer/<p>/<s>``  optimizer state (only with ``include_optimizer=True``)
-``text/vocabulary``    for a model trained on a text dataset: the vectorizer's terms (unicode),
-``text/idf``           their idf (float64) and the stop words it removed (unicode); its
-``text/stop_words``    settings (stemming, token pattern, tf, norm) are ``meta["text"]``
-                       (:meth:`mlnn.datasets.text.TfidfVectorizer.get_state`)
+``text/vocabulary``    for a model trained on text: the vectorizer's terms, their idf and its
+``text/idf``           stop words; its settings are ``meta["text"]``
+``text/stop_words``    (:meth:`mlnn.datasets.text.TfidfVectorizer.get_state`)
 ``checksum``           SHA-256 over all other entries (name, dtype, shape, bytes)
 =====================  ================================================================
 
-A missing, truncated or tampered file, or one of another format version, raises
-:class:`~mlnn.base.errors.ModelFileError` saying which; so does any other file (a ``.npy`` array
-renamed ``.npz``, an archive with object arrays, a header entry of the wrong type, a ``meta``
-that is not a JSON object). Code that rebuilds a model from the entries does it inside
-:func:`loading`, so that a file that passes the checksum but lacks what the model needs is
-reported the same way, never as a ``KeyError`` or ``TypeError``.
-
-The checksum proves only that a file is intact, not that it is consistent: a file altered and
-re-sealed with a valid checksum passes it. So :func:`read_model_file` then checks every entry of
-a network (:func:`check_model_arrays`): its dtype, its shape against the header and against the
-other entries (W1 is D × F, b1 F, W2 F × L, b2 L; the label names L, the threshold
-coefficients D, L or none, the vocabulary and idf D, the optimizer state the shape of its
-parameter) and that every number is finite. Each violation is a
-:class:`~mlnn.base.errors.ModelFileError` naming the file and the entry. Reading allocates
-nothing beyond what the file holds (:func:`mlnn.base.fileio.read_npz`).
+A missing, truncated, tampered or foreign file, or one of another format version, raises
+:class:`~mlnn.base.errors.ModelFileError` saying which. The checksum proves only that a file is
+intact, so every entry is also checked against the others (dtype, shape, finite values):
+a file altered and re-sealed is refused naming the entry. A model is rebuilt inside
+:func:`loading`, which reports what is still missing the same way, never as a ``KeyError``.
 """
 
 import contextlib
@@ -119,28 +101,19 @@ def check_model_arrays(path, arrays, meta):
     """Raise :class:`ModelFileError` naming ``path`` and the entry unless the entries of a model
     file (``arrays``, ``meta`` as :func:`read_model_file` returns them) make a consistent
     network: the dtype and dimensions of W1, b1, W2, b2, D × F, F × L and the names, threshold
-    coefficients, vectorizer and optimizer state that go with them, all finite."""
+    coefficients and vectorizer that go with them, all finite."""
     D, F, L = _network_sizes(path, arrays, meta)
     expected = {"W1": (D, F), "b1": (F,), "W2": (F, L), "b2": (L,),
                 "threshold_coef": _threshold_widths(path, meta, D, L),
                 "feature_names": [(0,), (D,)], "label_names": [(0,), (L,)],
                 "text/vocabulary": (D,), "text/idf": (D,), "text/stop_words": None}
     for name, array in arrays.items():
-        if name.startswith("optimizer/"):
-            parameter = name.split("/")[1] if name.count("/") == 2 else ""
-            if parameter not in NETWORK:
-                _inconsistent(path, name, "is not the state of a parameter W1, b1, W2 or b2")
-            _check_entry(path, name, array, "f", [expected[parameter]])
-            if array.dtype != arrays[parameter].dtype:
-                _inconsistent(path, name, f"has dtype {array.dtype}, but {parameter} has "
-                                          f"{arrays[parameter].dtype}")
-        elif name not in expected:
+        if name not in expected:
             _inconsistent(path, name, "is not an entry of a model file")
-        else:
-            shapes = expected[name]
-            _check_entry(path, name, array, "U" if name.endswith(("names", "vocabulary",
-                                                                  "stop_words")) else "f",
-                         shapes if isinstance(shapes, list) or shapes is None else [shapes])
+        shapes = expected[name]
+        _check_entry(path, name, array, "U" if name.endswith(("names", "vocabulary",
+                                                              "stop_words")) else "f",
+                     shapes if isinstance(shapes, list) or shapes is None else [shapes])
     _check_label_dtype(path, meta.get("label_dtype", "|i1"))
     if ("text/vocabulary" in arrays) != ("text" in meta):
         _inconsistent(path, "text/vocabulary", "and the header's text settings must come "
@@ -271,23 +244,19 @@ def _read_entries(path):
     if not path.is_file():
         raise ModelFileError(f"model file {path} does not exist")
     with open(path, "rb") as handle:
-        return _entries(path, handle)
-
-
-def _entries(path, handle):
-    start = handle.read(6)
-    if start.startswith(_NPY_MAGIC):
-        raise _not_a_model(path, "it is a single NumPy array (.npy), not an .npz archive")
-    if not start.startswith(_ZIP_MAGIC):
-        raise _not_a_model(path, "it is not an .npz (zip) archive")
-    handle.seek(0)
-    try:
-        return read_npz(handle)
-    except ArchiveError as error:
-        if error.reason.startswith("it is truncated"):
-            raise ModelFileError(f"model file {path} is truncated or not an mlnn model file "
-                                 f"({error.reason.split('(', 1)[-1].rstrip(')')})") from None
-        raise _not_a_model(path, error.reason) from None
+        start = handle.read(6)
+        if start.startswith(_NPY_MAGIC):
+            raise _not_a_model(path, "it is a single NumPy array (.npy), not an .npz archive")
+        if not start.startswith(_ZIP_MAGIC):
+            raise _not_a_model(path, "it is not an .npz (zip) archive")
+        handle.seek(0)
+        try:
+            return read_npz(handle)
+        except ArchiveError as error:
+            if error.reason.startswith("it is truncated"):
+                raise ModelFileError(f"model file {path} is truncated or not an mlnn model file "
+                                     f"({error.reason.split('(', 1)[-1].rstrip(')')})") from None
+            raise _not_a_model(path, error.reason) from None
 
 
 def _header_entry(path, arrays, name, kinds):

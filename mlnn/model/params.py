@@ -1,21 +1,10 @@
 """The model description: each hyper-parameter of MultiLabelNN, its default, its check, its help.
 
 Read like scikit-learn's ``_parameter_constraints``: one :class:`Param` per hyper-parameter, in
-the order of :class:`~mlnn.model.estimator.MultiLabelNN`'s signature. This is the one place where
-a default is stated and the one check of each value, at the public boundary. Everything that
-describes a model reads from it:
-
-* :class:`~mlnn.model.estimator.MultiLabelNN`: its signature's defaults (:data:`DEFAULT`), its
-  ``check_params`` (:func:`check_params`) and the Parameters section of its docstring
-  (:func:`numpydoc`);
-* the paper's methods (:data:`mlnn.paper.methods.METHODS`), as overrides of these defaults;
-* the figure experiments' :class:`~mlnn.figures.curves.Setting` and the benchmark
-  (:func:`mlnn.tools.bench.benchmark_training`);
-* the command line's options, their parsing, defaults, help and checks
-  (:func:`mlnn.cli.options.add_param`).
-
-Inner layers trust what the boundary checked: the builders do not check again, and training
-checks only what its own caller passes. A core class used on its own (a
+the order of :class:`~mlnn.model.estimator.MultiLabelNN`'s signature. This is the one place a
+default is stated and the one check of each value, at the public boundary; the estimator, the
+paper's methods, the figures, the benchmark and the command line's options read from it. Inner
+layers trust what the boundary checked; a core class used on its own (a
 :class:`~mlnn.nn.network.Network`, an optimizer) still rejects a nonsensical value once.
 """
 
@@ -61,11 +50,6 @@ def _optional(check):
     return lambda value, name: None if value is None else check(value, name)
 
 
-def _momentum(value, name):
-    """μ: a number in [0, 1)."""
-    return check_float_in(value, name, 0, 1, closed="left")
-
-
 def _check_verbose(value, name):
     """``verbose``: a bool or a callable."""
     if not callable(value) and not isinstance(value, (bool, np.bool_)):
@@ -79,172 +63,105 @@ def _names(choices):
 
 PARAMS = MappingProxyType({
     "hidden_units": Param(
-        default=1000,
-        check=check_positive_int,
-        kind="int ≥ 1",
-        help="F, the number of hidden units (the paper's networks have 1,000; Sec. 4).",
-        parse=int),
+        default=1000, check=check_positive_int, kind="int ≥ 1", parse=int,
+        help="F, the number of hidden units (the paper's networks have 1,000; Sec. 4)."),
     "hidden_activation": Param(
-        default="relu",
-        check=_choice(*sorted(ACTIVATIONS)),
-        kind=_names(ACTIVATIONS),
+        default="relu", check=_choice(*sorted(ACTIVATIONS)), kind=_names(ACTIVATIONS),
         help="f_h, the hidden units' activation (ReLU is the paper's choice, Sec. 3.5)."),
     "loss": Param(
-        default="ce",
-        check=_choice(*sorted(LOSSES)),
-        kind=_names(LOSSES),
+        default="ce", check=_choice(*sorted(LOSSES)), kind=_names(LOSSES),
         help='"ce": sigmoid outputs and cross-entropy (Eq. 6, Sec. 3.4); "pwe": tanh outputs and '
              "BP-MLL's pairwise exponential error (Eq. 3, Sec. 3.2)."),
     "optimizer": Param(
-        default="adagrad",
-        check=_choice(*sorted(OPTIMIZERS)),
-        kind=_names(sorted(OPTIMIZERS)),
+        default="adagrad", check=_choice(*sorted(OPTIMIZERS)), kind=_names(sorted(OPTIMIZERS)),
         help="The update rule (Sec. 3.5; see mlnn.nn.optimizers)."),
     "learning_rate": Param(
-        default=0.01,
-        check=check_positive_float,
-        kind="float > 0",
-        help="η0; the reproduction chooses it from {0.001, 0.01, 0.1} on validation data (Sec. 4).",
-        parse=float),
+        default=0.01, check=check_positive_float, kind="float > 0", parse=float,
+        help="η0; the reproduction chooses it from {0.001, 0.01, 0.1} on validation data "
+             "(Sec. 4)."),
     "momentum": Param(
-        default=0.9,
-        check=_momentum,
-        kind="float in [0, 1)",
-        help='μ, used only with optimizer="momentum".',
-        parse=float),
+        default=0.9, check=lambda value, name: check_float_in(value, name, 0, 1, closed="left"),
+        kind="float in [0, 1)", parse=float,
+        help='μ, used only with optimizer="momentum".'),
     "nesterov": Param(
-        default=False,
-        check=check_bool,
-        kind="bool",
+        default=False, check=check_bool, kind="bool",
         help='Nesterov\'s accelerated gradient, with optimizer="momentum".'),
     "weight_decay": Param(
-        default=0.0,
-        check=check_nonnegative_float,
-        kind="float ≥ 0",
+        default=0.0, check=check_nonnegative_float, kind="float ≥ 0", parse=float,
         help="γ of an ℓ2 penalty (γ/2)‖θ‖² on W1 and W2 (BP-MLL as published uses one; the paper's "
-             "networks do not). Not Eq. 5's λ (threshold_lambda).",
-        parse=float),
+             "networks do not). Not Eq. 5's λ (threshold_lambda)."),
     "decay_biases": Param(
-        default=False,
-        check=check_bool,
-        kind="bool",
+        default=False, check=check_bool, kind="bool",
         help="Also decay b1 and b2 (as BP-MLL's published code does)."),
     "dropout": Param(
-        default=0.0,
-        check=check_rate,
-        kind="float in [0, 1)",
+        default=0.0, check=check_rate, kind="float in [0, 1)", parse=float,
         help="Dropout rate of the hidden units (Sec. 3.5; the paper gives no rate, our NN_AD uses "
-             "0.5), inverted dropout (see mlnn.nn.dropout).",
-        parse=float),
+             "0.5), inverted dropout (see mlnn.nn.dropout)."),
     "input_dropout": Param(
-        default=0.0,
-        check=check_rate,
-        kind="float in [0, 1)",
-        help="Dropout rate of the input's stored entries.",
-        parse=float),
+        default=0.0, check=check_rate, kind="float in [0, 1)", parse=float,
+        help="Dropout rate of the input's stored entries."),
     "batch_size": Param(
-        default=64,
-        check=check_positive_int,
-        kind="int ≥ 1",
-        help="Documents per minibatch (Sec. 4).",
-        parse=int),
+        default=64, check=check_positive_int, kind="int ≥ 1", parse=int,
+        help="Documents per minibatch (Sec. 4)."),
     "max_epochs": Param(
-        default=100,
-        check=check_positive_int,
-        kind="int ≥ 1",
-        help="Passes over the training documents at most.",
-        parse=int),
+        default=100, check=check_positive_int, kind="int ≥ 1", parse=int,
+        help="Passes over the training documents at most."),
     "patience": Param(
-        default=5,
-        check=check_positive_int,
-        kind="int ≥ 1",
-        help="Evaluations without an improvement of the stopping measure before training stops.",
-        parse=int),
+        default=5, check=check_positive_int, kind="int ≥ 1", parse=int,
+        help="Evaluations without an improvement of the stopping measure before training stops."),
     "stopping": Param(
-        default="rankloss",
-        check=_choice(*STOPPING_RULES),
-        kind=_names(STOPPING_RULES),
-        help="How the number of epochs is chosen on the validation data (the paper gives no number"
-             " of epochs and no stopping rule; see mlnn.model.stopping_rules.STOPPING_RULES): "
-             "early stopping on rank loss, or on the mean of micro- and macro-F1 of the "
-             "thresholded label sets (each evaluation then records all ten measures, "
-             "mlnn.model.stopping_rules.threshold_validation), or the best such mean within "
-             "max_epochs epochs (no patience), or a fixed budget of max_epochs epochs."),
+        default="rankloss", check=_choice(*STOPPING_RULES), kind=_names(STOPPING_RULES),
+        help="How the number of epochs is chosen on the validation data (ours, see "
+             "mlnn.model.stopping_rules): early stopping on rank loss or on the mean of micro- and "
+             "macro-F1, the best such mean within max_epochs epochs, or max_epochs epochs."),
     "eval_every": Param(
-        default=None,
-        check=_optional(check_positive_int),
-        kind="int ≥ 1 or None",
-        help="Parameter updates between evaluations on the validation data (None: once per epoch).",
-        parse=int),
+        default=None, check=_optional(check_positive_int), kind="int ≥ 1 or None", parse=int,
+        help="Parameter updates between evaluations on the validation data (None: once per "
+             "epoch)."),
     "validation_fraction": Param(
-        default=0.1,
-        check=lambda value, name: check_fraction(value, name, allow_zero=True),
-        kind="float in [0, 1)",
+        default=0.1, check=lambda value, name: check_fraction(value, name, allow_zero=True),
+        kind="float in [0, 1)", parse=float,
         help="When fit gets no X_val, the seeded fraction of the training documents held out for "
-             "early stopping and for choosing the thresholds' λ (0: none, so no early stopping).",
-        parse=float),
+             "early stopping and for choosing the thresholds' λ (0: none, so no early stopping)."),
     "threshold": Param(
-        default="learned",
-        check=_choice("learned", "fixed"),
-        kind=_names(("learned", "fixed")),
+        default="learned", check=_choice("learned", "fixed"), kind=_names(("learned", "fixed")),
         help="\"learned\": the threshold predictor T(x) of Sec. 3.3 (Eq. 5); \"fixed\": 0.5 for "
              "sigmoid outputs, 0 for tanh outputs."),
     "threshold_features": Param(
-        default="input",
-        check=_choice(*FEATURES),
-        kind=_names(FEATURES),
+        default="input", check=_choice(*FEATURES), kind=_names(FEATURES),
         help="What T(x) regresses on: the input x (Eq. 5) or the scores o."),
     "threshold_lambda": Param(
-        default=None,
-        check=_optional(check_nonnegative_float),
-        kind="float ≥ 0 or None",
+        default=None, check=_optional(check_nonnegative_float), kind="float ≥ 0 or None",
+        parse=float,
         help="Eq. 5's λ. None: chosen from mlnn.evaluation.thresholds.DEFAULT_LAMBDAS on the "
-             "validation data, or λ = n (the number of training documents) when there is none.",
-        parse=float),
+             "validation data, or λ = n (the number of training documents) when there is none."),
     "threshold_intercept": Param(
-        default="penalised",
-        check=_choice(*INTERCEPTS),
-        kind=_names(INTERCEPTS),
+        default="penalised", check=_choice(*INTERCEPTS), kind=_names(INTERCEPTS),
         help="Eq. 5's constant feature: penalised like every coefficient, absent, or unpenalised."),
     "threshold_target": Param(
-        default="f1",
-        check=_choice(*TARGETS),
-        kind=_names(TARGETS),
+        default="f1", check=_choice(*TARGETS), kind=_names(TARGETS),
         help="The per-document targets T regresses on: F1-optimal (Sec. 3.3) or Hamming-optimal "
              "(BP-MLL's); see mlnn.evaluation.thresholds.ThresholdPredictor."),
     "pwe_form": Param(
-        default="factorised",
-        check=_choice(*PairwiseExponential.FORMS),
+        default="factorised", check=_choice(*PairwiseExponential.FORMS),
         kind=_names(PairwiseExponential.FORMS),
         help="How PWE is computed: O(L) or the literal O(|y||ȳ|) double sum (the same numbers)."),
     "init": Param(
-        default="glorot",
-        check=_choice(*INITIALISATIONS),
-        kind=_names(INITIALISATIONS),
+        default="glorot", check=_choice(*INITIALISATIONS), kind=_names(INITIALISATIONS),
         help="Uniform initialisation of W1 and W2 (biases start at zero)."),
     "dtype": Param(
-        default="float32",
-        check=check_dtype,
-        kind=_names(DTYPES),
+        default="float32", check=check_dtype, kind=_names(DTYPES),
         help="The precision of training and of the scores."),
     "sparse_output": Param(
-        default=False,
-        check=check_bool,
-        kind="bool",
+        default=False, check=check_bool, kind="bool",
         help="predict returns a scipy CSR matrix instead of a dense ndarray (for many labels)."),
     "random_state": Param(
-        default=None,
-        check=check_seed,
-        kind="None or int ≥ 0",
+        default=None, check=check_seed, kind="None or int ≥ 0", parse=int,
         help="Seed of the initialisation, the validation split, the shuffling and dropout; None "
-             "draws fresh randomness at every fit.",
-        parse=int),
+             "draws fresh randomness at every fit."),
     "verbose": Param(
-        default=False,
-        check=_check_verbose,
-        kind="bool or callable",
-        help="True prints a line per evaluation on standard output (epoch k/N, training loss, "
-             "validation rank loss, elapsed, at most how long is left); a callable is called with "
+        default=False, check=_check_verbose, kind="bool or callable",
+        help="True prints a line per evaluation on standard output; a callable is called with "
              "each history record (e.g. mlnn.base.progress.epoch_reporter)."),
 })
 

@@ -1,23 +1,13 @@
-"""The stopping rules of the reproduction, run through :func:`mlnn.nn.training.train`'s
-``validate`` and ``callbacks`` (ours: the paper gives no number of epochs and no stopping rule).
+"""The stopping rules of the reproduction (ours: the paper gives no number of epochs and no
+stopping rule), run through :func:`mlnn.nn.training.train`'s ``validate`` and ``callbacks``.
 
-The paper chooses η0 from {0.001, 0.01, 0.1} on validation data (Sec. 4). :data:`STOPPING_RULES`
-names the rules the reproduction offers (see the README): ``"rankloss"`` (early stopping on
-validation rank loss), ``"meanF"`` (early stopping on the validation mean of micro- and
-macro-F1 of the label sets the threshold predictor gives, the criterion the paper uses for
-BR_B's C), ``"meanF_best"`` (the evaluation with the best such mean within the whole budget)
-and ``"fixed"`` (no early stopping: ``max_epochs`` epochs). :func:`stopping_rule` makes a rule's
-:class:`~mlnn.nn.training.EarlyStopping`; :func:`stop_from_curve` replays a rule over the
-records of a longer run (the same stop as running it live: evaluations draw no random numbers);
-:class:`RuleWatch` runs several rules live on one run and keeps each one's best parameters;
-:func:`threshold_validation` makes the validation that records all ten measures of Sec. 4
-(and the Hamming loss) at each evaluation, with the thresholds of Eq. 5 fitted to the
-training scores of that evaluation.
+:func:`stopping_rule` makes a rule's :class:`~mlnn.nn.training.EarlyStopping`; :class:`RuleWatch`
+runs several rules live on one run; :func:`threshold_validation` records all ten measures of
+Sec. 4 at each evaluation, with the thresholds of Eq. 5 fitted as the final model's are.
 """
 
 import numpy as np
 
-from mlnn.base.errors import MLNNError
 from mlnn.base.validation import check_choice
 from mlnn.evaluation.metrics import evaluate, selection_score
 from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
@@ -25,17 +15,15 @@ from mlnn.nn.training import EarlyStopping
 
 
 #: The stopping rules: the validation measure each watches, whether lower or higher is better
-#: and whether it stops after ``patience`` evaluations without improvement (False: it never
-#: stops early and keeps the best evaluation of the whole budget); None: a fixed budget of
-#: ``max_epochs`` epochs.
+#: and whether it stops after ``patience`` evaluations without improvement (False: it keeps the
+#: best evaluation of the whole budget); None: a fixed budget of ``max_epochs`` epochs. "meanF"
+#: is the mean of micro- and macro-F1, the criterion the paper uses for BR_B's C.
 STOPPING_RULES = {"rankloss": ("rankloss", "min", True), "meanF": ("meanF", "max", True),
                   "meanF_best": ("meanF", "max", False), "fixed": None}
 
-#: Training documents the threshold predictor of each evaluation is fitted on, at most (ours:
-#: a fixed seeded subsample keeps the per-evaluation cost small; see
-#: :func:`threshold_validation`). With 1,000 rows, recording every measure at every epoch
-#: costs 18 % of the training time of an NN_AD epoch on Reuters-21578 and 28 % on Delicious
-#: (the ranking measures alone: 1 % and 4 %), timed in one process.
+#: Training documents the threshold predictor of each evaluation is fitted on, at most (ours: a
+#: seeded subsample; recording every measure then costs 18 % of an NN_AD epoch on Reuters-21578
+#: and 28 % on Delicious, the ranking measures alone 1 % and 4 %).
 THRESHOLD_ROWS = 1000
 
 
@@ -49,30 +37,13 @@ def stopping_rule(rule, patience):
     return EarlyStopping(monitor, mode, patience=patience if patient else None)
 
 
-def stop_from_curve(records, rule, patience):
-    """The record at which ``rule`` with ``patience`` stops, replayed over ``records`` (the
-    evaluations of one run, in order): the best record up to the evaluation where it would have
-    stopped, or the last record for ``"fixed"`` or if it never stops. The same record as
-    running the rule live (:class:`EarlyStopping`), since evaluations draw no random numbers.
-    """
-    stopper = stopping_rule(rule, patience)
-    if not records:
-        raise MLNNError("no evaluation records to choose a stopping epoch from")
-    if stopper is None:
-        return dict(records[-1])
-    for record in records:
-        if stopper.update(record, {}):
-            break
-    return stopper.best_record
-
-
 class RuleWatch:
     """A :func:`train` callback that runs several stopping rules live on one run.
 
-    Each rule's :class:`EarlyStopping` sees every record until it would have stopped, then no
-    more; ``best[rule]`` is (its best record, a copy of the parameters at that record). The
-    ``"fixed"`` rule keeps the last record and the final parameters (:meth:`finish`). The
-    callback stops training once every rule has stopped (never while ``"fixed"`` is watched).
+    Each rule's :class:`EarlyStopping` sees every record until it would have stopped;
+    ``best[rule]`` is (its best record, a copy of the parameters at that record), for ``"fixed"``
+    the last record and the final parameters (:meth:`finish`). Training stops once every rule
+    has stopped (never while ``"fixed"`` is watched).
     """
 
     def __init__(self, rules, patience):
@@ -106,16 +77,12 @@ def threshold_rows(n, size=THRESHOLD_ROWS, random_state=None):
 
 
 def threshold_validation(X_fit, Y_fit, lams=DEFAULT_LAMBDAS, fixed=None, **options):
-    """A ``validate`` for :func:`train` that records all of Sec. 4's measures.
-
-    At each evaluation the threshold predictor of Sec. 3.3 (Eq. 5) is fitted to the network's
-    scores on the training documents (X_fit, Y_fit) — a subsample of them for cost, see
-    :func:`threshold_rows` — with its λ chosen from ``lams`` on the validation documents by the
-    mean of micro- and macro-F1 (:func:`mlnn.evaluation.thresholds.select_lambda`), as the final
-    model's is (``fixed``: a fixed threshold instead). The record holds the ten measures and
-    the Hamming loss (:func:`mlnn.evaluation.metrics.evaluate`), ``meanF`` (the selection
-    criterion, macro over the labels with a validation positive) and ``threshold_lambda``.
-    ``options`` go to :class:`~mlnn.evaluation.thresholds.ThresholdPredictor`.
+    """A ``validate`` for :func:`train` that records all of Sec. 4's measures and the Hamming
+    loss, ``meanF`` and ``threshold_lambda``: at each evaluation the threshold predictor of
+    Eq. 5 is fitted to the scores of the training documents (X_fit, Y_fit), its λ chosen from
+    ``lams`` on the validation documents (:func:`mlnn.evaluation.thresholds.select_lambda`), as
+    the final model's is (``fixed``: a fixed threshold instead). ``options`` go to
+    :class:`~mlnn.evaluation.thresholds.ThresholdPredictor`.
     """
     def validate(network, X_val, Y_val):
         scores_fit, scores_val = network.scores(X_fit), network.scores(X_val)

@@ -136,8 +136,8 @@ class Network:
                             f"W2 {W2.shape}, b2 {b2.shape}")
 
     @classmethod
-    def initialize(cls, n_features, n_labels, hidden_units=1000, hidden_activation="relu",
-                   output="sigmoid", random_state=None, dtype=np.float32, init="glorot"):
+    def initialize(cls, n_features, n_labels, hidden_units, hidden_activation, output="sigmoid",
+                   random_state=None, dtype=np.float32, init="glorot"):
         """A new network with weights from :func:`init_weights` and zero biases.
 
         ``random_state`` is an int seed, a ``numpy.random.Generator`` or None. A number of hidden

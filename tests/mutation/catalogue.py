@@ -331,6 +331,10 @@ MUTANTS = [
     mutant("est-best-updates", "estimator",
            "int(history.best[\"updates\"]) if history.best else self.n_updates_",
            "self.n_updates_", "best_updates_ is the last update"),
+    mutant("est-checked-once-forever", "estimator",
+           "if name not in checked or checked[name] is not value}, names)",
+           "if name not in checked}, names)",
+           "check_params skips a value set after an earlier check of the same hyper-parameter"),
 ]
 
 # selection (Sec. 4: η0, the number of epochs, C and λ chosen on validation data, then a refit)
