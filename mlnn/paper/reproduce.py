@@ -125,7 +125,7 @@ def run_br(method, dataset, fit_rows, val_rows, budget, random_state, log, progr
                     random_state=random_state, progress=progress)
     scores = result.model.decision_function(dataset.X_test)
     Y_pred = result.predict(dataset.X_test, scores)
-    record = {"C": result.C, "solver": result.model.solver, "tol": result.model.tol,
+    record = {"C": result.C, "solver": "tron", "tol": result.model.tol,
               "validation": result.validation_scores,
               "seconds": time.perf_counter() - started}
     log(f"  {method}: C={result.C}")

@@ -43,7 +43,6 @@ import copy
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
 
 from mlnn.base.errors import MLNNError
 from mlnn.base.progress import Progress
@@ -305,22 +304,10 @@ class BRResult:
         return self.thresholds.predict(X, scores)
 
 
-def warm_start(model, fit_rows=None, n=None):
-    """The keyword arguments of :meth:`LinearSVMBR.fit` that start from ``model``'s solution
-    (``{}``, a cold start, when ``model`` is None).
-
-    "tron" starts from the weights; "dual_cd" from α, placed at ``fit_rows`` of ``n`` documents
-    (0 elsewhere) when the new fit has more documents than ``model``'s.
-    """
-    if model is None:
-        return {}
-    if model.solver == "tron":
-        return {"coef": model.coef_, "intercept": model.intercept_}
-    if fit_rows is None:
-        return {"dual_coef": model.dual_coef_}
-    alpha = np.zeros((n, model.dual_coef_.shape[1]))
-    alpha[fit_rows] = model.dual_coef_
-    return {"dual_coef": alpha}
+def warm_start(model):
+    """The keyword arguments of :meth:`LinearSVMBR.fit` that start from ``model``'s weights
+    (``{}``, a cold start, when ``model`` is None)."""
+    return {} if model is None else {"coef": model.coef_, "intercept": model.intercept_}
 
 
 def _br_split(n, validation, validation_fraction, random_state):
@@ -333,15 +320,14 @@ def _br_split(n, validation, validation_fraction, random_state):
         raise MLNNError(f"validation_fraction: {error}") from None
 
 
-def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, random_state, svm_options,
-              progress=False):
+def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, svm_options, progress=False):
     """Fit every C in increasing order, each warm-started from the previous solution, and score
     it on the validation split: (table, chosen C, its model). The first C wins ties."""
     table, best, previous = [], None, None
     steps = Progress(len(C_values), enabled=progress)
     for done, C in enumerate(C_values, start=1):
         started = time.perf_counter()
-        model = LinearSVMBR(C=C, random_state=random_state, **svm_options)
+        model = LinearSVMBR(C=C, **svm_options)
         model.fit(X_fit, Y_fit, **warm_start(previous))
         seconds = time.perf_counter() - started
         previous = model
@@ -373,9 +359,8 @@ def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
         :func:`mlnn.evaluation.metrics.selection_score`);
         "R" — C minimising the validation rank loss, then a threshold predictor on the margins
         (λ from ``lams`` chosen on the validation split by mean F1).
-    C_values : the C values tried (default 10⁻³ … 10³). They are fitted in increasing order, each
-        warm-started from the previous solution (:func:`warm_start`: the weights for "tron";
-        α for "dual_cd", which stays feasible when C grows).
+    C_values : the C values tried (default 10⁻³ … 10³), fitted in increasing order, each
+        warm-started from the previous weights.
     validation_fraction : share of the training documents held out
         (:func:`mlnn.base.validation.validation_split`, seeded by random_state), unless
         ``validation`` = (fit_indices, validation_indices) gives the split explicitly.
@@ -383,8 +368,7 @@ def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
         X_train, warm-started from the validation-split solution.
     threshold_features : "input" (T(x), the paper) or "scores" (T(o)) for BR_R.
     progress : a line per C on standard error (:class:`mlnn.base.progress.Progress`).
-    svm_options : passed to :class:`~mlnn.baselines.svm.LinearSVMBR` (loss, bias, solver,
-        tol, max_iter).
+    svm_options : passed to :class:`~mlnn.baselines.svm.LinearSVMBR` (bias, tol, max_iter).
 
     Returns
     -------
@@ -402,8 +386,8 @@ def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
         raise MLNNError(f"Y_train has {Y.shape[0]} rows but X_train has {X.shape[0]} documents")
     fit_rows, val_rows = _br_split(X.shape[0], validation, validation_fraction, random_state)
     X_fit, Y_fit, X_val, Y_val = X[fit_rows], Y[fit_rows], X[val_rows], Y[val_rows]
-    table, C, model = _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, random_state,
-                                svm_options, progress)
+    table, C, model = _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, svm_options,
+                                progress)
     lam, lambda_scores = None, {}
     if variant == "B":
         thresholds = ThresholdPredictor(fixed=0.0).fit(None, model.decision_function(X_val), Y_val)
@@ -413,8 +397,7 @@ def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
             X_val, model.decision_function(X_val), Y_val,
             lams=lams, features=threshold_features)
     if refit:
-        model = LinearSVMBR(C=C, random_state=random_state, **svm_options).fit(
-            X, Y, **warm_start(model, fit_rows, X.shape[0]))
+        model = LinearSVMBR(C=C, **svm_options).fit(X, Y, **warm_start(model))
         if variant == "R":
             thresholds = ThresholdPredictor(lam=lam, features=threshold_features).fit(
                 X, model.decision_function(X), Y)

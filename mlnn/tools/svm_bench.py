@@ -18,10 +18,7 @@ The solvers (``solvers``):
   (``-s 2``) from w = 0 with the same stopping rule as ``"tron"``: ‖∇f(w)‖ ≤
   tol·max(min(#pos, #neg), 1)/n·‖∇f(0)‖;
 * ``"liblinear-dual"`` — ``LinearSVC(dual=True)``, liblinear's dual coordinate descent
-  (``-s 1``) with tolerance ``dual_tol`` on the projected gradient;
-* ``"dual_cd"`` — :class:`mlnn.baselines.svm.LinearSVMBR` with ``solver="dual_cd"``
-  and ``dual_tol``, warm-started from the previous α (slow for large C: minutes per C on
-  Reuters-21578).
+  (``-s 1``) with tolerance ``dual_tol`` on the projected gradient.
 
 liblinear cannot train a label whose documents all have the same sign; such labels are left out
 of its time and objective (``skipped``), and of the other solvers' objective, so that the sums
@@ -39,8 +36,7 @@ from mlnn.base.validation import check_X, check_Y, check_positive_float, check_p
 from mlnn.baselines.svm import (DEFAULT_C_VALUES, DEFAULT_TOL, ConvergenceWarning, LinearSVMBR,
                                  augment_bias)
 
-SOLVERS = ("tron", "tron-cold", "liblinear-primal", "liblinear-dual", "dual_cd")
-DEFAULT_SOLVERS = ("tron", "tron-cold", "liblinear-primal", "liblinear-dual")
+SOLVERS = DEFAULT_SOLVERS = ("tron", "tron-cold", "liblinear-primal", "liblinear-dual")
 LIBLINEAR = ("liblinear-primal", "liblinear-dual")
 
 
@@ -63,16 +59,12 @@ def primal_objectives(X, signs, W, C):
     return 0.5 * np.einsum("ij,ij->j", W, W) + C * np.einsum("ij,ij->j", slack, slack)
 
 
-def _fit_mlnn(X, Y, C, solver, tol, bias, max_iter, previous):
+def _fit_mlnn(X, Y, C, tol, bias, max_iter, previous):
     """One LinearSVMBR fit, warm-started from ``previous`` if given: (model, W (D+1) × L)."""
-    start = {}
-    if previous is not None:
-        start = ({"coef": previous.coef_, "intercept": previous.intercept_}
-                 if solver == "tron" else {"dual_coef": previous.dual_coef_})
+    start = {} if previous is None else {"coef": previous.coef_, "intercept": previous.intercept_}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model = LinearSVMBR(C=C, solver=solver, tol=tol, bias=bias, max_iter=max_iter)
-        model.fit(X, Y, **start)
+        model = LinearSVMBR(C=C, tol=tol, bias=bias, max_iter=max_iter).fit(X, Y, **start)
     return model, model.weights()
 
 
@@ -99,8 +91,7 @@ def _fit(solver, X, Y, C, tol, dual_tol, bias, max_iter, compared, previous):
         dual = solver == "liblinear-dual"
         return _fit_liblinear(X, Y, C, dual, dual_tol if dual else tol, bias, max_iter,
                               compared), None
-    name = "dual_cd" if solver == "dual_cd" else "tron"
-    model, W = _fit_mlnn(X, Y, C, name, dual_tol if name == "dual_cd" else tol, bias, max_iter,
+    model, W = _fit_mlnn(X, Y, C, tol, bias, max_iter,
                          None if solver == "tron-cold" else previous)
     return W, model
 
