@@ -1,75 +1,30 @@
 """The ten evaluation measures of the paper (Sec. 4, "Evaluation Measures"), Hamming loss, and the
 validation-selection score.
 
-Notation: ``Y`` is the n × L 0/1 matrix of true label sets (row k is the label set y of document
-k, ȳ its complement), ``scores`` the dense n × L matrix of real-valued outputs f(x) (one row per
-document; higher means more relevant), ``Y_pred`` the n × L 0/1 matrix of predicted label sets.
-``Y`` and ``Y_pred`` may be dense arrays or scipy.sparse matrices of bool, integer or real 0/1
-values (all give the same numbers); ``scores`` must be dense.
+``Y`` is the n × L 0/1 matrix of true label sets (row k: the label set y of document k, ȳ its
+complement), ``scores`` the dense n × L outputs f(x) (higher: more relevant), ``Y_pred`` the
+predicted label sets; ``Y`` and ``Y_pred`` may be dense or sparse, bool, integer or real 0/1.
 
-Ranking measures (lower is better for the first three, higher for MAP)
-    rank loss     Eq. 1: (1/(|y||ȳ|)) · ( #{(k,l) ∈ y×ȳ : f_k < f_l}
-                                          + ½ #{(k,l) ∈ y×ȳ : f_k = f_l} )
+    rank loss     Eq. 1: (#{(k,l) ∈ y×ȳ : f_k < f_l} + ½ #{(k,l) ∈ y×ȳ : f_k = f_l}) / (|y||ȳ|)
     one-error     1 if the top-ranked label is not relevant, else 0
-    coverage      max_{k ∈ y} rank(k) − 1  (how far down the ranking one must go to see all of y)
+    coverage      max_{k ∈ y} rank(k) − 1
     MAP           (1/|y|) Σ_{k ∈ y} |{k' ∈ y : rank(k') ≤ rank(k)}| / rank(k)
-each averaged over documents.
+    micro P/R/F1  from TP, FP, FN summed over all documents and labels
+    macro P/R/F1  per label, then averaged over the L labels (maF: the mean of per-label F1)
+    hamming       #{(k, l) : ŷ_kl ≠ y_kl} / (n·L) (not in the paper's tables)
 
-Bipartition measures
-    micro P/R/F1  computed from the true/false positives and false negatives summed over all
-                  documents and labels: miP = TP/(TP+FP), miR = TP/(TP+FN), miF = 2TP/(2TP+FP+FN)
-    macro P/R/F1  the same per label, then averaged over the L labels (maF is the mean of the
-                  per-label F1, not the harmonic mean of maP and maR)
+Conventions: ties count ½ in rank loss (Eq. 1); elsewhere rank(l) = #{l' : f_l' ≥ f_l}
+(pessimistic, scikit-learn's; coverage is its ``coverage_error`` minus one). Documents on which a
+ranking measure is undefined are left out of its average, as MULAN does (no relevant label; for
+rank loss also no irrelevant one); ``nan`` if none qualifies (:func:`undefined_measures` says
+why). A label (or the whole matrix, for micro) with TP = FP = FN = 0 scores 1 (MULAN), another
+zero denominator 0. An empty matrix (n = 0 or L = 0) raises :class:`~mlnn.base.errors.MLNNError`.
 
-Hamming loss (not in the paper's tables; BP-MLL's evaluation uses it)
-    hamming       the fraction of wrong label decisions over all n·L entries,
-                  #{(k, l) : ŷ_kl ≠ y_kl} / (n·L)
-
-Conventions (documented because libraries differ on them)
-    Ties in rank loss count ½, as in Eq. 1 (some implementations count a tie as a whole error or
-    not at all). For one-error, coverage and MAP, ties are resolved *pessimistically*: the rank of
-    label l is rank(l) = #{l' : f_l' ≥ f_l}, the number of labels scoring at least as high; so a
-    document whose labels all tie gets coverage L − 1 and a one-error of 1 unless all its labels
-    are relevant. MAP is scikit-learn's ``label_ranking_average_precision_score`` convention;
-    coverage is scikit-learn's ``coverage_error`` minus one (the paper counts the steps *past* the
-    top label, so a perfect ranking of a single relevant label has coverage 0, not 1).
-
-    Documents on which a ranking measure is undefined are left out of its average (as MULAN
-    does), rather than counted as perfect (as scikit-learn does): rank loss skips documents with
-    no relevant or no irrelevant label (|y||ȳ| = 0); one-error, coverage and MAP skip documents
-    with no relevant label. Documents with all labels relevant have one-error 0, coverage L − 1
-    and MAP 1. If no document qualifies, the measure is ``nan``.
-
-    Bipartition counts with a zero denominator follow MULAN: a label (or, for the micro measures,
-    the whole matrix) with no true and no predicted positives (TP = FP = FN = 0) scores 1 for
-    precision, recall and F1 — nothing to find and nothing wrongly found; otherwise a zero
-    denominator gives 0 (precision with no predictions, recall with no true positives).
-    scikit-learn instead scores such labels 0 by default (``zero_division="warn"``), which lowers
-    macro averages on data sets whose test split lacks some labels (e.g. Delicious).
-
-Degenerate data (what each measure means when the data leave it nothing to measure)
-    An empty matrix (n = 0 documents or L = 0 labels, e.g. an empty test split) has no measure
-    at all: every function here raises :class:`~mlnn.base.errors.MLNNError` saying so, rather
-    than reporting precision 1 (nothing found, nothing to find) or a Hamming loss of 0/0.
-    A single document is a split like any other: each measure is that document's value (the
-    macro averages then average 0s and 1s); it is a sample of one, not an error.
-    A ranking measure on which no document qualifies (e.g. no document has a relevant label)
-    is ``nan``, never a number: :func:`undefined_measures` names each such measure and why,
-    and the command line prints that as a warning and writes ``null`` for it in ``--json``
-    (NaN is not JSON). A label without any relevant test document and without any prediction
-    scores 1 in the macro averages (MULAN's convention above); with a prediction it scores 0.
-    How training treats degenerate data (no positive label, empty documents) is in
-    :mod:`mlnn.base.validation`.
-
-Selection convention (the project's own choice; the paper does not say how it selects)
-    Hyper-parameters chosen by macro-F1 on a validation split (the threshold predictor's λ, C of
-    BR_B) use :func:`selection_score`, whose macro averages run only over the labels with at
-    least one positive document in the validation split (``macro_labels="present"``). On a small
-    validation split many rare labels have no positive document (26 of the 90 Reuters-21578
-    labels in a 10 % split), and under MULAN's convention each of them scores 1 exactly when
-    nothing is predicted for it, which rewards high thresholds and predicting less. Reported
-    results keep the paper's (MULAN's) definition: :func:`evaluate` and the default
-    ``macro_labels="all"`` of :func:`bipartition_measures`.
+Selection (our choice; the paper does not say): hyper-parameters chosen by F1 on a validation
+split (the thresholds' λ, BR_B's C) use :func:`selection_score`, whose macro averages run over the
+labels with a positive validation document only; under MULAN's convention an absent label scores
+1 exactly when nothing is predicted for it, which rewards predicting less. Reported results keep
+the paper's definition (:func:`evaluate`).
 """
 
 import numpy as np
@@ -231,29 +186,6 @@ def rank_loss(Y_true, scores):
     least one relevant and one irrelevant label. Y_true (n × L) 0/1, scores (n × L) dense.
     """
     return ranking_measures(Y_true, scores)["rankloss"]
-
-
-def one_error(Y_true, scores):
-    """Fraction of documents whose top-ranked label is irrelevant (ties at the top: pessimistic,
-    i.e. an error if any label sharing the top score is irrelevant). Documents with no relevant
-    label are skipped."""
-    return ranking_measures(Y_true, scores)["oneError"]
-
-
-def coverage(Y_true, scores):
-    """Mean over documents of max_{k ∈ y} rank(k) − 1, with rank(k) = #{l : f_l ≥ f_k}.
-
-    A perfect ranking has coverage |y| − 1. This is scikit-learn's ``coverage_error`` minus one.
-    Documents with no relevant label are skipped."""
-    return ranking_measures(Y_true, scores)["coverage"]
-
-
-def average_precision(Y_true, scores):
-    """Mean average precision over documents ("MAP" in the paper's tables).
-
-    Per document (1/|y|) Σ_{k∈y} |{k' ∈ y : f_k' ≥ f_k}| / |{l : f_l ≥ f_k}|; documents with no
-    relevant label are skipped."""
-    return ranking_measures(Y_true, scores)["MAP"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,49 +1,24 @@
-"""From scores to label sets: the learned per-document threshold predictor (paper Sec. 3.3, Eq. 5).
+"""From scores to label sets: the learned per-document threshold predictor (Sec. 3.3, Eq. 5).
 
-A ranking f(x) becomes a label set by a threshold, **strictly**: ŷ_l = 1 iff o_l > T(x). A score
-exactly equal to the threshold is *not* predicted (everywhere in this module). The paper learns
-the threshold as a function of the document:
+A label is predicted **strictly** above the threshold: ŷ_l = 1 iff o_l > T(x).
 
 1. For every training document m, :func:`optimal_thresholds` finds the threshold t_m that
-   maximises that document's F1 given its scores o_m and true labels y_m (or, with
-   ``criterion="hamming"``, minimises its number of wrong label decisions, the target BP-MLL's
-   published protocol uses). Only cuts between successive scores of the sorted list can change
-   the label set, so the candidates are the midpoints between successive distinct sorted scores
-   (plus one cut above the top score and one below the bottom score).
+   maximises its F1 (or, ``criterion="hamming"``, minimises its wrong decisions, BP-MLL's
+   published target): the midpoint of the best cut between successive distinct sorted scores.
 2. T(x; θ) = θᵀx is fitted to those targets by ℓ2-regularised linear regression (Eq. 5),
 
        min_θ  Σ_m (θᵀx_m − t_m)²  +  λ ‖θ‖²,
 
-   λ multiplying ‖θ‖² against the **summed** (not the mean) squared error over the n training
-   documents, and **every** coefficient of θ penalised. The paper writes no bias; by default
-   (our choice) x carries a constant feature 1 (``intercept="penalised"``): its coefficient θ_0
-   is the bias of the threshold and is penalised like the rest — still Eq. 5, with the bias
-   inside θ. Without it
-   (``intercept="none"``, T = θᵀx on the raw features only) a document's threshold scales with
-   its feature values: on Delicious (binary features, 1 to over 300 words a document) the
-   thresholds of short documents collapse towards 0 and micro-F1 drops from 0.39 to 0.18 (one
-   NN_AD network, λ chosen on validation either way).
-   X stays sparse: the problem is exactly LSQR's damped least squares,
-   :func:`scipy.sparse.linalg.lsqr` with ``damp = √λ``, which only multiplies by X and Xᵀ (the
-   constant is one more sparse column). With ``features="scores"`` the regression is on the
-   network's output scores o instead (T = θ_0 + θᵀo, what BP-MLL implementations do). The paper
-   does not say how λ is chosen; ours is chosen on validation data by :func:`select_lambda`.
+   λ against the **summed** squared error, **every** coefficient penalised. By default (ours)
+   x carries a constant feature 1 (``intercept="penalised"``) whose coefficient is the bias of
+   the threshold, penalised like the rest; without it (``"none"``) short documents' thresholds
+   collapse towards 0 (Delicious, NN_AD: micro-F1 0.39 → 0.18). X stays sparse: the problem is
+   LSQR's damped least squares (``damp = √λ``). ``features="scores"`` regresses on the outputs
+   o instead (what BP-MLL implementations do). λ is chosen on validation data
+   (:func:`select_lambda`); a larger λ means *lower* thresholds for sigmoid outputs.
 
-Because the penalty shrinks θ towards 0 — that is, the thresholds towards 0 — a larger λ means
-*lower* thresholds (more labels predicted, higher recall) for sigmoid outputs in (0, 1), not a
-constant threshold near the targets' mean.
-
-Not the paper's: ``intercept="free"`` fits T(x) = θᵀx + b with an **unpenalised** intercept b
-(the regression centred on the mean target; :func:`ridge_with_intercept`). When the network fits
-its training documents confidently, b absorbs the mean target (≈ 0.5 for sigmoid outputs) and λ
-only shrinks the slope, so on new documents the thresholds sit near that mean whatever λ is —
-close to a fixed 0.5. A fixed threshold (``ThresholdPredictor(fixed=0.5)``, or ``fixed=0.0`` for
-tanh outputs and SVM margins) is available for comparison.
-
-Typical use::
-
-    tp, lam, table = select_lambda(X_fit, scores_fit, Y_fit, X_val, scores_val, Y_val)
-    Y_pred = tp.predict(X_test, scores_test)          # 0/1 CSR matrix
+Not the paper's: ``intercept="free"`` (an unpenalised intercept, :func:`ridge_with_intercept`;
+the thresholds then sit near the mean target whatever λ is) and ``fixed`` thresholds.
 """
 
 import numpy as np

@@ -43,11 +43,6 @@ CSV_COLUMNS = ("experiment", "dataset") + SETTING_COLUMNS + CURVE_COLUMNS
 _TYPES = {f.name: f.type for f in fields(Setting)}
 
 
-def setting_of(curve):
-    """The :class:`Setting` a curve was made with."""
-    return Setting(**{name: curve[name] for name in SETTING_COLUMNS})
-
-
 def save_csv(curves, path):
     """Write curves as a long table with the columns :data:`CSV_COLUMNS`, one row per evaluation."""
     path = Path(path)

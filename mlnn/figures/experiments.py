@@ -1,33 +1,23 @@
 """The convergence experiments behind the paper's Figs. 3 and 4, as plain functions.
 
-Each experiment trains a handful of networks that differ in one or two settings (a
-:class:`Setting`) on the same data, evaluates them on a *validation split carved from the training
-data* (never the test split) every ``eval_every`` parameter updates, and returns the learning
-curves as plain data: a list of dicts, one per setting, with the setting's fields and the arrays
-``updates``, ``rankloss``, ``MAP``, ``train_loss`` and ``elapsed``. :func:`save_csv` and
-:func:`load_csv` store curves in a long CSV table (one row per evaluation).
+Each experiment trains a few networks that differ in one or two settings (a :class:`Setting`) on
+the same data, evaluates them every ``eval_every`` updates on a validation split carved from the
+training data (never the test split), and returns the learning curves as a list of dicts, stored
+as CSV by :mod:`mlnn.figures.curves`.
 
 =================================  ==========================  ================================
 function                           paper                       here
 =================================  ==========================  ================================
 :func:`convergence_experiment`     Fig. 3 left, Reuters-21578  AdaGrad vs momentum × ReLU /
                                                                tanh / sigmoid hidden units, CE
-:func:`dropout_experiment`         Fig. 3 right, EUR-Lex       Delicious (EUR-Lex is not
-                                                               available): dropout 0.5 vs none
+:func:`dropout_experiment`         Fig. 3 right, EUR-Lex       Delicious: dropout 0.5 vs none
                                                                × two hidden-layer sizes
-:func:`learning_rate_experiment`   Fig. 4, German Education    Reuters-21578 (the German
-                                   Index                       Education Index is not
-                                                               available): PWE vs CE ×
-                                                               η ∈ {0.01, 0.1} × dropout
+:func:`learning_rate_experiment`   Fig. 4, German Education    Reuters-21578: PWE vs CE ×
+                                   Index                       η ∈ {0.01, 0.1} × dropout
 =================================  ==========================  ================================
 
-Every experiment is seeded (the validation split, the initial weights — the same for all settings
-of one experiment — and the minibatch order and dropout masks). ``fast=True`` shrinks everything
-(a subsample of the training documents, few hidden units, a few dozen updates) so that the whole
-pipeline can be exercised in seconds; its curves show nothing about the paper's claims.
-
-Full-mode sizes (:data:`FULL`) are smaller than the paper's, which trains 1,000 hidden units for
-many more updates. Curves are stored and read with :mod:`mlnn.figures.curves`.
+Every experiment is seeded. ``fast=True`` shrinks everything so the pipeline runs in seconds (its
+curves show nothing); the full sizes (:data:`FULL`) are smaller than the paper's.
 """
 
 import time

@@ -1,42 +1,20 @@
-"""Model selection for the network methods: η0 and the number of epochs on a validation split.
+"""Model selection on a validation split carved from the training documents (Sec. 4).
 
-The paper (Sec. 4) chooses the base learning rate η0 of AdaGrad from {0.001, 0.01, 0.1} "using
-validation data"; it does not say by which measure, nor how many epochs it trains or whether it
-stops early. Ours: η0 by validation rank loss, the epochs by a stopping rule on the validation
-split carved from the training documents (the declared one: README, "Stopping rule").
-:func:`select_learning_rate` trains one :class:`~mlnn.model.estimator.MultiLabelNN` per η0 for
-the budget's ``max_epochs``, recording all ten measures of Sec. 4 on the validation split at
-every epoch (thresholds fitted as the final model's are, on a fixed subsample of the
-training rows, :func:`mlnn.model.stopping_rules.threshold_validation`), while each stopping rule
-(:data:`STOPPING_RULES`: rank loss with patience, the mean of micro- and macro-F1 with patience,
-or the fixed budget) runs live on that same run (:func:`selection_run`); the run ends early when
-every rule asked for has stopped. Each rule's stop is exactly where a run stopped by that rule
-would stop, since evaluations draw no random numbers. At each rule's stop an η0 is scored by two
-criteria (:data:`CRITERIA`):
+Networks: the paper chooses η0 from {0.001, 0.01, 0.1} "using validation data" and gives no
+number of epochs. :func:`select_learning_rate` trains one network per η0 for the budget's
+``max_epochs``, recording all ten measures on the validation split at every epoch, while each
+stopping rule (:data:`mlnn.model.stopping_rules.STOPPING_RULES`) runs live on that same run
+(:func:`selection_run`); a rule's stop is exactly where a run stopped by it would stop, since
+evaluations draw no random numbers. At each rule's stop η0 is scored by :data:`CRITERIA`:
+``rankloss`` (validation rank loss) or ``meanF`` (the mean of micro- and macro-F1 of the
+threshold predictor's label sets, Sec. 3.3, :func:`mlnn.evaluation.metrics.selection_score`).
+The first η0 of the grid wins ties; the winner is refitted on all training documents for its
+rule's epoch count (:func:`fit_network_method`). BP-MLL as published selects nothing
+(:func:`fit_published_method`).
 
-* ``rankloss`` — the validation rank loss at the rule's epoch;
-* ``meanF`` — the mean of micro- and macro-F1 of the label sets that the network's threshold
-  predictor (Sec. 3.3, fitted on all the other training documents, its λ chosen on the same
-  split) gives on the validation documents, the macro average over the labels that have a
-  positive validation document (:func:`mlnn.evaluation.metrics.selection_score`).
-
-The reproduction selects η0 by rank loss (our choice, see the README) and, on request, also
-refits the η0 that the other criterion picks, so the sensitivity of Table 3 to this choice can
-be shown (:func:`fit_network_method`). The first η0 of the grid wins ties. The stopping rule of
-the main rows is declared in the README (:data:`mlnn.paper.reproduce.DECLARED_RULE`); the
-other rules, refitted for their own epoch counts, are sensitivity rows. Each refit is a
-separate training run on all training documents for its rule's epoch count.
-
-BP-MLL as published (:data:`mlnn.paper.methods.METHODS` ``["BP-MLL"]``) selects nothing: its
-hyper-parameters are fixed (:func:`fit_published_method`).
-
-The SVM baselines choose C by :func:`fit_br`: C from {10⁻³, …, 10³} on the same kind of
-validation split, chosen by
-
-- BR_B: the mean of micro- and macro-F1 of the sign predictions (ŷ_l = 1 iff wᵀx + b > 0);
-- BR_R: the rank loss of the margins; label sets then come from the threshold predictor of
-  Sec. 3.3 (:class:`mlnn.evaluation.thresholds.ThresholdPredictor`) fitted to the SVM margins, with
-  its λ chosen on the same validation split.
+SVMs (:func:`fit_br`): C from {10⁻³, …, 10³}, by the mean of micro- and macro-F1 of the sign
+predictions (BR_B) or by rank loss, then a threshold predictor on the margins with λ chosen on
+the same split (BR_R).
 """
 
 import copy

@@ -1,34 +1,21 @@
 r"""How fast a network of the paper trains, where the time goes, and how much memory it takes.
 
-:func:`benchmark_training` trains a network (AdaGrad, paper Sec. 3.5) on given training data with
-the real trainer, :func:`mlnn.nn.training.train`, for ``warmup + epochs`` epochs and measures:
+:func:`benchmark_training` trains a network (AdaGrad, Sec. 3.5) with the real trainer,
+:func:`mlnn.nn.training.train`, for ``warmup + epochs`` epochs and measures:
 
-* seconds per epoch: the median over the timed epochs (the warm-up epochs are left out: they pay
-  for first-touch page faults of the AdaGrad state and warm the caches), and documents per second;
-  beside the wall-clock time, the CPU time of the process (:func:`time.process_time`), which a
-  busy machine inflates less as long as BLAS runs one thread;
-* a breakdown of each epoch into the four phases of the trainer's minibatch update — the forward
-  pass, the loss (its value and δ2), the backward pass (δ1 and the products of the gradients) and
-  the optimizer (its step, and the deferred steps it applies in ``catch_up`` before each forward
-  pass and in ``flush`` before each evaluation) — plus the rest (minibatch slicing, dropout
-  masks, bookkeeping). The calls are timed by wrapping the network, the loss and the optimizer
-  in :class:`Stopwatch` proxies, so the breakdown is of the same run as the epoch times, not of a
-  re-implementation of the loop;
-* peak memory (:func:`mlnn.tools.machine.peak_rss_mb`, the whole process), next to the bytes of the
-  training data, the parameters and the optimizer state.
+* seconds per epoch (median over the timed epochs; warm-up epochs left out), documents per
+  second, and the process's CPU time beside the wall-clock time;
+* each epoch split into the trainer's phases — forward pass, loss (value and δ2), backward pass,
+  optimizer (its steps and deferred catch-up) — and the rest, timed by wrapping the network, the
+  loss and the optimizer in :class:`Stopwatch` proxies, so the breakdown is of the same run;
+* peak memory (:func:`mlnn.tools.machine.peak_rss_mb`) beside the bytes of the data, the
+  parameters and the optimizer state.
 
-:func:`benchmark_products` times the five matrix products of a minibatch update alone, on the same
-shapes, dtype and layout: X W1, h W2, δ2 W2ᵀ, Xᵀ δ1 (on the rows of the features present) and
-hᵀ δ2. No implementation of the epoch can be faster than their sum, the floor an epoch is compared
-with.
-
-:func:`benchmark_pwe_delta` times the PWE δ2 (paper Sec. 3.4) in its pairwise O(|y||ȳ|) form and
-its factorised O(L) form against the number of labels L on synthetic scores: the pairwise cost
-grows with L² for a fixed label density, the factorised one with L (see
-:class:`mlnn.nn.losses.PairwiseExponential`).
-
-The numbers are wall-clock times on a possibly shared machine: run on an idle machine, and
-compare implementations in the same session. ``python -m mlnn bench`` reports them.
+:func:`benchmark_products` times the five matrix products of a minibatch update alone (X W1,
+h W2, δ2 W2ᵀ, Xᵀ δ1 on the rows present, hᵀ δ2): their sum is the floor of an epoch.
+:func:`benchmark_pwe_delta` times the PWE δ2 (Sec. 3.4) in its pairwise and factorised forms
+against L. Times are wall-clock on a possibly shared machine: compare within one session
+(``python -m mlnn bench``).
 """
 
 import time
