@@ -161,30 +161,17 @@ def _mean_defined(values):
 
 
 def ranking_measures(Y_true, scores):
-    """The four ranking measures at once (each row of ``scores`` is sorted only once).
-
-    Parameters
-    ----------
-    Y_true : (n, L) 0/1 array or sparse matrix — the true label sets.
-    scores : (n, L) dense float array — f(x), higher = more relevant.
-
-    Returns
-    -------
-    dict with float values for ``rankloss``, ``oneError``, ``coverage``, ``MAP``, averaged over
-    the documents on which each is defined (see the module docstring for ties and edge cases;
-    ``nan`` where no document defines one, an MLNNError for an empty matrix).
-    """
+    """The four ranking measures at once (each row of ``scores`` sorted once): a dict of
+    ``rankloss``, ``oneError``, ``coverage``, ``MAP``, each averaged over the documents that
+    define it. Y_true : (n, L) 0/1; scores : (n, L) dense f(x)."""
     rankloss, one_error, cov, avg_prec = _per_document(Y_true, scores)
     return {"rankloss": _mean_defined(rankloss), "oneError": _mean_defined(one_error),
             "coverage": _mean_defined(cov), "MAP": _mean_defined(avg_prec)}
 
 
 def rank_loss(Y_true, scores):
-    """Rank loss (Eq. 1): the fraction of (relevant, irrelevant) label pairs ordered wrongly.
-
-    Ties count ½. Per document normalised by |y||ȳ|, then averaged over the documents with at
-    least one relevant and one irrelevant label. Y_true (n × L) 0/1, scores (n × L) dense.
-    """
+    """Rank loss (Eq. 1): the fraction of (relevant, irrelevant) label pairs ordered wrongly,
+    ties counting ½, averaged over the documents that have both kinds of label."""
     return ranking_measures(Y_true, scores)["rankloss"]
 
 
@@ -208,22 +195,9 @@ def _label_counts(Y_true, Y_pred):
 
 
 def bipartition_measures(Y_true, Y_pred, macro_labels="all"):
-    """Micro- and macro-averaged precision, recall and F1 of predicted label sets.
-
-    Parameters
-    ----------
-    Y_true, Y_pred : (n, L) 0/1 arrays or sparse matrices.
-    macro_labels : "all" (default; the paper's and MULAN's definition: every label counts, one
-        with no true and no predicted positive scoring 1) or "present" (the macro averages run
-        only over the labels with at least one positive in ``Y_true``; ``nan`` if there is none
-        — the project's selection convention, see the module docstring). The micro measures do
-        not depend on it.
-
-    Returns
-    -------
-    dict with float values for ``miP, miR, miF, maP, maR, maF`` (zero-denominator convention in
-    the module docstring).
-    """
+    """Micro- and macro-averaged precision, recall and F1 of predicted label sets: a dict of
+    ``miP, miR, miF, maP, maR, maF``. Y_true, Y_pred : (n, L) 0/1. ``macro_labels``: "all" (the
+    paper's) or "present" (only the labels with a positive in Y_true; ``nan`` if none)."""
     check_choice(macro_labels, "macro_labels", MACRO_LABELS)
     Yt = check_not_empty(check_Y(Y_true, "Y_true"))
     Yp = check_Y(Y_pred, "Y_pred", shape=Yt.shape)
@@ -244,13 +218,8 @@ def bipartition_measures(Y_true, Y_pred, macro_labels="all"):
 
 
 def hamming_loss(Y_true, Y_pred):
-    """The fraction of wrong label decisions, #{(k, l) : ŷ_kl ≠ y_kl} / (n·L).
-
-    Y_true, Y_pred : (n, L) 0/1 arrays or sparse matrices. Returns a float; an empty matrix
-    (n·L = 0) has no Hamming loss and raises :class:`MLNNError`. Wrong decisions are
-    |Y_true| + |Y_pred| − 2 |Y_true ∘ Y_pred| (false negatives plus false positives), counted on
-    the sparse matrices.
-    """
+    """The fraction of wrong label decisions, (|Y_true| + |Y_pred| − 2 |Y_true ∘ Y_pred|) /
+    (n·L), counted on the sparse matrices."""
     Yt = check_not_empty(check_Y(Y_true, "Y_true"))
     Yp = check_Y(Y_pred, "Y_pred", shape=Yt.shape)
     wrong = Yt.nnz + Yp.nnz - 2 * Yt.multiply(Yp).nnz
@@ -258,20 +227,9 @@ def hamming_loss(Y_true, Y_pred):
 
 
 def selection_score(Y_true, Y_pred, criterion="meanF", macro_labels="present"):
-    """The value maximised when a hyper-parameter is chosen on validation documents.
-
-    Parameters
-    ----------
-    Y_true, Y_pred : (n, L) 0/1 arrays or sparse matrices — the validation labels and the label
-        sets predicted for them.
-    criterion : one of :data:`SELECTION_CRITERIA`; "meanF" = (miF + maF) / 2.
-    macro_labels : "present" (default; the project's selection convention: macro averages over
-        the labels with a positive validation document) or "all" (MULAN's definition).
-
-    Returns
-    -------
-    float, higher is better; ``nan`` if a macro criterion has no label to average over.
-    """
+    """The value maximised when a hyper-parameter is chosen on validation documents (higher is
+    better): ``criterion`` of :data:`SELECTION_CRITERIA` ("meanF" = (miF + maF) / 2), macro
+    averages over the labels with a validation positive unless ``macro_labels="all"``."""
     check_choice(criterion, "criterion", SELECTION_CRITERIA)
     result = bipartition_measures(Y_true, Y_pred, macro_labels=macro_labels)
     if criterion == "meanF":
@@ -280,21 +238,8 @@ def selection_score(Y_true, Y_pred, criterion="meanF", macro_labels="present"):
 
 
 def evaluate(Y_true, scores, Y_pred):
-    """The ten measures of the paper's Table 3, then Hamming loss.
-
-    Parameters
-    ----------
-    Y_true : (n, L) 0/1 array or sparse matrix — true label sets.
-    scores : (n, L) dense float array — the ranking scores f(x).
-    Y_pred : (n, L) 0/1 array or sparse matrix — predicted label sets.
-
-    Returns
-    -------
-    dict with exactly the keys of :data:`MEASURES` (``rankloss, oneError, coverage, MAP, miP,
-    miR, miF, maP, maR, maF``, the paper's definitions, macro averages over all labels) followed
-    by those of :data:`EXTRA_MEASURES` (``hamming``); floats, conventions in the module
-    docstring.
-    """
+    """The ten measures of the paper's Table 3 (:data:`MEASURES`), then Hamming loss: a dict of
+    floats. Y_true, Y_pred : (n, L) 0/1; scores : (n, L) dense f(x)."""
     scores = check_scores(scores)
     Y_true = check_not_empty(check_Y(Y_true, "Y_true", shape=scores.shape))
     Y_pred = check_Y(Y_pred, "Y_pred", shape=scores.shape)

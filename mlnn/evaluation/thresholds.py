@@ -101,33 +101,13 @@ def _cut_thresholds(s, best_k):
 
 
 def optimal_thresholds(scores, Y, criterion="f1"):
-    """Per-document optimal thresholds t_m (Sec. 3.3, the regression targets of Eq. 5).
+    """Per-document optimal thresholds t_m (Sec. 3.3, the regression targets of Eq. 5): (n,).
 
-    Parameters
-    ----------
-    scores : (n, L) dense float array — the outputs o_m.
-    Y : (n, L) 0/1 array or sparse matrix (bool, integer or real) — the true label sets y_m.
-    criterion : "f1" (the paper's: maximise the document's F1) or "hamming" (minimise its number
-        of wrong label decisions, false positives plus false negatives).
-
-    Returns
-    -------
-    t : (n,) float array such that predicting {l : o_ml > t_m} (strictly greater) is optimal for
-    document m.
-
-    With the scores of a document sorted in decreasing order, s_1 ≥ … ≥ s_L, predicting the top
-    k labels (k = 0 … L, only at boundaries between distinct scores) gives F1 = 2 TP_k / (k + |y|)
-    and FN + FP = |y| + k − 2 TP_k. The best k is chosen — the smallest such k on ties, i.e. the
-    highest threshold — and t_m = (s_k + s_{k+1}) / 2, the midpoint of the cut. Conventions at the
-    ends:
-
-    - No relevant label: the empty prediction is perfect (F1 = 1, no error), so k = 0 and the
-      threshold is placed above the top score, t = s_1 + (s_1 − s')/2 where s' is the next lower
-      distinct score (the cut mirrored above s_1).
-    - k = L (e.g. all labels relevant): t = s_L − (s'' − s_L)/2 with s'' the next higher distinct
-      score, always strictly below s_L so that o > t keeps every label: where the half gap
-      rounds back to s_L (adjacent floating-point scores), t is the next float below s_L.
-    - If all of a document's scores are equal, these margins are ``ALL_TIED_MARGIN`` (0.5).
+    scores : (n, L) dense outputs o_m; Y : (n, L) 0/1 true label sets; criterion : "f1" (the
+    paper's: F1 = 2 TP_k / (k + |y|)) or "hamming" (FN + FP = |y| + k − 2 TP_k). With the scores
+    sorted, s_1 ≥ … ≥ s_L, the best cut after the top k (the smallest k on ties) gives
+    t_m = (s_k + s_{k+1}) / 2, so that {l : o_ml > t_m} is optimal. k = 0 (no relevant label)
+    and k = L mirror the nearest gap beyond the end (:func:`_cut_thresholds`).
     """
     check_choice(criterion, "criterion", TARGETS)
     scores = check_scores(scores)
@@ -145,20 +125,8 @@ def optimal_thresholds(scores, Y, criterion="f1"):
 
 
 def ridge(Z, t, lam, tol=1e-10, max_iter=None):
-    """Solve Eq. 5, min_w ‖Z w − t‖² + lam ‖w‖² (every coefficient penalised, no intercept).
-
-    This is LSQR's damped least-squares problem with damp = √lam; Z is only multiplied, never
-    densified. LSQR stops at ``atol = btol = tol`` or after ``max_iter`` iterations (default
-    max(2d, 1000)).
-
-    Parameters
-    ----------
-    Z : (n, d) CSR matrix, dense array or LinearOperator; t : (n,) targets; lam : float ≥ 0.
-
-    Returns
-    -------
-    (w, n_iter): (d,) coefficients and LSQR's iteration count.
-    """
+    """Solve Eq. 5, min_w ‖Z w − t‖² + lam ‖w‖², by LSQR with damp = √lam (Z, CSR, dense or a
+    LinearOperator, is only multiplied; ``max_iter`` default max(2d, 1000)): (w, n_iter)."""
     limit = max_iter if max_iter is not None else max(2 * Z.shape[1], 1000)
     result = lsqr(Z, np.asarray(t, dtype=np.float64), damp=np.sqrt(lam), atol=tol, btol=tol,
                   iter_lim=limit)
@@ -189,19 +157,8 @@ def _centred_operator(Z, mean):
 
 
 def ridge_with_intercept(Z, t, lam, tol=1e-10, max_iter=None):
-    """Solve min_{w,b} ‖Z w + b·1 − t‖² + lam ‖w‖² (intercept b not regularised; not Eq. 5).
-
-    Centring removes b: with column means μ and mean target t̄, w solves the damped least-squares
-    problem on Z − 1μᵀ (:func:`ridge` on that operator, Z kept sparse) and b = t̄ − μᵀw.
-
-    Parameters
-    ----------
-    Z : (n, d) CSR matrix or dense array; t : (n,) targets; lam : float ≥ 0.
-
-    Returns
-    -------
-    (w, b, n_iter): (d,) coefficients, the intercept, and LSQR's iteration count.
-    """
+    """Solve min_{w,b} ‖Z w + b·1 − t‖² + lam ‖w‖² (b not regularised; not Eq. 5): w by
+    :func:`ridge` on the centred Z − 1μᵀ (Z kept sparse), b = t̄ − μᵀw. Returns (w, b, n_iter)."""
     mean = np.asarray(Z.mean(axis=0)).ravel()
     t_mean = float(t.mean())
     w, n_iter = ridge(_centred_operator(Z, mean), t - t_mean, lam, tol, max_iter)
@@ -209,24 +166,13 @@ def ridge_with_intercept(Z, t, lam, tol=1e-10, max_iter=None):
 
 
 class ThresholdPredictor:
-    """Per-document thresholds T(x) = θ_0 + θᵀz (Eq. 5), with z the input features or the scores.
+    """Per-document thresholds T(x) = θ_0 + θᵀz (Eq. 5), z the input features or the scores.
 
-    Parameters
-    ----------
-    lam : float ≥ 0 — λ of Eq. 5, the ℓ2 penalty on θ against the summed squared error.
-    features : "input" (z = x, the paper's choice) or "scores" (z = o).
-    fixed : None, or a number — then no regression is fitted and T(x) = fixed for every document
-        (0.5 for sigmoid outputs, 0 for tanh outputs or SVM margins).
-    tol, max_iter : LSQR's stopping tolerance (atol = btol) and iteration limit.
-    intercept : "penalised" (default, Eq. 5: a constant feature whose coefficient θ_0 is
-        penalised like the others), "none" (T = θᵀz, no constant), or "free" (θ_0 unpenalised;
-        not the paper's, see the module docstring).
-    target : "f1" (default, the paper's) or "hamming" — the per-document targets of
-        :func:`optimal_thresholds`.
-
-    Attributes after ``fit``: ``coef_`` (d,) = θ, ``intercept_`` (float) = θ_0 (0 with
-    ``intercept="none"``; the constant for ``fixed``), ``n_iter_`` (LSQR iterations),
-    ``n_features_in_`` (d). Predictions are strict: ŷ = 1 iff o > T(x).
+    lam : λ of Eq. 5; features : "input" (z = x, the paper's) or "scores" (z = o); fixed : None
+    or a constant T for every document (no regression); tol, max_iter : LSQR's; intercept :
+    "penalised" (Eq. 5), "none" or "free" (module docstring); target : "f1" or "hamming"
+    (:func:`optimal_thresholds`). After ``fit``: ``coef_`` = θ, ``intercept_`` = θ_0,
+    ``n_iter_``, ``n_features_in_``. Predictions are strict: ŷ = 1 iff o > T(x).
     """
 
     def __init__(self, lam=1.0, features="input", fixed=None, tol=1e-10, max_iter=None,
@@ -259,14 +205,9 @@ class ThresholdPredictor:
                                   criterion=self.target)
 
     def fit(self, X, scores, Y, targets=None):
-        """Fit T on training documents.
-
-        X : (n, D) CSR input features (may be None unless ``features="input"``);
-        scores : (n, L) dense outputs o on the same documents; Y : (n, L) 0/1 true labels
-        (bool, integer or real; dense or sparse); targets : (n,) the documents' optimal
-        thresholds if already computed by :meth:`targets` (as :func:`select_lambda` does once
-        for all λ), else computed here. Returns self.
-        """
+        """Fit T on training documents: X (n, D) CSR (may be None unless ``features="input"``),
+        scores (n, L) dense, Y (n, L) 0/1; ``targets`` (n,) if already computed by
+        :meth:`targets`. Returns self."""
         scores, Z = self._design(X, scores, fitting=True)
         Y = check_Y(Y, "Y", shape=scores.shape)
         if self.fixed is not None:
@@ -312,27 +253,12 @@ class ThresholdPredictor:
 def select_lambda(X_train, scores_train, Y_train, X_val, scores_val, Y_val,
                   lams=DEFAULT_LAMBDAS, features="input", criterion="meanF",
                   macro_labels="present", **kwargs):
-    """Choose λ on validation documents; return the predictor fitted with it.
+    """Choose λ on validation documents: fit a :class:`ThresholdPredictor` on the training
+    documents for each λ of ``lams`` and keep the one with the highest
+    :func:`mlnn.evaluation.metrics.selection_score` of its validation label sets; ties (``nan``
+    the worst) go to the **largest** λ. Extra keyword arguments go to the predictor.
 
-    Fits a :class:`ThresholdPredictor` on the training documents for each λ in ``lams``, predicts
-    label sets for the validation documents and keeps the λ with the highest
-    :func:`mlnn.evaluation.metrics.selection_score` (``criterion`` "meanF" = mean of micro- and
-    macro-F1, or one bipartition measure). By default the macro averages run only over the labels
-    with a positive validation document (``macro_labels="present"``, the project's convention:
-    labels absent from the validation split would otherwise score 1 exactly when nothing is
-    predicted for them, pushing the choice towards high thresholds); ``"all"`` is MULAN's
-    definition.
-
-    Ties (equal criterion values, ``nan`` counting as the worst) go to the **largest** λ — the
-    most regularised, simplest threshold function.
-
-    X_* : CSR features (None allowed with ``features="scores"``); scores_* : dense (n, L);
-    Y_* : 0/1 (n, L). Extra keyword arguments go to :class:`ThresholdPredictor`.
-
-    Returns
-    -------
-    (predictor, lam, table): the fitted predictor with the chosen λ, that λ, and a dict
-    λ → validation value of the criterion (λ ascending).
+    Returns (predictor, lam, table): the fitted predictor, its λ, and {λ: validation value}.
     """
     check_choice(criterion, "criterion", CRITERIA)
     check_choice(macro_labels, "macro_labels", metrics.MACRO_LABELS)

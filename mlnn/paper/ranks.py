@@ -1,29 +1,13 @@
 """Comparing methods over several datasets: average ranks, the Friedman test, Nemenyi's CD.
 
-The paper summarises its comparison by the average rank of every method on every measure
-(Table 2), over the five of its six datasets on which all eight methods ran (its Table 3 has no
-BP-MLL results for EUR-Lex). This module computes the same table from stored result files, and
-the test Demšar (2006, "Statistical Comparisons of Classifiers over Multiple Data Sets", JMLR 7,
-Sec. 3.2.2) recommends for it:
+The paper's Table 2 gives the average rank of every method on every measure over five datasets.
+Here, as Demšar (2006, JMLR 7, Sec. 3.2.2) recommends:
 
-* **ranks** -- on every dataset the k methods are ranked per measure, 1 for the best (the lowest
-  value for rankloss, oneError, coverage and hamming,
-  :data:`mlnn.evaluation.metrics.LOWER_IS_BETTER`; the highest for the rest); tied methods share the
-  average of the ranks they span. ``R_j`` is the average rank of method j over the N datasets.
-* **Friedman test** of "all methods are equivalent" (Demšar's Eq. for χ²_F and F_F)::
-
-      χ²_F = 12 N / (k (k+1)) · (Σ_j R_j² − k (k+1)² / 4)      ~ χ² with k − 1 d.o.f.
-      F_F  = (N − 1) χ²_F / (N (k − 1) − χ²_F)                 ~ F(k − 1, (k − 1)(N − 1))
-
-  (Iman and Davenport's F_F is less conservative than χ²_F; both p-values are reported. Demšar's
-  χ²_F has no correction for ties, unlike :func:`scipy.stats.friedmanchisquare`; without ties
-  the two agree.)
-* **Nemenyi test**: two methods differ significantly at level α when their average ranks differ
-  by at least the critical difference ``CD = q_α √(k (k+1) / (6 N))``, with q_α from Demšar's
-  Table 5(a) (:data:`Q_ALPHA`: the Studentized range statistic divided by √2).
-
-Where a dataset was run with several seeds, it is ranked on the mean over its seeds (one
-observation per dataset, as the test assumes).
+* ranks per dataset and measure, 1 the best (:data:`mlnn.evaluation.metrics.LOWER_IS_BETTER`),
+  ties sharing the average rank; R_j the average over the N datasets (of their seed means);
+* the Friedman test, χ²_F = 12 N / (k (k+1)) · (Σ_j R_j² − k (k+1)² / 4) with k − 1 d.o.f.,
+  and Iman–Davenport's F_F = (N − 1) χ²_F / (N (k − 1) − χ²_F) (no tie correction);
+* Nemenyi's critical difference CD = q_α √(k (k+1) / (6 N)), q_α from Demšar's Table 5(a).
 """
 
 import csv

@@ -1,25 +1,12 @@
 """Reproduce the paper's Table 3 on one dataset: every method, then the result files.
 
-For every method of :mod:`mlnn.paper.methods`:
-
-* A validation split is carved from the *training* documents once
-  (:func:`mlnn.base.validation.validation_split`, seeded, ``validation_fraction``) and shared by all
-  methods; the test split is used only for the final numbers.
-* Networks: η0 and the number of epochs are chosen on the validation split, then the winner is
-  refitted on all training documents (:func:`mlnn.paper.selection.fit_network_method`). η0 is
-  selected by validation rank loss unless ``select_by="meanF"``; with ``sensitivity`` the η0
-  that the other criterion picks is refitted and evaluated too, and recorded beside the method
-  (``record["alternative"]``).
-* BP-MLL as published (not in the paper's table; run only when asked): its fixed protocol on all
-  training documents (:func:`mlnn.paper.selection.fit_published_method`).
-* Binary relevance: C from the paper's grid by mean micro/macro F1 (BR_B) or rank loss (BR_R), see
-  :func:`mlnn.paper.selection.fit_br`.
-
-:func:`reproduce` returns the rows of the comparison (method, measure, ours, paper, difference)
-and a record of the run (seed, chosen hyper-parameters, validation scores, wall times);
-:func:`merge_runs` adds the methods of the stored run of the same dataset and seed that were not
-rerun, and :func:`write_results` stores the record as JSON and the tables regenerated from it as
-CSV and Markdown, each file atomically (names in :mod:`mlnn.paper.results`).
+A validation split is carved from the training documents once (seeded) and shared by all
+methods; the test split gives only the final numbers. Networks choose η0 and the epochs on it and
+are refitted (:func:`mlnn.paper.selection.fit_network_method`); BR_B / BR_R choose C
+(:func:`mlnn.paper.selection.fit_br`); BP-MLL as published, run only when asked, uses its fixed
+protocol. :func:`reproduce` returns the comparison rows and the run record; :func:`merge_runs`
+adds the stored methods not rerun; :func:`write_results` writes the record (JSON) and the tables
+made from it (CSV, Markdown), each atomically (names in :mod:`mlnn.paper.results`).
 """
 
 import csv

@@ -1,24 +1,11 @@
 """Stored runs of the reproduction: where each (dataset, seed) lives and how it is read back.
 
-One run of :func:`mlnn.paper.reproduce.reproduce` on one dataset with one seed is stored in the
-output directory (``--out``, default ``figures/``) under these names:
-
-==========  ===================================================================================
-seed 0      ``run_<dataset>.json``, ``table3_<dataset>.csv``, ``table3_<dataset>.md``
-seed k > 0  ``run_<dataset>_seed<k>.json``, ``table3_<dataset>_seed<k>.csv``, ``.md``
-==========  ===================================================================================
-
-The JSON file is the record of the run and the only source of truth: for every method its
-selected hyper-parameters, the validation scores of every η0 or C of the grid, its wall time and
-its ten test measures (``record["test"]``), beside the run's seed, settings and versions. The
-CSV and Markdown tables are regenerated from it whenever it changes, and again whenever they are
-missing, older than it or lack one of its methods (:func:`tables_current`): a run killed after
-writing the run file but before the tables has them rebuilt by the next run.
-
-A run file that cannot be read (cut off, not JSON, without its methods' test measures, or with
-one that is not a number; ``null`` is read as an undefined measure, NaN) is never ignored:
-:func:`read_run` raises :class:`~mlnn.base.errors.MLNNError` naming it, because ignoring it would
-rewrite the tables without the methods it recorded.
+Seed 0 is stored as ``run_<dataset>.json``, ``table3_<dataset>.csv`` and ``.md``; seed k > 0 as
+``run_<dataset>_seed<k>.json`` and so on. The JSON run file is the only source of truth (each
+method's chosen hyper-parameters, validation scores, wall time and ten test measures); the
+tables are regenerated from it when they are missing, older or incomplete
+(:func:`tables_current`). A damaged run file is never ignored: :func:`read_run` raises
+:class:`~mlnn.base.errors.MLNNError` naming it (``null`` reads as an undefined measure).
 """
 
 import json

@@ -1,18 +1,10 @@
-"""The stopping rules side by side, read from stored run files (README, "Stopping rule (declared
-before the test numbers)").
+"""The stopping rules side by side, read from stored run files (README, "Stopping rule").
 
-A network's run record (``reproduce --stopping-sensitivity``) holds the main rule's result and,
-under ``rules``, each other rule's (:mod:`mlnn.paper.selection`), plus every η0's validation
-curve (``curves``: every measure at every epoch) and where each rule stops on it (``stops``).
-This module turns them into
-
-* :func:`rule_markdown` — test measures, mean ± standard deviation (ddof 1) over the seeds, per
-  method and rule, beside the paper's Table 3, each marked by whether the paper's value lies
-  within our tolerance (:data:`TOLERANCES`) of the mean;
-* :func:`plot_curves` — each measure's validation curve against epochs for every η0, with the
-  epoch where each rule stops on it.
-
-Everything is computed from the run records; no number is copied by hand.
+A network's run record holds the main rule's result, each other rule's under ``rules``, every
+η0's validation curve (``curves``) and where each rule stops on it (``stops``).
+:func:`rule_markdown` tabulates the test measures (mean ± std over the seeds) per method and rule
+beside the paper's Table 3, marked by :data:`TOLERANCES`; :func:`plot_curves` draws the
+validation curves with each rule's stop. Nothing is copied by hand.
 """
 
 import json

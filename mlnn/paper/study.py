@@ -1,18 +1,10 @@
 """A study: the paper's comparison over a list of datasets × seeds, resumable.
 
 :func:`run_study` runs :func:`mlnn.paper.reproduce.reproduce` for every (dataset, seed) and
-stores each method in the run file of its dataset and seed as soon as it ends
-(:func:`mlnn.paper.reproduce.write_results`, names in :mod:`mlnn.paper.results`). Run again with
-the same arguments, it skips every (dataset, seed, method) already stored and runs only the
-rest, so a study stopped by Ctrl-C, a crash or a deadline resumes where it stopped; ``force``
-runs them all again (each rerun replaces its stored result). Ctrl-C while a method's files are
-written takes effect after them; tables missing, older than their run file or incomplete (a
-run killed between the run file and the tables) are rebuilt from it first.
-
-Before any training, every stored run file the study will extend is read: a damaged file or a
-stored run with other settings stops the study at once with a message naming the file, so an
-hour of work is never lost at the first write. The caller holds the lock of the output
-directory (:func:`mlnn.base.lock.directory_lock`) for the whole study.
+stores each method as soon as it ends; run again, it skips what is stored (``force`` reruns),
+so a study stopped by Ctrl-C or a crash resumes. Every stored run file it extends is read before
+any training: a damaged file or other settings stop it at once. Writes hold Ctrl-C back; stale
+tables are rebuilt first. The caller holds the output directory's lock.
 """
 
 import contextlib

@@ -1,29 +1,13 @@
 """How fast the BR linear SVMs train, side by side with liblinear on the same problem.
 
-:func:`benchmark_svm` fits the L one-vs-rest SVMs of :mod:`mlnn.baselines.svm` at every C of a grid
-and, when scikit-learn is importable, liblinear through ``sklearn.svm.LinearSVC`` one label at a
-time on the same problem: squared hinge, L2 regularisation, a constant feature ``bias`` whose weight
-is regularised (``intercept_scaling=bias``), and the same tolerance. For every solver and C it
-reports the wall-clock seconds (median over ``repeats``) and the primal objective reached,
-Σ_l ½‖w_l‖² + C Σ_i max(0, 1 − y_il w_lᵀx_i)², computed by one function for all solvers. The
-solvers of one C run back to back, so that they share the load of a busy machine.
-
-The solvers (``solvers``):
-
-* ``"tron"`` — :class:`mlnn.baselines.svm.LinearSVMBR` with ``solver="tron"``, warm-started
-  along the ascending grid from the previous C's weights, as
-  :func:`mlnn.paper.selection.fit_br` does;
-* ``"tron-cold"`` — the same, every C from w = 0;
-* ``"liblinear-primal"`` — ``LinearSVC(dual=False)``, liblinear's trust-region Newton
-  (``-s 2``) from w = 0 with the same stopping rule as ``"tron"``: ‖∇f(w)‖ ≤
-  tol·max(min(#pos, #neg), 1)/n·‖∇f(0)‖;
-* ``"liblinear-dual"`` — ``LinearSVC(dual=True)``, liblinear's dual coordinate descent
-  (``-s 1``) with tolerance ``dual_tol`` on the projected gradient.
-
-liblinear cannot train a label whose documents all have the same sign; such labels are left out
-of its time and objective (``skipped``), and of the other solvers' objective, so that the sums
-compare the same labels. The numbers are wall-clock times on a possibly shared machine: pin BLAS
-to one thread (``OPENBLAS_NUM_THREADS=1``) and compare solvers within the same run.
+:func:`benchmark_svm` fits the L SVMs of :mod:`mlnn.baselines.svm` at every C of a grid and, when
+scikit-learn is importable, liblinear (``LinearSVC``, one label at a time, the same squared
+hinge, regularised constant feature and tolerance). For every solver and C it reports the
+seconds (median over ``repeats``) and the primal objective reached. Solvers: ``"tron"``
+(warm-started along the grid, as :func:`mlnn.paper.selection.fit_br`), ``"tron-cold"`` (from
+w = 0), ``"liblinear-primal"`` (``-s 2``, the same stopping rule) and ``"liblinear-dual"``
+(``-s 1``, tolerance ``dual_tol``). Labels liblinear cannot train (one sign only) are left out
+of every objective (``skipped``). Pin BLAS to one thread and compare within one run.
 """
 
 import time
