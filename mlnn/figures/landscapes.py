@@ -7,19 +7,10 @@ in Fig. 2). For one training document (x, y) the loss J is then a function of tw
 
     z1 = x W1,   h = f_h(z1),   z2 = h · (W2_1, c, c, c),   o = f_o(z2),   J = loss(o, y).
 
-With the default x = 1 and y = (1, 0, 0, 0) (the first label relevant, the other three not) and
-c = 0, the two losses reduce to closed forms that explain the figure:
-
-* PWE over tanh outputs (Eq. 3): o_2 = o_3 = o_4 = tanh(0) = 0, so
-  J = exp(−tanh(W2_1 h)). The output tanh *and* the exponential of a bounded argument saturate:
-  J lies in [e⁻¹, e] and is flat wherever |W2_1 h| is more than about 2 — the plateaus.
-* CE over sigmoid outputs (Eq. 6): J = log(1 + exp(−W2_1 h)) + 3 log 2, which keeps a slope that
-  grows linearly on the wrong side and only flattens where the document is already classified
-  correctly.
-
-The hidden unit matters too (Fig. 2b, under CE): a tanh hidden unit saturates for large |W1|, so
-the surface flattens along W1; with ReLU, h = max(0, W1 x) grows without bound and the slope along
-W2_1 keeps growing with W1 (and is exactly flat for W1 x < 0, where the unit is off).
+With x = 1, y = (1, 0, 0, 0) and c = 0: PWE over tanh outputs (Eq. 3) is
+J = exp(−tanh(W2_1 h)), in [e⁻¹, e] and flat wherever |W2_1 h| > 2 (the plateaus); CE over
+sigmoid outputs (Eq. 6) is J = log(1 + exp(−W2_1 h)) + 3 log 2, whose slope keeps growing on the
+wrong side. A tanh hidden unit also saturates along W1; ReLU does not (Fig. 2b).
 
 Every grid point is one "document" of a batch: the surface is computed in one vectorised pass
 with mlnn's own activations (:mod:`mlnn.nn.activations`) and losses (:mod:`mlnn.nn.losses`), and its

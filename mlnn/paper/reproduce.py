@@ -76,13 +76,9 @@ def _test_predictions(model, dataset):
 
 def run_network(method, dataset, fit_rows, val_rows, budget, random_state, batch_size, refit,
                 log, select_by="rankloss", sensitivity=False, progress=False, other_rules=()):
-    """A network method on ``dataset``: (test scores, test label sets, record).
-
-    With ``sensitivity``, ``record["alternative"]["test"]`` holds the test measures of the η0
-    chosen by the other criterion (those of the selected model when both agree). Each stopping
-    rule of ``other_rules`` gets the test measures of its network in
-    ``record["rules"][rule]["test"]`` (sensitivity rows; the main rule is ``budget["stopping"]``).
-    """
+    """A network method on ``dataset``: (test scores, test label sets, record), with the test
+    measures of the sensitivity networks under ``record["alternative"]`` and
+    ``record["rules"][rule]``."""
     model, record = fit_network_method(method, dataset.X_train, dataset.Y_train, fit_rows,
                                        val_rows, budget, random_state, batch_size, refit,
                                        select_by=select_by, alternative=sensitivity, log=log,
@@ -137,9 +133,8 @@ def _positive_grid(values, name):
 def settings_record(random_state=0, quick=False, refit=True, batch_size=64,
                     validation_fraction=0.1, learning_rates=None, C_values=None,
                     select_by="rankloss", stopping=DECLARED_RULE["rule"]):
-    """What identifies an experiment, as stored in its run file: ``{"seed", "budget",
-    "settings"}`` (runs are merged only when these agree, apart from the grids). ``stopping``
-    is the stopping rule of the networks' main rows (:data:`STOPPING_RULES`)."""
+    """What identifies an experiment in its run file: ``{"seed", "budget", "settings"}`` (runs
+    are merged only when these agree, apart from the grids)."""
     budget = _budget(quick, learning_rates, C_values)
     check_choice(stopping, "stopping", tuple(STOPPING_RULES))
     return {"seed": random_state, "budget": "quick" if quick else "full",
@@ -166,20 +161,12 @@ def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, ba
               validation_fraction=0.1, learning_rates=None, C_values=None, select_by="rankloss",
               sensitivity=False, log=print, after_each=None, progress=False,
               stopping=DECLARED_RULE["rule"], other_rules=()):
-    """Run ``methods`` (default: the paper's eight) on a loaded dataset; returns (rows, run record).
+    """Run ``methods`` (default: the paper's eight) on a loaded dataset: (rows, run record).
 
-    ``learning_rates`` and ``C_values`` replace the budget's grids (each method's record says
-    which grid it searched). ``after_each(run)``, if given, is called after every method with
-    the run record so far (the command line uses it to store each method as soon as it ends,
-    so an interrupted run keeps the methods it completed). The run record stores
-    ``random_state`` under the key ``seed``; each method's record its wall time (``seconds``),
-    the time it finished (``finished``, UTC) and the package versions it ran with. With
-    ``progress``, a line per method and per grid value (η0 or C), with the elapsed and
-    remaining time, goes to standard error (:class:`mlnn.base.progress.Progress`).
-    ``stopping`` is the networks' stopping rule for the main rows; the rules of
-    ``other_rules`` are applied to the same selection runs and refitted as sensitivity rows
-    (:func:`stopping_table`); the run record says which rule is the main one and why
-    (``stopping_rules``, :data:`DECLARED_RULE`).
+    ``learning_rates`` and ``C_values`` replace the budget's grids. ``after_each(run)`` is called
+    after every method with the run so far (the command line stores it then). ``stopping`` is
+    the networks' main rule, ``other_rules`` sensitivity rows (:func:`stopping_table`).
+    ``progress``: a line per method and grid value on standard error.
     """
     methods = [resolve(m) for m in (methods or PAPER_METHODS)]
     other_rules = tuple(check_choice(rule, "other stopping rule", tuple(STOPPING_RULES))
@@ -272,8 +259,8 @@ def stopping_table(run):
 
 
 def _experiment_key(record):
-    """What two runs must share to be merged: seed, budget and settings apart from the grids
-    (a run file written before stopping rules were recorded used ``"rankloss"``)."""
+    """What two runs must share to be merged: seed, budget, settings apart from the grids (an
+    older run file without a stopping rule used ``"rankloss"``)."""
     settings = {"stopping": "rankloss",
                 **{k: v for k, v in record.get("settings", {}).items()
                    if k not in ("learning_rates", "C_values")}}
@@ -282,22 +269,15 @@ def _experiment_key(record):
 
 
 def read_stored(out_dir, dataset, seed):
-    """The stored run of ``dataset`` and ``seed`` in ``out_dir``, or None if there is none.
-
-    Raises :class:`MLNNError` if the file is damaged (:func:`mlnn.paper.results.read_run`).
-    """
+    """The stored run of ``dataset`` and ``seed`` in ``out_dir``, or None
+    (:func:`mlnn.paper.results.read_run`)."""
     return read_run(run_path(out_dir, dataset, seed))
 
 
 def merge_runs(previous, run, out_dir):
-    """``run`` plus the methods of ``previous`` (the stored run of the same dataset and seed in
-    ``out_dir``, or None) that it did not repeat, in the paper's order.
-
-    Only a run with the same seed, budget and settings (apart from the grids, which each method
-    records) is merged, so a long comparison can be run one method at a time; a method run
-    again replaces its earlier result. A stored run with other settings is never dropped:
-    :class:`MLNNError` says so.
-    """
+    """``run`` plus the methods of ``previous`` (the stored run of the same dataset and seed, or
+    None) that it did not repeat, in the paper's order. A stored run with other settings is
+    never dropped: :class:`MLNNError` says so."""
     if previous is None:
         return run
     if _experiment_key(previous) != _experiment_key(run):
@@ -331,9 +311,8 @@ def comparison_rows(run):
 
 
 def write_results(run, out_dir):
-    """Write the run record and the tables regenerated from it into ``out_dir``, each atomically:
-    ``run_<name>.json`` first, then ``table3_<name>.csv`` and ``.md``, where ``<name>`` is
-    :func:`mlnn.paper.results.stem` (the dataset, plus ``_seed<k>`` for seeds other than 0)."""
+    """Write ``run_<name>.json``, then ``table3_<name>.csv`` and ``.md`` made from it, into
+    ``out_dir``, each atomically (``<name>``: :func:`mlnn.paper.results.stem`)."""
     out = Path(out_dir)
     name = stem(run["dataset"], run["seed"])
     rows = comparison_rows(run)

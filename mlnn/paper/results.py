@@ -31,10 +31,7 @@ def run_path(out_dir, dataset, seed):
 
 
 def read_run(path):
-    """The run record stored at ``path``, or None if there is none.
-
-    Raises :class:`MLNNError` naming the file if it exists but is damaged or unreadable.
-    """
+    """The run record stored at ``path``, or None; :class:`MLNNError` if it is damaged."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -93,9 +90,8 @@ def table_paths(out_dir, dataset, seed):
 
 
 def tables_current(run, out_dir):
-    """Whether both tables of the stored ``run`` (in ``out_dir``) exist, are not older than its
-    run file and name every one of its methods (the CSV one per row, the Markdown one per
-    table row)."""
+    """Whether both tables of the stored ``run`` exist, are not older than its run file and name
+    every one of its methods."""
     run_file = run_path(out_dir, run["dataset"], run["seed"])
     csv_path, md_path = table_paths(out_dir, run["dataset"], run["seed"])
     try:
@@ -120,10 +116,9 @@ def load_runs(directory):
 
 
 def rank_loss_runs(figures):
-    """The runs of every collection under one protocol, early stopping on validation rank loss
-    (patience 5), the rule of the study beyond the paper: the main run files of ``figures``,
-    except where ``figures/stopping/`` holds the rank-loss run of a (dataset, seed) whose main
-    file is the declared rule's (Reuters-21578, Delicious). Sorted by (dataset, seed)."""
+    """The runs of every collection under early stopping on validation rank loss: the main run
+    files of ``figures``, except where ``figures/stopping/`` holds the rank-loss run of a
+    (dataset, seed). Sorted by (dataset, seed)."""
     moved = load_runs(Path(figures) / "stopping")
     kept = {(run["dataset"], run["seed"]) for run in moved}
     runs = moved + [run for run in load_runs(figures) if (run["dataset"], run["seed"]) not in kept]
@@ -131,11 +126,7 @@ def rank_loss_runs(figures):
 
 
 def stored_scores(runs, methods, measures=MEASURES):
-    """Test measures by dataset and seed: ``{dataset: {seed: array (methods × measures)}}``.
-
-    Only (dataset, seed) runs that hold every one of ``methods`` are included; entries that
-    are NaN stay NaN.
-    """
+    """``{dataset: {seed: array (methods × measures)}}`` of the runs holding all ``methods``."""
     table = {}
     for run in runs:
         if not all(method in run["methods"] for method in methods):
@@ -160,12 +151,8 @@ def seed_summary(scores):
 
 @dataclass(frozen=True)
 class Summary:
-    """Stored results of several datasets, averaged over their seeds.
-
-    datasets : tuple of names (N); methods : tuple (k); measures : tuple (m)
-    means, stds : arrays (N × k × m); std is NaN where a dataset has one seed
-    seeds : tuple of the seeds of each dataset
-    """
+    """Stored results averaged over seeds: means and stds (N datasets × k methods × m
+    measures; std NaN for one seed), and the seeds of each dataset."""
 
     datasets: tuple
     methods: tuple

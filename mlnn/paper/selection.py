@@ -37,10 +37,9 @@ CRITERIA = {"rankloss": "min", "meanF": "max"}
 
 
 def rule_outcome(model, params, record, X_fit, Y_fit, X_val, Y_val):
-    """What a stopping rule chose on one selection run: the epoch and updates of its ``record``,
-    and the threshold λ and validation mean F1 of the network with ``params`` (that epoch's
-    parameters), the thresholds fitted on all of (X_fit, Y_fit) and λ chosen on the validation
-    split exactly as :meth:`MultiLabelNN.fit` chooses them for its final network (Sec. 3.3)."""
+    """What a stopping rule chose on one selection run: its ``record``'s epoch and updates, and
+    the threshold λ and validation mean F1 of the network with that epoch's ``params``, λ chosen
+    as :meth:`MultiLabelNN.fit` chooses it (Sec. 3.3)."""
     network = copy.deepcopy(model.network_)
     for name, array in params.items():
         network.params[name][...] = array
@@ -55,15 +54,8 @@ def rule_outcome(model, params, record, X_fit, Y_fit, X_val, Y_val):
 
 
 def selection_run(model, X_fit, Y_fit, X_val, Y_val, rules):
-    """Train ``model`` once for its ``max_epochs`` with every measure recorded on (X_val, Y_val)
-    at every evaluation (``stopping="fixed"``,
-    :func:`mlnn.model.stopping_rules.threshold_validation`) while each stopping rule of ``rules``
-    runs live on the same run (``rules`` of :meth:`MultiLabelNN.fit`); returns
-    {rule: :func:`rule_outcome`}.
-
-    A rule that would have stopped at epoch e chooses what a run stopped by it chooses: the
-    first e epochs of a longer run are the same updates, with the same shuffles and dropout
-    masks, since evaluations draw no random numbers.
+    """Train ``model`` once for its ``max_epochs``, every measure recorded on (X_val, Y_val),
+    while each stopping rule of ``rules`` runs live on the same run; {rule: :func:`rule_outcome`}.
     """
     X_fit, Y_fit = check_X(X_fit, "X_fit"), check_Y(Y_fit, "Y_fit")
     X_val, Y_val = check_X(X_val, "X_val"), check_Y(Y_val, "Y_val")
@@ -83,14 +75,9 @@ def selection_model(method, eta, budget, random_state, batch_size):
 
 def select_learning_rate(method, X_fit, Y_fit, X_val, Y_val, budget, random_state, batch_size,
                          log=print, progress=False, rules=("rankloss",)):
-    """Train one network per η0 of ``budget["learning_rates"]`` for ``budget["max_epochs"]``
-    epochs, recording every measure on (X_val, Y_val) at every epoch, and apply each stopping
-    rule of ``rules`` (:func:`selection_run`).
-
-    Returns (``models``: {η0: fitted estimator, whose ``history_`` is the validation curve},
-    ``outcomes``: {rule: {η0: :func:`rule_outcome`}}). With ``progress``, a line per η0 with
-    the elapsed and remaining time goes to standard error (:class:`mlnn.base.progress.Progress`).
-    """
+    """:func:`selection_run` for each η0 of ``budget["learning_rates"]``: (``models``
+    {η0: fitted estimator}, ``outcomes`` {rule: {η0: :func:`rule_outcome`}}). ``progress``: a
+    line per η0 on standard error."""
     models, outcomes = {}, {rule: {} for rule in rules}
     steps = Progress(len(budget["learning_rates"]), enabled=progress)
     for done, eta in enumerate(budget["learning_rates"], start=1):
@@ -117,11 +104,9 @@ def choose(scores, criterion):
 
 
 def refit(model, X, Y, outcome=None, stopping=None):
-    """Train ``model``'s hyper-parameters again on all of (X, Y), for the number of epochs a
-    stopping rule chose, with the threshold λ chosen with it and no validation split; returns
-    the new estimator. ``outcome`` is the rule's :func:`rule_outcome` (default: ``model``'s own
-    early-stopped epoch and λ). The refit trains that fixed number of epochs; ``stopping`` then
-    names the rule that chose it in the refit's parameters."""
+    """``model``'s hyper-parameters trained again on all of (X, Y), without a validation split,
+    for the epochs and with the λ of ``outcome`` (a :func:`rule_outcome`; default: ``model``'s
+    own), labelled with the rule ``stopping``."""
     epochs = outcome["epoch"] if outcome else int(model.history_.best["epoch"])
     lam = outcome["threshold_lambda"] if outcome else model.threshold_lambda_
     final = MultiLabelNN(**model.get_params()).set_params(
@@ -146,10 +131,8 @@ def _curves(models):
 
 
 def _final(models, outcomes, eta, rule, X, Y, refit_all, refits):
-    """The network of η0 ``eta`` under ``rule``: refitted on all of (X, Y) (``refit_all``), or
-    the selection run's own network when the rule kept its last epoch. ``refits`` holds the
-    refits made so far by (η0, epochs, λ): a rule whose choice equals an earlier rule's gets a
-    copy of that network (the same training run), labelled with its own rule."""
+    """The network of η0 ``eta`` under ``rule``: refitted on all of (X, Y) (``refit_all``; a
+    choice already in ``refits`` by (η0, epochs, λ) is copied), or the selection run's own."""
     if refit_all:
         key = (eta, outcomes[rule][eta]["epoch"], outcomes[rule][eta]["threshold_lambda"])
         if key not in refits:
@@ -180,18 +163,13 @@ def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, b
     """Select η0 and the number of epochs on (``fit_rows``, ``val_rows``) of (X, Y), then refit;
     returns (model, record).
 
-    ``stopping`` (default ``budget.get("stopping", "rankloss")``) is the stopping rule of the
-    main result (:data:`mlnn.model.stopping_rules.STOPPING_RULES`); ``other_rules`` are applied to
-    the same selection runs as sensitivity rows. For each rule, η0 is chosen by ``select_by`` (a key
-    of :data:`CRITERIA`) at each η0's stop, and with ``refit_all`` the winner is trained again
-    on all rows of X for the rule's number of epochs with its λ (:func:`refit`). ``record``
-    holds the chosen η0, every η0's validation scores under both criteria at the rule's stop,
-    the stop (epoch, updates) of every η0, λ, the final hyper-parameters, the wall time, every
-    η0's validation curve (``curves``: every measure at every epoch) and, under ``rules``, a
-    record of each other rule whose ``"model"`` the caller evaluates and replaces by its
-    results. With ``alternative``, and if the other criterion picks another η0 under the main
-    rule, that network is refitted too and returned in ``record["alternative"]`` under the key
-    ``"model"``. ``progress``: a line per η0 on standard error (:func:`select_learning_rate`).
+    ``stopping`` (default ``budget.get("stopping", "rankloss")``) is the main rule;
+    ``other_rules`` are applied to the same selection runs as sensitivity rows (under
+    ``record["rules"]``, each with a ``"model"`` the caller evaluates). η0 is chosen by
+    ``select_by`` (:data:`CRITERIA`) at each η0's stop and, with ``refit_all``, refitted
+    (:func:`refit`). ``record`` holds the choice, every η0's validation scores, stops and
+    curves, the hyper-parameters and the wall time. With ``alternative``, the η0 the other
+    criterion picks is refitted too (``record["alternative"]["model"]``).
     """
     started = time.perf_counter()
     stopping = stopping or budget.get("stopping", "rankloss")
@@ -248,18 +226,9 @@ VARIANTS = ("B", "R")
 
 @dataclass
 class BRResult:
-    """The outcome of :func:`fit_br`.
-
-    model : the :class:`~mlnn.baselines.svm.LinearSVMBR` with the chosen C (refitted on all training
-        documents unless ``refit=False``); C : the chosen C; variant : "B" or "R";
-    thresholds : the :class:`~mlnn.evaluation.thresholds.ThresholdPredictor` that turns
-        margins into label sets (fixed at 0 for BR_B, learned for BR_R); lam : its λ (None for
-        BR_B);
-    validation_scores : one dict per C tried, in grid order, with ``C``, the ten measures of
-        the validation split (bipartition measures with sign predictions), ``criterion`` (the
-        value C was chosen by) and ``fit_seconds``; lambda_scores : λ → validation criterion of
-        the threshold predictor (BR_R only).
-    """
+    """The outcome of :func:`fit_br`: the SVMs with the chosen C, the threshold predictor of
+    their margins (0 for BR_B) and its λ, and per C tried the validation measures, the
+    ``criterion`` and ``fit_seconds`` (``validation_scores``); BR_R's {λ: value}."""
 
     model: LinearSVMBR
     C: float
@@ -327,31 +296,15 @@ def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, svm_options, progre
 def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
            validation_fraction=0.1, validation=None, random_state=0, refit=True,
            lams=DEFAULT_LAMBDAS, threshold_features="input", progress=False, **svm_options):
-    """Binary relevance with linear SVMs and C chosen on validation data: BR_B or BR_R.
+    """Binary relevance with linear SVMs and C chosen on validation data: a :class:`BRResult`.
 
-    Parameters
-    ----------
-    X_train : (n, D) CSR; Y_train : (n, L) 0/1 dense or CSR.
-    variant : "B" — C maximising (miF + maF)/2 of sign predictions on the validation split
-        (macro-F1 over the labels with a validation positive,
-        :func:`mlnn.evaluation.metrics.selection_score`);
-        "R" — C minimising the validation rank loss, then a threshold predictor on the margins
-        (λ from ``lams`` chosen on the validation split by mean F1).
-    C_values : the C values tried (default 10⁻³ … 10³), fitted in increasing order, each
-        warm-started from the previous weights.
-    validation_fraction : share of the training documents held out
-        (:func:`mlnn.base.validation.validation_split`, seeded by random_state), unless
-        ``validation`` = (fit_indices, validation_indices) gives the split explicitly.
-    refit : retrain the chosen C (and for BR_R the threshold predictor, same λ) on all of
-        X_train, warm-started from the validation-split solution.
-    threshold_features : "input" (T(x), the paper) or "scores" (T(o)) for BR_R.
-    progress : a line per C on standard error (:class:`mlnn.base.progress.Progress`).
-    svm_options : passed to :class:`~mlnn.baselines.svm.LinearSVMBR` (bias, tol, max_iter).
-
-    Returns
-    -------
-    :class:`BRResult` (the model, the chosen C, the threshold predictor, validation scores).
-    The first C of the grid wins ties.
+    X_train : (n, D) CSR; Y_train : (n, L) 0/1. ``variant`` "B": C maximising the
+    :func:`~mlnn.evaluation.metrics.selection_score` of the sign predictions; "R": C minimising
+    the validation rank loss, then a threshold predictor on the margins (λ from ``lams``). The
+    C values are fitted in increasing order, each warm-started from the previous weights; the
+    first wins ties. The split is the seeded ``validation_fraction`` or ``validation`` =
+    (fit_rows, val_rows). ``refit`` retrains the chosen C (and BR_R's thresholds) on all of
+    X_train. ``svm_options`` go to :class:`~mlnn.baselines.svm.LinearSVMBR`.
     """
     if variant not in VARIANTS:
         raise MLNNError(f"unknown variant {variant!r}; choose one of {list(VARIANTS)}")

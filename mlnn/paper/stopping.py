@@ -100,12 +100,8 @@ STUDY = (("NN_A NN_AD".split(), ("meanF_best", "rankloss", "meanF", "fixed")),
 
 
 def stored_runs(figures):
-    """The run records under the folder ``figures``, in the order :func:`rule_values` needs:
-    first the rank-loss rule's runs of Reuters-21578 and Delicious, stored before the rule was
-    declared (``stopping/run_*.json``: sensitivity rows), then the main run files
-    (``run_*.json``: the declared rule's rows of those two datasets, with the other rules of
-    the networks run with ``--stopping-sensitivity`` under ``rules``); where a seed is in
-    both, the main file wins."""
+    """The run records under ``figures``: first ``stopping/run_*.json`` (the rank-loss rule's
+    earlier runs), then the main ``run_*.json``, which win where a seed is in both."""
     patterns = ("stopping/run_*.json", "run_*.json")
     return [json.loads(path.read_text()) for pattern in patterns
             for path in sorted(figures.glob(pattern))]
@@ -187,11 +183,9 @@ def _validation_entry(rule, outcomes, select_by):
 
 def validation_run(dataset, method, budget, rules, random_state=0, out=None,
                    select_by="rankloss"):
-    """The selection runs of a network ``method`` on a loaded ``dataset`` and where each rule of
-    ``rules`` stops, without refits or test numbers: a run-file-like record (``"validation_only"``)
-    with the curves and each rule's choice, written to ``out`` (JSON) if given. The split, the
-    grid and the choices are those of ``reproduce`` (:func:`mlnn.paper.selection.
-    select_learning_rate`), for when the refits cannot be afforded."""
+    """The selection runs of a network ``method`` and where each rule of ``rules`` stops, as
+    ``reproduce`` makes them but without refits or test numbers: a run-file-like record
+    (``"validation_only"``), written to ``out`` (JSON) if given."""
     method, started = resolve(method), time.perf_counter()
     fit, val = validation_split(dataset.X_train.shape[0], 0.1, random_state=random_state)
     X, Y = dataset.X_train, dataset.Y_train
@@ -209,12 +203,9 @@ def validation_run(dataset, method, budget, rules, random_state=0, out=None,
 
 
 def refit_validation_run(dataset, run, budget, out=None, rules=None):
-    """The refits of a :func:`validation_run`: each rule's η0 trained again on all training
-    documents of the loaded ``dataset`` for the rule's epoch count with its λ, exactly as
-    ``reproduce`` refits it (:func:`mlnn.paper.selection.refit`; rules with the same choice
-    share one refit), and its test measures added under ``test``. ``rules`` (default: all, the
-    main rule first) says which rules to refit, in that order; the run is written to ``out``
-    (JSON) after each refit, so an interrupted call keeps the rules done. Returns the run."""
+    """The refits of a :func:`validation_run`, as ``reproduce`` makes them
+    (:func:`mlnn.paper.selection.refit`), with their test measures under ``test``; ``rules``
+    (default all) in that order, the run written to ``out`` after each. Returns the run."""
     run = {**run, "validation_only": False}
     (method, record), = run["methods"].items()
     entries = rule_entries(record)
