@@ -1,18 +1,14 @@
 """How the notebooks size their experiments and where figures go, read from the environment.
 
-* ``MLNN_FAST=1`` -- fast mode: tiny experiments that exercise the whole pipeline in seconds
-  (the test suite runs every notebook this way);
-* ``MLNN_RERUN=1`` -- train the networks of a figure again instead of redrawing it from the
-  curves stored next to it;
-* ``MLNN_FIGURES`` -- the directory figures are written to. Unset, every run writes to a fresh
-  temporary (scratch) directory, so no run overwrites the committed figures by accident;
-* ``MLNN_REFRESH_FIGURES=1`` -- a full run refreshes the committed ``figures/`` folder of the
-  project instead (``MLNN_FIGURES`` still wins when set; fast mode never writes there);
-* :func:`claim` -- what a notebook's text says about its results, checked on them: a full run
-  stops if the text and the outputs disagree;
-* ``MLNN_DATA`` -- the real datasets (:mod:`mlnn.datasets.paths`). Without them a notebook
-  falls back to the curves committed under ``figures/`` (:func:`stored`) and to the synthetic
-  collection (:func:`load_or_synthetic`), and says so.
+* ``MLNN_FAST=1`` -- tiny experiments that run the whole pipeline in seconds (as the tests do);
+* ``MLNN_RERUN=1`` -- retrain a figure's networks instead of redrawing its stored curves;
+* ``MLNN_FIGURES`` -- where figures go; unset, a fresh scratch directory, unless
+  ``MLNN_REFRESH_FIGURES=1`` makes a full run refresh the committed ``figures/``;
+* ``MLNN_DATA`` -- the real datasets; without them a notebook falls back to the stored curves
+  (:func:`stored`) and the synthetic collection (:func:`load_or_synthetic`), and says so.
+
+:func:`claim` checks what a notebook's text says about its results: a full run stops if they
+disagree.
 """
 
 import os
@@ -55,11 +51,8 @@ def refresh_mode():
 
 
 def figures_dir(fast=None):
-    """Where to save figures: ``$MLNN_FIGURES`` if set; else the project's ``figures/`` in a full
-    run with ``MLNN_REFRESH_FIGURES=1``; else a fresh scratch directory (fast mode always).
-
-    The directory is created if needed.
-    """
+    """Where to save figures (created if needed): ``$MLNN_FIGURES``; else the project's
+    ``figures/`` in a full run with ``MLNN_REFRESH_FIGURES=1``; else a fresh scratch directory."""
     fast = fast_mode() if fast is None else fast
     if os.environ.get("MLNN_FIGURES"):
         directory = Path(os.environ["MLNN_FIGURES"])
@@ -80,13 +73,9 @@ def banner():
 
 
 def claim(holds, statement):
-    """Check one statement the notebook's text makes about the results above it.
-
-    Prints ``checked: statement`` when ``holds`` is true. When it is false, a full run stops
-    with :class:`~mlnn.base.errors.MLNNError` (the stored outputs can then never contradict the
-    text); fast mode, a smoke test whose numbers are not those the text discusses, prints
-    ``not so in this fast run: statement`` instead.
-    """
+    """Check one statement the notebook's text makes about the results above it: print
+    ``checked: statement`` if it ``holds``; else stop a full run (:class:`MLNNError`), or in
+    fast mode print ``not so in this fast run: statement``."""
     holds = bool(holds)
     if holds:
         print(f"checked: {statement}")

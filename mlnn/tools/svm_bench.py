@@ -99,18 +99,12 @@ def _check_options(C_values, tol, dual_tol, bias, repeats, max_iter, solvers):
 def benchmark_svm(X, Y, C_values=DEFAULT_C_VALUES, tol=DEFAULT_TOL["tron"],
                   dual_tol=DEFAULT_TOL["dual_cd"], bias=1.0, repeats=3, max_iter=1000,
                   solvers=DEFAULT_SOLVERS, log=None):
-    """Time the BR SVMs of every solver at every C; see the module docstring.
+    """Time the BR SVMs of every solver of ``solvers`` at every C (module docstring).
 
-    X : (n, D) CSR; Y : (n, L) 0/1. ``solvers`` from :data:`SOLVERS`; the liblinear ones are
-    left out (``liblinear`` False in the result) when scikit-learn is missing. ``log`` (e.g.
-    ``print``) receives one line per solver and C.
-
-    Returns a dict: ``rows`` — one dict per (solver, C) with ``solver``, ``C``, ``seconds`` (the
-    median), ``all_seconds``, ``objective`` (summed over the compared labels); ``ratios`` and
-    ``cold_ratios`` — {C: the median over the repeats of the seconds of "tron" (resp.
-    "tron-cold") / the seconds of "liblinear-primal" in the same repeat} when both ran (each
-    pair runs back to back, so it shares the load of a busy machine); and the problem's sizes,
-    ``skipped`` labels and settings.
+    Returns a dict: ``rows``, one per (solver, C) with ``seconds`` (median), ``all_seconds`` and
+    ``objective``; ``ratios`` and ``cold_ratios``, {C: median over the repeats of "tron" (or
+    "tron-cold") / "liblinear-primal" seconds}; the problem's sizes, ``skipped`` labels and
+    settings. ``log`` receives a line per solver and C.
     """
     C_values, repeats, max_iter = _check_options(C_values, tol, dual_tol, bias, repeats, max_iter,
                                                  tuple(solvers))
