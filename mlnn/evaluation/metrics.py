@@ -57,19 +57,13 @@ _BLOCK_ENTRIES = 1 << 22
 # ranking measures
 
 def _rank_statistics(Y, scores):
-    """Per-document rank loss, one-error, coverage and average precision (vectorised).
+    """Per-document rank loss, one-error, coverage and average precision: four (n,) arrays,
+    ``nan`` where undefined. Y : dense bool (n × L); scores : float64 (n × L).
 
-    Y: dense bool (n × L); scores: float64 (n × L). Each row is sorted once (descending) and the
-    sorted block is viewed as one flat array of n·L positions. Ties are the *runs* of equal
-    scores within a row; for the relevant label at flat position p, with its run occupying the
-    flat positions [first, stop) and its row starting at position row·L:
-
-    - ``first − row·L``  labels score strictly higher than it,
-    - ``stop − row·L``   labels score at least as high (its pessimistic rank),
-
-    and counts of relevant labels inside such ranges come from binary search in the sorted list
-    of relevant positions. Only the relevant entries are visited after the sort. Returns four
-    float arrays of length n, with ``nan`` where a measure is undefined.
+    Each row is sorted once and viewed as one flat array; ties are the runs of equal scores. For
+    a relevant label at flat position p in the run [first, stop) of the row starting at row·L,
+    ``first − row·L`` labels score higher and ``stop − row·L`` at least as high (its rank);
+    relevant counts in such ranges come from binary search in the relevant positions.
     """
     n, L = scores.shape
     order = np.argsort(-scores, axis=1)
@@ -118,8 +112,7 @@ def _rank_statistics(Y, scores):
 
 
 def check_not_empty(Y, name="Y_true"):
-    """Raise :class:`MLNNError` if the (n × L) matrix ``Y`` has no document or no label: no
-    measure is defined on it (see "Degenerate data" in the module docstring)."""
+    """Raise :class:`MLNNError` if ``Y`` has no document or no label (no measure is defined)."""
     n, L = Y.shape
     if n == 0 or L == 0:
         what = "no documents" if n == 0 else "no labels"
@@ -129,8 +122,7 @@ def check_not_empty(Y, name="Y_true"):
 
 
 def undefined_measures(result):
-    """``{measure: reason}`` for each ``nan`` in the ``result`` of :func:`evaluate` (or of
-    :func:`ranking_measures`): which measures no document of the split defines, and why."""
+    """``{measure: reason}`` for each ``nan`` in a ``result`` of :func:`evaluate`."""
     reasons = {"rankloss": "no document has both a relevant and an irrelevant label",
                "oneError": "no document has a relevant label",
                "coverage": "no document has a relevant label",

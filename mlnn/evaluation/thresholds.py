@@ -31,9 +31,8 @@ from mlnn.base.validation import (check_choice, check_finite_float, check_fitted
                                   check_scores, check_X, check_Y)
 from mlnn.evaluation import metrics
 
-#: Default grid of regularisation strengths λ searched by :func:`select_lambda` (λ multiplies
-#: ‖θ‖² against the summed squared error, so the useful values grow with the number of
-#: training documents; see the module docstring).
+#: The grid of λ searched by :func:`select_lambda` (against the summed squared error, so the
+#: useful values grow with the number of training documents).
 DEFAULT_LAMBDAS = tuple(float(f"{10 ** (k / 2):.3g}") for k in range(-4, 13))   # 0.01 … 1e6
 
 #: Half-distance used beyond the extreme score when a document's scores are all equal.
@@ -54,11 +53,8 @@ CRITERIA = metrics.SELECTION_CRITERIA
 
 
 def _cut_quality(rel, criterion):
-    """Quality of predicting the top k labels, k = 0 … L, higher is better: (n, L + 1) array.
-
-    rel : (n, L) bool relevance in decreasing score order. For "f1", F1 = 2 TP_k / (k + |y|)
-    (1 for k = 0 when |y| = 0, nothing to find and nothing predicted); for "hamming", minus the
-    number of wrong decisions, −(FN + FP) = −(|y| + k − 2 TP_k).
+    """Quality of predicting the top k labels, k = 0 … L (higher is better), from ``rel`` (n, L)
+    in decreasing score order: F1 = 2 TP_k / (k + |y|) (1 if both are 0), or −(|y| + k − 2 TP_k).
     """
     n, L = rel.shape
     tp = np.column_stack([np.zeros(n), np.cumsum(rel, axis=1)])    # tp[:, k] = TP of the top k
@@ -72,12 +68,9 @@ def _cut_quality(rel, criterion):
 
 
 def _cut_thresholds(s, best_k):
-    """The threshold of the cut after the top ``best_k`` of the descending scores ``s`` (n, L).
-
-    The midpoint between the k-th and (k+1)-th score; beyond the ends, the first (last) gap
-    mirrored above the top (below the bottom) score, or ``ALL_TIED_MARGIN`` if all scores tie.
-    Always s_{k+1} ≤ t < s_k, so ``o > t`` predicts exactly the top k.
-    """
+    """The threshold of the cut after the top ``best_k`` of the descending scores ``s``: the
+    midpoint of the k-th and (k+1)-th, beyond the ends the nearest gap mirrored (or
+    ``ALL_TIED_MARGIN``), always s_{k+1} ≤ t < s_k, so ``o > t`` predicts exactly the top k."""
     n, L = s.shape
     top, bottom = s[:, 0], s[:, -1]
     all_tied = top == bottom

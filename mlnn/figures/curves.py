@@ -18,12 +18,7 @@ from mlnn.model.params import DEFAULT
 @dataclass(frozen=True)
 class Setting:
     """One network configuration of a convergence experiment: a ``label`` and the hyper-parameters
-    an experiment varies, with the defaults of the model description (:mod:`mlnn.model.params`).
-
-    ``loss`` "ce" (sigmoid outputs) or "pwe" (tanh outputs); ``hidden_activation`` relu, tanh or
-    sigmoid; ``optimizer`` "adagrad", "momentum" or "sgd" with ``learning_rate`` η (and
-    ``momentum`` μ for momentum); ``dropout`` the rate on the hidden units; ``hidden_units`` F.
-    """
+    an experiment varies, defaulting to :mod:`mlnn.model.params`'."""
 
     label: str
     loss: str = DEFAULT.loss

@@ -63,14 +63,9 @@ DATASETS = {"convergence": "reuters21578", "dropout": "delicious", "learning_rat
 
 def prepare_data(dataset, validation_fraction=0.2, max_train=None, max_val=None,
                  random_state=0):
-    """Training and validation matrices for an experiment.
-
-    ``dataset`` is a registered name (loaded with :func:`mlnn.datasets.load`) or an object with
-    ``X_train`` and ``Y_train``. Only the training split is used: the validation documents are
-    carved from it by :func:`mlnn.base.validation.validation_split`. ``max_train`` / ``max_val``
-    keep a seeded subset (fast mode). Returns a dict with ``name``, ``X_train``, ``Y_train``,
-    ``X_val``, ``Y_val``.
-    """
+    """``{"name", "X_train", "Y_train", "X_val", "Y_val"}`` of a dataset (a registered name or
+    an object with ``X_train``, ``Y_train``): the validation documents carved from its training
+    split; ``max_train`` / ``max_val`` keep a seeded subset (fast mode)."""
     if isinstance(dataset, str):
         name, data = dataset, datasets.load(dataset)
     else:
@@ -107,12 +102,9 @@ def components(setting, n_features, n_labels, random_state=0):
 
 def run_setting(setting, data, max_updates, eval_every, batch_size=DEFAULT.batch_size,
                 random_state=0, verbose=False):
-    """Train one network for ``max_updates`` updates; return its curve as a plain dict.
-
-    The initial weights depend only on ``random_state`` and the shapes, so settings with the same
-    ``hidden_units`` start from the same point. The dict holds the setting's fields, ``dataset``,
-    and lists ``updates``, ``epoch``, ``rankloss``, ``MAP``, ``train_loss``, ``elapsed``.
-    """
+    """Train one network for ``max_updates`` updates; its curve as a dict: the setting's fields,
+    ``dataset`` and the lists of :data:`~mlnn.figures.curves.CURVE_COLUMNS`. Settings of the same
+    size start from the same weights."""
     X, Y = data["X_train"], data["Y_train"]
     network, loss, optimizer = components(setting, X.shape[1], Y.shape[1], random_state)
     batches_per_epoch = -(-X.shape[0] // batch_size)
@@ -223,12 +215,7 @@ EXPERIMENTS = {
 
 def run_or_load(name, csv_path, fast=False, rerun=False, **kwargs):
     """Curves of experiment ``name``: read from ``csv_path`` if it exists (full mode, not
-    ``rerun``), else run the experiment and save them there.
-
-    This lets a notebook redraw a figure from the committed curves in seconds; pass
-    ``rerun=True`` (or delete the file) to train the networks again. Fast runs never read the
-    stored curves: they always run (and save to ``csv_path``, which should then be a scratch path).
-    """
+    ``rerun``), else run the experiment and save them there (fast runs always run)."""
     if name not in EXPERIMENTS:
         raise MLNNError(f"unknown experiment {name!r}; choose one of {sorted(EXPERIMENTS)}")
     path = Path(csv_path)

@@ -45,12 +45,8 @@ PWE_DENSITY = 0.02
 
 
 class Stopwatch:
-    """Adds the wall-clock time of calls to chosen methods of an object to ``totals[phase]``.
-
-    ``Stopwatch(target, phases, totals)`` behaves like ``target`` (every attribute is looked up on
-    it), except that a call of a method named in ``phases`` (method name → phase; the key None
-    stands for every other public method) also adds its duration to ``totals[phase]``.
-    """
+    """Behaves like ``target``, except that a call of a method named in ``phases`` (name →
+    phase; None: every other public method) adds its wall-clock time to ``totals[phase]``."""
 
     def __init__(self, target, phases, totals):
         self._target, self._phases, self._totals = target, phases, totals
@@ -87,17 +83,13 @@ BENCH_PARAMS = ("hidden_activation", "loss", "dropout", "optimizer", "batch_size
 
 
 def benchmark_training(X, Y, epochs=5, warmup=1, random_state=0, **params):
-    """Train a network on (X, Y) for ``warmup + epochs`` epochs and time it.
+    """Train a network on (X, Y) for ``warmup + epochs`` epochs and time it (module docstring).
 
-    ``params`` are hyper-parameters of the model description (:mod:`mlnn.model.params`), those
-    of :data:`BENCH_PARAMS`, e.g. a method's (:func:`mlnn.paper.methods.network_params`) with
-    ``hidden_units``, ``batch_size``, ``learning_rate``, ``dtype``; the others keep the
-    description's defaults (AdaGrad, the paper's learner). Returns a dict: ``epoch_seconds``
-    (the timed epochs), ``seconds_per_epoch`` (their median), ``cpu_seconds_per_epoch`` (the
-    median CPU time), ``docs_per_second``, ``breakdown_seconds`` (median seconds per epoch of
-    each phase of :data:`PHASES` and ``other``), ``peak_rss_mb`` and ``footprint_mb``
-    (``data``, ``parameters``, ``optimizer_state``, ``total``) with ``peak_rss_ratio`` =
-    peak_rss_mb / footprint total.
+    ``params``: hyper-parameters of :data:`BENCH_PARAMS` (the others keep
+    :mod:`mlnn.model.params`' defaults). Returns a dict: ``epoch_seconds``,
+    ``seconds_per_epoch``, ``cpu_seconds_per_epoch``, ``docs_per_second``,
+    ``breakdown_seconds`` (per phase of :data:`PHASES` and ``other``), ``peak_rss_mb``,
+    ``footprint_mb`` and ``peak_rss_ratio``.
     """
     unknown = sorted(set(params) - set(BENCH_PARAMS))
     if unknown:
@@ -161,17 +153,10 @@ PRODUCTS = ("X W1", "h W2", "δ2 W2ᵀ", "Xᵀ δ1", "hᵀ δ2")
 
 def benchmark_products(X, n_labels, hidden_units, batch_size, dtype=np.float32, epochs=3,
                        random_state=0):
-    """Seconds per epoch of the five matrix products of training (:data:`PRODUCTS`) alone.
-
-    The rows of X (n × D CSR) are put in a seeded random order and sliced into minibatches as
-    the trainer slices them; for each minibatch of n_b documents and k features present the
-    products X_b W1, h W2, δ2 W2ᵀ, X_kᵀ δ1 (X_b's k nonzero columns, as
-    :meth:`mlnn.nn.network.Network.backward` forms ∂J/∂W1) and hᵀ δ2 run on random C-ordered
-    arrays of ``dtype`` (W1 D × F, W2 F × L, h and δ1 n_b × F, δ2 n_b × L), the dense ones into
-    reused buffers; δ2 W2ᵀ as (W2 δ2ᵀ)ᵀ, the form BLAS runs fastest with W2 in C order (about
-    a quarter faster than δ2 W2ᵀ on 64 × 983 by 983 × 1,000 in float32). Returns
-    ``{"products": {name: median seconds per epoch}, "total": median over the ``epochs`` of
-    their sum, "cpu_total": the same in CPU time}``.
+    """Seconds per epoch of the five matrix products of training (:data:`PRODUCTS`) alone, on
+    the trainer's minibatches of X (n × D CSR, seeded order) and random arrays of ``dtype``;
+    X_kᵀ δ1 on the k features present, δ2 W2ᵀ as (W2 δ2ᵀ)ᵀ (faster with W2 in C order).
+    Returns ``{"products": {name: median seconds}, "total": ..., "cpu_total": ...}``.
     """
     rng = np.random.default_rng(random_state)
     X = check_X(X, "X", dtype=np.dtype(dtype))
@@ -216,13 +201,10 @@ def _present_columns(X):
 
 def benchmark_pwe_delta(label_counts=DEFAULT_PWE_LABELS, n_documents=64, density=None, repeats=3,
                         dtype=np.float32, random_state=0):
-    """Seconds for one PWE δ2 of an n_documents × L minibatch, pairwise vs factorised, per L.
-
-    Scores o = tanh(z2) with z2 ~ N(0, 1); every document has max(1, round(density · L))
-    relevant labels (at most L − 1), so |y||ȳ| grows like L² at a fixed density. Each time is
-    the fastest of ``repeats`` calls. Returns a list of dicts ``labels``, ``relevant``,
-    ``pairwise_seconds``, ``factorised_seconds``, ``ratio``.
-    """
+    """Seconds for one PWE δ2 of an n_documents × L minibatch, pairwise vs factorised, per L
+    (o = tanh(z2), z2 ~ N(0, 1), ``density`` · L relevant labels; the fastest of ``repeats``):
+    a list of dicts ``labels``, ``relevant``, ``pairwise_seconds``, ``factorised_seconds``,
+    ``ratio``."""
     density = PWE_DENSITY if density is None else density
     rng = np.random.default_rng(random_state)
     rows = []
