@@ -1,6 +1,6 @@
 """Tests of mlnn.baselines.svm: the trust-region Newton solver (derivatives, CG, trust-region rules,
-a plain dense reference run), its dual variables (KKT, the duality gap), warm starts, bias handling, BR_B / BR_R selection, and the side-by-side benchmark of
-mlnn.tools.svm_bench.
+a plain dense reference run), its dual variables (KKT, the duality gap), warm starts, bias
+handling, BR_B / BR_R selection, and the side-by-side benchmark of mlnn.tools.svm_bench.
 
 Independent references used here: the primal, its gradient and the dual written out densely from
 their definitions; central differences; a dense single-label TRON following liblinear's rules
@@ -543,9 +543,9 @@ def test_tron_restarted_at_its_solution_takes_no_step(bias):
 @pytest.mark.parametrize("bias", [0.5, 1.0, 3.0])
 def test_bias_is_a_regularised_constant_feature(bias):
     X, Y = make_problem(seed=10)
-    model = fit_quietly(LinearSVMBR(C=0.5, bias=bias, tol=1e-9, max_iter=20000),
-                        X, Y)
-    explicit = fit_quietly(LinearSVMBR(C=0.5, bias=0.0, tol=1e-9, max_iter=20000), sp.csr_matrix(augmented(X, bias)), Y)
+    model = fit_quietly(LinearSVMBR(C=0.5, bias=bias, tol=1e-9, max_iter=20000), X, Y)
+    explicit = fit_quietly(LinearSVMBR(C=0.5, bias=0.0, tol=1e-9, max_iter=20000),
+                           sp.csr_matrix(augmented(X, bias)), Y)
     np.testing.assert_allclose(model.coef_, explicit.coef_[:-1], atol=1e-7)
     np.testing.assert_allclose(model.intercept_, bias * explicit.coef_[-1], atol=1e-7)
     np.testing.assert_array_equal(explicit.intercept_, 0.0)

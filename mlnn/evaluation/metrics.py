@@ -53,8 +53,7 @@ SELECTION_CRITERIA = ("meanF", "miF", "maF", "miP", "miR", "maP", "maR")
 _BLOCK_ENTRIES = 1 << 22
 
 
-# ---------------------------------------------------------------------------------------------
-# ranking measures
+# -- ranking measures -----------------------------------------------------------------------------
 
 def _rank_statistics(Y, scores):
     """Per-document rank loss, one-error, coverage and average precision: four (n,) arrays,
@@ -167,8 +166,7 @@ def rank_loss(Y_true, scores):
     return ranking_measures(Y_true, scores)["rankloss"]
 
 
-# ---------------------------------------------------------------------------------------------
-# bipartition measures
+# -- bipartition measures -------------------------------------------------------------------------
 
 def _ratio(num, den, empty):
     """num / den elementwise; 1 where ``empty`` (TP = FP = FN = 0), 0 where only den is 0."""

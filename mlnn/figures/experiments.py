@@ -58,8 +58,7 @@ FAST = {
 #: The dataset of each experiment: the figure's own, or a stand-in where it is not available.
 DATASETS = {"convergence": "reuters21578", "dropout": "delicious", "learning_rate": "reuters21578"}
 
-# ---------------------------------------------------------------------------------------------
-# data
+# -- data -----------------------------------------------------------------------------------------
 
 def prepare_data(dataset, validation_fraction=0.2, max_train=None, max_val=None,
                  random_state=0):
@@ -88,8 +87,7 @@ def _subsample(rows, size, rng):
     return rows[np.sort(rng.choice(rows.size, size, replace=False))]
 
 
-# ---------------------------------------------------------------------------------------------
-# running
+# -- running --------------------------------------------------------------------------------------
 
 def components(setting, n_features, n_labels, random_state=0):
     """(network, loss, optimizer) of a :class:`Setting`, in the description's precision

@@ -94,8 +94,7 @@ def _new_figure(nrows=1, ncols=1, width=6.0, height=4.2, **kwargs):
     return fig, axes
 
 
-# ---------------------------------------------------------------------------------------------
-# Fig. 2: loss landscapes
+# -- Fig. 2: loss landscapes ----------------------------------------------------------------------
 
 _LOSS_TITLES = {"ce": "cross-entropy (sigmoid outputs)", "pwe": "PWE (tanh outputs)"}
 
@@ -149,8 +148,7 @@ def plot_gradient_norms(surfaces, title):
     return fig
 
 
-# ---------------------------------------------------------------------------------------------
-# Figs. 3-4: learning curves
+# -- Figs. 3-4: learning curves -------------------------------------------------------------------
 
 def _size_note(curves):
     sizes = sorted({c["hidden_units"] for c in curves})
@@ -270,8 +268,7 @@ def plot_learning_rates(curves, title_prefix="Fig. 4"):
     return fig
 
 
-# ---------------------------------------------------------------------------------------------
-# notebooks 1, 6, 7
+# -- notebooks 1, 6, 7 ----------------------------------------------------------------------------
 
 def plot_timings(n_labels, seconds, title):
     """Log-log timings: ``seconds`` maps a method name to one time per entry of ``n_labels``."""
@@ -320,8 +317,7 @@ def plot_histograms(samples, bins, xlabel, title):
     return fig
 
 
-# ---------------------------------------------------------------------------------------------
-# notebook 2b: AdaGrad's per-feature learning rates
+# -- notebook 2b: AdaGrad's per-feature learning rates --------------------------------------------
 
 def plot_effective_rates(updates, rates, document_frequency, final_rates, eta, title):
     """AdaGrad's effective learning rate η0 / (√G + ε), mean over a row of W1: per feature

@@ -27,11 +27,8 @@ Q_ALPHA = {
 
 
 def rank_methods(values, lower_is_better):
-    """Ranks (1 = best, ties averaged) of the methods on each dataset.
-
-    values : array (N datasets × k methods) of one measure, no NaN.
-    Returns an array of the same shape (a new array; ``values`` is not modified).
-    """
+    """Ranks (1 = best, ties averaged) of the methods on each dataset: values (N datasets × k
+    methods) of one measure, no NaN → a new array of the same shape."""
     values = np.asarray(values, dtype=float)
     if values.ndim != 2 or values.shape[1] < 2:
         raise MLNNError(f"values must be a (datasets × methods) array with at least two methods, "
@@ -86,8 +83,8 @@ def critical_difference(k, N, alpha=0.05):
 
 
 def cliques(R, cd):
-    """Groups of methods whose average ranks all lie within ``cd`` of each other (maximal, of two
-    or more methods): a list of index tuples, ordered by rank, as joined by bars in a CD diagram."""
+    """The maximal groups of two or more methods whose average ranks lie within ``cd`` of each
+    other (index tuples ordered by rank), as joined by bars in a CD diagram."""
     order = np.argsort(R, kind="stable")
     sorted_R = np.asarray(R)[order]
     groups = []
@@ -99,13 +96,8 @@ def cliques(R, cd):
 
 
 def rank_table(means, lower_is_better):
-    """Average ranks and the Friedman test of every measure.
-
-    means : array (N datasets × k methods × measures) of the mean test values.
-    lower_is_better : sequence of bools, one per measure.
-    Returns (R, tests): R an array (k × measures) of average ranks, tests a list of
-    :class:`Friedman`, one per measure.
-    """
+    """Average ranks R (k × measures) and a :class:`Friedman` test per measure, from ``means``
+    (N datasets × k methods × measures) and ``lower_is_better`` (a bool per measure)."""
     means = np.asarray(means, dtype=float)
     R, tests = [], []
     for index, lower in enumerate(lower_is_better):

@@ -41,15 +41,14 @@ def within_tolerance(measure, value, paper):
 
 
 def rule_entries(record):
-    """``{rule: entry}`` of one network's run record, the main rule first; each entry has the
-    chosen ``learning_rate``, ``best_epoch`` and the ``test`` measures. A record stored before
-    the stopping rules were options used early stopping on rank loss (patience 5)."""
+    """``{rule: entry}`` of one network's run record, the main rule first (``"rankloss"`` for a
+    record older than the stopping rules)."""
     return {record.get("stopping", "rankloss"): record, **record.get("rules", {})}
 
 
 def rule_values(runs, dataset, method, rule, key):
-    """``{seed: value}`` of ``key`` (a test measure, or ``"best_epoch"`` / ``"learning_rate"``)
-    of ``method`` under ``rule`` on ``dataset``, over the runs that hold it."""
+    """``{seed: value}`` of ``key`` (a test measure, ``"best_epoch"`` or ``"learning_rate"``) of
+    ``method`` under ``rule`` on ``dataset``."""
     values = {}
     for run in runs:
         record = run["methods"].get(method) if run["dataset"] == dataset else None
@@ -69,10 +68,9 @@ def _cell(values, paper, measure):
 
 
 def rule_markdown(runs, dataset, methods, rules, paper):
-    """Methods × rules × measures of ``dataset``: the test measures' mean ± std over the seeds,
-    ✓ where the paper's value (``paper``: {method: {measure: value}}, from
-    :func:`mlnn.paper.reproduce.paper_table3`) lies within our tolerance of the mean, the
-    number of seeds n and each seed's epoch count; then the paper's row."""
+    """Methods × rules × measures of ``dataset``: mean ± std over the seeds, ✓ where the paper's
+    value (``paper``: {method: {measure: value}}) lies within tolerance, n and each seed's
+    epochs; then the paper's row."""
     lines = ["| method | stopping rule | n | epochs (by seed) | " + " | ".join(MEASURES) + " |",
              "|---|---|---:|---|" + "---:|" * len(MEASURES)]
     for method in methods:
@@ -109,8 +107,7 @@ def stored_runs(figures):
 
 def study_tables(runs, paper, datasets):
     """``{dataset: [markdown table, ...]}``: :func:`rule_markdown` for each group of
-    :data:`STUDY` that ``runs`` hold on that dataset (``datasets``: {name: the paper's name};
-    ``paper``: :func:`mlnn.paper.reproduce.paper_table3`)."""
+    :data:`STUDY` held on that dataset (``datasets``: {name: the paper's name})."""
     tables = {}
     for dataset, paper_name in datasets.items():
         for methods, rules in STUDY:
@@ -135,10 +132,8 @@ def validation_curves(record):
 
 
 def plot_curves(record, title, measures=MEASURES + ("hamming", "meanF"), colours=None):
-    """One panel per measure: its validation curve against epochs for every η0, and a marker
-    where each stopping rule stops on each curve (filled on the η0 the rule chose). ``colours``
-    maps each η0 to its colour (the course passes the palette's, :data:`mlnn.figures.plots.
-    COLOURS`); by default matplotlib's cycle."""
+    """One panel per measure: its validation curve against epochs for every η0 (``colours``:
+    {η0: colour}), a marker where each rule stops (filled on the η0 it chose)."""
     curves, stops = validation_curves(record), rule_stops(record)
     chosen = {rule: float(entry["learning_rate"]) for rule, entry in rule_entries(record).items()}
     columns = 4
