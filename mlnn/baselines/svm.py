@@ -55,16 +55,10 @@ def _columns(A, mask):
 
 
 class LinearSVMBR:
-    """One L2-regularised squared-hinge linear SVM per label (binary relevance).
-
-    C : float > 0, the cost of margin violations; bias : float ≥ 0, the constant feature
-    appended to every document (0: no intercept; its weight is regularised, as liblinear's
-    ``-B``); tol : stop a label when ‖∇f(w)‖ ≤ tol·max(min(#pos, #neg), 1)/n·‖∇f(0)‖;
-    max_iter : trust-region iterations.
-
-    After ``fit``: coef_ (D, L); intercept_ (L,) = bias · weight of the constant feature;
-    dual_coef_ (n, L), the dual variables α_i = 2C max(0, 1 − y_i wᵀx_i); n_iter_ (L,);
-    converged_ (L,) bool.
+    """One L2-regularised squared-hinge linear SVM per label (binary relevance): C, the cost of
+    margin violations; bias, the constant feature (0: none); tol (:func:`_stopping_threshold`);
+    max_iter. After ``fit``: coef_ (D, L), intercept_ (L,), dual_coef_ (n, L) = α_i =
+    2C max(0, 1 − y_i wᵀx_i), n_iter_ (L,), converged_ (L,) bool.
     """
 
     solver = "tron"

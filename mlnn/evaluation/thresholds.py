@@ -193,9 +193,7 @@ class ThresholdPredictor:
     def targets(self, scores, Y):
         """The regression targets of :meth:`fit`: each training document's optimal threshold
         (:func:`optimal_thresholds` with this predictor's ``target``), (n,)."""
-        scores = check_scores(scores)
-        return optimal_thresholds(scores, check_Y(Y, "Y", shape=scores.shape),
-                                  criterion=self.target)
+        return optimal_thresholds(scores, Y, criterion=self.target)
 
     def fit(self, X, scores, Y, targets=None):
         """Fit T on training documents: X (n, D) CSR (may be None unless ``features="input"``),

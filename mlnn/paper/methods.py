@@ -96,13 +96,9 @@ def resolve(name):
 
 
 def network_params(name, n_features=None, n_documents=None):
-    """The :class:`~mlnn.model.estimator.MultiLabelNN` hyper-parameters of a network method:
-    its :data:`METHOD_COLUMNS` (and for BP-MLL as published its :data:`PUBLISHED_COLUMNS`),
-    the method's overrides or else the description's defaults.
-
-    BP-MLL as published sizes its hidden layer and its weight decay by the data, so it needs the
-    number of input features D and of training documents N.
-    """
+    """The :class:`~mlnn.model.estimator.MultiLabelNN` hyper-parameters of a network method (its
+    overrides, else the defaults); BP-MLL as published also needs D and N, which size its hidden
+    layer and weight decay."""
     name = resolve(name)
     spec = METHODS[name]
     if spec["kind"] == "br":

@@ -162,12 +162,8 @@ def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, ba
               sensitivity=False, log=print, after_each=None, progress=False,
               stopping=DECLARED_RULE["rule"], other_rules=()):
     """Run ``methods`` (default: the paper's eight) on a loaded dataset: (rows, run record).
-
-    ``learning_rates`` and ``C_values`` replace the budget's grids. ``after_each(run)`` is called
-    after every method with the run so far (the command line stores it then). ``stopping`` is
-    the networks' main rule, ``other_rules`` sensitivity rows (:func:`stopping_table`).
-    ``progress``: a line per method and grid value on standard error.
-    """
+    ``learning_rates``, ``C_values`` replace the budget's grids; ``after_each(run)`` is called
+    after every method; ``other_rules`` are sensitivity rows (:func:`stopping_table`)."""
     methods = [resolve(m) for m in (methods or PAPER_METHODS)]
     other_rules = tuple(check_choice(rule, "other stopping rule", tuple(STOPPING_RULES))
                         for rule in other_rules if rule != stopping)

@@ -57,8 +57,6 @@ def selection_run(model, X_fit, Y_fit, X_val, Y_val, rules):
     """Train ``model`` once for its ``max_epochs``, every measure recorded on (X_val, Y_val),
     while each stopping rule of ``rules`` runs live on the same run; {rule: :func:`rule_outcome`}.
     """
-    X_fit, Y_fit = check_X(X_fit, "X_fit"), check_Y(Y_fit, "Y_fit")
-    X_val, Y_val = check_X(X_val, "X_val"), check_Y(Y_val, "Y_val")
     model.set_params(stopping="fixed").fit(X_fit, Y_fit, X_val, Y_val, rules=rules)
     best = model.rule_stops_
     return {rule: rule_outcome(model, best[rule][1], best[rule][0], X_fit, Y_fit, X_val, Y_val)
