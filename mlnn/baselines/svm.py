@@ -326,14 +326,11 @@ def _trial(X, work, C, eps_cg):
 def _tron(X, S, W, C, tol, max_iter, eps_cg=0.1):
     """Trust-region Newton for all labels at once, starting from W ((D+1) × L, not modified).
 
-    X : n × (D+1) CSR (augmented); S : n × L signs ±1. Each iteration minimises q(s) =
-    ∇fᵀs + ½sᵀHs inside ‖s‖ ≤ Δ by CG (:func:`_group_cg`), accepts the step if f falls by more
-    than ETA[0] × the predicted reduction, and updates Δ as liblinear's ``tron.cpp``
-    (:func:`_new_radius`; the first step caps Δ once). Every label keeps its own radius. A label
-    leaves when ‖∇f(w)‖ ≤ :func:`_stopping_threshold` (against ∇f(0) also for warm starts), when
-    its predicted and actual reductions fall below 1e-12·|f|, or after ``max_iter`` iterations.
-    No preconditioner (liblinear 2.30's stalled rare labels at C = 100 on Reuters-21578).
-    Returns (W, Q = S ⊙ X̃W, n_iter, converged).
+    X : n × (D+1) CSR (augmented); S : n × L signs ±1. Each iteration takes a CG step inside
+    ‖s‖ ≤ Δ (:func:`_group_cg`), accepted if f falls by more than ETA[0] × the predicted
+    reduction; Δ follows liblinear's ``tron.cpp`` (:func:`_new_radius`). A label leaves at
+    :func:`_stopping_threshold` (against ∇f(0) also for warm starts), when its reductions fall
+    below 1e-12·|f|, or after ``max_iter`` iterations. Returns (W, S ⊙ X̃W, n_iter, converged).
     """
     W = np.array(W, dtype=np.float64)
     S = S.astype(np.int8)                            # ±1: an eighth of the memory traffic

@@ -36,8 +36,7 @@ from mlnn.model.params import DEFAULT
 from mlnn.nn.training import train
 
 
-#: Run lengths per experiment and mode: training documents kept (None = all), hidden units,
-#: updates, updates between evaluations, validation documents kept (None = all).
+#: Run sizes per experiment and mode (``max_train`` / ``max_val`` None: all documents).
 FULL = {
     "convergence": dict(max_train=None, hidden_units=256, max_updates=1500, eval_every=50,
                         max_val=None),
@@ -163,11 +162,8 @@ def _run(experiment, settings, dataset, sizes, random_state, csv_path, verbose):
 
 def convergence_experiment(dataset=DATASETS["convergence"], fast=False, random_state=0,
                            csv_path=None, verbose=False, **sizes):
-    """Fig. 3 (left): CE loss; AdaGrad (η0 = 0.01) vs momentum (η = 0.01, μ = 0.9), each with
-    ReLU, tanh and sigmoid hidden units; validation rank loss and MAP against updates.
-
-    ``sizes`` override :data:`FULL` / :data:`FAST` ``["convergence"]`` (e.g. ``max_updates``).
-    """
+    """Fig. 3 (left): CE; AdaGrad (η0 = 0.01) vs momentum (η = 0.01, μ = 0.9) × ReLU, tanh and
+    sigmoid hidden units. ``sizes`` override :data:`FULL` / :data:`FAST` (e.g. ``max_updates``)."""
     sizes = _sizes("convergence", fast, sizes)
     settings = [Setting(f"{opt_name}, {hidden}", loss="ce", hidden_activation=hidden,
                         optimizer=opt, learning_rate=0.01, hidden_units=sizes["hidden_units"])

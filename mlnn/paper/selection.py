@@ -158,16 +158,11 @@ def _under_rule(models, outcomes, rule, select_by, X, Y, refit_all, refits):
 def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, batch_size,
                        refit_all=True, select_by="rankloss", alternative=False, log=print,
                        progress=False, stopping=None, other_rules=()):
-    """Select η0 and the number of epochs on (``fit_rows``, ``val_rows``) of (X, Y), then refit;
-    returns (model, record).
-
-    ``stopping`` (default ``budget.get("stopping", "rankloss")``) is the main rule;
-    ``other_rules`` are applied to the same selection runs as sensitivity rows (under
-    ``record["rules"]``, each with a ``"model"`` the caller evaluates). η0 is chosen by
-    ``select_by`` (:data:`CRITERIA`) at each η0's stop and, with ``refit_all``, refitted
-    (:func:`refit`). ``record`` holds the choice, every η0's validation scores, stops and
-    curves, the hyper-parameters and the wall time. With ``alternative``, the η0 the other
-    criterion picks is refitted too (``record["alternative"]["model"]``).
+    """Select η0 and the epochs on (``fit_rows``, ``val_rows``) of (X, Y) by ``select_by``
+    under the rule ``stopping``, then refit (:func:`refit`): (model, record). ``other_rules``
+    and, with ``alternative``, the other criterion's η0 give sensitivity rows, each with a
+    ``"model"`` the caller evaluates. ``record`` holds the choice, every η0's validation
+    scores, stops and curves, the hyper-parameters and the wall time.
     """
     started = time.perf_counter()
     stopping = stopping or budget.get("stopping", "rankloss")

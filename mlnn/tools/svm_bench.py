@@ -34,22 +34,10 @@ def liblinear_available():
 
 
 def primal_objectives(X, signs, W, C):
-    """½‖w_l‖² + C Σ_i max(0, 1 − y_il w_lᵀx_i)² per label: (L,).
-
-    X : n × (D+1) CSR, already augmented by the constant feature; signs : n × L ±1;
-    W : (D+1) × L weights including the constant feature's.
-    """
+    """½‖w_l‖² + C Σ_i max(0, 1 − y_il w_lᵀx_i)² per label: (L,), with X augmented by the
+    constant feature and W (D+1) × L including its weight."""
     slack = np.maximum(0.0, 1.0 - signs * np.asarray(X @ W))
     return 0.5 * np.einsum("ij,ij->j", W, W) + C * np.einsum("ij,ij->j", slack, slack)
-
-
-def _fit_mlnn(X, Y, C, tol, bias, max_iter, previous):
-    """One LinearSVMBR fit, warm-started from ``previous`` if given: (model, W (D+1) × L)."""
-    start = {} if previous is None else {"coef": previous.coef_, "intercept": previous.intercept_}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        model = LinearSVMBR(C=C, tol=tol, bias=bias, max_iter=max_iter).fit(X, Y, **start)
-    return model, model.weights()
 
 
 def _fit_liblinear(X, Y, C, dual, tol, bias, max_iter, labels):
@@ -75,9 +63,12 @@ def _fit(solver, X, Y, C, tol, dual_tol, bias, max_iter, compared, previous):
         dual = solver == "liblinear-dual"
         return _fit_liblinear(X, Y, C, dual, dual_tol if dual else tol, bias, max_iter,
                               compared), None
-    model, W = _fit_mlnn(X, Y, C, tol, bias, max_iter,
-                         None if solver == "tron-cold" else previous)
-    return W, model
+    start = {} if previous is None or solver == "tron-cold" else \
+        {"coef": previous.coef_, "intercept": previous.intercept_}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = LinearSVMBR(C=C, tol=tol, bias=bias, max_iter=max_iter).fit(X, Y, **start)
+    return model.weights(), model
 
 
 def _check_options(C_values, tol, dual_tol, bias, repeats, max_iter, solvers):
