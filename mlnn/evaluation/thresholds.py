@@ -95,13 +95,8 @@ def _cut_thresholds(s, best_k):
 
 def optimal_thresholds(scores, Y, criterion="f1"):
     """Per-document optimal thresholds t_m (Sec. 3.3, the regression targets of Eq. 5): (n,).
-
-    scores : (n, L) dense outputs o_m; Y : (n, L) 0/1 true label sets; criterion : "f1" (the
-    paper's: F1 = 2 TP_k / (k + |y|)) or "hamming" (FN + FP = |y| + k − 2 TP_k). With the scores
-    sorted, s_1 ≥ … ≥ s_L, the best cut after the top k (the smallest k on ties) gives
-    t_m = (s_k + s_{k+1}) / 2, so that {l : o_ml > t_m} is optimal. k = 0 (no relevant label)
-    and k = L mirror the nearest gap beyond the end (:func:`_cut_thresholds`).
-    """
+    With the scores o_m (n, L) sorted, the best cut after the top k by ``criterion``
+    (:func:`_cut_quality`; the smallest k on ties) gives t_m = (s_k + s_{k+1}) / 2."""
     check_choice(criterion, "criterion", TARGETS)
     scores = check_scores(scores)
     Y = check_Y(Y, "Y", shape=scores.shape).toarray().astype(bool)
@@ -127,7 +122,7 @@ def ridge(Z, t, lam, tol=1e-10, max_iter=None):
 
 
 def with_constant(Z):
-    """[Z, 1]: Z (n, d) with a column of ones appended, sparse if Z is (never densified)."""
+    """[Z, 1], sparse if Z is."""
     ones = np.ones((Z.shape[0], 1))
     if sp.issparse(Z):
         return sp.hstack([Z, sp.csr_matrix(ones)], format="csr")
@@ -135,7 +130,7 @@ def with_constant(Z):
 
 
 def _centred_operator(Z, mean):
-    """The linear operator of Z − 1 meanᵀ (n × d) without forming it (Z may be sparse)."""
+    """Z − 1 meanᵀ as a linear operator, without forming it."""
     n, d = Z.shape
 
     def matvec(v):
@@ -244,13 +239,9 @@ class ThresholdPredictor:
 def select_lambda(X_train, scores_train, Y_train, X_val, scores_val, Y_val,
                   lams=DEFAULT_LAMBDAS, features="input", criterion="meanF",
                   macro_labels="present", **kwargs):
-    """Choose λ on validation documents: fit a :class:`ThresholdPredictor` on the training
-    documents for each λ of ``lams`` and keep the one with the highest
-    :func:`mlnn.evaluation.metrics.selection_score` of its validation label sets; ties (``nan``
-    the worst) go to the **largest** λ. Extra keyword arguments go to the predictor.
-
-    Returns (predictor, lam, table): the fitted predictor, its λ, and {λ: validation value}.
-    """
+    """Choose λ of ``lams`` by the :func:`mlnn.evaluation.metrics.selection_score` of the
+    validation label sets, ties (``nan`` the worst) to the **largest** λ: (the fitted
+    :class:`ThresholdPredictor`, λ, {λ: validation value})."""
     check_choice(criterion, "criterion", CRITERIA)
     check_choice(macro_labels, "macro_labels", metrics.MACRO_LABELS)
     lams = sorted({check_nonnegative_float(lam, "each λ in lams") for lam in lams})

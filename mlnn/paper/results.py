@@ -137,16 +137,12 @@ def stored_scores(runs, methods, measures=MEASURES):
     return table
 
 
-def seed_summary(scores):
-    """Mean, standard deviation (ddof 1; NaN for one seed) and number of seeds per dataset:
-    ``{dataset: (mean, std, n)}`` with arrays (methods × measures), from :func:`stored_scores`."""
-    summary = {}
-    for dataset, by_seed in scores.items():
-        stacked = np.stack([by_seed[seed] for seed in sorted(by_seed)])
-        std = stacked.std(axis=0, ddof=1) if len(stacked) > 1 else np.full(stacked.shape[1:],
-                                                                           np.nan)
-        summary[dataset] = (stacked.mean(axis=0), std, len(stacked))
-    return summary
+def _mean_std(by_seed):
+    """Mean and standard deviation (ddof 1; NaN for one seed) over the seeds."""
+    stacked = np.stack([by_seed[seed] for seed in sorted(by_seed)])
+    if len(stacked) == 1:
+        return stacked[0], np.full(stacked.shape[1:], np.nan)
+    return stacked.mean(axis=0), stacked.std(axis=0, ddof=1)
 
 
 @dataclass(frozen=True)
@@ -170,8 +166,7 @@ def summarise(runs, methods, measures=MEASURES, datasets=None):
     datasets = tuple(sorted(scores) if datasets is None else (d for d in datasets if d in scores))
     if not datasets:
         raise MLNNError(f"no stored run holds all of the methods {list(methods)}")
-    summary = seed_summary({d: scores[d] for d in datasets})
+    means, stds = zip(*(_mean_std(scores[d]) for d in datasets))
     return Summary(datasets=datasets, methods=tuple(methods), measures=tuple(measures),
-                   means=np.stack([summary[d][0] for d in datasets]),
-                   stds=np.stack([summary[d][1] for d in datasets]),
+                   means=np.stack(means), stds=np.stack(stds),
                    seeds=tuple(tuple(sorted(scores[d])) for d in datasets))
