@@ -20,11 +20,9 @@ rank loss also no irrelevant one); ``nan`` if none qualifies (:func:`undefined_m
 why). A label (or the whole matrix, for micro) with TP = FP = FN = 0 scores 1 (MULAN), another
 zero denominator 0. An empty matrix (n = 0 or L = 0) raises :class:`~mlnn.base.errors.MLNNError`.
 
-Selection (our choice; the paper does not say): hyper-parameters chosen by F1 on a validation
-split (the thresholds' λ, BR_B's C) use :func:`selection_score`, whose macro averages run over the
-labels with a positive validation document only; under MULAN's convention an absent label scores
-1 exactly when nothing is predicted for it, which rewards predicting less. Reported results keep
-the paper's definition (:func:`evaluate`).
+Selection (ours; the paper does not say): :func:`selection_score` averages macro measures over
+the labels with a validation positive only (an absent label would score 1 exactly when nothing is
+predicted for it); reported results keep the paper's definition (:func:`evaluate`).
 """
 
 import numpy as np

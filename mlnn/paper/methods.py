@@ -67,8 +67,8 @@ PUBLISHED_COLUMNS = ("learning_rate", "batch_size", "max_epochs", "validation_fr
 #: The eight methods of the paper's Table 3, in its order.
 PAPER_METHODS = tuple(name for name, spec in METHODS.items() if spec["kind"] != "published")
 
-#: BP-MLL as published: hidden units as a share of the inputs, and its regularisation cost, whose
-#: objective Σ_i E_i + (2 · cost / 2) ‖θ‖² is, per document, E_i + (γ/2)‖θ‖² with γ = 2 · cost / N.
+#: BP-MLL as published: hidden units as a share of D, and the cost of Σ_i E_i + cost ‖θ‖², per
+#: document E_i + (γ/2)‖θ‖² with γ = 2 · cost / N.
 BPMLL_HIDDEN_SHARE, BPMLL_COST = 0.2, 0.1
 
 #: Command-line spellings: nn-a, nn-ad, bpmll-ta, ..., br-b, br-r, bpmll-original.

@@ -191,7 +191,8 @@ def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, ba
         ours = evaluate(dataset.Y_test, scores, Y_pred)
         if kind != "published":
             record["grid"] = list(budget["learning_rates" if kind == "nn" else "C_values"])
-        record.update(test=ours, finished=_now(), versions=run["versions"])
+        finished = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        record.update(test=ours, finished=finished, versions=run["versions"])
         run["methods"][method] = record
         log(f"  {method}: " + "  ".join(f"{m} {ours[m]:.4f}" for m in MEASURES)
             + f"  ({record['seconds']:.0f}s)")
@@ -200,10 +201,6 @@ def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, ba
         if after_each is not None:
             after_each(run)
     return comparison_rows(run), run
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def markdown_table(rows):

@@ -123,11 +123,6 @@ def _validation(outcomes):
             for criterion in CRITERIA}
 
 
-def _curves(models):
-    """Each η0's validation curve: {η0: {measure: [value per evaluation]}} (plain data)."""
-    return {eta: model.history_.as_dict() for eta, model in models.items()}
-
-
 def _final(models, outcomes, eta, rule, X, Y, refit_all, refits):
     """The network of η0 ``eta`` under ``rule``: refitted on all of (X, Y) (``refit_all``; a
     choice already in ``refits`` by (η0, epochs, λ) is copied), or the selection run's own."""
@@ -182,7 +177,7 @@ def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, b
     if alternative:
         record["alternative"] = _alternative(models, outcomes, stopping, select_by, record,
                                              (X, Y, refit_all, log, method, refits))
-    record["curves"] = _curves(models)
+    record["curves"] = {eta: model.history_.as_dict() for eta, model in models.items()}
     record["params"] = {k: v for k, v in model.get_params().items() if k != "verbose"}
     record["seconds"] = time.perf_counter() - started
     return model, record
