@@ -1,9 +1,8 @@
 """Learning curves stored as CSV: one row per evaluation, the setting's fields repeated.
 
-A curve is a plain dict: the fields of a :class:`Setting` (one network configuration of a
-convergence experiment), ``experiment``, ``dataset``, and the lists of :data:`CURVE_COLUMNS`
-(one entry per evaluation on the validation split). :func:`save_csv` writes curves as a long
-table with the columns :data:`CSV_COLUMNS`; :func:`load_csv` reads them back.
+A curve is a dict: the fields of a :class:`Setting`, ``experiment``, ``dataset`` and the lists
+of :data:`CURVE_COLUMNS` (one entry per evaluation), written by :func:`save_csv` and read back
+by :func:`load_csv`.
 """
 
 import csv

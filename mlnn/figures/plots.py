@@ -35,18 +35,15 @@ COLOURS = {
     "BP-MLL_RA": "#7b4173", "BP-MLL_RAD": "#de9ed6", "BR_B": "#4d4d4d", "BR_R": "#a6a6a6",
 }
 
-#: Line styles, one per value of a concept, never shared between concepts: dashed is dropout
-#: (solid without), dash-dot a tanh and dotted a sigmoid hidden layer (solid ReLU).
+#: Line styles, one per value of a concept, never shared between concepts.
 LINE_STYLES = {"dropout": "--", "no dropout": "-", "relu": "-", "tanh": "-.", "sigmoid": ":"}
 
-#: Colours of series that stand for no concept of the palette (timings, example words, ...):
-#: none of them appears in :data:`COLOURS` or in the greens of the hidden-layer sizes.
+#: Colours of series that stand for no concept (timings, example words, ...), outside the palette.
 OTHER_SERIES = ("#843c39", "#5254a3", "#e7ba52", "#a55194")
 
 
 def colour(key):
-    """The palette's colour of a concept value (``"adagrad"``, ``"η=0.1"``, ``"NN_A"``, ...);
-    raises :class:`~mlnn.base.errors.MLNNError` for a value the palette does not know."""
+    """The palette's colour of a concept value (``"adagrad"``, ``"η=0.1"``, ``"NN_A"``, ...)."""
     if key not in COLOURS:
         raise MLNNError(f"no colour for {key!r}; the palette knows {sorted(COLOURS)}")
     return COLOURS[key]
@@ -65,8 +62,7 @@ def eta_key(learning_rate):
 
 
 def series_colour(name, index):
-    """The palette colour of ``name`` if it is a concept value, else the ``index``-th of
-    :data:`OTHER_SERIES`."""
+    """The palette colour of ``name``, else the ``index``-th of :data:`OTHER_SERIES`."""
     return COLOURS.get(name, OTHER_SERIES[index % len(OTHER_SERIES)])
 
 
@@ -76,8 +72,7 @@ MEASURE_NAMES = {"rankloss": "rank loss (validation)", "MAP": "MAP (validation)"
 
 
 def save_figure(fig, name, directory=None, dpi=110):
-    """Save ``fig`` as ``directory/name`` (PNG; ``.png`` appended if missing) at ``dpi`` dots per
-    inch, at least 100 so that labels stay legible; return the path."""
+    """Save ``fig`` as the PNG ``directory/name`` at ``dpi`` ≥ 100; return the path."""
     if dpi < 100:
         raise MLNNError(f"figures are saved at 100 dpi or more, not {dpi}")
     directory = figures_dir() if directory is None else Path(directory)
@@ -156,8 +151,7 @@ def _size_note(curves):
 
 
 def curve_colour(curve, by):
-    """The palette colour of a curve for the concept ``by``: "optimizer", "learning_rate" or
-    "hidden_units"."""
+    """A curve's colour for ``by``: "optimizer", "learning_rate" or "hidden_units"."""
     if by == "hidden_units":
         return hidden_units_colour(curve["hidden_units"])
     if by == "learning_rate":
@@ -245,9 +239,8 @@ def plot_dropout(curves, measure="rankloss", title_prefix="Fig. 3 (right)",
 
 
 def plot_learning_rates(curves, title_prefix="Fig. 4"):
-    """Fig. 4: PWE (left column) vs CE (right column) at several base learning rates η (blue
-    η = 0.01, orange η = 0.1: :data:`COLOURS`), dropout dashed; rank loss (top row) and MAP
-    (bottom row) on a log x-axis, each row on one y-scale."""
+    """Fig. 4: PWE (left) vs CE (right) at several η (:data:`COLOURS`), dropout dashed; rank loss
+    and MAP against updates on a log axis."""
     c = curves[0]
     losses = [loss for loss in ("pwe", "ce") if any(curve["loss"] == loss for curve in curves)]
     fig, axes = _new_figure(2, len(losses), width=6.0, height=4.0, sharey="row")
