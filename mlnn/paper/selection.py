@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 from mlnn.base.errors import MLNNError
 from mlnn.base.progress import Progress
-from mlnn.base.validation import (check_positive_float, check_split, check_X, check_Y,
-                                  validation_split)
+from mlnn.base.validation import (check_choice, check_positive_float, check_split, check_X,
+                                  check_Y, validation_split)
 from mlnn.baselines.svm import DEFAULT_C_VALUES, LinearSVMBR
 from mlnn.evaluation import metrics
 from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
@@ -94,9 +94,7 @@ def select_learning_rate(method, X_fit, Y_fit, X_val, Y_val, budget, random_stat
 
 def choose(scores, criterion):
     """The η0 with the best value in ``scores`` ({η0: value}) by ``criterion``; first wins ties."""
-    if criterion not in CRITERIA:
-        raise MLNNError(f"unknown selection criterion {criterion!r}; choose one of "
-                        f"{list(CRITERIA)}")
+    check_choice(criterion, "selection criterion", tuple(CRITERIA))
     sign = 1 if CRITERIA[criterion] == "min" else -1
     return min(scores, key=lambda eta: sign * scores[eta])     # min keeps the first on ties
 
@@ -294,8 +292,7 @@ def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
     (fit_rows, val_rows). ``refit`` retrains the chosen C (and BR_R's thresholds) on all of
     X_train. ``svm_options`` go to :class:`~mlnn.baselines.svm.LinearSVMBR`.
     """
-    if variant not in VARIANTS:
-        raise MLNNError(f"unknown variant {variant!r}; choose one of {list(VARIANTS)}")
+    check_choice(variant, "variant", VARIANTS)
     C_values = sorted(check_positive_float(C, "C_values entry") for C in C_values)
     if not C_values:
         raise MLNNError("C_values must contain at least one value")
