@@ -140,23 +140,20 @@ def _slack(Q):
 
 
 def _primal_value(W, Q, C, slack=None):
-    """f(w) = ½‖w‖² + C Σ_i max(0, 1 − y_i z_i)² for every column: (k,). ``slack`` may pass
-    ξ = :func:`_slack` (Q) when already computed."""
+    """f(w) = ½‖w‖² + C Σ_i max(0, 1 − y_i z_i)² for every column: (k,)."""
     slack = _slack(Q) if slack is None else slack
     return 0.5 * _column_dot(W, W) + C * _column_dot(slack, slack)
 
 
 def _derivatives(X, W, Q, S, C, slack=None):
-    """The active sets A = [y_i z_i < 1] (n × k bool; the generalised Hessian's weights are
-    D = 2C·A) and the gradient ∇f = w + 2C X_Iᵀ(z_I − y_I) = W − 2C X̃ᵀ(S ⊙ ξ) ((D+1) × k), as
-    z_i − y_i = −y_i ξ_i on I. ``slack`` may pass ξ = :func:`_slack` (Q)."""
+    """The active sets A = [y_i z_i < 1] (n × k bool; the Hessian's weights are 2C·A) and the
+    gradient ∇f = w + 2C X_Iᵀ(z_I − y_I) = W − 2C X̃ᵀ(S ⊙ ξ), ((D+1) × k)."""
     slack = _slack(Q) if slack is None else slack
     return slack > 0, W - 2.0 * C * np.asarray(X.T @ (S * slack))
 
 
 def _hessian_product(X, V, D, XT=None):
-    """H v = v + 2C X_Iᵀ(X_I v) = V + X̃ᵀ(D ⊙ X̃V) for every column: (D+1) × k.
-    ``XT`` may pass X.T, built once for many products."""
+    """H v = v + 2C X_Iᵀ(X_I v) = V + X̃ᵀ(D ⊙ X̃V) for every column (``XT``: X.T, if built)."""
     XV = np.asarray(X @ V)
     XV *= D
     HV = np.asarray((X.T if XT is None else XT) @ XV)
@@ -222,8 +219,7 @@ def _trust_region_cg(X, G, D, delta, eps_cg):
 
 
 def _boundary_steps(S, P, delta, leaving):
-    """(τ, Δ²) for the columns ``leaving`` of the steps S and directions P: the step to the
-    boundary ‖s + τp‖ = Δ from exact dot products (:func:`_boundary_step`)."""
+    """(τ, Δ²) of the columns ``leaving``: the step to ‖s + τp‖ = Δ from exact dot products."""
     Sl, Pl, dl = S[:, leaving], P[:, leaving], delta[leaving]
     tau = _boundary_step(_column_dot(Sl, Sl), _column_dot(Sl, Pl), _column_dot(Pl, Pl), dl)
     return tau, dl ** 2
@@ -236,12 +232,9 @@ SIGMA = (0.25, 0.5, 4.0)
 
 
 def _new_radius(delta, step_norm, actual, predicted, gs, f_change):
-    """Δ after a trial step s (liblinear's rule), for every column: (k,).
-
-    The minimiser of the quadratic through f(w), gᵀs and f(w + s) along s lies at α·s with
-    α = −½ gᵀs / (f(w + s) − f(w) − gᵀs) (4 if f does not curve up), α ≥ 1/4; then Δ shrinks
-    towards α‖s‖ when the actual reduction is poor and grows when it is good.
-    """
+    """Δ after a trial step s, for every column (liblinear's rule): towards α‖s‖, α the
+    minimiser of the quadratic through f(w), gᵀs and f(w + s), shrinking when the actual
+    reduction is poor and growing when it is good."""
     sigma1, sigma2, sigma3 = SIGMA
     curve = f_change - gs
     alpha = np.where(curve <= 0, sigma3,

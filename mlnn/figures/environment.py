@@ -36,8 +36,7 @@ def rerun_mode():
 
 
 def project_root(start=None):
-    """The nearest directory at or above ``start`` (default: cwd) holding ``setup.cfg`` and
-    ``mlnn/``, or None."""
+    """The nearest directory at or above ``start`` (cwd) holding ``setup.cfg`` and ``mlnn/``."""
     path = Path(start or Path.cwd()).resolve()
     for candidate in (path, *path.parents):
         if (candidate / "setup.cfg").is_file() and (candidate / "mlnn").is_dir():
@@ -86,8 +85,8 @@ def claim(holds, statement):
 
 
 def stored(name):
-    """The committed file ``figures/name`` of the project (stored curves, tables), whatever
-    ``MLNN_FIGURES`` says; raises :class:`~mlnn.base.errors.MLNNError` if it is missing."""
+    """The committed file ``figures/name`` (stored curves, tables), whatever ``MLNN_FIGURES``
+    says."""
     root = project_root()
     path = (root if root is not None else Path.cwd()) / "figures" / name
     if not path.is_file():
@@ -111,7 +110,6 @@ def load_or_synthetic(name, **synthetic_options):
 
 
 def relative(path):
-    """``path`` relative to the project root when it lies inside it (as notebooks print it),
-    else ``path`` itself."""
+    """``path`` relative to the project root when it lies inside it, else ``path``."""
     path, root = Path(path).resolve(), project_root()
     return path.relative_to(root) if root is not None and path.is_relative_to(root) else path

@@ -150,13 +150,6 @@ def _run_record(dataset, settings):
                          "scipy": scipy.__version__, "python": platform.python_version()}}
 
 
-def _comparison_rows(dataset_name, method, ours, reference):
-    return [{"dataset": dataset_name, "method": method, "measure": measure,
-             "ours": ours[measure], "paper": reference.get(measure, float("nan")),
-             "difference": ours[measure] - reference.get(measure, float("nan"))}
-            for measure in MEASURES]
-
-
 def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, batch_size=64,
               validation_fraction=0.1, learning_rates=None, C_values=None, select_by="rankloss",
               sensitivity=False, log=print, after_each=None, progress=False,
@@ -298,8 +291,10 @@ def comparison_rows(run):
     paper_name = PAPER_DATASETS.get(run["dataset"])
     rows = []
     for method, record in run["methods"].items():
-        rows += _comparison_rows(run["dataset"], method, record["test"],
-                                 reference.get((paper_name, method), {}))
+        ours, paper = record["test"], reference.get((paper_name, method), {})
+        rows += [{"dataset": run["dataset"], "method": method, "measure": m, "ours": ours[m],
+                  "paper": paper.get(m, np.nan), "difference": ours[m] - paper.get(m, np.nan)}
+                 for m in MEASURES]
     return rows
 
 
