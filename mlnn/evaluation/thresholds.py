@@ -41,8 +41,7 @@ FEATURES = ("input", "scores")
 #: Per-document targets: the F1-optimal cut (the paper's) or the Hamming-optimal cut.
 TARGETS = ("f1", "hamming")
 
-#: The bias of T: a constant feature penalised like the rest (Eq. 5, default), no constant at
-#: all, or an unpenalised intercept (not the paper's).
+#: The bias of T: penalised like the rest (Eq. 5), none, or unpenalised (not the paper's).
 INTERCEPTS = ("penalised", "none", "free")
 
 #: Validation criteria of :func:`select_lambda` (see

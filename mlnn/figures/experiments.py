@@ -188,10 +188,8 @@ def dropout_experiment(dataset=DATASETS["dropout"], fast=False, random_state=0,
 
 def learning_rate_experiment(dataset=DATASETS["learning_rate"], fast=False, random_state=0,
                              csv_path=None, verbose=False, **sizes):
-    """Fig. 4: PWE (tanh outputs) vs CE (sigmoid outputs) with ReLU hidden units and AdaGrad at
-    η0 ∈ {0.01, 0.1}, with and without dropout 0.5; validation rank loss and MAP against updates
-    (drawn on a log axis). The paper uses the German Education Index.
-    """
+    """Fig. 4: PWE vs CE, ReLU hidden units, AdaGrad at η0 ∈ {0.01, 0.1}, with and without
+    dropout 0.5 (the paper: German Education Index)."""
     sizes = _sizes("learning_rate", fast, sizes)
     settings = [Setting(f"{loss.upper()}, η={eta}{', dropout' if rate else ''}", loss=loss,
                         hidden_activation="relu", optimizer="adagrad", learning_rate=eta,

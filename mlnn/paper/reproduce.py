@@ -43,9 +43,8 @@ BUDGETS = {
 }
 
 
-#: The stopping rule of the networks' main rows, declared before any test number under it was
-#: computed (README, "Stopping rule (declared before the test numbers)"); the other rules of
-#: :data:`STOPPING_RULES` are sensitivity rows (``--stopping-sensitivity``).
+#: The networks' main stopping rule, declared before any test number under it was computed
+#: (README, "Stopping rule"); the other rules are sensitivity rows.
 DECLARED_RULE = {
     "rule": "meanF_best",
     "why": "The paper gives no number of epochs and no stopping rule; the only validation "

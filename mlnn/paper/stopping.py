@@ -20,8 +20,7 @@ from mlnn.paper.methods import resolve
 from mlnn.evaluation.metrics import evaluate
 from mlnn.paper.selection import CRITERIA, choose, refit, select_learning_rate, selection_model
 
-#: The tolerances we hold ourselves to when comparing with the paper (figures/README.md):
-#: (kind, size), "abs" an absolute difference, "rel" a fraction of the paper's value.
+#: Our tolerances against the paper (figures/README.md): ("abs", difference) or ("rel", share).
 TOLERANCES = {"rankloss": ("abs", 0.0004), "oneError": ("abs", 0.006),
               "coverage": ("rel", 0.01), "MAP": ("abs", 0.004),
               **{m: ("abs", 0.012) for m in ("miP", "miR", "miF", "maP", "maR", "maF")}}
@@ -90,9 +89,7 @@ def rule_markdown(runs, dataset, methods, rules, paper):
     return "\n".join(lines) + "\n"
 
 
-#: The networks of the stopping-rule study and the rules their tables show, over every stored
-#: seed: NN_A and NN_AD under every rule; the BP-MLL networks under the declared rule beside the
-#: rank-loss rule.
+#: The networks of the stopping-rule study and the rules their tables show.
 STUDY = (("NN_A NN_AD".split(), ("meanF_best", "rankloss", "meanF", "fixed")),
          ("BP-MLL_TA BP-MLL_TAD BP-MLL_RA BP-MLL_RAD".split(), ("meanF_best", "rankloss")))
 

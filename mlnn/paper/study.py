@@ -18,7 +18,7 @@ from mlnn.paper.reproduce import (merge_runs, read_stored, reproduce, settings_r
                                   write_results)
 from mlnn.paper.results import run_path, table_paths, tables_current
 
-#: The keyword arguments of :func:`mlnn.paper.reproduce.reproduce` that define an experiment.
+#: The arguments of :func:`~mlnn.paper.reproduce.reproduce` that define an experiment.
 SETTING_NAMES = ("quick", "refit", "batch_size", "validation_fraction", "learning_rates",
                  "C_values", "select_by", "stopping")
 

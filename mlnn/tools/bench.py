@@ -14,8 +14,7 @@ r"""How fast a network of the paper trains, where the time goes, and how much me
 :func:`benchmark_products` times the five matrix products of a minibatch update alone (X W1,
 h W2, δ2 W2ᵀ, Xᵀ δ1 on the rows present, hᵀ δ2): their sum is the floor of an epoch.
 :func:`benchmark_pwe_delta` times the PWE δ2 (Sec. 3.4) in its pairwise and factorised forms
-against L. Times are wall-clock on a possibly shared machine: compare within one session
-(``python -m mlnn bench``).
+against L. Compare times within one session (``python -m mlnn bench``).
 """
 
 import time
@@ -83,14 +82,9 @@ BENCH_PARAMS = ("hidden_activation", "loss", "dropout", "optimizer", "batch_size
 
 
 def benchmark_training(X, Y, epochs=5, warmup=1, random_state=0, **params):
-    """Train a network on (X, Y) for ``warmup + epochs`` epochs and time it (module docstring).
-
-    ``params``: hyper-parameters of :data:`BENCH_PARAMS` (the others keep
-    :mod:`mlnn.model.params`' defaults). Returns a dict: ``epoch_seconds``,
-    ``seconds_per_epoch``, ``cpu_seconds_per_epoch``, ``docs_per_second``,
-    ``breakdown_seconds`` (per phase of :data:`PHASES` and ``other``), ``peak_rss_mb``,
-    ``footprint_mb`` and ``peak_rss_ratio``.
-    """
+    """Train a network with the hyper-parameters ``params`` (:data:`BENCH_PARAMS`) on (X, Y) for
+    ``warmup + epochs`` epochs and time it (module docstring): a dict of ``seconds_per_epoch``,
+    ``breakdown_seconds`` (per phase of :data:`PHASES`), ``peak_rss_mb``, ``footprint_mb``, ..."""
     unknown = sorted(set(params) - set(BENCH_PARAMS))
     if unknown:
         raise MLNNError(f"benchmark_training takes the hyper-parameters {list(BENCH_PARAMS)}, "
