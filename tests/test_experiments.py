@@ -158,7 +158,7 @@ def test_csv_round_trip(data, tmp_path):
     for before, after in zip(curves, back):
         for key in C.SETTING_COLUMNS + C.CURVE_COLUMNS + ("experiment", "dataset"):
             assert after[key] == before[key], key
-        assert C.setting_of(after) == C.setting_of(before)
+        assert type(after["hidden_units"]) is int and type(after["dropout"]) is float
 
 
 def test_load_csv_names_a_missing_column(tmp_path):

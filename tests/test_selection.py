@@ -402,16 +402,15 @@ def test_brr_chooses_lambda_on_the_validation_split_not_on_the_rows_it_was_fitte
 def test_brr_refit_keeps_C_lambda_the_svm_options_and_the_threshold_features(features):
     X, Y, (fit, val) = noisy_problem()
     options = dict(C_values=(0.1, 1.0), validation=(fit, val), threshold_features=features,
-                   loss="hinge", solver="dual_cd", tol=1e-6, max_iter=5000)
+                   bias=0.5, tol=1e-6, max_iter=5000)
     chosen = fit_br(X, Y, "R", refit=False, **options)
     result = fit_br(X, Y, "R", **options)
     assert (result.C, result.lam, result.lambda_scores) == \
         (chosen.C, chosen.lam, chosen.lambda_scores)
     model = result.model                                 # retrained on every training document
-    assert (model.C, model.loss, model.solver, model.tol) == (result.C, "hinge", "dual_cd", 1e-6)
+    assert (model.C, model.bias, model.tol, model.max_iter) == (result.C, 0.5, 1e-6, 5000)
     assert model.dual_coef_.shape == (X.shape[0], Y.shape[1])
-    cold = LinearSVMBR(C=result.C, loss="hinge", solver="dual_cd", tol=1e-6,
-                       max_iter=5000).fit(X, Y)
+    cold = LinearSVMBR(C=result.C, bias=0.5, tol=1e-6, max_iter=5000).fit(X, Y)
     np.testing.assert_allclose(model.decision_function(X), cold.decision_function(X),
                                atol=1e-3)
     margins = model.decision_function(X)
@@ -442,15 +441,12 @@ def test_the_default_validation_split_is_the_seeded_one():
     assert (seeded.C, seeded.lam) == (explicit.C, explicit.lam)
 
 
-def test_a_dual_warm_start_places_alpha_at_the_fit_rows():
+def test_a_warm_start_passes_the_weights():
     X, Y, (fit, val) = noisy_problem()
-    model = LinearSVMBR(C=0.1, solver="dual_cd").fit(X[fit], Y[fit])
-    alpha = warm_start(model, fit, X.shape[0])["dual_coef"]
-    np.testing.assert_array_equal(alpha[fit], model.dual_coef_)
-    assert not alpha[val].any()
     assert warm_start(None) == {}
     tron = LinearSVMBR(C=0.1).fit(X[fit], Y[fit])
-    assert set(warm_start(tron, fit, X.shape[0])) == {"coef", "intercept"}
+    start = warm_start(tron)
+    assert start["coef"] is tron.coef_ and start["intercept"] is tron.intercept_
 
 
 @pytest.mark.parametrize("rule", ["rankloss", "meanF", "meanF_best", "fixed"])

@@ -1,75 +1,28 @@
 """The ten evaluation measures of the paper (Sec. 4, "Evaluation Measures"), Hamming loss, and the
 validation-selection score.
 
-Notation: ``Y`` is the n × L 0/1 matrix of true label sets (row k is the label set y of document
-k, ȳ its complement), ``scores`` the dense n × L matrix of real-valued outputs f(x) (one row per
-document; higher means more relevant), ``Y_pred`` the n × L 0/1 matrix of predicted label sets.
-``Y`` and ``Y_pred`` may be dense arrays or scipy.sparse matrices of bool, integer or real 0/1
-values (all give the same numbers); ``scores`` must be dense.
+``Y`` is the n × L 0/1 matrix of true label sets (row k: the label set y of document k, ȳ its
+complement), ``scores`` the dense n × L outputs f(x) (higher: more relevant), ``Y_pred`` the
+predicted label sets; ``Y`` and ``Y_pred`` may be dense or sparse, bool, integer or real 0/1.
 
-Ranking measures (lower is better for the first three, higher for MAP)
-    rank loss     Eq. 1: (1/(|y||ȳ|)) · ( #{(k,l) ∈ y×ȳ : f_k < f_l}
-                                          + ½ #{(k,l) ∈ y×ȳ : f_k = f_l} )
+    rank loss     Eq. 1: (#{(k,l) ∈ y×ȳ : f_k < f_l} + ½ #{(k,l) ∈ y×ȳ : f_k = f_l}) / (|y||ȳ|)
     one-error     1 if the top-ranked label is not relevant, else 0
-    coverage      max_{k ∈ y} rank(k) − 1  (how far down the ranking one must go to see all of y)
+    coverage      max_{k ∈ y} rank(k) − 1
     MAP           (1/|y|) Σ_{k ∈ y} |{k' ∈ y : rank(k') ≤ rank(k)}| / rank(k)
-each averaged over documents.
+    micro P/R/F1  from TP, FP, FN summed over all documents and labels
+    macro P/R/F1  per label, then averaged over the L labels (maF: the mean of per-label F1)
+    hamming       #{(k, l) : ŷ_kl ≠ y_kl} / (n·L) (not in the paper's tables)
 
-Bipartition measures
-    micro P/R/F1  computed from the true/false positives and false negatives summed over all
-                  documents and labels: miP = TP/(TP+FP), miR = TP/(TP+FN), miF = 2TP/(2TP+FP+FN)
-    macro P/R/F1  the same per label, then averaged over the L labels (maF is the mean of the
-                  per-label F1, not the harmonic mean of maP and maR)
+Conventions: ties count ½ in rank loss (Eq. 1); elsewhere rank(l) = #{l' : f_l' ≥ f_l}
+(pessimistic, scikit-learn's; coverage is its ``coverage_error`` minus one). Documents on which a
+ranking measure is undefined are left out of its average, as MULAN does (no relevant label; for
+rank loss also no irrelevant one); ``nan`` if none qualifies (:func:`undefined_measures` says
+why). A label (or the whole matrix, for micro) with TP = FP = FN = 0 scores 1 (MULAN), another
+zero denominator 0. An empty matrix (n = 0 or L = 0) raises :class:`~mlnn.base.errors.MLNNError`.
 
-Hamming loss (not in the paper's tables; BP-MLL's evaluation uses it)
-    hamming       the fraction of wrong label decisions over all n·L entries,
-                  #{(k, l) : ŷ_kl ≠ y_kl} / (n·L)
-
-Conventions (documented because libraries differ on them)
-    Ties in rank loss count ½, as in Eq. 1 (some implementations count a tie as a whole error or
-    not at all). For one-error, coverage and MAP, ties are resolved *pessimistically*: the rank of
-    label l is rank(l) = #{l' : f_l' ≥ f_l}, the number of labels scoring at least as high; so a
-    document whose labels all tie gets coverage L − 1 and a one-error of 1 unless all its labels
-    are relevant. MAP is scikit-learn's ``label_ranking_average_precision_score`` convention;
-    coverage is scikit-learn's ``coverage_error`` minus one (the paper counts the steps *past* the
-    top label, so a perfect ranking of a single relevant label has coverage 0, not 1).
-
-    Documents on which a ranking measure is undefined are left out of its average (as MULAN
-    does), rather than counted as perfect (as scikit-learn does): rank loss skips documents with
-    no relevant or no irrelevant label (|y||ȳ| = 0); one-error, coverage and MAP skip documents
-    with no relevant label. Documents with all labels relevant have one-error 0, coverage L − 1
-    and MAP 1. If no document qualifies, the measure is ``nan``.
-
-    Bipartition counts with a zero denominator follow MULAN: a label (or, for the micro measures,
-    the whole matrix) with no true and no predicted positives (TP = FP = FN = 0) scores 1 for
-    precision, recall and F1 — nothing to find and nothing wrongly found; otherwise a zero
-    denominator gives 0 (precision with no predictions, recall with no true positives).
-    scikit-learn instead scores such labels 0 by default (``zero_division="warn"``), which lowers
-    macro averages on data sets whose test split lacks some labels (e.g. Delicious).
-
-Degenerate data (what each measure means when the data leave it nothing to measure)
-    An empty matrix (n = 0 documents or L = 0 labels, e.g. an empty test split) has no measure
-    at all: every function here raises :class:`~mlnn.base.errors.MLNNError` saying so, rather
-    than reporting precision 1 (nothing found, nothing to find) or a Hamming loss of 0/0.
-    A single document is a split like any other: each measure is that document's value (the
-    macro averages then average 0s and 1s); it is a sample of one, not an error.
-    A ranking measure on which no document qualifies (e.g. no document has a relevant label)
-    is ``nan``, never a number: :func:`undefined_measures` names each such measure and why,
-    and the command line prints that as a warning and writes ``null`` for it in ``--json``
-    (NaN is not JSON). A label without any relevant test document and without any prediction
-    scores 1 in the macro averages (MULAN's convention above); with a prediction it scores 0.
-    How training treats degenerate data (no positive label, empty documents) is in
-    :mod:`mlnn.base.validation`.
-
-Selection convention (the project's own choice; the paper does not say how it selects)
-    Hyper-parameters chosen by macro-F1 on a validation split (the threshold predictor's λ, C of
-    BR_B) use :func:`selection_score`, whose macro averages run only over the labels with at
-    least one positive document in the validation split (``macro_labels="present"``). On a small
-    validation split many rare labels have no positive document (26 of the 90 Reuters-21578
-    labels in a 10 % split), and under MULAN's convention each of them scores 1 exactly when
-    nothing is predicted for it, which rewards high thresholds and predicting less. Reported
-    results keep the paper's (MULAN's) definition: :func:`evaluate` and the default
-    ``macro_labels="all"`` of :func:`bipartition_measures`.
+Selection (ours; the paper does not say): :func:`selection_score` averages macro measures over
+the labels with a validation positive only (an absent label would score 1 exactly when nothing is
+predicted for it); reported results keep the paper's definition (:func:`evaluate`).
 """
 
 import numpy as np
@@ -98,23 +51,16 @@ SELECTION_CRITERIA = ("meanF", "miF", "maF", "miP", "miR", "maP", "maR")
 _BLOCK_ENTRIES = 1 << 22
 
 
-# ---------------------------------------------------------------------------------------------
-# ranking measures
+# -- ranking measures -----------------------------------------------------------------------------
 
 def _rank_statistics(Y, scores):
-    """Per-document rank loss, one-error, coverage and average precision (vectorised).
+    """Per-document rank loss, one-error, coverage and average precision: four (n,) arrays,
+    ``nan`` where undefined. Y : dense bool (n × L); scores : float64 (n × L).
 
-    Y: dense bool (n × L); scores: float64 (n × L). Each row is sorted once (descending) and the
-    sorted block is viewed as one flat array of n·L positions. Ties are the *runs* of equal
-    scores within a row; for the relevant label at flat position p, with its run occupying the
-    flat positions [first, stop) and its row starting at position row·L:
-
-    - ``first − row·L``  labels score strictly higher than it,
-    - ``stop − row·L``   labels score at least as high (its pessimistic rank),
-
-    and counts of relevant labels inside such ranges come from binary search in the sorted list
-    of relevant positions. Only the relevant entries are visited after the sort. Returns four
-    float arrays of length n, with ``nan`` where a measure is undefined.
+    Each row is sorted once and viewed as one flat array; ties are the runs of equal scores. For
+    a relevant label at flat position p in the run [first, stop) of the row starting at row·L,
+    ``first − row·L`` labels score higher and ``stop − row·L`` at least as high (its rank);
+    relevant counts in such ranges come from binary search in the relevant positions.
     """
     n, L = scores.shape
     order = np.argsort(-scores, axis=1)
@@ -163,8 +109,7 @@ def _rank_statistics(Y, scores):
 
 
 def check_not_empty(Y, name="Y_true"):
-    """Raise :class:`MLNNError` if the (n × L) matrix ``Y`` has no document or no label: no
-    measure is defined on it (see "Degenerate data" in the module docstring)."""
+    """Raise :class:`MLNNError` if ``Y`` has no document or no label (no measure is defined)."""
     n, L = Y.shape
     if n == 0 or L == 0:
         what = "no documents" if n == 0 else "no labels"
@@ -174,8 +119,7 @@ def check_not_empty(Y, name="Y_true"):
 
 
 def undefined_measures(result):
-    """``{measure: reason}`` for each ``nan`` in the ``result`` of :func:`evaluate` (or of
-    :func:`ranking_measures`): which measures no document of the split defines, and why."""
+    """``{measure: reason}`` for each ``nan`` in a ``result`` of :func:`evaluate`."""
     reasons = {"rankloss": "no document has both a relevant and an irrelevant label",
                "oneError": "no document has a relevant label",
                "coverage": "no document has a relevant label",
@@ -206,58 +150,21 @@ def _mean_defined(values):
 
 
 def ranking_measures(Y_true, scores):
-    """The four ranking measures at once (each row of ``scores`` is sorted only once).
-
-    Parameters
-    ----------
-    Y_true : (n, L) 0/1 array or sparse matrix — the true label sets.
-    scores : (n, L) dense float array — f(x), higher = more relevant.
-
-    Returns
-    -------
-    dict with float values for ``rankloss``, ``oneError``, ``coverage``, ``MAP``, averaged over
-    the documents on which each is defined (see the module docstring for ties and edge cases;
-    ``nan`` where no document defines one, an MLNNError for an empty matrix).
-    """
+    """The four ranking measures at once (each row of ``scores`` sorted once): a dict of
+    ``rankloss``, ``oneError``, ``coverage``, ``MAP``, each averaged over the documents that
+    define it. Y_true : (n, L) 0/1; scores : (n, L) dense f(x)."""
     rankloss, one_error, cov, avg_prec = _per_document(Y_true, scores)
     return {"rankloss": _mean_defined(rankloss), "oneError": _mean_defined(one_error),
             "coverage": _mean_defined(cov), "MAP": _mean_defined(avg_prec)}
 
 
 def rank_loss(Y_true, scores):
-    """Rank loss (Eq. 1): the fraction of (relevant, irrelevant) label pairs ordered wrongly.
-
-    Ties count ½. Per document normalised by |y||ȳ|, then averaged over the documents with at
-    least one relevant and one irrelevant label. Y_true (n × L) 0/1, scores (n × L) dense.
-    """
+    """Rank loss (Eq. 1): the fraction of (relevant, irrelevant) label pairs ordered wrongly,
+    ties counting ½, averaged over the documents that have both kinds of label."""
     return ranking_measures(Y_true, scores)["rankloss"]
 
 
-def one_error(Y_true, scores):
-    """Fraction of documents whose top-ranked label is irrelevant (ties at the top: pessimistic,
-    i.e. an error if any label sharing the top score is irrelevant). Documents with no relevant
-    label are skipped."""
-    return ranking_measures(Y_true, scores)["oneError"]
-
-
-def coverage(Y_true, scores):
-    """Mean over documents of max_{k ∈ y} rank(k) − 1, with rank(k) = #{l : f_l ≥ f_k}.
-
-    A perfect ranking has coverage |y| − 1. This is scikit-learn's ``coverage_error`` minus one.
-    Documents with no relevant label are skipped."""
-    return ranking_measures(Y_true, scores)["coverage"]
-
-
-def average_precision(Y_true, scores):
-    """Mean average precision over documents ("MAP" in the paper's tables).
-
-    Per document (1/|y|) Σ_{k∈y} |{k' ∈ y : f_k' ≥ f_k}| / |{l : f_l ≥ f_k}|; documents with no
-    relevant label are skipped."""
-    return ranking_measures(Y_true, scores)["MAP"]
-
-
-# ---------------------------------------------------------------------------------------------
-# bipartition measures
+# -- bipartition measures -------------------------------------------------------------------------
 
 def _ratio(num, den, empty):
     """num / den elementwise; 1 where ``empty`` (TP = FP = FN = 0), 0 where only den is 0."""
@@ -276,22 +183,9 @@ def _label_counts(Y_true, Y_pred):
 
 
 def bipartition_measures(Y_true, Y_pred, macro_labels="all"):
-    """Micro- and macro-averaged precision, recall and F1 of predicted label sets.
-
-    Parameters
-    ----------
-    Y_true, Y_pred : (n, L) 0/1 arrays or sparse matrices.
-    macro_labels : "all" (default; the paper's and MULAN's definition: every label counts, one
-        with no true and no predicted positive scoring 1) or "present" (the macro averages run
-        only over the labels with at least one positive in ``Y_true``; ``nan`` if there is none
-        — the project's selection convention, see the module docstring). The micro measures do
-        not depend on it.
-
-    Returns
-    -------
-    dict with float values for ``miP, miR, miF, maP, maR, maF`` (zero-denominator convention in
-    the module docstring).
-    """
+    """Micro- and macro-averaged precision, recall and F1 of predicted label sets: a dict of
+    ``miP, miR, miF, maP, maR, maF``. Y_true, Y_pred : (n, L) 0/1. ``macro_labels``: "all" (the
+    paper's) or "present" (only the labels with a positive in Y_true; ``nan`` if none)."""
     check_choice(macro_labels, "macro_labels", MACRO_LABELS)
     Yt = check_not_empty(check_Y(Y_true, "Y_true"))
     Yp = check_Y(Y_pred, "Y_pred", shape=Yt.shape)
@@ -312,13 +206,8 @@ def bipartition_measures(Y_true, Y_pred, macro_labels="all"):
 
 
 def hamming_loss(Y_true, Y_pred):
-    """The fraction of wrong label decisions, #{(k, l) : ŷ_kl ≠ y_kl} / (n·L).
-
-    Y_true, Y_pred : (n, L) 0/1 arrays or sparse matrices. Returns a float; an empty matrix
-    (n·L = 0) has no Hamming loss and raises :class:`MLNNError`. Wrong decisions are
-    |Y_true| + |Y_pred| − 2 |Y_true ∘ Y_pred| (false negatives plus false positives), counted on
-    the sparse matrices.
-    """
+    """The fraction of wrong label decisions, (|Y_true| + |Y_pred| − 2 |Y_true ∘ Y_pred|) /
+    (n·L), counted on the sparse matrices."""
     Yt = check_not_empty(check_Y(Y_true, "Y_true"))
     Yp = check_Y(Y_pred, "Y_pred", shape=Yt.shape)
     wrong = Yt.nnz + Yp.nnz - 2 * Yt.multiply(Yp).nnz
@@ -326,20 +215,9 @@ def hamming_loss(Y_true, Y_pred):
 
 
 def selection_score(Y_true, Y_pred, criterion="meanF", macro_labels="present"):
-    """The value maximised when a hyper-parameter is chosen on validation documents.
-
-    Parameters
-    ----------
-    Y_true, Y_pred : (n, L) 0/1 arrays or sparse matrices — the validation labels and the label
-        sets predicted for them.
-    criterion : one of :data:`SELECTION_CRITERIA`; "meanF" = (miF + maF) / 2.
-    macro_labels : "present" (default; the project's selection convention: macro averages over
-        the labels with a positive validation document) or "all" (MULAN's definition).
-
-    Returns
-    -------
-    float, higher is better; ``nan`` if a macro criterion has no label to average over.
-    """
+    """The value maximised when a hyper-parameter is chosen on validation documents (higher is
+    better): ``criterion`` of :data:`SELECTION_CRITERIA` ("meanF" = (miF + maF) / 2), macro
+    averages over the labels with a validation positive unless ``macro_labels="all"``."""
     check_choice(criterion, "criterion", SELECTION_CRITERIA)
     result = bipartition_measures(Y_true, Y_pred, macro_labels=macro_labels)
     if criterion == "meanF":
@@ -348,25 +226,9 @@ def selection_score(Y_true, Y_pred, criterion="meanF", macro_labels="present"):
 
 
 def evaluate(Y_true, scores, Y_pred):
-    """The ten measures of the paper's Table 3, then Hamming loss.
-
-    Parameters
-    ----------
-    Y_true : (n, L) 0/1 array or sparse matrix — true label sets.
-    scores : (n, L) dense float array — the ranking scores f(x).
-    Y_pred : (n, L) 0/1 array or sparse matrix — predicted label sets.
-
-    Returns
-    -------
-    dict with exactly the keys of :data:`MEASURES` (``rankloss, oneError, coverage, MAP, miP,
-    miR, miF, maP, maR, maF``, the paper's definitions, macro averages over all labels) followed
-    by those of :data:`EXTRA_MEASURES` (``hamming``); floats, conventions in the module
-    docstring.
-    """
-    scores = check_scores(scores)
-    Y_true = check_not_empty(check_Y(Y_true, "Y_true", shape=scores.shape))
-    Y_pred = check_Y(Y_pred, "Y_pred", shape=scores.shape)
-    result = ranking_measures(Y_true, scores)
+    """The ten measures of the paper's Table 3 (:data:`MEASURES`), then Hamming loss: a dict of
+    floats. Y_true, Y_pred : (n, L) 0/1; scores : (n, L) dense f(x)."""
+    result = ranking_measures(Y_true, scores)           # both functions check their inputs
     result.update(bipartition_measures(Y_true, Y_pred))
     result["hamming"] = hamming_loss(Y_true, Y_pred)
     return {key: result[key] for key in MEASURES + EXTRA_MEASURES}

@@ -1,49 +1,22 @@
-"""From scores to label sets: the learned per-document threshold predictor (paper Sec. 3.3, Eq. 5).
+"""From scores to label sets: the learned per-document threshold predictor (Sec. 3.3, Eq. 5).
 
-A ranking f(x) becomes a label set by a threshold, **strictly**: ŷ_l = 1 iff o_l > T(x). A score
-exactly equal to the threshold is *not* predicted (everywhere in this module). The paper learns
-the threshold as a function of the document:
+A label is predicted **strictly** above the threshold: ŷ_l = 1 iff o_l > T(x).
 
 1. For every training document m, :func:`optimal_thresholds` finds the threshold t_m that
-   maximises that document's F1 given its scores o_m and true labels y_m (or, with
-   ``criterion="hamming"``, minimises its number of wrong label decisions, the target BP-MLL's
-   published protocol uses). Only cuts between successive scores of the sorted list can change
-   the label set, so the candidates are the midpoints between successive distinct sorted scores
-   (plus one cut above the top score and one below the bottom score).
+   maximises its F1 (or, ``criterion="hamming"``, minimises its wrong decisions, BP-MLL's
+   published target): the midpoint of the best cut between successive distinct sorted scores.
 2. T(x; θ) = θᵀx is fitted to those targets by ℓ2-regularised linear regression (Eq. 5),
 
        min_θ  Σ_m (θᵀx_m − t_m)²  +  λ ‖θ‖²,
 
-   λ multiplying ‖θ‖² against the **summed** (not the mean) squared error over the n training
-   documents, and **every** coefficient of θ penalised. The paper writes no bias; by default
-   (our choice) x carries a constant feature 1 (``intercept="penalised"``): its coefficient θ_0
-   is the bias of the threshold and is penalised like the rest — still Eq. 5, with the bias
-   inside θ. Without it
-   (``intercept="none"``, T = θᵀx on the raw features only) a document's threshold scales with
-   its feature values: on Delicious (binary features, 1 to over 300 words a document) the
-   thresholds of short documents collapse towards 0 and micro-F1 drops from 0.39 to 0.18 (one
-   NN_AD network, λ chosen on validation either way).
-   X stays sparse: the problem is exactly LSQR's damped least squares,
-   :func:`scipy.sparse.linalg.lsqr` with ``damp = √λ``, which only multiplies by X and Xᵀ (the
-   constant is one more sparse column). With ``features="scores"`` the regression is on the
-   network's output scores o instead (T = θ_0 + θᵀo, what BP-MLL implementations do). The paper
-   does not say how λ is chosen; ours is chosen on validation data by :func:`select_lambda`.
+   λ against the **summed** squared error, **every** coefficient penalised, by LSQR with X
+   sparse. By default (ours) x carries a constant feature 1, penalised like the rest
+   (``intercept="penalised"``; without it, ``"none"``, Delicious NN_AD's micro-F1 falls from
+   0.39 to 0.18). ``features="scores"`` regresses on the outputs o (as BP-MLL implementations
+   do). λ is chosen on validation data (:func:`select_lambda`).
 
-Because the penalty shrinks θ towards 0 — that is, the thresholds towards 0 — a larger λ means
-*lower* thresholds (more labels predicted, higher recall) for sigmoid outputs in (0, 1), not a
-constant threshold near the targets' mean.
-
-Not the paper's: ``intercept="free"`` fits T(x) = θᵀx + b with an **unpenalised** intercept b
-(the regression centred on the mean target; :func:`ridge_with_intercept`). When the network fits
-its training documents confidently, b absorbs the mean target (≈ 0.5 for sigmoid outputs) and λ
-only shrinks the slope, so on new documents the thresholds sit near that mean whatever λ is —
-close to a fixed 0.5. A fixed threshold (``ThresholdPredictor(fixed=0.5)``, or ``fixed=0.0`` for
-tanh outputs and SVM margins) is available for comparison.
-
-Typical use::
-
-    tp, lam, table = select_lambda(X_fit, scores_fit, Y_fit, X_val, scores_val, Y_val)
-    Y_pred = tp.predict(X_test, scores_test)          # 0/1 CSR matrix
+Not the paper's: ``intercept="free"`` (an unpenalised intercept, :func:`ridge_with_intercept`;
+the thresholds then sit near the mean target whatever λ is) and ``fixed`` thresholds.
 """
 
 import numpy as np
@@ -56,9 +29,8 @@ from mlnn.base.validation import (check_choice, check_finite_float, check_fitted
                                   check_scores, check_X, check_Y)
 from mlnn.evaluation import metrics
 
-#: Default grid of regularisation strengths λ searched by :func:`select_lambda` (λ multiplies
-#: ‖θ‖² against the summed squared error, so the useful values grow with the number of
-#: training documents; see the module docstring).
+#: The grid of λ searched by :func:`select_lambda` (against the summed squared error, so the
+#: useful values grow with the number of training documents).
 DEFAULT_LAMBDAS = tuple(float(f"{10 ** (k / 2):.3g}") for k in range(-4, 13))   # 0.01 … 1e6
 
 #: Half-distance used beyond the extreme score when a document's scores are all equal.
@@ -69,8 +41,7 @@ FEATURES = ("input", "scores")
 #: Per-document targets: the F1-optimal cut (the paper's) or the Hamming-optimal cut.
 TARGETS = ("f1", "hamming")
 
-#: The bias of T: a constant feature penalised like the rest (Eq. 5, default), no constant at
-#: all, or an unpenalised intercept (not the paper's).
+#: The bias of T: penalised like the rest (Eq. 5), none, or unpenalised (not the paper's).
 INTERCEPTS = ("penalised", "none", "free")
 
 #: Validation criteria of :func:`select_lambda` (see
@@ -79,11 +50,8 @@ CRITERIA = metrics.SELECTION_CRITERIA
 
 
 def _cut_quality(rel, criterion):
-    """Quality of predicting the top k labels, k = 0 … L, higher is better: (n, L + 1) array.
-
-    rel : (n, L) bool relevance in decreasing score order. For "f1", F1 = 2 TP_k / (k + |y|)
-    (1 for k = 0 when |y| = 0, nothing to find and nothing predicted); for "hamming", minus the
-    number of wrong decisions, −(FN + FP) = −(|y| + k − 2 TP_k).
+    """Quality of predicting the top k labels, k = 0 … L (higher is better), from ``rel`` (n, L)
+    in decreasing score order: F1 = 2 TP_k / (k + |y|) (1 if both are 0), or −(|y| + k − 2 TP_k).
     """
     n, L = rel.shape
     tp = np.column_stack([np.zeros(n), np.cumsum(rel, axis=1)])    # tp[:, k] = TP of the top k
@@ -97,12 +65,9 @@ def _cut_quality(rel, criterion):
 
 
 def _cut_thresholds(s, best_k):
-    """The threshold of the cut after the top ``best_k`` of the descending scores ``s`` (n, L).
-
-    The midpoint between the k-th and (k+1)-th score; beyond the ends, the first (last) gap
-    mirrored above the top (below the bottom) score, or ``ALL_TIED_MARGIN`` if all scores tie.
-    Always s_{k+1} ≤ t < s_k, so ``o > t`` predicts exactly the top k.
-    """
+    """The threshold of the cut after the top ``best_k`` of the descending scores ``s``: the
+    midpoint of the k-th and (k+1)-th, beyond the ends the nearest gap mirrored (or
+    ``ALL_TIED_MARGIN``), always s_{k+1} ≤ t < s_k, so ``o > t`` predicts exactly the top k."""
     n, L = s.shape
     top, bottom = s[:, 0], s[:, -1]
     all_tied = top == bottom
@@ -126,34 +91,9 @@ def _cut_thresholds(s, best_k):
 
 
 def optimal_thresholds(scores, Y, criterion="f1"):
-    """Per-document optimal thresholds t_m (Sec. 3.3, the regression targets of Eq. 5).
-
-    Parameters
-    ----------
-    scores : (n, L) dense float array — the outputs o_m.
-    Y : (n, L) 0/1 array or sparse matrix (bool, integer or real) — the true label sets y_m.
-    criterion : "f1" (the paper's: maximise the document's F1) or "hamming" (minimise its number
-        of wrong label decisions, false positives plus false negatives).
-
-    Returns
-    -------
-    t : (n,) float array such that predicting {l : o_ml > t_m} (strictly greater) is optimal for
-    document m.
-
-    With the scores of a document sorted in decreasing order, s_1 ≥ … ≥ s_L, predicting the top
-    k labels (k = 0 … L, only at boundaries between distinct scores) gives F1 = 2 TP_k / (k + |y|)
-    and FN + FP = |y| + k − 2 TP_k. The best k is chosen — the smallest such k on ties, i.e. the
-    highest threshold — and t_m = (s_k + s_{k+1}) / 2, the midpoint of the cut. Conventions at the
-    ends:
-
-    - No relevant label: the empty prediction is perfect (F1 = 1, no error), so k = 0 and the
-      threshold is placed above the top score, t = s_1 + (s_1 − s')/2 where s' is the next lower
-      distinct score (the cut mirrored above s_1).
-    - k = L (e.g. all labels relevant): t = s_L − (s'' − s_L)/2 with s'' the next higher distinct
-      score, always strictly below s_L so that o > t keeps every label: where the half gap
-      rounds back to s_L (adjacent floating-point scores), t is the next float below s_L.
-    - If all of a document's scores are equal, these margins are ``ALL_TIED_MARGIN`` (0.5).
-    """
+    """Per-document optimal thresholds t_m (Sec. 3.3, the regression targets of Eq. 5): (n,).
+    With the scores o_m (n, L) sorted, the best cut after the top k by ``criterion``
+    (:func:`_cut_quality`; the smallest k on ties) gives t_m = (s_k + s_{k+1}) / 2."""
     check_choice(criterion, "criterion", TARGETS)
     scores = check_scores(scores)
     Y = check_Y(Y, "Y", shape=scores.shape).toarray().astype(bool)
@@ -170,20 +110,8 @@ def optimal_thresholds(scores, Y, criterion="f1"):
 
 
 def ridge(Z, t, lam, tol=1e-10, max_iter=None):
-    """Solve Eq. 5, min_w ‖Z w − t‖² + lam ‖w‖² (every coefficient penalised, no intercept).
-
-    This is LSQR's damped least-squares problem with damp = √lam; Z is only multiplied, never
-    densified. LSQR stops at ``atol = btol = tol`` or after ``max_iter`` iterations (default
-    max(2d, 1000)).
-
-    Parameters
-    ----------
-    Z : (n, d) CSR matrix, dense array or LinearOperator; t : (n,) targets; lam : float ≥ 0.
-
-    Returns
-    -------
-    (w, n_iter): (d,) coefficients and LSQR's iteration count.
-    """
+    """Solve Eq. 5, min_w ‖Z w − t‖² + lam ‖w‖², by LSQR with damp = √lam (Z, CSR, dense or a
+    LinearOperator, is only multiplied; ``max_iter`` default max(2d, 1000)): (w, n_iter)."""
     limit = max_iter if max_iter is not None else max(2 * Z.shape[1], 1000)
     result = lsqr(Z, np.asarray(t, dtype=np.float64), damp=np.sqrt(lam), atol=tol, btol=tol,
                   iter_lim=limit)
@@ -191,7 +119,7 @@ def ridge(Z, t, lam, tol=1e-10, max_iter=None):
 
 
 def with_constant(Z):
-    """[Z, 1]: Z (n, d) with a column of ones appended, sparse if Z is (never densified)."""
+    """[Z, 1], sparse if Z is."""
     ones = np.ones((Z.shape[0], 1))
     if sp.issparse(Z):
         return sp.hstack([Z, sp.csr_matrix(ones)], format="csr")
@@ -199,7 +127,7 @@ def with_constant(Z):
 
 
 def _centred_operator(Z, mean):
-    """The linear operator of Z − 1 meanᵀ (n × d) without forming it (Z may be sparse)."""
+    """Z − 1 meanᵀ as a linear operator, without forming it."""
     n, d = Z.shape
 
     def matvec(v):
@@ -214,19 +142,8 @@ def _centred_operator(Z, mean):
 
 
 def ridge_with_intercept(Z, t, lam, tol=1e-10, max_iter=None):
-    """Solve min_{w,b} ‖Z w + b·1 − t‖² + lam ‖w‖² (intercept b not regularised; not Eq. 5).
-
-    Centring removes b: with column means μ and mean target t̄, w solves the damped least-squares
-    problem on Z − 1μᵀ (:func:`ridge` on that operator, Z kept sparse) and b = t̄ − μᵀw.
-
-    Parameters
-    ----------
-    Z : (n, d) CSR matrix or dense array; t : (n,) targets; lam : float ≥ 0.
-
-    Returns
-    -------
-    (w, b, n_iter): (d,) coefficients, the intercept, and LSQR's iteration count.
-    """
+    """Solve min_{w,b} ‖Z w + b·1 − t‖² + lam ‖w‖² (b not regularised; not Eq. 5): w by
+    :func:`ridge` on the centred Z − 1μᵀ (Z kept sparse), b = t̄ − μᵀw. Returns (w, b, n_iter)."""
     mean = np.asarray(Z.mean(axis=0)).ravel()
     t_mean = float(t.mean())
     w, n_iter = ridge(_centred_operator(Z, mean), t - t_mean, lam, tol, max_iter)
@@ -234,24 +151,13 @@ def ridge_with_intercept(Z, t, lam, tol=1e-10, max_iter=None):
 
 
 class ThresholdPredictor:
-    """Per-document thresholds T(x) = θ_0 + θᵀz (Eq. 5), with z the input features or the scores.
+    """Per-document thresholds T(x) = θ_0 + θᵀz (Eq. 5), z the input features or the scores.
 
-    Parameters
-    ----------
-    lam : float ≥ 0 — λ of Eq. 5, the ℓ2 penalty on θ against the summed squared error.
-    features : "input" (z = x, the paper's choice) or "scores" (z = o).
-    fixed : None, or a number — then no regression is fitted and T(x) = fixed for every document
-        (0.5 for sigmoid outputs, 0 for tanh outputs or SVM margins).
-    tol, max_iter : LSQR's stopping tolerance (atol = btol) and iteration limit.
-    intercept : "penalised" (default, Eq. 5: a constant feature whose coefficient θ_0 is
-        penalised like the others), "none" (T = θᵀz, no constant), or "free" (θ_0 unpenalised;
-        not the paper's, see the module docstring).
-    target : "f1" (default, the paper's) or "hamming" — the per-document targets of
-        :func:`optimal_thresholds`.
-
-    Attributes after ``fit``: ``coef_`` (d,) = θ, ``intercept_`` (float) = θ_0 (0 with
-    ``intercept="none"``; the constant for ``fixed``), ``n_iter_`` (LSQR iterations),
-    ``n_features_in_`` (d). Predictions are strict: ŷ = 1 iff o > T(x).
+    lam : λ of Eq. 5; features : "input" (z = x, the paper's) or "scores" (z = o); fixed : None
+    or a constant T for every document (no regression); tol, max_iter : LSQR's; intercept :
+    "penalised" (Eq. 5), "none" or "free" (module docstring); target : "f1" or "hamming"
+    (:func:`optimal_thresholds`). After ``fit``: ``coef_`` = θ, ``intercept_`` = θ_0,
+    ``n_iter_``, ``n_features_in_``. Predictions are strict: ŷ = 1 iff o > T(x).
     """
 
     def __init__(self, lam=1.0, features="input", fixed=None, tol=1e-10, max_iter=None,
@@ -279,19 +185,12 @@ class ThresholdPredictor:
     def targets(self, scores, Y):
         """The regression targets of :meth:`fit`: each training document's optimal threshold
         (:func:`optimal_thresholds` with this predictor's ``target``), (n,)."""
-        scores = check_scores(scores)
-        return optimal_thresholds(scores, check_Y(Y, "Y", shape=scores.shape),
-                                  criterion=self.target)
+        return optimal_thresholds(scores, Y, criterion=self.target)
 
     def fit(self, X, scores, Y, targets=None):
-        """Fit T on training documents.
-
-        X : (n, D) CSR input features (may be None unless ``features="input"``);
-        scores : (n, L) dense outputs o on the same documents; Y : (n, L) 0/1 true labels
-        (bool, integer or real; dense or sparse); targets : (n,) the documents' optimal
-        thresholds if already computed by :meth:`targets` (as :func:`select_lambda` does once
-        for all λ), else computed here. Returns self.
-        """
+        """Fit T on training documents: X (n, D) CSR (may be None unless ``features="input"``),
+        scores (n, L) dense, Y (n, L) 0/1; ``targets`` (n,) if already computed by
+        :meth:`targets`. Returns self."""
         scores, Z = self._design(X, scores, fitting=True)
         Y = check_Y(Y, "Y", shape=scores.shape)
         if self.fixed is not None:
@@ -337,28 +236,9 @@ class ThresholdPredictor:
 def select_lambda(X_train, scores_train, Y_train, X_val, scores_val, Y_val,
                   lams=DEFAULT_LAMBDAS, features="input", criterion="meanF",
                   macro_labels="present", **kwargs):
-    """Choose λ on validation documents; return the predictor fitted with it.
-
-    Fits a :class:`ThresholdPredictor` on the training documents for each λ in ``lams``, predicts
-    label sets for the validation documents and keeps the λ with the highest
-    :func:`mlnn.evaluation.metrics.selection_score` (``criterion`` "meanF" = mean of micro- and
-    macro-F1, or one bipartition measure). By default the macro averages run only over the labels
-    with a positive validation document (``macro_labels="present"``, the project's convention:
-    labels absent from the validation split would otherwise score 1 exactly when nothing is
-    predicted for them, pushing the choice towards high thresholds); ``"all"`` is MULAN's
-    definition.
-
-    Ties (equal criterion values, ``nan`` counting as the worst) go to the **largest** λ — the
-    most regularised, simplest threshold function.
-
-    X_* : CSR features (None allowed with ``features="scores"``); scores_* : dense (n, L);
-    Y_* : 0/1 (n, L). Extra keyword arguments go to :class:`ThresholdPredictor`.
-
-    Returns
-    -------
-    (predictor, lam, table): the fitted predictor with the chosen λ, that λ, and a dict
-    λ → validation value of the criterion (λ ascending).
-    """
+    """Choose λ of ``lams`` by the :func:`mlnn.evaluation.metrics.selection_score` of the
+    validation label sets, ties (``nan`` the worst) to the **largest** λ: (the fitted
+    :class:`ThresholdPredictor`, λ, {λ: validation value})."""
     check_choice(criterion, "criterion", CRITERIA)
     check_choice(macro_labels, "macro_labels", metrics.MACRO_LABELS)
     lams = sorted({check_nonnegative_float(lam, "each λ in lams") for lam in lams})

@@ -1,9 +1,8 @@
 """Learning curves stored as CSV: one row per evaluation, the setting's fields repeated.
 
-A curve is a plain dict: the fields of a :class:`Setting` (one network configuration of a
-convergence experiment), ``experiment``, ``dataset``, and the lists of :data:`CURVE_COLUMNS`
-(one entry per evaluation on the validation split). :func:`save_csv` writes curves as a long
-table with the columns :data:`CSV_COLUMNS`; :func:`load_csv` reads them back.
+A curve is a dict: the fields of a :class:`Setting`, ``experiment``, ``dataset`` and the lists
+of :data:`CURVE_COLUMNS` (one entry per evaluation), written by :func:`save_csv` and read back
+by :func:`load_csv`.
 """
 
 import csv
@@ -18,12 +17,7 @@ from mlnn.model.params import DEFAULT
 @dataclass(frozen=True)
 class Setting:
     """One network configuration of a convergence experiment: a ``label`` and the hyper-parameters
-    an experiment varies, with the defaults of the model description (:mod:`mlnn.model.params`).
-
-    ``loss`` "ce" (sigmoid outputs) or "pwe" (tanh outputs); ``hidden_activation`` relu, tanh or
-    sigmoid; ``optimizer`` "adagrad", "momentum" or "sgd" with ``learning_rate`` η (and
-    ``momentum`` μ for momentum); ``dropout`` the rate on the hidden units; ``hidden_units`` F.
-    """
+    an experiment varies, defaulting to :mod:`mlnn.model.params`'."""
 
     label: str
     loss: str = DEFAULT.loss
@@ -41,11 +35,6 @@ CURVE_COLUMNS = ("updates", "epoch", "rankloss", "MAP", "train_loss", "elapsed")
 CSV_COLUMNS = ("experiment", "dataset") + SETTING_COLUMNS + CURVE_COLUMNS
 
 _TYPES = {f.name: f.type for f in fields(Setting)}
-
-
-def setting_of(curve):
-    """The :class:`Setting` a curve was made with."""
-    return Setting(**{name: curve[name] for name in SETTING_COLUMNS})
 
 
 def save_csv(curves, path):

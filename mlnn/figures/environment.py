@@ -1,18 +1,14 @@
 """How the notebooks size their experiments and where figures go, read from the environment.
 
-* ``MLNN_FAST=1`` -- fast mode: tiny experiments that exercise the whole pipeline in seconds
-  (the test suite runs every notebook this way);
-* ``MLNN_RERUN=1`` -- train the networks of a figure again instead of redrawing it from the
-  curves stored next to it;
-* ``MLNN_FIGURES`` -- the directory figures are written to. Unset, every run writes to a fresh
-  temporary (scratch) directory, so no run overwrites the committed figures by accident;
-* ``MLNN_REFRESH_FIGURES=1`` -- a full run refreshes the committed ``figures/`` folder of the
-  project instead (``MLNN_FIGURES`` still wins when set; fast mode never writes there);
-* :func:`claim` -- what a notebook's text says about its results, checked on them: a full run
-  stops if the text and the outputs disagree;
-* ``MLNN_DATA`` -- the real datasets (:mod:`mlnn.datasets.paths`). Without them a notebook
-  falls back to the curves committed under ``figures/`` (:func:`stored`) and to the synthetic
-  collection (:func:`load_or_synthetic`), and says so.
+* ``MLNN_FAST=1`` -- tiny experiments that run the whole pipeline in seconds (as the tests do);
+* ``MLNN_RERUN=1`` -- retrain a figure's networks instead of redrawing its stored curves;
+* ``MLNN_FIGURES`` -- where figures go; unset, a fresh scratch directory, unless
+  ``MLNN_REFRESH_FIGURES=1`` makes a full run refresh the committed ``figures/``;
+* ``MLNN_DATA`` -- the real datasets; without them a notebook falls back to the stored curves
+  (:func:`stored`) and the synthetic collection (:func:`load_or_synthetic`), and says so.
+
+:func:`claim` checks what a notebook's text says about its results: a full run stops if they
+disagree.
 """
 
 import os
@@ -40,8 +36,7 @@ def rerun_mode():
 
 
 def project_root(start=None):
-    """The nearest directory at or above ``start`` (default: cwd) holding ``setup.cfg`` and
-    ``mlnn/``, or None."""
+    """The nearest directory at or above ``start`` (cwd) holding ``setup.cfg`` and ``mlnn/``."""
     path = Path(start or Path.cwd()).resolve()
     for candidate in (path, *path.parents):
         if (candidate / "setup.cfg").is_file() and (candidate / "mlnn").is_dir():
@@ -55,11 +50,8 @@ def refresh_mode():
 
 
 def figures_dir(fast=None):
-    """Where to save figures: ``$MLNN_FIGURES`` if set; else the project's ``figures/`` in a full
-    run with ``MLNN_REFRESH_FIGURES=1``; else a fresh scratch directory (fast mode always).
-
-    The directory is created if needed.
-    """
+    """Where to save figures (created if needed): ``$MLNN_FIGURES``; else the project's
+    ``figures/`` in a full run with ``MLNN_REFRESH_FIGURES=1``; else a fresh scratch directory."""
     fast = fast_mode() if fast is None else fast
     if os.environ.get("MLNN_FIGURES"):
         directory = Path(os.environ["MLNN_FIGURES"])
@@ -80,13 +72,9 @@ def banner():
 
 
 def claim(holds, statement):
-    """Check one statement the notebook's text makes about the results above it.
-
-    Prints ``checked: statement`` when ``holds`` is true. When it is false, a full run stops
-    with :class:`~mlnn.base.errors.MLNNError` (the stored outputs can then never contradict the
-    text); fast mode, a smoke test whose numbers are not those the text discusses, prints
-    ``not so in this fast run: statement`` instead.
-    """
+    """Check one statement the notebook's text makes about the results above it: print
+    ``checked: statement`` if it ``holds``; else stop a full run (:class:`MLNNError`), or in
+    fast mode print ``not so in this fast run: statement``."""
     holds = bool(holds)
     if holds:
         print(f"checked: {statement}")
@@ -97,8 +85,8 @@ def claim(holds, statement):
 
 
 def stored(name):
-    """The committed file ``figures/name`` of the project (stored curves, tables), whatever
-    ``MLNN_FIGURES`` says; raises :class:`~mlnn.base.errors.MLNNError` if it is missing."""
+    """The committed file ``figures/name`` (stored curves, tables), whatever ``MLNN_FIGURES``
+    says."""
     root = project_root()
     path = (root if root is not None else Path.cwd()) / "figures" / name
     if not path.is_file():
@@ -122,7 +110,6 @@ def load_or_synthetic(name, **synthetic_options):
 
 
 def relative(path):
-    """``path`` relative to the project root when it lies inside it (as notebooks print it),
-    else ``path`` itself."""
+    """``path`` relative to the project root when it lies inside it, else ``path``."""
     path, root = Path(path).resolve(), project_root()
     return path.relative_to(root) if root is not None and path.is_relative_to(root) else path

@@ -1,33 +1,23 @@
 """The convergence experiments behind the paper's Figs. 3 and 4, as plain functions.
 
-Each experiment trains a handful of networks that differ in one or two settings (a
-:class:`Setting`) on the same data, evaluates them on a *validation split carved from the training
-data* (never the test split) every ``eval_every`` parameter updates, and returns the learning
-curves as plain data: a list of dicts, one per setting, with the setting's fields and the arrays
-``updates``, ``rankloss``, ``MAP``, ``train_loss`` and ``elapsed``. :func:`save_csv` and
-:func:`load_csv` store curves in a long CSV table (one row per evaluation).
+Each experiment trains a few networks that differ in one or two settings (a :class:`Setting`) on
+the same data, evaluates them every ``eval_every`` updates on a validation split carved from the
+training data (never the test split), and returns the learning curves as a list of dicts, stored
+as CSV by :mod:`mlnn.figures.curves`.
 
 =================================  ==========================  ================================
 function                           paper                       here
 =================================  ==========================  ================================
 :func:`convergence_experiment`     Fig. 3 left, Reuters-21578  AdaGrad vs momentum × ReLU /
                                                                tanh / sigmoid hidden units, CE
-:func:`dropout_experiment`         Fig. 3 right, EUR-Lex       Delicious (EUR-Lex is not
-                                                               available): dropout 0.5 vs none
+:func:`dropout_experiment`         Fig. 3 right, EUR-Lex       Delicious: dropout 0.5 vs none
                                                                × two hidden-layer sizes
-:func:`learning_rate_experiment`   Fig. 4, German Education    Reuters-21578 (the German
-                                   Index                       Education Index is not
-                                                               available): PWE vs CE ×
-                                                               η ∈ {0.01, 0.1} × dropout
+:func:`learning_rate_experiment`   Fig. 4, German Education    Reuters-21578: PWE vs CE ×
+                                   Index                       η ∈ {0.01, 0.1} × dropout
 =================================  ==========================  ================================
 
-Every experiment is seeded (the validation split, the initial weights — the same for all settings
-of one experiment — and the minibatch order and dropout masks). ``fast=True`` shrinks everything
-(a subsample of the training documents, few hidden units, a few dozen updates) so that the whole
-pipeline can be exercised in seconds; its curves show nothing about the paper's claims.
-
-Full-mode sizes (:data:`FULL`) are smaller than the paper's, which trains 1,000 hidden units for
-many more updates. Curves are stored and read with :mod:`mlnn.figures.curves`.
+Every experiment is seeded. ``fast=True`` shrinks everything so the pipeline runs in seconds (its
+curves show nothing); the full sizes (:data:`FULL`) are smaller than the paper's.
 """
 
 import time
@@ -46,8 +36,7 @@ from mlnn.model.params import DEFAULT
 from mlnn.nn.training import train
 
 
-#: Run lengths per experiment and mode: training documents kept (None = all), hidden units,
-#: updates, updates between evaluations, validation documents kept (None = all).
+#: Run sizes per experiment and mode (``max_train`` / ``max_val`` None: all documents).
 FULL = {
     "convergence": dict(max_train=None, hidden_units=256, max_updates=1500, eval_every=50,
                         max_val=None),
@@ -68,19 +57,13 @@ FAST = {
 #: The dataset of each experiment: the figure's own, or a stand-in where it is not available.
 DATASETS = {"convergence": "reuters21578", "dropout": "delicious", "learning_rate": "reuters21578"}
 
-# ---------------------------------------------------------------------------------------------
-# data
+# -- data -----------------------------------------------------------------------------------------
 
 def prepare_data(dataset, validation_fraction=0.2, max_train=None, max_val=None,
                  random_state=0):
-    """Training and validation matrices for an experiment.
-
-    ``dataset`` is a registered name (loaded with :func:`mlnn.datasets.load`) or an object with
-    ``X_train`` and ``Y_train``. Only the training split is used: the validation documents are
-    carved from it by :func:`mlnn.base.validation.validation_split`. ``max_train`` / ``max_val``
-    keep a seeded subset (fast mode). Returns a dict with ``name``, ``X_train``, ``Y_train``,
-    ``X_val``, ``Y_val``.
-    """
+    """``{"name", "X_train", "Y_train", "X_val", "Y_val"}`` of a dataset (a registered name or
+    an object with ``X_train``, ``Y_train``): the validation documents carved from its training
+    split; ``max_train`` / ``max_val`` keep a seeded subset (fast mode)."""
     if isinstance(dataset, str):
         name, data = dataset, datasets.load(dataset)
     else:
@@ -103,8 +86,7 @@ def _subsample(rows, size, rng):
     return rows[np.sort(rng.choice(rows.size, size, replace=False))]
 
 
-# ---------------------------------------------------------------------------------------------
-# running
+# -- running --------------------------------------------------------------------------------------
 
 def components(setting, n_features, n_labels, random_state=0):
     """(network, loss, optimizer) of a :class:`Setting`, in the description's precision
@@ -117,12 +99,9 @@ def components(setting, n_features, n_labels, random_state=0):
 
 def run_setting(setting, data, max_updates, eval_every, batch_size=DEFAULT.batch_size,
                 random_state=0, verbose=False):
-    """Train one network for ``max_updates`` updates; return its curve as a plain dict.
-
-    The initial weights depend only on ``random_state`` and the shapes, so settings with the same
-    ``hidden_units`` start from the same point. The dict holds the setting's fields, ``dataset``,
-    and lists ``updates``, ``epoch``, ``rankloss``, ``MAP``, ``train_loss``, ``elapsed``.
-    """
+    """Train one network for ``max_updates`` updates; its curve as a dict: the setting's fields,
+    ``dataset`` and the lists of :data:`~mlnn.figures.curves.CURVE_COLUMNS`. Settings of the same
+    size start from the same weights."""
     X, Y = data["X_train"], data["Y_train"]
     network, loss, optimizer = components(setting, X.shape[1], Y.shape[1], random_state)
     batches_per_epoch = -(-X.shape[0] // batch_size)
@@ -183,11 +162,8 @@ def _run(experiment, settings, dataset, sizes, random_state, csv_path, verbose):
 
 def convergence_experiment(dataset=DATASETS["convergence"], fast=False, random_state=0,
                            csv_path=None, verbose=False, **sizes):
-    """Fig. 3 (left): CE loss; AdaGrad (η0 = 0.01) vs momentum (η = 0.01, μ = 0.9), each with
-    ReLU, tanh and sigmoid hidden units; validation rank loss and MAP against updates.
-
-    ``sizes`` override :data:`FULL` / :data:`FAST` ``["convergence"]`` (e.g. ``max_updates``).
-    """
+    """Fig. 3 (left): CE; AdaGrad (η0 = 0.01) vs momentum (η = 0.01, μ = 0.9) × ReLU, tanh and
+    sigmoid hidden units. ``sizes`` override :data:`FULL` / :data:`FAST` (e.g. ``max_updates``)."""
     sizes = _sizes("convergence", fast, sizes)
     settings = [Setting(f"{opt_name}, {hidden}", loss="ce", hidden_activation=hidden,
                         optimizer=opt, learning_rate=0.01, hidden_units=sizes["hidden_units"])
@@ -212,10 +188,8 @@ def dropout_experiment(dataset=DATASETS["dropout"], fast=False, random_state=0,
 
 def learning_rate_experiment(dataset=DATASETS["learning_rate"], fast=False, random_state=0,
                              csv_path=None, verbose=False, **sizes):
-    """Fig. 4: PWE (tanh outputs) vs CE (sigmoid outputs) with ReLU hidden units and AdaGrad at
-    η0 ∈ {0.01, 0.1}, with and without dropout 0.5; validation rank loss and MAP against updates
-    (drawn on a log axis). The paper uses the German Education Index.
-    """
+    """Fig. 4: PWE vs CE, ReLU hidden units, AdaGrad at η0 ∈ {0.01, 0.1}, with and without
+    dropout 0.5 (the paper: German Education Index)."""
     sizes = _sizes("learning_rate", fast, sizes)
     settings = [Setting(f"{loss.upper()}, η={eta}{', dropout' if rate else ''}", loss=loss,
                         hidden_activation="relu", optimizer="adagrad", learning_rate=eta,
@@ -233,12 +207,7 @@ EXPERIMENTS = {
 
 def run_or_load(name, csv_path, fast=False, rerun=False, **kwargs):
     """Curves of experiment ``name``: read from ``csv_path`` if it exists (full mode, not
-    ``rerun``), else run the experiment and save them there.
-
-    This lets a notebook redraw a figure from the committed curves in seconds; pass
-    ``rerun=True`` (or delete the file) to train the networks again. Fast runs never read the
-    stored curves: they always run (and save to ``csv_path``, which should then be a scratch path).
-    """
+    ``rerun``), else run the experiment and save them there (fast runs always run)."""
     if name not in EXPERIMENTS:
         raise MLNNError(f"unknown experiment {name!r}; choose one of {sorted(EXPERIMENTS)}")
     path = Path(csv_path)

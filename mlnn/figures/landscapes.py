@@ -7,19 +7,10 @@ in Fig. 2). For one training document (x, y) the loss J is then a function of tw
 
     z1 = x W1,   h = f_h(z1),   z2 = h · (W2_1, c, c, c),   o = f_o(z2),   J = loss(o, y).
 
-With the default x = 1 and y = (1, 0, 0, 0) (the first label relevant, the other three not) and
-c = 0, the two losses reduce to closed forms that explain the figure:
-
-* PWE over tanh outputs (Eq. 3): o_2 = o_3 = o_4 = tanh(0) = 0, so
-  J = exp(−tanh(W2_1 h)). The output tanh *and* the exponential of a bounded argument saturate:
-  J lies in [e⁻¹, e] and is flat wherever |W2_1 h| is more than about 2 — the plateaus.
-* CE over sigmoid outputs (Eq. 6): J = log(1 + exp(−W2_1 h)) + 3 log 2, which keeps a slope that
-  grows linearly on the wrong side and only flattens where the document is already classified
-  correctly.
-
-The hidden unit matters too (Fig. 2b, under CE): a tanh hidden unit saturates for large |W1|, so
-the surface flattens along W1; with ReLU, h = max(0, W1 x) grows without bound and the slope along
-W2_1 keeps growing with W1 (and is exactly flat for W1 x < 0, where the unit is off).
+With x = 1, y = (1, 0, 0, 0) and c = 0: PWE over tanh outputs (Eq. 3) is
+J = exp(−tanh(W2_1 h)), in [e⁻¹, e] and flat wherever |W2_1 h| > 2 (the plateaus); CE over
+sigmoid outputs (Eq. 6) is J = log(1 + exp(−W2_1 h)) + 3 log 2, whose slope keeps growing on the
+wrong side. A tanh hidden unit also saturates along W1; ReLU does not (Fig. 2b).
 
 Every grid point is one "document" of a batch: the surface is computed in one vectorised pass
 with mlnn's own activations (:mod:`mlnn.nn.activations`) and losses (:mod:`mlnn.nn.losses`), and its
@@ -42,11 +33,8 @@ PANELS = {
 
 
 class Surface(NamedTuple):
-    """A loss landscape: ``J[i, j]`` is the loss at W1 = ``W1[j]``, W2_1 = ``W2_1[i]``.
-
-    The row index runs over W2_1 and the column index over W1, the layout of
-    ``np.meshgrid(W1, W2_1)`` that matplotlib's ``contour`` and ``plot_surface`` take.
-    """
+    """A loss landscape: ``J[i, j]`` is the loss at W1 = ``W1[j]``, W2_1 = ``W2_1[i]`` (the
+    layout of ``np.meshgrid(W1, W2_1)``)."""
 
     W1: np.ndarray      # (n1,) grid of W1
     W2_1: np.ndarray    # (n2,) grid of W2_1
@@ -74,12 +62,8 @@ def _check_labels(y):
 
 
 def _forward(loss, hidden, W1, W2_1, x, y, c):
-    """Forward pass for a batch of G parameter settings (W1[g], W2_1[g]), all on the document
-    (x, y).
-
-    Returns (z1, h, W2, z2, o, Y), with z1 and h of shape (G,), W2 (G, L) the per-point second
-    layer (W2_1, c, ..., c), and z2, o, Y of shape (G, L).
-    """
+    """Forward pass of G parameter settings (W1[g], W2_1[g]) on the document (x, y):
+    (z1, h (G,), W2 = (W2_1, c, ..., c) (G, L), z2, o, Y (G, L))."""
     G, L = W1.size, y.size
     z1 = x * W1
     h = hidden.fn(z1)
@@ -93,19 +77,9 @@ def _forward(loss, hidden, W1, W2_1, x, y, c):
 
 def loss_surface(loss="ce", hidden_activation="tanh", W1=None, W2_1=None, x=1.0, y=(1, 0, 0, 0),
                  c=0.0):
-    """The loss J(W1, W2_1) of the one-input, one-hidden-unit, L-output network on one document.
-
-    Parameters
-    ----------
-    loss : "ce", "pwe" or a :class:`~mlnn.nn.losses.Loss`; the output activation is the loss's own
-        (sigmoid for CE, tanh for PWE).
-    hidden_activation : hidden activation name ("relu", "tanh", "sigmoid") or an Activation.
-    W1, W2_1 : 1-d grids (default: 101 points on [−4, 4] each).
-    x : the single input value; y : the document's 0/1 labels (length L, default (1, 0, 0, 0));
-    c : the fixed value of W2_2, ..., W2_L.
-
-    Returns a :class:`Surface` with ``J`` of shape (len(W2_1), len(W1)).
-    """
+    """The loss J(W1, W2_1) of the one-input, one-hidden-unit, L-output network on the document
+    (x, y), with W2_2..L = c, as a :class:`Surface`. ``loss`` ("ce", "pwe" or a Loss) brings its
+    own output activation; W1, W2_1 : 1-d grids (default 101 points on [−4, 4])."""
     loss, hidden = get_loss(loss), get_activation(hidden_activation)
     W1 = _check_grid(np.linspace(-4, 4, 101) if W1 is None else W1, "W1")
     W2_1 = _check_grid(np.linspace(-4, 4, 101) if W2_1 is None else W2_1, "W2_1")
@@ -118,12 +92,8 @@ def loss_surface(loss="ce", hidden_activation="tanh", W1=None, W2_1=None, x=1.0,
 
 
 def surface_gradient(surface):
-    """(∂J/∂W1, ∂J/∂W2_1) on the grid of ``surface``, by backpropagation with the loss's δ2.
-
-    δ2 = loss.delta(z2, o, y) (G × L);  ∂J/∂W2_1 = δ2_1 · h;
-    δ1 = (Σ_l δ2_l W2_l) · f_h'(z1);  ∂J/∂W1 = δ1 · x.
-    Both arrays have the shape of ``surface.J``.
-    """
+    """(∂J/∂W1, ∂J/∂W2_1) on the grid of ``surface`` by backpropagation: ∂J/∂W2_1 = δ2_1 · h,
+    δ1 = (Σ_l δ2_l W2_l) · f_h'(z1), ∂J/∂W1 = δ1 · x."""
     loss, hidden = get_loss(surface.loss), get_activation(surface.hidden_activation)
     grid_W1, grid_W2_1 = np.meshgrid(surface.W1, surface.W2_1)
     y = np.asarray(surface.y, dtype=np.float64)
@@ -143,12 +113,8 @@ def plateau_fraction(surface, tol=1e-2):
 
 
 def figure2_surfaces(n_points=101, limit=4.0, x=1.0, y=(1, 0, 0, 0), c=0.0):
-    """The surfaces of both Fig. 2 panels on a square grid [−limit, limit]², keyed by
-    (loss, hidden activation).
-
-    Panel (a) compares ``("ce", "tanh")`` with ``("pwe", "tanh")``; panel (b) compares
-    ``("ce", "tanh")`` with ``("ce", "relu")`` (see :data:`PANELS`).
-    """
+    """The surfaces of both Fig. 2 panels (:data:`PANELS`) on the grid [−limit, limit]², keyed
+    by (loss, hidden activation)."""
     grid = np.linspace(-limit, limit, int(n_points))
     keys = {key for panel in PANELS.values() for key in panel}
     return {key: loss_surface(key[0], key[1], grid, grid, x=x, y=y, c=c) for key in sorted(keys)}

@@ -1,11 +1,8 @@
 """Matplotlib helpers that draw the paper's figures (Figs. 2-4) and the notebooks' other plots.
 
-Every function returns a :class:`matplotlib.figure.Figure` with labelled axes, a legend and a
-title naming the dataset and settings; :func:`save_figure` writes it as PNG, by default into
+Every function returns a :class:`matplotlib.figure.Figure` (object-oriented API, no ``pyplot``
+state); :func:`save_figure` writes it as PNG, by default into
 :func:`mlnn.figures.environment.figures_dir`.
-
-Only matplotlib's object-oriented API is used (no global ``pyplot`` state), so the helpers work
-under any backend, including ``Agg``.
 """
 
 from pathlib import Path
@@ -20,14 +17,10 @@ from mlnn.base.fileio import atomic_write
 from mlnn.figures.environment import figures_dir
 from mlnn.figures.landscapes import surface_gradient
 
-#: The one palette of every figure: a colour stands for one value of one concept, the same in
-#: every figure, and for nothing else. The paper's colours: AdaGrad red in Fig. 3 (left), which
-#: we follow; in Fig. 4 a colour marks a (cost function, η) pair (blue PWE at 0.01, red CE at
-#: 0.1, green PWE at 0.1). We draw PWE and CE in separate columns, so our colour shows η alone:
-#: 0.01 blue (the paper's PWE at 0.01), 0.1 orange (red is AdaGrad here). The other choices are
-#: ours. Concepts drawn by line style rather than colour are in :data:`LINE_STYLES`; the
-#: hidden-layer size F is a shade of green, and only it (:func:`hidden_units_colour`); series
-#: that are no concept take :data:`OTHER_SERIES`.
+#: The one palette: a colour stands for one value of one concept in every figure. AdaGrad is red
+#: as in the paper's Fig. 3; η 0.01 blue as its Fig. 4's PWE at 0.01 (we draw PWE and CE apart,
+#: so colour shows η alone). Hidden-layer sizes are greens (:func:`hidden_units_colour`), other
+#: series :data:`OTHER_SERIES`.
 COLOURS = {
     # update rule (Fig. 3 left)
     "adagrad": "tab:red", "momentum": "tab:purple", "sgd": "tab:brown",
@@ -42,28 +35,23 @@ COLOURS = {
     "BP-MLL_RA": "#7b4173", "BP-MLL_RAD": "#de9ed6", "BR_B": "#4d4d4d", "BR_R": "#a6a6a6",
 }
 
-#: Line styles, one per value of a concept, never shared between concepts: dashed is dropout
-#: (solid without), dash-dot a tanh and dotted a sigmoid hidden layer (solid ReLU).
+#: Line styles, one per value of a concept, never shared between concepts.
 LINE_STYLES = {"dropout": "--", "no dropout": "-", "relu": "-", "tanh": "-.", "sigmoid": ":"}
 
-#: Colours of series that stand for no concept of the palette (timings, example words, ...):
-#: none of them appears in :data:`COLOURS` or in the greens of the hidden-layer sizes.
+#: Colours of series that stand for no concept (timings, example words, ...), outside the palette.
 OTHER_SERIES = ("#843c39", "#5254a3", "#e7ba52", "#a55194")
 
 
 def colour(key):
-    """The palette's colour of a concept value (``"adagrad"``, ``"η=0.1"``, ``"NN_A"``, ...);
-    raises :class:`~mlnn.base.errors.MLNNError` for a value the palette does not know."""
+    """The palette's colour of a concept value (``"adagrad"``, ``"η=0.1"``, ``"NN_A"``, ...)."""
     if key not in COLOURS:
         raise MLNNError(f"no colour for {key!r}; the palette knows {sorted(COLOURS)}")
     return COLOURS[key]
 
 
 def hidden_units_colour(F):
-    """A shade of green for a hidden layer of F units, darker the larger F (8 → light,
-    1,024 and more → darkest), so that one size has one shade in every figure. The shade moves
-    with the square of log2 F, so that the large sizes of Fig. 3 (right), 256 and 1,024, are
-    a medium and a dark green rather than two dark ones."""
+    """A shade of green for a hidden layer of F units, darker the larger F (8 light, 1,024 and
+    more darkest; by the square of log2 F, so 256 and 1,024 differ)."""
     position = np.clip((np.log2(float(F)) - 3.0) / 7.0, 0.0, 1.0)
     return matplotlib.colormaps["YlGn"](0.25 + 0.75 * position ** 2)
 
@@ -74,8 +62,7 @@ def eta_key(learning_rate):
 
 
 def series_colour(name, index):
-    """The palette colour of ``name`` if it is a concept value, else the ``index``-th of
-    :data:`OTHER_SERIES`."""
+    """The palette colour of ``name``, else the ``index``-th of :data:`OTHER_SERIES`."""
     return COLOURS.get(name, OTHER_SERIES[index % len(OTHER_SERIES)])
 
 
@@ -85,8 +72,7 @@ MEASURE_NAMES = {"rankloss": "rank loss (validation)", "MAP": "MAP (validation)"
 
 
 def save_figure(fig, name, directory=None, dpi=110):
-    """Save ``fig`` as ``directory/name`` (PNG; ``.png`` appended if missing) at ``dpi`` dots per
-    inch, at least 100 so that labels stay legible; return the path."""
+    """Save ``fig`` as the PNG ``directory/name`` at ``dpi`` ≥ 100; return the path."""
     if dpi < 100:
         raise MLNNError(f"figures are saved at 100 dpi or more, not {dpi}")
     directory = figures_dir() if directory is None else Path(directory)
@@ -103,8 +89,7 @@ def _new_figure(nrows=1, ncols=1, width=6.0, height=4.2, **kwargs):
     return fig, axes
 
 
-# ---------------------------------------------------------------------------------------------
-# Fig. 2: loss landscapes
+# -- Fig. 2: loss landscapes ----------------------------------------------------------------------
 
 _LOSS_TITLES = {"ce": "cross-entropy (sigmoid outputs)", "pwe": "PWE (tanh outputs)"}
 
@@ -115,12 +100,8 @@ def _surface_title(surface):
 
 
 def plot_landscape_pair(left, right, title):
-    """Two loss landscapes side by side: 3-D surfaces on top, contour maps below.
-
-    ``left`` and ``right`` are :class:`mlnn.figures.landscapes.Surface` objects. Both panels share
-    one z-scale and one colour scale (the 3-D axes the same z-limits, the maps the same levels),
-    so a flatter loss also looks flatter.
-    """
+    """Two loss landscapes (:class:`mlnn.figures.landscapes.Surface`) side by side, 3-D surfaces
+    above contour maps, on one z-scale and one colour scale."""
     fig = Figure(figsize=(11, 9), constrained_layout=True)
     low, high = min(left.J.min(), right.J.min()), max(left.J.max(), right.J.max())
     levels = np.linspace(low, high, 25)
@@ -162,8 +143,7 @@ def plot_gradient_norms(surfaces, title):
     return fig
 
 
-# ---------------------------------------------------------------------------------------------
-# Figs. 3-4: learning curves
+# -- Figs. 3-4: learning curves -------------------------------------------------------------------
 
 def _size_note(curves):
     sizes = sorted({c["hidden_units"] for c in curves})
@@ -171,8 +151,7 @@ def _size_note(curves):
 
 
 def curve_colour(curve, by):
-    """The palette colour of a curve for the concept ``by``: "optimizer", "learning_rate" or
-    "hidden_units"."""
+    """A curve's colour for ``by``: "optimizer", "learning_rate" or "hidden_units"."""
     if by == "hidden_units":
         return hidden_units_colour(curve["hidden_units"])
     if by == "learning_rate":
@@ -193,11 +172,8 @@ def curve_style(curve, by):
 
 def plot_curves(curves, measure="rankloss", ax=None, logx=False, colour_by="optimizer",
                 style_by="dropout", title=None, logy=False):
-    """One line per curve: ``measure`` against the number of parameter updates.
-
-    ``colour_by`` names the concept the colour shows (:func:`curve_colour`), ``style_by`` the one
-    the line style shows (:func:`curve_style`); both come from the one palette. Returns the figure.
-    """
+    """One line per curve: ``measure`` against the number of parameter updates, coloured by
+    ``colour_by`` (:func:`curve_colour`) and styled by ``style_by`` (:func:`curve_style`)."""
     if not curves:
         raise MLNNError("no curves to plot")
     if measure not in curves[0]:
@@ -244,12 +220,7 @@ def plot_convergence(curves, measure="rankloss", title_prefix="Fig. 3 (left)"):
 def plot_dropout(curves, measure="rankloss", title_prefix="Fig. 3 (right)",
                  panels=None):
     """Fig. 3 (right): dropout (dashed) vs none (solid) for hidden layers of several sizes
-    (shades of green, darker = larger).
-
-    ``panels`` are the two measures drawn side by side: by default ``measure`` on the validation
-    documents and ``train_loss``, the mean loss J of the minibatches, computed with the dropout
-    masks on — a different quantity on a different scale, so the two panels are read separately.
-    """
+    (greens); ``panels`` default to ``measure`` and ``train_loss`` (minibatch loss, masks on)."""
     panels = (measure, "train_loss") if panels is None else tuple(panels)
     c = curves[0]
     rates = sorted({float(curve["dropout"]) for curve in curves if float(curve["dropout"]) > 0})
@@ -268,9 +239,8 @@ def plot_dropout(curves, measure="rankloss", title_prefix="Fig. 3 (right)",
 
 
 def plot_learning_rates(curves, title_prefix="Fig. 4"):
-    """Fig. 4: PWE (left column) vs CE (right column) at several base learning rates η (blue
-    η = 0.01, orange η = 0.1: :data:`COLOURS`), dropout dashed; rank loss (top row) and MAP
-    (bottom row) on a log x-axis, each row on one y-scale."""
+    """Fig. 4: PWE (left) vs CE (right) at several η (:data:`COLOURS`), dropout dashed; rank loss
+    and MAP against updates on a log axis."""
     c = curves[0]
     losses = [loss for loss in ("pwe", "ce") if any(curve["loss"] == loss for curve in curves)]
     fig, axes = _new_figure(2, len(losses), width=6.0, height=4.0, sharey="row")
@@ -291,8 +261,7 @@ def plot_learning_rates(curves, title_prefix="Fig. 4"):
     return fig
 
 
-# ---------------------------------------------------------------------------------------------
-# notebooks 1, 6, 7
+# -- notebooks 1, 6, 7 ----------------------------------------------------------------------------
 
 def plot_timings(n_labels, seconds, title):
     """Log-log timings: ``seconds`` maps a method name to one time per entry of ``n_labels``."""
@@ -341,16 +310,12 @@ def plot_histograms(samples, bins, xlabel, title):
     return fig
 
 
-# ---------------------------------------------------------------------------------------------
-# notebook 2b: AdaGrad's per-feature learning rates
+# -- notebook 2b: AdaGrad's per-feature learning rates --------------------------------------------
 
 def plot_effective_rates(updates, rates, document_frequency, final_rates, eta, title):
-    """AdaGrad's effective learning rate η0 / (√G + ε), mean over a row of W1.
-
-    Left: ``rates`` maps a feature's name to its rate after each of ``updates``. Right: the
-    final rate of every feature against its ``document_frequency`` (log-log), with the single
-    rate ``eta`` that SGD and momentum give every feature drawn as a thin black line.
-    """
+    """AdaGrad's effective learning rate η0 / (√G + ε), mean over a row of W1: per feature
+    during training (left), and at the end against ``document_frequency`` (right), beside the
+    single rate ``eta`` of SGD and momentum."""
     fig, axes = _new_figure(1, 2, width=5.6, height=4.2)
     left, right = axes[0]
     for index, (name, values) in enumerate(rates.items()):

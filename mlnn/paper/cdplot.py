@@ -1,10 +1,6 @@
-"""The critical-difference diagram of Demšar (2006, Fig. 1) with matplotlib.
-
-An axis of average ranks (1, the best, on the left), every method marked at its average rank
-R_j and named at the side, a bar of the length of the critical difference CD above the axis, and
-thick lines joining the groups of methods whose ranks differ by less than CD
-(:func:`mlnn.paper.ranks.cliques`): methods joined by a line are not significantly different
-by the Nemenyi test.
+"""The critical-difference diagram of Demšar (2006, Fig. 1): methods at their average ranks, a
+bar of length CD, and thick lines joining the groups not significantly different by the Nemenyi
+test (:func:`mlnn.paper.ranks.cliques`).
 """
 
 import numpy as np
@@ -14,10 +10,8 @@ from mlnn.paper.ranks import cliques
 
 
 def plot_cd_diagram(R, names, cd, title="", ax=None):
-    """Draw the CD diagram of average ranks ``R`` (array (k,)) of methods ``names``.
-
-    Draws into ``ax`` if given, else into a new figure. Returns the figure.
-    """
+    """Draw the CD diagram of average ranks ``R`` (k,) of ``names`` into ``ax`` (default a new
+    figure); returns the figure."""
     if ax is None:
         ax = Figure(figsize=(7.0, 3.0), constrained_layout=True).subplots()
     R = np.asarray(R, dtype=float)

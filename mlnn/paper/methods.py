@@ -13,38 +13,17 @@ BR_B           binary relevance, linear SVMs, C chosen by mean of micro/macro F1
 BR_R           binary relevance, linear SVMs, C chosen by rank loss, threshold predictor
 =============  ===============  ============  =====  ========  =======
 
-All networks have 1,000 hidden units (Sec. 4); η0 is chosen from :data:`LEARNING_RATES` on
-validation data, as the paper does, and the number of epochs, which the paper does not give, by
-our declared stopping rule (README, "Stopping rule"; :mod:`mlnn.paper.selection`); C from
-:data:`C_VALUES` (:func:`mlnn.paper.selection.fit_br`). The dropout rate 0.5 is ours: the paper
-gives none.
+All networks have 1,000 hidden units (Sec. 4); η0 comes from :data:`LEARNING_RATES` and C from
+:data:`C_VALUES`, chosen on validation data (:mod:`mlnn.paper.selection`); the number of epochs
+by our declared stopping rule (README). The dropout rate 0.5 is ours: the paper gives none.
+:data:`METHODS` writes each network as overrides of :mod:`mlnn.model.params`, whose defaults are
+NN_A.
 
-:data:`METHODS` writes each network method as overrides of the model description
-(:mod:`mlnn.model.params`), whose defaults are the paper's network: ReLU hidden units, CE with
-sigmoid outputs, AdaGrad, 1,000 hidden units, no dropout. NN_A is the description itself.
-
-One more method, not in the paper's table: **BP-MLL as Zhang & Zhou (2006) publish it**
-(``BP-MLL``, command-line ``bpmll-original``), the model Nam et al. revisit. Their protocol, from
-the paper and its published training code, and how it maps onto this package:
-
-==========================  ==================================================================
-published                   here
-==========================  ==================================================================
-tanh hidden and output      ``hidden_activation="tanh"``, ``loss="pwe"`` (tanh outputs)
-hidden units: 20 % of D     ``hidden_units = ceil(0.2 · D)``
-online gradient descent,    ``optimizer="sgd"``, ``batch_size=1``, ``learning_rate=0.05``
-learning rate 0.05
-100 epochs, no early stop   ``max_epochs=100``, ``validation_fraction=0``
-Σ_i E_i + 0.1 ‖θ‖²,         per document E_i + (γ/2)‖θ‖² with γ = 0.2 / N (N training
-weights *and* biases        documents), ``decay_biases=True``
-threshold t(x) = wᵀo + b    ``threshold_features="scores"``, ``threshold_intercept="free"``,
-by least squares on the     ``threshold_lambda=0`` (unregularised), ``threshold_target=
-Hamming-optimal targets     "hamming"``
-==========================  ==================================================================
-
-Differences that remain (ours): Glorot initialisation instead of MATLAB's Nguyen–Widrow, the
-documents shuffled every epoch instead of visited in a fixed order, and tf-idf input without
-min–max scaling.
+Not in the paper's table: ``BP-MLL`` (command line ``bpmll-original``), BP-MLL as Zhang & Zhou
+(2006) publish it: tanh hidden and outputs, PWE, ceil(0.2 · D) hidden units, online SGD at 0.05
+for 100 epochs, weight decay on weights and biases (Σ_i E_i + 0.1 ‖θ‖²), and thresholds
+t(o) = wᵀo + b by least squares on Hamming-optimal targets. Ours differs in Glorot
+initialisation, shuffled epochs and unscaled tf-idf input.
 """
 
 import math
@@ -88,8 +67,8 @@ PUBLISHED_COLUMNS = ("learning_rate", "batch_size", "max_epochs", "validation_fr
 #: The eight methods of the paper's Table 3, in its order.
 PAPER_METHODS = tuple(name for name, spec in METHODS.items() if spec["kind"] != "published")
 
-#: BP-MLL as published: hidden units as a share of the inputs, and its regularisation cost, whose
-#: objective Σ_i E_i + (2 · cost / 2) ‖θ‖² is, per document, E_i + (γ/2)‖θ‖² with γ = 2 · cost / N.
+#: BP-MLL as published: hidden units as a share of D, and the cost of Σ_i E_i + cost ‖θ‖², per
+#: document E_i + (γ/2)‖θ‖² with γ = 2 · cost / N.
 BPMLL_HIDDEN_SHARE, BPMLL_COST = 0.2, 0.1
 
 #: Command-line spellings: nn-a, nn-ad, bpmll-ta, ..., br-b, br-r, bpmll-original.
@@ -117,13 +96,9 @@ def resolve(name):
 
 
 def network_params(name, n_features=None, n_documents=None):
-    """The :class:`~mlnn.model.estimator.MultiLabelNN` hyper-parameters of a network method:
-    its :data:`METHOD_COLUMNS` (and for BP-MLL as published its :data:`PUBLISHED_COLUMNS`),
-    the method's overrides or else the description's defaults.
-
-    BP-MLL as published sizes its hidden layer and its weight decay by the data, so it needs the
-    number of input features D and of training documents N.
-    """
+    """The :class:`~mlnn.model.estimator.MultiLabelNN` hyper-parameters of a network method (its
+    overrides, else the defaults); BP-MLL as published also needs D and N, which size its hidden
+    layer and weight decay."""
     name = resolve(name)
     spec = METHODS[name]
     if spec["kind"] == "br":

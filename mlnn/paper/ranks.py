@@ -1,29 +1,13 @@
 """Comparing methods over several datasets: average ranks, the Friedman test, Nemenyi's CD.
 
-The paper summarises its comparison by the average rank of every method on every measure
-(Table 2), over the five of its six datasets on which all eight methods ran (its Table 3 has no
-BP-MLL results for EUR-Lex). This module computes the same table from stored result files, and
-the test Demšar (2006, "Statistical Comparisons of Classifiers over Multiple Data Sets", JMLR 7,
-Sec. 3.2.2) recommends for it:
+The paper's Table 2 gives the average rank of every method on every measure over five datasets.
+Here, as Demšar (2006, JMLR 7, Sec. 3.2.2) recommends:
 
-* **ranks** -- on every dataset the k methods are ranked per measure, 1 for the best (the lowest
-  value for rankloss, oneError, coverage and hamming,
-  :data:`mlnn.evaluation.metrics.LOWER_IS_BETTER`; the highest for the rest); tied methods share the
-  average of the ranks they span. ``R_j`` is the average rank of method j over the N datasets.
-* **Friedman test** of "all methods are equivalent" (Demšar's Eq. for χ²_F and F_F)::
-
-      χ²_F = 12 N / (k (k+1)) · (Σ_j R_j² − k (k+1)² / 4)      ~ χ² with k − 1 d.o.f.
-      F_F  = (N − 1) χ²_F / (N (k − 1) − χ²_F)                 ~ F(k − 1, (k − 1)(N − 1))
-
-  (Iman and Davenport's F_F is less conservative than χ²_F; both p-values are reported. Demšar's
-  χ²_F has no correction for ties, unlike :func:`scipy.stats.friedmanchisquare`; without ties
-  the two agree.)
-* **Nemenyi test**: two methods differ significantly at level α when their average ranks differ
-  by at least the critical difference ``CD = q_α √(k (k+1) / (6 N))``, with q_α from Demšar's
-  Table 5(a) (:data:`Q_ALPHA`: the Studentized range statistic divided by √2).
-
-Where a dataset was run with several seeds, it is ranked on the mean over its seeds (one
-observation per dataset, as the test assumes).
+* ranks per dataset and measure, 1 the best (:data:`mlnn.evaluation.metrics.LOWER_IS_BETTER`),
+  ties sharing the average rank; R_j the average over the N datasets (of their seed means);
+* the Friedman test, χ²_F = 12 N / (k (k+1)) · (Σ_j R_j² − k (k+1)² / 4) with k − 1 d.o.f.,
+  and Iman–Davenport's F_F = (N − 1) χ²_F / (N (k − 1) − χ²_F) (no tie correction);
+* Nemenyi's critical difference CD = q_α √(k (k+1) / (6 N)), q_α from Demšar's Table 5(a).
 """
 
 import csv
@@ -43,11 +27,8 @@ Q_ALPHA = {
 
 
 def rank_methods(values, lower_is_better):
-    """Ranks (1 = best, ties averaged) of the methods on each dataset.
-
-    values : array (N datasets × k methods) of one measure, no NaN.
-    Returns an array of the same shape (a new array; ``values`` is not modified).
-    """
+    """Ranks (1 = best, ties averaged) of the methods on each dataset: values (N datasets × k
+    methods) of one measure, no NaN → a new array of the same shape."""
     values = np.asarray(values, dtype=float)
     if values.ndim != 2 or values.shape[1] < 2:
         raise MLNNError(f"values must be a (datasets × methods) array with at least two methods, "
@@ -102,8 +83,8 @@ def critical_difference(k, N, alpha=0.05):
 
 
 def cliques(R, cd):
-    """Groups of methods whose average ranks all lie within ``cd`` of each other (maximal, of two
-    or more methods): a list of index tuples, ordered by rank, as joined by bars in a CD diagram."""
+    """The maximal groups of two or more methods whose average ranks lie within ``cd`` of each
+    other (index tuples ordered by rank), as joined by bars in a CD diagram."""
     order = np.argsort(R, kind="stable")
     sorted_R = np.asarray(R)[order]
     groups = []
@@ -115,13 +96,8 @@ def cliques(R, cd):
 
 
 def rank_table(means, lower_is_better):
-    """Average ranks and the Friedman test of every measure.
-
-    means : array (N datasets × k methods × measures) of the mean test values.
-    lower_is_better : sequence of bools, one per measure.
-    Returns (R, tests): R an array (k × measures) of average ranks, tests a list of
-    :class:`Friedman`, one per measure.
-    """
+    """Average ranks R (k × measures) and a :class:`Friedman` test per measure, from ``means``
+    (N datasets × k methods × measures) and ``lower_is_better`` (a bool per measure)."""
     means = np.asarray(means, dtype=float)
     R, tests = [], []
     for index, lower in enumerate(lower_is_better):

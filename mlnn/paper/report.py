@@ -1,9 +1,6 @@
-"""Tables of a study read from its stored run files: mean ± std per dataset, average ranks beside
-the paper's Table 2, the Friedman tests, and paired differences between two methods over seeds.
-
-Everything here is computed from a :class:`mlnn.paper.results.Summary` (or the run records) --
-no number is copied by hand. Markdown is returned as text, for the notebook and the README.
-"""
+"""Markdown tables of a study, computed from its stored runs (:class:`mlnn.paper.results.Summary`):
+mean ± std per dataset, average ranks beside the paper's Table 2, Friedman tests, paired
+differences over seeds."""
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -18,8 +15,7 @@ def _cell(mean, std, bold):
 
 
 def dataset_markdown(summary, index):
-    """Methods × measures of dataset number ``index``: the mean over its seeds ± the standard
-    deviation (where it has several), the best mean of each measure in bold."""
+    """Methods × measures of dataset ``index``: mean ± std over its seeds, the best in bold."""
     means, stds = summary.means[index], summary.stds[index]
     best = [np.nanargmin(means[:, j]) if m in LOWER_IS_BETTER else np.nanargmax(means[:, j])
             for j, m in enumerate(summary.measures)]
@@ -69,9 +65,8 @@ def plot_cd_grid(R, methods, measures, cd, ncols=2):
 
 
 def paired_differences(runs, dataset, better, worse, measure):
-    """Per seed, how much ``better`` beats ``worse`` on ``measure`` of ``dataset`` (positive:
-    ``better`` is better, whichever direction the measure has): ``{seed: difference}``, over
-    the seeds whose run holds both methods."""
+    """``{seed: difference}``: how much ``better`` beats ``worse`` on ``measure`` (positive:
+    better), over the seeds of ``dataset`` that hold both."""
     sign = -1.0 if measure in LOWER_IS_BETTER else 1.0
     return {run["seed"]: sign * (run["methods"][better]["test"][measure]
                                  - run["methods"][worse]["test"][measure])
@@ -87,8 +82,7 @@ def seed_values(runs, dataset, method, measure):
 
 
 def seed_markdown(runs, dataset, methods, measures):
-    """Methods × measures of ``dataset``: mean ± standard deviation (ddof 1) over the seeds each
-    method was run with, and the number of seeds n."""
+    """Methods × measures of ``dataset``: mean ± std (ddof 1) over each method's seeds, and n."""
     lines = ["| method | n | " + " | ".join(measures) + " |",
              "|---|---:|" + "---:|" * len(measures)]
     for method in methods:
@@ -103,8 +97,8 @@ def seed_markdown(runs, dataset, methods, measures):
 
 
 def significant_pairs(R, methods, cd):
-    """The pairs whose average ranks ``R`` (array (k,)) differ by at least ``cd`` (Nemenyi):
-    a list of (better, worse, difference), the largest difference first."""
+    """(better, worse, difference) of the pairs whose average ranks differ by at least ``cd``
+    (Nemenyi), the largest first."""
     R = np.asarray(R, dtype=float)
     pairs = [(methods[i], methods[j], R[j] - R[i]) for i in range(len(R))
              for j in range(len(R)) if R[j] - R[i] >= cd]

@@ -1,25 +1,12 @@
 """Reproduce the paper's Table 3 on one dataset: every method, then the result files.
 
-For every method of :mod:`mlnn.paper.methods`:
-
-* A validation split is carved from the *training* documents once
-  (:func:`mlnn.base.validation.validation_split`, seeded, ``validation_fraction``) and shared by all
-  methods; the test split is used only for the final numbers.
-* Networks: η0 and the number of epochs are chosen on the validation split, then the winner is
-  refitted on all training documents (:func:`mlnn.paper.selection.fit_network_method`). η0 is
-  selected by validation rank loss unless ``select_by="meanF"``; with ``sensitivity`` the η0
-  that the other criterion picks is refitted and evaluated too, and recorded beside the method
-  (``record["alternative"]``).
-* BP-MLL as published (not in the paper's table; run only when asked): its fixed protocol on all
-  training documents (:func:`mlnn.paper.selection.fit_published_method`).
-* Binary relevance: C from the paper's grid by mean micro/macro F1 (BR_B) or rank loss (BR_R), see
-  :func:`mlnn.paper.selection.fit_br`.
-
-:func:`reproduce` returns the rows of the comparison (method, measure, ours, paper, difference)
-and a record of the run (seed, chosen hyper-parameters, validation scores, wall times);
-:func:`merge_runs` adds the methods of the stored run of the same dataset and seed that were not
-rerun, and :func:`write_results` stores the record as JSON and the tables regenerated from it as
-CSV and Markdown, each file atomically (names in :mod:`mlnn.paper.results`).
+A validation split is carved from the training documents once (seeded) and shared by all
+methods; the test split gives only the final numbers. Networks choose η0 and the epochs on it and
+are refitted (:func:`mlnn.paper.selection.fit_network_method`); BR_B / BR_R choose C
+(:func:`mlnn.paper.selection.fit_br`); BP-MLL as published, run only when asked, uses its fixed
+protocol. :func:`reproduce` returns the comparison rows and the run record; :func:`merge_runs`
+adds the stored methods not rerun; :func:`write_results` writes the record (JSON) and the tables
+made from it (CSV, Markdown), each atomically (names in :mod:`mlnn.paper.results`).
 """
 
 import csv
@@ -56,9 +43,8 @@ BUDGETS = {
 }
 
 
-#: The stopping rule of the networks' main rows, declared before any test number under it was
-#: computed (README, "Stopping rule (declared before the test numbers)"); the other rules of
-#: :data:`STOPPING_RULES` are sensitivity rows (``--stopping-sensitivity``).
+#: The networks' main stopping rule, declared before any test number under it was computed
+#: (README, "Stopping rule"); the other rules are sensitivity rows.
 DECLARED_RULE = {
     "rule": "meanF_best",
     "why": "The paper gives no number of epochs and no stopping rule; the only validation "
@@ -89,13 +75,9 @@ def _test_predictions(model, dataset):
 
 def run_network(method, dataset, fit_rows, val_rows, budget, random_state, batch_size, refit,
                 log, select_by="rankloss", sensitivity=False, progress=False, other_rules=()):
-    """A network method on ``dataset``: (test scores, test label sets, record).
-
-    With ``sensitivity``, ``record["alternative"]["test"]`` holds the test measures of the η0
-    chosen by the other criterion (those of the selected model when both agree). Each stopping
-    rule of ``other_rules`` gets the test measures of its network in
-    ``record["rules"][rule]["test"]`` (sensitivity rows; the main rule is ``budget["stopping"]``).
-    """
+    """A network method on ``dataset``: (test scores, test label sets, record), with the test
+    measures of the sensitivity networks under ``record["alternative"]`` and
+    ``record["rules"][rule]``."""
     model, record = fit_network_method(method, dataset.X_train, dataset.Y_train, fit_rows,
                                        val_rows, budget, random_state, batch_size, refit,
                                        select_by=select_by, alternative=sensitivity, log=log,
@@ -125,7 +107,7 @@ def run_br(method, dataset, fit_rows, val_rows, budget, random_state, log, progr
                     random_state=random_state, progress=progress)
     scores = result.model.decision_function(dataset.X_test)
     Y_pred = result.predict(dataset.X_test, scores)
-    record = {"C": result.C, "solver": result.model.solver, "tol": result.model.tol,
+    record = {"C": result.C, "solver": "tron", "tol": result.model.tol,
               "validation": result.validation_scores,
               "seconds": time.perf_counter() - started}
     log(f"  {method}: C={result.C}")
@@ -150,9 +132,8 @@ def _positive_grid(values, name):
 def settings_record(random_state=0, quick=False, refit=True, batch_size=64,
                     validation_fraction=0.1, learning_rates=None, C_values=None,
                     select_by="rankloss", stopping=DECLARED_RULE["rule"]):
-    """What identifies an experiment, as stored in its run file: ``{"seed", "budget",
-    "settings"}`` (runs are merged only when these agree, apart from the grids). ``stopping``
-    is the stopping rule of the networks' main rows (:data:`STOPPING_RULES`)."""
+    """What identifies an experiment in its run file: ``{"seed", "budget", "settings"}`` (runs
+    are merged only when these agree, apart from the grids)."""
     budget = _budget(quick, learning_rates, C_values)
     check_choice(stopping, "stopping", tuple(STOPPING_RULES))
     return {"seed": random_state, "budget": "quick" if quick else "full",
@@ -168,32 +149,13 @@ def _run_record(dataset, settings):
                          "scipy": scipy.__version__, "python": platform.python_version()}}
 
 
-def _comparison_rows(dataset_name, method, ours, reference):
-    return [{"dataset": dataset_name, "method": method, "measure": measure,
-             "ours": ours[measure], "paper": reference.get(measure, float("nan")),
-             "difference": ours[measure] - reference.get(measure, float("nan"))}
-            for measure in MEASURES]
-
-
 def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, batch_size=64,
               validation_fraction=0.1, learning_rates=None, C_values=None, select_by="rankloss",
               sensitivity=False, log=print, after_each=None, progress=False,
               stopping=DECLARED_RULE["rule"], other_rules=()):
-    """Run ``methods`` (default: the paper's eight) on a loaded dataset; returns (rows, run record).
-
-    ``learning_rates`` and ``C_values`` replace the budget's grids (each method's record says
-    which grid it searched). ``after_each(run)``, if given, is called after every method with
-    the run record so far (the command line uses it to store each method as soon as it ends,
-    so an interrupted run keeps the methods it completed). The run record stores
-    ``random_state`` under the key ``seed``; each method's record its wall time (``seconds``),
-    the time it finished (``finished``, UTC) and the package versions it ran with. With
-    ``progress``, a line per method and per grid value (η0 or C), with the elapsed and
-    remaining time, goes to standard error (:class:`mlnn.base.progress.Progress`).
-    ``stopping`` is the networks' stopping rule for the main rows; the rules of
-    ``other_rules`` are applied to the same selection runs and refitted as sensitivity rows
-    (:func:`stopping_table`); the run record says which rule is the main one and why
-    (``stopping_rules``, :data:`DECLARED_RULE`).
-    """
+    """Run ``methods`` (default: the paper's eight) on a loaded dataset: (rows, run record).
+    ``learning_rates``, ``C_values`` replace the budget's grids; ``after_each(run)`` is called
+    after every method; ``other_rules`` are sensitivity rows (:func:`stopping_table`)."""
     methods = [resolve(m) for m in (methods or PAPER_METHODS)]
     other_rules = tuple(check_choice(rule, "other stopping rule", tuple(STOPPING_RULES))
                         for rule in other_rules if rule != stopping)
@@ -221,7 +183,8 @@ def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, ba
         ours = evaluate(dataset.Y_test, scores, Y_pred)
         if kind != "published":
             record["grid"] = list(budget["learning_rates" if kind == "nn" else "C_values"])
-        record.update(test=ours, finished=_now(), versions=run["versions"])
+        finished = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        record.update(test=ours, finished=finished, versions=run["versions"])
         run["methods"][method] = record
         log(f"  {method}: " + "  ".join(f"{m} {ours[m]:.4f}" for m in MEASURES)
             + f"  ({record['seconds']:.0f}s)")
@@ -230,10 +193,6 @@ def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, ba
         if after_each is not None:
             after_each(run)
     return comparison_rows(run), run
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def markdown_table(rows):
@@ -285,8 +244,8 @@ def stopping_table(run):
 
 
 def _experiment_key(record):
-    """What two runs must share to be merged: seed, budget and settings apart from the grids
-    (a run file written before stopping rules were recorded used ``"rankloss"``)."""
+    """What two runs must share to be merged: seed, budget, settings apart from the grids (an
+    older run file without a stopping rule used ``"rankloss"``)."""
     settings = {"stopping": "rankloss",
                 **{k: v for k, v in record.get("settings", {}).items()
                    if k not in ("learning_rates", "C_values")}}
@@ -295,22 +254,15 @@ def _experiment_key(record):
 
 
 def read_stored(out_dir, dataset, seed):
-    """The stored run of ``dataset`` and ``seed`` in ``out_dir``, or None if there is none.
-
-    Raises :class:`MLNNError` if the file is damaged (:func:`mlnn.paper.results.read_run`).
-    """
+    """The stored run of ``dataset`` and ``seed`` in ``out_dir``, or None
+    (:func:`mlnn.paper.results.read_run`)."""
     return read_run(run_path(out_dir, dataset, seed))
 
 
 def merge_runs(previous, run, out_dir):
-    """``run`` plus the methods of ``previous`` (the stored run of the same dataset and seed in
-    ``out_dir``, or None) that it did not repeat, in the paper's order.
-
-    Only a run with the same seed, budget and settings (apart from the grids, which each method
-    records) is merged, so a long comparison can be run one method at a time; a method run
-    again replaces its earlier result. A stored run with other settings is never dropped:
-    :class:`MLNNError` says so.
-    """
+    """``run`` plus the methods of ``previous`` (the stored run of the same dataset and seed, or
+    None) that it did not repeat, in the paper's order. A stored run with other settings is
+    never dropped: :class:`MLNNError` says so."""
     if previous is None:
         return run
     if _experiment_key(previous) != _experiment_key(run):
@@ -338,15 +290,16 @@ def comparison_rows(run):
     paper_name = PAPER_DATASETS.get(run["dataset"])
     rows = []
     for method, record in run["methods"].items():
-        rows += _comparison_rows(run["dataset"], method, record["test"],
-                                 reference.get((paper_name, method), {}))
+        ours, paper = record["test"], reference.get((paper_name, method), {})
+        rows += [{"dataset": run["dataset"], "method": method, "measure": m, "ours": ours[m],
+                  "paper": paper.get(m, np.nan), "difference": ours[m] - paper.get(m, np.nan)}
+                 for m in MEASURES]
     return rows
 
 
 def write_results(run, out_dir):
-    """Write the run record and the tables regenerated from it into ``out_dir``, each atomically:
-    ``run_<name>.json`` first, then ``table3_<name>.csv`` and ``.md``, where ``<name>`` is
-    :func:`mlnn.paper.results.stem` (the dataset, plus ``_seed<k>`` for seeds other than 0)."""
+    """Write ``run_<name>.json``, then ``table3_<name>.csv`` and ``.md`` made from it, into
+    ``out_dir``, each atomically (``<name>``: :func:`mlnn.paper.results.stem`)."""
     out = Path(out_dir)
     name = stem(run["dataset"], run["seed"])
     rows = comparison_rows(run)

@@ -1,24 +1,11 @@
 """Stored runs of the reproduction: where each (dataset, seed) lives and how it is read back.
 
-One run of :func:`mlnn.paper.reproduce.reproduce` on one dataset with one seed is stored in the
-output directory (``--out``, default ``figures/``) under these names:
-
-==========  ===================================================================================
-seed 0      ``run_<dataset>.json``, ``table3_<dataset>.csv``, ``table3_<dataset>.md``
-seed k > 0  ``run_<dataset>_seed<k>.json``, ``table3_<dataset>_seed<k>.csv``, ``.md``
-==========  ===================================================================================
-
-The JSON file is the record of the run and the only source of truth: for every method its
-selected hyper-parameters, the validation scores of every η0 or C of the grid, its wall time and
-its ten test measures (``record["test"]``), beside the run's seed, settings and versions. The
-CSV and Markdown tables are regenerated from it whenever it changes, and again whenever they are
-missing, older than it or lack one of its methods (:func:`tables_current`): a run killed after
-writing the run file but before the tables has them rebuilt by the next run.
-
-A run file that cannot be read (cut off, not JSON, without its methods' test measures, or with
-one that is not a number; ``null`` is read as an undefined measure, NaN) is never ignored:
-:func:`read_run` raises :class:`~mlnn.base.errors.MLNNError` naming it, because ignoring it would
-rewrite the tables without the methods it recorded.
+Seed 0 is stored as ``run_<dataset>.json``, ``table3_<dataset>.csv`` and ``.md``; seed k > 0 as
+``run_<dataset>_seed<k>.json`` and so on. The JSON run file is the only source of truth (each
+method's chosen hyper-parameters, validation scores, wall time and ten test measures); the
+tables are regenerated from it when they are missing, older or incomplete
+(:func:`tables_current`). A damaged run file is never ignored: :func:`read_run` raises
+:class:`~mlnn.base.errors.MLNNError` naming it (``null`` reads as an undefined measure).
 """
 
 import json
@@ -44,10 +31,7 @@ def run_path(out_dir, dataset, seed):
 
 
 def read_run(path):
-    """The run record stored at ``path``, or None if there is none.
-
-    Raises :class:`MLNNError` naming the file if it exists but is damaged or unreadable.
-    """
+    """The run record stored at ``path``, or None; :class:`MLNNError` if it is damaged."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -106,9 +90,8 @@ def table_paths(out_dir, dataset, seed):
 
 
 def tables_current(run, out_dir):
-    """Whether both tables of the stored ``run`` (in ``out_dir``) exist, are not older than its
-    run file and name every one of its methods (the CSV one per row, the Markdown one per
-    table row)."""
+    """Whether both tables of the stored ``run`` exist, are not older than its run file and name
+    every one of its methods."""
     run_file = run_path(out_dir, run["dataset"], run["seed"])
     csv_path, md_path = table_paths(out_dir, run["dataset"], run["seed"])
     try:
@@ -133,10 +116,9 @@ def load_runs(directory):
 
 
 def rank_loss_runs(figures):
-    """The runs of every collection under one protocol, early stopping on validation rank loss
-    (patience 5), the rule of the study beyond the paper: the main run files of ``figures``,
-    except where ``figures/stopping/`` holds the rank-loss run of a (dataset, seed) whose main
-    file is the declared rule's (Reuters-21578, Delicious). Sorted by (dataset, seed)."""
+    """The runs of every collection under early stopping on validation rank loss: the main run
+    files of ``figures``, except where ``figures/stopping/`` holds the rank-loss run of a
+    (dataset, seed). Sorted by (dataset, seed)."""
     moved = load_runs(Path(figures) / "stopping")
     kept = {(run["dataset"], run["seed"]) for run in moved}
     runs = moved + [run for run in load_runs(figures) if (run["dataset"], run["seed"]) not in kept]
@@ -144,11 +126,7 @@ def rank_loss_runs(figures):
 
 
 def stored_scores(runs, methods, measures=MEASURES):
-    """Test measures by dataset and seed: ``{dataset: {seed: array (methods × measures)}}``.
-
-    Only (dataset, seed) runs that hold every one of ``methods`` are included; entries that
-    are NaN stay NaN.
-    """
+    """``{dataset: {seed: array (methods × measures)}}`` of the runs holding all ``methods``."""
     table = {}
     for run in runs:
         if not all(method in run["methods"] for method in methods):
@@ -159,26 +137,18 @@ def stored_scores(runs, methods, measures=MEASURES):
     return table
 
 
-def seed_summary(scores):
-    """Mean, standard deviation (ddof 1; NaN for one seed) and number of seeds per dataset:
-    ``{dataset: (mean, std, n)}`` with arrays (methods × measures), from :func:`stored_scores`."""
-    summary = {}
-    for dataset, by_seed in scores.items():
-        stacked = np.stack([by_seed[seed] for seed in sorted(by_seed)])
-        std = stacked.std(axis=0, ddof=1) if len(stacked) > 1 else np.full(stacked.shape[1:],
-                                                                           np.nan)
-        summary[dataset] = (stacked.mean(axis=0), std, len(stacked))
-    return summary
+def _mean_std(by_seed):
+    """Mean and standard deviation (ddof 1; NaN for one seed) over the seeds."""
+    stacked = np.stack([by_seed[seed] for seed in sorted(by_seed)])
+    if len(stacked) == 1:
+        return stacked[0], np.full(stacked.shape[1:], np.nan)
+    return stacked.mean(axis=0), stacked.std(axis=0, ddof=1)
 
 
 @dataclass(frozen=True)
 class Summary:
-    """Stored results of several datasets, averaged over their seeds.
-
-    datasets : tuple of names (N); methods : tuple (k); measures : tuple (m)
-    means, stds : arrays (N × k × m); std is NaN where a dataset has one seed
-    seeds : tuple of the seeds of each dataset
-    """
+    """Stored results averaged over seeds: means and stds (N datasets × k methods × m
+    measures; std NaN for one seed), and the seeds of each dataset."""
 
     datasets: tuple
     methods: tuple
@@ -196,8 +166,7 @@ def summarise(runs, methods, measures=MEASURES, datasets=None):
     datasets = tuple(sorted(scores) if datasets is None else (d for d in datasets if d in scores))
     if not datasets:
         raise MLNNError(f"no stored run holds all of the methods {list(methods)}")
-    summary = seed_summary({d: scores[d] for d in datasets})
+    means, stds = zip(*(_mean_std(scores[d]) for d in datasets))
     return Summary(datasets=datasets, methods=tuple(methods), measures=tuple(measures),
-                   means=np.stack([summary[d][0] for d in datasets]),
-                   stds=np.stack([summary[d][1] for d in datasets]),
+                   means=np.stack(means), stds=np.stack(stds),
                    seeds=tuple(tuple(sorted(scores[d])) for d in datasets))

@@ -1,54 +1,31 @@
-"""Model selection for the network methods: η0 and the number of epochs on a validation split.
+"""Model selection on a validation split carved from the training documents (Sec. 4).
 
-The paper (Sec. 4) chooses the base learning rate η0 of AdaGrad from {0.001, 0.01, 0.1} "using
-validation data"; it does not say by which measure, nor how many epochs it trains or whether it
-stops early. Ours: η0 by validation rank loss, the epochs by a stopping rule on the validation
-split carved from the training documents (the declared one: README, "Stopping rule").
-:func:`select_learning_rate` trains one :class:`~mlnn.model.estimator.MultiLabelNN` per η0 for
-the budget's ``max_epochs``, recording all ten measures of Sec. 4 on the validation split at
-every epoch (thresholds fitted as the final model's are, on a fixed subsample of the
-training rows, :func:`mlnn.model.stopping_rules.threshold_validation`), while each stopping rule
-(:data:`STOPPING_RULES`: rank loss with patience, the mean of micro- and macro-F1 with patience,
-or the fixed budget) runs live on that same run (:func:`selection_run`); the run ends early when
-every rule asked for has stopped. Each rule's stop is exactly where a run stopped by that rule
-would stop, since evaluations draw no random numbers. At each rule's stop an η0 is scored by two
-criteria (:data:`CRITERIA`):
+Networks: the paper chooses η0 from {0.001, 0.01, 0.1} "using validation data" and gives no
+number of epochs. :func:`select_learning_rate` trains one network per η0 for the budget's
+``max_epochs``, recording all ten measures on the validation split at every epoch, while each
+stopping rule (:data:`mlnn.model.stopping_rules.STOPPING_RULES`) runs live on that same run
+(:func:`selection_run`); a rule's stop is exactly where a run stopped by it would stop, since
+evaluations draw no random numbers. At each rule's stop η0 is scored by :data:`CRITERIA`:
+``rankloss`` (validation rank loss) or ``meanF`` (the mean of micro- and macro-F1 of the
+threshold predictor's label sets, Sec. 3.3, :func:`mlnn.evaluation.metrics.selection_score`).
+The first η0 of the grid wins ties; the winner is refitted on all training documents for its
+rule's epoch count (:func:`fit_network_method`). BP-MLL as published selects nothing
+(:func:`fit_published_method`).
 
-* ``rankloss`` — the validation rank loss at the rule's epoch;
-* ``meanF`` — the mean of micro- and macro-F1 of the label sets that the network's threshold
-  predictor (Sec. 3.3, fitted on all the other training documents, its λ chosen on the same
-  split) gives on the validation documents, the macro average over the labels that have a
-  positive validation document (:func:`mlnn.evaluation.metrics.selection_score`).
-
-The reproduction selects η0 by rank loss (our choice, see the README) and, on request, also
-refits the η0 that the other criterion picks, so the sensitivity of Table 3 to this choice can
-be shown (:func:`fit_network_method`). The first η0 of the grid wins ties. The stopping rule of
-the main rows is declared in the README (:data:`mlnn.paper.reproduce.DECLARED_RULE`); the
-other rules, refitted for their own epoch counts, are sensitivity rows. Each refit is a
-separate training run on all training documents for its rule's epoch count.
-
-BP-MLL as published (:data:`mlnn.paper.methods.METHODS` ``["BP-MLL"]``) selects nothing: its
-hyper-parameters are fixed (:func:`fit_published_method`).
-
-The SVM baselines choose C by :func:`fit_br`: C from {10⁻³, …, 10³} on the same kind of
-validation split, chosen by
-
-- BR_B: the mean of micro- and macro-F1 of the sign predictions (ŷ_l = 1 iff wᵀx + b > 0);
-- BR_R: the rank loss of the margins; label sets then come from the threshold predictor of
-  Sec. 3.3 (:class:`mlnn.evaluation.thresholds.ThresholdPredictor`) fitted to the SVM margins, with
-  its λ chosen on the same validation split.
+SVMs (:func:`fit_br`): C from {10⁻³, …, 10³}, by the mean of micro- and macro-F1 of the sign
+predictions (BR_B) or by rank loss, then a threshold predictor on the margins with λ chosen on
+the same split (BR_R).
 """
 
 import copy
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
 
 from mlnn.base.errors import MLNNError
 from mlnn.base.progress import Progress
-from mlnn.base.validation import (check_positive_float, check_split, check_X, check_Y,
-                                  validation_split)
+from mlnn.base.validation import (check_choice, check_positive_float, check_split, check_X,
+                                  check_Y, validation_split)
 from mlnn.baselines.svm import DEFAULT_C_VALUES, LinearSVMBR
 from mlnn.evaluation import metrics
 from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
@@ -60,10 +37,9 @@ CRITERIA = {"rankloss": "min", "meanF": "max"}
 
 
 def rule_outcome(model, params, record, X_fit, Y_fit, X_val, Y_val):
-    """What a stopping rule chose on one selection run: the epoch and updates of its ``record``,
-    and the threshold λ and validation mean F1 of the network with ``params`` (that epoch's
-    parameters), the thresholds fitted on all of (X_fit, Y_fit) and λ chosen on the validation
-    split exactly as :meth:`MultiLabelNN.fit` chooses them for its final network (Sec. 3.3)."""
+    """What a stopping rule chose on one selection run: its ``record``'s epoch and updates, and
+    the threshold λ and validation mean F1 of the network with that epoch's ``params``, λ chosen
+    as :meth:`MultiLabelNN.fit` chooses it (Sec. 3.3)."""
     network = copy.deepcopy(model.network_)
     for name, array in params.items():
         network.params[name][...] = array
@@ -78,18 +54,9 @@ def rule_outcome(model, params, record, X_fit, Y_fit, X_val, Y_val):
 
 
 def selection_run(model, X_fit, Y_fit, X_val, Y_val, rules):
-    """Train ``model`` once for its ``max_epochs`` with every measure recorded on (X_val, Y_val)
-    at every evaluation (``stopping="fixed"``,
-    :func:`mlnn.model.stopping_rules.threshold_validation`) while each stopping rule of ``rules``
-    runs live on the same run (``rules`` of :meth:`MultiLabelNN.fit`); returns
-    {rule: :func:`rule_outcome`}.
-
-    A rule that would have stopped at epoch e chooses what a run stopped by it chooses: the
-    first e epochs of a longer run are the same updates, with the same shuffles and dropout
-    masks, since evaluations draw no random numbers.
+    """Train ``model`` once for its ``max_epochs``, every measure recorded on (X_val, Y_val),
+    while each stopping rule of ``rules`` runs live on the same run; {rule: :func:`rule_outcome`}.
     """
-    X_fit, Y_fit = check_X(X_fit, "X_fit"), check_Y(Y_fit, "Y_fit")
-    X_val, Y_val = check_X(X_val, "X_val"), check_Y(Y_val, "Y_val")
     model.set_params(stopping="fixed").fit(X_fit, Y_fit, X_val, Y_val, rules=rules)
     best = model.rule_stops_
     return {rule: rule_outcome(model, best[rule][1], best[rule][0], X_fit, Y_fit, X_val, Y_val)
@@ -106,14 +73,9 @@ def selection_model(method, eta, budget, random_state, batch_size):
 
 def select_learning_rate(method, X_fit, Y_fit, X_val, Y_val, budget, random_state, batch_size,
                          log=print, progress=False, rules=("rankloss",)):
-    """Train one network per η0 of ``budget["learning_rates"]`` for ``budget["max_epochs"]``
-    epochs, recording every measure on (X_val, Y_val) at every epoch, and apply each stopping
-    rule of ``rules`` (:func:`selection_run`).
-
-    Returns (``models``: {η0: fitted estimator, whose ``history_`` is the validation curve},
-    ``outcomes``: {rule: {η0: :func:`rule_outcome`}}). With ``progress``, a line per η0 with
-    the elapsed and remaining time goes to standard error (:class:`mlnn.base.progress.Progress`).
-    """
+    """:func:`selection_run` for each η0 of ``budget["learning_rates"]``: (``models``
+    {η0: fitted estimator}, ``outcomes`` {rule: {η0: :func:`rule_outcome`}}). ``progress``: a
+    line per η0 on standard error."""
     models, outcomes = {}, {rule: {} for rule in rules}
     steps = Progress(len(budget["learning_rates"]), enabled=progress)
     for done, eta in enumerate(budget["learning_rates"], start=1):
@@ -132,19 +94,15 @@ def select_learning_rate(method, X_fit, Y_fit, X_val, Y_val, budget, random_stat
 
 def choose(scores, criterion):
     """The η0 with the best value in ``scores`` ({η0: value}) by ``criterion``; first wins ties."""
-    if criterion not in CRITERIA:
-        raise MLNNError(f"unknown selection criterion {criterion!r}; choose one of "
-                        f"{list(CRITERIA)}")
+    check_choice(criterion, "selection criterion", tuple(CRITERIA))
     sign = 1 if CRITERIA[criterion] == "min" else -1
     return min(scores, key=lambda eta: sign * scores[eta])     # min keeps the first on ties
 
 
 def refit(model, X, Y, outcome=None, stopping=None):
-    """Train ``model``'s hyper-parameters again on all of (X, Y), for the number of epochs a
-    stopping rule chose, with the threshold λ chosen with it and no validation split; returns
-    the new estimator. ``outcome`` is the rule's :func:`rule_outcome` (default: ``model``'s own
-    early-stopped epoch and λ). The refit trains that fixed number of epochs; ``stopping`` then
-    names the rule that chose it in the refit's parameters."""
+    """``model``'s hyper-parameters trained again on all of (X, Y), without a validation split,
+    for the epochs and with the λ of ``outcome`` (a :func:`rule_outcome`; default: ``model``'s
+    own), labelled with the rule ``stopping``."""
     epochs = outcome["epoch"] if outcome else int(model.history_.best["epoch"])
     lam = outcome["threshold_lambda"] if outcome else model.threshold_lambda_
     final = MultiLabelNN(**model.get_params()).set_params(
@@ -163,16 +121,9 @@ def _validation(outcomes):
             for criterion in CRITERIA}
 
 
-def _curves(models):
-    """Each η0's validation curve: {η0: {measure: [value per evaluation]}} (plain data)."""
-    return {eta: model.history_.as_dict() for eta, model in models.items()}
-
-
 def _final(models, outcomes, eta, rule, X, Y, refit_all, refits):
-    """The network of η0 ``eta`` under ``rule``: refitted on all of (X, Y) (``refit_all``), or
-    the selection run's own network when the rule kept its last epoch. ``refits`` holds the
-    refits made so far by (η0, epochs, λ): a rule whose choice equals an earlier rule's gets a
-    copy of that network (the same training run), labelled with its own rule."""
+    """The network of η0 ``eta`` under ``rule``: refitted on all of (X, Y) (``refit_all``; a
+    choice already in ``refits`` by (η0, epochs, λ) is copied), or the selection run's own."""
     if refit_all:
         key = (eta, outcomes[rule][eta]["epoch"], outcomes[rule][eta]["threshold_lambda"])
         if key not in refits:
@@ -200,21 +151,11 @@ def _under_rule(models, outcomes, rule, select_by, X, Y, refit_all, refits):
 def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, batch_size,
                        refit_all=True, select_by="rankloss", alternative=False, log=print,
                        progress=False, stopping=None, other_rules=()):
-    """Select η0 and the number of epochs on (``fit_rows``, ``val_rows``) of (X, Y), then refit;
-    returns (model, record).
-
-    ``stopping`` (default ``budget.get("stopping", "rankloss")``) is the stopping rule of the
-    main result (:data:`mlnn.model.stopping_rules.STOPPING_RULES`); ``other_rules`` are applied to
-    the same selection runs as sensitivity rows. For each rule, η0 is chosen by ``select_by`` (a key
-    of :data:`CRITERIA`) at each η0's stop, and with ``refit_all`` the winner is trained again
-    on all rows of X for the rule's number of epochs with its λ (:func:`refit`). ``record``
-    holds the chosen η0, every η0's validation scores under both criteria at the rule's stop,
-    the stop (epoch, updates) of every η0, λ, the final hyper-parameters, the wall time, every
-    η0's validation curve (``curves``: every measure at every epoch) and, under ``rules``, a
-    record of each other rule whose ``"model"`` the caller evaluates and replaces by its
-    results. With ``alternative``, and if the other criterion picks another η0 under the main
-    rule, that network is refitted too and returned in ``record["alternative"]`` under the key
-    ``"model"``. ``progress``: a line per η0 on standard error (:func:`select_learning_rate`).
+    """Select η0 and the epochs on (``fit_rows``, ``val_rows``) of (X, Y) by ``select_by``
+    under the rule ``stopping``, then refit (:func:`refit`): (model, record). ``other_rules``
+    and, with ``alternative``, the other criterion's η0 give sensitivity rows, each with a
+    ``"model"`` the caller evaluates. ``record`` holds the choice, every η0's validation
+    scores, stops and curves, the hyper-parameters and the wall time.
     """
     started = time.perf_counter()
     stopping = stopping or budget.get("stopping", "rankloss")
@@ -234,7 +175,7 @@ def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, b
     if alternative:
         record["alternative"] = _alternative(models, outcomes, stopping, select_by, record,
                                              (X, Y, refit_all, log, method, refits))
-    record["curves"] = _curves(models)
+    record["curves"] = {eta: model.history_.as_dict() for eta, model in models.items()}
     record["params"] = {k: v for k, v in model.get_params().items() if k != "verbose"}
     record["seconds"] = time.perf_counter() - started
     return model, record
@@ -271,18 +212,9 @@ VARIANTS = ("B", "R")
 
 @dataclass
 class BRResult:
-    """The outcome of :func:`fit_br`.
-
-    model : the :class:`~mlnn.baselines.svm.LinearSVMBR` with the chosen C (refitted on all training
-        documents unless ``refit=False``); C : the chosen C; variant : "B" or "R";
-    thresholds : the :class:`~mlnn.evaluation.thresholds.ThresholdPredictor` that turns
-        margins into label sets (fixed at 0 for BR_B, learned for BR_R); lam : its λ (None for
-        BR_B);
-    validation_scores : one dict per C tried, in grid order, with ``C``, the ten measures of
-        the validation split (bipartition measures with sign predictions), ``criterion`` (the
-        value C was chosen by) and ``fit_seconds``; lambda_scores : λ → validation criterion of
-        the threshold predictor (BR_R only).
-    """
+    """The outcome of :func:`fit_br`: the SVMs with the chosen C, the threshold predictor of
+    their margins (0 for BR_B) and its λ, and per C tried the validation measures, the
+    ``criterion`` and ``fit_seconds`` (``validation_scores``); BR_R's {λ: value}."""
 
     model: LinearSVMBR
     C: float
@@ -305,22 +237,10 @@ class BRResult:
         return self.thresholds.predict(X, scores)
 
 
-def warm_start(model, fit_rows=None, n=None):
-    """The keyword arguments of :meth:`LinearSVMBR.fit` that start from ``model``'s solution
-    (``{}``, a cold start, when ``model`` is None).
-
-    "tron" starts from the weights; "dual_cd" from α, placed at ``fit_rows`` of ``n`` documents
-    (0 elsewhere) when the new fit has more documents than ``model``'s.
-    """
-    if model is None:
-        return {}
-    if model.solver == "tron":
-        return {"coef": model.coef_, "intercept": model.intercept_}
-    if fit_rows is None:
-        return {"dual_coef": model.dual_coef_}
-    alpha = np.zeros((n, model.dual_coef_.shape[1]))
-    alpha[fit_rows] = model.dual_coef_
-    return {"dual_coef": alpha}
+def warm_start(model):
+    """The keyword arguments of :meth:`LinearSVMBR.fit` that start from ``model``'s weights
+    (``{}``, a cold start, when ``model`` is None)."""
+    return {} if model is None else {"coef": model.coef_, "intercept": model.intercept_}
 
 
 def _br_split(n, validation, validation_fraction, random_state):
@@ -333,15 +253,14 @@ def _br_split(n, validation, validation_fraction, random_state):
         raise MLNNError(f"validation_fraction: {error}") from None
 
 
-def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, random_state, svm_options,
-              progress=False):
+def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, svm_options, progress=False):
     """Fit every C in increasing order, each warm-started from the previous solution, and score
     it on the validation split: (table, chosen C, its model). The first C wins ties."""
     table, best, previous = [], None, None
     steps = Progress(len(C_values), enabled=progress)
     for done, C in enumerate(C_values, start=1):
         started = time.perf_counter()
-        model = LinearSVMBR(C=C, random_state=random_state, **svm_options)
+        model = LinearSVMBR(C=C, **svm_options)
         model.fit(X_fit, Y_fit, **warm_start(previous))
         seconds = time.perf_counter() - started
         previous = model
@@ -363,36 +282,17 @@ def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, random_state, svm_o
 def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
            validation_fraction=0.1, validation=None, random_state=0, refit=True,
            lams=DEFAULT_LAMBDAS, threshold_features="input", progress=False, **svm_options):
-    """Binary relevance with linear SVMs and C chosen on validation data: BR_B or BR_R.
+    """Binary relevance with linear SVMs and C chosen on validation data: a :class:`BRResult`.
 
-    Parameters
-    ----------
-    X_train : (n, D) CSR; Y_train : (n, L) 0/1 dense or CSR.
-    variant : "B" — C maximising (miF + maF)/2 of sign predictions on the validation split
-        (macro-F1 over the labels with a validation positive,
-        :func:`mlnn.evaluation.metrics.selection_score`);
-        "R" — C minimising the validation rank loss, then a threshold predictor on the margins
-        (λ from ``lams`` chosen on the validation split by mean F1).
-    C_values : the C values tried (default 10⁻³ … 10³). They are fitted in increasing order, each
-        warm-started from the previous solution (:func:`warm_start`: the weights for "tron";
-        α for "dual_cd", which stays feasible when C grows).
-    validation_fraction : share of the training documents held out
-        (:func:`mlnn.base.validation.validation_split`, seeded by random_state), unless
-        ``validation`` = (fit_indices, validation_indices) gives the split explicitly.
-    refit : retrain the chosen C (and for BR_R the threshold predictor, same λ) on all of
-        X_train, warm-started from the validation-split solution.
-    threshold_features : "input" (T(x), the paper) or "scores" (T(o)) for BR_R.
-    progress : a line per C on standard error (:class:`mlnn.base.progress.Progress`).
-    svm_options : passed to :class:`~mlnn.baselines.svm.LinearSVMBR` (loss, bias, solver,
-        tol, max_iter).
-
-    Returns
-    -------
-    :class:`BRResult` (the model, the chosen C, the threshold predictor, validation scores).
-    The first C of the grid wins ties.
+    X_train : (n, D) CSR; Y_train : (n, L) 0/1. ``variant`` "B": C maximising the
+    :func:`~mlnn.evaluation.metrics.selection_score` of the sign predictions; "R": C minimising
+    the validation rank loss, then a threshold predictor on the margins (λ from ``lams``). The
+    C values are fitted in increasing order, each warm-started from the previous weights; the
+    first wins ties. The split is the seeded ``validation_fraction`` or ``validation`` =
+    (fit_rows, val_rows). ``refit`` retrains the chosen C (and BR_R's thresholds) on all of
+    X_train. ``svm_options`` go to :class:`~mlnn.baselines.svm.LinearSVMBR`.
     """
-    if variant not in VARIANTS:
-        raise MLNNError(f"unknown variant {variant!r}; choose one of {list(VARIANTS)}")
+    check_choice(variant, "variant", VARIANTS)
     C_values = sorted(check_positive_float(C, "C_values entry") for C in C_values)
     if not C_values:
         raise MLNNError("C_values must contain at least one value")
@@ -402,8 +302,8 @@ def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
         raise MLNNError(f"Y_train has {Y.shape[0]} rows but X_train has {X.shape[0]} documents")
     fit_rows, val_rows = _br_split(X.shape[0], validation, validation_fraction, random_state)
     X_fit, Y_fit, X_val, Y_val = X[fit_rows], Y[fit_rows], X[val_rows], Y[val_rows]
-    table, C, model = _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, random_state,
-                                svm_options, progress)
+    table, C, model = _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, svm_options,
+                                progress)
     lam, lambda_scores = None, {}
     if variant == "B":
         thresholds = ThresholdPredictor(fixed=0.0).fit(None, model.decision_function(X_val), Y_val)
@@ -413,8 +313,7 @@ def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
             X_val, model.decision_function(X_val), Y_val,
             lams=lams, features=threshold_features)
     if refit:
-        model = LinearSVMBR(C=C, random_state=random_state, **svm_options).fit(
-            X, Y, **warm_start(model, fit_rows, X.shape[0]))
+        model = LinearSVMBR(C=C, **svm_options).fit(X, Y, **warm_start(model))
         if variant == "R":
             thresholds = ThresholdPredictor(lam=lam, features=threshold_features).fit(
                 X, model.decision_function(X), Y)

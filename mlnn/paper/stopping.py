@@ -1,18 +1,10 @@
-"""The stopping rules side by side, read from stored run files (README, "Stopping rule (declared
-before the test numbers)").
+"""The stopping rules side by side, read from stored run files (README, "Stopping rule").
 
-A network's run record (``reproduce --stopping-sensitivity``) holds the main rule's result and,
-under ``rules``, each other rule's (:mod:`mlnn.paper.selection`), plus every η0's validation
-curve (``curves``: every measure at every epoch) and where each rule stops on it (``stops``).
-This module turns them into
-
-* :func:`rule_markdown` — test measures, mean ± standard deviation (ddof 1) over the seeds, per
-  method and rule, beside the paper's Table 3, each marked by whether the paper's value lies
-  within our tolerance (:data:`TOLERANCES`) of the mean;
-* :func:`plot_curves` — each measure's validation curve against epochs for every η0, with the
-  epoch where each rule stops on it.
-
-Everything is computed from the run records; no number is copied by hand.
+A network's run record holds the main rule's result, each other rule's under ``rules``, every
+η0's validation curve (``curves``) and where each rule stops on it (``stops``).
+:func:`rule_markdown` tabulates the test measures (mean ± std over the seeds) per method and rule
+beside the paper's Table 3, marked by :data:`TOLERANCES`; :func:`plot_curves` draws the
+validation curves with each rule's stop. Nothing is copied by hand.
 """
 
 import json
@@ -28,8 +20,7 @@ from mlnn.paper.methods import resolve
 from mlnn.evaluation.metrics import evaluate
 from mlnn.paper.selection import CRITERIA, choose, refit, select_learning_rate, selection_model
 
-#: The tolerances we hold ourselves to when comparing with the paper (figures/README.md):
-#: (kind, size), "abs" an absolute difference, "rel" a fraction of the paper's value.
+#: Our tolerances against the paper (figures/README.md): ("abs", difference) or ("rel", share).
 TOLERANCES = {"rankloss": ("abs", 0.0004), "oneError": ("abs", 0.006),
               "coverage": ("rel", 0.01), "MAP": ("abs", 0.004),
               **{m: ("abs", 0.012) for m in ("miP", "miR", "miF", "maP", "maR", "maF")}}
@@ -49,15 +40,14 @@ def within_tolerance(measure, value, paper):
 
 
 def rule_entries(record):
-    """``{rule: entry}`` of one network's run record, the main rule first; each entry has the
-    chosen ``learning_rate``, ``best_epoch`` and the ``test`` measures. A record stored before
-    the stopping rules were options used early stopping on rank loss (patience 5)."""
+    """``{rule: entry}`` of one network's run record, the main rule first (``"rankloss"`` for a
+    record older than the stopping rules)."""
     return {record.get("stopping", "rankloss"): record, **record.get("rules", {})}
 
 
 def rule_values(runs, dataset, method, rule, key):
-    """``{seed: value}`` of ``key`` (a test measure, or ``"best_epoch"`` / ``"learning_rate"``)
-    of ``method`` under ``rule`` on ``dataset``, over the runs that hold it."""
+    """``{seed: value}`` of ``key`` (a test measure, ``"best_epoch"`` or ``"learning_rate"``) of
+    ``method`` under ``rule`` on ``dataset``."""
     values = {}
     for run in runs:
         record = run["methods"].get(method) if run["dataset"] == dataset else None
@@ -77,10 +67,9 @@ def _cell(values, paper, measure):
 
 
 def rule_markdown(runs, dataset, methods, rules, paper):
-    """Methods × rules × measures of ``dataset``: the test measures' mean ± std over the seeds,
-    ✓ where the paper's value (``paper``: {method: {measure: value}}, from
-    :func:`mlnn.paper.reproduce.paper_table3`) lies within our tolerance of the mean, the
-    number of seeds n and each seed's epoch count; then the paper's row."""
+    """Methods × rules × measures of ``dataset``: mean ± std over the seeds, ✓ where the paper's
+    value (``paper``: {method: {measure: value}}) lies within tolerance, n and each seed's
+    epochs; then the paper's row."""
     lines = ["| method | stopping rule | n | epochs (by seed) | " + " | ".join(MEASURES) + " |",
              "|---|---|---:|---|" + "---:|" * len(MEASURES)]
     for method in methods:
@@ -100,20 +89,14 @@ def rule_markdown(runs, dataset, methods, rules, paper):
     return "\n".join(lines) + "\n"
 
 
-#: The networks of the stopping-rule study and the rules their tables show, over every stored
-#: seed: NN_A and NN_AD under every rule; the BP-MLL networks under the declared rule beside the
-#: rank-loss rule.
+#: The networks of the stopping-rule study and the rules their tables show.
 STUDY = (("NN_A NN_AD".split(), ("meanF_best", "rankloss", "meanF", "fixed")),
          ("BP-MLL_TA BP-MLL_TAD BP-MLL_RA BP-MLL_RAD".split(), ("meanF_best", "rankloss")))
 
 
 def stored_runs(figures):
-    """The run records under the folder ``figures``, in the order :func:`rule_values` needs:
-    first the rank-loss rule's runs of Reuters-21578 and Delicious, stored before the rule was
-    declared (``stopping/run_*.json``: sensitivity rows), then the main run files
-    (``run_*.json``: the declared rule's rows of those two datasets, with the other rules of
-    the networks run with ``--stopping-sensitivity`` under ``rules``); where a seed is in
-    both, the main file wins."""
+    """The run records under ``figures``: first ``stopping/run_*.json`` (the rank-loss rule's
+    earlier runs), then the main ``run_*.json``, which win where a seed is in both."""
     patterns = ("stopping/run_*.json", "run_*.json")
     return [json.loads(path.read_text()) for pattern in patterns
             for path in sorted(figures.glob(pattern))]
@@ -121,8 +104,7 @@ def stored_runs(figures):
 
 def study_tables(runs, paper, datasets):
     """``{dataset: [markdown table, ...]}``: :func:`rule_markdown` for each group of
-    :data:`STUDY` that ``runs`` hold on that dataset (``datasets``: {name: the paper's name};
-    ``paper``: :func:`mlnn.paper.reproduce.paper_table3`)."""
+    :data:`STUDY` held on that dataset (``datasets``: {name: the paper's name})."""
     tables = {}
     for dataset, paper_name in datasets.items():
         for methods, rules in STUDY:
@@ -147,10 +129,8 @@ def validation_curves(record):
 
 
 def plot_curves(record, title, measures=MEASURES + ("hamming", "meanF"), colours=None):
-    """One panel per measure: its validation curve against epochs for every η0, and a marker
-    where each stopping rule stops on each curve (filled on the η0 the rule chose). ``colours``
-    maps each η0 to its colour (the course passes the palette's, :data:`mlnn.figures.plots.
-    COLOURS`); by default matplotlib's cycle."""
+    """One panel per measure: its validation curve against epochs for every η0 (``colours``:
+    {η0: colour}), a marker where each rule stops (filled on the η0 it chose)."""
     curves, stops = validation_curves(record), rule_stops(record)
     chosen = {rule: float(entry["learning_rate"]) for rule, entry in rule_entries(record).items()}
     columns = 4
@@ -195,11 +175,9 @@ def _validation_entry(rule, outcomes, select_by):
 
 def validation_run(dataset, method, budget, rules, random_state=0, out=None,
                    select_by="rankloss"):
-    """The selection runs of a network ``method`` on a loaded ``dataset`` and where each rule of
-    ``rules`` stops, without refits or test numbers: a run-file-like record (``"validation_only"``)
-    with the curves and each rule's choice, written to ``out`` (JSON) if given. The split, the
-    grid and the choices are those of ``reproduce`` (:func:`mlnn.paper.selection.
-    select_learning_rate`), for when the refits cannot be afforded."""
+    """The selection runs of a network ``method`` and where each rule of ``rules`` stops, as
+    ``reproduce`` makes them but without refits or test numbers: a run-file-like record
+    (``"validation_only"``), written to ``out`` (JSON) if given."""
     method, started = resolve(method), time.perf_counter()
     fit, val = validation_split(dataset.X_train.shape[0], 0.1, random_state=random_state)
     X, Y = dataset.X_train, dataset.Y_train
@@ -217,12 +195,9 @@ def validation_run(dataset, method, budget, rules, random_state=0, out=None,
 
 
 def refit_validation_run(dataset, run, budget, out=None, rules=None):
-    """The refits of a :func:`validation_run`: each rule's η0 trained again on all training
-    documents of the loaded ``dataset`` for the rule's epoch count with its λ, exactly as
-    ``reproduce`` refits it (:func:`mlnn.paper.selection.refit`; rules with the same choice
-    share one refit), and its test measures added under ``test``. ``rules`` (default: all, the
-    main rule first) says which rules to refit, in that order; the run is written to ``out``
-    (JSON) after each refit, so an interrupted call keeps the rules done. Returns the run."""
+    """The refits of a :func:`validation_run`, as ``reproduce`` makes them
+    (:func:`mlnn.paper.selection.refit`), with their test measures under ``test``; ``rules``
+    (default all) in that order, the run written to ``out`` after each. Returns the run."""
     run = {**run, "validation_only": False}
     (method, record), = run["methods"].items()
     entries = rule_entries(record)

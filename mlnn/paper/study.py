@@ -1,18 +1,10 @@
 """A study: the paper's comparison over a list of datasets × seeds, resumable.
 
 :func:`run_study` runs :func:`mlnn.paper.reproduce.reproduce` for every (dataset, seed) and
-stores each method in the run file of its dataset and seed as soon as it ends
-(:func:`mlnn.paper.reproduce.write_results`, names in :mod:`mlnn.paper.results`). Run again with
-the same arguments, it skips every (dataset, seed, method) already stored and runs only the
-rest, so a study stopped by Ctrl-C, a crash or a deadline resumes where it stopped; ``force``
-runs them all again (each rerun replaces its stored result). Ctrl-C while a method's files are
-written takes effect after them; tables missing, older than their run file or incomplete (a
-run killed between the run file and the tables) are rebuilt from it first.
-
-Before any training, every stored run file the study will extend is read: a damaged file or a
-stored run with other settings stops the study at once with a message naming the file, so an
-hour of work is never lost at the first write. The caller holds the lock of the output
-directory (:func:`mlnn.base.lock.directory_lock`) for the whole study.
+stores each method as soon as it ends; run again, it skips what is stored (``force`` reruns),
+so a study stopped by Ctrl-C or a crash resumes. Every stored run file it extends is read before
+any training: a damaged file or other settings stop it at once. Writes hold Ctrl-C back; stale
+tables are rebuilt first. The caller holds the output directory's lock.
 """
 
 import contextlib
@@ -26,7 +18,7 @@ from mlnn.paper.reproduce import (merge_runs, read_stored, reproduce, settings_r
                                   write_results)
 from mlnn.paper.results import run_path, table_paths, tables_current
 
-#: The keyword arguments of :func:`mlnn.paper.reproduce.reproduce` that define an experiment.
+#: The arguments of :func:`~mlnn.paper.reproduce.reproduce` that define an experiment.
 SETTING_NAMES = ("quick", "refit", "batch_size", "validation_fraction", "learning_rates",
                  "C_values", "select_by", "stopping")
 
@@ -42,11 +34,8 @@ class Job:
 
 
 def plan(datasets, seeds, out_dir, methods=None, force=False, **options):
-    """The jobs of a study, checked against the run files stored in ``out_dir``.
-
-    ``options`` are keyword arguments of :func:`~mlnn.paper.reproduce.reproduce`. Raises
-    :class:`~mlnn.base.errors.MLNNError` if a stored run file is damaged or holds other settings.
-    """
+    """The jobs of a study; :class:`MLNNError` if a stored run file in ``out_dir`` is damaged or
+    holds other settings (``options`` of :func:`~mlnn.paper.reproduce.reproduce`)."""
     methods = tuple(resolve(m) for m in (methods or PAPER_METHODS))
     settings = {k: v for k, v in options.items() if k in SETTING_NAMES}
     jobs = []
@@ -64,11 +53,7 @@ def plan(datasets, seeds, out_dir, methods=None, force=False, **options):
 
 def run_study(datasets, seeds, out_dir, load, methods=None, force=False, log=print, **options):
     """Run every job of :func:`plan`, storing each method as it ends; returns the jobs.
-
-    ``load(name)`` returns the dataset ``name`` (loaded once for all its seeds, and only if one
-    of its jobs has something to run); ``options`` go to
-    :func:`~mlnn.paper.reproduce.reproduce`.
-    """
+    ``load(name)`` loads a dataset (once, and only when needed)."""
     jobs = plan(datasets, seeds, out_dir, methods, force, **options)
     _remove_partial_files(out_dir, log)
     loaded = {}
@@ -90,8 +75,7 @@ def run_study(datasets, seeds, out_dir, load, methods=None, force=False, log=pri
 
 
 def _with_test_documents(dataset):
-    """``dataset``, after checking that its test split has a document to evaluate the methods
-    on (an empty one would be found only after every method had been trained)."""
+    """``dataset``, checked to have a test document before any method is trained."""
     if dataset.X_test.shape[0] == 0:
         raise MLNNError(f"the test split of {dataset.name} has no documents: there is nothing "
                         "to evaluate the methods on")
@@ -99,9 +83,7 @@ def _with_test_documents(dataset):
 
 
 def _remove_partial_files(out_dir, log):
-    """Remove the temporary files a killed run left beside its run files and tables (hidden,
-    ending in ``.part``; never read, so only clutter). Safe because the caller holds the
-    directory's lock: no other writer is at work there."""
+    """Remove the ``.part`` files a killed run left (safe: the caller holds the lock)."""
     partial = [path for pattern in (".run_*.part", ".table3_*.part")
                for path in Path(out_dir).glob(pattern)]
     for path in partial:
@@ -112,8 +94,7 @@ def _remove_partial_files(out_dir, log):
 
 
 def _rebuild_tables(out_dir, job, log):
-    """Rewrite the tables of the stored run of ``job`` if they are missing, older than its run
-    file or incomplete (a run killed between the run file and the tables)."""
+    """Rewrite the tables of ``job``'s stored run if they are missing, stale or incomplete."""
     stored = read_stored(out_dir, job.dataset, job.seed) if job.stored else None
     if stored is not None and not tables_current(stored, out_dir):
         with interrupts.deferred():
@@ -124,10 +105,8 @@ def _rebuild_tables(out_dir, job, log):
 
 
 def _saver(out_dir, job):
-    """Store a run record merged with what is stored for its dataset and seed: the run file and
-    its tables are written with Ctrl-C held back (:func:`mlnn.base.interrupts.deferred`), so an
-    interrupt during the writes stops the study just after them, the method kept in every
-    file."""
+    """Store a run record merged with the stored one, with Ctrl-C held back during the writes
+    (:func:`mlnn.base.interrupts.deferred`)."""
     def save(run):
         with interrupts.deferred():
             write_results(merge_runs(read_stored(out_dir, job.dataset, job.seed), run, out_dir),

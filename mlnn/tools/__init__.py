@@ -1,12 +1,8 @@
 """Measuring (timings of the networks and of the SVMs beside liblinear, and what the machine is),
 and the course in nbgrader's format for an instructor.
 
-===================  ========================================================================
-module               job
-===================  ========================================================================
-``bench``            time per epoch and per δ2 of the networks
-``svm_bench``        the BR solvers timed beside liblinear (scikit-learn's build, when installed)
-``machine``          processor, BLAS threads and versions, recorded with every benchmark
-``nbgrader_course``  nbgrader metadata in the notebooks; the source version with the solutions
-===================  ========================================================================
+``bench`` — time per epoch and per δ2 of the networks
+``svm_bench`` — the BR solvers timed beside liblinear (scikit-learn's build, when installed)
+``machine`` — processor, BLAS threads and versions, recorded with every benchmark
+``nbgrader_course`` — nbgrader metadata in the notebooks; the source version with the solutions
 """

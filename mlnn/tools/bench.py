@@ -1,34 +1,20 @@
 r"""How fast a network of the paper trains, where the time goes, and how much memory it takes.
 
-:func:`benchmark_training` trains a network (AdaGrad, paper Sec. 3.5) on given training data with
-the real trainer, :func:`mlnn.nn.training.train`, for ``warmup + epochs`` epochs and measures:
+:func:`benchmark_training` trains a network (AdaGrad, Sec. 3.5) with the real trainer,
+:func:`mlnn.nn.training.train`, for ``warmup + epochs`` epochs and measures:
 
-* seconds per epoch: the median over the timed epochs (the warm-up epochs are left out: they pay
-  for first-touch page faults of the AdaGrad state and warm the caches), and documents per second;
-  beside the wall-clock time, the CPU time of the process (:func:`time.process_time`), which a
-  busy machine inflates less as long as BLAS runs one thread;
-* a breakdown of each epoch into the four phases of the trainer's minibatch update — the forward
-  pass, the loss (its value and δ2), the backward pass (δ1 and the products of the gradients) and
-  the optimizer (its step, and the deferred steps it applies in ``catch_up`` before each forward
-  pass and in ``flush`` before each evaluation) — plus the rest (minibatch slicing, dropout
-  masks, bookkeeping). The calls are timed by wrapping the network, the loss and the optimizer
-  in :class:`Stopwatch` proxies, so the breakdown is of the same run as the epoch times, not of a
-  re-implementation of the loop;
-* peak memory (:func:`mlnn.tools.machine.peak_rss_mb`, the whole process), next to the bytes of the
-  training data, the parameters and the optimizer state.
+* seconds per epoch (median over the timed epochs; warm-up epochs left out), documents per
+  second, and the process's CPU time beside the wall-clock time;
+* each epoch split into the trainer's phases — forward pass, loss (value and δ2), backward pass,
+  optimizer (its steps and deferred catch-up) — and the rest, timed by wrapping the network, the
+  loss and the optimizer in :class:`Stopwatch` proxies, so the breakdown is of the same run;
+* peak memory (:func:`mlnn.tools.machine.peak_rss_mb`) beside the bytes of the data, the
+  parameters and the optimizer state.
 
-:func:`benchmark_products` times the five matrix products of a minibatch update alone, on the same
-shapes, dtype and layout: X W1, h W2, δ2 W2ᵀ, Xᵀ δ1 (on the rows of the features present) and
-hᵀ δ2. No implementation of the epoch can be faster than their sum, the floor an epoch is compared
-with.
-
-:func:`benchmark_pwe_delta` times the PWE δ2 (paper Sec. 3.4) in its pairwise O(|y||ȳ|) form and
-its factorised O(L) form against the number of labels L on synthetic scores: the pairwise cost
-grows with L² for a fixed label density, the factorised one with L (see
-:class:`mlnn.nn.losses.PairwiseExponential`).
-
-The numbers are wall-clock times on a possibly shared machine: run on an idle machine, and
-compare implementations in the same session. ``python -m mlnn bench`` reports them.
+:func:`benchmark_products` times the five matrix products of a minibatch update alone (X W1,
+h W2, δ2 W2ᵀ, Xᵀ δ1 on the rows present, hᵀ δ2): their sum is the floor of an epoch.
+:func:`benchmark_pwe_delta` times the PWE δ2 (Sec. 3.4) in its pairwise and factorised forms
+against L. Compare times within one session (``python -m mlnn bench``).
 """
 
 import time
@@ -58,12 +44,8 @@ PWE_DENSITY = 0.02
 
 
 class Stopwatch:
-    """Adds the wall-clock time of calls to chosen methods of an object to ``totals[phase]``.
-
-    ``Stopwatch(target, phases, totals)`` behaves like ``target`` (every attribute is looked up on
-    it), except that a call of a method named in ``phases`` (method name → phase; the key None
-    stands for every other public method) also adds its duration to ``totals[phase]``.
-    """
+    """Behaves like ``target``, except that a call of a method named in ``phases`` (name →
+    phase; None: every other public method) adds its wall-clock time to ``totals[phase]``."""
 
     def __init__(self, target, phases, totals):
         self._target, self._phases, self._totals = target, phases, totals
@@ -100,18 +82,9 @@ BENCH_PARAMS = ("hidden_activation", "loss", "dropout", "optimizer", "batch_size
 
 
 def benchmark_training(X, Y, epochs=5, warmup=1, random_state=0, **params):
-    """Train a network on (X, Y) for ``warmup + epochs`` epochs and time it.
-
-    ``params`` are hyper-parameters of the model description (:mod:`mlnn.model.params`), those
-    of :data:`BENCH_PARAMS`, e.g. a method's (:func:`mlnn.paper.methods.network_params`) with
-    ``hidden_units``, ``batch_size``, ``learning_rate``, ``dtype``; the others keep the
-    description's defaults (AdaGrad, the paper's learner). Returns a dict: ``epoch_seconds``
-    (the timed epochs), ``seconds_per_epoch`` (their median), ``cpu_seconds_per_epoch`` (the
-    median CPU time), ``docs_per_second``, ``breakdown_seconds`` (median seconds per epoch of
-    each phase of :data:`PHASES` and ``other``), ``peak_rss_mb`` and ``footprint_mb``
-    (``data``, ``parameters``, ``optimizer_state``, ``total``) with ``peak_rss_ratio`` =
-    peak_rss_mb / footprint total.
-    """
+    """Train a network with the hyper-parameters ``params`` (:data:`BENCH_PARAMS`) on (X, Y) for
+    ``warmup + epochs`` epochs and time it (module docstring): a dict of ``seconds_per_epoch``,
+    ``breakdown_seconds`` (per phase of :data:`PHASES`), ``peak_rss_mb``, ``footprint_mb``, ..."""
     unknown = sorted(set(params) - set(BENCH_PARAMS))
     if unknown:
         raise MLNNError(f"benchmark_training takes the hyper-parameters {list(BENCH_PARAMS)}, "
@@ -174,17 +147,10 @@ PRODUCTS = ("X W1", "h W2", "δ2 W2ᵀ", "Xᵀ δ1", "hᵀ δ2")
 
 def benchmark_products(X, n_labels, hidden_units, batch_size, dtype=np.float32, epochs=3,
                        random_state=0):
-    """Seconds per epoch of the five matrix products of training (:data:`PRODUCTS`) alone.
-
-    The rows of X (n × D CSR) are put in a seeded random order and sliced into minibatches as
-    the trainer slices them; for each minibatch of n_b documents and k features present the
-    products X_b W1, h W2, δ2 W2ᵀ, X_kᵀ δ1 (X_b's k nonzero columns, as
-    :meth:`mlnn.nn.network.Network.backward` forms ∂J/∂W1) and hᵀ δ2 run on random C-ordered
-    arrays of ``dtype`` (W1 D × F, W2 F × L, h and δ1 n_b × F, δ2 n_b × L), the dense ones into
-    reused buffers; δ2 W2ᵀ as (W2 δ2ᵀ)ᵀ, the form BLAS runs fastest with W2 in C order (about
-    a quarter faster than δ2 W2ᵀ on 64 × 983 by 983 × 1,000 in float32). Returns
-    ``{"products": {name: median seconds per epoch}, "total": median over the ``epochs`` of
-    their sum, "cpu_total": the same in CPU time}``.
+    """Seconds per epoch of the five matrix products of training (:data:`PRODUCTS`) alone, on
+    the trainer's minibatches of X (n × D CSR, seeded order) and random arrays of ``dtype``;
+    X_kᵀ δ1 on the k features present, δ2 W2ᵀ as (W2 δ2ᵀ)ᵀ (faster with W2 in C order).
+    Returns ``{"products": {name: median seconds}, "total": ..., "cpu_total": ...}``.
     """
     rng = np.random.default_rng(random_state)
     X = check_X(X, "X", dtype=np.dtype(dtype))
@@ -229,13 +195,10 @@ def _present_columns(X):
 
 def benchmark_pwe_delta(label_counts=DEFAULT_PWE_LABELS, n_documents=64, density=None, repeats=3,
                         dtype=np.float32, random_state=0):
-    """Seconds for one PWE δ2 of an n_documents × L minibatch, pairwise vs factorised, per L.
-
-    Scores o = tanh(z2) with z2 ~ N(0, 1); every document has max(1, round(density · L))
-    relevant labels (at most L − 1), so |y||ȳ| grows like L² at a fixed density. Each time is
-    the fastest of ``repeats`` calls. Returns a list of dicts ``labels``, ``relevant``,
-    ``pairwise_seconds``, ``factorised_seconds``, ``ratio``.
-    """
+    """Seconds for one PWE δ2 of an n_documents × L minibatch, pairwise vs factorised, per L
+    (o = tanh(z2), z2 ~ N(0, 1), ``density`` · L relevant labels; the fastest of ``repeats``):
+    a list of dicts ``labels``, ``relevant``, ``pairwise_seconds``, ``factorised_seconds``,
+    ``ratio``."""
     density = PWE_DENSITY if density is None else density
     rng = np.random.default_rng(random_state)
     rows = []

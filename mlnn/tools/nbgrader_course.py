@@ -6,17 +6,11 @@ are canonical; the source version nbgrader starts from is generated from them, n
     python -m mlnn course metadata        # (re)write the nbgrader metadata into notebooks/
     python -m mlnn course source COURSE   # COURSE/source/<notebook>/<notebook>.ipynb
 
-An exercise is an answer cell (a code cell with a ``...   # your code`` stub in a ``def`` or
-``class``) directly followed by its grader cell (a code cell calling ``check_*``). The answer cell
-becomes a solution cell, the grader cell an autograded test cell of :data:`POINTS` points, both
-with a grade id made of the notebook and the exercise (``01-delta1_tanh``,
-``01-delta1_tanh-test``); every other cell is locked, its grade id made of the notebook and its
-cell id. Metadata are written only where they differ, so a second run changes nothing.
-
-In the source version each answer cell ends with the worked solution (the definition, the helpers
-and imports it uses) between nbgrader's solution markers; with the configuration written beside
-it (an empty code stub), ``nbgrader generate_assignment`` gives back the student's cell with one
-empty line at its end.
+An exercise is an answer cell (a ``...   # your code`` stub in a ``def`` or ``class``) followed
+by its grader cell (calling ``check_*``): a solution cell and an autograded test cell of
+:data:`POINTS` points (grade ids ``01-delta1_tanh``, ``01-delta1_tanh-test``); every other cell
+is locked. In the source version each answer cell ends with the worked solution between
+nbgrader's solution markers. Writing twice changes nothing.
 """
 
 import ast

@@ -1,32 +1,13 @@
 """How fast the BR linear SVMs train, side by side with liblinear on the same problem.
 
-:func:`benchmark_svm` fits the L one-vs-rest SVMs of :mod:`mlnn.baselines.svm` at every C of a grid
-and, when scikit-learn is importable, liblinear through ``sklearn.svm.LinearSVC`` one label at a
-time on the same problem: squared hinge, L2 regularisation, a constant feature ``bias`` whose weight
-is regularised (``intercept_scaling=bias``), and the same tolerance. For every solver and C it
-reports the wall-clock seconds (median over ``repeats``) and the primal objective reached,
-Σ_l ½‖w_l‖² + C Σ_i max(0, 1 − y_il w_lᵀx_i)², computed by one function for all solvers. The
-solvers of one C run back to back, so that they share the load of a busy machine.
-
-The solvers (``solvers``):
-
-* ``"tron"`` — :class:`mlnn.baselines.svm.LinearSVMBR` with ``solver="tron"``, warm-started
-  along the ascending grid from the previous C's weights, as
-  :func:`mlnn.paper.selection.fit_br` does;
-* ``"tron-cold"`` — the same, every C from w = 0;
-* ``"liblinear-primal"`` — ``LinearSVC(dual=False)``, liblinear's trust-region Newton
-  (``-s 2``) from w = 0 with the same stopping rule as ``"tron"``: ‖∇f(w)‖ ≤
-  tol·max(min(#pos, #neg), 1)/n·‖∇f(0)‖;
-* ``"liblinear-dual"`` — ``LinearSVC(dual=True)``, liblinear's dual coordinate descent
-  (``-s 1``) with tolerance ``dual_tol`` on the projected gradient;
-* ``"dual_cd"`` — :class:`mlnn.baselines.svm.LinearSVMBR` with ``solver="dual_cd"``
-  and ``dual_tol``, warm-started from the previous α (slow for large C: minutes per C on
-  Reuters-21578).
-
-liblinear cannot train a label whose documents all have the same sign; such labels are left out
-of its time and objective (``skipped``), and of the other solvers' objective, so that the sums
-compare the same labels. The numbers are wall-clock times on a possibly shared machine: pin BLAS
-to one thread (``OPENBLAS_NUM_THREADS=1``) and compare solvers within the same run.
+:func:`benchmark_svm` fits the L SVMs of :mod:`mlnn.baselines.svm` at every C of a grid and, when
+scikit-learn is importable, liblinear (``LinearSVC``, one label at a time, the same squared
+hinge, regularised constant feature and tolerance). For every solver and C it reports the
+seconds (median over ``repeats``) and the primal objective reached. Solvers: ``"tron"``
+(warm-started along the grid, as :func:`mlnn.paper.selection.fit_br`), ``"tron-cold"`` (from
+w = 0), ``"liblinear-primal"`` (``-s 2``, the same stopping rule) and ``"liblinear-dual"``
+(``-s 1``, tolerance ``dual_tol``). Labels liblinear cannot train (one sign only) are left out
+of every objective (``skipped``). Pin BLAS to one thread and compare within one run.
 """
 
 import time
@@ -39,8 +20,7 @@ from mlnn.base.validation import check_X, check_Y, check_positive_float, check_p
 from mlnn.baselines.svm import (DEFAULT_C_VALUES, DEFAULT_TOL, ConvergenceWarning, LinearSVMBR,
                                  augment_bias)
 
-SOLVERS = ("tron", "tron-cold", "liblinear-primal", "liblinear-dual", "dual_cd")
-DEFAULT_SOLVERS = ("tron", "tron-cold", "liblinear-primal", "liblinear-dual")
+SOLVERS = DEFAULT_SOLVERS = ("tron", "tron-cold", "liblinear-primal", "liblinear-dual")
 LIBLINEAR = ("liblinear-primal", "liblinear-dual")
 
 
@@ -54,26 +34,10 @@ def liblinear_available():
 
 
 def primal_objectives(X, signs, W, C):
-    """½‖w_l‖² + C Σ_i max(0, 1 − y_il w_lᵀx_i)² per label: (L,).
-
-    X : n × (D+1) CSR, already augmented by the constant feature; signs : n × L ±1;
-    W : (D+1) × L weights including the constant feature's.
-    """
+    """½‖w_l‖² + C Σ_i max(0, 1 − y_il w_lᵀx_i)² per label: (L,), with X augmented by the
+    constant feature and W (D+1) × L including its weight."""
     slack = np.maximum(0.0, 1.0 - signs * np.asarray(X @ W))
     return 0.5 * np.einsum("ij,ij->j", W, W) + C * np.einsum("ij,ij->j", slack, slack)
-
-
-def _fit_mlnn(X, Y, C, solver, tol, bias, max_iter, previous):
-    """One LinearSVMBR fit, warm-started from ``previous`` if given: (model, W (D+1) × L)."""
-    start = {}
-    if previous is not None:
-        start = ({"coef": previous.coef_, "intercept": previous.intercept_}
-                 if solver == "tron" else {"dual_coef": previous.dual_coef_})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        model = LinearSVMBR(C=C, solver=solver, tol=tol, bias=bias, max_iter=max_iter)
-        model.fit(X, Y, **start)
-    return model, model.weights()
 
 
 def _fit_liblinear(X, Y, C, dual, tol, bias, max_iter, labels):
@@ -99,10 +63,12 @@ def _fit(solver, X, Y, C, tol, dual_tol, bias, max_iter, compared, previous):
         dual = solver == "liblinear-dual"
         return _fit_liblinear(X, Y, C, dual, dual_tol if dual else tol, bias, max_iter,
                               compared), None
-    name = "dual_cd" if solver == "dual_cd" else "tron"
-    model, W = _fit_mlnn(X, Y, C, name, dual_tol if name == "dual_cd" else tol, bias, max_iter,
-                         None if solver == "tron-cold" else previous)
-    return W, model
+    start = {} if previous is None or solver == "tron-cold" else \
+        {"coef": previous.coef_, "intercept": previous.intercept_}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = LinearSVMBR(C=C, tol=tol, bias=bias, max_iter=max_iter).fit(X, Y, **start)
+    return model.weights(), model
 
 
 def _check_options(C_values, tol, dual_tol, bias, repeats, max_iter, solvers):
@@ -124,18 +90,12 @@ def _check_options(C_values, tol, dual_tol, bias, repeats, max_iter, solvers):
 def benchmark_svm(X, Y, C_values=DEFAULT_C_VALUES, tol=DEFAULT_TOL["tron"],
                   dual_tol=DEFAULT_TOL["dual_cd"], bias=1.0, repeats=3, max_iter=1000,
                   solvers=DEFAULT_SOLVERS, log=None):
-    """Time the BR SVMs of every solver at every C; see the module docstring.
+    """Time the BR SVMs of every solver of ``solvers`` at every C (module docstring).
 
-    X : (n, D) CSR; Y : (n, L) 0/1. ``solvers`` from :data:`SOLVERS`; the liblinear ones are
-    left out (``liblinear`` False in the result) when scikit-learn is missing. ``log`` (e.g.
-    ``print``) receives one line per solver and C.
-
-    Returns a dict: ``rows`` — one dict per (solver, C) with ``solver``, ``C``, ``seconds`` (the
-    median), ``all_seconds``, ``objective`` (summed over the compared labels); ``ratios`` and
-    ``cold_ratios`` — {C: the median over the repeats of the seconds of "tron" (resp.
-    "tron-cold") / the seconds of "liblinear-primal" in the same repeat} when both ran (each
-    pair runs back to back, so it shares the load of a busy machine); and the problem's sizes,
-    ``skipped`` labels and settings.
+    Returns a dict: ``rows``, one per (solver, C) with ``seconds`` (median), ``all_seconds`` and
+    ``objective``; ``ratios`` and ``cold_ratios``, {C: median over the repeats of "tron" (or
+    "tron-cold") / "liblinear-primal" seconds}; the problem's sizes, ``skipped`` labels and
+    settings. ``log`` receives a line per solver and C.
     """
     C_values, repeats, max_iter = _check_options(C_values, tol, dual_tol, bias, repeats, max_iter,
                                                  tuple(solvers))
