@@ -16,7 +16,8 @@ from mlnn.paper.methods import PAPER_NETWORK_ALIASES, network_params, resolve
 from mlnn.tools.bench import (DEFAULT_PWE_LABELS, PWE_DENSITY, benchmark_products,
                               benchmark_pwe_delta, benchmark_training)
 from mlnn.tools.machine import machine_info
-from mlnn.tools.svm_bench import DEFAULT_SOLVERS, SOLVERS, benchmark_svm, format_svm_report
+from mlnn.tools.svm_bench import (DEFAULT_SOLVERS, LIBLINEAR_DUAL_TOL, SOLVERS, benchmark_svm,
+                                  format_svm_report)
 
 #: The options of ``bench`` that set a hyper-parameter, and the hyper-parameter.
 BENCH_OPTIONS = {"--batch-size": "batch_size", "--hidden-units": "hidden_units",
@@ -67,10 +68,10 @@ def _add_svm_options(parser):
     group.add_argument("--C-values", dest="C_values",
                        default=",".join(f"{C:g}" for C in DEFAULT_C_VALUES),
                        help="comma-separated C grid (default the paper's 0.001,...,1000)")
-    group.add_argument("--tol", type=float, default=DEFAULT_TOL["tron"],
-                       help=f"tolerance of the primal solvers (default {DEFAULT_TOL['tron']})")
-    group.add_argument("--dual-tol", type=float, default=DEFAULT_TOL["dual_cd"],
-                       help=f"tolerance of the dual solvers (default {DEFAULT_TOL['dual_cd']})")
+    group.add_argument("--tol", type=float, default=DEFAULT_TOL,
+                       help=f"tolerance of the primal solvers (default {DEFAULT_TOL})")
+    group.add_argument("--dual-tol", type=float, default=LIBLINEAR_DUAL_TOL,
+                       help=f"tolerance of liblinear-dual (default {LIBLINEAR_DUAL_TOL})")
     group.add_argument("--bias", type=float, default=1.0,
                        help="the constant feature, liblinear's -B (default 1)")
     group.add_argument("--repeats", type=int, default=3,

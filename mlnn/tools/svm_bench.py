@@ -23,6 +23,9 @@ from mlnn.baselines.svm import (DEFAULT_C_VALUES, DEFAULT_TOL, ConvergenceWarnin
 SOLVERS = DEFAULT_SOLVERS = ("tron", "tron-cold", "liblinear-primal", "liblinear-dual")
 LIBLINEAR = ("liblinear-primal", "liblinear-dual")
 
+#: liblinear's default tolerance of its dual coordinate descent (-s 1), "liblinear-dual".
+LIBLINEAR_DUAL_TOL = 0.1
+
 
 def liblinear_available():
     """True when scikit-learn (which bundles liblinear) can be imported."""
@@ -87,8 +90,8 @@ def _check_options(C_values, tol, dual_tol, bias, repeats, max_iter, solvers):
                                                                                 "max_iter")
 
 
-def benchmark_svm(X, Y, C_values=DEFAULT_C_VALUES, tol=DEFAULT_TOL["tron"],
-                  dual_tol=DEFAULT_TOL["dual_cd"], bias=1.0, repeats=3, max_iter=1000,
+def benchmark_svm(X, Y, C_values=DEFAULT_C_VALUES, tol=DEFAULT_TOL,
+                  dual_tol=LIBLINEAR_DUAL_TOL, bias=1.0, repeats=3, max_iter=1000,
                   solvers=DEFAULT_SOLVERS, log=None):
     """Time the BR SVMs of every solver of ``solvers`` at every C (module docstring).
 
