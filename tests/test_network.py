@@ -168,7 +168,8 @@ def test_hand_worked_sgd_step():
 def test_float32_forward_matches_float64():
     net64 = Network.initialize(30, 5, hidden_units=10, hidden_activation="relu",
                                random_state=3, dtype=np.float64)
-    net32 = Network(*(net64.params[k].astype(np.float32) for k in ("W1", "b1", "W2", "b2")))
+    net32 = Network(*(net64.params[k].astype(np.float32) for k in ("W1", "b1", "W2", "b2")),
+                    "relu")
     X = sp.random(4, 30, density=0.3, format="csr", random_state=4)
     o32 = net32.forward(X).o
     assert o32.dtype == np.float32
@@ -190,7 +191,7 @@ def test_bad_input_is_a_clear_error(X, message):
 
 def test_inconsistent_parameters_are_a_clear_error():
     with pytest.raises(MLNNError, match="inconsistent parameter shapes"):
-        Network(np.zeros((4, 3)), np.zeros(2), np.zeros((3, 2)), np.zeros(2))
+        Network(np.zeros((4, 3)), np.zeros(2), np.zeros((3, 2)), np.zeros(2), "relu")
     with pytest.raises(MLNNError, match="unknown initialisation"):
         Network.initialize(4, 2, hidden_units=3, hidden_activation="relu", init="orthogonal")
 

@@ -301,7 +301,7 @@ def test_catching_up_before_the_forward_pass_on_the_minimal_case():
     the dense loop (written out here) gives W1[0] = 0.638110; reading row 0 without catching up
     gave 0.638896."""
     X, Y = sp.csr_matrix(np.eye(2)), np.array([[1.0], [0.0]])
-    network = Network(0.5 * np.ones((2, 1)), np.zeros(1), np.ones((1, 1)), np.zeros(1))
+    network = Network(0.5 * np.ones((2, 1)), np.zeros(1), np.ones((1, 1)), np.zeros(1), "relu")
     opt = LazyRows(Momentum(0.1, momentum=0.9))
     P = {name: value.copy() for name, value in network.params.items()}
     v = {name: np.zeros_like(value) for name, value in P.items()}

@@ -258,7 +258,8 @@ def test_the_minimal_momentum_case_in_train():
     date before it is read again (stale rows gave W1[0] = 0.638896 where dense momentum gives
     0.638110 after the order 0, 1, 0)."""
     X, Y = sp.csr_matrix(np.eye(2)), np.array([[1], [0]])
-    case = {"network": Network(0.5 * np.ones((2, 1)), np.zeros(1), np.ones((1, 1)), np.zeros(1)),
+    case = {"network": Network(0.5 * np.ones((2, 1)), np.zeros(1), np.ones((1, 1)), np.zeros(1),
+                                   "relu"),
             "X": X, "Y": Y, "batch_size": 1, "max_epochs": 3, "dropout": 0.0,
             "input_dropout": 0.0, "seed": 0}
     expected, _ = dense_reference(case, "momentum", 0.0, False, snapshot_every=1)

@@ -126,7 +126,7 @@ class Network:
     activation names or :class:`~mlnn.nn.activations.Activation`.
     """
 
-    def __init__(self, W1, b1, W2, b2, hidden_activation="relu", output="sigmoid"):
+    def __init__(self, W1, b1, W2, b2, hidden_activation, output="sigmoid"):
         self.params = {"W1": W1, "b1": b1, "W2": W2, "b2": b2}
         self.hidden_activation = get_activation(hidden_activation)
         self.output = get_activation(output)
