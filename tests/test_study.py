@@ -32,14 +32,12 @@ def files(directory):
 @pytest.fixture
 def calls(monkeypatch):
     """The methods actually trained, in order (the real run functions still run)."""
-    seen = []
-    for name in ("run_network", "run_br"):
-        real = getattr(reproduce_module, name)
+    seen, real = [], reproduce_module.run_method
 
-        def spy(method, *args, _real=real, **kwargs):
-            seen.append(method)
-            return _real(method, *args, **kwargs)
-        monkeypatch.setattr(reproduce_module, name, spy)
+    def spy(method, *args, **kwargs):
+        seen.append(method)
+        return real(method, *args, **kwargs)
+    monkeypatch.setattr(reproduce_module, "run_method", spy)
     return seen
 
 
@@ -75,9 +73,13 @@ def test_every_method_records_its_settings_scores_time_and_versions(tmp_path):
 
 
 def test_ctrl_c_keeps_the_completed_methods_and_exits_130(tmp_path, monkeypatch, capsys):
-    def interrupt(*args, **kwargs):
-        raise KeyboardInterrupt
-    monkeypatch.setattr(reproduce_module, "run_br", interrupt)
+    real = reproduce_module.run_method
+
+    def interrupt(method, *args, **kwargs):
+        if method == "BR_B":
+            raise KeyboardInterrupt
+        return real(method, *args, **kwargs)
+    monkeypatch.setattr(reproduce_module, "run_method", interrupt)
     assert reproduce(tmp_path, "--methods", "nn-a", "bpmll-ta", "br-b", "nn-ad") == 130
     error = capsys.readouterr().err.strip().splitlines()
     assert error == [f"mlnn: interrupted; the methods completed so far are stored in {tmp_path}"]

@@ -26,18 +26,20 @@ from mlnn.base.fileio import atomic_write, write_text
 from mlnn.base.progress import Progress
 from mlnn.base.validation import check_choice, validation_split
 from mlnn.evaluation.metrics import MEASURES, evaluate
+from mlnn.model.params import DEFAULT
 from mlnn.model.stopping_rules import STOPPING_RULES
 from mlnn.paper.methods import C_VALUES, LEARNING_RATES, METHODS, PAPER_METHODS, resolve
-from mlnn.paper.results import read_run, run_path, stem
+from mlnn.paper.results import OLD_RUNS_STOPPING, read_run, run_path, stem
 from mlnn.paper.selection import fit_br, fit_network_method, fit_published_method
 
 #: Names of the datasets in the paper's Table 3, by registry name.
 PAPER_DATASETS = {"reuters21578": "Reuters-21578", "delicious": "Delicious"}
 
-#: The full-budget settings, and the small-budget ones of ``quick`` (used in CI).
+#: The full budget (the model description's defaults and the paper's grids), and the small one
+#: of ``quick`` (used in CI).
 BUDGETS = {
-    "full": {"hidden_units": 1000, "max_epochs": 100, "patience": 5,
-             "learning_rates": LEARNING_RATES, "C_values": C_VALUES},
+    "full": {"hidden_units": DEFAULT.hidden_units, "max_epochs": DEFAULT.max_epochs,
+             "patience": DEFAULT.patience, "learning_rates": LEARNING_RATES, "C_values": C_VALUES},
     "quick": {"hidden_units": 64, "max_epochs": 3, "patience": 2,
               "learning_rates": (0.1,), "C_values": (1.0,)},
 }
@@ -68,50 +70,40 @@ def paper_table3():
     return {(row["dataset"], row["method"]): {m: float(row[m]) for m in MEASURES} for row in rows}
 
 
-def _test_predictions(model, dataset):
+def _test_measures(model, thresholds, dataset):
+    """The test measures (:func:`evaluate`) of ``model``'s scores and ``thresholds``' label sets."""
     scores = model.decision_function(dataset.X_test)
-    return scores, model.thresholds_.predict(dataset.X_test, scores)
+    return evaluate(dataset.Y_test, scores, thresholds.predict(dataset.X_test, scores))
 
 
-def run_network(method, dataset, fit_rows, val_rows, budget, random_state, batch_size, refit,
-                log, select_by="rankloss", sensitivity=False, progress=False, other_rules=()):
-    """A network method on ``dataset``: (test scores, test label sets, record), with the test
-    measures of the sensitivity networks under ``record["alternative"]`` and
-    ``record["rules"][rule]``."""
-    model, record = fit_network_method(method, dataset.X_train, dataset.Y_train, fit_rows,
-                                       val_rows, budget, random_state, batch_size, refit,
-                                       select_by=select_by, alternative=sensitivity, log=log,
-                                       progress=progress, other_rules=other_rules)
-    scores, Y_pred = _test_predictions(model, dataset)
-    for entry in record["rules"].values():
-        entry["test"] = evaluate(dataset.Y_test, *_test_predictions(entry.pop("model"), dataset))
-    alternative = record.get("alternative")
-    if alternative is not None:
-        other = alternative.pop("model", model)
-        alternative["test"] = evaluate(dataset.Y_test, *_test_predictions(other, dataset))
-    return scores, Y_pred, record
-
-
-def run_published(method, dataset, random_state, log):
-    """BP-MLL as published on ``dataset``: (test scores, test label sets, record)."""
-    model, record = fit_published_method(method, dataset.X_train, dataset.Y_train,
-                                         random_state, log)
-    return (*_test_predictions(model, dataset), record)
-
-
-def run_br(method, dataset, fit_rows, val_rows, budget, random_state, log, progress=False):
-    """BR_B / BR_R on ``dataset``, C chosen on the validation split: (scores, labels, record)."""
-    started = time.perf_counter()
-    result = fit_br(dataset.X_train, dataset.Y_train, variant=METHODS[method]["variant"],
-                    C_values=budget["C_values"], validation=(fit_rows, val_rows),
-                    random_state=random_state, progress=progress)
-    scores = result.model.decision_function(dataset.X_test)
-    Y_pred = result.predict(dataset.X_test, scores)
-    record = {"C": result.C, "solver": "tron", "tol": result.model.tol,
-              "validation": result.validation_scores,
-              "seconds": time.perf_counter() - started}
-    log(f"  {method}: C={result.C}")
-    return scores, Y_pred, record
+def run_method(method, dataset, fit_rows, val_rows, settings, random_state, log,
+               sensitivity=False, progress=False, other_rules=()):
+    """``method`` chosen on the validation split (``fit_rows``, ``val_rows``) of ``dataset``'s
+    training documents (:mod:`mlnn.paper.selection`), then tested: (test measures, record). A
+    network's sensitivity rows (``sensitivity``, ``other_rules``) get their test measures in the
+    record."""
+    X, Y, kind = dataset.X_train, dataset.Y_train, METHODS[method]["kind"]
+    if kind == "published":
+        model, record = fit_published_method(method, X, Y, random_state, log)
+        return _test_measures(model, model.thresholds_, dataset), record
+    if kind == "br":
+        started = time.perf_counter()
+        result = fit_br(X, Y, variant=METHODS[method]["variant"], C_values=settings["C_values"],
+                        validation=(fit_rows, val_rows), random_state=random_state,
+                        progress=progress)
+        record = {"C": result.C, "solver": "tron", "tol": result.model.tol,
+                  "validation": result.validation_scores,
+                  "seconds": time.perf_counter() - started}
+        log(f"  {method}: C={result.C}")
+        return _test_measures(result.model, result.thresholds, dataset), record
+    model, record = fit_network_method(method, X, Y, fit_rows, val_rows, settings, random_state,
+                                       settings["batch_size"], settings["refit"],
+                                       select_by=settings["select_by"], alternative=sensitivity,
+                                       log=log, progress=progress, other_rules=other_rules)
+    for entry in (*record["rules"].values(), *([record["alternative"]] if sensitivity else [])):
+        other = entry.pop("model", model)      # the alternative η0 may be the chosen one
+        entry["test"] = _test_measures(other, other.thresholds_, dataset)
+    return _test_measures(model, model.thresholds_, dataset), record
 
 
 def _budget(quick, learning_rates, C_values):
@@ -129,8 +121,9 @@ def _positive_grid(values, name):
     return values
 
 
-def settings_record(random_state=0, quick=False, refit=True, batch_size=64,
-                    validation_fraction=0.1, learning_rates=None, C_values=None,
+def settings_record(random_state=0, quick=False, refit=True, batch_size=DEFAULT.batch_size,
+                    validation_fraction=DEFAULT.validation_fraction, learning_rates=None,
+                    C_values=None,
                     select_by="rankloss", stopping=DECLARED_RULE["rule"]):
     """What identifies an experiment in its run file: ``{"seed", "budget", "settings"}`` (runs
     are merged only when these agree, apart from the grids)."""
@@ -149,8 +142,9 @@ def _run_record(dataset, settings):
                          "scipy": scipy.__version__, "python": platform.python_version()}}
 
 
-def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, batch_size=64,
-              validation_fraction=0.1, learning_rates=None, C_values=None, select_by="rankloss",
+def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True,
+              batch_size=DEFAULT.batch_size, validation_fraction=DEFAULT.validation_fraction,
+              learning_rates=None, C_values=None, select_by="rankloss",
               sensitivity=False, log=print, after_each=None, progress=False,
               stopping=DECLARED_RULE["rule"], other_rules=()):
     """Run ``methods`` (default: the paper's eight) on a loaded dataset: (rows, run record).
@@ -170,17 +164,9 @@ def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, ba
     steps = Progress(len(methods), enabled=progress)
     for done, method in enumerate(methods, start=1):
         log(f"{method} on {dataset.name} (seed {random_state})")
+        ours, record = run_method(method, dataset, fit_rows, val_rows, budget, random_state, log,
+                                  sensitivity, progress, other_rules)
         kind = METHODS[method]["kind"]
-        if kind == "nn":
-            scores, Y_pred, record = run_network(method, dataset, fit_rows, val_rows, budget,
-                                                 random_state, batch_size, refit, log,
-                                                 select_by, sensitivity, progress, other_rules)
-        elif kind == "published":
-            scores, Y_pred, record = run_published(method, dataset, random_state, log)
-        else:
-            scores, Y_pred, record = run_br(method, dataset, fit_rows, val_rows, budget,
-                                            random_state, log, progress)
-        ours = evaluate(dataset.Y_test, scores, Y_pred)
         if kind != "published":
             record["grid"] = list(budget["learning_rates" if kind == "nn" else "C_values"])
         finished = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
@@ -244,9 +230,8 @@ def stopping_table(run):
 
 
 def _experiment_key(record):
-    """What two runs must share to be merged: seed, budget, settings apart from the grids (an
-    older run file without a stopping rule used ``"rankloss"``)."""
-    settings = {"stopping": "rankloss",
+    """What two runs must share to be merged: seed, budget, settings apart from the grids."""
+    settings = {"stopping": OLD_RUNS_STOPPING,
                 **{k: v for k, v in record.get("settings", {}).items()
                    if k not in ("learning_rates", "C_values")}}
     return json.loads(json.dumps([record.get("seed"), record.get("budget"), settings],

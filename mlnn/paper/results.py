@@ -18,6 +18,9 @@ from mlnn.base.errors import MLNNError
 from mlnn.base.fileio import describe_os_error
 from mlnn.evaluation.metrics import MEASURES
 
+#: The stopping rule of the run files written before the rule was recorded in them.
+OLD_RUNS_STOPPING = "rankloss"
+
 
 def stem(dataset, seed):
     """The name part shared by a run's files: ``<dataset>`` for seed 0, else

@@ -30,6 +30,7 @@ from mlnn.baselines.svm import DEFAULT_C_VALUES, LinearSVMBR
 from mlnn.evaluation import metrics
 from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
 from mlnn.model.estimator import MultiLabelNN
+from mlnn.model.params import DEFAULT
 from mlnn.paper.methods import network_params
 
 #: Selection criteria for η0, and whether lower or higher is better.
@@ -110,42 +111,37 @@ def refit(model, X, Y, outcome=None, stopping=None):
     return final.fit(X, Y).set_params(stopping=stopping or model.stopping)
 
 
-def _summary(eta, outcome):
-    return {"learning_rate": eta, "best_epoch": outcome["epoch"],
-            "best_updates": outcome["updates"], "threshold_lambda": outcome["threshold_lambda"]}
+def _choice(outcomes, eta, select_by):
+    """The η0 ``eta`` chosen by ``select_by`` and its stop (``outcomes``: {η0: rule_outcome})."""
+    return {"learning_rate": eta, "best_epoch": outcomes[eta]["epoch"],
+            "best_updates": outcomes[eta]["updates"],
+            "threshold_lambda": outcomes[eta]["threshold_lambda"], "selected_by": select_by}
 
 
-def _validation(outcomes):
-    """{criterion: {η0: value}} of one rule's outcomes."""
-    return {criterion: {eta: o[criterion] for eta, o in outcomes.items()}
-            for criterion in CRITERIA}
+def rule_record(outcomes, rule, select_by):
+    """The record of the stopping rule ``rule`` from its selection runs alone (``outcomes``:
+    {η0: :func:`rule_outcome`}): the η0 ``select_by`` chooses, its stop, and every η0's
+    validation scores and stop."""
+    eta = choose({e: o[select_by] for e, o in outcomes.items()}, select_by)
+    return {**_choice(outcomes, eta, select_by), "stopping": rule,
+            "validation": {c: {e: o[c] for e, o in outcomes.items()} for c in CRITERIA},
+            "stops": {e: {"epoch": o["epoch"], "updates": o["updates"]}
+                      for e, o in outcomes.items()}}
 
 
-def _final(models, outcomes, eta, rule, X, Y, refit_all, refits):
-    """The network of η0 ``eta`` under ``rule``: refitted on all of (X, Y) (``refit_all``; a
-    choice already in ``refits`` by (η0, epochs, λ) is copied), or the selection run's own."""
+def _final(model, outcome, rule, X, Y, refit_all, refits):
+    """The network of the selection run ``model`` stopped by ``rule`` at ``outcome`` (a
+    :func:`rule_outcome`): refitted on all of (X, Y) (``refit_all``; a choice already in
+    ``refits`` by (η0, epochs, λ) is copied), or the selection run's own."""
     if refit_all:
-        key = (eta, outcomes[rule][eta]["epoch"], outcomes[rule][eta]["threshold_lambda"])
+        key = (model.learning_rate, outcome["epoch"], outcome["threshold_lambda"])
         if key not in refits:
-            refits[key] = refit(models[eta], X, Y, outcomes[rule][eta], stopping=rule)
+            refits[key] = refit(model, X, Y, outcome, stopping=rule)
         return copy.copy(refits[key]).set_params(stopping=rule)
-    if outcomes[rule][eta]["updates"] != models[eta].n_updates_:
+    if outcome["updates"] != model.n_updates_:
         raise MLNNError(f"without a refit only the fixed budget has a network to evaluate; "
                         f"{rule!r} stopped before the last epoch")
-    return models[eta]
-
-
-def _under_rule(models, outcomes, rule, select_by, X, Y, refit_all, refits):
-    """(model, record) of one stopping rule: η0 chosen by ``select_by`` at each η0's stop,
-    refitted for the rule's epoch count with the rule's λ."""
-    eta = choose(_validation(outcomes[rule])[select_by], select_by)
-    record = {**_summary(eta, outcomes[rule][eta]), "selected_by": select_by,
-              "stopping": rule, "validation": _validation(outcomes[rule]),
-              "stops": {e: {"epoch": o["epoch"], "updates": o["updates"]}
-                        for e, o in outcomes[rule].items()}}
-    model = _final(models, outcomes, eta, rule, X, Y, refit_all, refits)
-    record["refit_updates"] = model.n_updates_
-    return model, record
+    return model
 
 
 def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, batch_size,
@@ -158,40 +154,36 @@ def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, b
     scores, stops and curves, the hyper-parameters and the wall time.
     """
     started = time.perf_counter()
-    stopping = stopping or budget.get("stopping", "rankloss")
+    stopping = stopping or budget.get("stopping", DEFAULT.stopping)
     rules = (stopping, *(rule for rule in other_rules if rule != stopping))
     models, outcomes = select_learning_rate(method, X[fit_rows], Y[fit_rows], X[val_rows],
                                             Y[val_rows], budget, random_state, batch_size, log,
                                             progress, rules)
-    refits = {}
-    model, record = _under_rule(models, outcomes, stopping, select_by, X, Y, refit_all, refits)
+    refits, entries = {}, {}
+    for rule in rules:
+        entry = rule_record(outcomes[rule], rule, select_by)
+        eta = entry["learning_rate"]
+        final = _final(models[eta], outcomes[rule][eta], rule, X, Y, refit_all, refits)
+        entries[rule] = {**entry, "refit_updates": final.n_updates_, "model": final}
+        if rule != stopping:
+            log(f"  {method}: {rule} with η0={entry['learning_rate']} stops at epoch "
+                f"{entry['best_epoch']} (sensitivity)")
+    record = entries.pop(stopping)
+    model = record.pop("model")
     record["validation_rankloss"] = record["validation"]["rankloss"]
-    record["rules"] = {}
-    for rule in rules[1:]:
-        other, entry = _under_rule(models, outcomes, rule, select_by, X, Y, refit_all, refits)
-        log(f"  {method}: {rule} with η0={entry['learning_rate']} stops at epoch "
-            f"{entry['best_epoch']} (sensitivity)")
-        record["rules"][rule] = {**entry, "model": other}
+    record["rules"] = entries
     if alternative:
-        record["alternative"] = _alternative(models, outcomes, stopping, select_by, record,
-                                             (X, Y, refit_all, log, method, refits))
+        other = next(criterion for criterion in CRITERIA if criterion != select_by)
+        eta = choose(record["validation"][other], other)
+        record["alternative"] = _choice(outcomes[stopping], eta, other)
+        if eta != record["learning_rate"]:
+            log(f"  {method}: {other} selects η0={eta}; refitting it for comparison")
+            record["alternative"]["model"] = _final(models[eta], outcomes[stopping][eta],
+                                                    stopping, X, Y, refit_all, refits)
     record["curves"] = {eta: model.history_.as_dict() for eta, model in models.items()}
     record["params"] = {k: v for k, v in model.get_params().items() if k != "verbose"}
     record["seconds"] = time.perf_counter() - started
     return model, record
-
-
-def _alternative(models, outcomes, stopping, select_by, record, context):
-    """The record of the η0 the other criterion picks under the main rule (its refitted
-    network under ``"model"`` when it differs from the chosen η0)."""
-    X, Y, refit_all, log, method, refits = context
-    other = next(criterion for criterion in CRITERIA if criterion != select_by)
-    eta = choose(_validation(outcomes[stopping])[other], other)
-    alternative = {**_summary(eta, outcomes[stopping][eta]), "selected_by": other}
-    if eta != record["learning_rate"]:
-        log(f"  {method}: {other} selects η0={eta}; refitting it for comparison")
-        alternative["model"] = _final(models, outcomes, eta, stopping, X, Y, refit_all, refits)
-    return alternative
 
 
 def fit_published_method(method, X, Y, random_state, log=print):

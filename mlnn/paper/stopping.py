@@ -15,10 +15,11 @@ from matplotlib.figure import Figure
 
 from mlnn.base.fileio import write_text
 from mlnn.base.validation import validation_split
-from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES
+from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES, evaluate
+from mlnn.model.params import DEFAULT
 from mlnn.paper.methods import resolve
-from mlnn.evaluation.metrics import evaluate
-from mlnn.paper.selection import CRITERIA, choose, refit, select_learning_rate, selection_model
+from mlnn.paper.results import OLD_RUNS_STOPPING
+from mlnn.paper.selection import refit, rule_record, select_learning_rate, selection_model
 
 #: Our tolerances against the paper (figures/README.md): ("abs", difference) or ("rel", share).
 TOLERANCES = {"rankloss": ("abs", 0.0004), "oneError": ("abs", 0.006),
@@ -40,9 +41,8 @@ def within_tolerance(measure, value, paper):
 
 
 def rule_entries(record):
-    """``{rule: entry}`` of one network's run record, the main rule first (``"rankloss"`` for a
-    record older than the stopping rules)."""
-    return {record.get("stopping", "rankloss"): record, **record.get("rules", {})}
+    """``{rule: entry}`` of one network's run record, the main rule first."""
+    return {record.get("stopping", OLD_RUNS_STOPPING): record, **record.get("rules", {})}
 
 
 def rule_values(runs, dataset, method, rule, key):
@@ -163,27 +163,19 @@ def plot_curves(record, title, measures=MEASURES + ("hamming", "meanF"), colours
     return fig
 
 
-def _validation_entry(rule, outcomes, select_by):
-    """The record of one rule from validation alone: the η0 it chooses, its stops and scores."""
-    eta = choose({e: o[select_by] for e, o in outcomes.items()}, select_by)
-    return {"stopping": rule, "learning_rate": eta, "best_epoch": outcomes[eta]["epoch"],
-            "threshold_lambda": outcomes[eta]["threshold_lambda"], "selected_by": select_by,
-            "validation": {c: {e: o[c] for e, o in outcomes.items()} for c in CRITERIA},
-            "stops": {e: {"epoch": o["epoch"], "updates": o["updates"]}
-                      for e, o in outcomes.items()}}
-
-
 def validation_run(dataset, method, budget, rules, random_state=0, out=None,
                    select_by="rankloss"):
     """The selection runs of a network ``method`` and where each rule of ``rules`` stops, as
     ``reproduce`` makes them but without refits or test numbers: a run-file-like record
     (``"validation_only"``), written to ``out`` (JSON) if given."""
     method, started = resolve(method), time.perf_counter()
-    fit, val = validation_split(dataset.X_train.shape[0], 0.1, random_state=random_state)
+    fit, val = validation_split(dataset.X_train.shape[0], DEFAULT.validation_fraction,
+                                random_state=random_state)
     X, Y = dataset.X_train, dataset.Y_train
     models, outcomes = select_learning_rate(method, X[fit], Y[fit], X[val], Y[val], budget,
-                                            random_state, 64, log=lambda m: None, rules=rules)
-    entries = [_validation_entry(rule, outcomes[rule], select_by) for rule in rules]
+                                            random_state, DEFAULT.batch_size, log=lambda m: None,
+                                            rules=rules)
+    entries = [rule_record(outcomes[rule], rule, select_by) for rule in rules]
     record = {**entries[0], "rules": {e["stopping"]: e for e in entries[1:]},
               "curves": {e: m.history_.as_dict() for e, m in models.items()},
               "seconds": time.perf_counter() - started}
@@ -206,7 +198,7 @@ def refit_validation_run(dataset, run, budget, out=None, rules=None):
         entry = entries[rule]
         key = (float(entry["learning_rate"]), entry["best_epoch"], entry["threshold_lambda"])
         if key not in done:
-            model = refit(selection_model(method, key[0], budget, run["seed"], 64),
+            model = refit(selection_model(method, key[0], budget, run["seed"], DEFAULT.batch_size),
                           dataset.X_train, dataset.Y_train,
                           {"epoch": key[1], "threshold_lambda": key[2]}, stopping=rule)
             scores = model.decision_function(dataset.X_test)
