@@ -109,5 +109,7 @@ def test_figure2_surfaces_cover_both_panels():
     ({"hidden_activation": "softplus"}, "activation"),
 ])
 def test_bad_arguments_raise(kwargs, message):
+    grid = np.linspace(-4, 4, 5)
     with pytest.raises(MLNNError, match=message):
-        loss_surface(**kwargs)
+        loss_surface(**{"loss": "ce", "hidden_activation": "tanh", "W1": grid, "W2_1": grid,
+                        **kwargs})

@@ -369,17 +369,6 @@ def test_select_lambda_keeps_the_best_validation_value_with_present_labels():
     assert predictor.lam == lam and predictor.intercept == "penalised"
 
 
-def test_select_lambda_with_mulan_labels_and_another_criterion():
-    Xt, St, Yt, Xv, Sv, Yv = _split(seed=9)
-    lams = [1e-2, 1.0, 100.0]
-    _, lam, table = select_lambda(Xt, St, Yt, Xv, Sv, Yv, lams=lams, criterion="maF",
-                                  macro_labels="all")
-    for value in lams:
-        P = ThresholdPredictor(lam=value).fit(Xt, St, Yt).predict(Xv, Sv)
-        assert table[value] == pytest.approx(metrics.bipartition_measures(Yv, P)["maF"])
-    assert table[lam] == max(table.values())
-
-
 def test_select_lambda_ties_go_to_the_largest_lambda():
     Xt, St, Yt, Xv, Sv, Yv = _split()
     # a fixed threshold makes every λ predict the same: all tie
@@ -401,7 +390,7 @@ def test_select_lambda_tie_at_the_top_and_nan(monkeypatch):
 def test_select_lambda_all_nan_picks_the_largest():
     Xt, St, Yt, Xv, Sv, Yv = _split()
     Yv = np.zeros_like(Yv)                    # no validation positive: macro-F1 undefined
-    _, lam, table = select_lambda(Xt, St, Yt, Xv, Sv, Yv, lams=[0.1, 1.0], criterion="maF")
+    _, lam, table = select_lambda(Xt, St, Yt, Xv, Sv, Yv, lams=[0.1, 1.0])
     assert all(np.isnan(v) for v in table.values())
     assert lam == 1.0
 
@@ -458,10 +447,6 @@ def test_bad_data_raises():
     tp = ThresholdPredictor().fit(X, scores, Y)
     with pytest.raises(MLNNError, match="features"):
         tp.predict(X[:, :5], scores)
-    with pytest.raises(MLNNError, match="criterion"):
-        select_lambda(X, scores, Y, X, scores, Y, criterion="accuracy")
-    with pytest.raises(MLNNError, match="macro_labels"):
-        select_lambda(X, scores, Y, X, scores, Y, macro_labels="some")
     with pytest.raises(MLNNError, match="lams"):
         select_lambda(X, scores, Y, X, scores, Y, lams=[1.0, -2.0])
     with pytest.raises(MLNNError, match="lams"):

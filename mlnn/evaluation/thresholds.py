@@ -44,10 +44,6 @@ TARGETS = ("f1", "hamming")
 #: The bias of T: penalised like the rest (Eq. 5), none, or unpenalised (not the paper's).
 INTERCEPTS = ("penalised", "none", "free")
 
-#: Validation criteria of :func:`select_lambda` (see
-#: :func:`mlnn.evaluation.metrics.selection_score`).
-CRITERIA = metrics.SELECTION_CRITERIA
-
 
 def _cut_quality(rel, criterion):
     """Quality of predicting the top k labels, k = 0 … L (higher is better), from ``rel`` (n, L)
@@ -234,13 +230,10 @@ class ThresholdPredictor:
 
 
 def select_lambda(X_train, scores_train, Y_train, X_val, scores_val, Y_val,
-                  lams=DEFAULT_LAMBDAS, features="input", criterion="meanF",
-                  macro_labels="present", **kwargs):
+                  lams=DEFAULT_LAMBDAS, features="input", **kwargs):
     """Choose λ of ``lams`` by the :func:`mlnn.evaluation.metrics.selection_score` of the
     validation label sets, ties (``nan`` the worst) to the **largest** λ: (the fitted
     :class:`ThresholdPredictor`, λ, {λ: validation value})."""
-    check_choice(criterion, "criterion", CRITERIA)
-    check_choice(macro_labels, "macro_labels", metrics.MACRO_LABELS)
     lams = sorted({check_nonnegative_float(lam, "each λ in lams") for lam in lams})
     if not lams:
         raise MLNNError("lams must contain at least one value")
@@ -250,8 +243,7 @@ def select_lambda(X_train, scores_train, Y_train, X_val, scores_val, Y_val,
         if targets is None:                            # the same for every λ: compute once
             targets = predictor.targets(scores_train, Y_train)
         predictor.fit(X_train, scores_train, Y_train, targets=targets)
-        value = metrics.selection_score(Y_val, predictor.predict(X_val, scores_val),
-                                        criterion=criterion, macro_labels=macro_labels)
+        value = metrics.selection_score(Y_val, predictor.predict(X_val, scores_val))
         table[lam] = value
         comparable = -np.inf if np.isnan(value) else value
         if best is None or comparable >= best[0]:

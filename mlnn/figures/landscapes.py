@@ -75,14 +75,12 @@ def _forward(loss, hidden, W1, W2_1, x, y, c):
     return z1, h, W2, z2, o, Y
 
 
-def loss_surface(loss="ce", hidden_activation="tanh", W1=None, W2_1=None, x=1.0, y=(1, 0, 0, 0),
-                 c=0.0):
+def loss_surface(loss, hidden_activation, W1, W2_1, x=1.0, y=(1, 0, 0, 0), c=0.0):
     """The loss J(W1, W2_1) of the one-input, one-hidden-unit, L-output network on the document
     (x, y), with W2_2..L = c, as a :class:`Surface`. ``loss`` ("ce", "pwe" or a Loss) brings its
-    own output activation; W1, W2_1 : 1-d grids (default 101 points on [−4, 4])."""
+    own output activation; W1, W2_1 : 1-d grids."""
     loss, hidden = get_loss(loss), get_activation(hidden_activation)
-    W1 = _check_grid(np.linspace(-4, 4, 101) if W1 is None else W1, "W1")
-    W2_1 = _check_grid(np.linspace(-4, 4, 101) if W2_1 is None else W2_1, "W2_1")
+    W1, W2_1 = _check_grid(W1, "W1"), _check_grid(W2_1, "W2_1")
     y = _check_labels(y)
     grid_W1, grid_W2_1 = np.meshgrid(W1, W2_1)
     *_, z2, o, Y = _forward(loss, hidden, grid_W1.ravel(), grid_W2_1.ravel(), float(x), y, float(c))

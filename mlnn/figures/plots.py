@@ -111,15 +111,12 @@ def plot_landscape_pair(left, right, title):
         ax.plot_surface(W1, W2_1, surface.J, cmap="viridis", vmin=low, vmax=high, linewidth=0,
                         antialiased=True)
         ax.set_zlim(low, high)
-        ax.set_xlabel("W1")
-        ax.set_ylabel("W2_1")
-        ax.set_zlabel("loss J (shared scale)")
+        ax.set(xlabel="W1", ylabel="W2_1", zlabel="loss J (shared scale)")
         ax.set_title(_surface_title(surface))
         ax = fig.add_subplot(2, 2, column + 3)
         filled = ax.contourf(W1, W2_1, surface.J, levels=levels, cmap="viridis")
         ax.contour(W1, W2_1, surface.J, levels=levels[::3], colors="k", linewidths=0.4)
-        ax.set_xlabel("W1 (input → hidden)")
-        ax.set_ylabel("W2_1 (hidden → output 1)")
+        ax.set(xlabel="W1 (input → hidden)", ylabel="W2_1 (hidden → output 1)")
         ax.set_title(f"contours: {_surface_title(surface)}")
         fig.colorbar(filled, ax=ax, label="loss J (shared scale)")
     fig.suptitle(f"{title}\nx = {left.x:g}, y = {left.y}, W2_2..4 = c = {left.c:g}, no biases; "
@@ -135,8 +132,7 @@ def plot_gradient_norms(surfaces, title):
         W1, W2_1 = np.meshgrid(surface.W1, surface.W2_1)
         filled = ax.contourf(W1, W2_1, np.log10(norm + 1e-12), levels=np.linspace(-6, 1.5, 16),
                              cmap="magma", extend="both")
-        ax.set_xlabel("W1")
-        ax.set_ylabel("W2_1")
+        ax.set(xlabel="W1", ylabel="W2_1")
         ax.set_title(_surface_title(surface), fontsize=9)
         fig.colorbar(filled, ax=ax, label="log10 ‖∇J‖")
     fig.suptitle(title)
@@ -150,30 +146,19 @@ def _size_note(curves):
     return f"{'/'.join(str(s) for s in sizes)} hidden units"
 
 
-def curve_colour(curve, by):
-    """A curve's colour for ``by``: "optimizer", "learning_rate" or "hidden_units"."""
-    if by == "hidden_units":
-        return hidden_units_colour(curve["hidden_units"])
-    if by == "learning_rate":
-        return colour(eta_key(curve["learning_rate"]))
-    if by == "optimizer":
-        return colour(curve["optimizer"])
-    raise MLNNError(f"curves are coloured by optimizer, learning_rate or hidden_units, not {by!r}")
-
-
-def curve_style(curve, by):
-    """The line style of a curve for the concept ``by``: "dropout" or "hidden_activation"."""
-    if by == "dropout":
-        return LINE_STYLES["dropout" if float(curve["dropout"]) > 0 else "no dropout"]
-    if by == "hidden_activation":
-        return LINE_STYLES[curve["hidden_activation"]]
-    raise MLNNError(f"curves are styled by dropout or hidden_activation, not {by!r}")
+#: A curve's colour by the concept :func:`plot_curves` colours by, and its line style likewise.
+CURVE_COLOURS = {"optimizer": lambda curve: colour(curve["optimizer"]),
+                 "learning_rate": lambda curve: colour(eta_key(curve["learning_rate"])),
+                 "hidden_units": lambda curve: hidden_units_colour(curve["hidden_units"])}
+CURVE_STYLES = {"dropout": lambda curve: LINE_STYLES["dropout" if float(curve["dropout"]) > 0
+                                                     else "no dropout"],
+                "hidden_activation": lambda curve: LINE_STYLES[curve["hidden_activation"]]}
 
 
 def plot_curves(curves, measure="rankloss", ax=None, logx=False, colour_by="optimizer",
                 style_by="dropout", title=None, logy=False):
     """One line per curve: ``measure`` against the number of parameter updates, coloured by
-    ``colour_by`` (:func:`curve_colour`) and styled by ``style_by`` (:func:`curve_style`)."""
+    ``colour_by`` (:data:`CURVE_COLOURS`) and styled by ``style_by`` (:data:`CURVE_STYLES`)."""
     if not curves:
         raise MLNNError("no curves to plot")
     if measure not in curves[0]:
@@ -183,8 +168,8 @@ def plot_curves(curves, measure="rankloss", ax=None, logx=False, colour_by="opti
         fig, axes = _new_figure()
         ax = axes[0, 0]
     for curve in curves:
-        ax.plot(curve["updates"], curve[measure], curve_style(curve, style_by),
-                color=curve_colour(curve, colour_by), label=curve["label"], linewidth=1.6)
+        ax.plot(curve["updates"], curve[measure], CURVE_STYLES[style_by](curve),
+                color=CURVE_COLOURS[colour_by](curve), label=curve["label"], linewidth=1.6)
     if logx:
         ax.set_xscale("log")
         ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
@@ -192,8 +177,8 @@ def plot_curves(curves, measure="rankloss", ax=None, logx=False, colour_by="opti
         ax.xaxis.set_minor_formatter(NullFormatter())     # no crowded minor labels
     if logy:
         ax.set_yscale("log")
-    ax.set_xlabel("number of parameter updates" + (" (log scale)" if logx else ""))
-    ax.set_ylabel(MEASURE_NAMES.get(measure, measure) + (" (log scale)" if logy else ""))
+    ax.set(xlabel="number of parameter updates" + (" (log scale)" if logx else ""),
+           ylabel=MEASURE_NAMES.get(measure, measure) + (" (log scale)" if logy else ""))
     ax.grid(True, alpha=0.3, which="both" if logx or logy else "major")
     ax.legend(fontsize=8)
     if title:
@@ -269,8 +254,7 @@ def plot_timings(n_labels, seconds, title):
     ax = axes[0, 0]
     for index, (name, values) in enumerate(seconds.items()):
         ax.loglog(n_labels, values, "o-", color=series_colour(name, index), label=name)
-    ax.set_xlabel("number of labels L")
-    ax.set_ylabel("seconds per δ2 computation")
+    ax.set(xlabel="number of labels L", ylabel="seconds per δ2 computation")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     ax.set_title(title, fontsize=10)
@@ -302,8 +286,7 @@ def plot_histograms(samples, bins, xlabel, title):
     for index, (name, values) in enumerate(samples.items()):
         ax.hist(np.asarray(values), bins=bins, histtype="step", linewidth=1.6,
                 color=series_colour(name, index), label=name)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("number of documents")
+    ax.set(xlabel=xlabel, ylabel="number of documents")
     ax.legend(fontsize=8)
     ax.grid(True, alpha=0.3)
     ax.set_title(title, fontsize=10)
@@ -319,24 +302,20 @@ def plot_effective_rates(updates, rates, document_frequency, final_rates, eta, t
     fig, axes = _new_figure(1, 2, width=5.6, height=4.2)
     left, right = axes[0]
     for index, (name, values) in enumerate(rates.items()):
-        left.plot(updates, values, color=series_colour(name, index), label=name,
-                  linewidth=1.6)
-    left.axhline(eta, color="k", linestyle="-", linewidth=0.8,
-                 label=f"SGD / momentum: η = {eta:g}")
+        left.plot(updates, values, color=series_colour(name, index), label=name, linewidth=1.6)
     left.set_yscale("log")
-    left.set_xlabel("number of parameter updates")
-    left.set_ylabel("effective learning rate η0 / (√G + ε)")
-    left.set_title("during training", fontsize=10)
-    left.legend(fontsize=8)
-    left.grid(True, which="both", alpha=0.3)
     right.loglog(document_frequency, final_rates, ".", color=OTHER_SERIES[0], alpha=0.5,
                  label="one feature (row of W1)")
-    right.axhline(eta, color="k", linestyle="-", linewidth=0.8,
-                  label=f"SGD / momentum: η = {eta:g}")
-    right.set_xlabel("documents containing the feature (training split)")
-    right.set_ylabel("effective learning rate at the end")
-    right.set_title("at the end, against the feature's frequency", fontsize=10)
-    right.legend(fontsize=8)
-    right.grid(True, which="both", alpha=0.3)
+    for ax, xlabel, ylabel, panel in (
+            (left, "number of parameter updates", "effective learning rate η0 / (√G + ε)",
+             "during training"),
+            (right, "documents containing the feature (training split)",
+             "effective learning rate at the end", "at the end, against the feature's frequency")):
+        ax.axhline(eta, color="k", linestyle="-", linewidth=0.8,
+                   label=f"SGD / momentum: η = {eta:g}")
+        ax.set(xlabel=xlabel, ylabel=ylabel)
+        ax.set_title(panel, fontsize=10)
+        ax.legend(fontsize=8)
+        ax.grid(True, which="both", alpha=0.3)
     fig.suptitle(title)
     return fig
