@@ -100,15 +100,14 @@ def choose(scores, criterion):
     return min(scores, key=lambda eta: sign * scores[eta])     # min keeps the first on ties
 
 
-def refit(model, X, Y, outcome=None, stopping=None):
+def refit(model, X, Y, outcome, stopping):
     """``model``'s hyper-parameters trained again on all of (X, Y), without a validation split,
-    for the epochs and with the λ of ``outcome`` (a :func:`rule_outcome`; default: ``model``'s
-    own), labelled with the rule ``stopping``."""
-    epochs = outcome["epoch"] if outcome else int(model.history_.best["epoch"])
-    lam = outcome["threshold_lambda"] if outcome else model.threshold_lambda_
+    for the epochs and with the λ of ``outcome`` (a :func:`rule_outcome`), labelled with the
+    rule ``stopping`` that chose them."""
     final = MultiLabelNN(**model.get_params()).set_params(
-        max_epochs=int(epochs), validation_fraction=0.0, threshold_lambda=lam, stopping="fixed")
-    return final.fit(X, Y).set_params(stopping=stopping or model.stopping)
+        max_epochs=int(outcome["epoch"]), validation_fraction=0.0,
+        threshold_lambda=outcome["threshold_lambda"], stopping="fixed")
+    return final.fit(X, Y).set_params(stopping=stopping)
 
 
 def _choice(outcomes, eta, select_by):
@@ -272,8 +271,9 @@ def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, svm_options, progre
 
 
 def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
-           validation_fraction=0.1, validation=None, random_state=0, refit=True,
-           lams=DEFAULT_LAMBDAS, threshold_features="input", progress=False, **svm_options):
+           validation_fraction=DEFAULT.validation_fraction, validation=None, random_state=0,
+           refit=True, lams=DEFAULT_LAMBDAS, threshold_features=DEFAULT.threshold_features,
+           progress=False, **svm_options):
     """Binary relevance with linear SVMs and C chosen on validation data: a :class:`BRResult`.
 
     X_train : (n, D) CSR; Y_train : (n, L) 0/1. ``variant`` "B": C maximising the
@@ -289,9 +289,7 @@ def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
     if not C_values:
         raise MLNNError("C_values must contain at least one value")
     X = check_X(X_train, "X_train")
-    Y = check_Y(Y_train, "Y_train")
-    if Y.shape[0] != X.shape[0]:
-        raise MLNNError(f"Y_train has {Y.shape[0]} rows but X_train has {X.shape[0]} documents")
+    Y = check_Y(Y_train, "Y_train", n_samples=X.shape[0])
     fit_rows, val_rows = _br_split(X.shape[0], validation, validation_fraction, random_state)
     X_fit, Y_fit, X_val, Y_val = X[fit_rows], Y[fit_rows], X[val_rows], Y[val_rows]
     table, C, model = _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, svm_options,

@@ -18,7 +18,7 @@ from mlnn.base.validation import validation_split
 from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES, evaluate
 from mlnn.model.params import DEFAULT
 from mlnn.paper.methods import resolve
-from mlnn.paper.results import OLD_RUNS_STOPPING
+from mlnn.paper.results import OLD_RUNS_STOPPING, load_runs
 from mlnn.paper.selection import refit, rule_record, select_learning_rate, selection_model
 
 #: Our tolerances against the paper (figures/README.md): ("abs", difference) or ("rel", share).
@@ -97,9 +97,7 @@ STUDY = (("NN_A NN_AD".split(), ("meanF_best", "rankloss", "meanF", "fixed")),
 def stored_runs(figures):
     """The run records under ``figures``: first ``stopping/run_*.json`` (the rank-loss rule's
     earlier runs), then the main ``run_*.json``, which win where a seed is in both."""
-    patterns = ("stopping/run_*.json", "run_*.json")
-    return [json.loads(path.read_text()) for pattern in patterns
-            for path in sorted(figures.glob(pattern))]
+    return load_runs(figures / "stopping") + load_runs(figures)
 
 
 def study_tables(runs, paper, datasets):
