@@ -178,15 +178,10 @@ class ThresholdPredictor:
         n_features = None if fitting else self.n_features_in_
         return scores, check_X(X, "X", n_samples=scores.shape[0], n_features=n_features)
 
-    def targets(self, scores, Y):
-        """The regression targets of :meth:`fit`: each training document's optimal threshold
-        (:func:`optimal_thresholds` with this predictor's ``target``), (n,)."""
-        return optimal_thresholds(scores, Y, criterion=self.target)
-
     def fit(self, X, scores, Y, targets=None):
         """Fit T on training documents: X (n, D) CSR (may be None unless ``features="input"``),
         scores (n, L) dense, Y (n, L) 0/1; ``targets`` (n,) if already computed by
-        :meth:`targets`. Returns self."""
+        :func:`optimal_thresholds` with this ``target``. Returns self."""
         scores, Z = self._design(X, scores, fitting=True)
         Y = check_Y(Y, "Y", shape=scores.shape)
         if self.fixed is not None:
@@ -241,7 +236,7 @@ def select_lambda(X_train, scores_train, Y_train, X_val, scores_val, Y_val,
     for lam in lams:                                   # ascending: on ties, a later λ replaces
         predictor = ThresholdPredictor(lam=lam, features=features, **kwargs)
         if targets is None:                            # the same for every λ: compute once
-            targets = predictor.targets(scores_train, Y_train)
+            targets = optimal_thresholds(scores_train, Y_train, criterion=predictor.target)
         predictor.fit(X_train, scores_train, Y_train, targets=targets)
         value = metrics.selection_score(Y_val, predictor.predict(X_val, scores_val))
         table[lam] = value

@@ -53,9 +53,8 @@ def save_csv(curves, path):
 
 
 def _convert(name, text):
-    kind = {"str": str, "float": float, "int": int}.get(getattr(_TYPES[name], "__name__",
-                                                                 str(_TYPES[name])), str)
-    return kind(text) if kind is not int else int(float(text))
+    """A setting's field from its CSV text (an int may be written as "256.0")."""
+    return int(float(text)) if _TYPES[name] is int else _TYPES[name](text)
 
 
 def _rows(path):

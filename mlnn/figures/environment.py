@@ -56,8 +56,7 @@ def figures_dir(fast=None):
     if os.environ.get("MLNN_FIGURES"):
         directory = Path(os.environ["MLNN_FIGURES"])
     elif refresh_mode() and not fast:
-        root = project_root()
-        directory = (root if root is not None else Path.cwd()) / "figures"
+        directory = (project_root() or Path.cwd()) / "figures"
     else:
         directory = Path(tempfile.mkdtemp(prefix="mlnn-figures-"))
     directory.mkdir(parents=True, exist_ok=True)
@@ -87,8 +86,7 @@ def claim(holds, statement):
 def stored(name):
     """The committed file ``figures/name`` (stored curves, tables), whatever ``MLNN_FIGURES``
     says."""
-    root = project_root()
-    path = (root if root is not None else Path.cwd()) / "figures" / name
+    path = (project_root() or Path.cwd()) / "figures" / name
     if not path.is_file():
         raise MLNNError(f"stored file {name!r} not found: {path} does not exist")
     return path
