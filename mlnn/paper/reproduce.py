@@ -15,7 +15,6 @@ import json
 import platform
 import time
 from importlib import resources
-from pathlib import Path
 
 import numpy as np
 import scipy
@@ -29,7 +28,7 @@ from mlnn.evaluation.metrics import MEASURES, evaluate
 from mlnn.model.params import DEFAULT
 from mlnn.model.stopping_rules import STOPPING_RULES
 from mlnn.paper.methods import C_VALUES, LEARNING_RATES, METHODS, PAPER_METHODS, resolve
-from mlnn.paper.results import OLD_RUNS_STOPPING, read_run, run_path, stem
+from mlnn.paper.results import OLD_RUNS_STOPPING, read_run, run_path, table_paths
 from mlnn.paper.selection import fit_br, fit_network_method, fit_published_method
 
 #: Names of the datasets in the paper's Table 3, by registry name.
@@ -283,13 +282,13 @@ def comparison_rows(run):
 
 
 def write_results(run, out_dir):
-    """Write ``run_<name>.json``, then ``table3_<name>.csv`` and ``.md`` made from it, into
-    ``out_dir``, each atomically (``<name>``: :func:`mlnn.paper.results.stem`)."""
-    out = Path(out_dir)
-    name = stem(run["dataset"], run["seed"])
+    """Write the run file of ``run`` into ``out_dir``, then the tables made from it
+    (:mod:`mlnn.paper.results` names them), each atomically."""
+    csv_path, md_path = table_paths(out_dir, run["dataset"], run["seed"])
     rows = comparison_rows(run)
-    write_text(out / f"run_{name}.json", json.dumps(run, indent=2, default=_plain) + "\n")
-    with atomic_write(out / f"table3_{name}.csv") as handle:
+    write_text(run_path(out_dir, run["dataset"], run["seed"]),
+               json.dumps(run, indent=2, default=_plain) + "\n")
+    with atomic_write(csv_path) as handle:
         writer = csv.DictWriter(handle, fieldnames=["dataset", "method", "measure", "ours",
                                                     "paper", "difference"])
         writer.writeheader()
@@ -305,8 +304,7 @@ def write_results(run, out_dir):
         rules = ("\n\nThe networks under each stopping rule (main rule first; the others are "
                  "sensitivity rows), with the η0 and epochs each chose on validation:\n\n"
                  + rules)
-    write_text(out / f"table3_{name}.md", header + markdown_table(rows) + sensitivity + rules)
-    return out
+    write_text(md_path, header + markdown_table(rows) + sensitivity + rules)
 
 
 def _plain(value):
