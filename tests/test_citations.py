@@ -1,19 +1,37 @@
 """Every "Sec. N" and "Eq. N" the project cites names a section or equation the paper has
-(mlnn.paper.contents; every "Fig. N" and "Table N" one of its figures and tables), and the one
-meant: a citation next to a concept must be one of the
-places the paper puts that concept (a citation beside "PWE" is Eq. 3 / Sec. 3.2, beside "CE"
+(the package data ``data/paper_contents.csv``; every "Fig. N" and "Table N" one of its figures
+and tables), and the one meant: a citation next to a concept must be one of the places the
+paper puts that concept (a citation beside "PWE" is Eq. 3 / Sec. 3.2, beside "CE"
 Eq. 6 / Sec. 3.4, and so on). Read: the notebooks' cell sources, the READMEs and every module
 of the package (docstrings and comments)."""
 
+import csv
 import json
 import re
+from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
-from mlnn.paper.contents import paper_contents
-
 ROOT = Path(__file__).resolve().parents[1]
+
+
+class Item(NamedTuple):
+    """One numbered item of the paper: ``kind`` (section, equation, figure, table), its
+    ``number`` as the paper prints it, its ``title`` and the ``section`` it appears in ('' for a
+    top section)."""
+
+    kind: str
+    number: str
+    title: str
+    section: str
+
+
+def paper_contents():
+    """``{(kind, number): Item}`` of every numbered section, equation, figure and table."""
+    text = resources.files("mlnn").joinpath("data/paper_contents.csv").read_text(encoding="utf-8")
+    return {(row["kind"], row["number"]): Item(**row) for row in csv.DictReader(text.splitlines())}
 
 _NUMBER = r"\d+(?:\.\d+)*"
 _LIST = rf"((?:\s*(?:,|and|or|–|-|/)\s*{_NUMBER})*)"

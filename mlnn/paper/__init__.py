@@ -8,7 +8,6 @@
 ``ranks`` — average ranks, the Friedman test and Nemenyi's critical difference
 ``report`` — a study's tables: mean ± std, ranks beside the paper's Table 2, paired diffs
 ``cdplot`` — the critical-difference diagram (Demšar 2006)
-``contents`` — the paper's numbered sections, equations, figures and tables (for citations)
 
 Nothing in the library imports from this package; the command line (:mod:`mlnn.cli`), the
 course and the notebooks do. The figures live in :mod:`mlnn.figures`.
