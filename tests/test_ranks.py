@@ -12,7 +12,7 @@ from mlnn.evaluation.metrics import MEASURES
 from mlnn.paper.cdplot import plot_cd_diagram
 from mlnn.paper.methods import PAPER_METHODS
 from mlnn.paper.ranks import (Q_ALPHA, average_ranks, cliques, critical_difference,
-                              friedman_test, paper_table2, rank_methods, rank_table)
+                              friedman_test, paper_table2, rank_table)
 from mlnn.paper.report import (dataset_markdown, paired_differences, plot_cd_grid,
                                rank_markdown, seed_markdown, seed_values, significant_pairs)
 from mlnn.paper.reproduce import write_results
@@ -23,16 +23,18 @@ def test_ranks_by_hand_with_ties_and_both_directions():
     values = [[0.1, 0.2, 0.2],
               [0.3, 0.1, 0.2]]
     # lower is better: 0.1 is first; the two 0.2 share ranks 2 and 3
-    np.testing.assert_array_equal(rank_methods(values, True), [[1, 2.5, 2.5], [3, 1, 2]])
-    np.testing.assert_array_equal(rank_methods(values, False), [[3, 1.5, 1.5], [1, 3, 2]])
+    np.testing.assert_array_equal(average_ranks(values[:1], True), [1, 2.5, 2.5])
+    np.testing.assert_array_equal(average_ranks(values[1:], True), [3, 1, 2])
+    np.testing.assert_array_equal(average_ranks(values[:1], False), [3, 1.5, 1.5])
+    np.testing.assert_array_equal(average_ranks(values[1:], False), [1, 3, 2])
     np.testing.assert_array_equal(average_ranks(values, True), [2, 1.75, 2.25])
 
 
 def test_ranks_refuse_nan_and_a_single_method():
     with pytest.raises(MLNNError, match="NaN"):
-        rank_methods([[0.1, np.nan]], True)
+        average_ranks([[0.1, np.nan]], True)
     with pytest.raises(MLNNError, match="two methods"):
-        rank_methods([[0.1], [0.2]], True)
+        average_ranks([[0.1], [0.2]], True)
 
 
 def test_demsar_worked_example():
@@ -66,10 +68,9 @@ def test_critical_difference_refuses_what_the_table_does_not_cover():
 @given(arrays(np.float64, st.tuples(st.integers(2, 9), st.integers(3, 8)),
               elements=st.floats(0, 1, allow_nan=False)))
 def test_friedman_matches_scipy_without_ties(values):
-    ranks = rank_methods(values, True)
-    if any(len(np.unique(row)) < row.size for row in ranks):
+    if any(len(np.unique(row)) < row.size for row in values):
         return                                       # Demšar's χ²_F has no tie correction
-    test = friedman_test(ranks.mean(axis=0), values.shape[0])
+    test = friedman_test(average_ranks(values, True), values.shape[0])
     reference = scipy.stats.friedmanchisquare(*values.T)
     assert test.chi2 == pytest.approx(reference.statistic, rel=1e-9, abs=1e-9)
     assert test.p_chi2 == pytest.approx(reference.pvalue, rel=1e-7, abs=1e-12)

@@ -24,8 +24,8 @@ from mlnn.datasets import load
 from mlnn.evaluation.metrics import MEASURES
 from mlnn.paper.methods import C_VALUES, METHODS, network_params
 from mlnn.paper.reproduce import (comparison_rows, markdown_table, merge_runs, paper_table3,
-                                  read_stored, reproduce, write_results)
-from mlnn.paper.results import tables_current
+                                  reproduce, write_results)
+from mlnn.paper.results import read_run, run_path, tables_current
 from mlnn.paper.study import run_study
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,7 +108,7 @@ def test_tables_are_written_and_merged(quick_run, tmp_path):
     rows, run = quick_run
     write_results(_only(run, ["NN_A"]), tmp_path)
     later = _only(run, ["BP-MLL_TA", "BR_B", "BR_R"])
-    merged = merge_runs(read_stored(tmp_path, "synthetic", 0), later, tmp_path)
+    merged = merge_runs(read_run(run_path(tmp_path, "synthetic", 0)), later, tmp_path)
     assert list(merged["methods"]) == ["NN_A", "BP-MLL_TA", "BR_B", "BR_R"]
     write_results(merged, tmp_path)
     stored = json.loads((tmp_path / "run_synthetic.json").read_text())
@@ -126,8 +126,8 @@ def test_another_seed_is_stored_under_its_own_name(quick_run, tmp_path):
     _, run = quick_run
     write_results(_only(run, ["NN_A"]), tmp_path)
     write_results({**_only(run, ["BR_B"]), "seed": 2}, tmp_path)
-    assert list(read_stored(tmp_path, "synthetic", 0)["methods"]) == ["NN_A"]
-    assert list(read_stored(tmp_path, "synthetic", 2)["methods"]) == ["BR_B"]
+    assert list(read_run(run_path(tmp_path, "synthetic", 0))["methods"]) == ["NN_A"]
+    assert list(read_run(run_path(tmp_path, "synthetic", 2))["methods"]) == ["BR_B"]
     assert (tmp_path / "table3_synthetic_seed2.md").read_text().startswith(
         "Table 3 on synthetic (seed 2, quick budget)")
 
@@ -138,7 +138,7 @@ def test_a_stored_run_with_other_settings_is_never_dropped(quick_run, tmp_path):
     before = (tmp_path / "run_synthetic.json").read_bytes()
     other = {**_only(run, ["BR_B"]), "settings": {**run["settings"], "hidden_units": 32}}
     with pytest.raises(MLNNError, match=r"run_synthetic.json holds .*hidden_units=64"):
-        merge_runs(read_stored(tmp_path, "synthetic", 0), other, tmp_path)
+        merge_runs(read_run(run_path(tmp_path, "synthetic", 0)), other, tmp_path)
     assert (tmp_path / "run_synthetic.json").read_bytes() == before
 
 
@@ -152,7 +152,7 @@ def test_a_damaged_run_file_is_refused_and_left_alone(quick_run, tmp_path, damag
     path.write_text(damage(path.read_text()))
     before = path.read_bytes()
     with pytest.raises(MLNNError, match=r"run_synthetic.json is damaged .* move it aside"):
-        read_stored(tmp_path, "synthetic", 0)
+        read_run(run_path(tmp_path, "synthetic", 0))
     assert path.read_bytes() == before
 
 
@@ -256,7 +256,7 @@ def test_a_killed_reproduce_loses_no_finished_method_and_the_rerun_completes_eve
         assert process.returncode == -signal.SIGKILL
     else:
         assert process.returncode == 130 and err.endswith(
-            f"mlnn: interrupted; the methods completed so far are stored in out\n"), err
+            "mlnn: interrupted; the methods completed so far are stored in out\n"), err
         # Ctrl-C during a method's writes is held back until all three are written
         finished = {"fit": 0, "fsync": 1 + (n > 3), "replaced": 1 + (n > 3)}[point]
         if finished:
@@ -279,14 +279,14 @@ def test_a_killed_reproduce_loses_no_finished_method_and_the_rerun_completes_eve
 def test_tables_older_than_their_run_file_or_incomplete_are_rebuilt(quick_run, tmp_path):
     _, run = quick_run
     write_results(_only(run, ["NN_A", "BR_B"]), tmp_path)
-    assert tables_current(read_stored(tmp_path, "synthetic", 0), tmp_path)
+    assert tables_current(read_run(run_path(tmp_path, "synthetic", 0)), tmp_path)
     md, csv_path = tmp_path / "table3_synthetic.md", tmp_path / "table3_synthetic.csv"
     complete = {path: path.read_text() for path in (md, csv_path)}
     for damage in (lambda: md.unlink(), lambda: csv_path.write_text(complete[csv_path][:200]),
                    lambda: md.write_text(complete[md].replace("| BR_B |", "| BR_X |")),
                    lambda: os.utime(csv_path, ns=(0, 0))):
         damage()
-        assert not tables_current(read_stored(tmp_path, "synthetic", 0), tmp_path)
+        assert not tables_current(read_run(run_path(tmp_path, "synthetic", 0)), tmp_path)
         messages = []
         run_study(["synthetic"], [0], tmp_path, load=None, methods=["nn-a", "br-b"],
                   quick=True, log=messages.append)
@@ -341,7 +341,7 @@ def test_a_run_file_with_values_of_the_wrong_kind_is_damaged(quick_run, tmp_path
     edit(stored)
     path.write_text(json.dumps(stored))
     with pytest.raises(MLNNError, match=re.escape(message)):
-        read_stored(tmp_path, "synthetic", 0)
+        read_run(run_path(tmp_path, "synthetic", 0))
 
 
 def test_an_undefined_measure_stored_as_null_is_read_as_nan(quick_run, tmp_path):
@@ -351,7 +351,8 @@ def test_an_undefined_measure_stored_as_null_is_read_as_nan(quick_run, tmp_path)
     stored = json.loads(path.read_text())
     stored["methods"]["NN_A"]["test"]["rankloss"] = None
     path.write_text(json.dumps(stored))
-    assert np.isnan(read_stored(tmp_path, "synthetic", 0)["methods"]["NN_A"]["test"]["rankloss"])
+    stored = read_run(run_path(tmp_path, "synthetic", 0))
+    assert np.isnan(stored["methods"]["NN_A"]["test"]["rankloss"])
 
 
 def test_a_full_disk_while_the_tables_are_written_names_the_table_and_blocks_nothing(

@@ -36,23 +36,16 @@ from mlnn.model.params import DEFAULT
 from mlnn.nn.training import train
 
 
-#: Run sizes per experiment and mode (``max_train`` / ``max_val`` None: all documents).
-FULL = {
-    "convergence": dict(max_train=None, hidden_units=256, max_updates=1500, eval_every=50,
-                        max_val=None),
-    "dropout": dict(max_train=None, hidden_units=(256, 1024), max_updates=2400, eval_every=100,
-                    max_val=None),
-    "learning_rate": dict(max_train=None, hidden_units=256, max_updates=1000, eval_every=10,
-                          max_val=None),
-}
-FAST = {
-    "convergence": dict(max_train=1200, hidden_units=16, max_updates=30, eval_every=10,
-                        max_val=300),
-    "dropout": dict(max_train=1200, hidden_units=(8, 32), max_updates=30, eval_every=10,
-                    max_val=300),
-    "learning_rate": dict(max_train=1200, hidden_units=16, max_updates=30, eval_every=5,
-                          max_val=300),
-}
+#: Run sizes per experiment: full, and fast (a pipeline check in seconds).
+FULL = {"convergence": dict(hidden_units=256, max_updates=1500, eval_every=50),
+        "dropout": dict(hidden_units=(256, 1024), max_updates=2400, eval_every=100),
+        "learning_rate": dict(hidden_units=256, max_updates=1000, eval_every=10)}
+FAST = {"convergence": dict(hidden_units=16, max_updates=30, eval_every=10),
+        "dropout": dict(hidden_units=(8, 32), max_updates=30, eval_every=10),
+        "learning_rate": dict(hidden_units=16, max_updates=30, eval_every=5)}
+
+#: The training and validation documents kept, full and fast (None: all of them).
+DOCUMENTS = {False: dict(max_train=None, max_val=None), True: dict(max_train=1200, max_val=300)}
 
 #: The dataset of each experiment: the figure's own, or a stand-in where it is not available.
 DATASETS = {"convergence": "reuters21578", "dropout": "delicious", "learning_rate": "reuters21578"}
@@ -141,7 +134,7 @@ def run_settings(settings, data, max_updates, eval_every, batch_size=DEFAULT.bat
 
 
 def _sizes(experiment, fast, overrides):
-    sizes = dict((FAST if fast else FULL)[experiment])
+    sizes = {**DOCUMENTS[bool(fast)], **(FAST if fast else FULL)[experiment]}
     unknown = sorted(set(overrides) - set(sizes))
     if unknown:
         raise MLNNError(f"unknown size option(s) {unknown}; the {experiment} experiment takes "

@@ -26,22 +26,16 @@ Q_ALPHA = {
 }
 
 
-def rank_methods(values, lower_is_better):
-    """Ranks (1 = best, ties averaged) of the methods on each dataset: values (N datasets × k
-    methods) of one measure, no NaN → a new array of the same shape."""
+def average_ranks(values, lower_is_better):
+    """R_j: the mean over the N datasets of each method's rank there (1 = best, ties averaged),
+    array (k,), from the values (N datasets × k methods) of one measure, no NaN."""
     values = np.asarray(values, dtype=float)
     if values.ndim != 2 or values.shape[1] < 2:
         raise MLNNError(f"values must be a (datasets × methods) array with at least two methods, "
                         f"got shape {values.shape}")
     if np.isnan(values).any():
         raise MLNNError("values contains NaN: every method needs a value on every dataset")
-    oriented = values if lower_is_better else -values
-    return scipy.stats.rankdata(oriented, axis=1)
-
-
-def average_ranks(values, lower_is_better):
-    """R_j: the mean over datasets of :func:`rank_methods`, array (k,)."""
-    return rank_methods(values, lower_is_better).mean(axis=0)
+    return scipy.stats.rankdata(values if lower_is_better else -values, axis=1).mean(axis=0)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from mlnn.evaluation.metrics import MEASURES, evaluate
 from mlnn.model.params import DEFAULT
 from mlnn.model.stopping_rules import STOPPING_RULES
 from mlnn.paper.methods import C_VALUES, LEARNING_RATES, METHODS, PAPER_METHODS, resolve
-from mlnn.paper.results import OLD_RUNS_STOPPING, read_run, run_path, table_paths
+from mlnn.paper.results import OLD_RUNS_STOPPING, run_path, table_paths
 from mlnn.paper.selection import fit_br, fit_network_method, fit_published_method
 
 #: Names of the datasets in the paper's Table 3, by registry name.
@@ -109,15 +109,11 @@ def _budget(quick, learning_rates, C_values):
     budget = dict(BUDGETS["quick" if quick else "full"])
     for key, grid in (("learning_rates", learning_rates), ("C_values", C_values)):
         if grid is not None:
-            budget[key] = tuple(_positive_grid(grid, key))
+            if not list(grid) or any(not np.isfinite(v) or v <= 0 for v in grid):
+                raise MLNNError(f"{key} must be a non-empty list of positive numbers, got "
+                                f"{list(grid)}")
+            budget[key] = tuple(grid)
     return budget
-
-
-def _positive_grid(values, name):
-    values = list(values)
-    if not values or any(not np.isfinite(v) or v <= 0 for v in values):
-        raise MLNNError(f"{name} must be a non-empty list of positive numbers, got {values}")
-    return values
 
 
 def settings_record(random_state=0, quick=False, refit=True, batch_size=DEFAULT.batch_size,
@@ -235,12 +231,6 @@ def _experiment_key(record):
                    if k not in ("learning_rates", "C_values")}}
     return json.loads(json.dumps([record.get("seed"), record.get("budget"), settings],
                                  default=_plain))
-
-
-def read_stored(out_dir, dataset, seed):
-    """The stored run of ``dataset`` and ``seed`` in ``out_dir``, or None
-    (:func:`mlnn.paper.results.read_run`)."""
-    return read_run(run_path(out_dir, dataset, seed))
 
 
 def merge_runs(previous, run, out_dir):

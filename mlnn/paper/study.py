@@ -14,9 +14,8 @@ from pathlib import Path
 from mlnn.base import interrupts
 from mlnn.base.errors import MLNNError
 from mlnn.paper.methods import PAPER_METHODS, resolve
-from mlnn.paper.reproduce import (merge_runs, read_stored, reproduce, settings_record,
-                                  write_results)
-from mlnn.paper.results import run_path, table_paths, tables_current
+from mlnn.paper.reproduce import merge_runs, reproduce, settings_record, write_results
+from mlnn.paper.results import read_run, run_path, table_paths, tables_current
 
 #: The arguments of :func:`~mlnn.paper.reproduce.reproduce` that define an experiment.
 SETTING_NAMES = ("quick", "refit", "batch_size", "validation_fraction", "learning_rates",
@@ -41,7 +40,7 @@ def plan(datasets, seeds, out_dir, methods=None, force=False, **options):
     jobs = []
     for dataset in dict.fromkeys(datasets):
         for seed in dict.fromkeys(seeds):
-            previous = read_stored(out_dir, dataset, seed)
+            previous = read_run(run_path(out_dir, dataset, seed))
             stored = tuple(previous["methods"]) if previous else ()
             if previous is not None:
                 merge_runs(previous, {"dataset": dataset, **settings_record(seed, **settings),
@@ -95,7 +94,7 @@ def _remove_partial_files(out_dir, log):
 
 def _rebuild_tables(out_dir, job, log):
     """Rewrite the tables of ``job``'s stored run if they are missing, stale or incomplete."""
-    stored = read_stored(out_dir, job.dataset, job.seed) if job.stored else None
+    stored = read_run(run_path(out_dir, job.dataset, job.seed)) if job.stored else None
     if stored is not None and not tables_current(stored, out_dir):
         with interrupts.deferred():
             write_results(stored, out_dir)
@@ -109,6 +108,6 @@ def _saver(out_dir, job):
     (:func:`mlnn.base.interrupts.deferred`)."""
     def save(run):
         with interrupts.deferred():
-            write_results(merge_runs(read_stored(out_dir, job.dataset, job.seed), run, out_dir),
-                          out_dir)
+            previous = read_run(run_path(out_dir, job.dataset, job.seed))
+            write_results(merge_runs(previous, run, out_dir), out_dir)
     return save
