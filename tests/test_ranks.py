@@ -9,12 +9,12 @@ from hypothesis.extra.numpy import arrays
 
 from mlnn.base.errors import MLNNError
 from mlnn.evaluation.metrics import MEASURES
-from mlnn.paper.cdplot import plot_cd_diagram
 from mlnn.paper.methods import PAPER_METHODS
 from mlnn.paper.ranks import (Q_ALPHA, average_ranks, cliques, critical_difference,
                               friedman_test, paper_table2, rank_table)
-from mlnn.paper.report import (dataset_markdown, paired_differences, plot_cd_grid,
-                               rank_markdown, seed_markdown, seed_values, significant_pairs)
+from mlnn.paper.report import (dataset_markdown, paired_differences, plot_cd_diagram,
+                               plot_cd_grid, rank_markdown, seed_markdown, seed_values,
+                               significant_pairs)
 from mlnn.paper.reproduce import write_results
 from mlnn.paper.results import load_runs, summarise
 
