@@ -25,8 +25,8 @@ from scipy.sparse.linalg import LinearOperator, lsqr
 
 from mlnn.base.errors import MLNNError
 from mlnn.base.validation import (check_choice, check_finite_float, check_fitted,
-                                  check_nonnegative_float, check_positive_float, check_positive_int,
-                                  check_scores, check_X, check_Y)
+                                  check_nonnegative_float, check_positive_float, check_scores,
+                                  check_X, check_Y)
 from mlnn.evaluation import metrics
 
 #: The grid of λ searched by :func:`select_lambda` (against the summed squared error, so the
@@ -105,12 +105,12 @@ def optimal_thresholds(scores, Y, criterion="f1"):
     return _cut_thresholds(s, best_k)
 
 
-def ridge(Z, t, lam, tol=1e-10, max_iter=None):
-    """Solve Eq. 5, min_w ‖Z w − t‖² + lam ‖w‖², by LSQR with damp = √lam (Z, CSR, dense or a
-    LinearOperator, is only multiplied; ``max_iter`` default max(2d, 1000)): (w, n_iter)."""
-    limit = max_iter if max_iter is not None else max(2 * Z.shape[1], 1000)
+def ridge(Z, t, lam, tol=1e-10):
+    """Solve Eq. 5, min_w ‖Z w − t‖² + lam ‖w‖², by LSQR with damp = √lam and at most
+    max(2d, 1000) iterations (Z, CSR, dense or a LinearOperator, is only multiplied): (w, n_iter).
+    """
     result = lsqr(Z, np.asarray(t, dtype=np.float64), damp=np.sqrt(lam), atol=tol, btol=tol,
-                  iter_lim=limit)
+                  iter_lim=max(2 * Z.shape[1], 1000))
     return result[0], result[2]
 
 
@@ -137,12 +137,12 @@ def _centred_operator(Z, mean):
     return LinearOperator((n, d), matvec=matvec, rmatvec=rmatvec, dtype=np.float64)
 
 
-def ridge_with_intercept(Z, t, lam, tol=1e-10, max_iter=None):
+def ridge_with_intercept(Z, t, lam, tol=1e-10):
     """Solve min_{w,b} ‖Z w + b·1 − t‖² + lam ‖w‖² (b not regularised; not Eq. 5): w by
     :func:`ridge` on the centred Z − 1μᵀ (Z kept sparse), b = t̄ − μᵀw. Returns (w, b, n_iter)."""
     mean = np.asarray(Z.mean(axis=0)).ravel()
     t_mean = float(t.mean())
-    w, n_iter = ridge(_centred_operator(Z, mean), t - t_mean, lam, tol, max_iter)
+    w, n_iter = ridge(_centred_operator(Z, mean), t - t_mean, lam, tol)
     return w, t_mean - float(mean @ w), n_iter
 
 
@@ -150,21 +150,20 @@ class ThresholdPredictor:
     """Per-document thresholds T(x) = θ_0 + θᵀz (Eq. 5), z the input features or the scores.
 
     lam : λ of Eq. 5; features : "input" (z = x, the paper's) or "scores" (z = o); fixed : None
-    or a constant T for every document (no regression); tol, max_iter : LSQR's; intercept :
+    or a constant T for every document (no regression); tol : LSQR's; intercept :
     "penalised" (Eq. 5), "none" or "free" (module docstring); target : "f1" or "hamming"
     (:func:`optimal_thresholds`). After ``fit``: ``coef_`` = θ, ``intercept_`` = θ_0,
     ``n_iter_``, ``n_features_in_``. Predictions are strict: ŷ = 1 iff o > T(x).
     """
 
-    def __init__(self, lam=1.0, features="input", fixed=None, tol=1e-10, max_iter=None,
-                 intercept="penalised", target="f1"):
+    def __init__(self, lam=1.0, features="input", fixed=None, tol=1e-10, intercept="penalised",
+                 target="f1"):
         self.features = check_choice(features, "features", FEATURES)
         self.target = check_choice(target, "target", TARGETS)
         self.intercept = check_choice(intercept, "intercept", INTERCEPTS)
         self.lam = check_nonnegative_float(lam, "lam")
         self.fixed = None if fixed is None else check_finite_float(fixed, "fixed")
         self.tol = check_positive_float(tol, "tol")
-        self.max_iter = None if max_iter is None else check_positive_int(max_iter, "max_iter")
 
     def _design(self, X, scores, fitting):
         """Return (validated scores, regression inputs Z)."""
@@ -193,15 +192,14 @@ class ThresholdPredictor:
         elif np.shape(targets) != (scores.shape[0],):
             raise MLNNError(f"targets has shape {np.shape(targets)}, expected "
                             f"({scores.shape[0]},): one threshold per document")
-        options = {"tol": self.tol, "max_iter": self.max_iter}
         if self.intercept == "free":
             self.coef_, self.intercept_, self.n_iter_ = ridge_with_intercept(
-                Z, targets, self.lam, **options)
+                Z, targets, self.lam, self.tol)
         elif self.intercept == "penalised":
-            theta, self.n_iter_ = ridge(with_constant(Z), targets, self.lam, **options)
+            theta, self.n_iter_ = ridge(with_constant(Z), targets, self.lam, self.tol)
             self.coef_, self.intercept_ = theta[:-1], float(theta[-1])
         else:
-            self.coef_, self.n_iter_ = ridge(Z, targets, self.lam, **options)
+            self.coef_, self.n_iter_ = ridge(Z, targets, self.lam, self.tol)
             self.intercept_ = 0.0
         self.n_features_in_ = Z.shape[1]
         return self
