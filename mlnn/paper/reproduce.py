@@ -116,18 +116,17 @@ def _budget(quick, learning_rates, C_values):
     return budget
 
 
-def settings_record(random_state=0, quick=False, refit=True, batch_size=DEFAULT.batch_size,
-                    validation_fraction=DEFAULT.validation_fraction, learning_rates=None,
-                    C_values=None,
+def settings_record(random_state=0, quick=False, refit=True, learning_rates=None, C_values=None,
                     select_by="rankloss", stopping=DECLARED_RULE["rule"]):
     """What identifies an experiment in its run file: ``{"seed", "budget", "settings"}`` (runs
-    are merged only when these agree, apart from the grids)."""
+    are merged only when these agree, apart from the grids). Minibatches and the validation
+    split are the model description's."""
     budget = _budget(quick, learning_rates, C_values)
     check_choice(stopping, "stopping", tuple(STOPPING_RULES))
     return {"seed": random_state, "budget": "quick" if quick else "full",
-            "settings": {**budget, "batch_size": batch_size, "refit": refit,
-                         "validation_fraction": validation_fraction, "select_by": select_by,
-                         "stopping": stopping}}
+            "settings": {**budget, "batch_size": DEFAULT.batch_size, "refit": refit,
+                         "validation_fraction": DEFAULT.validation_fraction,
+                         "select_by": select_by, "stopping": stopping}}
 
 
 def _run_record(dataset, settings):
@@ -137,24 +136,22 @@ def _run_record(dataset, settings):
                          "scipy": scipy.__version__, "python": platform.python_version()}}
 
 
-def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True,
-              batch_size=DEFAULT.batch_size, validation_fraction=DEFAULT.validation_fraction,
-              learning_rates=None, C_values=None, select_by="rankloss",
-              sensitivity=False, log=print, after_each=None, progress=False,
-              stopping=DECLARED_RULE["rule"], other_rules=()):
+def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, learning_rates=None,
+              C_values=None, select_by="rankloss", sensitivity=False, log=print, after_each=None,
+              progress=False, stopping=DECLARED_RULE["rule"], other_rules=()):
     """Run ``methods`` (default: the paper's eight) on a loaded dataset: (rows, run record).
     ``learning_rates``, ``C_values`` replace the budget's grids; ``after_each(run)`` is called
     after every method; ``other_rules`` are sensitivity rows (:func:`stopping_table`)."""
     methods = [resolve(m) for m in (methods or PAPER_METHODS)]
     other_rules = tuple(check_choice(rule, "other stopping rule", tuple(STOPPING_RULES))
                         for rule in other_rules if rule != stopping)
-    run = _run_record(dataset, settings_record(random_state, quick, refit, batch_size,
-                                               validation_fraction, learning_rates, C_values,
-                                               select_by, stopping))
+    run = _run_record(dataset, settings_record(random_state, quick, refit, learning_rates,
+                                               C_values, select_by, stopping))
     run["stopping_rules"] = {"main": stopping, "sensitivity": list(other_rules),
                              "declared": DECLARED_RULE}
     budget = run["settings"]
-    fit_rows, val_rows = validation_split(dataset.X_train.shape[0], fraction=validation_fraction,
+    fit_rows, val_rows = validation_split(dataset.X_train.shape[0],
+                                          fraction=budget["validation_fraction"],
                                           random_state=random_state)
     steps = Progress(len(methods), enabled=progress)
     for done, method in enumerate(methods, start=1):

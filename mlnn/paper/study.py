@@ -18,8 +18,7 @@ from mlnn.paper.reproduce import merge_runs, reproduce, settings_record, write_r
 from mlnn.paper.results import read_run, run_path, table_paths, tables_current
 
 #: The arguments of :func:`~mlnn.paper.reproduce.reproduce` that define an experiment.
-SETTING_NAMES = ("quick", "refit", "batch_size", "validation_fraction", "learning_rates",
-                 "C_values", "select_by", "stopping")
+SETTING_NAMES = ("quick", "refit", "learning_rates", "C_values", "select_by", "stopping")
 
 
 @dataclass(frozen=True)
