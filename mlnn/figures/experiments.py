@@ -109,11 +109,8 @@ def run_setting(setting, data, max_updates, eval_every, batch_size=DEFAULT.batch
               f"rank loss {history.records[-1]['rankloss']:.4f}, "
               f"MAP {history.records[-1]['MAP']:.4f}, {time.perf_counter() - start:.0f} s",
               flush=True)
-    curve = asdict(setting)
-    curve["dataset"] = data["name"]
-    for key in CURVE_COLUMNS:
-        curve[key] = history.column(key).tolist()
-    return curve
+    return {**asdict(setting), "dataset": data["name"],
+            **{key: history.column(key).tolist() for key in CURVE_COLUMNS}}
 
 
 def run_settings(settings, data, max_updates, eval_every, batch_size=DEFAULT.batch_size,
@@ -122,12 +119,8 @@ def run_settings(settings, data, max_updates, eval_every, batch_size=DEFAULT.bat
     (checked before any training, written atomically: :mod:`mlnn.base.fileio`)."""
     if csv_path is not None:
         check_output_path(csv_path, "csv_path")
-    curves = []
-    for setting in settings:
-        curve = run_setting(setting, data, max_updates, eval_every, batch_size, random_state,
-                            verbose)
-        curve["experiment"] = experiment
-        curves.append(curve)
+    curves = [{**run_setting(setting, data, max_updates, eval_every, batch_size, random_state,
+                             verbose), "experiment": experiment} for setting in settings]
     if csv_path is not None:
         save_csv(curves, csv_path)                     # atomically (mlnn.base.fileio)
     return curves

@@ -196,10 +196,8 @@ def plot_convergence(curves, measure="rankloss", title_prefix="Fig. 3 (left)"):
     title = (f"{title_prefix} — {c['dataset']}: {c['loss'].upper()} loss, {_size_note(curves)}, "
              f"η = {c['learning_rate']:g}\nAdaGrad (red) vs momentum μ = {c['momentum']:g} "
              "(purple); ReLU solid, tanh dash-dot, sigmoid dotted")
-    fig = plot_curves(curves, measure, colour_by="optimizer", style_by="hidden_activation",
-                      logy=measure == "rankloss")
-    fig.axes[0].set_title(title, fontsize=10)
-    return fig
+    return plot_curves(curves, measure, colour_by="optimizer", style_by="hidden_activation",
+                       title=title, logy=measure == "rankloss")
 
 
 def plot_dropout(curves, measure="rankloss", title_prefix="Fig. 3 (right)",

@@ -59,7 +59,7 @@ METHODS = {
 #: The hyper-parameters that make a network method, the columns of the table above.
 METHOD_COLUMNS = ("hidden_activation", "loss", "dropout", "optimizer")
 
-#: What the published BP-MLL protocol fixes besides them (the second table above).
+#: What the published BP-MLL protocol fixes besides them (the last paragraph above).
 PUBLISHED_COLUMNS = ("learning_rate", "batch_size", "max_epochs", "validation_fraction",
                      "decay_biases", "threshold_features", "threshold_intercept",
                      "threshold_lambda", "threshold_target")
