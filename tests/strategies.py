@@ -42,7 +42,7 @@ def problems(draw, hidden=("relu", "tanh", "sigmoid"), output=("sigmoid", "tanh"
     network = Network.initialize(D, L, hidden_units=F,
                                  hidden_activation=draw(st.sampled_from(hidden)),
                                  output=draw(st.sampled_from(output)), random_state=seed,
-                                 dtype=np.float64)
+                                 dtype=np.float64, init="glorot")
     rng = np.random.default_rng(seed + 1)
     scale = draw(st.sampled_from([0.5, 1.0, 2.0]))
     for name in ("W1", "W2"):

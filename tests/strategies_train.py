@@ -41,7 +41,7 @@ def training_cases(draw, max_D=15):
     seed = draw(st.integers(0, 2**32 - 1))
     hidden = draw(st.sampled_from(["relu", "tanh"]))
     network = Network.initialize(D, L, hidden_units=F, hidden_activation=hidden, output="sigmoid",
-                                 random_state=seed, dtype=np.float64)
+                                 random_state=seed, dtype=np.float64, init="glorot")
     rng = np.random.default_rng(seed + 1)
     for name in ("b1", "b2"):
         network.params[name][...] = rng.normal(scale=0.5, size=network.params[name].shape)

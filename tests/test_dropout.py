@@ -83,7 +83,7 @@ def test_rate_zero_means_no_mask_and_the_input_unchanged():
     assert apply_input_mask(X, None) is X
     assert rng.random() == np.random.default_rng(0).random()   # rate 0 draws no random numbers
     network = Network.initialize(12, 2, hidden_units=3, hidden_activation="relu",
-                                 random_state=0, dtype=np.float64)
+                                 random_state=0, dtype=np.float64, init="glorot")
     np.testing.assert_array_equal(network.forward(X, None).o,
                                   network.forward(X, np.ones((5, 3))).o)
 
@@ -103,12 +103,13 @@ def test_bad_rates_are_clear_errors_naming_the_argument(rate):
     """A rate is checked once, where it enters training; the masks of each minibatch trust it."""
     with pytest.raises(MLNNError, match=r"^my_rate must be a number in \[0, 1\)"):
         check_rate(rate, "my_rate")
-    network = Network.initialize(2, 1, hidden_units=2, hidden_activation="relu", random_state=0)
+    network = Network.initialize(2, 1, hidden_units=2, hidden_activation="relu", random_state=0,
+                                 init="glorot")
     X, Y = sp.csr_matrix(np.eye(2)), np.array([[1], [0]])
     for name in ("dropout", "input_dropout"):
         with pytest.raises(MLNNError, match=rf"^{name} must be a number in \[0, 1\)"):
             train(network, CrossEntropy(), SGD(0.1), X, Y, batch_size=64, max_epochs=1,
-                  **{name: rate})
+                  **{"dropout": 0.0, "input_dropout": 0.0, name: rate})
 
 
 @pytest.mark.parametrize("rate", [0, 0.0, 0.25, np.float32(0.5), np.float64(0.9), np.int64(0)])

@@ -81,7 +81,7 @@ def test_large_W1_random_direction_check(seed, hidden, output):
     """⟨∂J/∂W1, V⟩ equals the central difference of J along a random direction V (D = 3,000)."""
     rng = np.random.default_rng(seed)
     network = Network.initialize(3000, 7, hidden_units=12, hidden_activation=hidden,
-                                 output=output, random_state=seed, dtype=np.float64)
+                                 output=output, random_state=seed, dtype=np.float64, init="glorot")
     network.params["b1"][...] = rng.normal(size=12)
     X = sp.random(5, 3000, density=0.01, format="csr", random_state=seed % 2**31) * 10
     Y = (rng.random((5, 7)) < 0.4).astype(float)
@@ -112,7 +112,7 @@ def test_W1_gradient_is_row_sparse_on_the_features_of_the_batch():
     """No dense D × F array per minibatch: only the rows of features present in X are formed."""
     D, F = 50_000, 8
     network = Network.initialize(D, 3, hidden_units=F, hidden_activation="relu",
-                                 random_state=0, dtype=np.float64)
+                                 random_state=0, dtype=np.float64, init="glorot")
     X = sp.csr_matrix(([1.0, 2.0, 3.0], [7, 123, 49_999], [0, 2, 3]), shape=(2, D))
     grads = gradients(network, CrossEntropy(), X, np.array([[1, 0, 0], [0, 1, 1]], float))
     assert isinstance(grads.W1, RowSparseGradient)
@@ -123,7 +123,7 @@ def test_W1_gradient_is_row_sparse_on_the_features_of_the_batch():
 
 def test_forward_shapes_and_cache_fields():
     network = Network.initialize(6, 4, hidden_units=5, hidden_activation="relu",
-                                 random_state=1, dtype=np.float64)
+                                 random_state=1, dtype=np.float64, init="glorot")
     X = sp.random(3, 6, density=0.5, format="csr", random_state=2)
     cache = network.forward(X)
     assert cache._fields == ("X", "z1", "h", "mask", "z2", "o")
@@ -157,7 +157,7 @@ def test_hand_worked_sgd_step():
     np.testing.assert_allclose(grads.delta1, [[-0.5, 1.0]])
     # ∂J/∂W1 = xᵀ δ1 = [[1·(−0.5), 1·1], [2·(−0.5), 2·1]]
     np.testing.assert_allclose(grads.W1.toarray(), [[-0.5, 1.0], [-1.0, 2.0]])
-    LazyRows(SGD(0.1)).step(network.params, grads.params)
+    LazyRows(SGD(0.1), weight_decay=0.0).step(network.params, grads.params)
     # θ ← θ − 0.1 ∂J/∂θ
     np.testing.assert_allclose(network.params["W1"], [[1.05, -1.1], [0.6, 0.8]])
     np.testing.assert_allclose(network.params["b1"], [0.05, -0.1])
@@ -167,7 +167,7 @@ def test_hand_worked_sgd_step():
 
 def test_float32_forward_matches_float64():
     net64 = Network.initialize(30, 5, hidden_units=10, hidden_activation="relu",
-                               random_state=3, dtype=np.float64)
+                               random_state=3, dtype=np.float64, init="glorot")
     net32 = Network(*(net64.params[k].astype(np.float32) for k in ("W1", "b1", "W2", "b2")),
                     "relu")
     X = sp.random(4, 30, density=0.3, format="csr", random_state=4)
@@ -184,7 +184,8 @@ def test_float32_forward_matches_float64():
     (np.array([["a", "b", "c", "d"]]), "real numbers"),
 ])
 def test_bad_input_is_a_clear_error(X, message):
-    network = Network.initialize(4, 2, hidden_units=3, hidden_activation="relu", random_state=0)
+    network = Network.initialize(4, 2, hidden_units=3, hidden_activation="relu", random_state=0,
+                                 init="glorot")
     with pytest.raises(MLNNError, match=message):
         network.forward(X)
 

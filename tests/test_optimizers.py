@@ -1,5 +1,5 @@
 """SGD, momentum and AdaGrad: hand-computed steps, weight decay, row-sparse updates equal to dense
-ones, and the regularised objective against finite differences."""
+ones, and the weight-decayed gradient against finite differences."""
 
 import numpy as np
 import pytest
@@ -13,7 +13,7 @@ from mlnn.nn.gradcheck import numerical_gradient
 from mlnn.nn.losses import CrossEntropy, PairwiseExponential
 from mlnn.nn.network import Network, RowSparseGradient
 from mlnn.nn.lazy_updates import matrix_powers
-from mlnn.nn.lazy_updates import LazyRows, get_optimizer, momentum_transition, regularised
+from mlnn.nn.lazy_updates import LazyRows, get_optimizer, momentum_transition
 from mlnn.nn.optimizers import AdaGrad, Momentum, SGD
 from tests.strategies import problems
 
@@ -82,7 +82,8 @@ def test_row_sparse_updates_equal_the_update_rules_written_out(kind, case, weigh
 def test_momentum_flush_in_the_middle_changes_nothing(case):
     theta0, sequence = case
     a, b = theta0.copy(), theta0.copy()
-    opt_a, opt_b = LazyRows(Momentum(0.05, 0.9)), LazyRows(Momentum(0.05, 0.9))
+    opt_a, opt_b = LazyRows(Momentum(0.05, 0.9),
+                            weight_decay=0.0), LazyRows(Momentum(0.05, 0.9), weight_decay=0.0)
     for i, grad in enumerate(sequence):
         opt_a.step({"W1": a}, {"W1": grad})
         opt_b.step({"W1": b}, {"W1": grad})
@@ -95,13 +96,13 @@ def test_momentum_flush_in_the_middle_changes_nothing(case):
 
 def test_sgd_step_by_hand():
     theta = np.array([1.0, -2.0])
-    LazyRows(SGD(0.5)).step({"b": theta}, {"b": np.array([0.2, -0.4])})
+    LazyRows(SGD(0.5), weight_decay=0.0).step({"b": theta}, {"b": np.array([0.2, -0.4])})
     np.testing.assert_allclose(theta, [1.0 - 0.1, -2.0 + 0.2])
 
 
 def test_momentum_steps_by_hand():
     theta = np.array([1.0])
-    opt = LazyRows(Momentum(0.1, momentum=0.5))
+    opt = LazyRows(Momentum(0.1, momentum=0.5), weight_decay=0.0)
     opt.step({"b": theta}, {"b": np.array([2.0])})
     # v = 0.5·0 − 0.1·2 = −0.2;  θ = 1 − 0.2 = 0.8
     np.testing.assert_allclose(theta, [0.8])
@@ -113,7 +114,7 @@ def test_momentum_steps_by_hand():
 
 def test_nesterov_steps_by_hand():
     theta = np.array([1.0])
-    opt = LazyRows(Momentum(0.1, momentum=0.5, nesterov=True))
+    opt = LazyRows(Momentum(0.1, momentum=0.5, nesterov=True), weight_decay=0.0)
     opt.step({"b": theta}, {"b": np.array([2.0])})
     # v = −0.2;  θ = 1 + 0.5·(−0.2) − 0.1·2 = 0.7
     np.testing.assert_allclose(theta, [0.7])
@@ -125,7 +126,7 @@ def test_nesterov_steps_by_hand():
 
 def test_adagrad_steps_by_hand():
     theta = np.array([1.0, 1.0])
-    opt = LazyRows(AdaGrad(0.1, epsilon=1e-8))
+    opt = LazyRows(AdaGrad(0.1, epsilon=1e-8), weight_decay=0.0)
     opt.step({"b": theta}, {"b": np.array([3.0, 0.0])})
     # G = (9, 0);  θ_0 = 1 − 0.1·3/(3 + 1e−8);  θ_1 unchanged (g = 0)
     np.testing.assert_allclose(theta, [1 - 0.1 * 3 / (3 + 1e-8), 1.0])
@@ -138,7 +139,9 @@ def test_adagrad_steps_by_hand():
 def test_float32_state_stays_float32():
     theta = np.ones((5, 3), dtype=np.float32)
     grad = RowSparseGradient(np.array([1, 3]), np.ones((2, 3), dtype=np.float32), (5, 3))
-    for opt in (LazyRows(AdaGrad(0.1)), LazyRows(Momentum(0.1, momentum=0.9)), LazyRows(AdaGrad(0.1), weight_decay=0.1),
+    for opt in (LazyRows(AdaGrad(0.1), weight_decay=0.0),
+                LazyRows(Momentum(0.1, momentum=0.9), weight_decay=0.0),
+                LazyRows(AdaGrad(0.1), weight_decay=0.1),
                 LazyRows(Momentum(0.1, momentum=0.9), weight_decay=0.1), LazyRows(SGD(0.1), weight_decay=0.1)):
         opt.step({"W1": theta}, {"W1": grad})
         opt.step({"W1": theta}, {"W1": RowSparseGradient(np.array([0]), grad.values[:1], (5, 3))})
@@ -149,7 +152,7 @@ def test_float32_state_stays_float32():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: get_optimizer("adam", 0.1), "unknown optimizer 'adam'"),
+    (lambda: get_optimizer("adam", 0.1, weight_decay=0.0), "unknown optimizer 'adam'"),
     (lambda: SGD(-1), "learning_rate must be a positive"),
     (lambda: SGD(float("nan")), "learning_rate must be a positive"),
     (lambda: Momentum(0.1, momentum=1.0), r"momentum must be a number in \[0, 1\)"),
@@ -161,8 +164,7 @@ def test_float32_state_stays_float32():
     (lambda: LazyRows(SGD(0.1), weight_decay=True), "weight_decay must be a finite number"),
     (lambda: LazyRows(SGD(0.1), weight_decay=None), "weight_decay must be a finite number"),
     (lambda: get_optimizer("adagrad", 0.1, weight_decay=-1), "weight_decay must be a finite"),
-    (lambda: LazyRows(SGD(0.1), decay_biases="yes"), "decay_biases must be True or False"),
-    (lambda: regularised(0.0, {}, {}, weight_decay=-1), "weight_decay must be a finite number"),
+    (lambda: LazyRows(SGD(0.1), 0.0, decay_biases="yes"), "decay_biases must be True or False"),
 ])
 def test_bad_options_are_clear_errors(call, message):
     with pytest.raises(MLNNError, match=message):
@@ -198,7 +200,7 @@ def test_adagrad_follows_its_formula_from_tiny_to_huge_gradients():
     g1 = np.logspace(-8, 3, 12) * np.where(np.arange(12) % 2, -1.0, 1.0)
     theta0 = np.linspace(-1.0, 1.0, 12)
     theta = theta0.copy()
-    opt = LazyRows(AdaGrad(0.1, epsilon=1e-8))
+    opt = LazyRows(AdaGrad(0.1, epsilon=1e-8), weight_decay=0.0)
     opt.step({"W2": theta}, {"W2": g1})
     expected = theta0 - 0.1 * g1 / (np.abs(g1) + 1e-8)     # sqrt(G) = |g1|
     np.testing.assert_allclose(theta, expected, rtol=1e-13, atol=0)
@@ -302,7 +304,7 @@ def test_catching_up_before_the_forward_pass_on_the_minimal_case():
     gave 0.638896."""
     X, Y = sp.csr_matrix(np.eye(2)), np.array([[1.0], [0.0]])
     network = Network(0.5 * np.ones((2, 1)), np.zeros(1), np.ones((1, 1)), np.zeros(1), "relu")
-    opt = LazyRows(Momentum(0.1, momentum=0.9))
+    opt = LazyRows(Momentum(0.1, momentum=0.9), weight_decay=0.0)
     P = {name: value.copy() for name, value in network.params.items()}
     v = {name: np.zeros_like(value) for name, value in P.items()}
     for i in (0, 1, 0):
@@ -357,42 +359,32 @@ def loss_for(network):
 
 
 @given(case=problems(), weight_decay=st.sampled_from([0.0, 0.1, 2.5]), decay_biases=st.booleans())
-def test_regularised_gradient_matches_central_differences(case, weight_decay, decay_biases):
+def test_the_decayed_step_follows_the_regularised_objective(case, weight_decay, decay_biases):
+    """One SGD step of LazyRows with η = 1 (then flushed) moves each parameter by
+    −∂(J + γ/2 Σ‖θ‖²)/∂θ, the sum over W1, W2 and, with ``decay_biases``, b1 and b2."""
     network, X, Y, _ = case
     loss = loss_for(network)
     cache = network.forward(X)
-    J, delta2 = loss.value_and_delta(cache.z2, cache.o, Y)
-    grads = network.backward(cache, delta2).params
-    value, gradient = regularised(J, grads, network.params, weight_decay, decay_biases)
+    grads = network.backward(cache, loss.delta(cache.z2, cache.o, Y)).params
+    stepped = {name: theta.copy() for name, theta in network.params.items()}
+    optimizer = LazyRows(SGD(1.0), weight_decay, decay_biases)
+    optimizer.step(stepped, grads)
+    optimizer.flush(stepped)
     decayed = ("W1", "W2", "b1", "b2") if decay_biases else ("W1", "W2")
 
-    def objective(params, penalised=decayed):
-        net = Network(**params, hidden_activation=network.hidden_activation, output=network.output)
-        out = net.forward(X)
+    def objective(params, penalised):
+        out = Network(**params, hidden_activation=network.hidden_activation,
+                      output=network.output).forward(X)
         penalty = sum(np.sum(params[name] ** 2) for name in penalised)
         return loss.value(out.z2, out.o, Y) + weight_decay / 2 * penalty
 
-    assert value == pytest.approx(objective(network.params), rel=1e-12, abs=1e-12)
     for name, theta in network.params.items():
         # as a function of θ_name alone: the other parameters' penalties are constants, left out
         # so that their size does not swamp the central difference in rounding error
         def f(value, name=name):
             return objective({**network.params, name: value}, [name] if name in decayed else [])
-        np.testing.assert_allclose(gradient[name], numerical_gradient(f, theta), rtol=1e-5,
-                                   atol=1e-8, err_msg=f"∂(J + γ/2 ‖θ‖²)/∂{name}")
-
-
-def test_regularised_modifies_nothing_passed_in():
-    params = {"W1": np.ones((3, 2)), "b1": np.ones(2)}
-    grads = {"W1": RowSparseGradient(np.array([1]), np.ones((1, 2)), (3, 2)), "b1": np.ones(2)}
-    value, gradient = regularised(0.5, grads, params, 0.1)
-    assert value == pytest.approx(0.5 + 0.05 * 6)
-    np.testing.assert_array_equal(gradient["W1"], [[0.1, 0.1], [1.1, 1.1], [0.1, 0.1]])
-    np.testing.assert_array_equal(gradient["b1"], [1.0, 1.0])
-    np.testing.assert_array_equal(params["W1"], 1.0)
-    np.testing.assert_array_equal(grads["W1"].values, 1.0)
-    gradient["b1"][0] = 7.0
-    np.testing.assert_array_equal(grads["b1"], 1.0)
+        np.testing.assert_allclose(theta - stepped[name], numerical_gradient(f, theta),
+                                   rtol=1e-5, atol=1e-8, err_msg=f"∂(J + γ/2 ‖θ‖²)/∂{name}")
 
 
 def test_matrix_powers_fail_fast_on_a_negative_number_of_skipped_steps():
@@ -406,7 +398,7 @@ def test_each_rule_is_its_dense_update_written_out(kind):
     """``update(theta, g, state)`` is the rule of the module doc, on a whole parameter."""
     rng = np.random.default_rng(1)
     theta0, g = rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
-    optimizer = OPTIMIZER_FACTORIES[kind]().rule
+    optimizer = OPTIMIZER_FACTORIES[kind](weight_decay=0.0).rule
     theta, state = theta0.copy(), optimizer.new_state(theta0)
     optimizer.update(theta, g, state)
     if kind == "sgd":
@@ -425,7 +417,7 @@ def test_the_in_place_form_is_the_dense_rule_to_the_last_bit(kind, dtype):
     """What the executor runs (IN_PLACE, into scratch arrays) against the rule's ``update``."""
     from mlnn.nn.lazy_updates import IN_PLACE
     rng = np.random.default_rng(3)
-    rule = OPTIMIZER_FACTORIES[kind]().rule
+    rule = OPTIMIZER_FACTORIES[kind](weight_decay=0.0).rule
     theta0 = rng.normal(size=(6, 5)).astype(dtype)
     theta, theta_fast = theta0.copy(), theta0.copy()
     state, state_fast = rule.new_state(theta0), rule.new_state(theta0)
@@ -448,7 +440,7 @@ def test_a_step_makes_no_copy_of_a_dense_parameter(kind):
     import tracemalloc
     rng = np.random.default_rng(4)
     params = {"W1": rng.normal(size=(400, 60)), "W2": rng.normal(size=(500, 400))}
-    optimizer = OPTIMIZER_FACTORIES[kind]()
+    optimizer = OPTIMIZER_FACTORIES[kind](weight_decay=0.0)
 
     def gradients():
         rows = np.sort(rng.choice(400, 150, replace=False))

@@ -45,11 +45,11 @@ def test_training_lowers_the_loss_and_beats_chance(loss_name, output):
     X_train, Y_train, X_val, Y_val = split(X, Y, 450)
     network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=32,
                                  hidden_activation="relu", output=output, random_state=0,
-                                 dtype=np.float64)
+                                 dtype=np.float64, init="glorot")
     loss = CrossEntropy() if loss_name == "ce" else PairwiseExponential()
     before = rank_loss(Y_val, network.scores(X_val))
     history = train(network, loss, AdaGrad(0.1), X_train, Y_train, batch_size=32, max_epochs=15,
-                    dropout=0.2, X_val=X_val, Y_val=Y_val, random_state=0)
+                    dropout=0.2, X_val=X_val, Y_val=Y_val, random_state=0, input_dropout=0.0)
     losses = history.column("train_loss")
     assert losses[-1] < 0.6 * losses[0]
     after = rank_loss(Y_val, network.scores(X_val))
@@ -61,10 +61,10 @@ def test_float32_training_learns_too():
     X, Y = teacher_problem(seed=1)
     X_train, Y_train, X_val, Y_val = split(X, Y, 450)
     network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=32, hidden_activation="relu",
-                                 random_state=1)
+                                 random_state=1, init="glorot")
     assert network.dtype == np.float32
     train(network, CrossEntropy(), AdaGrad(0.1), X_train, Y_train, batch_size=16,
-          max_epochs=10, random_state=1)
+          max_epochs=10, random_state=1, dropout=0.0, input_dropout=0.0)
     assert network.params["W1"].dtype == np.float32
     assert rank_loss(Y_val, network.scores(X_val)) < 0.2
 
@@ -72,9 +72,10 @@ def test_float32_training_learns_too():
 def test_evaluation_every_k_updates_and_max_updates():
     X, Y = teacher_problem(n=100)
     network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=4, hidden_activation="relu",
-                                 random_state=0)
+                                 random_state=0, init="glorot")
     history = train(network, CrossEntropy(), AdaGrad(0.1), X, Y, batch_size=10, max_epochs=50,
-                    max_updates=35, eval_every=10, X_val=X, Y_val=Y, random_state=0)
+                    max_updates=35, eval_every=10, X_val=X, Y_val=Y, random_state=0,
+                    dropout=0.0, input_dropout=0.0)
     np.testing.assert_array_equal(history.column("updates"), [10, 20, 30, 35])
     np.testing.assert_array_equal(history.column("epoch"), [1, 2, 3, 4])
     assert {"rankloss", "oneError", "coverage", "MAP", "elapsed"} <= set(history.records[0])
@@ -85,7 +86,7 @@ def test_same_seed_same_result():
     results = []
     for _ in range(2):
         network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=6,
-                                     hidden_activation="relu", random_state=5)
+                                     hidden_activation="relu", random_state=5, init="glorot")
         train(network, CrossEntropy(), AdaGrad(0.1), X, Y, batch_size=8, max_epochs=2,
               dropout=0.5, input_dropout=0.1, random_state=7)
         results.append(network.params["W1"].copy())
@@ -96,11 +97,11 @@ def test_early_stopping_restores_the_best_parameters():
     X, Y = teacher_problem(n=200)
     X_train, Y_train, X_val, Y_val = split(X, Y, 100)
     network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=64, hidden_activation="relu",
-                                 random_state=0, dtype=np.float64)
+                                 random_state=0, dtype=np.float64, init="glorot")
     stopper = EarlyStopping(monitor="rankloss", patience=2)
     history = train(network, CrossEntropy(), AdaGrad(1.0), X_train, Y_train, batch_size=10,
                     max_epochs=200, X_val=X_val, Y_val=Y_val, early_stopping=stopper,
-                    random_state=0)
+                    random_state=0, dropout=0.0, input_dropout=0.0)
     assert history.stopped_early
     assert len(history.records) < 200
     best = history.column("rankloss").min()
@@ -111,11 +112,12 @@ def test_early_stopping_restores_the_best_parameters():
 def test_callback_can_stop_training():
     X, Y = teacher_problem(n=100)
     network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=4, hidden_activation="relu",
-                                 random_state=0)
+                                 random_state=0, init="glorot")
     seen = []
     history = train(network, CrossEntropy(), AdaGrad(0.1), X, Y, batch_size=10, max_epochs=50,
                     eval_every=5, callbacks=[lambda record, net: seen.append(record) or
-                                             record["updates"] >= 15], random_state=0)
+                                             record["updates"] >= 15], random_state=0,
+                    dropout=0.0, input_dropout=0.0)
     assert [r["updates"] for r in seen] == [5, 10, 15]
     assert len(history.records) == 3
 
@@ -126,9 +128,9 @@ def test_pwe_counts_excluded_documents():
     Y[:10] = 0          # no relevant label: PWE is undefined there
     Y[10:15] = 1        # every label relevant: undefined too
     network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=4, hidden_activation="relu",
-                                 output="tanh", random_state=0)
+                                 output="tanh", random_state=0, init="glorot")
     history = train(network, PairwiseExponential(), AdaGrad(0.1), X, Y, batch_size=20,
-                    max_epochs=3, random_state=0)
+                    max_epochs=3, random_state=0, dropout=0.0, input_dropout=0.0)
     np.testing.assert_array_equal(history.column("excluded"), [15, 30, 45])
 
 
@@ -143,8 +145,9 @@ def test_pwe_counts_excluded_documents():
 def test_bad_arguments_are_clear_errors(kwargs, message):
     X, Y = teacher_problem(n=100)
     network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=4, hidden_activation="relu",
-                                 random_state=0)
-    arguments = {"X": X, "Y": Y, "batch_size": 64, "max_epochs": 1}
+                                 random_state=0, init="glorot")
+    arguments = {"X": X, "Y": Y, "batch_size": 64, "max_epochs": 1, "dropout": 0.0,
+                 "input_dropout": 0.0}
     arguments.update(kwargs)
     X_arg, Y_arg = arguments.pop("X"), arguments.pop("Y")
     with pytest.raises(MLNNError, match=message):
@@ -154,9 +157,10 @@ def test_bad_arguments_are_clear_errors(kwargs, message):
 def test_loss_and_output_activation_must_be_paired():
     X, Y = teacher_problem(n=50)
     network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=4, hidden_activation="relu",
-                                 output="sigmoid")
+                                 output="sigmoid", init="glorot")
     with pytest.raises(MLNNError, match="needs tanh output units"):
-        train(network, PairwiseExponential(), AdaGrad(0.1), X, Y, batch_size=64, max_epochs=1)
+        train(network, PairwiseExponential(), AdaGrad(0.1), X, Y, batch_size=64, max_epochs=1,
+              dropout=0.0, input_dropout=0.0)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -265,7 +269,7 @@ def test_the_minimal_momentum_case_in_train():
     expected, _ = dense_reference(case, "momentum", 0.0, False, snapshot_every=1)
     network = copy_network(case["network"])
     train(network, CrossEntropy(), Momentum(0.1, momentum=0.9), X, Y, batch_size=1,
-          max_epochs=3, random_state=0)
+          max_epochs=3, random_state=0, dropout=0.0, input_dropout=0.0)
     assert_params_equal(network.params, expected, "at the end")
 
 
@@ -286,8 +290,8 @@ def test_only_the_rows_of_the_minibatch_are_brought_up_to_date():
     X, Y = teacher_problem(n=30, D=400)
     batches = []
     train(recording_network(400, Y.shape[1], batches), CrossEntropy(),
-          Recording(Momentum(0.1, 0.9)), X, Y,
-          batch_size=7, max_epochs=2, input_dropout=0.5, random_state=0)
+          Recording(Momentum(0.1, 0.9), weight_decay=0.0), X, Y,
+          batch_size=7, max_epochs=2, input_dropout=0.5, random_state=0, dropout=0.0)
     assert len(calls) == len(batches) == 10
     for call, X_b in zip(calls, batches):
         assert set(call) == {"W1"}
@@ -309,7 +313,7 @@ def indexed_documents(n, L=3):
 
 def recording_network(n_features, n_labels, batches):
     network = Network.initialize(n_features, n_labels, hidden_units=2, hidden_activation="relu",
-                                 random_state=0, dtype=np.float64)
+                                 random_state=0, dtype=np.float64, init="glorot")
     original_forward = network.forward
     network.forward = lambda X_b, mask=None: batches.append(X_b) or original_forward(X_b, mask)
     return network
@@ -319,7 +323,7 @@ def test_every_document_once_per_epoch_in_a_new_order():
     X, Y = indexed_documents(23)
     batches = []
     train(recording_network(23, 3, batches), CrossEntropy(), SGD(0.1), X, Y, batch_size=5,
-          max_epochs=2, random_state=3)
+          max_epochs=2, random_state=3, dropout=0.0, input_dropout=0.0)
     assert [X_b.shape[0] for X_b in batches] == [5, 5, 5, 5, 3] * 2   # the last batch is used
     epochs = [np.concatenate([X_b.indices for X_b in batches[e * 5:(e + 1) * 5]]) for e in (0, 1)]
     for order in epochs:
@@ -330,9 +334,9 @@ def test_every_document_once_per_epoch_in_a_new_order():
 
 def test_the_last_partial_minibatch_is_an_update():
     X, Y = indexed_documents(7)
-    optimizer = LazyRows(SGD(0.1))
+    optimizer = LazyRows(SGD(0.1), weight_decay=0.0)
     history = train(recording_network(7, 3, []), CrossEntropy(), optimizer, X, Y, batch_size=3,
-                    max_epochs=2, random_state=0)
+                    max_epochs=2, random_state=0, dropout=0.0, input_dropout=0.0)
     assert optimizer.t == 6                                          # 3 + 3 + 1 documents
     np.testing.assert_array_equal(history.column("updates"), [3, 6])
 
@@ -354,14 +358,16 @@ def test_train_loss_is_the_mean_over_the_minibatches_since_the_last_record():
     values = []
     X, Y = indexed_documents(11)
     history = train(recording_network(11, 3, []), RecordingLoss(values), SGD(0.5), X, Y,
-                    batch_size=2, max_epochs=2, eval_every=4, random_state=0)
+                    batch_size=2, max_epochs=2, eval_every=4, random_state=0,
+                    dropout=0.0, input_dropout=0.0)
     np.testing.assert_array_equal(history.column("updates"), [4, 8, 12])
     for record, window in zip(history.records, (values[0:4], values[4:8], values[8:12])):
         assert record["train_loss"] == pytest.approx(np.mean(window), rel=1e-12)
 
 
-@pytest.mark.parametrize("make", [lambda: LazyRows(Momentum(0.1, momentum=0.9)),
-                                  lambda: LazyRows(Momentum(0.1, 0.9, nesterov=True)),
+@pytest.mark.parametrize("make", [lambda: LazyRows(Momentum(0.1, momentum=0.9), weight_decay=0.0),
+                                  lambda: LazyRows(Momentum(0.1, 0.9, nesterov=True),
+                                                   weight_decay=0.0),
                                   lambda: LazyRows(SGD(0.1), weight_decay=0.1)])
 def test_validation_sees_every_row_up_to_date(make):
     """The optimizer is flushed before each validation: every row of W1 is at the current step."""
@@ -374,9 +380,10 @@ def test_validation_sees_every_row_up_to_date(make):
         return {"t": optimizer.t}
 
     history = train(Network.initialize(300, Y.shape[1], hidden_units=3, hidden_activation="relu",
-                                       random_state=0),
+                                       random_state=0, init="glorot"),
                     CrossEntropy(), optimizer, X, Y, batch_size=8, max_epochs=3, eval_every=2,
-                    X_val=X, Y_val=Y, validate=validate, random_state=0)
+                    X_val=X, Y_val=Y, validate=validate, random_state=0,
+                    dropout=0.0, input_dropout=0.0)
     assert len(seen) == 8
     for last_step, t in zip(seen, history.column("t")):
         np.testing.assert_array_equal(last_step, t)
@@ -384,9 +391,10 @@ def test_validation_sees_every_row_up_to_date(make):
 
 def test_max_updates_is_respected_exactly():
     X, Y = indexed_documents(10)
-    optimizer = LazyRows(SGD(0.1))
+    optimizer = LazyRows(SGD(0.1), weight_decay=0.0)
     history = train(recording_network(10, 3, []), CrossEntropy(), optimizer, X, Y, batch_size=3,
-                    max_epochs=50, max_updates=7, eval_every=3, random_state=0)
+                    max_epochs=50, max_updates=7, eval_every=3, random_state=0,
+                    dropout=0.0, input_dropout=0.0)
     assert optimizer.t == 7
     np.testing.assert_array_equal(history.column("updates"), [3, 6, 7])
     np.testing.assert_array_equal(history.column("epoch"), [1, 2, 2])
@@ -394,9 +402,9 @@ def test_max_updates_is_respected_exactly():
 
 def test_max_epochs_bounds_a_larger_max_updates():
     X, Y = indexed_documents(10)
-    optimizer = LazyRows(SGD(0.1))
+    optimizer = LazyRows(SGD(0.1), weight_decay=0.0)
     history = train(recording_network(10, 3, []), CrossEntropy(), optimizer, X, Y, batch_size=3,
-                    max_epochs=2, max_updates=100, random_state=0)
+                    max_epochs=2, max_updates=100, random_state=0, dropout=0.0, input_dropout=0.0)
     assert optimizer.t == 8
     np.testing.assert_array_equal(history.column("updates"), [4, 8])
 
@@ -409,7 +417,8 @@ def test_max_epochs_bounds_a_larger_max_updates():
 def test_evaluations_every_k_updates(eval_every, updates, epochs):
     X, Y = indexed_documents(10)
     history = train(recording_network(10, 3, []), CrossEntropy(), SGD(0.1), X, Y, batch_size=3,
-                    max_epochs=3, eval_every=eval_every, random_state=0)
+                    max_epochs=3, eval_every=eval_every, random_state=0,
+                    dropout=0.0, input_dropout=0.0)
     np.testing.assert_array_equal(history.column("updates"), updates)
     np.testing.assert_array_equal(history.column("epoch"), epochs)
 
@@ -426,7 +435,8 @@ def test_every_callback_is_called_and_one_stops_training():
         calls["second"] += 1
 
     history = train(recording_network(10, 3, []), CrossEntropy(), SGD(0.1), X, Y, batch_size=3,
-                    max_epochs=10, eval_every=2, callbacks=[first, second], random_state=0)
+                    max_epochs=10, eval_every=2, callbacks=[first, second], random_state=0,
+                    dropout=0.0, input_dropout=0.0)
     assert calls == {"first": 2, "second": 2}
     np.testing.assert_array_equal(history.column("updates"), [2, 4])
     assert not history.stopped_early
@@ -472,10 +482,11 @@ def test_early_stopping_restores_the_best_not_the_last_parameters():
 
     X, Y = teacher_problem(n=40, D=50)
     network = Network.initialize(50, Y.shape[1], hidden_units=4, hidden_activation="relu",
-                                 random_state=0, dtype=np.float64)
+                                 random_state=0, dtype=np.float64, init="glorot")
     history = train(network, CrossEntropy(), Momentum(0.5, momentum=0.9), X, Y, batch_size=4, max_epochs=20,
                     eval_every=3, X_val=X, Y_val=Y, validate=validate,
-                    early_stopping=EarlyStopping(patience=3), random_state=0)
+                    early_stopping=EarlyStopping(patience=3), random_state=0,
+                    dropout=0.0, input_dropout=0.0)
     assert history.stopped_early
     np.testing.assert_array_equal(history.column("updates"), [3, 6, 9, 12, 15])
     assert history.best["updates"] == 6
@@ -487,11 +498,11 @@ def test_early_stopping_restores_the_best_not_the_last_parameters():
 def _diverging_run(optimizer, dtype):
     X, Y = teacher_problem(n=120, D=40, L=5)
     network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=8, hidden_activation="relu",
-                                 random_state=0, dtype=dtype)
+                                 random_state=0, dtype=dtype, init="glorot")
     values = []
     with pytest.raises(DivergenceError) as error:
         train(network, RecordingLoss(values), optimizer, X, Y, batch_size=10, max_epochs=5,
-              X_val=X, Y_val=Y, random_state=0)
+              X_val=X, Y_val=Y, random_state=0, dropout=0.0, input_dropout=0.0)
     return str(error.value), values
 
 
@@ -513,7 +524,7 @@ def test_a_non_finite_loss_stops_training_naming_the_update(optimizer, dtype):
 def test_parameters_that_overflow_before_an_evaluation_stop_training():
     X, Y = teacher_problem(n=40, D=20, L=4)
     network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=4, hidden_activation="relu",
-                                 random_state=0, dtype=np.float64)
+                                 random_state=0, dtype=np.float64, init="glorot")
 
     class Overflow(LazyRows):
         def step(self, params, grads):
@@ -521,8 +532,8 @@ def test_parameters_that_overflow_before_an_evaluation_stop_training():
             params["W2"][0, 0] = np.inf
     with pytest.raises(DivergenceError, match=r"^training diverged at update 1 \(W2 is not "
                                               r"finite\); lower the learning rate$"):
-        train(network, CrossEntropy(), Overflow(SGD(0.1)), X, Y, batch_size=40, max_epochs=1,
-              eval_every=1, random_state=0)
+        train(network, CrossEntropy(), Overflow(SGD(0.1), 0.0), X, Y, batch_size=40, max_epochs=1,
+              eval_every=1, random_state=0, dropout=0.0, input_dropout=0.0)
 
 
 def test_divergence_is_an_mlnn_error():
@@ -546,12 +557,13 @@ def _rule_run(rules, early_stopping=None, max_epochs=30):
     X, Y = teacher_problem(n=260, D=120, L=8, seed=3)
     X_fit, Y_fit, X_val, Y_val = split(X, Y, 200)
     network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=24, hidden_activation="relu",
-                                 random_state=1, dtype=np.float64)
+                                 random_state=1, dtype=np.float64, init="glorot")
     watch = RuleWatch(rules, patience=3)
     history = train(network, CrossEntropy(), AdaGrad(0.5), X_fit, Y_fit, batch_size=16,
                     max_epochs=max_epochs, dropout=0.3, X_val=X_val, Y_val=Y_val,
                     validate=threshold_validation(X_fit, Y_fit, lams=(0.1, 10.0)),
-                    early_stopping=early_stopping, callbacks=[watch], random_state=2)
+                    early_stopping=early_stopping, callbacks=[watch], random_state=2,
+                    input_dropout=0.0)
     return network, history, watch.finish(history, network)
 
 
@@ -608,9 +620,9 @@ def test_threshold_validation_records_every_measure_with_the_final_models_thresh
     X, Y = teacher_problem(n=160, D=80, L=6, seed=4)
     X_fit, Y_fit, X_val, Y_val = split(X, Y, 120)
     network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=8, hidden_activation="relu",
-                                 random_state=0, dtype=np.float64)
+                                 random_state=0, dtype=np.float64, init="glorot")
     train(network, CrossEntropy(), AdaGrad(0.5), X_fit, Y_fit, batch_size=64, max_epochs=3,
-          random_state=0)
+          random_state=0, dropout=0.0, input_dropout=0.0)
     record = threshold_validation(X_fit, Y_fit, lams=(0.01, 1.0, 100.0))(network, X_val, Y_val)
     assert set(record) == set(MEASURES + EXTRA_MEASURES) | {"meanF", "threshold_lambda"}
     predictor, lam, table = select_lambda(X_fit, network.scores(X_fit), Y_fit, X_val,

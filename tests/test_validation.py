@@ -200,7 +200,7 @@ def _core_option_calls():
         (lambda: ThresholdPredictor(intercept=["none"]), r"^unknown intercept \['none'\]"),
         (lambda: Momentum(0.1, 0.9, nesterov="no"), "^nesterov must be True or False, got 'no'"),
         (lambda: Momentum(0.1, momentum=-0.5), r"^momentum must be a number in \[0, 1\)"),
-        (lambda: get_optimizer(["sgd"], 0.1), r"^unknown optimizer \['sgd'\]"),
+        (lambda: get_optimizer(["sgd"], 0.1, weight_decay=0.0), r"^unknown optimizer \['sgd'\]"),
         (lambda: EarlyStopping(mode="median", patience=5), "^unknown early-stopping mode 'median'"),
         (lambda: EarlyStopping(min_delta=float("nan"), patience=5), "^min_delta must be a finite number ≥ 0"),
         (lambda: PairwiseExponential("fast"), "^unknown PWE form 'fast'"),

@@ -172,7 +172,7 @@ class LazyRows:
     the arrays of ``params`` in place; ``catch_up`` and ``flush`` apply the deferred steps.
     """
 
-    def __init__(self, rule, weight_decay=0.0, decay_biases=False):
+    def __init__(self, rule, weight_decay, decay_biases=False):
         self.rule = rule
         self.weight_decay = check_nonnegative_float(weight_decay, "weight_decay")
         self.decay_biases = check_bool(decay_biases, "decay_biases")
@@ -305,25 +305,7 @@ class LazyRows:
             self._apply(name, theta, block, g)
 
 
-def regularised(J, grads, params, weight_decay, decay_biases=False):
-    """The ℓ2-regularised objective J + (γ/2) Σ_θ ‖θ‖² and its gradient ∂J/∂θ + γ θ, for checking.
-
-    ``J`` is the minibatch loss, ``grads`` its gradients by name (dense or row-sparse),
-    ``params`` the parameters; the sum is over W1, W2 and, with ``decay_biases``, b1, b2.
-    Returns ``(value, {name: dense gradient})``; nothing passed in is modified.
-    """
-    gamma = check_nonnegative_float(weight_decay, "weight_decay")
-    decay_biases = check_bool(decay_biases, "decay_biases")
-    decayed = [name for name in params if is_decayed(name, decay_biases)]
-    value = J + gamma / 2 * sum(float(np.sum(np.square(params[name]))) for name in decayed)
-    gradient = {}
-    for name, g in grads.items():
-        g = g.toarray() if isinstance(g, RowSparseGradient) else np.array(g)
-        gradient[name] = g + gamma * params[name] if name in decayed else g
-    return value, gradient
-
-
-def get_optimizer(name, learning_rate, weight_decay=0.0, decay_biases=False, **options):
+def get_optimizer(name, learning_rate, weight_decay, decay_biases=False, **options):
     """The rule ``name`` (``sgd``, ``momentum`` with ``momentum``/``nesterov``, ``adagrad`` with
     ``epsilon``) wrapped in :class:`LazyRows` with weight decay γ ≥ 0 and ``decay_biases``."""
     rule = OPTIMIZERS[check_choice(name, "optimizer", sorted(OPTIMIZERS))](learning_rate, **options)

@@ -137,7 +137,7 @@ class Network:
 
     @classmethod
     def initialize(cls, n_features, n_labels, hidden_units, hidden_activation, output="sigmoid",
-                   random_state=None, dtype=np.float32, init="glorot"):
+                   random_state=None, dtype=np.float32, *, init):
         """A new network with weights from :func:`init_weights` and zero biases.
 
         ``random_state`` is an int seed, a ``numpy.random.Generator`` or None. A number of hidden

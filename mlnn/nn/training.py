@@ -213,7 +213,7 @@ class _Run:
 
 
 def train(network, loss, optimizer, X, Y, *, batch_size, max_epochs, max_updates=None,
-          dropout=0.0, input_dropout=0.0, X_val=None, Y_val=None, eval_every=None,
+          dropout, input_dropout, X_val=None, Y_val=None, eval_every=None,
           validate=ranking_validation, early_stopping=None, callbacks=(), random_state=None,
           verbose=None):
     """Train ``network`` in place with minibatch gradient descent; returns a :class:`History`.
@@ -245,7 +245,8 @@ def train(network, loss, optimizer, X, Y, *, batch_size, max_epochs, max_updates
     dropout, input_dropout = check_rate(dropout), check_rate(input_dropout, "input_dropout")
     eval_every = (-(-X.shape[0] // batch_size) if eval_every is None      # once per epoch
                   else check_positive_int(eval_every, "eval_every"))
-    optimizer = optimizer if hasattr(optimizer, "step") else LazyRows(optimizer)   # a bare rule
+    if not hasattr(optimizer, "step"):                    # a bare rule: no weight decay
+        optimizer = LazyRows(optimizer, weight_decay=0.0)
     rng = np.random.default_rng(random_state)
     run = _Run(network, optimizer, (X_val, Y_val, validate), early_stopping, callbacks, verbose)
     with np.errstate(over="ignore", invalid="ignore"):    # divergence is detected and reported

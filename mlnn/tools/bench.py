@@ -108,7 +108,7 @@ def benchmark_training(X, Y, epochs=5, warmup=1, random_state=0, **params):
 
     train(timed["network"], timed["loss"], timed["optimizer"], X, Y, batch_size=p["batch_size"],
           max_epochs=warmup + epochs, dropout=p["dropout"], callbacks=[mark_epoch],
-          random_state=random_state)
+          random_state=random_state, input_dropout=0.0)
     peak = peak_rss_mb()
     epoch_seconds, breakdown = _epoch_breakdown(marks[warmup:])
     seconds = float(np.median(epoch_seconds))
