@@ -103,7 +103,7 @@ def run_setting(setting, data, max_updates, eval_every, batch_size=DEFAULT.batch
     history = train(network, loss, optimizer, X, Y, batch_size=batch_size,
                     max_epochs=max_epochs, max_updates=max_updates, dropout=setting.dropout,
                     X_val=data["X_val"], Y_val=data["Y_val"], eval_every=eval_every,
-                    random_state=random_state, input_dropout=0.0)
+                    random_state=random_state, input_dropout=DEFAULT.input_dropout)
     if verbose:
         print(f"{setting.label:>32s}: {history.records[-1]['updates']} updates, "
               f"rank loss {history.records[-1]['rankloss']:.4f}, "
