@@ -5,16 +5,9 @@ the same data, evaluates them every ``eval_every`` updates on a validation split
 training data (never the test split), and returns the learning curves as a list of dicts, stored
 as CSV by :mod:`mlnn.figures.curves`.
 
-=================================  ==========================  ================================
-function                           paper                       here
-=================================  ==========================  ================================
-:func:`convergence_experiment`     Fig. 3 left, Reuters-21578  AdaGrad vs momentum × ReLU /
-                                                               tanh / sigmoid hidden units, CE
-:func:`dropout_experiment`         Fig. 3 right, EUR-Lex       Delicious: dropout 0.5 vs none
-                                                               × two hidden-layer sizes
-:func:`learning_rate_experiment`   Fig. 4, German Education    Reuters-21578: PWE vs CE ×
-                                   Index                       η ∈ {0.01, 0.1} × dropout
-=================================  ==========================  ================================
+One function per figure: :func:`convergence_experiment` (Fig. 3 left), :func:`dropout_experiment`
+(Fig. 3 right), :func:`learning_rate_experiment` (Fig. 4), each on its figure's dataset or a
+stand-in (:data:`DATASETS`: Delicious for EUR-Lex, Reuters-21578 for German Education Index).
 
 Every experiment is seeded. ``fast=True`` shrinks everything so the pipeline runs in seconds (its
 curves show nothing); the full sizes (:data:`FULL`) are smaller than the paper's.
