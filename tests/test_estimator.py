@@ -540,7 +540,9 @@ def test_a_model_file_keeps_the_labels_dtype_and_sparse_output(data, tmp_path, d
 #: mlnn/model/params.py. (A core class used on its own, in mlnn/nn, keeps its own signature.)
 DESCRIBING = sorted({*Path(ROOT, "mlnn", "model").glob("*.py"),
                      *(Path(ROOT, "mlnn", name) for name in (
-                         "paper/methods.py", "figures/experiments.py", "figures/curves.py",
+                         "paper/methods.py", "paper/reproduce.py", "paper/selection.py",
+                         "paper/stopping.py", "figures/experiments.py", "figures/curves.py",
+                         "figures/landscapes.py",
                          "tools/bench.py", "cli/model.py", "cli/bench.py", "cli/options.py",
                          "cli/experiment.py"))} - {Path(ROOT, "mlnn", "model", "params.py")})
 
