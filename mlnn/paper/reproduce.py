@@ -109,10 +109,10 @@ def _budget(quick, learning_rates, C_values):
     budget = dict(BUDGETS["quick" if quick else "full"])
     for key, grid in (("learning_rates", learning_rates), ("C_values", C_values)):
         if grid is not None:
-            if not list(grid) or any(not np.isfinite(v) or v <= 0 for v in grid):
-                raise MLNNError(f"{key} must be a non-empty list of positive numbers, got "
-                                f"{list(grid)}")
             budget[key] = tuple(grid)
+            if not budget[key] or any(not np.isfinite(v) or v <= 0 for v in budget[key]):
+                raise MLNNError(f"{key} must be a non-empty list of positive numbers, got "
+                                f"{list(budget[key])}")
     return budget
 
 
