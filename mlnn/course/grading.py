@@ -226,24 +226,30 @@ def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=Fa
 ITEMS = {2: "a pair (a tuple of two values)", 4: "the four arrays"}
 
 
+def expect_tuple(answer, names):
+    """The items of an answer that must be a tuple (or list) of ``names``, in that order."""
+    if answer is None:
+        raise NotYet(NO_ANSWER)
+    if not isinstance(answer, (tuple, list)) or len(answer) != len(names):
+        size = f" of {len(answer)}" if isinstance(answer, (tuple, list)) else ""
+        raise NotYet(f"the result must be {ITEMS.get(len(names), len(names))} "
+                     f"({', '.join(names)}, in that order), not a {type(answer).__name__}{size}")
+    return answer
+
+
 def expect_items(names, order=None, kind="f", label="{}"):
     """Judge an answer made of several arrays, a tuple in the order of ``names`` or a dict with
     the keys ``names``, item by item (in ``order``, or that of ``names``), each called
     ``label.format(name)``; only a mistake that explains every item names the error."""
     def expect(answer, expected, what, wrongs, inputs=None):
-        if answer is None:
-            raise NotYet(NO_ANSWER)
         if isinstance(expected, dict):
             keys = names
             if not isinstance(answer, dict) or set(answer) != set(names):
-                raise NotYet(f"return a dict with the keys {', '.join(names)}")
+                raise NotYet(NO_ANSWER if answer is None
+                             else f"return a dict with the keys {', '.join(names)}")
         else:
             keys = range(len(names))
-            if not isinstance(answer, (tuple, list)) or len(answer) != len(names):
-                raise NotYet(f"the result must be {ITEMS.get(len(names), len(names))} "
-                             f"({', '.join(names)}, in that order), not a "
-                             f"{type(answer).__name__}"
-                             + (f" of {len(answer)}" if isinstance(answer, (tuple, list)) else ""))
+            expect_tuple(answer, names)
 
         def explains(wrong):
             try:
@@ -366,11 +372,3 @@ def dispersion(counts, trials, p):
     expected = trials[used] * p
     return float(np.mean((counts[used] - expected) ** 2 / (expected * (1 - p))))
 
-
-def pair(answer, what):
-    """The two items of an answer that must be a pair (a tuple of two)."""
-    if answer is None:
-        raise NotYet(NO_ANSWER)
-    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
-        raise NotYet(f"{what} must be a pair (a tuple of two values), got {type(answer).__name__}")
-    return answer

@@ -172,17 +172,21 @@ SPECIAL_DOCUMENTS = (
 )
 
 
-def _random_scores(rng, n, L):
-    kind = rng.integers(4)
-    if kind == 3 and L > 1:                      # two scores within 1e-9 of each other: no tie
-        S = rng.normal(size=(n, L))
-        S[:, 1] = S[:, 0] + rng.choice([-1, 1], size=n) * rng.uniform(1e-12, 1e-10, size=n)
-        return S
-    if kind == 0:                                # a few distinct values: many ties
+#: The kinds of random scores, as a case's description names them.
+SCORE_KINDS = ("tied scores rounded to one decimal", "two scores within 1e-9 of each other (not "
+               "tied)", "scores on no coarse grid", "tied scores on a few values")
+
+
+def random_scores(rng, n, L, kind):
+    """n × L scores of a ``kind`` of :data:`SCORE_KINDS`."""
+    if kind == SCORE_KINDS[3]:
         return rng.choice(rng.normal(size=rng.integers(2, 5)) * 2, size=(n, L))
-    if kind == 1:                                # margins rounded to one decimal
-        return np.round(rng.normal(scale=1.5, size=(n, L)) - 0.5, 1)
-    return rng.random((n, L))                    # distinct scores in [0, 1)
+    S = rng.random((n, L))
+    if kind == SCORE_KINDS[0]:
+        return np.round(S, 1)
+    if kind == SCORE_KINDS[1]:
+        S[:, 1] = S[:, 0] + rng.choice([-1, 1], size=n) * rng.uniform(1e-12, 1e-10, size=n)
+    return S
 
 
 def ranking_cases(need_irrelevant=False, count=40, seed=2014):
@@ -200,7 +204,7 @@ def ranking_cases(need_irrelevant=False, count=40, seed=2014):
                 row[rng.integers(L)] = True
             if need_irrelevant and row.all():
                 row[rng.integers(L)] = False
-        cases.append((Y, _random_scores(rng, n, L)))
+        cases.append((Y, random_scores(rng, n, L, SCORE_KINDS[rng.integers(4)])))
     if not need_irrelevant:                      # every label relevant: defined except rank loss
         cases.append((np.ones((2, 5), dtype=bool), np.array([[1.0, 2, 3, 4, 5], [0.0] * 5])))
     dtypes = (bool, np.int8, np.float64)
