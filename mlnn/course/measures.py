@@ -7,7 +7,7 @@ loss, average precision and coverage of one document with the same tables of mis
 
 import numpy as np
 
-from mlnn.course.grading import (Mistake, NotYet, as_array, case_rngs, close, exercise,
+from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, case_rngs, close, exercise,
                                  expect_dtype, expect_shape, name_mistake)
 from mlnn.evaluation import metrics
 
@@ -402,7 +402,7 @@ def _bipartition_cases():
 def _expect_bipartition(answer, expected, what, wrongs, inputs):
     """A dict of six numbers, each equal to the reference."""
     if answer is None:
-        raise NotYet("no answer yet (the function returned None)")
+        raise NotYet(NO_ANSWER)
     if not isinstance(answer, dict):
         raise NotYet(f"return a dict with the keys {', '.join(BIPARTITION)}, not a "
                      f"{type(answer).__name__}")
@@ -416,8 +416,7 @@ def _expect_bipartition(answer, expected, what, wrongs, inputs):
             raise NotYet(f"{key} must be one number, not an array of shape {array.shape}")
         if not np.isfinite(float(array.reshape(()))):
             raise NotYet(f"{key} is NaN or infinite: every zero denominator has a value here")
-        if np.isfinite(expected[key]) and not close(float(array.reshape(())), expected[key],
-                                                    TOLERANCE):
+        if not close(float(array.reshape(())), expected[key], TOLERANCE):
             wrong.append(key)
     if wrong:
         raise NotYet(f"{', '.join(wrong)} wrong on {what}. Micro pools the counts over all "
@@ -449,11 +448,9 @@ def select(C_values, S_val, Y_val, S_test, Y_test, variant, split="val", by=None
     S, Y = (S_val, Y_val) if split == "val" else (S_test, Y_test)
     by = by or variant
     values = selection_values(S, Y, by, **(score if variant == "B" else {}))
-    higher = (by == "B") != flip                 # F1: higher is better; rank loss: lower
-    best = None
-    for i in reversed(range(len(values))) if last else range(len(values)):
-        if best is None or ((values[i] > values[best]) if higher else (values[i] < values[best])):
-            best = i
+    sign = -1 if (by == "B") != flip else 1      # F1: higher is better; rank loss: lower
+    order = range(len(values))[::-1] if last else range(len(values))
+    best = min(order, key=lambda i: sign * values[i])          # min keeps the first of ties
     return best if position else C_values[best]
 
 
@@ -518,11 +515,11 @@ def _plant_tie(C_values, S, Y, variant):
 
 
 def selection_cases(count=36, seed=2016):
-    """[(C_values, S_val, Y_val, S_test, Y_test, variant)]: grids of 3 … 7 powers of ten within
-    the paper's 10⁻³ … 10³, validation and test margins (2 decimals, some exactly 0), labels
-    with no validation positive, a planted tie at the best C in two cases of three, the variants
-    alternating, and no other tie on the validation criterion."""
-    cases = []
+    """``select_C(C_values, S_val, Y_val, S_test, Y_test, variant)`` → the C that BR_B (variant
+    "B") or BR_R ("R") chooses; ``S_val[j]``, ``S_test[j]`` are the margins of the SVMs trained
+    with ``C_values[j]``. Grids of 3 … 7 powers of ten within the paper's 10⁻³ … 10³, margins
+    of 2 decimals (some exactly 0), labels with no validation positive, a planted tie at the
+    best C in two cases of three, the variants alternating, and no other tie."""
     for k, rng in enumerate(case_rngs(seed, count)):
         variant = "BR"[k % 2]
         while True:
@@ -537,8 +534,8 @@ def selection_cases(count=36, seed=2016):
             if not any(abs(values[i] - values[j]) < 1e-9 and {i, j} != planted
                        for i in range(len(values)) for j in range(i + 1, len(values))):
                 break
-        cases.append((C_values, S_val, Y_val, S_test, Y_test, variant))
-    return cases
+        yield f"case {k + 1}", [("C_values", C_values), ("S_val", S_val), ("Y_val", Y_val),
+                                ("S_test", S_test), ("Y_test", Y_test), ("variant", variant)]
 
 
 def _expect_selection(answer, expected, what, wrongs, inputs):
@@ -566,15 +563,6 @@ def _expect_selection(answer, expected, what, wrongs, inputs):
                  "ties.")
 
 
-def _selection_cases():
-    """``select_C(C_values, S_val, Y_val, S_test, Y_test, variant)`` → the C that BR_B (variant
-    "B") or BR_R ("R") chooses; ``S_val[j]``, ``S_test[j]`` are the margins of the SVMs trained
-    with ``C_values[j]``."""
-    names = ("C_values", "S_val", "Y_val", "S_test", "Y_test", "variant")
-    for number, case in enumerate(selection_cases()):
-        yield f"case {number + 1}", list(zip(names, case))
-
-
 check_select_C = exercise("check_select_C", "choosing C for BR_B and BR_R", select,
-                          _selection_cases, SELECTION_MISTAKES, expect=_expect_selection,
+                          selection_cases, SELECTION_MISTAKES, expect=_expect_selection,
                           whole=True)
