@@ -558,11 +558,8 @@ def apply_rule(rule, params, states, grads):
     gradient (rows, values) updates the gathered rows of θ and of each state array, scattered
     back; a dense gradient the whole parameter."""
     for name, g in grads.items():
+        rows, g = g if isinstance(g, tuple) else (slice(None), g)
         theta, state = params[name], states[name]
-        if not isinstance(g, tuple):
-            call(rule.update, theta, g.copy(), state, name="update")
-            continue
-        rows, g = g
         theta_rows, slots = theta[rows], {k: v[rows] for k, v in state.items()}
         call(rule.update, theta_rows, g.copy(), slots, name="update")
         theta[rows] = theta_rows
@@ -667,10 +664,11 @@ def judge_scale(kept, original, rate, what):
           scale="a kept entry is scaled by 1/(1 − rate)")
 
 
-def judge_kept(kept, rate, column, row, trials=None, noun="units"):
-    """Judge boolean masks ``kept`` (draws × rows × columns) by their distribution: per-row and
-    per-column counts binomial in both directions (no coin shared by a row or column, no fixed
-    count), neighbours independent, and the kept fraction 1 − rate."""
+def judge_kept(kept, rate, column, trials=None, noun="units"):
+    """Judge boolean masks ``kept`` (draws × documents × columns) by their distribution:
+    per-document and per-column counts binomial in both directions (no coin shared by a row or
+    column, no fixed count), neighbours independent, and the kept fraction 1 − rate."""
+    row = "document"
     trials = np.ones(kept.shape[1:]) if trials is None else trials
     count, total = kept.sum(), trials.sum() * len(kept)
     q = min(max(count / total, 0.02), 0.98)                 # the observed kept fraction
@@ -759,7 +757,7 @@ def _check_dropout(title, kept, generators, column, noun, trials=None):
     def attempt():
         for rate in RATES:
             judge_kept(np.array([kept(rate, rng) for rng in generators()]), rate, column,
-                       "document", trials, noun)
+                       trials, noun)
             judge_generator(lambda seed: kept(rate, np.random.default_rng(seed)))
         return (f"rates {', '.join(map(str, RATES))}: kept fraction, independence across "
                 f"{column}s and documents, the generator passed in; inputs unchanged")

@@ -190,12 +190,12 @@ def name_mistake(array, reference, wrongs, what, tolerance):
         raise (Ambiguous if len(set(hints)) > 1 else NotYet)(f"{what}: {hints[0]}")
 
 
-def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=False):
+def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=None):
     """Check ``answer`` against ``reference``: None, type, shape, dtype, finite, then values;
     a wrong value equal to one of ``wrongs`` (pairs: what a mistake returns, its hint) is named.
 
     ``kind`` lists the dtype kinds allowed ("f" float, "b" bool, "biuf" any real number);
-    ``scale`` names an answer that is c times the reference. Returns the answer as an array.
+    an answer c times the reference is told so with the hint ``scale``. Returns the array.
     """
     if isinstance(answer, np.matrix):
         raise NotYet(f"{what} is a numpy.matrix; return a dense numpy.ndarray")
@@ -216,8 +216,7 @@ def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=Fa
     if c is not None and np.isclose(c, -1.0):
         raise NotYet(f"the sign of {what} is flipped")
     if c is not None and scale:
-        raise NotYet(f"{what} is {c:.3g} times the right value"
-                     + (f": {scale}" if isinstance(scale, str) else ""))
+        raise NotYet(f"{what} is {c:.3g} times the right value: {scale}")
     raise NotYet(f"{what} is off (relative error "
                  f"{relative_error(values, reference.astype(np.float64)):.1e})")
 
@@ -264,7 +263,7 @@ def expect_items(names, order=None, kind="f", label="{}"):
 
 
 def check(title, student, reference, cases, mistakes=(), *, name="function", kind="f",
-          tolerance=None, scale=False, drive=None, expect=None, whole=False, runner=run):
+          tolerance=None, scale=None, drive=None, expect=None, whole=False, runner=run):
     """The generic grader: ``student`` and ``reference`` (same signature) on every case of
     ``cases()``, pairs (what the case is, [(input name, value), ...]); a wrong answer is named by
     the mistake that answers the same on these inputs (a hint ambiguous in one case waits for a
