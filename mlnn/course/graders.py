@@ -12,7 +12,7 @@ from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, binomial_
                                  expect_tuple, grade, judge, label_rows, run, sparse_rows)
 from mlnn.course.measures import (RANKING_MISTAKES, SCORE_KINDS, measure_of, random_scores,
                                   scores_first)
-from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES
+from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES, bipartition_measures
 from mlnn.evaluation.thresholds import optimal_thresholds, ridge
 from mlnn.figures.landscapes import loss_surface, surface_gradient
 from mlnn.nn.activations import get_activation
@@ -328,11 +328,6 @@ check_best_update = exercise("check_best_update", "where over-fitting starts", _
                                                  kind="biuf"))
 
 
-def _f1(y, predicted):
-    both, size = np.sum(y & predicted), y.sum() + predicted.sum()
-    return 1.0 if size == 0 else 2 * both / size
-
-
 def _threshold_cases():
     """``best_threshold_one(scores, y)`` → a threshold t whose prediction s > t has the best F1."""
     for scores, Y, kind in _documents(17, count=3, n=10):
@@ -344,12 +339,13 @@ def _threshold_cases():
 def _expect_best_f1(answer, expected, what, wrongs, inputs):
     """Any threshold whose F1 is the best F1 of the document."""
     t = float(judge(answer, 0.0, "the threshold", kind="biuf", tolerance=np.inf))
-    s, relevant = inputs["scores"], inputs["y"] > 0
-    if _f1(relevant, s > t) < _f1(relevant, s > expected) - 1e-12:
+    s, y = inputs["scores"], inputs["y"][None, :]
+    yours, best = (bipartition_measures(y, s[None, :] > cut)["miF"] for cut in (t, expected))
+    if yours < best - 1e-12:
         every = (": here predicting every label is best, so try a threshold below the lowest "
                  "score too" if np.all(s > expected) else "")
-        raise NotYet(f"on {what} your threshold {t:.3f} gives F1 {_f1(relevant, s > t):.3f}, "
-                     f"and {_f1(relevant, s > expected):.3f} is possible{every}")
+        raise NotYet(f"on {what} your threshold {t:.3f} gives F1 {yours:.3f}, and {best:.3f} is "
+                     f"possible{every}")
 
 
 check_f1_threshold = exercise("check_f1_threshold", "F1-optimal threshold of one document",
