@@ -189,8 +189,8 @@ def fd_params(case, names=("W1", "b1", "W2", "b2")):
                                      case.params[name]) for name in names}
 
 
-def shape_words(shape, extra=""):
-    return f"n = {shape[0]}, D = {shape[1]}, F = {shape[2]}, L = {shape[3]}{extra}"
+def shape_words(shape):
+    return f"n = {shape[0]}, D = {shape[1]}, F = {shape[2]}, L = {shape[3]}"
 
 
 # -- the forward pass ----------------------------------------------------------------------------
@@ -233,7 +233,7 @@ def _forward_cases():
     for seed, shape in enumerate(SHAPES):
         for f_o, output in ((expit, "sigmoid"), (np.tanh, "tanh")):
             case = network_case(10 + seed, *shape, output=output)
-            yield (f"for {shape_words(shape, f' ({np.dtype(shape[4])}, {output} outputs)')}",
+            yield (f"for {shape_words(shape)} ({np.dtype(shape[4])}, {output} outputs)",
                    [("X", case.X), *case.params.items(), ("f_o", f_o)])
 
 
