@@ -9,7 +9,8 @@ import scipy.sparse as sp
 
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, binomial_z, call,
                                  case_rngs, dispersion, exercise, expect_items, expect_shape,
-                                 expect_tuple, grade, judge, label_rows, run, sparse_rows)
+                                 expect_tuple, grade, judge, label_rows, pristine, run,
+                                 sparse_rows)
 from mlnn.course.measures import (RANKING_MISTAKES, SCORE_KINDS, measure_of, random_scores,
                                   scores_first)
 from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES, bipartition_measures
@@ -570,7 +571,7 @@ def _drive_rule(Rule, named):
         raise NotYet("RMSProp must be a class with the methods new_state(theta) and "
                      "update(theta, g, state)")
     rule = call(Rule, *settings, name="RMSProp(learning_rate, rho, epsilon)")
-    params, states = {name: value.copy() for name, value in start.items()}, {}
+    params, states = pristine(start), {}
     for name, theta in params.items():
         states[name] = call(rule.new_state, theta, name="new_state")
         if not isinstance(states[name], dict) or not all(

@@ -630,11 +630,11 @@ def _drive_adagrad(AdaGrad, named):
                      "method step(params, grads)")
     optimizer = call(AdaGrad, eta0, epsilon, name="AdaGrad(eta0, epsilon)")
     other, before = call(AdaGrad, 0.5, 0.01, name="AdaGrad(eta0, epsilon)"), state_of(optimizer)
-    take_steps(other, {name: value.copy() for name, value in start.items()}, steps[:1])
+    take_steps(other, pristine(start), steps[:1])
     if not same(before, state_of(optimizer)):
         raise NotYet("two AdaGrad objects used side by side interfere: each must keep its own G, "
                      "made in __init__, not shared between objects")
-    params = {name: value.copy() for name, value in start.items()}
+    params = pristine(start)
     params["W1"] = start["W1"].copy().view(WatchedRows)
     params["W1"].written = np.zeros(len(start["W1"]), dtype=bool)
     take_steps(optimizer, params, steps)
@@ -678,7 +678,7 @@ def check_update(update):
     def attempt():
         for seed, shape in enumerate(SHAPES[:5]):
             case, cache, grads = backward_case(80 + seed, shape)
-            params, optimizer = {k: v.copy() for k, v in case.params.items()}, Recorder()
+            params, optimizer = pristine(case.params), Recorder()
             before = pristine((params, case.X, case.Y))
             run_guarded(lambda: update(params, optimizer, case.X, case.Y), name="update")
             if not same(before[1:], (case.X, case.Y)):
