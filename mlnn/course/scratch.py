@@ -679,11 +679,10 @@ def check_update(update):
         for seed, shape in enumerate(SHAPES[:5]):
             case, cache, grads = backward_case(80 + seed, shape)
             params, optimizer = pristine(case.params), Recorder()
-            before = pristine((params, case.X, case.Y))
-            run_guarded(lambda: update(params, optimizer, case.X, case.Y), name="update")
-            if not same(before[1:], (case.X, case.Y)):
-                raise NotYet("update modified X_batch or Y_batch; leave them unchanged")
-            if not same(before[0], params):
+            before = pristine(params)
+            run_guarded(lambda X_batch, Y_batch: update(params, optimizer, X_batch, Y_batch),
+                        ("X_batch", case.X), ("Y_batch", case.Y), name="update")
+            if not same(before, params):
                 raise NotYet("update changed the parameters itself, or through another "
                              "optimizer than the one it was given; only optimizer.step may")
             if not optimizer.calls:
@@ -710,7 +709,7 @@ def record_training(train, n, batch_size, epochs, seed):
     ids = np.arange(1, n + 1)
     X = GuardedCSR((ids.astype(float), np.zeros(n, np.int32), np.arange(n + 1)), shape=(n, 1))
     Y = ((ids[:, None] >> np.arange(8)) & 1).astype(np.float64)
-    before, optimizer, record = pristine((X, Y)), Recorder(), []
+    optimizer, record = Recorder(), []
     params = {"W1": np.zeros((1, 1)), "b1": np.zeros(1), "W2": np.zeros((1, 8)),
               "b2": np.zeros(8)}
 
@@ -720,13 +719,12 @@ def record_training(train, n, batch_size, epochs, seed):
         if isinstance(Y_batch, np.ndarray) and Y_batch.ndim == 2 and Y_batch.shape[1] == 8:
             y = (np.asarray(Y_batch, float) @ (2.0 ** np.arange(8))).astype(int)
         record.append((p is params and o is optimizer, x, y))
-    run_guarded(lambda: train(params, optimizer, X, Y, epochs, batch_size,
-                              np.random.default_rng(seed), update), name="train")
+    run_guarded(lambda X, Y: train(params, optimizer, X, Y, epochs, batch_size,
+                                   np.random.default_rng(seed), update),
+                ("X", X), ("Y", Y), name="train")
     if optimizer.calls:
         raise NotYet("train must hand each minibatch to the update it is given as its argument, "
                      "not to another function")
-    if not same(before, (X, Y)):
-        raise NotYet("train modified X or Y; leave them unchanged")
     return record
 
 
