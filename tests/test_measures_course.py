@@ -448,9 +448,9 @@ def test_the_cases_vary_what_an_answer_could_hard_code():
     assert len({n for n, _ in shapes}) >= 5 and len({L for _, L in shapes}) >= 5
     assert any((S == S.max(axis=1, keepdims=True)).sum(axis=1).max() > 1 for _, S in cases)
     assert any(((np.asarray(Y) > 0).sum(axis=1) == 1).any() for Y, _ in cases)
-    selection = course.selection_cases()
-    assert {case[-1] for case in selection} == {"B", "R"}
-    assert len({tuple(case[0]) for case in selection}) >= 5
+    selection = [dict(named) for _, named in course.selection_cases()]
+    assert {case["variant"] for case in selection} == {"B", "R"}
+    assert len({tuple(case["C_values"]) for case in selection}) >= 5
 
 
 def test_the_rule_is_fit_brs():

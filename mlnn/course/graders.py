@@ -9,9 +9,11 @@ import scipy.sparse as sp
 
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, binomial_z, call,
                                  case_rngs, dispersion, exercise, expect_items, expect_shape,
-                                 grade, judge, label_rows, pair, run, sparse_rows)
-from mlnn.course.measures import RANKING_MISTAKES, measure_of, scores_first
-from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES
+                                 expect_tuple, grade, judge, label_rows, pristine, run,
+                                 sparse_rows)
+from mlnn.course.measures import (RANKING_MISTAKES, SCORE_KINDS, measure_of, random_scores,
+                                  scores_first)
+from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES, bipartition_measures
 from mlnn.evaluation.thresholds import optimal_thresholds, ridge
 from mlnn.figures.landscapes import loss_surface, surface_gradient
 from mlnn.nn.activations import get_activation
@@ -188,12 +190,12 @@ check_gradient_check = exercise("check_gradient_check", "central differences",
 # ---------------------------------------------------------------------------------------------
 # notebook 02: loss landscapes on the network of Fig. 2 (x = 1, one tanh hidden unit)
 
-def _landscape_cases(title):
+def _landscape_cases(title, names):
     """(W1, W2_1, c) grids of several shapes: a non-square meshgrid, a 1-d array, a scalar."""
     for rng, shape in zip(case_rngs(5, 4), ((5, 8), (9, 3), (6,), ())):
-        yield (f"{title} on an array of shape {shape}", [
-            ("W1", rng.uniform(-3, 3, size=shape)), ("W2_1", rng.uniform(-3, 3, size=shape)),
-            ("c", float(rng.uniform(-2, 2)))])
+        values = {"W1": rng.uniform(-3, 3, size=shape), "W2_1": rng.uniform(-3, 3, size=shape),
+                  "c": float(rng.uniform(-2, 2))}
+        yield f"{title} on an array of shape {shape}", [(name, values[name]) for name in names]
 
 
 def _on_grid(values, W1, W2_1):
@@ -214,7 +216,7 @@ def _pwe_landscape(W1, W2_1, c):
 def _pwe_landscape_cases():
     """``pwe_closed_form(W1, W2_1, c)`` → PWE's J for y = (1, 1, 0, 0) and the other output
     weights W2_2 = … = W2_4 = c."""
-    yield from _landscape_cases("J")
+    yield from _landscape_cases("J", ("W1", "W2_1", "c"))
 
 
 check_pwe_landscape = exercise("check_pwe_landscape", "PWE landscape in closed form",
@@ -239,8 +241,7 @@ def _ce_slope(W1, W2_1):
 
 def _ce_slope_cases():
     """``ce_dJ_dW2_1(W1, W2_1)`` → ∂J/∂W2_1 of CE, y = 1 for the one output."""
-    for what, named in _landscape_cases("∂J/∂W2_1"):
-        yield what, named[:2]
+    yield from _landscape_cases("∂J/∂W2_1", ("W1", "W2_1"))
 
 
 check_ce_slope = exercise("check_ce_slope", "CE slope along W2_1", _ce_slope, _ce_slope_cases, [
@@ -259,19 +260,11 @@ check_ce_slope = exercise("check_ce_slope", "CE slope along W2_1", _ce_slope, _c
 
 def _documents(seed, count=4, n=12):
     """(scores, Y, kind) for ``count`` cases of n documents, L from 3 to 12, labels of several
-    dtypes, every document with a relevant and an irrelevant label; the scores are on a coarse
-    grid (ties), on no grid, or hold scores within 1e-9 of each other (not ties)."""
-    for k, (rng, dtype) in enumerate(zip(case_rngs(seed, count),
-                                         (np.int8, np.float64, np.int32, np.int64))):
+    dtypes, every document with a relevant and an irrelevant label, the scores of each kind."""
+    for rng, dtype, kind in zip(case_rngs(seed, count), (np.int8, np.float64, np.int32, np.int64),
+                                SCORE_KINDS):
         L = int(rng.integers(3, 13))
-        scores, kind = rng.random((n, L)), "scores on no coarse grid"
-        if k % 3 == 0:
-            scores, kind = np.round(scores, 1), "tied scores"
-        elif k % 3 == 1:
-            scores[:, 1] = scores[:, 0] + rng.choice([-1, 1], size=n) * rng.uniform(1e-12, 1e-10,
-                                                                                    size=n)
-            kind = "two scores within 1e-9 of each other (not tied)"
-        yield scores, label_rows(rng, n, L).astype(dtype), kind
+        yield random_scores(rng, n, L, kind), label_rows(rng, n, L).astype(dtype), kind
 
 
 def _per_document(label, measure, seed, noun=None):
@@ -336,11 +329,6 @@ check_best_update = exercise("check_best_update", "where over-fitting starts", _
                                                  kind="biuf"))
 
 
-def _f1(y, predicted):
-    both, size = np.sum(y & predicted), y.sum() + predicted.sum()
-    return 1.0 if size == 0 else 2 * both / size
-
-
 def _threshold_cases():
     """``best_threshold_one(scores, y)`` → a threshold t whose prediction s > t has the best F1."""
     for scores, Y, kind in _documents(17, count=3, n=10):
@@ -352,12 +340,13 @@ def _threshold_cases():
 def _expect_best_f1(answer, expected, what, wrongs, inputs):
     """Any threshold whose F1 is the best F1 of the document."""
     t = float(judge(answer, 0.0, "the threshold", kind="biuf", tolerance=np.inf))
-    s, relevant = inputs["scores"], inputs["y"] > 0
-    if _f1(relevant, s > t) < _f1(relevant, s > expected) - 1e-12:
+    s, y = inputs["scores"], inputs["y"][None, :]
+    yours, best = (bipartition_measures(y, s[None, :] > cut)["miF"] for cut in (t, expected))
+    if yours < best - 1e-12:
         every = (": here predicting every label is best, so try a threshold below the lowest "
                  "score too" if np.all(s > expected) else "")
-        raise NotYet(f"on {what} your threshold {t:.3f} gives F1 {_f1(relevant, s > t):.3f}, "
-                     f"and {_f1(relevant, s > expected):.3f} is possible{every}")
+        raise NotYet(f"on {what} your threshold {t:.3f} gives F1 {yours:.3f}, and {best:.3f} is "
+                     f"possible{every}")
 
 
 check_f1_threshold = exercise("check_f1_threshold", "F1-optimal threshold of one document",
@@ -480,9 +469,9 @@ def _rmsprop_steps(step, named):
     values = dict(named)
     state = (values["theta"], values["G"])
     for g in values["grads"]:
-        state = pair(run(step, ("theta", state[0]), ("G", state[1]), ("g", g),
-                         *[(k, values[k]) for k in ("eta", "rho", "eps")], name="rmsprop_step"),
-                     "rmsprop_step's result")
+        state = expect_tuple(run(step, ("theta", state[0]), ("G", state[1]), ("g", g),
+                                 *[(k, values[k]) for k in ("eta", "rho", "eps")],
+                                 name="rmsprop_step"), ("θ", "G"))
         state = tuple(as_array(a, "θ and G") for a in state)
     return state
 
@@ -566,11 +555,8 @@ def apply_rule(rule, params, states, grads):
     gradient (rows, values) updates the gathered rows of θ and of each state array, scattered
     back; a dense gradient the whole parameter."""
     for name, g in grads.items():
+        rows, g = g if isinstance(g, tuple) else (slice(None), g)
         theta, state = params[name], states[name]
-        if not isinstance(g, tuple):
-            call(rule.update, theta, g.copy(), state, name="update")
-            continue
-        rows, g = g
         theta_rows, slots = theta[rows], {k: v[rows] for k, v in state.items()}
         call(rule.update, theta_rows, g.copy(), slots, name="update")
         theta[rows] = theta_rows
@@ -585,7 +571,7 @@ def _drive_rule(Rule, named):
         raise NotYet("RMSProp must be a class with the methods new_state(theta) and "
                      "update(theta, g, state)")
     rule = call(Rule, *settings, name="RMSProp(learning_rate, rho, epsilon)")
-    params, states = {name: value.copy() for name, value in start.items()}, {}
+    params, states = pristine(start), {}
     for name, theta in params.items():
         states[name] = call(rule.new_state, theta, name="new_state")
         if not isinstance(states[name], dict) or not all(
@@ -675,10 +661,11 @@ def judge_scale(kept, original, rate, what):
           scale="a kept entry is scaled by 1/(1 − rate)")
 
 
-def judge_kept(kept, rate, column, row, trials=None, noun="units"):
-    """Judge boolean masks ``kept`` (draws × rows × columns) by their distribution: per-row and
-    per-column counts binomial in both directions (no coin shared by a row or column, no fixed
-    count), neighbours independent, and the kept fraction 1 − rate."""
+def judge_kept(kept, rate, column, trials=None, noun="units"):
+    """Judge boolean masks ``kept`` (draws × documents × columns) by their distribution:
+    per-document and per-column counts binomial in both directions (no coin shared by a row or
+    column, no fixed count), neighbours independent, and the kept fraction 1 − rate."""
+    row = "document"
     trials = np.ones(kept.shape[1:]) if trials is None else trials
     count, total = kept.sum(), trials.sum() * len(kept)
     q = min(max(count / total, 0.02), 0.98)                 # the observed kept fraction
@@ -735,8 +722,8 @@ def _inverted_kept(inverted_dropout, h, rate, rng):
     """The kept units of one call, after checking a pair, shapes, mask values 0 or 1/(1 − rate)
     and h ∘ mask."""
     what = f"the mask at rate {rate}"
-    dropped, mask = pair(run(inverted_dropout, ("h", h), ("rate", rate), ("rng", rng)),
-                         "inverted_dropout's result")
+    dropped, mask = expect_tuple(run(inverted_dropout, ("h", h), ("rate", rate), ("rng", rng)),
+                                 ("h ∘ mask", "mask"))
     mask = as_array(mask, what).astype(float)
     expect_shape(mask, h.shape, what)
     judge_scale(mask[mask != 0], np.ones(np.count_nonzero(mask)), rate, what)
@@ -767,7 +754,7 @@ def _check_dropout(title, kept, generators, column, noun, trials=None):
     def attempt():
         for rate in RATES:
             judge_kept(np.array([kept(rate, rng) for rng in generators()]), rate, column,
-                       "document", trials, noun)
+                       trials, noun)
             judge_generator(lambda seed: kept(rate, np.random.default_rng(seed)))
         return (f"rates {', '.join(map(str, RATES))}: kept fraction, independence across "
                 f"{column}s and documents, the generator passed in; inputs unchanged")

@@ -190,12 +190,12 @@ def name_mistake(array, reference, wrongs, what, tolerance):
         raise (Ambiguous if len(set(hints)) > 1 else NotYet)(f"{what}: {hints[0]}")
 
 
-def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=False):
+def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=None):
     """Check ``answer`` against ``reference``: None, type, shape, dtype, finite, then values;
     a wrong value equal to one of ``wrongs`` (pairs: what a mistake returns, its hint) is named.
 
     ``kind`` lists the dtype kinds allowed ("f" float, "b" bool, "biuf" any real number);
-    ``scale`` names an answer that is c times the reference. Returns the answer as an array.
+    an answer c times the reference is told so with the hint ``scale``. Returns the array.
     """
     if isinstance(answer, np.matrix):
         raise NotYet(f"{what} is a numpy.matrix; return a dense numpy.ndarray")
@@ -216,8 +216,7 @@ def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=Fa
     if c is not None and np.isclose(c, -1.0):
         raise NotYet(f"the sign of {what} is flipped")
     if c is not None and scale:
-        raise NotYet(f"{what} is {c:.3g} times the right value"
-                     + (f": {scale}" if isinstance(scale, str) else ""))
+        raise NotYet(f"{what} is {c:.3g} times the right value: {scale}")
     raise NotYet(f"{what} is off (relative error "
                  f"{relative_error(values, reference.astype(np.float64)):.1e})")
 
@@ -226,24 +225,30 @@ def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=Fa
 ITEMS = {2: "a pair (a tuple of two values)", 4: "the four arrays"}
 
 
+def expect_tuple(answer, names):
+    """The items of an answer that must be a tuple (or list) of ``names``, in that order."""
+    if answer is None:
+        raise NotYet(NO_ANSWER)
+    if not isinstance(answer, (tuple, list)) or len(answer) != len(names):
+        size = f" of {len(answer)}" if isinstance(answer, (tuple, list)) else ""
+        raise NotYet(f"the result must be {ITEMS.get(len(names), len(names))} "
+                     f"({', '.join(names)}, in that order), not a {type(answer).__name__}{size}")
+    return answer
+
+
 def expect_items(names, order=None, kind="f", label="{}"):
     """Judge an answer made of several arrays, a tuple in the order of ``names`` or a dict with
     the keys ``names``, item by item (in ``order``, or that of ``names``), each called
     ``label.format(name)``; only a mistake that explains every item names the error."""
     def expect(answer, expected, what, wrongs, inputs=None):
-        if answer is None:
-            raise NotYet(NO_ANSWER)
         if isinstance(expected, dict):
             keys = names
             if not isinstance(answer, dict) or set(answer) != set(names):
-                raise NotYet(f"return a dict with the keys {', '.join(names)}")
+                raise NotYet(NO_ANSWER if answer is None
+                             else f"return a dict with the keys {', '.join(names)}")
         else:
             keys = range(len(names))
-            if not isinstance(answer, (tuple, list)) or len(answer) != len(names):
-                raise NotYet(f"the result must be {ITEMS.get(len(names), len(names))} "
-                             f"({', '.join(names)}, in that order), not a "
-                             f"{type(answer).__name__}"
-                             + (f" of {len(answer)}" if isinstance(answer, (tuple, list)) else ""))
+            expect_tuple(answer, names)
 
         def explains(wrong):
             try:
@@ -258,7 +263,7 @@ def expect_items(names, order=None, kind="f", label="{}"):
 
 
 def check(title, student, reference, cases, mistakes=(), *, name="function", kind="f",
-          tolerance=None, scale=False, drive=None, expect=None, whole=False, runner=run):
+          tolerance=None, scale=None, drive=None, expect=None, whole=False, runner=run):
     """The generic grader: ``student`` and ``reference`` (same signature) on every case of
     ``cases()``, pairs (what the case is, [(input name, value), ...]); a wrong answer is named by
     the mistake that answers the same on these inputs (a hint ambiguous in one case waits for a
@@ -366,11 +371,3 @@ def dispersion(counts, trials, p):
     expected = trials[used] * p
     return float(np.mean((counts[used] - expected) ** 2 / (expected * (1 - p))))
 
-
-def pair(answer, what):
-    """The two items of an answer that must be a pair (a tuple of two)."""
-    if answer is None:
-        raise NotYet(NO_ANSWER)
-    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
-        raise NotYet(f"{what} must be a pair (a tuple of two values), got {type(answer).__name__}")
-    return answer

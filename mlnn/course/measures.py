@@ -7,7 +7,7 @@ loss, average precision and coverage of one document with the same tables of mis
 
 import numpy as np
 
-from mlnn.course.grading import (Mistake, NotYet, as_array, case_rngs, close, exercise,
+from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, case_rngs, close, exercise,
                                  expect_dtype, expect_shape, name_mistake)
 from mlnn.evaluation import metrics
 
@@ -172,17 +172,21 @@ SPECIAL_DOCUMENTS = (
 )
 
 
-def _random_scores(rng, n, L):
-    kind = rng.integers(4)
-    if kind == 3 and L > 1:                      # two scores within 1e-9 of each other: no tie
-        S = rng.normal(size=(n, L))
-        S[:, 1] = S[:, 0] + rng.choice([-1, 1], size=n) * rng.uniform(1e-12, 1e-10, size=n)
-        return S
-    if kind == 0:                                # a few distinct values: many ties
+#: The kinds of random scores, as a case's description names them.
+SCORE_KINDS = ("tied scores rounded to one decimal", "two scores within 1e-9 of each other (not "
+               "tied)", "scores on no coarse grid", "tied scores on a few values")
+
+
+def random_scores(rng, n, L, kind):
+    """n × L scores of a ``kind`` of :data:`SCORE_KINDS`."""
+    if kind == SCORE_KINDS[3]:
         return rng.choice(rng.normal(size=rng.integers(2, 5)) * 2, size=(n, L))
-    if kind == 1:                                # margins rounded to one decimal
-        return np.round(rng.normal(scale=1.5, size=(n, L)) - 0.5, 1)
-    return rng.random((n, L))                    # distinct scores in [0, 1)
+    S = rng.random((n, L))
+    if kind == SCORE_KINDS[0]:
+        return np.round(S, 1)
+    if kind == SCORE_KINDS[1]:
+        S[:, 1] = S[:, 0] + rng.choice([-1, 1], size=n) * rng.uniform(1e-12, 1e-10, size=n)
+    return S
 
 
 def ranking_cases(need_irrelevant=False, count=40, seed=2014):
@@ -200,7 +204,7 @@ def ranking_cases(need_irrelevant=False, count=40, seed=2014):
                 row[rng.integers(L)] = True
             if need_irrelevant and row.all():
                 row[rng.integers(L)] = False
-        cases.append((Y, _random_scores(rng, n, L)))
+        cases.append((Y, random_scores(rng, n, L, SCORE_KINDS[rng.integers(4)])))
     if not need_irrelevant:                      # every label relevant: defined except rank loss
         cases.append((np.ones((2, 5), dtype=bool), np.array([[1.0, 2, 3, 4, 5], [0.0] * 5])))
     dtypes = (bool, np.int8, np.float64)
@@ -398,7 +402,7 @@ def _bipartition_cases():
 def _expect_bipartition(answer, expected, what, wrongs, inputs):
     """A dict of six numbers, each equal to the reference."""
     if answer is None:
-        raise NotYet("no answer yet (the function returned None)")
+        raise NotYet(NO_ANSWER)
     if not isinstance(answer, dict):
         raise NotYet(f"return a dict with the keys {', '.join(BIPARTITION)}, not a "
                      f"{type(answer).__name__}")
@@ -412,8 +416,7 @@ def _expect_bipartition(answer, expected, what, wrongs, inputs):
             raise NotYet(f"{key} must be one number, not an array of shape {array.shape}")
         if not np.isfinite(float(array.reshape(()))):
             raise NotYet(f"{key} is NaN or infinite: every zero denominator has a value here")
-        if np.isfinite(expected[key]) and not close(float(array.reshape(())), expected[key],
-                                                    TOLERANCE):
+        if not close(float(array.reshape(())), expected[key], TOLERANCE):
             wrong.append(key)
     if wrong:
         raise NotYet(f"{', '.join(wrong)} wrong on {what}. Micro pools the counts over all "
@@ -445,11 +448,9 @@ def select(C_values, S_val, Y_val, S_test, Y_test, variant, split="val", by=None
     S, Y = (S_val, Y_val) if split == "val" else (S_test, Y_test)
     by = by or variant
     values = selection_values(S, Y, by, **(score if variant == "B" else {}))
-    higher = (by == "B") != flip                 # F1: higher is better; rank loss: lower
-    best = None
-    for i in reversed(range(len(values))) if last else range(len(values)):
-        if best is None or ((values[i] > values[best]) if higher else (values[i] < values[best])):
-            best = i
+    sign = -1 if (by == "B") != flip else 1      # F1: higher is better; rank loss: lower
+    order = range(len(values))[::-1] if last else range(len(values))
+    best = min(order, key=lambda i: sign * values[i])          # min keeps the first of ties
     return best if position else C_values[best]
 
 
@@ -514,11 +515,11 @@ def _plant_tie(C_values, S, Y, variant):
 
 
 def selection_cases(count=36, seed=2016):
-    """[(C_values, S_val, Y_val, S_test, Y_test, variant)]: grids of 3 … 7 powers of ten within
-    the paper's 10⁻³ … 10³, validation and test margins (2 decimals, some exactly 0), labels
-    with no validation positive, a planted tie at the best C in two cases of three, the variants
-    alternating, and no other tie on the validation criterion."""
-    cases = []
+    """``select_C(C_values, S_val, Y_val, S_test, Y_test, variant)`` → the C that BR_B (variant
+    "B") or BR_R ("R") chooses; ``S_val[j]``, ``S_test[j]`` are the margins of the SVMs trained
+    with ``C_values[j]``. Grids of 3 … 7 powers of ten within the paper's 10⁻³ … 10³, margins
+    of 2 decimals (some exactly 0), labels with no validation positive, a planted tie at the
+    best C in two cases of three, the variants alternating, and no other tie."""
     for k, rng in enumerate(case_rngs(seed, count)):
         variant = "BR"[k % 2]
         while True:
@@ -533,8 +534,8 @@ def selection_cases(count=36, seed=2016):
             if not any(abs(values[i] - values[j]) < 1e-9 and {i, j} != planted
                        for i in range(len(values)) for j in range(i + 1, len(values))):
                 break
-        cases.append((C_values, S_val, Y_val, S_test, Y_test, variant))
-    return cases
+        yield f"case {k + 1}", [("C_values", C_values), ("S_val", S_val), ("Y_val", Y_val),
+                                ("S_test", S_test), ("Y_test", Y_test), ("variant", variant)]
 
 
 def _expect_selection(answer, expected, what, wrongs, inputs):
@@ -562,15 +563,6 @@ def _expect_selection(answer, expected, what, wrongs, inputs):
                  "ties.")
 
 
-def _selection_cases():
-    """``select_C(C_values, S_val, Y_val, S_test, Y_test, variant)`` → the C that BR_B (variant
-    "B") or BR_R ("R") chooses; ``S_val[j]``, ``S_test[j]`` are the margins of the SVMs trained
-    with ``C_values[j]``."""
-    names = ("C_values", "S_val", "Y_val", "S_test", "Y_test", "variant")
-    for number, case in enumerate(selection_cases()):
-        yield f"case {number + 1}", list(zip(names, case))
-
-
 check_select_C = exercise("check_select_C", "choosing C for BR_B and BR_R", select,
-                          _selection_cases, SELECTION_MISTAKES, expect=_expect_selection,
+                          selection_cases, SELECTION_MISTAKES, expect=_expect_selection,
                           whole=True)
