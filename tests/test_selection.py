@@ -23,7 +23,7 @@ from mlnn.model.estimator import MultiLabelNN
 from mlnn.paper.methods import (ALIASES, BPMLL_COST, LEARNING_RATES, METHODS, PAPER_METHODS,
                                 network_params, resolve)
 from mlnn.paper.reproduce import reproduce
-from mlnn.paper.selection import (CRITERIA, choose, fit_br, fit_network_method, refit,
+from mlnn.paper.selection import (CRITERIA, choose, fit_br, fit_network_method,
                                   select_learning_rate, warm_start)
 
 BUDGET = {"hidden_units": 16, "max_epochs": 3, "patience": 2, "learning_rates": (0.01, 0.3)}

@@ -24,7 +24,7 @@ from mlnn.evaluation.thresholds import ThresholdPredictor
 from mlnn.nn.activations import get_activation
 from mlnn.nn.losses import PairwiseExponential, get_loss
 from mlnn.nn.network import Network
-from mlnn.nn.lazy_updates import LazyRows, get_optimizer
+from mlnn.nn.lazy_updates import get_optimizer
 from mlnn.nn.optimizers import Momentum
 from mlnn.nn.training import EarlyStopping
 
