@@ -11,6 +11,7 @@ ModApte; the MULAN sets use their train/test files; the sets distributed as one 
 documents for testing, each part kept in file order.
 """
 
+import inspect
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,7 @@ from mlnn.datasets.dataset import Dataset
 from mlnn.datasets.download import MANUAL_SOURCES, SOURCES, fetch, sha256_file
 from mlnn.datasets.reuters import label_matrix, modapte_split, read_reuters
 from mlnn.datasets.synthetic import make_synthetic
-from mlnn.datasets.text import DEFAULT_TOKEN_PATTERN, STOP_WORDS, TfidfVectorizer
+from mlnn.datasets.text import STOP_WORDS, TfidfVectorizer
 
 
 @dataclass(frozen=True)
@@ -43,16 +44,17 @@ class Spec:
     defaults: dict = field(default_factory=dict)
 
 
+def _defaults(function):
+    """The keyword defaults of ``function``: the one place a loader's option defaults live."""
+    return {name: p.default for name, p in inspect.signature(function).parameters.items()}
+
+
 _SPLIT_DEFAULTS = {"train_fraction": 2 / 3, "random_state": 0}
+#: The text options of reuters21578: the vectorizer's own, with stop words as True/False.
+_TEXT_DEFAULTS = {**_defaults(TfidfVectorizer), "stop_words": True}
 
 #: Part of every cache key: raise it when a loader's output changes for the same options.
 LOADER_VERSION = 3
-_TEXT_DEFAULTS = {"stem": True, "stop_words": True, "token_pattern": DEFAULT_TOKEN_PATTERN,
-                  "min_df": 1, "sublinear_tf": False, "norm": True}
-_SYNTHETIC_DEFAULTS = {"n_train": 400, "n_test": 200, "n_features": 500, "n_labels": 20,
-                       "random_state": 0, "label_cardinality": 2.0, "correlation": 0.7,
-                       "n_groups": None, "mean_length": 80.0, "length_sigma": 0.6,
-                       "background": 0.5, "words_per_topic": None, "zipf_exponent": 1.0}
 
 
 def _mulan(folder, stem, n_labels, text):
@@ -107,7 +109,7 @@ for _forum in ("chemistry", "chess", "coffee", "cooking", "cs", "philosophy"):
 SPECS["synthetic"] = Spec(
     "synthetic", (), None,
     "Synthetic multi-label documents: correlated labels, label-dependent word distributions, "
-    "log-normal lengths, tf-idf (mlnn.datasets.synthetic).", defaults=dict(_SYNTHETIC_DEFAULTS))
+    "log-normal lengths, tf-idf (mlnn.datasets.synthetic).", defaults=_defaults(make_synthetic))
 
 
 def names():
@@ -202,10 +204,8 @@ def _load_reuters(root, spec, options):
 def text_vectorizer(options, vocabulary=None, idf=None):
     """The :class:`~mlnn.datasets.text.TfidfVectorizer` of a text dataset's options; fitted when
     the ``vocabulary`` and its ``idf`` are given (as the cache stores them)."""
-    vectorizer = TfidfVectorizer(
-        stem=options["stem"], stop_words=STOP_WORDS if options["stop_words"] else None,
-        token_pattern=options["token_pattern"], min_df=options["min_df"],
-        sublinear_tf=options["sublinear_tf"], norm=options["norm"])
+    vectorizer = TfidfVectorizer(**{**options,
+                                    "stop_words": STOP_WORDS if options["stop_words"] else None})
     if vocabulary is not None:
         vectorizer.set_vocabulary(vocabulary, idf)
     return vectorizer
@@ -255,8 +255,10 @@ def load(name, data_dir=None, download=False, progress=None, **options):
         raise MLNNError(f"unknown dataset {name!r}; valid names: {', '.join(names())}")
     spec = SPECS[name]
     options = _options(name, spec, options)
-    if spec.kind == "synthetic":
-        return _synthetic(name, spec, options, started)
+    if spec.kind == "synthetic":                      # generated, never cached
+        return Dataset(name, description=spec.description, **make_synthetic(**options),
+                       info={"options": options, "from_cache": False,
+                             "load_seconds": time.perf_counter() - started})
     root = paths.check_data_dir(data_dir, "data_dir") if data_dir is not None \
         else paths.check_data_dir(paths.data_dir())
     ensure_sources(name, root, download=download, progress=progress)
@@ -279,9 +281,3 @@ def load(name, data_dir=None, download=False, progress=None, **options):
     return Dataset(name, feature_names=features, label_names=labels, description=description,
                    info=info, vectorizer=vectorizer, **parts)
 
-
-def _synthetic(name, spec, options, started):
-    """The synthetic dataset (generated, never cached)."""
-    return Dataset(name, description=spec.description, **make_synthetic(**options),
-                   info={"options": options, "from_cache": False,
-                         "load_seconds": time.perf_counter() - started})
