@@ -1,16 +1,11 @@
 """Writing files so that nobody ever reads half of one, checking paths before work, reading
 archives without trusting them.
 
-Every file the project writes goes through :func:`atomic_write` (or :func:`atomic_path` for a
-writer that opens the file itself, :func:`write_files` for several files that belong together):
-the content goes to a temporary file in the same directory, is flushed to disk, and only then
-renamed over the final name. A crash, a full disk, Ctrl-C or SIGTERM leaves the previous file, or
-none, under that name, and no temporary file. The new file gets the permissions of the file it
-replaces (a new one: 0666 less the umask), never the temporary file's 0600.
-
-The command line checks its input and output paths (:func:`check_input_file`,
-:func:`check_output_path`) before a long computation, not after it. :func:`read_npz` checks each
-array's header against the bytes the archive holds for it before anything is allocated.
+Every file the project writes goes through :func:`atomic_path` (or :func:`atomic_write`,
+:func:`write_text`, :func:`write_files` for several files that belong together): the content goes
+to a temporary file beside the final name, is flushed to disk, and only then renamed over it. A
+crash, a full disk, Ctrl-C or SIGTERM leaves the previous file, or none, and no temporary file.
+The new file gets the permissions of the file it replaces (a new one: 0666 less the umask).
 """
 
 import contextlib

@@ -5,18 +5,10 @@ requested dtype; Y: 0/1) or raises :class:`~mlnn.base.errors.MLNNError` naming t
 the problem, never a traceback from inside NumPy. :func:`validation_split` is the only place that
 carves validation documents out of training documents.
 
-Degenerate data (well-formed, but leaving too little to learn or to measure):
-
-- no positive training label, or every training document empty: an error (nothing to learn; the
-  thresholds of Sec. 3.3 would be fitted to "predict nothing");
-- some empty training documents: allowed (they teach the network its answer to an empty input);
-- a label without a positive training document: a warning naming it
-  (:class:`~mlnn.base.errors.MLNNWarning`); it is kept, and the threshold T(x) that a document's
-  labels share can still predict it;
-- validation documents of which none has both a relevant and an irrelevant label: a warning, as
-  the validation rank loss that early stopping follows is then undefined;
-- a document without a word at prediction time: a warning from ``transform_text`` (its answer
-  rests on the biases alone); no document at all: refused by training and by every measure.
+Degenerate data: no positive training label, or only empty training documents, is an error
+(nothing to learn); some empty documents are allowed; a label without a positive training
+document, and validation documents none of which has both a relevant and an irrelevant label
+(the validation rank loss is then undefined), are warnings (:class:`~mlnn.base.errors.MLNNWarning`).
 """
 
 import functools
@@ -146,17 +138,13 @@ def check_scores(scores, name="scores", shape=None):
     return scores
 
 
-def _is_real(value):
-    """Whether ``value`` is a real scalar: a Python or NumPy int or float (no bool, no complex)."""
-    return not isinstance(value, (bool, np.bool_)) and isinstance(
-        value, (int, float, np.integer, np.floating))
-
-
 def _check_real(value, name, requirement, accept):
-    """``value`` as a float if it is a real scalar that ``accept``s; else raise naming the
-    ``requirement`` (the numeric check of every helper below)."""
+    """``value`` as a float if it is a real scalar (a Python or NumPy int or float; no bool, no
+    complex) that ``accept``s; else raise naming the ``requirement``."""
+    real = not isinstance(value, (bool, np.bool_)) and isinstance(
+        value, (int, float, np.integer, np.floating))
     try:
-        ok = _is_real(value) and bool(accept(value))
+        ok = real and bool(accept(value))
     except (OverflowError, TypeError):     # e.g. an int too large for a float
         ok = False
     if not ok:
@@ -180,20 +168,14 @@ def check_nonnegative_float(value, name):
     return _check_real(value, name, "a finite number ≥ 0", lambda v: np.isfinite(v) and v >= 0)
 
 
-#: Which ends of the interval :func:`check_float_in` includes.
-CLOSED = {"left": "[)", "right": "(]", "both": "[]", "neither": "()"}
-
-
 def check_float_in(value, name, low, high, closed="left"):
-    """``value`` as a float; raise unless it is a real number between ``low`` and ``high``, with
-    the ends ``closed`` includes (:data:`CLOSED`)."""
-    check_choice(closed, "closed", CLOSED)
-    left, right = CLOSED[closed]
+    """``value`` as a float; raise unless it is a real number between ``low`` and ``high``, the
+    ends included as ``closed`` says: "left", "right", "both" or "neither"."""
+    ends = {"left": "[)", "right": "(]", "both": "[]", "neither": "()"}
+    left, right = ends[check_choice(closed, "closed", ends)]
 
     def inside(v):
-        above = v >= low if left == "[" else v > low
-        below = v <= high if right == "]" else v < high
-        return above and below
+        return (v >= low if left == "[" else v > low) and (v <= high if right == "]" else v < high)
 
     return _check_real(value, name, f"a number in {left}{low:g}, {high:g}{right}", inside)
 
