@@ -1,14 +1,11 @@
 """MULAN multi-label ARFF files (sparse or dense rows, optionally ``.gz``) and their XML label file.
 
-A header of ``@relation`` and ``@attribute NAME TYPE`` lines precedes ``@data``. A data row is
-dense (``v1,...,vK``) or sparse (``{i v,i v,...}``: 0-based attribute indices, omitted ones 0).
-MULAN stores the labels as ``{0,1}`` attributes, anywhere among the others, and names them in an
-XML file (``<labels><label name="..."/>...</labels>``). Attribute types: ``numeric``, ``real``,
-``integer`` and nominal with numeric values; missing values (``?``), strings and dates are
-refused (no multi-label benchmark uses them).
-
-All numbers of the data section are converted by NumPy at once; only when that finds a problem
-are the rows walked one by one, to name the line in the :class:`~mlnn.base.errors.DataFormatError`.
+``@relation`` and ``@attribute NAME TYPE`` lines precede ``@data``; a row is dense
+(``v1,...,vK``) or sparse (``{i v,i v,...}``, 0-based indices, omitted ones 0). The labels are
+``{0,1}`` attributes, anywhere among the others, named by the XML file (``<label name="..."/>``).
+Types: ``numeric``, ``real``, ``integer`` and nominal with numeric values; missing values,
+strings and dates are refused. All numbers are converted by NumPy at once; only when that finds
+a problem are the rows walked one by one, to name its line.
 """
 
 import gzip

@@ -1,11 +1,9 @@
 """Processed datasets cached as ``.npz`` files (no pickle) in :func:`~.paths.cache_dir`.
 
-The key is the SHA-256 of the dataset name, its source files' checksums, the processing options
-and :data:`FORMAT_VERSION`: a changed file or option gives a new entry. An entry holds the four
-matrices, the names, the description, the loader's ``extras`` (Reuters-21578: the idf of its
-tf-idf vectorizer) and the SHA-256 of all of them. It is written atomically, or not at all when
-the cache cannot be written; a damaged entry is found on reading, and :func:`load` then warns
-once and returns None, so that the caller rebuilds it from the source files.
+The key hashes the dataset name, its source files' checksums, the options and
+:data:`FORMAT_VERSION`. An entry holds the four matrices, the names, the description, the
+loader's ``extras`` (Reuters-21578: its idf) and their SHA-256; it is written atomically, or not
+at all. A damaged entry makes :func:`load` warn and return None: the caller rebuilds it.
 """
 
 import hashlib

@@ -1,11 +1,9 @@
 """Downloads of the canonical public archives, verified by SHA-256.
 
 :data:`SOURCES` pins the files :func:`fetch` can download; :data:`MANUAL_SOURCES` says where the
-other datasets are published (RAR archives or converted copies: no single file to pin). A
-download streams into a temporary file beside its destination, hashing on the way, and only a
-file with the expected checksum is moved into place; a file already there that verifies is not
-downloaded again. The command line fetches on first use unless ``--offline`` or
-``MLNN_OFFLINE=1`` (:func:`mlnn.datasets.registry.ensure_sources`).
+other datasets are published. A download streams into a temporary file beside its destination,
+hashing on the way; only a file with the expected checksum is moved into place, and a file
+already there that verifies is not downloaded again.
 """
 
 import hashlib

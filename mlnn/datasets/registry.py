@@ -1,14 +1,12 @@
 """The named datasets and :func:`load`.
 
-Every name maps to a :class:`Spec`: its files under the data directory and its loader's options.
-Real datasets are processed once and cached as ``.npz`` (:mod:`mlnn.datasets.cache`); a missing
-pinned archive (Reuters-21578) is downloaded when asked, and otherwise the error names each missing
-file and where it is published (:func:`ensure_sources`). Reuters-21578 comes with its fitted
-tf-idf vectorizer (``Dataset.vectorizer``, restored from the cached idf on a cache hit) and uses
-ModApte; the MULAN sets use their train/test files; the sets distributed as one file
-(rcv1subset1..5, reutersk500, stackex_*) get the project's one seeded split
-(:func:`mlnn.base.validation.validation_split`) with ``1 − train_fraction`` (default 1/3) of the
-documents for testing, each part kept in file order.
+Each name maps to a :class:`Spec`: its files under the data directory and its options. Real
+datasets are processed once and cached (:mod:`mlnn.datasets.cache`); a missing pinned archive is
+downloaded when asked, else the error names each missing file and where it is published.
+Reuters-21578 uses ModApte and comes with its fitted tf-idf vectorizer; the MULAN sets use their
+train/test files; the sets distributed as one file (rcv1subset1..5, reutersk500, stackex_*) get
+the project's seeded split (:func:`mlnn.base.validation.validation_split`), ``1 − train_fraction``
+of the documents for testing, each part in file order.
 """
 
 import inspect

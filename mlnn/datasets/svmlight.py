@@ -1,13 +1,10 @@
 """The svmlight / LIBSVM multi-label format, with the Extreme-Classification header.
 
 One document per line, ``l1,l2,... i:v i:v ...``: label ids (none: the line starts with a blank),
-then the non-zero features; ``#`` starts a comment, empty lines are skipped. Extreme
-Classification files start with a header line ``n_documents n_features n_labels`` and number
-features from 0, LIBSVM files from 1. The base is never guessed: it comes from the caller, the
-header, or ids that leave no doubt (an id 0; an id equal to the number of features); otherwise the
-file is refused, since reading 0-based ids as 1-based shifts every feature. As in
-:mod:`mlnn.datasets.arff`, all numbers are converted at once and the lines walked one by one only
-to name the line of a problem.
+then the non-zero features; ``#`` starts a comment. Extreme Classification files start with a
+header ``n_documents n_features n_labels`` and number features from 0, LIBSVM files from 1. The
+base is never guessed: it comes from the caller, the header, or ids that leave no doubt;
+otherwise the file is refused. Numbers are converted at once, as in :mod:`mlnn.datasets.arff`.
 """
 
 import re

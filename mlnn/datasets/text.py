@@ -1,16 +1,11 @@
 """Text to tf-idf features: tokeniser, stop words, the Porter stemmer, tf-idf, L2 norm.
 
 The paper (Sec. 4) represents the documents of every dataset but Delicious and Bookmarks as tf-idf
-vectors of unit length; it names stop-word removal and stemming only for the German Education
-Index. Tokenisation, stop words and stemming for Reuters-21578 are our choice, each step written
-out here so that it can be read and changed: :func:`tokenize` (lower case, alphabetic words of two
-letters or more), :data:`STOP_WORDS`, :func:`porter_stem` (M. F. Porter, "An algorithm for suffix
-stripping", *Program* 14(3), 1980, steps 1a-5b) and :class:`TfidfVectorizer` (vocabulary and
-``idf_j = log(N / df_j)`` from the N training documents only, optionally ``tf = 1 + log(count)``,
-each row divided by its Euclidean norm).
-
-:func:`decode` turns a file's bytes into text: UTF-8, else Latin-1; UTF-16, UTF-32 and binary
-files are refused with an error that says so, instead of being read as nonsense.
+vectors of unit length. Tokenisation, stop words and stemming for Reuters-21578 are our choice,
+each step written out to be read and changed: :func:`tokenize`, :data:`STOP_WORDS`,
+:func:`porter_stem` (M. F. Porter, "An algorithm for suffix stripping", 1980, steps 1a-5b) and
+:class:`TfidfVectorizer` (``idf_j = log(N / df_j)`` from the training documents only).
+:func:`decode` reads UTF-8, else Latin-1, and refuses UTF-16, UTF-32 and binary files.
 """
 
 import codecs
