@@ -1,10 +1,8 @@
 """``python -m mlnn data info | export | fetch | list``: dataset statistics, export and download.
 
 ``info`` gives the statistics of the paper's Table 1 and more; ``export`` writes the matrices in
-svmlight format with the feature and label names, four files replaced together or not at all,
-so that other tools use exactly the same data; ``fetch`` downloads and verifies a pinned archive
-(refused under ``MLNN_OFFLINE=1``). ``info`` and ``export`` download a missing pinned archive
-first, as ``train`` does, unless ``--offline``.
+svmlight format with the feature and label names (four files, replaced together or not at all);
+``fetch`` downloads and verifies a pinned archive (refused under ``MLNN_OFFLINE=1``).
 """
 
 import json

@@ -1,12 +1,10 @@
 """``train``, ``evaluate`` and ``predict``: one network method and its model file.
 
-``train`` checks every option and ``--out`` before it loads the data, so that a typo never costs a
-training run. ``predict --text`` turns raw text into features with the vectorizer saved in the
-model file; ``predict --input`` reads svmlight vectors, never guessing their index base
-(:mod:`mlnn.datasets.svmlight`). A document with nothing to classify (no feature, no word of
-the model's vocabulary) gets no label and a warning naming it, where the network would answer
-from its biases alone. ``evaluate`` reports a measure no document defines as ``nan`` (``null``
-in ``--json``) with a warning saying why (:mod:`mlnn.evaluation.metrics`).
+``train`` checks every option and ``--out`` before it loads the data. ``predict --text`` turns
+raw text into features with the vectorizer saved in the model file; ``predict --input`` reads
+svmlight vectors. A document with nothing to classify (no feature, no known word) gets no label
+and a warning naming it; ``evaluate`` reports a measure no document defines as ``nan`` (``null``
+in ``--json``) with a warning saying why.
 """
 
 import json

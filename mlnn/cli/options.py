@@ -1,10 +1,9 @@
 """Arguments shared by several commands, spelled the same in each, and their parsing.
 
 A bad value is reported naming the option as the user typed it (``--seed``, ``-o random_state``).
-An option that sets a hyper-parameter (``--learning-rate``, ``--hidden-units`` ...) is parsed,
-defaulted, helped and checked by its description in :mod:`mlnn.model.params`. A negative number
-(``-1``, ``-1e-3``, ``-inf``) is taken as an option's value, never as an option, so that its
-check can say what is wrong with it.
+An option that sets a hyper-parameter is parsed, defaulted, helped and checked by its description
+in :mod:`mlnn.model.params`. A negative number (``-1``, ``-1e-3``, ``-inf``) is taken as a value,
+never as an option, so that its check can say what is wrong with it.
 """
 
 import re
