@@ -1,20 +1,12 @@
 r"""How fast a network of the paper trains, where the time goes, and how much memory it takes.
 
-:func:`benchmark_training` trains a network (AdaGrad, Sec. 3.5) with the real trainer,
-:func:`mlnn.nn.training.train`, for ``warmup + epochs`` epochs and measures:
-
-* seconds per epoch (median over the timed epochs; warm-up epochs left out), documents per
-  second, and the process's CPU time beside the wall-clock time;
-* each epoch split into the trainer's phases — forward pass, loss (value and δ2), backward pass,
-  optimizer (its steps and deferred catch-up) — and the rest, timed by wrapping the network, the
-  loss and the optimizer in :class:`Stopwatch` proxies, so the breakdown is of the same run;
-* peak memory (:func:`mlnn.tools.machine.peak_rss_mb`) beside the bytes of the data, the
-  parameters and the optimizer state.
-
-:func:`benchmark_products` times the five matrix products of a minibatch update alone (X W1,
-h W2, δ2 W2ᵀ, Xᵀ δ1 on the rows present, hᵀ δ2): their sum is the floor of an epoch.
-:func:`benchmark_pwe_delta` times the PWE δ2 (Sec. 3.4) in its pairwise and factorised forms
-against L. Compare times within one session (``python -m mlnn bench``).
+:func:`benchmark_training` trains a network (AdaGrad, Sec. 3.5) with the real trainer for
+``warmup + epochs`` epochs and measures the seconds per epoch (median of the timed epochs) and
+CPU time, each epoch split into forward pass, loss (value and δ2), backward pass and optimizer
+(timed by :class:`Stopwatch` proxies around the network, the loss and the optimizer, in the same
+run), and the peak memory beside the bytes of the data, the parameters and the optimizer state.
+:func:`benchmark_products` times the five matrix products of a minibatch update alone (the floor
+of an epoch); :func:`benchmark_pwe_delta` the PWE δ2 (Sec. 3.4), pairwise and factorised.
 """
 
 import time
