@@ -13,7 +13,7 @@ from mlnn.base.errors import MLNNError
 from mlnn.base.progress import DownloadProgress, wanted
 from mlnn.base.validation import check_integer, check_positive_int
 from mlnn.datasets import load
-from mlnn.datasets.paths import check_data_dir, data_dir, offline
+from mlnn.datasets.paths import check_data_dir, offline
 from mlnn.datasets.registry import SPECS
 from mlnn.model.params import PARAMS
 
@@ -112,18 +112,13 @@ def check_options(args, *names):
 
 
 def load_dataset(args, name=None, directory=None):
-    """The dataset named by ``--dataset`` (or ``name``), with the ``-o`` options applied.
-
-    Its data directory (``directory``, from ``--data-dir``, else ``$MLNN_DATA``) is checked
-    first, for datasets that read files; a missing pinned archive is downloaded (with progress
-    lines, see :func:`show_progress`) unless ``--offline`` or ``MLNN_OFFLINE`` forbid it.
-    """
+    """The dataset named by ``--dataset`` (or ``name``), with the ``-o`` options applied, read
+    from ``directory`` (``--data-dir``, else ``$MLNN_DATA``); a missing pinned archive is
+    downloaded (with progress lines) unless ``--offline`` or ``MLNN_OFFLINE`` forbid it."""
     name = name or args.dataset
     options = parse_options(args.option)
-    spec = SPECS.get(name)
-    if spec is not None and spec.kind != "synthetic":
-        check_data_dir(directory if directory is not None else data_dir(),
-                       "--data-dir" if directory is not None else "MLNN_DATA")
+    if directory is not None and name in SPECS and SPECS[name].kind != "synthetic":
+        check_data_dir(directory, "--data-dir")     # named as typed (load names it data_dir)
     download = not (getattr(args, "offline", False) or offline())
     return load(name, data_dir=directory, download=download, progress=download_progress(args),
                 **options)

@@ -11,9 +11,9 @@ SHA-256), ``registry`` (the named datasets and :func:`load`), ``cache``, ``datas
 (tokens, stop words, Porter stemming, tf-idf) and ``synthetic`` (a collection that needs no file).
 """
 
-from mlnn.datasets.dataset import Dataset, statistics
+from mlnn.datasets.dataset import Dataset
 from mlnn.datasets.download import fetch
 from mlnn.datasets.paths import data_dir
 from mlnn.datasets.registry import load, names
 
-__all__ = ["Dataset", "statistics", "load", "names", "data_dir", "fetch"]
+__all__ = ["Dataset", "load", "names", "data_dir", "fetch"]

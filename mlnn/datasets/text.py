@@ -306,7 +306,8 @@ class TfidfVectorizer:
         without a word of the vocabulary gives an empty row, and with ``warn_empty`` a warning
         naming it (a model can only answer for it from its biases)."""
         check_fitted(self, "vocabulary_")
-        X = self._weight(self._count(self._analyze(documents)))
+        X = tfidf_weight(self._count(self._analyze(documents)), self.idf_, self.sublinear_tf,
+                         self.norm)
         empty = np.flatnonzero(np.diff(X.indptr) == 0)
         if warn_empty and empty.size:
             shown = ", ".join(str(i) for i in empty[:10]) + (", ..." if empty.size > 10 else "")
@@ -320,7 +321,7 @@ class TfidfVectorizer:
         """:meth:`fit` on ``documents`` and return their tf-idf matrix."""
         terms = self._analyze(documents)
         self._fit_terms(terms)
-        return self._weight(self._count(terms))
+        return tfidf_weight(self._count(terms), self.idf_, self.sublinear_tf, self.norm)
 
     def _count(self, terms):
         index = self._index
@@ -334,9 +335,6 @@ class TfidfVectorizer:
                                shape=(len(terms), len(self.vocabulary_)))
         counts.sum_duplicates()
         return counts
-
-    def _weight(self, counts):
-        return tfidf_weight(counts, self.idf_, sublinear_tf=self.sublinear_tf, norm=self.norm)
 
 
 def idf_from_counts(counts):
