@@ -207,14 +207,6 @@ def _text_features(model, documents):
     return X
 
 
-def _predicted(model, X):
-    """(scores, the predicted labels of each row as index arrays) of the documents X."""
-    scores = model.decision_function(X)
-    Y_pred = sp.csr_matrix(model.thresholds_.predict(X, scores))
-    return scores, [Y_pred.indices[Y_pred.indptr[i]:Y_pred.indptr[i + 1]]
-                    for i in range(X.shape[0])]
-
-
 def run_predict(args):
     model = load_model(args.model)
     if args.text is not None:
@@ -226,13 +218,14 @@ def run_predict(args):
     else:
         X = read_input(args.input, model, args.zero_based)
         _warn_featureless(X, "<stdin>" if args.input == "-" else args.input)
-    scores, predicted = _predicted(model, X)
-    empty = _featureless(X)          # no feature, no known word: nothing in it to classify
-    predicted = [labels[:0] if empty[i] else labels for i, labels in enumerate(predicted)]
+    scores = model.decision_function(X)
+    Y_pred = sp.csr_matrix(model.thresholds_.predict(X, scores)).toarray()
+    Y_pred[_featureless(X)] = 0      # no feature, no known word: nothing in it to classify
     names = model.label_names_ or [str(i) for i in range(model.n_labels_)]
     scored = args.scores or args.text is not None
     lines = []
-    for i, labels in enumerate(predicted):
+    for i in range(X.shape[0]):
+        labels = np.flatnonzero(Y_pred[i])
         line = " ".join(f"{names[l]}:{scores[i, l]:.4f}" if scored else names[l] for l in labels)
         if args.text is not None:                       # NAME<TAB>label:score ...
             line = documents[i][0].replace("\t", " ").replace("\n", " ") + "\t" + line
