@@ -249,16 +249,19 @@ class TfidfVectorizer:
 
     def fit(self, documents):
         """Learn vocabulary and idf from the training ``documents`` (list of str)."""
-        self._fit_terms(self._analyze(documents))
+        self.fit_transform(documents)
         return self
 
-    def _fit_terms(self, terms):
+    def fit_transform(self, documents):
+        """:meth:`fit` on ``documents`` and return their tf-idf matrix."""
+        terms = self._analyze(documents)
         df = Counter()
         for doc in terms:
             df.update(set(doc))
         vocabulary = sorted(term for term, count in df.items() if count >= self.min_df)
         counts = np.array([df[term] for term in vocabulary], dtype=np.float64)
         self.set_vocabulary(vocabulary, np.log(len(terms) / counts) if len(terms) else counts)
+        return tfidf_weight(self._count(terms), self.idf_, self.sublinear_tf, self.norm)
 
     def set_vocabulary(self, vocabulary, idf):
         """This vectorizer, fitted with the D terms ``vocabulary`` and their ``idf`` as :meth:`fit`
@@ -316,12 +319,6 @@ class TfidfVectorizer:
                           "model's labels for them rest on its biases alone", MLNNWarning,
                           stacklevel=3)
         return X
-
-    def fit_transform(self, documents):
-        """:meth:`fit` on ``documents`` and return their tf-idf matrix."""
-        terms = self._analyze(documents)
-        self._fit_terms(terms)
-        return tfidf_weight(self._count(terms), self.idf_, self.sublinear_tf, self.norm)
 
     def _count(self, terms):
         index = self._index
