@@ -182,19 +182,24 @@ def _parse_data(path, rows, numbers, n_attributes):
         values = np.array(values, dtype=np.float64)
     except (ValueError, OverflowError):
         good = False
-    if good:
-        row_of = np.repeat(np.arange(len(rows)), counts)
-        order = np.lexsort((columns, row_of))
-        row_of, columns, values = row_of[order], columns[order], values[order]
-        good = (np.all((columns >= 0) & (columns < n_attributes))
-                and np.all(np.abs(values) <= _LARGEST)               # False for NaN too
-                and not np.any((row_of[1:] == row_of[:-1]) & (columns[1:] == columns[:-1])))
-    if not good:
+    matrix = csr_rows(counts, columns, values, n_attributes) if good else None
+    if matrix is None or not np.all(np.abs(values) <= _LARGEST):        # False for NaN too
         _raise_first_error(path, rows, numbers, n_attributes, sparse)
-    matrix = sp.csr_matrix((values, columns, np.concatenate([[0], np.cumsum(counts)])),
-                           shape=(len(rows), n_attributes))
     matrix.eliminate_zeros()
     return matrix
+
+
+def csr_rows(counts, columns, values, width):
+    """The CSR matrix (rows × ``width``) of rows with ``counts`` entries each (``columns``,
+    ``values`` in row order); None if a column is outside ``[0, width)`` or repeated in a row."""
+    rows = np.repeat(np.arange(len(counts)), counts)
+    order = np.lexsort((columns, rows))
+    rows, columns = rows[order], columns[order]
+    if np.any((columns < 0) | (columns >= width)) or \
+            np.any((rows[1:] == rows[:-1]) & (columns[1:] == columns[:-1])):
+        return None
+    indptr = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+    return sp.csr_matrix((values[order], columns, indptr), shape=(len(counts), width))
 
 
 def _raise_first_error(path, rows, numbers, n_attributes, sparse):

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.base.errors import DataFormatError
-from mlnn.datasets.arff import check_entry, read_text
+from mlnn.datasets.arff import check_entry, csr_rows, read_text
 
 
 def read_svmlight(path, n_features=None, n_labels=None, zero_based="auto", dtype=np.float64):
@@ -95,26 +95,13 @@ def _parse_documents(source, documents, n_features, n_labels, zero_based, dtype)
             n_features = int(columns.max()) + 1 if columns.size else 0
         if n_labels is None:
             n_labels = int(label_ids.max()) + 1 if label_ids.size else 0
-        X = _to_csr(feature_counts, columns, values, n_features)
-        Y = _to_csr(label_counts, label_ids, np.ones(label_ids.size, dtype=np.int8), n_labels)
+        X = csr_rows(feature_counts, columns, values, n_features)
+        Y = csr_rows(label_counts, label_ids, np.ones(label_ids.size, dtype=np.int8), n_labels)
         good = X is not None and Y is not None and np.all(np.abs(values) <= np.finfo(dtype).max)
     if not good:
         _raise_first_error(source, documents, n_features, n_labels, offset, dtype)
     X.eliminate_zeros()
     return X, Y
-
-
-def _to_csr(counts, columns, values, width):
-    """The CSR matrix (rows × ``width``) of rows with ``counts`` entries each (``columns``,
-    ``values`` in row order); None if a column is outside ``[0, width)`` or repeated in a row."""
-    rows = np.repeat(np.arange(len(counts)), counts)
-    order = np.lexsort((columns, rows))
-    rows, columns = rows[order], columns[order]
-    if np.any((columns < 0) | (columns >= width)) or \
-            np.any((rows[1:] == rows[:-1]) & (columns[1:] == columns[:-1])):
-        return None
-    indptr = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
-    return sp.csr_matrix((values[order], columns, indptr), shape=(len(counts), width))
 
 
 def _index_base(source, ids, n_features):
