@@ -133,19 +133,17 @@ def missing_files(name, root):
     return [relative for relative in spec.files if not (Path(root) / relative).exists()]
 
 
-def placement_message(name, root, missing, offline=False):
+def placement_message(name, root, missing):
     """What to do about the ``missing`` files of dataset ``name``: download them, or where to get
     them and where to put them under ``root``."""
-    root = Path(root)
-    files = ", ".join(str(root / relative) for relative in missing)
+    files = ", ".join(str(Path(root) / relative) for relative in missing)
     verb = "does" if len(missing) == 1 else "do"
     head = f"dataset {name!r} needs {files}, which {verb} not exist"
     if name in SOURCES:
         urls = "; ".join(f"{s.url} (SHA-256 {s.sha256})" for s in SOURCES[name])
-        why = ("downloading is turned off (--offline, MLNN_OFFLINE=1 or download=False); "
-               if offline else "")
-        return (f"{head}; {why}fetch it with 'python -m mlnn data fetch {name}' (or run without "
-                f"--offline), or download {urls} and place it in {root}")
+        return (f"{head}; downloading is turned off (--offline, MLNN_OFFLINE=1 or "
+                f"download=False); fetch it with 'python -m mlnn data fetch {name}' (or run "
+                f"without --offline), or download {urls} and place it in {root}")
     group = SPECS[name].files[0].split("/")[0]
     source = MANUAL_SOURCES.get(group, "its publisher")
     return (f"{head}; it cannot be downloaded automatically: get it from {source} and place "
@@ -153,19 +151,15 @@ def placement_message(name, root, missing, offline=False):
             f"them)")
 
 
-def ensure_sources(name, data_dir=None, download=False, progress=None):
-    """The data directory of dataset ``name`` once its source files are there: a missing pinned
-    archive is downloaded if ``download`` (``progress`` as in
-    :func:`~mlnn.datasets.download.fetch`), else :class:`MLNNError` lists the files to place."""
-    root = Path(data_dir) if data_dir is not None else paths.data_dir()
-    if name not in SPECS or SPECS[name].kind == "synthetic":
-        return root
+def ensure_sources(name, root, download=False, progress=None):
+    """Raise :class:`MLNNError` listing the files to place unless the source files of dataset
+    ``name`` are under ``root``; a missing pinned archive is first downloaded if ``download``
+    (``progress`` as in :func:`~mlnn.datasets.download.fetch`)."""
     missing = missing_files(name, root)
     if missing and name in SOURCES and download:
         fetch(name, data_dir=root, progress=progress)
     elif missing:
-        raise MLNNError(placement_message(name, root, missing, offline=name in SOURCES))
-    return root
+        raise MLNNError(placement_message(name, root, missing))
 
 
 def _align_by_name(X, feature_names, size):
