@@ -10,7 +10,7 @@ import numpy as np
 from mlnn.base.errors import MLNNError
 from mlnn.baselines.svm import DEFAULT_C_VALUES, DEFAULT_TOL
 from mlnn.cli.options import (add_dataset, add_param, add_seed, check_options, given_params,
-                              load_dataset, option_names)
+                              load_dataset)
 from mlnn.model.params import DEFAULTS, check_params
 from mlnn.paper.methods import PAPER_NETWORK_ALIASES, network_params, resolve
 from mlnn.tools.bench import (DEFAULT_PWE_LABELS, PWE_DENSITY, benchmark_products,
@@ -19,9 +19,9 @@ from mlnn.tools.machine import machine_info
 from mlnn.tools.svm_bench import (DEFAULT_SOLVERS, LIBLINEAR_DUAL_TOL, SOLVERS, benchmark_svm,
                                   format_svm_report)
 
-#: The options of ``bench`` that set a hyper-parameter, and the hyper-parameter.
-BENCH_OPTIONS = {"--batch-size": "batch_size", "--hidden-units": "hidden_units",
-                 "--dtype": "dtype", "--learning-rate": "learning_rate"}
+#: The hyper-parameters ``bench`` takes, and their options.
+BENCH_OPTIONS = {"batch_size": "--batch-size", "hidden_units": "--hidden-units",
+                 "dtype": "--dtype", "learning_rate": "--learning-rate"}
 
 PHASE_LABELS = {"forward": "forward (X W1, h, z2, o)",
                 "loss": "loss value and δ2",
@@ -44,7 +44,7 @@ def register(subparsers):
                         help="use only the first N training documents")
     parser.add_argument("--method", default="nn-ad", choices=PAPER_NETWORK_ALIASES,
                         help="network method (default nn-ad)")
-    for option, param in BENCH_OPTIONS.items():
+    for param, option in BENCH_OPTIONS.items():
         add_param(parser, option, param, default=DEFAULTS[param])
     parser.add_argument("--epochs", type=int, default=5, help="timed epochs (default 5)")
     parser.add_argument("--warmup", type=int, default=1, help="warm-up epochs (default 1)")
@@ -137,7 +137,7 @@ def measure(args):
     """Run the benchmark described by the parsed ``args``; returns the result dict."""
     check_options(args, "--epochs", "--warmup")
     given = given_params(args, BENCH_OPTIONS)
-    check_params(given, option_names(BENCH_OPTIONS))
+    check_params(given, BENCH_OPTIONS)
     method, dtype = resolve(args.method), np.dtype(args.dtype).type
     params = {**network_params(method), **given}
     label_counts = _parse_label_counts(args.pwe_labels)

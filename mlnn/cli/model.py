@@ -19,7 +19,7 @@ from mlnn.base.errors import MLNNError, MLNNWarning
 from mlnn.base.fileio import check_input_file, check_output_path, check_replaceable
 from mlnn.base.progress import epoch_reporter
 from mlnn.cli.options import (add_dataset, add_offline, add_param, add_progress, add_seed,
-                              given_params, load_dataset, option_names, show_progress)
+                              given_params, load_dataset, show_progress)
 from mlnn.datasets.svmlight import parse_svmlight, read_svmlight
 from mlnn.datasets.text import decode
 from mlnn.evaluation.metrics import MEASURES, undefined_measures
@@ -28,11 +28,11 @@ from mlnn.model.modelfile import is_model_file
 from mlnn.model.params import DEFAULTS
 from mlnn.paper.methods import NETWORK_ALIASES, network_params, resolve
 
-#: The options of ``train`` that set a hyper-parameter, and the hyper-parameter.
-TRAIN_OPTIONS = {"--learning-rate": "learning_rate", "--epochs": "max_epochs",
-                 "--hidden-units": "hidden_units", "--batch-size": "batch_size",
-                 "--validation-fraction": "validation_fraction",
-                 "--threshold-lambda": "threshold_lambda", "--seed": "random_state"}
+#: The hyper-parameters ``train`` takes, and their options.
+TRAIN_OPTIONS = {"learning_rate": "--learning-rate", "max_epochs": "--epochs",
+                 "hidden_units": "--hidden-units", "batch_size": "--batch-size",
+                 "validation_fraction": "--validation-fraction",
+                 "threshold_lambda": "--threshold-lambda", "random_state": "--seed"}
 
 
 def register(subparsers):
@@ -45,7 +45,7 @@ def register(subparsers):
     train.add_argument("--method", default="nn-ad",
                        help=f"one of {list(NETWORK_ALIASES)} (default nn-ad)")
     add_seed(train)
-    for option, param in TRAIN_OPTIONS.items():
+    for param, option in TRAIN_OPTIONS.items():
         if option != "--seed":
             add_param(train, option, param,
                       shown=f"default: the method's, else {DEFAULTS[param]}")
@@ -95,7 +95,7 @@ def run_train(args):
     method = resolve(args.method)
     given = given_params(args, TRAIN_OPTIONS)
     model = MultiLabelNN(**{**network_params(method, 1, 1), **given})     # BR is not a network
-    model.check_params(option_names(TRAIN_OPTIONS))       # each value once, naming its option
+    model.check_params(TRAIN_OPTIONS)       # each value once, naming its option
     check_output_path(args.out, "--out")
     check_replaceable(args.out, "--out", is_model_file, "an mlnn model file")
     dataset = load_dataset(args)

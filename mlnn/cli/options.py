@@ -79,17 +79,11 @@ def add_param(parser, option, param, default=None, shown=None):
 
 
 def given_params(args, options):
-    """``{hyper-parameter: value}`` of the ``options`` (option → hyper-parameter) given in
-    ``args``, unchecked: check them with ``names=`` :func:`option_names` ``(options)``."""
+    """``{hyper-parameter: value}`` of the ``options`` (hyper-parameter → the option that sets
+    it, also how a check names a bad value) given in ``args``, unchecked."""
     values = {param: getattr(args, option.lstrip("-").replace("-", "_"))
-              for option, param in options.items()}
+              for param, option in options.items()}
     return {param: value for param, value in values.items() if value is not None}
-
-
-def option_names(options):
-    """``{hyper-parameter: option}`` of ``options`` (option → hyper-parameter): how a check
-    names a bad value."""
-    return {param: option for option, param in options.items()}
 
 
 def check_seed(value, name="--seed"):
