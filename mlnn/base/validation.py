@@ -185,18 +185,21 @@ def check_fraction(value, name, allow_zero=False):
     return check_float_in(value, name, 0, 1, closed="left" if allow_zero else "neither")
 
 
+def _is_int(value):
+    """Whether ``value`` is a Python or NumPy integer (a bool is not)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def check_integer(value, name, minimum=1):
     """``value`` as an int; raise unless it is an integer (not a bool) of at least ``minimum``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
-            or value < minimum:
+    if not _is_int(value) or value < minimum:
         requirement = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
         raise MLNNError(f"{name} must be {requirement}, got {value!r}")
     return int(value)
 
 
-def check_positive_int(value, name):
-    """``value`` as an int; raise unless it is an integer ≥ 1 (not a bool)."""
-    return check_integer(value, name, minimum=1)
+#: ``check_positive_int(value, name)``: an integer ≥ 1.
+check_positive_int = check_integer
 
 
 def check_bool(value, name):
@@ -209,10 +212,7 @@ def check_bool(value, name):
 def check_seed(value, name="random_state"):
     """``value`` unchanged; raise unless it is None or an integer ≥ 0 (not a bool): a seed for
     ``numpy.random.default_rng``."""
-    if value is None:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
-            or value < 0:
+    if value is not None and (not _is_int(value) or value < 0):
         raise MLNNError(f"{name} must be None or an integer >= 0 (a seed), got {value!r}")
     return value
 
