@@ -8,13 +8,14 @@ import signal
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mlnn.base import interrupts
 from mlnn.base.errors import MLNNError
-from mlnn.base.fileio import (ArchiveError, atomic_path, atomic_write, check_input_file,
+from mlnn.base.fileio import (ArchiveError, atomic_write, check_input_file,
                               check_output_directory, check_output_path, check_replaceable,
                               describe_os_error, os_error_message, read_npz, write_files,
                               write_text)
@@ -106,16 +107,16 @@ def test_describe_os_error():
     assert describe_os_error(OSError(errno.ENOENT, "No such file")) == "no such file"
 
 
-def test_atomic_path_for_writers_that_open_the_file_themselves(tmp_path):
+def test_atomic_write_writes_beside_the_target_until_it_succeeds(tmp_path):
     target = tmp_path / "curves.csv"
-    with atomic_path(target) as temporary:
-        assert temporary.parent == tmp_path and temporary != target
-        temporary.write_text("a,b\n")
+    with atomic_write(target) as handle:
+        assert Path(handle.name).parent == tmp_path and Path(handle.name) != target
+        handle.write("a,b\n")
         assert not target.exists()
     assert target.read_text() == "a,b\n" and _listing(tmp_path) == ["curves.csv"]
     with pytest.raises(KeyboardInterrupt):
-        with atomic_path(target) as temporary:
-            temporary.write_text("half")
+        with atomic_write(target) as handle:
+            handle.write("half")
             raise KeyboardInterrupt
     assert target.read_text() == "a,b\n" and _listing(tmp_path) == ["curves.csv"]
 

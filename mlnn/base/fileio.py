@@ -1,8 +1,8 @@
 """Writing files so that nobody ever reads half of one, checking paths before work, reading
 archives without trusting them.
 
-Every file the project writes goes through :func:`atomic_path` (or :func:`atomic_write`,
-:func:`write_text`, :func:`write_files` for several files that belong together): the content goes
+Every file the project writes goes through :func:`atomic_write` (or :func:`write_text`,
+:func:`write_files` for several files that belong together): the content goes
 to a temporary file beside the final name, is flushed to disk, and only then renamed over it. A
 crash, a full disk, Ctrl-C or SIGTERM leaves the previous file, or none, and no temporary file.
 The new file gets the permissions of the file it replaces (a new one: 0666 less the umask).
@@ -104,15 +104,17 @@ def check_output_directory(path, name="--out"):
 
 
 @contextlib.contextmanager
-def atomic_path(path):
-    """A temporary path beside ``path`` for a writer that opens the file itself (``np.savez``);
-    on success the file is flushed to disk and moved to ``path``. On any failure (including
-    ``KeyboardInterrupt``) the temporary file is removed and ``path`` keeps its content; an
-    ``OSError`` becomes an :class:`MLNNError` naming ``path``. A symbolic link is followed."""
+def atomic_write(path, mode="w", encoding="utf-8"):
+    """``path`` opened for writing in ``mode`` "w" (text, ``encoding``) or "wb": the writes go to
+    a temporary file beside it, flushed to disk and moved to ``path`` on success. On any failure
+    (including ``KeyboardInterrupt``) the temporary file is removed and ``path`` keeps its
+    content; an ``OSError`` becomes an :class:`MLNNError` naming ``path``. A symbolic link is
+    followed."""
     path = _target(path)
     temporary = _temporary(path)
     try:
-        yield Path(temporary)
+        with open(temporary, mode, encoding=encoding if mode == "w" else None) as handle:
+            yield handle
         _commit(temporary, path)
     except OSError as error:
         _remove(temporary)
@@ -122,17 +124,9 @@ def atomic_path(path):
         raise
 
 
-@contextlib.contextmanager
-def atomic_write(path, mode="w", encoding="utf-8"):
-    """:func:`atomic_path`, opened for writing in ``mode`` "w" (text, ``encoding``) or "wb"."""
-    with atomic_path(path) as temporary:
-        with open(temporary, mode, encoding=encoding if mode == "w" else None) as handle:
-            yield handle
-
-
 def write_files(contents):
     """Write the bytes ``contents[path]`` to each path, all or none: every temporary file is
-    flushed to disk before the first rename. Failures as in :func:`atomic_path`."""
+    flushed to disk before the first rename. Failures as in :func:`atomic_write`."""
     temporaries, path = {}, None
     try:
         for path, data in contents.items():

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.base.errors import MLNNError, MLNNWarning
-from mlnn.base.fileio import arrays_digest, atomic_path, read_npz
+from mlnn.base.fileio import arrays_digest, atomic_write, read_npz
 from mlnn.datasets.paths import cache_dir
 
 FORMAT_VERSION = 2
@@ -55,7 +55,7 @@ def save(path, parts, feature_names, label_names, description, extras=None):
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(path) as temporary, open(temporary, "wb") as handle:
+        with atomic_write(path, "wb") as handle:
             np.savez(handle, **arrays)
         return True
     except (OSError, MLNNError):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlnn.base.errors import ChecksumError, MLNNError
-from mlnn.base.fileio import atomic_path, describe_os_error
+from mlnn.base.fileio import atomic_write, describe_os_error
 from mlnn.datasets.paths import check_data_dir, data_dir as default_data_dir
 
 
@@ -71,7 +71,7 @@ def fetch_file(url, destination, sha256, force=False, timeout=60.0, progress=Non
     except OSError as error:
         raise MLNNError(f"cannot create the directory {destination.parent}: "
                         f"{describe_os_error(error)}") from None
-    with atomic_path(destination) as temporary, open(temporary, "wb") as handle:
+    with atomic_write(destination, "wb") as handle:
         actual = _download(url, handle, timeout, progress)
         if actual != sha256.lower():
             raise ChecksumError(f"{url}: downloaded SHA-256 is {actual}, "
