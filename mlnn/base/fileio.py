@@ -221,12 +221,9 @@ _DEFLATE_RATIO = 1100
 
 
 def read_npz(path):
-    """The arrays of the ``.npz`` archive ``path`` as ``{name: ndarray}``, read without pickle.
-
-    Before an array is allocated, its ``.npy`` header (version 1.0 or 2.0, at most 10,000 bytes)
-    must declare a plain dtype (:data:`ARCHIVE_KINDS`) and exactly the bytes the archive stores
-    for it; else :class:`ArchiveError` says what is wrong. ``OSError`` is raised as is.
-    """
+    """The arrays of the ``.npz`` archive ``path`` as ``{name: ndarray}``, read without pickle:
+    each ``.npy`` header must declare a plain dtype (:data:`ARCHIVE_KINDS`) and exactly the bytes
+    the archive stores for it before anything is allocated; else :class:`ArchiveError` says why."""
     try:
         with zipfile.ZipFile(path) as archive:
             return {_entry_name(info.filename): _read_member(archive, info)

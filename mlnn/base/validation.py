@@ -278,11 +278,8 @@ def check_sample_weight(sample_weight, n):
 
 def check_training_data(X, Y, X_val=None, Y_val=None, n_features=None, n_labels=None,
                         dtype=np.float64, warn=False):
-    """(X, Y, X_val, Y_val) checked for training: X CSR of ``dtype``, Y 0/1 CSR, the same
-    documents, at least one of each, D and L fixed by ``n_features``/``n_labels`` when given;
-    ``X_val`` and ``Y_val`` together or not at all. Data that leave nothing to learn raise
-    (:func:`check_learnable`, which with ``warn`` also names labels without a positive).
-    """
+    """(X, Y, X_val, Y_val) checked for training (:func:`check_X`, :func:`check_Y`,
+    :func:`check_learnable`); ``X_val`` and ``Y_val`` together or not at all."""
     if Y is None:
         raise MLNNError("the labels Y are missing: training requires y to be passed, "
                         "but the target y is None")

@@ -99,10 +99,8 @@ def _os_error_line(error):
 
 @contextlib.contextmanager
 def _whole_writes():
-    """Standard output that reports a short write. Unbuffered (``python -u``,
-    ``PYTHONUNBUFFERED``), Python's text stream writes straight to the file and ignores a
-    partial write (a full disk, a file-size limit), silently dropping the rest of the output;
-    a line-buffered writer over the same file retries the rest and raises the error."""
+    """Standard output that reports a short write: unbuffered (``python -u``), Python drops the
+    rest of a partial write (a full disk) silently; a line-buffered writer raises the error."""
     stream = sys.stdout
     if not isinstance(getattr(stream, "buffer", None), io.FileIO):
         yield

@@ -65,12 +65,9 @@ def read_mulan_xml(path, expected_count=None):
 
 
 def read_arff(path, label_names=None, xml_path=None, n_labels=None):
-    """``(X, Y, feature_names, label_names)`` of a MULAN ARFF file.
-
-    The label attributes are ``label_names``, else those the XML file ``xml_path`` names (which
-    must be ``n_labels`` when given). X (n × D CSR float64, sorted indices) holds the other
-    attributes in file order, Y (n × L CSR int8, 0/1) the labels in the order of their names.
-    """
+    """``(X, Y, feature_names, label_names)`` of a MULAN ARFF file: Y (n × L CSR int8) holds the
+    attributes ``label_names`` (else those the XML file ``xml_path`` names, ``n_labels`` of them
+    if given) in that order, X (n × D CSR float64, sorted indices) the others in file order."""
     path = Path(path)
     if label_names is None:
         if xml_path is None:

@@ -9,12 +9,9 @@ import scipy.sparse as sp
 @dataclass
 class Dataset:
     """A multi-label dataset with a train/test split: X_train, X_test (n × D CSR float64, sorted
-    indices), Y_train, Y_test (n × L CSR int8, 0/1), ``feature_names`` (D), ``label_names`` (L),
-    ``description`` (source, split and preprocessing in words), ``info`` (source checksums,
-    options, cache use, load time) and for a dataset made from raw text (reuters21578) the
-    fitted ``vectorizer`` (:class:`~mlnn.datasets.text.TfidfVectorizer`), which turns new text
-    into rows like X's. scikit-learn's model selection refuses a sparse Y: pass
-    ``Y_train.toarray()``."""
+    indices), Y_train, Y_test (n × L CSR int8, 0/1), the names, a ``description`` in words,
+    ``info`` (source checksums, options, cache use, load time) and for a dataset made from raw
+    text the fitted ``vectorizer`` that turns new text into rows like X's."""
     name: str
     X_train: sp.csr_matrix
     Y_train: sp.csr_matrix

@@ -60,9 +60,8 @@ def sha256_file(path):
 
 def fetch_file(url, destination, sha256, force=False, timeout=60.0, progress=None):
     """``(destination, downloaded)``: ``url`` downloaded to ``destination`` unless a copy with
-    the SHA-256 ``sha256`` is there already (and not ``force``). ``progress(received, total)``
-    hears of every block (``total`` None when the server does not say). ChecksumError or
-    MLNNError if the bytes do not match or the download fails; nothing is then left behind."""
+    the SHA-256 ``sha256`` is there (and not ``force``); ``progress(received, total)`` hears of
+    every block. ChecksumError or MLNNError if the bytes do not match or the download fails."""
     destination = Path(destination)
     if destination.exists() and not force and sha256_file(destination) == sha256.lower():
         return destination, False
@@ -118,9 +117,8 @@ def check_base_url(base_url, name="base_url"):
 
 def fetch(name, data_dir=None, base_url=None, force=False, progress=None):
     """The paths of the pinned archives of dataset ``name`` (a key of :data:`SOURCES`), downloaded
-    into ``data_dir`` (default :func:`mlnn.datasets.paths.data_dir`) from their URLs or from the
-    mirror ``base_url``; ``progress(filename)`` gives each file's ``progress(received, total)``
-    (:class:`mlnn.base.progress.DownloadProgress`)."""
+    into ``data_dir`` (default ``$MLNN_DATA``) from their URLs or the mirror ``base_url``;
+    ``progress(filename)`` gives each file's ``progress(received, total)``."""
     if name not in SOURCES:
         manual = "; ".join(f"{k}: {v}" for k, v in MANUAL_SOURCES.items())
         raise MLNNError(f"no pinned download for {name!r} (downloadable: {sorted(SOURCES)}); "

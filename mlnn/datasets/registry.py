@@ -30,10 +30,9 @@ from mlnn.datasets.text import STOP_WORDS, TfidfVectorizer
 
 @dataclass(frozen=True)
 class Spec:
-    """How to load one named dataset: its ``kind`` ("reuters", "mulan" (train, test, xml files),
-    "single" (arff, xml; seeded split) or "synthetic"), its ``files`` under the data directory
-    (Reuters-21578: the archive, or a directory of reut2-*.sgm), the number of labels the XML
-    must name, and for "single" the number of ``AttK`` features to map the columns on by name."""
+    """How to load one named dataset: its ``kind`` ("reuters", "mulan", "single" or
+    "synthetic"), its ``files`` under the data directory, the number of labels the XML must
+    name, and for "single" the number of ``AttK`` features to map the columns on by name."""
     kind: str
     files: tuple = ()
     n_labels: int = None
@@ -238,10 +237,8 @@ _LOADERS = {"reuters": _load_reuters, "mulan": _load_mulan, "single": _load_sing
 
 def load(name, data_dir=None, download=False, progress=None, **options):
     """The :class:`Dataset` ``name`` (one of :func:`names`), read from ``data_dir`` (default
-    :func:`mlnn.datasets.paths.data_dir`) or the cache; ``download``: fetch a missing pinned
-    archive first (:func:`ensure_sources`). ``options``: the dataset's own (``Spec.defaults``:
-    the text processing of reuters21578, the split of the single-file sets, the sizes and model
-    of synthetic)."""
+    ``$MLNN_DATA``) or the cache, a missing pinned archive fetched first if ``download``;
+    ``options``: the dataset's own (``Spec.defaults``)."""
     started = time.perf_counter()
     if name not in SPECS:
         raise MLNNError(f"unknown dataset {name!r}; valid names: {', '.join(names())}")

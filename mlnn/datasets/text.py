@@ -223,13 +223,9 @@ def analyze(text, token_pattern=DEFAULT_TOKEN_PATTERN, stop_words=STOP_WORDS, st
 
 
 class TfidfVectorizer:
-    """tf-idf features with L2 (cosine) normalisation, fitted on training documents only.
-
-    Tokens (``token_pattern`` on lower-cased text) that are not ``stop_words`` (None: keep all),
-    stemmed if ``stem``; terms of at least ``min_df`` training documents; ``tf = 1 + log(count)``
-    if ``sublinear_tf``; rows of unit length if ``norm``. After :meth:`fit`: ``vocabulary_``
-    (sorted terms, the feature names) and ``idf_`` (D values ``log(N / df)``).
-    """
+    """tf-idf features of the terms of :func:`analyze` found in at least ``min_df`` training
+    documents; ``tf = 1 + log(count)`` if ``sublinear_tf``; rows of unit length if ``norm``.
+    After :meth:`fit`: ``vocabulary_`` (sorted terms) and ``idf_`` (D values ``log(N / df)``)."""
 
     def __init__(self, stem=True, stop_words=STOP_WORDS, token_pattern=DEFAULT_TOKEN_PATTERN,
                  min_df=1, sublinear_tf=False, norm=True):
@@ -278,9 +274,8 @@ class TfidfVectorizer:
         return self
 
     def get_state(self):
-        """``(settings, arrays)``: what :meth:`from_state` needs to transform text exactly as
-        this fitted vectorizer does, as JSON-ready settings (with :data:`ANALYZER`) and plain
-        arrays (``vocabulary``, ``stop_words``, ``idf``): no pickle."""
+        """``(settings, arrays)``: JSON-ready settings (with :data:`ANALYZER`) and plain arrays
+        from which :meth:`from_state` rebuilds this fitted vectorizer, without pickle."""
         check_fitted(self, "vocabulary_")
         settings = {"analyzer": ANALYZER, "stem": bool(self.stem),
                     "token_pattern": self.token_pattern, "min_df": self.min_df,
