@@ -67,7 +67,11 @@ def load(path):
     missing, or damaged (then with a warning): not an archive, cut off, a checksum that does not
     match, or matrices that are not consistent CSR matrices of the stored shapes."""
     try:
-        return _entry(_read_checked(path))
+        arrays = read_npz(path)
+        stored = str(arrays.pop("sha256", ""))
+        if arrays_digest(arrays) != stored:
+            raise ValueError("checksum mismatch")
+        return _entry(arrays)
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError, IndexError, MemoryError) as error:
@@ -114,12 +118,3 @@ def _check_parts(parts):
             parts["Y_train"].shape[1] != parts["Y_test"].shape[1]:
         raise ValueError("the training and test matrices have different widths")
 
-
-def _read_checked(path):
-    """The arrays of the cache file ``path`` (:func:`mlnn.base.fileio.read_npz`), their checksum
-    checked; ValueError says what is wrong otherwise."""
-    arrays = read_npz(path)
-    stored = str(arrays.pop("sha256", ""))
-    if arrays_digest(arrays) != stored:
-        raise ValueError("checksum mismatch")
-    return arrays
