@@ -38,8 +38,6 @@ class ReutersDocument:
     lewissplit: str
     has_topics: bool
     topics: list = field(default_factory=list)
-    title: str = ""
-    body: str = ""
     text: str = ""
 
 
@@ -94,8 +92,7 @@ def parse_sgml(text, source="<string>"):
             full = _unescape(_TAG.sub(" ", _element(_TEXT, content) or "")).strip()
         documents.append(ReutersDocument(
             newid=newid, lewissplit=attributes["LEWISSPLIT"],
-            has_topics=attributes.get("TOPICS") == "YES", topics=topics, title=title,
-            body=body, text=full))
+            has_topics=attributes.get("TOPICS") == "YES", topics=topics, text=full))
     return documents
 
 
