@@ -86,10 +86,8 @@ def read_arff(path, label_names=None, xml_path=None, n_labels=None):
     numbered = [(number + 1, line.strip()) for number, line in enumerate(lines[start:], start)
                 if line.strip() and not line.strip().startswith("%")]
     numbers, rows = [n for n, _ in numbered], [row for _, row in numbered]
-    if rows:
-        matrix = _parse_data(path, rows, numbers, len(names))
-    else:
-        matrix = sp.csr_matrix((0, len(names)))
+    matrix = _parse_data(path, rows, numbers, len(names)) if rows else \
+        sp.csr_matrix((0, len(names)))
     labels = np.array([position[name] for name in label_names], dtype=np.int64)
     features = np.setdiff1d(np.arange(len(names)), labels)
     matrix = matrix.tocsc()
