@@ -69,7 +69,8 @@ def test_a_disabled_progress_prints_nothing_and_counter_and_bound_are_options():
     assert progress.step(5, "epoch 5/10", elapsed=50.0) == "epoch 5/10  elapsed 50.0s, at most " \
                                                            "50.0s left"
     assert stream.getvalue() == ""
-    assert Progress(10, counter=True, enabled=False).step(3, "x", elapsed=0.0).startswith("[ 3/10] x")
+    counted = Progress(10, counter=True, enabled=False)
+    assert counted.step(3, "x", elapsed=0.0).startswith("[ 3/10] x")
 
 
 class _Stream(io.StringIO):
