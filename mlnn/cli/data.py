@@ -7,7 +7,6 @@ svmlight format with the feature and label names (four files, replaced together 
 
 import json
 import math
-import time
 
 from mlnn.base.errors import MLNNError
 from mlnn.base.fileio import (check_output_directory, check_output_path, describe_os_error,
@@ -21,11 +20,10 @@ from mlnn.datasets.svmlight import format_svmlight
 
 
 def run_info(args):
-    started = time.perf_counter()
     dataset = load_dataset(args, args.name, args.data_dir)
     stats = dataset.statistics()
-    stats["load_seconds"] = round(time.perf_counter() - started, 4)
-    stats["from_cache"] = bool(dataset.info.get("from_cache"))
+    stats["load_seconds"] = round(dataset.info["load_seconds"], 4)
+    stats["from_cache"] = dataset.info["from_cache"]
     if args.json:                   # NaN is not JSON: an undefined statistic is null
         plain = {k: None if isinstance(v, float) and not math.isfinite(v) else v
                  for k, v in stats.items()}
