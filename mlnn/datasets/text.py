@@ -316,17 +316,14 @@ class TfidfVectorizer:
         return X
 
     def _count(self, terms):
-        index = self._index
-        columns, indptr = [], [0]
-        for doc in terms:
-            columns.extend(index[t] for t in doc if t in index)
-            indptr.append(len(columns))
-        columns = np.array(columns, dtype=np.int64)
-        rows = np.repeat(np.arange(len(terms)), np.diff(indptr))
-        counts = sp.csr_matrix((np.ones(columns.size), (rows, columns)),
-                               shape=(len(terms), len(self.vocabulary_)))
-        counts.sum_duplicates()
-        return counts
+        """The term counts (n × D CSR) of the analysed documents ``terms``."""
+        rows, columns = [], []
+        for i, doc in enumerate(terms):
+            found = [self._index[t] for t in doc if t in self._index]
+            rows += [i] * len(found)
+            columns += found
+        return sp.csr_matrix((np.ones(len(columns)), (rows, columns)),
+                             shape=(len(terms), len(self.vocabulary_)))
 
 
 def idf_from_counts(counts):
