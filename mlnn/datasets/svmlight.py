@@ -37,10 +37,9 @@ def parse_svmlight(text, source="<string>", n_features=None, n_labels=None, zero
     lines = [_split_line(line) for line in text.split("\n")]
     documents = [(number + 1, *split) for number, split in enumerate(lines) if split is not None]
     first = " ".join(documents[0][1:]).split() if documents else []
-    header = None                               # n_documents n_features n_labels
-    if len(first) == 3 and all(part.isdigit() for part in first):
-        header = tuple(int(part) for part in first)
-    if header is not None:
+    header = None
+    if len(first) == 3 and all(part.isdigit() for part in first):   # the header line
+        header = tuple(int(part) for part in first)      # n_documents n_features n_labels
         n_features = header[1] if n_features is None else n_features
         n_labels = header[2] if n_labels is None else n_labels
         if (n_features, n_labels) != header[1:]:
