@@ -16,9 +16,8 @@ import pytest
 from mlnn.base import interrupts
 from mlnn.base.errors import MLNNError
 from mlnn.base.fileio import (ArchiveError, atomic_write, check_input_file,
-                              check_output_directory, check_output_path, check_replaceable,
-                              describe_os_error, os_error_message, read_npz, write_files,
-                              write_text)
+                              check_output_directory, check_output_path, describe_os_error,
+                              os_error_message, read_npz, write_files, write_text)
 from mlnn.base.lock import LOCK_NAME, directory_lock, lock_holder
 
 
@@ -182,16 +181,16 @@ def test_write_files_replaces_all_or_none(tmp_path, monkeypatch, fault):
     assert [p.read_bytes() for p in paths] == [p.name.encode() for p in paths]
 
 
-def test_check_replaceable_refuses_to_overwrite_a_file_of_another_kind(tmp_path):
+def test_check_output_path_refuses_to_overwrite_a_file_of_another_kind(tmp_path):
     looks_right = lambda path: path.read_text().startswith("model")     # noqa: E731
     (tmp_path / "model.txt").write_text("model 1")
     (tmp_path / "data.txt").write_text("precious data")
     (tmp_path / "empty.txt").write_text("")
     for name in ("model.txt", "empty.txt", "new.txt"):
-        assert check_replaceable(tmp_path / name, "--out", looks_right, "a model") == \
+        assert check_output_path(tmp_path / name, "--out", looks_right, "a model") == \
             tmp_path / name
     with pytest.raises(MLNNError, match="--out: .*data.txt exists and is not a model; refusing"):
-        check_replaceable(tmp_path / "data.txt", "--out", looks_right, "a model")
+        check_output_path(tmp_path / "data.txt", "--out", looks_right, "a model")
 
 
 def test_a_write_that_fails_inside_the_body_is_one_error_naming_the_file(tmp_path):

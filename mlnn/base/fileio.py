@@ -56,9 +56,11 @@ def check_input_file(path, name):
     return path
 
 
-def check_output_path(path, name="--out"):
+def check_output_path(path, name="--out", looks_right=None, what=None):
     """``path`` as a :class:`~pathlib.Path`; raise :class:`MLNNError` naming ``name`` unless a
-    file can be written there (a writable existing directory, not a directory itself)."""
+    file can be written there (a writable existing directory, not a directory itself). With
+    ``looks_right``, a non-empty file there must be ``what`` ("an mlnn model file") by
+    ``looks_right(path)``: a typo must not overwrite it."""
     if path is None or str(path) == "":
         raise MLNNError(f"{name}: the output path is empty")
     path = Path(path)
@@ -75,14 +77,7 @@ def check_output_path(path, name="--out"):
         raise MLNNError(f"{name}: {path} exists and is not a regular file")
     if path.exists() and not os.access(path, os.W_OK):
         raise MLNNError(f"{name}: {path} exists and is not writable")
-    return path
-
-
-def check_replaceable(path, name, looks_right, what):
-    """Raise :class:`MLNNError` naming ``name`` if ``path`` is a non-empty file that is not
-    ``what`` ("an mlnn model file") by ``looks_right(path)``: a typo must not overwrite it."""
-    path = Path(path)
-    if path.is_file() and path.stat().st_size > 0 and not looks_right(path):
+    if looks_right and path.is_file() and path.stat().st_size > 0 and not looks_right(path):
         raise MLNNError(f"{name}: {path} exists and is not {what}; refusing to overwrite it "
                         "(remove it or choose another name)")
     return path

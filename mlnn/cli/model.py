@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.base.errors import MLNNError, MLNNWarning
-from mlnn.base.fileio import check_input_file, check_output_path, check_replaceable
+from mlnn.base.fileio import check_input_file, check_output_path
 from mlnn.base.progress import epoch_reporter
 from mlnn.cli.options import (add_dataset, add_offline, add_param, add_progress, add_seed,
                               given_params, load_dataset, show_progress)
@@ -96,8 +96,7 @@ def run_train(args):
     given = given_params(args, TRAIN_OPTIONS)
     model = MultiLabelNN(**{**network_params(method, 1, 1), **given})     # BR is not a network
     model.check_params(TRAIN_OPTIONS)       # each value once, naming its option
-    check_output_path(args.out, "--out")
-    check_replaceable(args.out, "--out", is_model_file, "an mlnn model file")
+    check_output_path(args.out, "--out", is_model_file, "an mlnn model file")
     dataset = load_dataset(args)
     model.set_params(**{**network_params(method, *reversed(dataset.X_train.shape)), **given})
     if show_progress(args):
