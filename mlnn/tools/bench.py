@@ -73,7 +73,7 @@ BENCH_PARAMS = ("hidden_activation", "loss", "dropout", "optimizer", "batch_size
                 "hidden_units", "learning_rate", "dtype")
 
 
-def benchmark_training(X, Y, epochs=5, warmup=1, random_state=0, **params):
+def benchmark_training(X, Y, epochs, warmup, random_state=0, **params):
     """Train a network with the hyper-parameters ``params`` (:data:`BENCH_PARAMS`) on (X, Y) for
     ``warmup + epochs`` epochs and time it (module docstring): a dict of ``seconds_per_epoch``,
     ``breakdown_seconds`` (per phase of :data:`PHASES`), ``peak_rss_mb``, ``footprint_mb``, ..."""
