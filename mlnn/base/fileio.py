@@ -1,11 +1,11 @@
 """Writing files so that nobody ever reads half of one, checking paths before work, reading
 archives without trusting them.
 
-Every file the project writes goes through :func:`atomic_write` (or :func:`write_text`,
-:func:`write_files` for several files that belong together): the content goes
-to a temporary file beside the final name, is flushed to disk, and only then renamed over it. A
-crash, a full disk, Ctrl-C or SIGTERM leaves the previous file, or none, and no temporary file.
-The new file gets the permissions of the file it replaces (a new one: 0666 less the umask).
+Every file the project writes goes through :func:`atomic_write` (or :func:`write_text`, or
+:func:`write_files` for several files that belong together): the content goes to a temporary file
+beside the final name, is flushed to disk, and only then renamed over it. A crash, a full disk,
+Ctrl-C or SIGTERM leaves the previous file, or none, and no temporary file. The new file gets the
+permissions of the file it replaces (a new one: 0666 less the umask).
 """
 
 import contextlib
