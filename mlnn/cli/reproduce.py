@@ -74,7 +74,9 @@ def register(subparsers):
 
 def run_reproduce(args):
     methods = [resolve(m) for m in args.methods] if args.methods else None  # fail fast
-    datasets = _datasets(args)
+    datasets = ([args.dataset] if args.dataset else []) + list(args.datasets or [])
+    if not datasets:
+        raise MLNNError("give --dataset NAME or --datasets NAME ...")
     seeds = list(dict.fromkeys(check_seed(seed) for seed in args.seeds))   # each once
     other_rules = tuple(rule for rule in STOPPING_RULES if rule != args.stopping) \
         if args.stopping_sensitivity else ()          # the sensitivity rows' rules
@@ -102,11 +104,4 @@ def run_reproduce(args):
     print(f"results in {out}: {names} with their table3_*.csv and .md "
           f"({time.perf_counter() - started:.0f}s)")
     return 0
-
-
-def _datasets(args):
-    datasets = ([args.dataset] if args.dataset else []) + list(args.datasets or [])
-    if not datasets:
-        raise MLNNError("give --dataset NAME or --datasets NAME ...")
-    return datasets
 
