@@ -1,12 +1,12 @@
 """Permissions of the files written atomically (mlnn.base.fileio): a replaced file keeps its own
 mode, a new file gets 0666 less the umask — never the 0600 of the temporary file written first
-(``tempfile.mkstemp``), whichever of the three writers wrote it."""
+(``tempfile.mkstemp``), whichever of the two writers wrote it."""
 
 import os
 
 import pytest
 
-from mlnn.base.fileio import atomic_path, atomic_write, write_files
+from mlnn.base.fileio import atomic_write, write_files
 
 
 def _atomic_write(path, data):
@@ -14,17 +14,11 @@ def _atomic_write(path, data):
         handle.write(data)
 
 
-def _atomic_path(path, data):
-    with atomic_path(path) as temporary:
-        temporary.write_bytes(data)
-
-
 def _write_files(path, data):
     write_files({path: data})
 
 
-WRITERS = {"atomic_write": _atomic_write, "atomic_path": _atomic_path,
-           "write_files": _write_files}
+WRITERS = {"atomic_write": _atomic_write, "write_files": _write_files}
 
 
 @pytest.fixture

@@ -149,12 +149,12 @@ def _help(argv):
 @pytest.mark.parametrize("command, options, shown", [
     (["train"], TRAIN_OPTIONS, "default: the method's, else {}"),
     (["bench"], BENCH_OPTIONS, "default {}"),
-    (["experiment", "dropout"], {"--learning-rate": "learning_rate"},
+    (["experiment", "dropout"], {"learning_rate": "--learning-rate"},
      "dropout experiment only; default {}"),
 ])
 def test_the_help_shows_the_descriptions_help_and_defaults(command, options, shown):
     text = _help(command)
-    for option, param in options.items():
+    for param, option in options.items():
         if option == "--seed":
             continue
         entry = text.split(f"{option} {option.lstrip('-').replace('-', '_').upper()} ")[1]

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 import mlnn.datasets as datasets
 from mlnn.base.errors import MLNNError, MLNNWarning
-from mlnn.datasets import Dataset, load, statistics
+from mlnn.datasets import Dataset, load
 from mlnn.datasets import cache as cache_entries
 from mlnn.datasets.registry import SPECS
 from tests.arff_files import write_arff, write_mulan_xml
@@ -84,7 +84,7 @@ def test_statistics_on_a_hand_made_dataset():
                                                                                [0, 0, 0]]),
                 sp.csr_matrix([[0, 3.0, 0]]), sp.csr_matrix([[1, 1, 0]]),
                 ["a", "b", "c"], ["x", "y", "z"], "toy")
-    s = statistics(d)
+    s = d.statistics()
     assert (s["M"], s["D"], s["L"], s["n_train"], s["n_test"]) == (3, 3, 3, 2, 1)
     assert s["C"] == pytest.approx(1.0) and s["nnz_per_doc"] == pytest.approx(1.0)
     assert s["labels_without_positives"] == 1          # z

@@ -8,16 +8,16 @@ import signal
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mlnn.base import interrupts
 from mlnn.base.errors import MLNNError
-from mlnn.base.fileio import (ArchiveError, atomic_path, atomic_write, check_input_file,
-                              check_output_directory, check_output_path, check_replaceable,
-                              describe_os_error, os_error_message, read_npz, write_files,
-                              write_text)
+from mlnn.base.fileio import (ArchiveError, atomic_write, check_input_file,
+                              check_output_directory, check_output_path, describe_os_error,
+                              os_error_message, read_npz, write_files, write_text)
 from mlnn.base.lock import LOCK_NAME, directory_lock, lock_holder
 
 
@@ -106,16 +106,16 @@ def test_describe_os_error():
     assert describe_os_error(OSError(errno.ENOENT, "No such file")) == "no such file"
 
 
-def test_atomic_path_for_writers_that_open_the_file_themselves(tmp_path):
+def test_atomic_write_writes_beside_the_target_until_it_succeeds(tmp_path):
     target = tmp_path / "curves.csv"
-    with atomic_path(target) as temporary:
-        assert temporary.parent == tmp_path and temporary != target
-        temporary.write_text("a,b\n")
+    with atomic_write(target) as handle:
+        assert Path(handle.name).parent == tmp_path and Path(handle.name) != target
+        handle.write("a,b\n")
         assert not target.exists()
     assert target.read_text() == "a,b\n" and _listing(tmp_path) == ["curves.csv"]
     with pytest.raises(KeyboardInterrupt):
-        with atomic_path(target) as temporary:
-            temporary.write_text("half")
+        with atomic_write(target) as handle:
+            handle.write("half")
             raise KeyboardInterrupt
     assert target.read_text() == "a,b\n" and _listing(tmp_path) == ["curves.csv"]
 
@@ -181,16 +181,16 @@ def test_write_files_replaces_all_or_none(tmp_path, monkeypatch, fault):
     assert [p.read_bytes() for p in paths] == [p.name.encode() for p in paths]
 
 
-def test_check_replaceable_refuses_to_overwrite_a_file_of_another_kind(tmp_path):
+def test_check_output_path_refuses_to_overwrite_a_file_of_another_kind(tmp_path):
     looks_right = lambda path: path.read_text().startswith("model")     # noqa: E731
     (tmp_path / "model.txt").write_text("model 1")
     (tmp_path / "data.txt").write_text("precious data")
     (tmp_path / "empty.txt").write_text("")
     for name in ("model.txt", "empty.txt", "new.txt"):
-        assert check_replaceable(tmp_path / name, "--out", looks_right, "a model") == \
+        assert check_output_path(tmp_path / name, "--out", looks_right, "a model") == \
             tmp_path / name
     with pytest.raises(MLNNError, match="--out: .*data.txt exists and is not a model; refusing"):
-        check_replaceable(tmp_path / "data.txt", "--out", looks_right, "a model")
+        check_output_path(tmp_path / "data.txt", "--out", looks_right, "a model")
 
 
 def test_a_write_that_fails_inside_the_body_is_one_error_naming_the_file(tmp_path):

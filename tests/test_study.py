@@ -131,7 +131,7 @@ def test_a_bad_out_is_reported_before_the_data_is_loaded(tmp_path, monkeypatch, 
 
 def test_negative_seed_and_no_dataset_are_refused(tmp_path, capsys):
     assert main(["reproduce", *DATA, "--out", str(tmp_path), "--seeds", "0", "-1"]) == 2
-    assert "--seed must be a non-negative integer" in capsys.readouterr().err
+    assert "--seed must be an integer >= 0, got -1" in capsys.readouterr().err
     assert main(["reproduce", "--out", str(tmp_path)]) == 2
     assert "--dataset" in capsys.readouterr().err
 

@@ -1,16 +1,11 @@
 """Writing files so that nobody ever reads half of one, checking paths before work, reading
 archives without trusting them.
 
-Every file the project writes goes through :func:`atomic_write` (or :func:`atomic_path` for a
-writer that opens the file itself, :func:`write_files` for several files that belong together):
-the content goes to a temporary file in the same directory, is flushed to disk, and only then
-renamed over the final name. A crash, a full disk, Ctrl-C or SIGTERM leaves the previous file, or
-none, under that name, and no temporary file. The new file gets the permissions of the file it
-replaces (a new one: 0666 less the umask), never the temporary file's 0600.
-
-The command line checks its input and output paths (:func:`check_input_file`,
-:func:`check_output_path`) before a long computation, not after it. :func:`read_npz` checks each
-array's header against the bytes the archive holds for it before anything is allocated.
+Every file the project writes goes through :func:`atomic_write` (or :func:`write_text`, or
+:func:`write_files` for several files that belong together): the content goes to a temporary file
+beside the final name, is flushed to disk, and only then renamed over it. A crash, a full disk,
+Ctrl-C or SIGTERM leaves the previous file, or none, and no temporary file. The new file gets the
+permissions of the file it replaces (a new one: 0666 less the umask).
 """
 
 import contextlib
@@ -61,9 +56,11 @@ def check_input_file(path, name):
     return path
 
 
-def check_output_path(path, name="--out"):
+def check_output_path(path, name="--out", looks_right=None, what=None):
     """``path`` as a :class:`~pathlib.Path`; raise :class:`MLNNError` naming ``name`` unless a
-    file can be written there (a writable existing directory, not a directory itself)."""
+    file can be written there (a writable existing directory, not a directory itself). With
+    ``looks_right``, a non-empty file there must be ``what`` ("an mlnn model file") by
+    ``looks_right(path)``: a typo must not overwrite it."""
     if path is None or str(path) == "":
         raise MLNNError(f"{name}: the output path is empty")
     path = Path(path)
@@ -80,14 +77,7 @@ def check_output_path(path, name="--out"):
         raise MLNNError(f"{name}: {path} exists and is not a regular file")
     if path.exists() and not os.access(path, os.W_OK):
         raise MLNNError(f"{name}: {path} exists and is not writable")
-    return path
-
-
-def check_replaceable(path, name, looks_right, what):
-    """Raise :class:`MLNNError` naming ``name`` if ``path`` is a non-empty file that is not
-    ``what`` ("an mlnn model file") by ``looks_right(path)``: a typo must not overwrite it."""
-    path = Path(path)
-    if path.is_file() and path.stat().st_size > 0 and not looks_right(path):
+    if looks_right and path.is_file() and path.stat().st_size > 0 and not looks_right(path):
         raise MLNNError(f"{name}: {path} exists and is not {what}; refusing to overwrite it "
                         "(remove it or choose another name)")
     return path
@@ -109,15 +99,17 @@ def check_output_directory(path, name="--out"):
 
 
 @contextlib.contextmanager
-def atomic_path(path):
-    """A temporary path beside ``path`` for a writer that opens the file itself (``np.savez``);
-    on success the file is flushed to disk and moved to ``path``. On any failure (including
-    ``KeyboardInterrupt``) the temporary file is removed and ``path`` keeps its content; an
-    ``OSError`` becomes an :class:`MLNNError` naming ``path``. A symbolic link is followed."""
+def atomic_write(path, mode="w", encoding="utf-8"):
+    """``path`` opened for writing in ``mode`` "w" (text, ``encoding``) or "wb": the writes go to
+    a temporary file beside it, flushed to disk and moved to ``path`` on success. On any failure
+    (including ``KeyboardInterrupt``) the temporary file is removed and ``path`` keeps its
+    content; an ``OSError`` becomes an :class:`MLNNError` naming ``path``. A symbolic link is
+    followed."""
     path = _target(path)
     temporary = _temporary(path)
     try:
-        yield Path(temporary)
+        with open(temporary, mode, encoding=encoding if mode == "w" else None) as handle:
+            yield handle
         _commit(temporary, path)
     except OSError as error:
         _remove(temporary)
@@ -127,17 +119,9 @@ def atomic_path(path):
         raise
 
 
-@contextlib.contextmanager
-def atomic_write(path, mode="w", encoding="utf-8"):
-    """:func:`atomic_path`, opened for writing in ``mode`` "w" (text, ``encoding``) or "wb"."""
-    with atomic_path(path) as temporary:
-        with open(temporary, mode, encoding=encoding if mode == "w" else None) as handle:
-            yield handle
-
-
 def write_files(contents):
     """Write the bytes ``contents[path]`` to each path, all or none: every temporary file is
-    flushed to disk before the first rename. Failures as in :func:`atomic_path`."""
+    flushed to disk before the first rename. Failures as in :func:`atomic_write`."""
     temporaries, path = {}, None
     try:
         for path, data in contents.items():
@@ -232,12 +216,9 @@ _DEFLATE_RATIO = 1100
 
 
 def read_npz(path):
-    """The arrays of the ``.npz`` archive ``path`` as ``{name: ndarray}``, read without pickle.
-
-    Before an array is allocated, its ``.npy`` header (version 1.0 or 2.0, at most 10,000 bytes)
-    must declare a plain dtype (:data:`ARCHIVE_KINDS`) and exactly the bytes the archive stores
-    for it; else :class:`ArchiveError` says what is wrong. ``OSError`` is raised as is.
-    """
+    """The arrays of the ``.npz`` archive ``path`` as ``{name: ndarray}``, read without pickle:
+    each ``.npy`` header must declare a plain dtype (:data:`ARCHIVE_KINDS`) and exactly the bytes
+    the archive stores for it before anything is allocated; else :class:`ArchiveError` says why."""
     try:
         with zipfile.ZipFile(path) as archive:
             return {_entry_name(info.filename): _read_member(archive, info)

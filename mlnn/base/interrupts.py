@@ -1,13 +1,11 @@
 """Stopping a command cleanly: Ctrl-C and SIGTERM, held back while something must not be cut.
 
-The command line makes SIGTERM (``kill``, ``timeout``, a scheduler) raise :class:`Terminated`, a
-kind of ``KeyboardInterrupt`` (:func:`sigterm_stops`), so that it is handled exactly like Ctrl-C:
-an atomic write is undone (:mod:`mlnn.base.fileio`) and the command prints one line and exits
-with 128 + the signal's number (:func:`report`). Two moments must not be cut: writing the files
-of a finished result (:func:`deferred`: a stop takes effect just after them), and loading NumPy
-and SciPy as ``python -m mlnn`` starts (:func:`hold`, :func:`release`). Only the main thread can
-handle signals, and only the handlers named here are replaced (an ignored signal stays ignored).
-This module imports nothing but :mod:`signal`, so that it loads before anything else.
+In a command, SIGTERM raises :class:`Terminated`, a kind of ``KeyboardInterrupt``
+(:func:`sigterm_stops`), so that it is handled as Ctrl-C is: an atomic write is undone and the
+command prints one line and exits with 128 + the signal's number (:func:`report`). Two moments
+must not be cut: writing the files of a finished result (:func:`deferred`) and loading NumPy and
+SciPy as ``python -m mlnn`` starts (:func:`hold`, :func:`release`). Only the handlers named here
+are replaced (an ignored signal stays ignored). This module imports nothing but :mod:`signal`.
 """
 
 import contextlib

@@ -1,12 +1,10 @@
 """One writer per output directory: a lock file holding the writer's process id.
 
-``reproduce`` merges each finished method into the run files of its output directory; two runs
-merging there at once would overwrite each other's methods. So a run holds
-:func:`directory_lock`, and a second run on the same directory is refused with one line naming
-the process that holds it. The lock file is created complete in one step (a temporary file with
-the pid, hard-linked to the lock's name: it never exists empty, and a failed write leaves none)
-and removed when the run ends, however it ends. A lock whose pid no longer runs on this machine
-(``SIGKILL``, a power cut) is stale: the next run removes it.
+``reproduce`` merges each finished method into the run files of its output directory, so a run
+holds :func:`directory_lock` and a second run on the same directory is refused, naming the
+process that holds it. The lock file is created complete in one step (a temporary file with the
+pid, hard-linked to the lock's name) and removed when the run ends, however it ends; a lock whose
+pid no longer runs (``SIGKILL``, a power cut) is stale and removed by the next run.
 """
 
 import contextlib

@@ -1,7 +1,6 @@
 """Progress lines on standard error: step k of N, elapsed time, estimated time remaining.
 
-Standard output keeps only a command's results. Progress is shown when standard error is a
-terminal, hidden when it is not (a log file, a pipe, a test) or under ``--quiet``, and forced with
+Shown when standard error is a terminal, else hidden, silenced by ``--quiet`` and forced by
 ``--progress`` (:func:`wanted`). :class:`Progress` prints the lines of any loop,
 :func:`epoch_reporter` those of training, :class:`DownloadProgress` those of a download.
 """
@@ -53,30 +52,24 @@ class Progress:
     error) at each :meth:`step` of ``total``, when ``enabled``. ``upper_bound`` says "at most R
     left" (a run that may stop early); ``counter=False`` drops ``[done/total]``."""
 
-    def __init__(self, total, stream=None, enabled=True, upper_bound=False, counter=True,
-                 clock=time.perf_counter):
+    def __init__(self, total, stream=None, enabled=True, upper_bound=False, counter=True):
         self.total, self.stream, self.enabled = int(total), stream, enabled
-        self.upper_bound, self.counter, self.clock = upper_bound, counter, clock
-        self.started = clock()
+        self.upper_bound, self.counter = upper_bound, counter
+        self.started = time.perf_counter()
 
-    def line(self, done, text, elapsed=None):
-        """The progress line after step ``done`` (``elapsed`` default: since construction); the
-        time left is the mean step so far times the steps left (unknown before the first)."""
-        elapsed = self.clock() - self.started if elapsed is None else elapsed
+    def step(self, done, text, elapsed=None):
+        """Print (when enabled) and return the line after step ``done`` (``elapsed`` default:
+        since construction); the time left is the mean step so far times the steps left."""
+        elapsed = time.perf_counter() - self.started if elapsed is None else elapsed
         left = elapsed / done * (self.total - done) if done > 0 else None
         if done >= self.total:
             tail = "done"
         else:
             tail = f"{'at most' if self.upper_bound else 'about'} {format_duration(left)} left"
         head = f"[{done:>{len(str(self.total))}}/{self.total}] " if self.counter else ""
-        return f"{head}{text}  elapsed {format_duration(elapsed)}, {tail}"
-
-    def step(self, done, text, elapsed=None):
-        """Print the line of step ``done`` (when enabled); returns it."""
-        line = self.line(done, text, elapsed)
+        line = f"{head}{text}  elapsed {format_duration(elapsed)}, {tail}"
         if self.enabled:
-            stream = sys.stderr if self.stream is None else self.stream
-            print(line, file=stream, flush=True)
+            print(line, file=sys.stderr if self.stream is None else self.stream, flush=True)
         return line
 
 
@@ -89,11 +82,10 @@ def epoch_line(record, max_epochs):
     return text
 
 
-def epoch_reporter(max_epochs, stream=None, enabled=True):
+def epoch_reporter(max_epochs, stream=None):
     """A ``verbose`` callable for training that prints one :func:`epoch_line` per record, with an
     upper bound of the time left (early stopping may end training before ``max_epochs``)."""
-    progress = Progress(max_epochs, stream=stream, enabled=enabled, upper_bound=True,
-                        counter=False)
+    progress = Progress(max_epochs, stream=stream, upper_bound=True, counter=False)
 
     def report(record):
         progress.step(record["epoch"], epoch_line(record, max_epochs), record["elapsed"])
@@ -104,9 +96,8 @@ class DownloadProgress:
     """A ``progress(received, total)`` callable for downloads: prints ``downloading NAME: 3.3 MB
     of 8.2 MB (40%)`` once per tenth of the file (per 10 MB when its size is unknown)."""
 
-    def __init__(self, name, stream=None, enabled=True):
-        self.name, self.stream, self.enabled = name, stream, enabled
-        self.shown = -1
+    def __init__(self, name, stream=None):
+        self.name, self.stream, self.shown = name, stream, -1
 
     def __call__(self, received, total):
         if total:
@@ -116,7 +107,6 @@ class DownloadProgress:
         else:
             step = received // 10_000_000
             text = f"downloading {self.name}: {format_bytes(received)}"
-        if step > self.shown and self.enabled:
-            stream = sys.stderr if self.stream is None else self.stream
-            print(text, file=stream, flush=True)
+        if step > self.shown:
+            print(text, file=sys.stderr if self.stream is None else self.stream, flush=True)
         self.shown = max(self.shown, step)

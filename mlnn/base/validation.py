@@ -5,18 +5,10 @@ requested dtype; Y: 0/1) or raises :class:`~mlnn.base.errors.MLNNError` naming t
 the problem, never a traceback from inside NumPy. :func:`validation_split` is the only place that
 carves validation documents out of training documents.
 
-Degenerate data (well-formed, but leaving too little to learn or to measure):
-
-- no positive training label, or every training document empty: an error (nothing to learn; the
-  thresholds of Sec. 3.3 would be fitted to "predict nothing");
-- some empty training documents: allowed (they teach the network its answer to an empty input);
-- a label without a positive training document: a warning naming it
-  (:class:`~mlnn.base.errors.MLNNWarning`); it is kept, and the threshold T(x) that a document's
-  labels share can still predict it;
-- validation documents of which none has both a relevant and an irrelevant label: a warning, as
-  the validation rank loss that early stopping follows is then undefined;
-- a document without a word at prediction time: a warning from ``transform_text`` (its answer
-  rests on the biases alone); no document at all: refused by training and by every measure.
+Degenerate data: no positive training label, or only empty training documents, is an error
+(nothing to learn); some empty documents are allowed; a label without a positive training
+document, and validation documents none of which has both a relevant and an irrelevant label
+(the validation rank loss is then undefined), are warnings (:class:`~mlnn.base.errors.MLNNWarning`).
 """
 
 import functools
@@ -146,17 +138,13 @@ def check_scores(scores, name="scores", shape=None):
     return scores
 
 
-def _is_real(value):
-    """Whether ``value`` is a real scalar: a Python or NumPy int or float (no bool, no complex)."""
-    return not isinstance(value, (bool, np.bool_)) and isinstance(
-        value, (int, float, np.integer, np.floating))
-
-
 def _check_real(value, name, requirement, accept):
-    """``value`` as a float if it is a real scalar that ``accept``s; else raise naming the
-    ``requirement`` (the numeric check of every helper below)."""
+    """``value`` as a float if it is a real scalar (a Python or NumPy int or float; no bool, no
+    complex) that ``accept``s; else raise naming the ``requirement``."""
+    real = not isinstance(value, (bool, np.bool_)) and isinstance(
+        value, (int, float, np.integer, np.floating))
     try:
-        ok = _is_real(value) and bool(accept(value))
+        ok = real and bool(accept(value))
     except (OverflowError, TypeError):     # e.g. an int too large for a float
         ok = False
     if not ok:
@@ -180,20 +168,14 @@ def check_nonnegative_float(value, name):
     return _check_real(value, name, "a finite number ≥ 0", lambda v: np.isfinite(v) and v >= 0)
 
 
-#: Which ends of the interval :func:`check_float_in` includes.
-CLOSED = {"left": "[)", "right": "(]", "both": "[]", "neither": "()"}
-
-
 def check_float_in(value, name, low, high, closed="left"):
-    """``value`` as a float; raise unless it is a real number between ``low`` and ``high``, with
-    the ends ``closed`` includes (:data:`CLOSED`)."""
-    check_choice(closed, "closed", CLOSED)
-    left, right = CLOSED[closed]
+    """``value`` as a float; raise unless it is a real number between ``low`` and ``high``, the
+    ends included as ``closed`` says: "left", "right", "both" or "neither"."""
+    ends = {"left": "[)", "right": "(]", "both": "[]", "neither": "()"}
+    left, right = ends[check_choice(closed, "closed", ends)]
 
     def inside(v):
-        above = v >= low if left == "[" else v > low
-        below = v <= high if right == "]" else v < high
-        return above and below
+        return (v >= low if left == "[" else v > low) and (v <= high if right == "]" else v < high)
 
     return _check_real(value, name, f"a number in {left}{low:g}, {high:g}{right}", inside)
 
@@ -203,18 +185,21 @@ def check_fraction(value, name, allow_zero=False):
     return check_float_in(value, name, 0, 1, closed="left" if allow_zero else "neither")
 
 
+def _is_int(value):
+    """Whether ``value`` is a Python or NumPy integer (a bool is not)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def check_integer(value, name, minimum=1):
     """``value`` as an int; raise unless it is an integer (not a bool) of at least ``minimum``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
-            or value < minimum:
+    if not _is_int(value) or value < minimum:
         requirement = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
         raise MLNNError(f"{name} must be {requirement}, got {value!r}")
     return int(value)
 
 
-def check_positive_int(value, name):
-    """``value`` as an int; raise unless it is an integer ≥ 1 (not a bool)."""
-    return check_integer(value, name, minimum=1)
+#: ``check_positive_int(value, name)``: an integer ≥ 1.
+check_positive_int = check_integer
 
 
 def check_bool(value, name):
@@ -227,10 +212,7 @@ def check_bool(value, name):
 def check_seed(value, name="random_state"):
     """``value`` unchanged; raise unless it is None or an integer ≥ 0 (not a bool): a seed for
     ``numpy.random.default_rng``."""
-    if value is None:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
-            or value < 0:
+    if value is not None and (not _is_int(value) or value < 0):
         raise MLNNError(f"{name} must be None or an integer >= 0 (a seed), got {value!r}")
     return value
 
@@ -296,11 +278,8 @@ def check_sample_weight(sample_weight, n):
 
 def check_training_data(X, Y, X_val=None, Y_val=None, n_features=None, n_labels=None,
                         dtype=np.float64, warn=False):
-    """(X, Y, X_val, Y_val) checked for training: X CSR of ``dtype``, Y 0/1 CSR, the same
-    documents, at least one of each, D and L fixed by ``n_features``/``n_labels`` when given;
-    ``X_val`` and ``Y_val`` together or not at all. Data that leave nothing to learn raise
-    (:func:`check_learnable`, which with ``warn`` also names labels without a positive).
-    """
+    """(X, Y, X_val, Y_val) checked for training (:func:`check_X`, :func:`check_Y`,
+    :func:`check_learnable`); ``X_val`` and ``Y_val`` together or not at all."""
     if Y is None:
         raise MLNNError("the labels Y are missing: training requires y to be passed, "
                         "but the target y is None")

@@ -1,20 +1,15 @@
 """The command line, ``python -m mlnn COMMAND ...``: a thin shell over the library.
 
-Each command group is one module with ``register(subparsers)``, which adds its parsers and sets
-``func`` to its handler ``run_<command>(args)`` (returning an exit code): ``data`` (info, export,
-fetch, list), ``model`` (train, evaluate, predict), ``reproduce`` (Table 3), ``experiment``
-(Figs. 3-4), ``bench`` and ``course``. Shared options are spelled the same everywhere
-(:mod:`mlnn.cli.options`). Nothing outside this package imports from it. A missing pinned archive
-(Reuters-21578) is downloaded on first use unless ``--offline`` or ``MLNN_OFFLINE=1``; progress
-lines go to standard error when it is a terminal (``--progress`` forces, ``--quiet`` silences).
+Each command group is one module whose ``register(subparsers)`` adds its parsers and sets
+``func`` to a handler ``run_<command>(args)`` that returns the exit code; shared options are
+spelled the same everywhere (:mod:`mlnn.cli.options`). Nothing outside this package imports it.
 
-Errors and exit codes: :func:`main` is the one place that turns failures into messages. Bad
-arguments, the project's errors, the operating system's errors of reading and writing and
-undecodable text are one line ``mlnn: error: ...``, exit code 2; Ctrl-C is ``mlnn: interrupted``,
-130, SIGTERM ``mlnn: terminated``, 143, a file being written left as it was (also while the
-modules load: :mod:`mlnn.__main__`). Each distinct warning of the project is printed once, as
-one line ``mlnn: warning: ...``. A closed standard output (``| head``) ends the command quietly.
-``MLNN_TRACEBACK=1`` gives the Python traceback instead (for debugging).
+:func:`main` is the one place that turns failures into messages: bad arguments, the project's
+errors, the operating system's and undecodable text are one line ``mlnn: error: ...`` (exit code
+2); Ctrl-C is ``mlnn: interrupted`` (130), SIGTERM ``mlnn: terminated`` (143), a file being
+written left as it was. Each distinct warning is one line ``mlnn: warning: ...``, printed once; a
+closed standard output (``| head``) ends the command quietly; ``MLNN_TRACEBACK=1`` gives the
+Python traceback instead.
 """
 
 import argparse
@@ -104,10 +99,8 @@ def _os_error_line(error):
 
 @contextlib.contextmanager
 def _whole_writes():
-    """Standard output that reports a short write. Unbuffered (``python -u``,
-    ``PYTHONUNBUFFERED``), Python's text stream writes straight to the file and ignores a
-    partial write (a full disk, a file-size limit), silently dropping the rest of the output;
-    a line-buffered writer over the same file retries the rest and raises the error."""
+    """Standard output that reports a short write: unbuffered (``python -u``), Python drops the
+    rest of a partial write (a full disk) silently; a line-buffered writer raises the error."""
     stream = sys.stdout
     if not isinstance(getattr(stream, "buffer", None), io.FileIO):
         yield

@@ -10,7 +10,7 @@ import numpy as np
 from mlnn.base.errors import MLNNError
 from mlnn.baselines.svm import DEFAULT_C_VALUES, DEFAULT_TOL
 from mlnn.cli.options import (add_dataset, add_param, add_seed, check_options, given_params,
-                              load_dataset, option_names)
+                              load_dataset)
 from mlnn.model.params import DEFAULTS, check_params
 from mlnn.paper.methods import PAPER_NETWORK_ALIASES, network_params, resolve
 from mlnn.tools.bench import (DEFAULT_PWE_LABELS, PWE_DENSITY, benchmark_products,
@@ -19,9 +19,9 @@ from mlnn.tools.machine import machine_info
 from mlnn.tools.svm_bench import (DEFAULT_SOLVERS, LIBLINEAR_DUAL_TOL, SOLVERS, benchmark_svm,
                                   format_svm_report)
 
-#: The options of ``bench`` that set a hyper-parameter, and the hyper-parameter.
-BENCH_OPTIONS = {"--batch-size": "batch_size", "--hidden-units": "hidden_units",
-                 "--dtype": "dtype", "--learning-rate": "learning_rate"}
+#: The hyper-parameters ``bench`` takes, and their options.
+BENCH_OPTIONS = {"batch_size": "--batch-size", "hidden_units": "--hidden-units",
+                 "dtype": "--dtype", "learning_rate": "--learning-rate"}
 
 PHASE_LABELS = {"forward": "forward (X W1, h, z2, o)",
                 "loss": "loss value and δ2",
@@ -44,7 +44,7 @@ def register(subparsers):
                         help="use only the first N training documents")
     parser.add_argument("--method", default="nn-ad", choices=PAPER_NETWORK_ALIASES,
                         help="network method (default nn-ad)")
-    for option, param in BENCH_OPTIONS.items():
+    for param, option in BENCH_OPTIONS.items():
         add_param(parser, option, param, default=DEFAULTS[param])
     parser.add_argument("--epochs", type=int, default=5, help="timed epochs (default 5)")
     parser.add_argument("--warmup", type=int, default=1, help="warm-up epochs (default 1)")
@@ -68,16 +68,13 @@ def _add_svm_options(parser):
     group.add_argument("--C-values", dest="C_values",
                        default=",".join(f"{C:g}" for C in DEFAULT_C_VALUES),
                        help="comma-separated C grid (default the paper's 0.001,...,1000)")
-    group.add_argument("--tol", type=float, default=DEFAULT_TOL,
-                       help=f"tolerance of the primal solvers (default {DEFAULT_TOL})")
-    group.add_argument("--dual-tol", type=float, default=LIBLINEAR_DUAL_TOL,
-                       help=f"tolerance of liblinear-dual (default {LIBLINEAR_DUAL_TOL})")
-    group.add_argument("--bias", type=float, default=1.0,
-                       help="the constant feature, liblinear's -B (default 1)")
-    group.add_argument("--repeats", type=int, default=3,
-                       help="runs per solver and C; the median is reported (default 3)")
-    group.add_argument("--max-iter", type=int, default=1000,
-                       help="iteration limit of every solver (default 1000)")
+    for option, kind, default, text in (
+            ("--tol", float, DEFAULT_TOL, "tolerance of the primal solvers"),
+            ("--dual-tol", float, LIBLINEAR_DUAL_TOL, "tolerance of liblinear-dual"),
+            ("--bias", float, 1.0, "the constant feature, liblinear's -B"),
+            ("--repeats", int, 3, "runs per solver and C; the median is reported"),
+            ("--max-iter", int, 1000, "iteration limit of every solver")):
+        group.add_argument(option, type=kind, default=default, help=f"{text} (default {default:g})")
     group.add_argument("--solvers", default=",".join(DEFAULT_SOLVERS),
                        help=f"comma-separated, from {','.join(SOLVERS)} "
                             f"(default {','.join(DEFAULT_SOLVERS)})")
@@ -99,6 +96,12 @@ def run_bench(args):
     return 0
 
 
+def _training_split(args):
+    """X_train and Y_train of ``--dataset``, cut to ``--max-documents``."""
+    dataset = load_dataset(args)
+    return dataset.X_train[:args.max_documents], dataset.Y_train[:args.max_documents]
+
+
 def _parse_C_values(text):
     try:
         return tuple(float(part) for part in text.split(","))
@@ -111,10 +114,7 @@ def measure_svm(args):
     the machine."""
     C_values = _parse_C_values(args.C_values)
     solvers = tuple(part.strip() for part in args.solvers.split(",") if part.strip())
-    dataset = load_dataset(args)
-    X, Y = dataset.X_train, dataset.Y_train
-    if args.max_documents is not None:
-        X, Y = X[:args.max_documents], Y[:args.max_documents]
+    X, Y = _training_split(args)
     result = benchmark_svm(X, Y, C_values=C_values, tol=args.tol, dual_tol=args.dual_tol,
                            bias=args.bias, repeats=args.repeats, max_iter=args.max_iter,
                            solvers=solvers, log=lambda line: print(line, file=sys.stderr))
@@ -137,14 +137,11 @@ def measure(args):
     """Run the benchmark described by the parsed ``args``; returns the result dict."""
     check_options(args, "--epochs", "--warmup")
     given = given_params(args, BENCH_OPTIONS)
-    check_params(given, option_names(BENCH_OPTIONS))
+    check_params(given, BENCH_OPTIONS)
     method, dtype = resolve(args.method), np.dtype(args.dtype).type
     params = {**network_params(method), **given}
     label_counts = _parse_label_counts(args.pwe_labels)
-    dataset = load_dataset(args)
-    X, Y = dataset.X_train, dataset.Y_train
-    if args.max_documents is not None:
-        X, Y = X[:args.max_documents], Y[:args.max_documents]
+    X, Y = _training_split(args)
     result = {"dataset": args.dataset, "method": method, "n_documents": X.shape[0],
               "n_features": X.shape[1], "n_labels": Y.shape[1],
               "nnz_per_document": X.nnz / max(X.shape[0], 1), "batch_size": args.batch_size,

@@ -1,8 +1,7 @@
 """``course``: the course in nbgrader's format (:mod:`mlnn.tools.nbgrader_course`).
 
-'course metadata' writes the nbgrader metadata into the notebooks (a second run changes nothing);
-'course source DIR' writes the instructor's source version, the notebooks with their worked
-solutions, into the nbgrader course directory DIR (notebooks/README.md, "For instructors").
+'course metadata' writes the nbgrader metadata into the notebooks; 'course source DIR' writes the
+instructor's source version, with the worked solutions, into the nbgrader course directory DIR.
 """
 
 from mlnn.tools.nbgrader_course import write_metadata, write_source

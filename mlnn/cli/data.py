@@ -1,15 +1,12 @@
 """``python -m mlnn data info | export | fetch | list``: dataset statistics, export and download.
 
 ``info`` gives the statistics of the paper's Table 1 and more; ``export`` writes the matrices in
-svmlight format with the feature and label names, four files replaced together or not at all,
-so that other tools use exactly the same data; ``fetch`` downloads and verifies a pinned archive
-(refused under ``MLNN_OFFLINE=1``). ``info`` and ``export`` download a missing pinned archive
-first, as ``train`` does, unless ``--offline``.
+svmlight format with the feature and label names (four files, replaced together or not at all);
+``fetch`` downloads and verifies a pinned archive (refused under ``MLNN_OFFLINE=1``).
 """
 
 import json
 import math
-import time
 
 from mlnn.base.errors import MLNNError
 from mlnn.base.fileio import (check_output_directory, check_output_path, describe_os_error,
@@ -23,11 +20,10 @@ from mlnn.datasets.svmlight import format_svmlight
 
 
 def run_info(args):
-    started = time.perf_counter()
     dataset = load_dataset(args, args.name, args.data_dir)
     stats = dataset.statistics()
-    stats["load_seconds"] = round(time.perf_counter() - started, 4)
-    stats["from_cache"] = bool(dataset.info.get("from_cache"))
+    stats["load_seconds"] = round(dataset.info["load_seconds"], 4)
+    stats["from_cache"] = dataset.info["from_cache"]
     if args.json:                   # NaN is not JSON: an undefined statistic is null
         plain = {k: None if isinstance(v, float) and not math.isfinite(v) else v
                  for k, v in stats.items()}

@@ -1,15 +1,15 @@
 """``experiment``: one convergence experiment behind Figs. 3-4, its curves saved as CSV."""
 
 from mlnn.base.errors import MLNNError
-from mlnn.base.fileio import check_output_path, check_replaceable
+from mlnn.base.fileio import check_output_path
 from mlnn.cli.options import (add_option, add_param, add_seed, check_options, given_params,
-                              load_dataset, option_names)
+                              load_dataset)
 from mlnn.figures.curves import CSV_COLUMNS
 from mlnn.figures.experiments import DATASETS, EXPERIMENTS
 from mlnn.model.params import DEFAULTS, check_params
 
-#: The option of ``experiment`` that sets a hyper-parameter, and the hyper-parameter.
-OPTIONS = {"--learning-rate": "learning_rate"}
+#: The hyper-parameter ``experiment`` takes, and its option.
+OPTIONS = {"learning_rate": "--learning-rate"}
 
 
 def register(subparsers):
@@ -34,9 +34,8 @@ def register(subparsers):
 def run_experiment(args):
     check_options(args, "--seed", "--max-updates")
     given = given_params(args, OPTIONS)
-    check_params(given, option_names(OPTIONS))
-    check_output_path(args.out, "--out")
-    check_replaceable(args.out, "--out", _is_curves_file, "a curves CSV file")
+    check_params(given, OPTIONS)
+    check_output_path(args.out, "--out", _is_curves_file, "a curves CSV file")
     kwargs = {"fast": args.fast, "random_state": args.seed, "csv_path": args.out,
               "verbose": True, "max_updates": args.max_updates}
     if given:

@@ -1,12 +1,10 @@
 """``train``, ``evaluate`` and ``predict``: one network method and its model file.
 
-``train`` checks every option and ``--out`` before it loads the data, so that a typo never costs a
-training run. ``predict --text`` turns raw text into features with the vectorizer saved in the
-model file; ``predict --input`` reads svmlight vectors, never guessing their index base
-(:mod:`mlnn.datasets.svmlight`). A document with nothing to classify (no feature, no word of
-the model's vocabulary) gets no label and a warning naming it, where the network would answer
-from its biases alone. ``evaluate`` reports a measure no document defines as ``nan`` (``null``
-in ``--json``) with a warning saying why (:mod:`mlnn.evaluation.metrics`).
+``train`` checks every option and ``--out`` before it loads the data. ``predict --text`` turns
+raw text into features with the vectorizer saved in the model file; ``predict --input`` reads
+svmlight vectors. A document with nothing to classify (no feature, no known word) gets no label
+and a warning naming it; ``evaluate`` reports a measure no document defines as ``nan`` (``null``
+in ``--json``) with a warning saying why.
 """
 
 import json
@@ -18,10 +16,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.base.errors import MLNNError, MLNNWarning
-from mlnn.base.fileio import check_input_file, check_output_path, check_replaceable
+from mlnn.base.fileio import check_input_file, check_output_path
 from mlnn.base.progress import epoch_reporter
 from mlnn.cli.options import (add_dataset, add_offline, add_param, add_progress, add_seed,
-                              given_params, load_dataset, option_names, show_progress)
+                              given_params, load_dataset, show_progress)
 from mlnn.datasets.svmlight import parse_svmlight, read_svmlight
 from mlnn.datasets.text import decode
 from mlnn.evaluation.metrics import MEASURES, undefined_measures
@@ -30,11 +28,11 @@ from mlnn.model.modelfile import is_model_file
 from mlnn.model.params import DEFAULTS
 from mlnn.paper.methods import NETWORK_ALIASES, network_params, resolve
 
-#: The options of ``train`` that set a hyper-parameter, and the hyper-parameter.
-TRAIN_OPTIONS = {"--learning-rate": "learning_rate", "--epochs": "max_epochs",
-                 "--hidden-units": "hidden_units", "--batch-size": "batch_size",
-                 "--validation-fraction": "validation_fraction",
-                 "--threshold-lambda": "threshold_lambda", "--seed": "random_state"}
+#: The hyper-parameters ``train`` takes, and their options.
+TRAIN_OPTIONS = {"learning_rate": "--learning-rate", "max_epochs": "--epochs",
+                 "hidden_units": "--hidden-units", "batch_size": "--batch-size",
+                 "validation_fraction": "--validation-fraction",
+                 "threshold_lambda": "--threshold-lambda", "random_state": "--seed"}
 
 
 def register(subparsers):
@@ -47,7 +45,7 @@ def register(subparsers):
     train.add_argument("--method", default="nn-ad",
                        help=f"one of {list(NETWORK_ALIASES)} (default nn-ad)")
     add_seed(train)
-    for option, param in TRAIN_OPTIONS.items():
+    for param, option in TRAIN_OPTIONS.items():
         if option != "--seed":
             add_param(train, option, param,
                       shown=f"default: the method's, else {DEFAULTS[param]}")
@@ -97,9 +95,8 @@ def run_train(args):
     method = resolve(args.method)
     given = given_params(args, TRAIN_OPTIONS)
     model = MultiLabelNN(**{**network_params(method, 1, 1), **given})     # BR is not a network
-    model.check_params(option_names(TRAIN_OPTIONS))       # each value once, naming its option
-    check_output_path(args.out, "--out")
-    check_replaceable(args.out, "--out", is_model_file, "an mlnn model file")
+    model.check_params(TRAIN_OPTIONS)       # each value once, naming its option
+    check_output_path(args.out, "--out", is_model_file, "an mlnn model file")
     dataset = load_dataset(args)
     model.set_params(**{**network_params(method, *reversed(dataset.X_train.shape)), **given})
     if show_progress(args):
@@ -209,14 +206,6 @@ def _text_features(model, documents):
     return X
 
 
-def _predicted(model, X):
-    """(scores, the predicted labels of each row as index arrays) of the documents X."""
-    scores = model.decision_function(X)
-    Y_pred = sp.csr_matrix(model.thresholds_.predict(X, scores))
-    return scores, [Y_pred.indices[Y_pred.indptr[i]:Y_pred.indptr[i + 1]]
-                    for i in range(X.shape[0])]
-
-
 def run_predict(args):
     model = load_model(args.model)
     if args.text is not None:
@@ -228,13 +217,14 @@ def run_predict(args):
     else:
         X = read_input(args.input, model, args.zero_based)
         _warn_featureless(X, "<stdin>" if args.input == "-" else args.input)
-    scores, predicted = _predicted(model, X)
-    empty = _featureless(X)          # no feature, no known word: nothing in it to classify
-    predicted = [labels[:0] if empty[i] else labels for i, labels in enumerate(predicted)]
+    scores = model.decision_function(X)
+    Y_pred = sp.csr_matrix(model.thresholds_.predict(X, scores)).toarray()
+    Y_pred[_featureless(X)] = 0      # no feature, no known word: nothing in it to classify
     names = model.label_names_ or [str(i) for i in range(model.n_labels_)]
     scored = args.scores or args.text is not None
     lines = []
-    for i, labels in enumerate(predicted):
+    for i in range(X.shape[0]):
+        labels = np.flatnonzero(Y_pred[i])
         line = " ".join(f"{names[l]}:{scores[i, l]:.4f}" if scored else names[l] for l in labels)
         if args.text is not None:                       # NAME<TAB>label:score ...
             line = documents[i][0].replace("\t", " ").replace("\n", " ") + "\t" + line

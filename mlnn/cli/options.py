@@ -1,10 +1,9 @@
 """Arguments shared by several commands, spelled the same in each, and their parsing.
 
 A bad value is reported naming the option as the user typed it (``--seed``, ``-o random_state``).
-An option that sets a hyper-parameter (``--learning-rate``, ``--hidden-units`` ...) is parsed,
-defaulted, helped and checked by its description in :mod:`mlnn.model.params`. A negative number
-(``-1``, ``-1e-3``, ``-inf``) is taken as an option's value, never as an option, so that its
-check can say what is wrong with it.
+An option that sets a hyper-parameter is parsed, defaulted, helped and checked by its description
+in :mod:`mlnn.model.params`. A negative number (``-1``, ``-1e-3``, ``-inf``) is taken as a value,
+never as an option, so that its check can say what is wrong with it.
 """
 
 import re
@@ -14,7 +13,7 @@ from mlnn.base.errors import MLNNError
 from mlnn.base.progress import DownloadProgress, wanted
 from mlnn.base.validation import check_integer, check_positive_int
 from mlnn.datasets import load
-from mlnn.datasets.paths import check_data_dir, data_dir, offline
+from mlnn.datasets.paths import check_data_dir, offline
 from mlnn.datasets.registry import SPECS
 from mlnn.model.params import PARAMS
 
@@ -80,17 +79,11 @@ def add_param(parser, option, param, default=None, shown=None):
 
 
 def given_params(args, options):
-    """``{hyper-parameter: value}`` of the ``options`` (option → hyper-parameter) given in
-    ``args``, unchecked: check them with ``names=`` :func:`option_names` ``(options)``."""
+    """``{hyper-parameter: value}`` of the ``options`` (hyper-parameter → the option that sets
+    it, also how a check names a bad value) given in ``args``, unchecked."""
     values = {param: getattr(args, option.lstrip("-").replace("-", "_"))
-              for option, param in options.items()}
+              for param, option in options.items()}
     return {param: value for param, value in values.items() if value is not None}
-
-
-def option_names(options):
-    """``{hyper-parameter: option}`` of ``options`` (option → hyper-parameter): how a check
-    names a bad value."""
-    return {param: option for option, param in options.items()}
 
 
 def check_seed(value, name="--seed"):
@@ -113,18 +106,13 @@ def check_options(args, *names):
 
 
 def load_dataset(args, name=None, directory=None):
-    """The dataset named by ``--dataset`` (or ``name``), with the ``-o`` options applied.
-
-    Its data directory (``directory``, from ``--data-dir``, else ``$MLNN_DATA``) is checked
-    first, for datasets that read files; a missing pinned archive is downloaded (with progress
-    lines, see :func:`show_progress`) unless ``--offline`` or ``MLNN_OFFLINE`` forbid it.
-    """
+    """The dataset named by ``--dataset`` (or ``name``), with the ``-o`` options applied, read
+    from ``directory`` (``--data-dir``, else ``$MLNN_DATA``); a missing pinned archive is
+    downloaded (with progress lines) unless ``--offline`` or ``MLNN_OFFLINE`` forbid it."""
     name = name or args.dataset
     options = parse_options(args.option)
-    spec = SPECS.get(name)
-    if spec is not None and spec.kind != "synthetic":
-        check_data_dir(directory if directory is not None else data_dir(),
-                       "--data-dir" if directory is not None else "MLNN_DATA")
+    if directory is not None and name in SPECS and SPECS[name].kind != "synthetic":
+        check_data_dir(directory, "--data-dir")     # named as typed (load names it data_dir)
     download = not (getattr(args, "offline", False) or offline())
     return load(name, data_dir=directory, download=download, progress=download_progress(args),
                 **options)

@@ -1,8 +1,7 @@
 """``reproduce``: the paper's Table 3 on a list of datasets and seeds, next to the paper's numbers.
 
-The results go to ``--out`` (checked before any work, then locked against a second concurrent
-run); every method is stored as soon as it ends, so Ctrl-C keeps the methods already done
-(exit code 130; SIGTERM likewise, 143) and running the same command again resumes
+``--out`` is checked before any work, then locked against a second run; every method is stored as
+soon as it ends, so Ctrl-C keeps the methods done and the same command resumes
 (:mod:`mlnn.paper.study`).
 """
 
@@ -13,7 +12,7 @@ from mlnn.base import interrupts
 from mlnn.base.errors import MLNNError
 from mlnn.base.fileio import check_output_directory, describe_os_error
 from mlnn.base.lock import directory_lock
-from mlnn.cli.options import add_option, add_progress, load_dataset, show_progress
+from mlnn.cli.options import add_option, add_progress, check_seed, load_dataset, show_progress
 from mlnn.model.stopping_rules import STOPPING_RULES
 from mlnn.paper.methods import resolve
 from mlnn.paper.results import stem
@@ -75,8 +74,10 @@ def register(subparsers):
 
 def run_reproduce(args):
     methods = [resolve(m) for m in args.methods] if args.methods else None  # fail fast
-    datasets = _datasets(args)
-    seeds = _seeds(args.seeds)
+    datasets = ([args.dataset] if args.dataset else []) + list(args.datasets or [])
+    if not datasets:
+        raise MLNNError("give --dataset NAME or --datasets NAME ...")
+    seeds = list(dict.fromkeys(check_seed(seed) for seed in args.seeds))   # each once
     other_rules = tuple(rule for rule in STOPPING_RULES if rule != args.stopping) \
         if args.stopping_sensitivity else ()          # the sensitivity rows' rules
     out = check_output_directory(args.out, "--out")
@@ -104,16 +105,3 @@ def run_reproduce(args):
           f"({time.perf_counter() - started:.0f}s)")
     return 0
 
-
-def _datasets(args):
-    datasets = ([args.dataset] if args.dataset else []) + list(args.datasets or [])
-    if not datasets:
-        raise MLNNError("give --dataset NAME or --datasets NAME ...")
-    return datasets
-
-
-def _seeds(seeds):
-    for seed in seeds:
-        if seed < 0:
-            raise MLNNError(f"--seed must be a non-negative integer, got {seed}")
-    return list(dict.fromkeys(seeds))

@@ -5,25 +5,15 @@ Y_train, X_test, Y_test as CSR; names; for reuters21578 the fitted tf-idf ``vect
 ``Dataset.statistics()`` gives the paper's Table 1 numbers. Sources are read from
 :func:`data_dir` (``$MLNN_DATA``), processed matrices cached under ``$MLNN_CACHE``.
 
-=============  ==============================================================================
-module         job
-=============  ==============================================================================
-``paths``      the data and cache directories
-``download``   pinned archives, fetched and verified by SHA-256
-``registry``   the named datasets and :func:`load`
-``cache``      processed matrices as ``.npz``
-``dataset``    the :class:`Dataset` and its Table 1 statistics
-``reuters``    readers: Reuters-21578 SGML and the ModApte split
-``arff``       readers: MULAN ARFF and XML
-``svmlight``   readers: svmlight / LIBSVM / Extreme-Classification files
-``text``       tokenising, stop words, Porter stemming, tf-idf
-``synthetic``  a generated collection that needs no files
-=============  ==============================================================================
+Modules: ``paths`` (the data and cache directories), ``download`` (pinned archives, verified by
+SHA-256), ``registry`` (the named datasets and :func:`load`), ``cache``, ``dataset`` (the
+:class:`Dataset`, Table 1), the readers ``reuters``, ``arff`` and ``svmlight``, ``text``
+(tokens, stop words, Porter stemming, tf-idf) and ``synthetic`` (a collection that needs no file).
 """
 
-from mlnn.datasets.dataset import Dataset, statistics
+from mlnn.datasets.dataset import Dataset
 from mlnn.datasets.download import fetch
 from mlnn.datasets.paths import data_dir
 from mlnn.datasets.registry import load, names
 
-__all__ = ["Dataset", "statistics", "load", "names", "data_dir", "fetch"]
+__all__ = ["Dataset", "load", "names", "data_dir", "fetch"]

@@ -1,14 +1,11 @@
 """MULAN multi-label ARFF files (sparse or dense rows, optionally ``.gz``) and their XML label file.
 
-A header of ``@relation`` and ``@attribute NAME TYPE`` lines precedes ``@data``. A data row is
-dense (``v1,...,vK``) or sparse (``{i v,i v,...}``: 0-based attribute indices, omitted ones 0).
-MULAN stores the labels as ``{0,1}`` attributes, anywhere among the others, and names them in an
-XML file (``<labels><label name="..."/>...</labels>``). Attribute types: ``numeric``, ``real``,
-``integer`` and nominal with numeric values; missing values (``?``), strings and dates are
-refused (no multi-label benchmark uses them).
-
-All numbers of the data section are converted by NumPy at once; only when that finds a problem
-are the rows walked one by one, to name the line in the :class:`~mlnn.base.errors.DataFormatError`.
+``@relation`` and ``@attribute NAME TYPE`` lines precede ``@data``; a row is dense
+(``v1,...,vK``) or sparse (``{i v,i v,...}``, 0-based indices, omitted ones 0). The labels are
+``{0,1}`` attributes, anywhere among the others, named by the XML file (``<label name="..."/>``).
+Types: ``numeric``, ``real``, ``integer`` and nominal with numeric values; missing values,
+strings and dates are refused. All numbers are converted by NumPy at once; only when that finds
+a problem are the rows walked one by one, to name its line.
 """
 
 import gzip
@@ -68,12 +65,9 @@ def read_mulan_xml(path, expected_count=None):
 
 
 def read_arff(path, label_names=None, xml_path=None, n_labels=None):
-    """``(X, Y, feature_names, label_names)`` of a MULAN ARFF file.
-
-    The label attributes are ``label_names``, else those the XML file ``xml_path`` names (which
-    must be ``n_labels`` when given). X (n × D CSR float64, sorted indices) holds the other
-    attributes in file order, Y (n × L CSR int8, 0/1) the labels in the order of their names.
-    """
+    """``(X, Y, feature_names, label_names)`` of a MULAN ARFF file: Y (n × L CSR int8) holds the
+    attributes ``label_names`` (else those the XML file ``xml_path`` names, ``n_labels`` of them
+    if given) in that order, X (n × D CSR float64, sorted indices) the others in file order."""
     path = Path(path)
     if label_names is None:
         if xml_path is None:
@@ -92,10 +86,8 @@ def read_arff(path, label_names=None, xml_path=None, n_labels=None):
     numbered = [(number + 1, line.strip()) for number, line in enumerate(lines[start:], start)
                 if line.strip() and not line.strip().startswith("%")]
     numbers, rows = [n for n, _ in numbered], [row for _, row in numbered]
-    if rows:
-        matrix = _parse_data(path, rows, numbers, len(names))
-    else:
-        matrix = sp.csr_matrix((0, len(names)))
+    matrix = _parse_data(path, rows, numbers, len(names)) if rows else \
+        sp.csr_matrix((0, len(names)))
     labels = np.array([position[name] for name in label_names], dtype=np.int64)
     features = np.setdiff1d(np.arange(len(names)), labels)
     matrix = matrix.tocsc()
@@ -185,19 +177,24 @@ def _parse_data(path, rows, numbers, n_attributes):
         values = np.array(values, dtype=np.float64)
     except (ValueError, OverflowError):
         good = False
-    if good:
-        row_of = np.repeat(np.arange(len(rows)), counts)
-        order = np.lexsort((columns, row_of))
-        row_of, columns, values = row_of[order], columns[order], values[order]
-        good = (np.all((columns >= 0) & (columns < n_attributes))
-                and np.all(np.abs(values) <= _LARGEST)               # False for NaN too
-                and not np.any((row_of[1:] == row_of[:-1]) & (columns[1:] == columns[:-1])))
-    if not good:
+    matrix = csr_rows(counts, columns, values, n_attributes) if good else None
+    if matrix is None or not np.all(np.abs(values) <= _LARGEST):        # False for NaN too
         _raise_first_error(path, rows, numbers, n_attributes, sparse)
-    matrix = sp.csr_matrix((values, columns, np.concatenate([[0], np.cumsum(counts)])),
-                           shape=(len(rows), n_attributes))
     matrix.eliminate_zeros()
     return matrix
+
+
+def csr_rows(counts, columns, values, width):
+    """The CSR matrix (rows × ``width``) of rows with ``counts`` entries each (``columns``,
+    ``values`` in row order); None if a column is outside ``[0, width)`` or repeated in a row."""
+    rows = np.repeat(np.arange(len(counts)), counts)
+    order = np.lexsort((columns, rows))
+    rows, columns = rows[order], columns[order]
+    if np.any((columns < 0) | (columns >= width)) or \
+            np.any((rows[1:] == rows[:-1]) & (columns[1:] == columns[:-1])):
+        return None
+    indptr = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+    return sp.csr_matrix((values[order], columns, indptr), shape=(len(counts), width))
 
 
 def _raise_first_error(path, rows, numbers, n_attributes, sparse):

@@ -1,11 +1,9 @@
 """Processed datasets cached as ``.npz`` files (no pickle) in :func:`~.paths.cache_dir`.
 
-The key is the SHA-256 of the dataset name, its source files' checksums, the processing options
-and :data:`FORMAT_VERSION`: a changed file or option gives a new entry. An entry holds the four
-matrices, the names, the description, the loader's ``extras`` (Reuters-21578: the idf of its
-tf-idf vectorizer) and the SHA-256 of all of them. It is written atomically, or not at all when
-the cache cannot be written; a damaged entry is found on reading, and :func:`load` then warns
-once and returns None, so that the caller rebuilds it from the source files.
+The key hashes the dataset name, its source files' checksums, the options and
+:data:`FORMAT_VERSION`. An entry holds the four matrices, the names, the description, the
+loader's ``extras`` (Reuters-21578: its idf) and their SHA-256; it is written atomically, or not
+at all. A damaged entry makes :func:`load` warn and return None: the caller rebuilds it.
 """
 
 import hashlib
@@ -17,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.base.errors import MLNNError, MLNNWarning
-from mlnn.base.fileio import arrays_digest, atomic_path, read_npz
+from mlnn.base.fileio import arrays_digest, atomic_write, read_npz
 from mlnn.datasets.paths import cache_dir
 
 FORMAT_VERSION = 2
@@ -57,7 +55,7 @@ def save(path, parts, feature_names, label_names, description, extras=None):
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(path) as temporary, open(temporary, "wb") as handle:
+        with atomic_write(path, "wb") as handle:
             np.savez(handle, **arrays)
         return True
     except (OSError, MLNNError):
@@ -69,7 +67,11 @@ def load(path):
     missing, or damaged (then with a warning): not an archive, cut off, a checksum that does not
     match, or matrices that are not consistent CSR matrices of the stored shapes."""
     try:
-        return _entry(_read_checked(path))
+        arrays = read_npz(path)
+        stored = str(arrays.pop("sha256", ""))
+        if arrays_digest(arrays) != stored:
+            raise ValueError("checksum mismatch")
+        return _entry(arrays)
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError, IndexError, MemoryError) as error:
@@ -116,12 +118,3 @@ def _check_parts(parts):
             parts["Y_train"].shape[1] != parts["Y_test"].shape[1]:
         raise ValueError("the training and test matrices have different widths")
 
-
-def _read_checked(path):
-    """The arrays of the cache file ``path`` (:func:`mlnn.base.fileio.read_npz`), their checksum
-    checked; ValueError says what is wrong otherwise."""
-    arrays = read_npz(path)
-    stored = str(arrays.pop("sha256", ""))
-    if arrays_digest(arrays) != stored:
-        raise ValueError("checksum mismatch")
-    return arrays

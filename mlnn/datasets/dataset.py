@@ -9,12 +9,9 @@ import scipy.sparse as sp
 @dataclass
 class Dataset:
     """A multi-label dataset with a train/test split: X_train, X_test (n × D CSR float64, sorted
-    indices), Y_train, Y_test (n × L CSR int8, 0/1), ``feature_names`` (D), ``label_names`` (L),
-    ``description`` (source, split and preprocessing in words), ``info`` (source checksums,
-    options, cache use, load time) and for a dataset made from raw text (reuters21578) the
-    fitted ``vectorizer`` (:class:`~mlnn.datasets.text.TfidfVectorizer`), which turns new text
-    into rows like X's. scikit-learn's model selection refuses a sparse Y: pass
-    ``Y_train.toarray()``."""
+    indices), Y_train, Y_test (n × L CSR int8, 0/1), the names, a ``description`` in words,
+    ``info`` (source checksums, options, cache use, load time) and for a dataset made from raw
+    text the fitted ``vectorizer`` that turns new text into rows like X's."""
     name: str
     X_train: sp.csr_matrix
     Y_train: sp.csr_matrix
@@ -27,37 +24,26 @@ class Dataset:
     vectorizer: object = None
 
     def statistics(self):
-        """The statistics of the paper's Table 1 and a few more; see :func:`statistics`."""
-        return statistics(self)
-
-
-def statistics(dataset):
-    """The paper's Table 1 statistics of a :class:`Dataset` (``M`` documents, ``D`` features,
-    ``L`` labels, ``C`` mean labels per document) and more, by name; a mean over a split without
-    documents is ``nan`` (undefined), not 0."""
-    Y_train, Y_test = sp.csr_matrix(dataset.Y_train), sp.csr_matrix(dataset.Y_test)
-    n_train, n_test = dataset.X_train.shape[0], dataset.X_test.shape[0]
-    M, L = n_train + n_test, Y_train.shape[1]
-    labels_train, labels_test = np.diff(Y_train.indptr), np.diff(Y_test.indptr)
-    positives_train = np.bincount(Y_train.indices, minlength=L)
-    positives_test = np.bincount(Y_test.indices, minlength=L)
-    nan = float("nan")                  # a mean over no documents is undefined, not 0
-    C = float((labels_train.sum() + labels_test.sum()) / M) if M else nan
-    return {
-        "name": dataset.name,
-        "M": int(M),
-        "D": int(dataset.X_train.shape[1]),
-        "L": int(L),
-        "C": C,
-        "n_train": int(n_train),
-        "n_test": int(n_test),
-        "C_train": float(labels_train.mean()) if n_train else nan,
-        "C_test": float(labels_test.mean()) if n_test else nan,
-        "nnz_per_doc": float((dataset.X_train.nnz + dataset.X_test.nnz) / M) if M else nan,
-        "labels_without_positives": int(np.sum(positives_train + positives_test == 0)),
-        "labels_without_train_positives": int(np.sum(positives_train == 0)),
-        "labels_without_test_positives": int(np.sum(positives_test == 0)),
-        "docs_without_labels_train": int(np.sum(labels_train == 0)),
-        "docs_without_labels_test": int(np.sum(labels_test == 0)),
-        "label_density": C / L if L else nan,
-    }
+        """The paper's Table 1 statistics (``M`` documents, ``D`` features, ``L`` labels, ``C``
+        mean labels per document) and more, by name; a mean over no documents is ``nan``."""
+        Y_train, Y_test = sp.csr_matrix(self.Y_train), sp.csr_matrix(self.Y_test)
+        n_train, n_test = self.X_train.shape[0], self.X_test.shape[0]
+        M, L = n_train + n_test, Y_train.shape[1]
+        labels_train, labels_test = np.diff(Y_train.indptr), np.diff(Y_test.indptr)
+        positives_train = np.bincount(Y_train.indices, minlength=L)
+        positives_test = np.bincount(Y_test.indices, minlength=L)
+        nan = float("nan")                  # a mean over no documents is undefined, not 0
+        C = float((labels_train.sum() + labels_test.sum()) / M) if M else nan
+        return {
+            "name": self.name, "M": int(M), "D": int(self.X_train.shape[1]), "L": int(L), "C": C,
+            "n_train": int(n_train), "n_test": int(n_test),
+            "C_train": float(labels_train.mean()) if n_train else nan,
+            "C_test": float(labels_test.mean()) if n_test else nan,
+            "nnz_per_doc": float((self.X_train.nnz + self.X_test.nnz) / M) if M else nan,
+            "labels_without_positives": int(np.sum(positives_train + positives_test == 0)),
+            "labels_without_train_positives": int(np.sum(positives_train == 0)),
+            "labels_without_test_positives": int(np.sum(positives_test == 0)),
+            "docs_without_labels_train": int(np.sum(labels_train == 0)),
+            "docs_without_labels_test": int(np.sum(labels_test == 0)),
+            "label_density": C / L if L else nan,
+        }

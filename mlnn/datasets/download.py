@@ -1,11 +1,9 @@
 """Downloads of the canonical public archives, verified by SHA-256.
 
 :data:`SOURCES` pins the files :func:`fetch` can download; :data:`MANUAL_SOURCES` says where the
-other datasets are published (RAR archives or converted copies: no single file to pin). A
-download streams into a temporary file beside its destination, hashing on the way, and only a
-file with the expected checksum is moved into place; a file already there that verifies is not
-downloaded again. The command line fetches on first use unless ``--offline`` or
-``MLNN_OFFLINE=1`` (:func:`mlnn.datasets.registry.ensure_sources`).
+other datasets are published. A download streams into a temporary file beside its destination,
+hashing on the way; only a file with the expected checksum is moved into place, and a file
+already there that verifies is not downloaded again.
 """
 
 import hashlib
@@ -17,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlnn.base.errors import ChecksumError, MLNNError
-from mlnn.base.fileio import atomic_path, describe_os_error
+from mlnn.base.fileio import atomic_write, describe_os_error
 from mlnn.datasets.paths import check_data_dir, data_dir as default_data_dir
 
 
@@ -62,9 +60,8 @@ def sha256_file(path):
 
 def fetch_file(url, destination, sha256, force=False, timeout=60.0, progress=None):
     """``(destination, downloaded)``: ``url`` downloaded to ``destination`` unless a copy with
-    the SHA-256 ``sha256`` is there already (and not ``force``). ``progress(received, total)``
-    hears of every block (``total`` None when the server does not say). ChecksumError or
-    MLNNError if the bytes do not match or the download fails; nothing is then left behind."""
+    the SHA-256 ``sha256`` is there (and not ``force``); ``progress(received, total)`` hears of
+    every block. ChecksumError or MLNNError if the bytes do not match or the download fails."""
     destination = Path(destination)
     if destination.exists() and not force and sha256_file(destination) == sha256.lower():
         return destination, False
@@ -73,7 +70,7 @@ def fetch_file(url, destination, sha256, force=False, timeout=60.0, progress=Non
     except OSError as error:
         raise MLNNError(f"cannot create the directory {destination.parent}: "
                         f"{describe_os_error(error)}") from None
-    with atomic_path(destination) as temporary, open(temporary, "wb") as handle:
+    with atomic_write(destination, "wb") as handle:
         actual = _download(url, handle, timeout, progress)
         if actual != sha256.lower():
             raise ChecksumError(f"{url}: downloaded SHA-256 is {actual}, "
@@ -120,9 +117,8 @@ def check_base_url(base_url, name="base_url"):
 
 def fetch(name, data_dir=None, base_url=None, force=False, progress=None):
     """The paths of the pinned archives of dataset ``name`` (a key of :data:`SOURCES`), downloaded
-    into ``data_dir`` (default :func:`mlnn.datasets.paths.data_dir`) from their URLs or from the
-    mirror ``base_url``; ``progress(filename)`` gives each file's ``progress(received, total)``
-    (:class:`mlnn.base.progress.DownloadProgress`)."""
+    into ``data_dir`` (default ``$MLNN_DATA``) from their URLs or the mirror ``base_url``;
+    ``progress(filename)`` gives each file's ``progress(received, total)``."""
     if name not in SOURCES:
         manual = "; ".join(f"{k}: {v}" for k, v in MANUAL_SOURCES.items())
         raise MLNNError(f"no pinned download for {name!r} (downloadable: {sorted(SOURCES)}); "

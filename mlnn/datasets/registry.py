@@ -1,16 +1,15 @@
 """The named datasets and :func:`load`.
 
-Every name maps to a :class:`Spec`: its files under the data directory and its loader's options.
-Real datasets are processed once and cached as ``.npz`` (:mod:`mlnn.datasets.cache`); a missing
-pinned archive (Reuters-21578) is downloaded when asked, and otherwise the error names each missing
-file and where it is published (:func:`ensure_sources`). Reuters-21578 comes with its fitted
-tf-idf vectorizer (``Dataset.vectorizer``, restored from the cached idf on a cache hit) and uses
-ModApte; the MULAN sets use their train/test files; the sets distributed as one file
-(rcv1subset1..5, reutersk500, stackex_*) get the project's one seeded split
-(:func:`mlnn.base.validation.validation_split`) with ``1 − train_fraction`` (default 1/3) of the
-documents for testing, each part kept in file order.
+Each name maps to a :class:`Spec`: its files under the data directory and its options. Real
+datasets are processed once and cached (:mod:`mlnn.datasets.cache`); a missing pinned archive is
+downloaded when asked, else the error names each missing file and where it is published.
+Reuters-21578 uses ModApte and comes with its fitted tf-idf vectorizer; the MULAN sets use their
+train/test files; the sets distributed as one file (rcv1subset1..5, reutersk500, stackex_*) get
+the project's seeded split (:func:`mlnn.base.validation.validation_split`), ``1 − train_fraction``
+of the documents for testing, each part in file order.
 """
 
+import inspect
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,15 +25,14 @@ from mlnn.datasets.dataset import Dataset
 from mlnn.datasets.download import MANUAL_SOURCES, SOURCES, fetch, sha256_file
 from mlnn.datasets.reuters import label_matrix, modapte_split, read_reuters
 from mlnn.datasets.synthetic import make_synthetic
-from mlnn.datasets.text import DEFAULT_TOKEN_PATTERN, STOP_WORDS, TfidfVectorizer
+from mlnn.datasets.text import STOP_WORDS, TfidfVectorizer
 
 
 @dataclass(frozen=True)
 class Spec:
-    """How to load one named dataset: its ``kind`` ("reuters", "mulan" (train, test, xml files),
-    "single" (arff, xml; seeded split) or "synthetic"), its ``files`` under the data directory
-    (Reuters-21578: the archive, or a directory of reut2-*.sgm), the number of labels the XML
-    must name, and for "single" the number of ``AttK`` features to map the columns on by name."""
+    """How to load one named dataset: its ``kind`` ("reuters", "mulan", "single" or
+    "synthetic"), its ``files`` under the data directory, the number of labels the XML must
+    name, and for "single" the number of ``AttK`` features to map the columns on by name."""
     kind: str
     files: tuple = ()
     n_labels: int = None
@@ -43,16 +41,17 @@ class Spec:
     defaults: dict = field(default_factory=dict)
 
 
+def _defaults(function):
+    """The keyword defaults of ``function``: the one place a loader's option defaults live."""
+    return {name: p.default for name, p in inspect.signature(function).parameters.items()}
+
+
 _SPLIT_DEFAULTS = {"train_fraction": 2 / 3, "random_state": 0}
+#: The text options of reuters21578: the vectorizer's own, with stop words as True/False.
+_TEXT_DEFAULTS = {**_defaults(TfidfVectorizer), "stop_words": True}
 
 #: Part of every cache key: raise it when a loader's output changes for the same options.
 LOADER_VERSION = 3
-_TEXT_DEFAULTS = {"stem": True, "stop_words": True, "token_pattern": DEFAULT_TOKEN_PATTERN,
-                  "min_df": 1, "sublinear_tf": False, "norm": True}
-_SYNTHETIC_DEFAULTS = {"n_train": 400, "n_test": 200, "n_features": 500, "n_labels": 20,
-                       "random_state": 0, "label_cardinality": 2.0, "correlation": 0.7,
-                       "n_groups": None, "mean_length": 80.0, "length_sigma": 0.6,
-                       "background": 0.5, "words_per_topic": None, "zipf_exponent": 1.0}
 
 
 def _mulan(folder, stem, n_labels, text):
@@ -107,7 +106,7 @@ for _forum in ("chemistry", "chess", "coffee", "cooking", "cs", "philosophy"):
 SPECS["synthetic"] = Spec(
     "synthetic", (), None,
     "Synthetic multi-label documents: correlated labels, label-dependent word distributions, "
-    "log-normal lengths, tf-idf (mlnn.datasets.synthetic).", defaults=dict(_SYNTHETIC_DEFAULTS))
+    "log-normal lengths, tf-idf (mlnn.datasets.synthetic).", defaults=_defaults(make_synthetic))
 
 
 def names():
@@ -133,19 +132,17 @@ def missing_files(name, root):
     return [relative for relative in spec.files if not (Path(root) / relative).exists()]
 
 
-def placement_message(name, root, missing, offline=False):
+def placement_message(name, root, missing):
     """What to do about the ``missing`` files of dataset ``name``: download them, or where to get
     them and where to put them under ``root``."""
-    root = Path(root)
-    files = ", ".join(str(root / relative) for relative in missing)
+    files = ", ".join(str(Path(root) / relative) for relative in missing)
     verb = "does" if len(missing) == 1 else "do"
     head = f"dataset {name!r} needs {files}, which {verb} not exist"
     if name in SOURCES:
         urls = "; ".join(f"{s.url} (SHA-256 {s.sha256})" for s in SOURCES[name])
-        why = ("downloading is turned off (--offline, MLNN_OFFLINE=1 or download=False); "
-               if offline else "")
-        return (f"{head}; {why}fetch it with 'python -m mlnn data fetch {name}' (or run without "
-                f"--offline), or download {urls} and place it in {root}")
+        return (f"{head}; downloading is turned off (--offline, MLNN_OFFLINE=1 or "
+                f"download=False); fetch it with 'python -m mlnn data fetch {name}' (or run "
+                f"without --offline), or download {urls} and place it in {root}")
     group = SPECS[name].files[0].split("/")[0]
     source = MANUAL_SOURCES.get(group, "its publisher")
     return (f"{head}; it cannot be downloaded automatically: get it from {source} and place "
@@ -153,19 +150,15 @@ def placement_message(name, root, missing, offline=False):
             f"them)")
 
 
-def ensure_sources(name, data_dir=None, download=False, progress=None):
-    """The data directory of dataset ``name`` once its source files are there: a missing pinned
-    archive is downloaded if ``download`` (``progress`` as in
-    :func:`~mlnn.datasets.download.fetch`), else :class:`MLNNError` lists the files to place."""
-    root = Path(data_dir) if data_dir is not None else paths.data_dir()
-    if name not in SPECS or SPECS[name].kind == "synthetic":
-        return root
+def ensure_sources(name, root, download=False, progress=None):
+    """Raise :class:`MLNNError` listing the files to place unless the source files of dataset
+    ``name`` are under ``root``; a missing pinned archive is first downloaded if ``download``
+    (``progress`` as in :func:`~mlnn.datasets.download.fetch`)."""
     missing = missing_files(name, root)
     if missing and name in SOURCES and download:
         fetch(name, data_dir=root, progress=progress)
     elif missing:
-        raise MLNNError(placement_message(name, root, missing, offline=name in SOURCES))
-    return root
+        raise MLNNError(placement_message(name, root, missing))
 
 
 def _align_by_name(X, feature_names, size):
@@ -202,10 +195,8 @@ def _load_reuters(root, spec, options):
 def text_vectorizer(options, vocabulary=None, idf=None):
     """The :class:`~mlnn.datasets.text.TfidfVectorizer` of a text dataset's options; fitted when
     the ``vocabulary`` and its ``idf`` are given (as the cache stores them)."""
-    vectorizer = TfidfVectorizer(
-        stem=options["stem"], stop_words=STOP_WORDS if options["stop_words"] else None,
-        token_pattern=options["token_pattern"], min_df=options["min_df"],
-        sublinear_tf=options["sublinear_tf"], norm=options["norm"])
+    vectorizer = TfidfVectorizer(**{**options,
+                                    "stop_words": STOP_WORDS if options["stop_words"] else None})
     if vocabulary is not None:
         vectorizer.set_vocabulary(vocabulary, idf)
     return vectorizer
@@ -246,17 +237,17 @@ _LOADERS = {"reuters": _load_reuters, "mulan": _load_mulan, "single": _load_sing
 
 def load(name, data_dir=None, download=False, progress=None, **options):
     """The :class:`Dataset` ``name`` (one of :func:`names`), read from ``data_dir`` (default
-    :func:`mlnn.datasets.paths.data_dir`) or the cache; ``download``: fetch a missing pinned
-    archive first (:func:`ensure_sources`). ``options``: the dataset's own (``Spec.defaults``:
-    the text processing of reuters21578, the split of the single-file sets, the sizes and model
-    of synthetic)."""
+    ``$MLNN_DATA``) or the cache, a missing pinned archive fetched first if ``download``;
+    ``options``: the dataset's own (``Spec.defaults``)."""
     started = time.perf_counter()
     if name not in SPECS:
         raise MLNNError(f"unknown dataset {name!r}; valid names: {', '.join(names())}")
     spec = SPECS[name]
     options = _options(name, spec, options)
-    if spec.kind == "synthetic":
-        return _synthetic(name, spec, options, started)
+    if spec.kind == "synthetic":                      # generated, never cached
+        return Dataset(name, description=spec.description, **make_synthetic(**options),
+                       info={"options": options, "from_cache": False,
+                             "load_seconds": time.perf_counter() - started})
     root = paths.check_data_dir(data_dir, "data_dir") if data_dir is not None \
         else paths.check_data_dir(paths.data_dir())
     ensure_sources(name, root, download=download, progress=progress)
@@ -279,9 +270,3 @@ def load(name, data_dir=None, download=False, progress=None, **options):
     return Dataset(name, feature_names=features, label_names=labels, description=description,
                    info=info, vectorizer=vectorizer, **parts)
 
-
-def _synthetic(name, spec, options, started):
-    """The synthetic dataset (generated, never cached)."""
-    return Dataset(name, description=spec.description, **make_synthetic(**options),
-                   info={"options": options, "from_cache": False,
-                         "load_seconds": time.perf_counter() - started})

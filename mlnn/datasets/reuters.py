@@ -1,16 +1,15 @@
 """Reuters-21578, Distribution 1.0 (D. D. Lewis), read from its SGML files, and the ModApte split.
 
-The 22 files ``reut2-000.sgm`` ... ``reut2-021.sgm`` are read from ``reuters21578.tar.gz`` (as the
-UCI KDD archive distributes it) or from a directory. They are not valid XML: the bytes are decoded
-as Latin-1, numeric entities (``&#2;``) become spaces and the named ones their characters; a
-``<REUTERS>`` element without its end or without ``NEWID``/``LEWISSPLIT`` is a
+The 22 files ``reut2-*.sgm`` are read from ``reuters21578.tar.gz`` (as the UCI KDD archive has
+it) or from a directory. They are not valid XML: the bytes are decoded as Latin-1 and entities
+replaced; a ``<REUTERS>`` element without its end or without ``NEWID``/``LEWISSPLIT`` is a
 :class:`~mlnn.base.errors.DataFormatError` naming file and line. A document's text is TITLE +
 BODY, or the raw TEXT of a ``TYPE="UNPROC"`` document, which has neither.
 
 ModApte (the distribution's README.txt, Sec. VIII.B; Yang & Liu 1999): the documents with
-``TOPICS="YES"``, ``LEWISSPLIT`` TRAIN or TEST, and one of the categories that have a training and
-a test document (90). The rule gives 7,770 training and 3,019 test documents, one training
-document more than ApteMod's list (README.md, "Where the paper is silent").
+``TOPICS="YES"``, ``LEWISSPLIT`` TRAIN or TEST, and one of the 90 categories that have a training
+and a test document: 7,770 training and 3,019 test documents, one training document more than
+ApteMod's list (README.md, "Where the paper is silent").
 """
 
 import re
@@ -39,8 +38,6 @@ class ReutersDocument:
     lewissplit: str
     has_topics: bool
     topics: list = field(default_factory=list)
-    title: str = ""
-    body: str = ""
     text: str = ""
 
 
@@ -95,8 +92,7 @@ def parse_sgml(text, source="<string>"):
             full = _unescape(_TAG.sub(" ", _element(_TEXT, content) or "")).strip()
         documents.append(ReutersDocument(
             newid=newid, lewissplit=attributes["LEWISSPLIT"],
-            has_topics=attributes.get("TOPICS") == "YES", topics=topics, title=title,
-            body=body, text=full))
+            has_topics=attributes.get("TOPICS") == "YES", topics=topics, text=full))
     return documents
 
 

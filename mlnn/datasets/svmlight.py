@@ -1,13 +1,10 @@
 """The svmlight / LIBSVM multi-label format, with the Extreme-Classification header.
 
 One document per line, ``l1,l2,... i:v i:v ...``: label ids (none: the line starts with a blank),
-then the non-zero features; ``#`` starts a comment, empty lines are skipped. Extreme
-Classification files start with a header line ``n_documents n_features n_labels`` and number
-features from 0, LIBSVM files from 1. The base is never guessed: it comes from the caller, the
-header, or ids that leave no doubt (an id 0; an id equal to the number of features); otherwise the
-file is refused, since reading 0-based ids as 1-based shifts every feature. As in
-:mod:`mlnn.datasets.arff`, all numbers are converted at once and the lines walked one by one only
-to name the line of a problem.
+then the non-zero features; ``#`` starts a comment. Extreme Classification files start with a
+header ``n_documents n_features n_labels`` and number features from 0, LIBSVM files from 1. The
+base is never guessed: it comes from the caller, the header, or ids that leave no doubt;
+otherwise the file is refused. Numbers are converted at once, as in :mod:`mlnn.datasets.arff`.
 """
 
 import re
@@ -17,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.base.errors import DataFormatError
-from mlnn.datasets.arff import check_entry, read_text
+from mlnn.datasets.arff import check_entry, csr_rows, read_text
 
 
 def read_svmlight(path, n_features=None, n_labels=None, zero_based="auto", dtype=np.float64):
@@ -40,10 +37,9 @@ def parse_svmlight(text, source="<string>", n_features=None, n_labels=None, zero
     lines = [_split_line(line) for line in text.split("\n")]
     documents = [(number + 1, *split) for number, split in enumerate(lines) if split is not None]
     first = " ".join(documents[0][1:]).split() if documents else []
-    header = None                               # n_documents n_features n_labels
-    if len(first) == 3 and all(part.isdigit() for part in first):
-        header = tuple(int(part) for part in first)
-    if header is not None:
+    header = None
+    if len(first) == 3 and all(part.isdigit() for part in first):   # the header line
+        header = tuple(int(part) for part in first)      # n_documents n_features n_labels
         n_features = header[1] if n_features is None else n_features
         n_labels = header[2] if n_labels is None else n_labels
         if (n_features, n_labels) != header[1:]:
@@ -98,26 +94,13 @@ def _parse_documents(source, documents, n_features, n_labels, zero_based, dtype)
             n_features = int(columns.max()) + 1 if columns.size else 0
         if n_labels is None:
             n_labels = int(label_ids.max()) + 1 if label_ids.size else 0
-        X = _to_csr(feature_counts, columns, values, n_features)
-        Y = _to_csr(label_counts, label_ids, np.ones(label_ids.size, dtype=np.int8), n_labels)
+        X = csr_rows(feature_counts, columns, values, n_features)
+        Y = csr_rows(label_counts, label_ids, np.ones(label_ids.size, dtype=np.int8), n_labels)
         good = X is not None and Y is not None and np.all(np.abs(values) <= np.finfo(dtype).max)
     if not good:
         _raise_first_error(source, documents, n_features, n_labels, offset, dtype)
     X.eliminate_zeros()
     return X, Y
-
-
-def _to_csr(counts, columns, values, width):
-    """The CSR matrix (rows × ``width``) of rows with ``counts`` entries each (``columns``,
-    ``values`` in row order); None if a column is outside ``[0, width)`` or repeated in a row."""
-    rows = np.repeat(np.arange(len(counts)), counts)
-    order = np.lexsort((columns, rows))
-    rows, columns = rows[order], columns[order]
-    if np.any((columns < 0) | (columns >= width)) or \
-            np.any((rows[1:] == rows[:-1]) & (columns[1:] == columns[:-1])):
-        return None
-    indptr = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
-    return sp.csr_matrix((values[order], columns, indptr), shape=(len(counts), width))
 
 
 def _index_base(source, ids, n_features):

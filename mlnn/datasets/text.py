@@ -1,16 +1,11 @@
 """Text to tf-idf features: tokeniser, stop words, the Porter stemmer, tf-idf, L2 norm.
 
 The paper (Sec. 4) represents the documents of every dataset but Delicious and Bookmarks as tf-idf
-vectors of unit length; it names stop-word removal and stemming only for the German Education
-Index. Tokenisation, stop words and stemming for Reuters-21578 are our choice, each step written
-out here so that it can be read and changed: :func:`tokenize` (lower case, alphabetic words of two
-letters or more), :data:`STOP_WORDS`, :func:`porter_stem` (M. F. Porter, "An algorithm for suffix
-stripping", *Program* 14(3), 1980, steps 1a-5b) and :class:`TfidfVectorizer` (vocabulary and
-``idf_j = log(N / df_j)`` from the N training documents only, optionally ``tf = 1 + log(count)``,
-each row divided by its Euclidean norm).
-
-:func:`decode` turns a file's bytes into text: UTF-8, else Latin-1; UTF-16, UTF-32 and binary
-files are refused with an error that says so, instead of being read as nonsense.
+vectors of unit length. Tokenisation, stop words and stemming for Reuters-21578 are our choice,
+each step written out to be read and changed: :func:`tokenize`, :data:`STOP_WORDS`,
+:func:`porter_stem` (M. F. Porter, "An algorithm for suffix stripping", 1980, steps 1a-5b) and
+:class:`TfidfVectorizer` (``idf_j = log(N / df_j)`` from the training documents only).
+:func:`decode` reads UTF-8, else Latin-1, and refuses UTF-16, UTF-32 and binary files.
 """
 
 import codecs
@@ -228,13 +223,9 @@ def analyze(text, token_pattern=DEFAULT_TOKEN_PATTERN, stop_words=STOP_WORDS, st
 
 
 class TfidfVectorizer:
-    """tf-idf features with L2 (cosine) normalisation, fitted on training documents only.
-
-    Tokens (``token_pattern`` on lower-cased text) that are not ``stop_words`` (None: keep all),
-    stemmed if ``stem``; terms of at least ``min_df`` training documents; ``tf = 1 + log(count)``
-    if ``sublinear_tf``; rows of unit length if ``norm``. After :meth:`fit`: ``vocabulary_``
-    (sorted terms, the feature names) and ``idf_`` (D values ``log(N / df)``).
-    """
+    """tf-idf features of the terms of :func:`analyze` found in at least ``min_df`` training
+    documents; ``tf = 1 + log(count)`` if ``sublinear_tf``; rows of unit length if ``norm``.
+    After :meth:`fit`: ``vocabulary_`` (sorted terms) and ``idf_`` (D values ``log(N / df)``)."""
 
     def __init__(self, stem=True, stop_words=STOP_WORDS, token_pattern=DEFAULT_TOKEN_PATTERN,
                  min_df=1, sublinear_tf=False, norm=True):
@@ -254,16 +245,19 @@ class TfidfVectorizer:
 
     def fit(self, documents):
         """Learn vocabulary and idf from the training ``documents`` (list of str)."""
-        self._fit_terms(self._analyze(documents))
+        self.fit_transform(documents)
         return self
 
-    def _fit_terms(self, terms):
+    def fit_transform(self, documents):
+        """:meth:`fit` on ``documents`` and return their tf-idf matrix."""
+        terms = self._analyze(documents)
         df = Counter()
         for doc in terms:
             df.update(set(doc))
         vocabulary = sorted(term for term, count in df.items() if count >= self.min_df)
         counts = np.array([df[term] for term in vocabulary], dtype=np.float64)
         self.set_vocabulary(vocabulary, np.log(len(terms) / counts) if len(terms) else counts)
+        return tfidf_weight(self._count(terms), self.idf_, self.sublinear_tf, self.norm)
 
     def set_vocabulary(self, vocabulary, idf):
         """This vectorizer, fitted with the D terms ``vocabulary`` and their ``idf`` as :meth:`fit`
@@ -280,9 +274,8 @@ class TfidfVectorizer:
         return self
 
     def get_state(self):
-        """``(settings, arrays)``: what :meth:`from_state` needs to transform text exactly as
-        this fitted vectorizer does, as JSON-ready settings (with :data:`ANALYZER`) and plain
-        arrays (``vocabulary``, ``stop_words``, ``idf``): no pickle."""
+        """``(settings, arrays)``: JSON-ready settings (with :data:`ANALYZER`) and plain arrays
+        from which :meth:`from_state` rebuilds this fitted vectorizer, without pickle."""
         check_fitted(self, "vocabulary_")
         settings = {"analyzer": ANALYZER, "stem": bool(self.stem),
                     "token_pattern": self.token_pattern, "min_df": self.min_df,
@@ -311,7 +304,8 @@ class TfidfVectorizer:
         without a word of the vocabulary gives an empty row, and with ``warn_empty`` a warning
         naming it (a model can only answer for it from its biases)."""
         check_fitted(self, "vocabulary_")
-        X = self._weight(self._count(self._analyze(documents)))
+        X = tfidf_weight(self._count(self._analyze(documents)), self.idf_, self.sublinear_tf,
+                         self.norm)
         empty = np.flatnonzero(np.diff(X.indptr) == 0)
         if warn_empty and empty.size:
             shown = ", ".join(str(i) for i in empty[:10]) + (", ..." if empty.size > 10 else "")
@@ -321,27 +315,15 @@ class TfidfVectorizer:
                           stacklevel=3)
         return X
 
-    def fit_transform(self, documents):
-        """:meth:`fit` on ``documents`` and return their tf-idf matrix."""
-        terms = self._analyze(documents)
-        self._fit_terms(terms)
-        return self._weight(self._count(terms))
-
     def _count(self, terms):
-        index = self._index
-        columns, indptr = [], [0]
-        for doc in terms:
-            columns.extend(index[t] for t in doc if t in index)
-            indptr.append(len(columns))
-        columns = np.array(columns, dtype=np.int64)
-        rows = np.repeat(np.arange(len(terms)), np.diff(indptr))
-        counts = sp.csr_matrix((np.ones(columns.size), (rows, columns)),
-                               shape=(len(terms), len(self.vocabulary_)))
-        counts.sum_duplicates()
-        return counts
-
-    def _weight(self, counts):
-        return tfidf_weight(counts, self.idf_, sublinear_tf=self.sublinear_tf, norm=self.norm)
+        """The term counts (n × D CSR) of the analysed documents ``terms``."""
+        rows, columns = [], []
+        for i, doc in enumerate(terms):
+            found = [self._index[t] for t in doc if t in self._index]
+            rows += [i] * len(found)
+            columns += found
+        return sp.csr_matrix((np.ones(len(columns)), (rows, columns)),
+                             shape=(len(terms), len(self.vocabulary_)))
 
 
 def idf_from_counts(counts):

@@ -1,20 +1,12 @@
 r"""How fast a network of the paper trains, where the time goes, and how much memory it takes.
 
-:func:`benchmark_training` trains a network (AdaGrad, Sec. 3.5) with the real trainer,
-:func:`mlnn.nn.training.train`, for ``warmup + epochs`` epochs and measures:
-
-* seconds per epoch (median over the timed epochs; warm-up epochs left out), documents per
-  second, and the process's CPU time beside the wall-clock time;
-* each epoch split into the trainer's phases — forward pass, loss (value and δ2), backward pass,
-  optimizer (its steps and deferred catch-up) — and the rest, timed by wrapping the network, the
-  loss and the optimizer in :class:`Stopwatch` proxies, so the breakdown is of the same run;
-* peak memory (:func:`mlnn.tools.machine.peak_rss_mb`) beside the bytes of the data, the
-  parameters and the optimizer state.
-
-:func:`benchmark_products` times the five matrix products of a minibatch update alone (X W1,
-h W2, δ2 W2ᵀ, Xᵀ δ1 on the rows present, hᵀ δ2): their sum is the floor of an epoch.
-:func:`benchmark_pwe_delta` times the PWE δ2 (Sec. 3.4) in its pairwise and factorised forms
-against L. Compare times within one session (``python -m mlnn bench``).
+:func:`benchmark_training` trains a network (AdaGrad, Sec. 3.5) with the real trainer for
+``warmup + epochs`` epochs and measures the seconds per epoch (median of the timed epochs) and
+CPU time, each epoch split into forward pass, loss (value and δ2), backward pass and optimizer
+(timed by :class:`Stopwatch` proxies around the network, the loss and the optimizer, in the same
+run), and the peak memory beside the bytes of the data, the parameters and the optimizer state.
+:func:`benchmark_products` times the five matrix products of a minibatch update alone (the floor
+of an epoch); :func:`benchmark_pwe_delta` the PWE δ2 (Sec. 3.4), pairwise and factorised.
 """
 
 import time
@@ -81,7 +73,7 @@ BENCH_PARAMS = ("hidden_activation", "loss", "dropout", "optimizer", "batch_size
                 "hidden_units", "learning_rate", "dtype")
 
 
-def benchmark_training(X, Y, epochs=5, warmup=1, random_state=0, **params):
+def benchmark_training(X, Y, epochs, warmup, random_state=0, **params):
     """Train a network with the hyper-parameters ``params`` (:data:`BENCH_PARAMS`) on (X, Y) for
     ``warmup + epochs`` epochs and time it (module docstring): a dict of ``seconds_per_epoch``,
     ``breakdown_seconds`` (per phase of :data:`PHASES`), ``peak_rss_mb``, ``footprint_mb``, ..."""
@@ -193,8 +185,8 @@ def _present_columns(X):
     return X[:, np.flatnonzero(np.bincount(X.indices, minlength=X.shape[1]))]
 
 
-def benchmark_pwe_delta(label_counts=DEFAULT_PWE_LABELS, n_documents=64, density=None, repeats=3,
-                        dtype=np.float32, random_state=0):
+def benchmark_pwe_delta(label_counts, n_documents, density=None, repeats=3, dtype=np.float32,
+                        random_state=0):
     """Seconds for one PWE δ2 of an n_documents × L minibatch, pairwise vs factorised, per L
     (o = tanh(z2), z2 ~ N(0, 1), ``density`` · L relevant labels; the fastest of ``repeats``):
     a list of dicts ``labels``, ``relevant``, ``pairwise_seconds``, ``factorised_seconds``,

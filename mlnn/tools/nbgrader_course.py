@@ -1,16 +1,11 @@
 """The course in nbgrader's format: metadata in the notebooks, the instructor's source version.
 
-The student notebooks (``notebooks/*.ipynb``) and the worked solutions (``notebooks/solutions/``)
-are canonical; the source version nbgrader starts from is generated from them, never edited::
-
-    python -m mlnn course metadata        # (re)write the nbgrader metadata into notebooks/
-    python -m mlnn course source COURSE   # COURSE/source/<notebook>/<notebook>.ipynb
-
-An exercise is an answer cell (a ``...   # your code`` stub in a ``def`` or ``class``) followed
-by its grader cell (calling ``check_*``): a solution cell and an autograded test cell of
-:data:`POINTS` points (grade ids ``01-delta1_tanh``, ``01-delta1_tanh-test``); every other cell
-is locked. In the source version each answer cell ends with the worked solution between
-nbgrader's solution markers. Writing twice changes nothing.
+The student notebooks and the worked solutions (``notebooks/solutions/``) are canonical; the
+source version nbgrader starts from is generated from them (``python -m mlnn course metadata``,
+``python -m mlnn course source COURSE``). An exercise is an answer cell (a ``...   # your code``
+stub in a ``def`` or ``class``) followed by its grader cell (calling ``check_*``): a solution cell
+and an autograded test cell of :data:`POINTS` points; every other cell is locked. In the source
+version each answer cell ends with the worked solution between nbgrader's solution markers.
 """
 
 import ast
