@@ -31,13 +31,12 @@ def test_full_mode_writes_to_scratch_unless_a_refresh_is_asked_for(monkeypatch, 
     monkeypatch.delenv("MLNN_REFRESH_FIGURES", raising=False)
     monkeypatch.setenv("MLNN_FAST", "0")
     monkeypatch.chdir(ROOT / "tests")
-    assert not environment.fast_mode() and not environment.refresh_mode()
+    assert not environment.fast_mode()
     first, second = environment.figures_dir(), environment.figures_dir()
     assert _outside_the_project(first) and _outside_the_project(second) and first != second
     monkeypatch.setenv("MLNN_REFRESH_FIGURES", "0")
     assert _outside_the_project(environment.figures_dir())
     monkeypatch.setenv("MLNN_REFRESH_FIGURES", "1")
-    assert environment.refresh_mode()
     assert environment.figures_dir() == ROOT / "figures"
     monkeypatch.setenv("MLNN_FIGURES", str(tmp_path / "chosen"))     # MLNN_FIGURES still wins
     assert environment.figures_dir() == tmp_path / "chosen"
