@@ -106,19 +106,6 @@ def run_setting(setting, data, max_updates, eval_every, batch_size=DEFAULT.batch
             **{key: history.column(key).tolist() for key in CURVE_COLUMNS}}
 
 
-def run_settings(settings, data, max_updates, eval_every, batch_size=DEFAULT.batch_size,
-                 random_state=0, experiment="custom", csv_path=None, verbose=False):
-    """:func:`run_setting` for each setting on the same data; optionally save to ``csv_path``
-    (checked before any training, written atomically: :mod:`mlnn.base.fileio`)."""
-    if csv_path is not None:
-        check_output_path(csv_path, "csv_path")
-    curves = [{**run_setting(setting, data, max_updates, eval_every, batch_size, random_state,
-                             verbose), "experiment": experiment} for setting in settings]
-    if csv_path is not None:
-        save_csv(curves, csv_path)                     # atomically (mlnn.base.fileio)
-    return curves
-
-
 def _sizes(experiment, fast, overrides):
     sizes = {**DOCUMENTS[bool(fast)], **(FAST if fast else FULL)[experiment]}
     unknown = sorted(set(overrides) - set(sizes))
@@ -132,11 +119,18 @@ def _sizes(experiment, fast, overrides):
 
 
 def _run(experiment, settings, dataset, sizes, random_state, csv_path, verbose):
+    """:func:`run_setting` for each setting on the same data; saved to ``csv_path`` if given
+    (checked before any training, written atomically)."""
+    if csv_path is not None:
+        check_output_path(csv_path, "csv_path")
     data = prepare_data(dataset, max_train=sizes["max_train"], max_val=sizes["max_val"],
                         random_state=random_state)
-    return run_settings(settings, data, sizes["max_updates"], sizes["eval_every"],
-                        random_state=random_state, experiment=experiment, csv_path=csv_path,
-                        verbose=verbose)
+    curves = [{**run_setting(setting, data, sizes["max_updates"], sizes["eval_every"],
+                             random_state=random_state, verbose=verbose),
+               "experiment": experiment} for setting in settings]
+    if csv_path is not None:
+        save_csv(curves, csv_path)
+    return curves
 
 
 def convergence_experiment(dataset=DATASETS["convergence"], fast=False, random_state=0,
