@@ -102,17 +102,19 @@ def _training_split(args):
     return dataset.X_train[:args.max_documents], dataset.Y_train[:args.max_documents]
 
 
-def _parse_C_values(text):
+def _parse_list(text, kind, option):
+    """The comma-separated ``text`` of ``option`` as a tuple of ``kind`` (int or float)."""
     try:
-        return tuple(float(part) for part in text.split(","))
+        return tuple(kind(part) for part in text.split(","))
     except ValueError:
-        raise MLNNError(f"--C-values must be comma-separated numbers, got {text!r}") from None
+        what = "integers" if kind is int else "numbers"
+        raise MLNNError(f"{option} must be comma-separated {what}, got {text!r}") from None
 
 
 def measure_svm(args):
     """:func:`mlnn.tools.svm_bench.benchmark_svm`'s result for ``args``, with the dataset and
     the machine."""
-    C_values = _parse_C_values(args.C_values)
+    C_values = _parse_list(args.C_values, float, "--C-values")
     solvers = tuple(part.strip() for part in args.solvers.split(",") if part.strip())
     X, Y = _training_split(args)
     result = benchmark_svm(X, Y, C_values=C_values, tol=args.tol, dual_tol=args.dual_tol,
@@ -124,10 +126,7 @@ def measure_svm(args):
 def _parse_label_counts(text):
     if text.strip().lower() in ("", "none"):
         return ()
-    try:
-        counts = tuple(int(part) for part in text.split(","))
-    except ValueError:
-        raise MLNNError(f"--pwe-labels must be comma-separated integers, got {text!r}") from None
+    counts = _parse_list(text, int, "--pwe-labels")
     if any(count < 2 for count in counts):
         raise MLNNError(f"--pwe-labels needs at least 2 labels each, got {text!r}")
     return counts
