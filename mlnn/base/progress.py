@@ -73,22 +73,18 @@ class Progress:
         return line
 
 
-def epoch_line(record, max_epochs):
-    """The text of one evaluation record of training: ``epoch 3/100  train loss 0.0412
-    validation rank loss 0.0123`` (the rank loss only when there is validation data)."""
-    text = f"epoch {record['epoch']}/{max_epochs}  train loss {record['train_loss']:.4f}"
-    if "rankloss" in record:
-        text += f"  validation rank loss {record['rankloss']:.4f}"
-    return text
-
-
 def epoch_reporter(max_epochs, stream=None):
-    """A ``verbose`` callable for training that prints one :func:`epoch_line` per record, with an
-    upper bound of the time left (early stopping may end training before ``max_epochs``)."""
+    """A ``verbose`` callable for training that prints one line per evaluation record, ``epoch
+    3/100  train loss 0.0412  validation rank loss 0.0123`` (the rank loss only when there is
+    validation data), with an upper bound of the time left (early stopping may end training
+    before ``max_epochs``)."""
     progress = Progress(max_epochs, stream=stream, upper_bound=True, counter=False)
 
     def report(record):
-        progress.step(record["epoch"], epoch_line(record, max_epochs), record["elapsed"])
+        text = f"epoch {record['epoch']}/{max_epochs}  train loss {record['train_loss']:.4f}"
+        if "rankloss" in record:
+            text += f"  validation rank loss {record['rankloss']:.4f}"
+        progress.step(record["epoch"], text, record["elapsed"])
     return report
 
 
