@@ -17,7 +17,7 @@ from mlnn.base.validation import (NotFittedError, check_bool, check_choice, chec
                                   check_integer, check_length, check_nonnegative_float,
                                   check_positive_float, check_positive_int, check_sample_weight,
                                   check_seed, check_training_data, check_X, check_Y,
-                                  not_fitted_error_type, validation_split)
+                                  validation_split)
 from mlnn.evaluation.metrics import bipartition_measures
 from mlnn.model.estimator import MultiLabelNN
 from mlnn.evaluation.thresholds import ThresholdPredictor
@@ -237,7 +237,6 @@ def test_check_fitted_names_the_class():
 
 def test_not_fitted_error_is_a_value_and_attribute_error_without_scikit_learn(monkeypatch):
     monkeypatch.delitem(sys.modules, "sklearn.exceptions", raising=False)
-    assert not_fitted_error_type() is NotFittedError
     with pytest.raises(NotFittedError) as caught:
         check_fitted(ThresholdPredictor(), "coef_")
     assert type(caught.value) is NotFittedError
@@ -256,9 +255,13 @@ def test_not_fitted_error_joins_a_loaded_scikit_learn_class(monkeypatch):
     with pytest.raises(ForeignNotFitted, match="not fitted yet") as caught:
         check_fitted(ThresholdPredictor(), "coef_")
     assert isinstance(caught.value, NotFittedError) and isinstance(caught.value, MLNNError)
-    assert not_fitted_error_type() is type(caught.value)
+    with pytest.raises(ForeignNotFitted) as again:
+        check_fitted(ThresholdPredictor(), "coef_")
+    assert type(again.value) is type(caught.value)
     module.NotFittedError = "not a class"
-    assert not_fitted_error_type() is NotFittedError
+    with pytest.raises(NotFittedError) as plain:
+        check_fitted(ThresholdPredictor(), "coef_")
+    assert type(plain.value) is NotFittedError
 
 
 @pytest.mark.parametrize("seed", [None, 0, 7, np.int64(3), 2**40])

@@ -238,20 +238,15 @@ def check_length(values, name, expected):
 
 
 def check_fitted(model, attribute):
-    """Raise :class:`NotFittedError` unless ``model`` has ``attribute`` (set by its ``fit``)."""
-    if not hasattr(model, attribute):
-        raise not_fitted_error_type()(f"this {type(model).__name__} is not fitted yet; "
-                                      "call fit first")
-
-
-def not_fitted_error_type():
-    """:class:`NotFittedError`, joined with ``sklearn.exceptions.NotFittedError`` when scikit-learn
-    is loaded (looked up in ``sys.modules``, never imported): its ``except`` then catches ours."""
-    sklearn_exceptions = sys.modules.get("sklearn.exceptions")
-    sklearn_class = getattr(sklearn_exceptions, "NotFittedError", None)
-    if not isinstance(sklearn_class, type) or not issubclass(sklearn_class, Exception):
-        return NotFittedError
-    return _joined_not_fitted_error(sklearn_class)
+    """Raise :class:`NotFittedError` unless ``model`` has ``attribute`` (set by its ``fit``). When
+    scikit-learn is loaded (looked up in ``sys.modules``, never imported) the error is also its
+    ``NotFittedError``, so that its ``except`` catches ours."""
+    if hasattr(model, attribute):
+        return
+    sklearn_class = getattr(sys.modules.get("sklearn.exceptions"), "NotFittedError", None)
+    joined = isinstance(sklearn_class, type) and issubclass(sklearn_class, Exception)
+    error = _joined_not_fitted_error(sklearn_class) if joined else NotFittedError
+    raise error(f"this {type(model).__name__} is not fitted yet; call fit first")
 
 
 @functools.lru_cache(maxsize=None)
