@@ -57,36 +57,26 @@ def _convert(name, text):
     return int(float(text)) if _TYPES[name] is int else _TYPES[name](text)
 
 
-def _rows(path):
-    """The rows of a curves file as dicts by column name, with line numbers."""
-    if not path.exists():
-        raise MLNNError(f"no curves file {path}")
-    with open(path, newline="", encoding="utf-8") as handle:
-        reader = csv.reader(handle)
-        header = next(reader, [])
-        missing = sorted(set(CSV_COLUMNS) - set(header))
-        if missing:
-            raise MLNNError(f"{path} lacks the column(s) {missing}")
-        for line_number, values in enumerate(reader, start=2):
-            if values:
-                yield line_number, dict(zip(header, values))
-
-
 def load_csv(path):
     """Read curves written by :func:`save_csv` (one dict per setting, in file order)."""
     path = Path(path)
-    curves, index = [], {}
-    for line_number, row in _rows(path):
-        key = tuple(row[name] for name in ("experiment", "dataset") + SETTING_COLUMNS)
-        try:
-            if key not in index:
-                curve = {"experiment": row["experiment"], "dataset": row["dataset"]}
-                curve.update({name: _convert(name, row[name]) for name in SETTING_COLUMNS})
-                curve.update({name: [] for name in CURVE_COLUMNS})
-                index[key] = curve
-                curves.append(curve)
-            for name in CURVE_COLUMNS:
-                index[key][name].append(float(row[name]))
-        except ValueError as error:
-            raise MLNNError(f"{path}, line {line_number}: {error}") from None
-    return curves
+    if not path.exists():
+        raise MLNNError(f"no curves file {path}")
+    curves = {}                 # by the row's experiment, dataset and setting
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        missing = sorted(set(CSV_COLUMNS) - set(reader.fieldnames or ()))
+        if missing:
+            raise MLNNError(f"{path} lacks the column(s) {missing}")
+        for row in reader:
+            key = tuple(row[name] for name in ("experiment", "dataset") + SETTING_COLUMNS)
+            try:
+                if key not in curves:
+                    curves[key] = {"experiment": row["experiment"], "dataset": row["dataset"],
+                                   **{name: _convert(name, row[name]) for name in SETTING_COLUMNS},
+                                   **{name: [] for name in CURVE_COLUMNS}}
+                for name in CURVE_COLUMNS:
+                    curves[key][name].append(float(row[name]))
+            except (ValueError, TypeError) as error:     # TypeError: a short row's None
+                raise MLNNError(f"{path}, line {reader.line_num}: {error}") from None
+    return list(curves.values())
