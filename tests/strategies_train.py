@@ -46,7 +46,7 @@ def training_cases(draw, max_D=15):
     for name in ("b1", "b2"):
         network.params[name][...] = rng.normal(scale=0.5, size=network.params[name].shape)
     X, Y = draw(sparse_inputs(n, D)), draw(label_matrices(n, L))
-    # training refuses data with nothing to learn (mlnn.base.validation.check_learnable): give
+    # training refuses data with nothing to learn (mlnn.base.validation.check_training_data): give
     # an all-empty X one stored entry and a Y without a positive one relevant label
     if X.count_nonzero() == 0:
         X = X.tolil()

@@ -1,5 +1,5 @@
 """Degenerate label sets at their boundaries: a single label without a positive training document
-is warned about like several (:func:`mlnn.base.validation.check_learnable`), a validation split
+is warned about like several (:func:`mlnn.base.validation.check_training_data`), a validation split
 is judged by whether some document has both kinds of label
 (:func:`mlnn.base.validation.check_validation_labels`), and an undefined one-error is explained
 by its own condition, not rank loss's (:func:`mlnn.evaluation.metrics.undefined_measures`)."""
@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 from mlnn.base.errors import MLNNWarning
-from mlnn.base.validation import check_learnable, check_validation_labels
+from mlnn.base.validation import check_training_data, check_validation_labels
 from mlnn.evaluation import metrics
 
 
@@ -36,14 +36,14 @@ def test_every_label_without_a_positive_is_named_even_a_single_one(columns):
     shown = ", ".join(map(str, columns))
     with pytest.warns(MLNNWarning, match=rf"^{len(columns)} of the 5 labels have no positive "
                                          rf"training document \(columns {shown} of Y\)"):
-        check_learnable(X, sp.csr_matrix(Y), warn=True)
+        check_training_data(X, sp.csr_matrix(Y), warn=True)
 
 
 def test_a_label_with_a_single_positive_is_not_warned_about():
     X, Y = _data()
     Y[:, 2] = 0
     Y[7, 2] = 1
-    _no_warning(check_learnable, X, sp.csr_matrix(Y), True)
+    _no_warning(lambda: check_training_data(X, sp.csr_matrix(Y), warn=True))
 
 
 def test_a_validation_split_is_judged_by_a_document_with_both_kinds_of_label():

@@ -273,8 +273,10 @@ def check_sample_weight(sample_weight, n):
 
 def check_training_data(X, Y, X_val=None, Y_val=None, n_features=None, n_labels=None,
                         dtype=np.float64, warn=False):
-    """(X, Y, X_val, Y_val) checked for training (:func:`check_X`, :func:`check_Y`,
-    :func:`check_learnable`); ``X_val`` and ``Y_val`` together or not at all."""
+    """(X, Y, X_val, Y_val) checked for training (:func:`check_X`, :func:`check_Y`); ``X_val``
+    and ``Y_val`` together or not at all. Raise if X and Y leave nothing to learn; with ``warn``,
+    warn naming the labels without a positive document (the module docstring's "Degenerate
+    data")."""
     if Y is None:
         raise MLNNError("the labels Y are missing: training requires y to be passed, "
                         "but the target y is None")
@@ -287,22 +289,6 @@ def check_training_data(X, Y, X_val=None, Y_val=None, n_features=None, n_labels=
                         "there is nothing to learn from")
     if Y.shape[1] == 0:
         raise MLNNError(f"Y has 0 labels (shape={Y.shape}): there is nothing to predict")
-    check_learnable(X, Y, warn)
-    if (X_val is None) != (Y_val is None):
-        raise MLNNError("give both X_val and Y_val, or neither")
-    if X_val is not None:
-        X_val = check_X(X_val, "X_val", n_features=X.shape[1], dtype=dtype)
-        Y_val = check_Y(Y_val, "Y_val", n_samples=X_val.shape[0], n_labels=Y.shape[1])
-        if X_val.shape[0] == 0:
-            raise MLNNError("X_val has no documents: give validation documents, or none "
-                            "(X_val=None) to hold out a validation_fraction of X")
-        check_validation_labels(Y_val, "Y_val")
-    return X, Y, X_val, Y_val
-
-
-def check_learnable(X, Y, warn=True):
-    """Raise if the checked X and Y leave nothing to learn; with ``warn``, warn naming the labels
-    without a positive document (the module docstring's "Degenerate data")."""
     if Y.nnz == 0:
         raise MLNNError(f"Y has no positive label: none of its {Y.shape[0]} documents has a "
                         "relevant label, so there is nothing to learn (check that the labels "
@@ -317,7 +303,17 @@ def check_learnable(X, Y, warn=True):
         warnings.warn(f"{missing.size} of the {Y.shape[1]} labels have no positive training "
                       f"document (columns {shown} of Y): the network learns them as never "
                       "relevant, but a document's threshold can still predict them; add "
-                      "positive documents or leave these labels out", MLNNWarning, stacklevel=3)
+                      "positive documents or leave these labels out", MLNNWarning, stacklevel=2)
+    if (X_val is None) != (Y_val is None):
+        raise MLNNError("give both X_val and Y_val, or neither")
+    if X_val is not None:
+        X_val = check_X(X_val, "X_val", n_features=X.shape[1], dtype=dtype)
+        Y_val = check_Y(Y_val, "Y_val", n_samples=X_val.shape[0], n_labels=Y.shape[1])
+        if X_val.shape[0] == 0:
+            raise MLNNError("X_val has no documents: give validation documents, or none "
+                            "(X_val=None) to hold out a validation_fraction of X")
+        check_validation_labels(Y_val, "Y_val")
+    return X, Y, X_val, Y_val
 
 
 def check_validation_labels(Y_val, name="the validation documents"):
