@@ -316,7 +316,7 @@ def check_training_data(X, Y, X_val=None, Y_val=None, n_features=None, n_labels=
     return X, Y, X_val, Y_val
 
 
-def check_validation_labels(Y_val, name="the validation documents"):
+def check_validation_labels(Y_val, name):
     """Warn unless a row of the 0/1 CSR ``Y_val`` has both a relevant and an irrelevant label:
     otherwise the validation rank loss (Eq. 1) that early stopping follows is undefined."""
     sizes = np.diff(Y_val.indptr)
@@ -331,7 +331,6 @@ def check_validation_labels(Y_val, name="the validation documents"):
                       "undefined and early stopping has nothing to go by; use more validation "
                       "documents (a larger validation fraction) or none (validation_fraction=0)",
                       MLNNWarning, stacklevel=3)
-    return Y_val
 
 
 def validation_split(n, fraction=0.1, random_state=0):
