@@ -29,16 +29,13 @@ from mlnn.cli import bench, course, data, experiment, model, reproduce
 COMMAND_GROUPS = (data, model, reproduce, bench, experiment, course)
 
 
-class ArgumentError(MLNNError):
-    """A command-line argument argparse rejects (unknown option, invalid int, ...)."""
-
-
 class Parser(argparse.ArgumentParser):
-    """argparse's parser, reporting a bad argument by raising :class:`ArgumentError` (printed by
-    :func:`main` as one line) instead of printing the usage and exiting."""
+    """argparse's parser, reporting a bad argument (unknown option, invalid int, ...) by raising
+    :class:`MLNNError` (printed by :func:`main` as one line) instead of printing the usage and
+    exiting."""
 
     def error(self, message):
-        raise ArgumentError(f"{message} (see '{self.prog} --help')")
+        raise MLNNError(f"{message} (see '{self.prog} --help')")
 
 
 def build_parser():
