@@ -44,13 +44,12 @@ def project_root(start=None):
     return None
 
 
-def figures_dir(fast=None):
+def figures_dir():
     """Where to save figures (created if needed): ``$MLNN_FIGURES``; else the project's
     ``figures/`` in a full run with ``MLNN_REFRESH_FIGURES=1``; else a fresh scratch directory."""
-    fast = fast_mode() if fast is None else fast
     if os.environ.get("MLNN_FIGURES"):
         directory = Path(os.environ["MLNN_FIGURES"])
-    elif os.environ.get("MLNN_REFRESH_FIGURES", "") == "1" and not fast:
+    elif os.environ.get("MLNN_REFRESH_FIGURES", "") == "1" and not fast_mode():
         directory = (project_root() or Path.cwd()) / "figures"
     else:
         directory = Path(tempfile.mkdtemp(prefix="mlnn-figures-"))
