@@ -22,7 +22,8 @@ import numpy as np
 from mlnn import datasets
 from mlnn.base.errors import MLNNError
 from mlnn.base.fileio import check_output_path
-from mlnn.base.validation import check_positive_int, check_X, check_Y, validation_split
+from mlnn.base.validation import (check_choice, check_positive_int, check_X, check_Y,
+                                  validation_split)
 from mlnn.figures.curves import CURVE_COLUMNS, Setting, load_csv, save_csv
 from mlnn.model.builders import build
 from mlnn.model.params import DEFAULT
@@ -181,8 +182,7 @@ EXPERIMENTS = {
 def run_or_load(name, csv_path, fast=False, rerun=False, **kwargs):
     """Curves of experiment ``name``: read from ``csv_path`` if it exists (full mode, not
     ``rerun``), else run the experiment and save them there (fast runs always run)."""
-    if name not in EXPERIMENTS:
-        raise MLNNError(f"unknown experiment {name!r}; choose one of {sorted(EXPERIMENTS)}")
+    check_choice(name, "experiment", EXPERIMENTS)
     path = Path(csv_path)
     if not fast and not rerun and path.exists():
         return load_csv(path)
