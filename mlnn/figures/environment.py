@@ -18,13 +18,6 @@ from pathlib import Path
 from mlnn import datasets
 from mlnn.base.errors import MLNNError
 
-#: What :func:`banner` prints in fast mode, so that no reader takes its numbers for results.
-SMOKE_TEST = ("FAST MODE (MLNN_FAST=1): a smoke test. What this notebook trains or computes below "
-              "is shrunk to run\nin seconds: those numbers only show that the code runs and are "
-              "NOT the results the text discusses\n(curves and tables read from the committed "
-              "files under figures/ are the full run's).")
-
-
 def fast_mode():
     """True when ``MLNN_FAST=1``: notebooks then run tiny experiments (as the tests do)."""
     return os.environ.get("MLNN_FAST", "") == "1"
@@ -58,9 +51,13 @@ def figures_dir():
 
 
 def banner():
-    """The line a notebook prints first: the mode, and in fast mode the smoke-test warning."""
+    """The line a notebook prints first: the mode, and in fast mode the smoke-test warning, so
+    that no reader takes its numbers for results."""
     if fast_mode():
-        return SMOKE_TEST
+        return ("FAST MODE (MLNN_FAST=1): a smoke test. What this notebook trains or computes "
+                "below is shrunk to run\nin seconds: those numbers only show that the code runs "
+                "and are NOT the results the text discusses\n(curves and tables read from the "
+                "committed files under figures/ are the full run's).")
     return "full mode: the experiments and figures below are those the text discusses."
 
 
