@@ -125,8 +125,7 @@ def load_model(path):
 def run_evaluate(args):
     model = load_model(args.model)
     dataset = load_dataset(args)
-    X, Y = (dataset.X_test, dataset.Y_test) if args.split == "test" else \
-        (dataset.X_train, dataset.Y_train)
+    X, Y = getattr(dataset, f"X_{args.split}"), getattr(dataset, f"Y_{args.split}")
     if X.shape[1] != model.n_features_in_:
         raise MLNNError(f"the model expects {model.n_features_in_} features but {dataset.name} "
                         f"has {X.shape[1]}: it was trained on another dataset")
