@@ -18,6 +18,7 @@ from pathlib import Path
 from mlnn import datasets
 from mlnn.base.errors import MLNNError
 
+
 def fast_mode():
     """True when ``MLNN_FAST=1``: notebooks then run tiny experiments (as the tests do)."""
     return os.environ.get("MLNN_FAST", "") == "1"
