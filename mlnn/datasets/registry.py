@@ -208,8 +208,8 @@ def _load_mulan(root, spec, options):
 
     def build():
         labels = read_mulan_xml(xml_path, expected_count=spec.n_labels)
-        X_train, Y_train, features, _ = read_arff(train_path, label_names=labels)
-        X_test, Y_test, features_test, _ = read_arff(test_path, label_names=labels)
+        X_train, Y_train, features = read_arff(train_path, labels)
+        X_test, Y_test, features_test = read_arff(test_path, labels)
         if features_test != features:
             raise MLNNError(f"{test_path}: its features differ from those of {train_path}")
         parts = {"X_train": X_train, "Y_train": Y_train, "X_test": X_test, "Y_test": Y_test}
@@ -222,7 +222,8 @@ def _load_single(root, spec, options):
     checksums = [sha256_file(p) for p in (arff_path, xml_path)]
 
     def build():
-        X, Y, features, labels = read_arff(arff_path, xml_path=xml_path, n_labels=spec.n_labels)
+        labels = read_mulan_xml(xml_path, expected_count=spec.n_labels)
+        X, Y, features = read_arff(arff_path, labels)
         if spec.feature_space is not None:
             X, features = _align_by_name(X, features, spec.feature_space)
         test_fraction = 1.0 - check_fraction(options["train_fraction"], "train_fraction")
