@@ -60,8 +60,6 @@ class LinearSVMBR:
     2C max(0, 1 − y_i wᵀx_i), n_iter_ (L,), converged_ (L,) bool.
     """
 
-    solver = "tron"
-
     def __init__(self, C=1.0, bias=1.0, tol=DEFAULT_TOL, max_iter=1000):
         self.C = check_positive_float(C, "C")
         self.bias = check_nonnegative_float(bias, "bias")
