@@ -150,17 +150,6 @@ def placement_message(name, root, missing):
             f"them)")
 
 
-def ensure_sources(name, root, download=False, progress=None):
-    """Raise :class:`MLNNError` listing the files to place unless the source files of dataset
-    ``name`` are under ``root``; a missing pinned archive is first downloaded if ``download``
-    (``progress`` as in :func:`~mlnn.datasets.download.fetch`)."""
-    missing = missing_files(name, root)
-    if missing and name in SOURCES and download:
-        fetch(name, data_dir=root, progress=progress)
-    elif missing:
-        raise MLNNError(placement_message(name, root, missing))
-
-
 def _align_by_name(X, feature_names, size):
     """Map columns named ``AttK`` to column K-1 of a ``size``-wide matrix."""
     columns = []
@@ -239,7 +228,8 @@ _LOADERS = {"reuters": _load_reuters, "mulan": _load_mulan, "single": _load_sing
 def load(name, data_dir=None, download=False, progress=None, **options):
     """The :class:`Dataset` ``name`` (one of :func:`names`), read from ``data_dir`` (default
     ``$MLNN_DATA``) or the cache, a missing pinned archive fetched first if ``download``;
-    ``options``: the dataset's own (``Spec.defaults``)."""
+    ``options``: the dataset's own (``Spec.defaults``); ``progress`` as in
+    :func:`~mlnn.datasets.download.fetch`."""
     started = time.perf_counter()
     if name not in SPECS:
         raise MLNNError(f"unknown dataset {name!r}; valid names: {', '.join(names())}")
@@ -251,7 +241,11 @@ def load(name, data_dir=None, download=False, progress=None, **options):
                              "load_seconds": time.perf_counter() - started})
     root = paths.check_data_dir(data_dir, "data_dir") if data_dir is not None \
         else paths.check_data_dir(paths.data_dir())
-    ensure_sources(name, root, download=download, progress=progress)
+    missing = missing_files(name, root)
+    if missing and name in SOURCES and download:
+        fetch(name, data_dir=root, progress=progress)
+    elif missing:
+        raise MLNNError(placement_message(name, root, missing))
     checksums, build = _LOADERS[spec.kind](root, spec, options)
     key = cache.cache_key(name, checksums, {**options, "loader_version": LOADER_VERSION})
     path = cache.cache_path(name, key)
