@@ -113,10 +113,6 @@ class LinearSVMBR:
         X = check_X(X, "X", n_features=self.n_features_in_)
         return np.asarray(X @ self.coef_) + self.intercept_
 
-    def predict(self, X):
-        """Label sets by sign: ŷ_l = 1 iff wᵀx + b > 0; (n, L) int8 CSR."""
-        return sp.csr_matrix((self.decision_function(X) > 0).astype(np.int8))
-
     def weights(self):
         """w including the weight of the constant feature: (D+1, L), or coef_ if bias is 0."""
         if self.bias:
