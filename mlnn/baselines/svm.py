@@ -193,8 +193,11 @@ def _trust_region_cg(X, G, D, delta, eps_cg):
         step = np.where(live, rr / np.maximum(_column_dot(Pw, HP), np.finfo(float).tiny), 0.0)
         ss_next = ss + step * (2.0 * sp + step * pp)  # ‖s + τp‖²
         leaving = live & (ss_next > dw ** 2)
-        if leaving.any():                             # ‖s + τp‖ > Δ: stop on the boundary
-            step[leaving], ss_next[leaving] = _boundary_steps(Sw, Pw, dw, leaving)
+        if leaving.any():          # ‖s + τp‖ > Δ: stop on the boundary, τ from exact dot products
+            Sl, Pl, dl = Sw[:, leaving], Pw[:, leaving], dw[leaving]
+            step[leaving] = _boundary_step(_column_dot(Sl, Sl), _column_dot(Sl, Pl),
+                                           _column_dot(Pl, Pl), dl)
+            ss_next[leaving] = dl ** 2
             live &= ~leaving
         ss = ss_next
         Sw += np.multiply(Pw, step, out=T)           # s ← s + τp, r ← r − τHp
@@ -209,13 +212,6 @@ def _trust_region_cg(X, G, D, delta, eps_cg):
         live &= rr > tol
     S[:, cols], R[:, cols] = Sw, Rw
     return S, R
-
-
-def _boundary_steps(S, P, delta, leaving):
-    """(τ, Δ²) of the columns ``leaving``: the step to ‖s + τp‖ = Δ from exact dot products."""
-    Sl, Pl, dl = S[:, leaving], P[:, leaving], delta[leaving]
-    tau = _boundary_step(_column_dot(Sl, Sl), _column_dot(Sl, Pl), _column_dot(Pl, Pl), dl)
-    return tau, dl ** 2
 
 
 #: Trust-region constants of liblinear's tron.cpp: a step is accepted when the actual reduction
