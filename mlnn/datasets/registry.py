@@ -158,7 +158,6 @@ def _align_by_name(X, feature_names, size):
             raise MLNNError(f"feature {name!r} is not of the form AttK with K in 1..{size}")
         columns.append(int(name[3:]) - 1)
     columns = np.array(columns, dtype=np.int64)
-    X = sp.csr_matrix(X)
     aligned = sp.csr_matrix((X.data, columns[X.indices], X.indptr), shape=(X.shape[0], size))
     aligned.sort_indices()
     return aligned, [f"Att{k}" for k in range(1, size + 1)]
