@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.base.errors import MLNNError
-from mlnn.base.validation import (check_nonnegative_float, check_positive_float,
+from mlnn.base.validation import (check_fitted, check_nonnegative_float, check_positive_float,
                                   check_positive_int, check_X, check_Y)
 
 #: liblinear's default tolerance of the primal TRON (-s 2).
@@ -108,8 +108,7 @@ class LinearSVMBR:
 
     def decision_function(self, X):
         """The margins wᵀx + b: (n, L) dense. X : (n, D) CSR."""
-        if not hasattr(self, "coef_"):
-            raise MLNNError("this LinearSVMBR is not fitted yet; call fit first")
+        check_fitted(self, "coef_")
         X = check_X(X, "X", n_features=self.n_features_in_)
         return np.asarray(X @ self.coef_) + self.intercept_
 
