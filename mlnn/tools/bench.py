@@ -25,7 +25,7 @@ from mlnn.tools.machine import peak_rss_mb
 
 #: The phases of the breakdown: which calls of which object each one times.
 PHASES = {"network": {"forward": "forward", "backward": "backward"},
-          "loss": {None: "loss"},                # every public method: value, delta, excluded
+          "loss": {None: "loss"},                # every public method (value_and_delta, ...)
           "optimizer": {"step": "optimizer", "catch_up": "optimizer", "flush": "optimizer"}}
 PHASE_ORDER = ("forward", "loss", "backward", "optimizer")
 
