@@ -245,9 +245,7 @@ class TfidfVectorizer:
     def fit_transform(self, documents):
         """:meth:`fit` on ``documents`` and return their tf-idf matrix."""
         terms = self._analyze(documents)
-        df = Counter()
-        for doc in terms:
-            df.update(set(doc))
+        df = Counter(term for doc in terms for term in set(doc))     # documents per term
         vocabulary = sorted(term for term, count in df.items() if count >= self.min_df)
         counts = np.array([df[term] for term in vocabulary], dtype=np.float64)
         self.set_vocabulary(vocabulary, np.log(len(terms) / counts) if len(terms) else counts)
