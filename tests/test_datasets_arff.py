@@ -44,8 +44,9 @@ def _write(tmp_path, body, name="toy.arff", xml=XML):
 
 def test_sparse_rows_labels_named_by_xml(tmp_path):
     path, xml = _write(tmp_path, "{0 0.5,1 1,5 2}\n\n{}\n% comment\n{3 1,4 1,2 -1.25}\n")
-    X, Y, features, labels = read_arff(path, xml_path=xml)
-    assert labels == ["sport", "politics", "elections"]
+    labels = read_mulan_xml(xml)
+    X, Y, features = read_arff(path, labels)
+    assert labels == ["sport", "politics", "elections"]          # nested labels depth first
     assert features == ["word_a", "word b", "word_c"]
     np.testing.assert_array_equal(X.toarray(), [[0.5, 0, 2], [0, 0, 0], [0, -1.25, 0]])
     np.testing.assert_array_equal(Y.toarray(), [[0, 1, 0], [0, 0, 0], [1, 0, 1]])
@@ -55,14 +56,14 @@ def test_sparse_rows_labels_named_by_xml(tmp_path):
 
 def test_dense_rows_and_gzip(tmp_path):
     path, xml = _write(tmp_path, "1.5,0,2,1,0,-3\n0,1,0,0,1,4e-2\n", name="toy.arff.gz")
-    X, Y, _, _ = read_arff(path, xml_path=xml)
+    X, Y, _ = read_arff(path, read_mulan_xml(xml))
     np.testing.assert_array_equal(X.toarray(), [[1.5, 2, -3], [0, 0, 0.04]])
     np.testing.assert_array_equal(Y.toarray(), [[1, 0, 0], [0, 1, 1]])
 
 
 def test_unsorted_sparse_indices_are_accepted(tmp_path):
     path, xml = _write(tmp_path, "{5 3,0 1}\n")
-    X, _, _, _ = read_arff(path, xml_path=xml)
+    X, _, _ = read_arff(path, read_mulan_xml(xml))
     np.testing.assert_array_equal(X.toarray(), [[1, 0, 3]])
     assert X.has_sorted_indices
 
@@ -81,7 +82,7 @@ def test_unsorted_sparse_indices_are_accepted(tmp_path):
 def test_malformed_rows_name_file_and_line(tmp_path, body, line, message):
     path, xml = _write(tmp_path, body)
     with pytest.raises(DataFormatError) as error:
-        read_arff(path, xml_path=xml)
+        read_arff(path, read_mulan_xml(xml))
     assert f"toy.arff:{line}:" in str(error.value)
     assert message in str(error.value)
 
@@ -90,15 +91,15 @@ def test_header_errors(tmp_path):
     path = tmp_path / "bad.arff"
     path.write_text("@relation r\n@attribute a numeric\n")
     with pytest.raises(DataFormatError, match="no @data"):
-        read_arff(path, label_names=["a"])
+        read_arff(path, ["a"])
     path.write_text("@relation r\n@attribute a string\n@data\n")
     with pytest.raises(DataFormatError, match="bad.arff:2: .*unsupported type"):
-        read_arff(path, label_names=["a"])
+        read_arff(path, ["a"])
     path.write_text("@relation r\n@attribute a numeric\n@data\n1\n")
     with pytest.raises(DataFormatError, match="not attributes of the file"):
-        read_arff(path, label_names=["b"])
+        read_arff(path, ["b"])
     with pytest.raises(DataFormatError, match="file not found"):
-        read_arff(tmp_path / "missing.arff", label_names=["a"])
+        read_arff(tmp_path / "missing.arff", ["a"])
 
 
 def test_xml_errors(tmp_path):
@@ -139,7 +140,8 @@ def test_write_read_round_trip(tmp_path_factory, data, sparse, gz):
     path = folder / ("d.arff.gz" if gz else "d.arff")
     write_arff(path, sp.csr_matrix(X), sp.csr_matrix(Y), features, labels, sparse=sparse)
     write_mulan_xml(folder / "d.xml", labels)
-    X2, Y2, features2, labels2 = read_arff(path, xml_path=folder / "d.xml")
+    labels2 = read_mulan_xml(folder / "d.xml")
+    X2, Y2, features2 = read_arff(path, labels2)
     np.testing.assert_array_equal(X2.toarray(), X)
     np.testing.assert_array_equal(Y2.toarray(), Y)
     assert features2 == features and labels2 == labels
@@ -162,7 +164,7 @@ def test_random_corruptions_raise_only_data_format_error(tmp_path_factory, data)
     (folder / "c.arff").write_text(text)
     (folder / "toy.xml").write_text(XML)
     try:
-        X, Y, _, _ = read_arff(folder / "c.arff", xml_path=folder / "toy.xml")
+        X, Y, _ = read_arff(folder / "c.arff", read_mulan_xml(folder / "toy.xml"))
     except DataFormatError as error:
         assert "c.arff" in str(error)          # the message names the file
     else:                                      # a corruption that left a valid file
@@ -172,7 +174,8 @@ def test_random_corruptions_raise_only_data_format_error(tmp_path_factory, data)
 def test_real_delicious_matches_table1(data_dir):
     train = require_file(data_dir, "mulan/delicious/delicious-train.arff")
     xml = require_file(data_dir, "mulan/delicious/delicious.xml")
-    X, Y, features, labels = read_arff(train, xml_path=xml, n_labels=983)
+    labels = read_mulan_xml(xml, expected_count=983)
+    X, Y, features = read_arff(train, labels)
     assert X.shape == (12920, 500) and Y.shape == (12920, 983)
     assert len(features) == 500 and len(labels) == 983
     assert set(np.unique(X.data)) == {1.0}

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.base.errors import MLNNError
-from mlnn.base.validation import (check_nonnegative_float, check_positive_float,
+from mlnn.base.validation import (check_fitted, check_nonnegative_float, check_positive_float,
                                   check_positive_int, check_X, check_Y)
 
 #: liblinear's default tolerance of the primal TRON (-s 2).
@@ -59,8 +59,6 @@ class LinearSVMBR:
     max_iter. After ``fit``: coef_ (D, L), intercept_ (L,), dual_coef_ (n, L) = α_i =
     2C max(0, 1 − y_i wᵀx_i), n_iter_ (L,), converged_ (L,) bool.
     """
-
-    solver = "tron"
 
     def __init__(self, C=1.0, bias=1.0, tol=DEFAULT_TOL, max_iter=1000):
         self.C = check_positive_float(C, "C")
@@ -110,14 +108,9 @@ class LinearSVMBR:
 
     def decision_function(self, X):
         """The margins wᵀx + b: (n, L) dense. X : (n, D) CSR."""
-        if not hasattr(self, "coef_"):
-            raise MLNNError("this LinearSVMBR is not fitted yet; call fit first")
+        check_fitted(self, "coef_")
         X = check_X(X, "X", n_features=self.n_features_in_)
         return np.asarray(X @ self.coef_) + self.intercept_
-
-    def predict(self, X):
-        """Label sets by sign: ŷ_l = 1 iff wᵀx + b > 0; (n, L) int8 CSR."""
-        return sp.csr_matrix((self.decision_function(X) > 0).astype(np.int8))
 
     def weights(self):
         """w including the weight of the constant feature: (D+1, L), or coef_ if bias is 0."""
@@ -199,8 +192,11 @@ def _trust_region_cg(X, G, D, delta, eps_cg):
         step = np.where(live, rr / np.maximum(_column_dot(Pw, HP), np.finfo(float).tiny), 0.0)
         ss_next = ss + step * (2.0 * sp + step * pp)  # ‖s + τp‖²
         leaving = live & (ss_next > dw ** 2)
-        if leaving.any():                             # ‖s + τp‖ > Δ: stop on the boundary
-            step[leaving], ss_next[leaving] = _boundary_steps(Sw, Pw, dw, leaving)
+        if leaving.any():          # ‖s + τp‖ > Δ: stop on the boundary, τ from exact dot products
+            Sl, Pl, dl = Sw[:, leaving], Pw[:, leaving], dw[leaving]
+            step[leaving] = _boundary_step(_column_dot(Sl, Sl), _column_dot(Sl, Pl),
+                                           _column_dot(Pl, Pl), dl)
+            ss_next[leaving] = dl ** 2
             live &= ~leaving
         ss = ss_next
         Sw += np.multiply(Pw, step, out=T)           # s ← s + τp, r ← r − τHp
@@ -215,13 +211,6 @@ def _trust_region_cg(X, G, D, delta, eps_cg):
         live &= rr > tol
     S[:, cols], R[:, cols] = Sw, Rw
     return S, R
-
-
-def _boundary_steps(S, P, delta, leaving):
-    """(τ, Δ²) of the columns ``leaving``: the step to ‖s + τp‖ = Δ from exact dot products."""
-    Sl, Pl, dl = S[:, leaving], P[:, leaving], delta[leaving]
-    tau = _boundary_step(_column_dot(Sl, Sl), _column_dot(Sl, Pl), _column_dot(Pl, Pl), dl)
-    return tau, dl ** 2
 
 
 #: Trust-region constants of liblinear's tron.cpp: a step is accepted when the actual reduction

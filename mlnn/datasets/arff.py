@@ -64,16 +64,11 @@ def read_mulan_xml(path, expected_count=None):
     return names
 
 
-def read_arff(path, label_names=None, xml_path=None, n_labels=None):
-    """``(X, Y, feature_names, label_names)`` of a MULAN ARFF file: Y (n × L CSR int8) holds the
-    attributes ``label_names`` (else those the XML file ``xml_path`` names, ``n_labels`` of them
-    if given) in that order, X (n × D CSR float64, sorted indices) the others in file order."""
+def read_arff(path, label_names):
+    """``(X, Y, feature_names)`` of a MULAN ARFF file: Y (n × L CSR int8) holds the attributes
+    ``label_names`` (as :func:`read_mulan_xml` reads them) in that order, X (n × D CSR float64,
+    sorted indices) the others in file order."""
     path = Path(path)
-    if label_names is None:
-        if xml_path is None:
-            raise DataFormatError(f"{path}: give label_names or the MULAN xml_path")
-        label_names = read_mulan_xml(xml_path, expected_count=n_labels)
-    label_names = list(label_names)
     lines = read_text(path).split("\n")
     names, start = _parse_header(lines, path)
     position = {name: i for i, name in enumerate(names)}
@@ -100,7 +95,7 @@ def read_arff(path, label_names=None, xml_path=None, n_labels=None):
     X.sort_indices()
     Y = Y.astype(np.int8)
     Y.sort_indices()
-    return X, Y, [names[i] for i in features], label_names
+    return X, Y, [names[i] for i in features]
 
 
 def _parse_header(lines, path):

@@ -10,14 +10,12 @@ from mlnn.base.errors import MLNNError
 
 def data_dir():
     """The data directory: ``$MLNN_DATA`` if set, else ``~/.cache/mlnn``."""
-    value = os.environ.get("MLNN_DATA")
-    return Path(value) if value else Path.home() / ".cache" / "mlnn"
+    return Path(os.environ.get("MLNN_DATA") or Path.home() / ".cache" / "mlnn")
 
 
 def cache_dir():
     """The cache of processed matrices: ``$MLNN_CACHE`` if set, else ``~/.cache/mlnn/processed``."""
-    value = os.environ.get("MLNN_CACHE")
-    return Path(value) if value else Path.home() / ".cache" / "mlnn" / "processed"
+    return Path(os.environ.get("MLNN_CACHE") or Path.home() / ".cache" / "mlnn" / "processed")
 
 
 def offline():

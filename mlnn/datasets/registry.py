@@ -150,17 +150,6 @@ def placement_message(name, root, missing):
             f"them)")
 
 
-def ensure_sources(name, root, download=False, progress=None):
-    """Raise :class:`MLNNError` listing the files to place unless the source files of dataset
-    ``name`` are under ``root``; a missing pinned archive is first downloaded if ``download``
-    (``progress`` as in :func:`~mlnn.datasets.download.fetch`)."""
-    missing = missing_files(name, root)
-    if missing and name in SOURCES and download:
-        fetch(name, data_dir=root, progress=progress)
-    elif missing:
-        raise MLNNError(placement_message(name, root, missing))
-
-
 def _align_by_name(X, feature_names, size):
     """Map columns named ``AttK`` to column K-1 of a ``size``-wide matrix."""
     columns = []
@@ -169,27 +158,29 @@ def _align_by_name(X, feature_names, size):
             raise MLNNError(f"feature {name!r} is not of the form AttK with K in 1..{size}")
         columns.append(int(name[3:]) - 1)
     columns = np.array(columns, dtype=np.int64)
-    X = sp.csr_matrix(X)
     aligned = sp.csr_matrix((X.data, columns[X.indices], X.indptr), shape=(X.shape[0], size))
     aligned.sort_indices()
     return aligned, [f"Att{k}" for k in range(1, size + 1)]
 
 
-def _load_reuters(root, spec, options):
-    archive = Path(root) / spec.files[0]
-    source = archive if archive.exists() else Path(root) / spec.files[1]
-    checksums = [sha256_file(archive)] if archive.exists() else [
-        sha256_file(p) for p in sorted(source.glob("reut2-*.sgm"))]
+def _sources(root, spec):
+    """The source files whose SHA-256 sums key the cache: ``spec.files`` under ``root``; for
+    Reuters-21578 its archive, or else the SGML files of its directory."""
+    files = [Path(root) / relative for relative in spec.files]
+    if spec.kind == "reuters":
+        return files[:1] if files[0].exists() else sorted(files[1].glob("reut2-*.sgm"))
+    return files
 
-    def build():
-        train, test, categories = modapte_split(read_reuters(source))
-        vectorizer = text_vectorizer(options)
-        X_train = vectorizer.fit_transform([d.text for d in train])
-        X_test = vectorizer.transform([d.text for d in test])
-        parts = {"X_train": X_train, "Y_train": label_matrix(train, categories),
-                 "X_test": X_test, "Y_test": label_matrix(test, categories)}
-        return parts, list(vectorizer.vocabulary_), categories, {"idf": vectorizer.idf_}
-    return checksums, build
+
+def _build_reuters(root, spec, options):
+    archive, folder = (Path(root) / relative for relative in spec.files)
+    train, test, categories = modapte_split(read_reuters(archive if archive.exists() else folder))
+    vectorizer = text_vectorizer(options)
+    X_train = vectorizer.fit_transform([d.text for d in train])
+    X_test = vectorizer.transform([d.text for d in test])
+    parts = {"X_train": X_train, "Y_train": label_matrix(train, categories),
+             "X_test": X_test, "Y_test": label_matrix(test, categories)}
+    return parts, list(vectorizer.vocabulary_), categories, {"idf": vectorizer.idf_}
 
 
 def text_vectorizer(options, vocabulary=None, idf=None):
@@ -202,43 +193,39 @@ def text_vectorizer(options, vocabulary=None, idf=None):
     return vectorizer
 
 
-def _load_mulan(root, spec, options):
-    train_path, test_path, xml_path = (Path(root) / f for f in spec.files)
-    checksums = [sha256_file(p) for p in (train_path, test_path, xml_path)]
-
-    def build():
-        labels = read_mulan_xml(xml_path, expected_count=spec.n_labels)
-        X_train, Y_train, features, _ = read_arff(train_path, label_names=labels)
-        X_test, Y_test, features_test, _ = read_arff(test_path, label_names=labels)
-        if features_test != features:
-            raise MLNNError(f"{test_path}: its features differ from those of {train_path}")
-        parts = {"X_train": X_train, "Y_train": Y_train, "X_test": X_test, "Y_test": Y_test}
-        return parts, features, labels, {}
-    return checksums, build
+def _build_mulan(root, spec, options):
+    train_path, test_path, xml_path = (Path(root) / relative for relative in spec.files)
+    labels = read_mulan_xml(xml_path, expected_count=spec.n_labels)
+    X_train, Y_train, features = read_arff(train_path, labels)
+    X_test, Y_test, features_test = read_arff(test_path, labels)
+    if features_test != features:
+        raise MLNNError(f"{test_path}: its features differ from those of {train_path}")
+    parts = {"X_train": X_train, "Y_train": Y_train, "X_test": X_test, "Y_test": Y_test}
+    return parts, features, labels, {}
 
 
-def _load_single(root, spec, options):
-    arff_path, xml_path = (Path(root) / f for f in spec.files)
-    checksums = [sha256_file(p) for p in (arff_path, xml_path)]
-
-    def build():
-        X, Y, features, labels = read_arff(arff_path, xml_path=xml_path, n_labels=spec.n_labels)
-        if spec.feature_space is not None:
-            X, features = _align_by_name(X, features, spec.feature_space)
-        test_fraction = 1.0 - check_fraction(options["train_fraction"], "train_fraction")
-        train, test = validation_split(X.shape[0], test_fraction, options["random_state"])
-        parts = {"X_train": X[train], "Y_train": Y[train], "X_test": X[test], "Y_test": Y[test]}
-        return parts, features, labels, {}
-    return checksums, build
+def _build_single(root, spec, options):
+    arff_path, xml_path = (Path(root) / relative for relative in spec.files)
+    labels = read_mulan_xml(xml_path, expected_count=spec.n_labels)
+    X, Y, features = read_arff(arff_path, labels)
+    if spec.feature_space is not None:
+        X, features = _align_by_name(X, features, spec.feature_space)
+    test_fraction = 1.0 - check_fraction(options["train_fraction"], "train_fraction")
+    train, test = validation_split(X.shape[0], test_fraction, options["random_state"])
+    parts = {"X_train": X[train], "Y_train": Y[train], "X_test": X[test], "Y_test": Y[test]}
+    return parts, features, labels, {}
 
 
-_LOADERS = {"reuters": _load_reuters, "mulan": _load_mulan, "single": _load_single}
+#: How each kind of dataset is built from its sources: (matrices, feature names, label names,
+#: the extras the cache keeps).
+_BUILDERS = {"reuters": _build_reuters, "mulan": _build_mulan, "single": _build_single}
 
 
 def load(name, data_dir=None, download=False, progress=None, **options):
     """The :class:`Dataset` ``name`` (one of :func:`names`), read from ``data_dir`` (default
     ``$MLNN_DATA``) or the cache, a missing pinned archive fetched first if ``download``;
-    ``options``: the dataset's own (``Spec.defaults``)."""
+    ``options``: the dataset's own (``Spec.defaults``); ``progress`` as in
+    :func:`~mlnn.datasets.download.fetch`."""
     started = time.perf_counter()
     if name not in SPECS:
         raise MLNNError(f"unknown dataset {name!r}; valid names: {', '.join(names())}")
@@ -250,8 +237,12 @@ def load(name, data_dir=None, download=False, progress=None, **options):
                              "load_seconds": time.perf_counter() - started})
     root = paths.check_data_dir(data_dir, "data_dir") if data_dir is not None \
         else paths.check_data_dir(paths.data_dir())
-    ensure_sources(name, root, download=download, progress=progress)
-    checksums, build = _LOADERS[spec.kind](root, spec, options)
+    missing = missing_files(name, root)
+    if missing and name in SOURCES and download:
+        fetch(name, data_dir=root, progress=progress)
+    elif missing:
+        raise MLNNError(placement_message(name, root, missing))
+    checksums = [sha256_file(path) for path in _sources(root, spec)]
     key = cache.cache_key(name, checksums, {**options, "loader_version": LOADER_VERSION})
     path = cache.cache_path(name, key)
     cached = cache.load(path)
@@ -259,7 +250,7 @@ def load(name, data_dir=None, download=False, progress=None, **options):
         parts, features, labels, description, extras = cached
         from_cache, cache_written = True, False
     else:
-        parts, features, labels, extras = build()
+        parts, features, labels, extras = _BUILDERS[spec.kind](root, spec, options)
         description, from_cache = spec.description, False
         cache_written = cache.save(path, parts, features, labels, description, extras)
     info = {"options": options, "source_sha256": checksums, "cache_file": str(path),

@@ -15,7 +15,7 @@ ApteMod's list (README.md, "Where the paper is silent").
 import re
 import tarfile
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -37,8 +37,8 @@ class ReutersDocument:
     newid: int
     lewissplit: str
     has_topics: bool
-    topics: list = field(default_factory=list)
-    text: str = ""
+    topics: list
+    text: str
 
 
 def _unescape(text):
@@ -48,8 +48,9 @@ def _unescape(text):
 
 
 def _element(pattern, content):
+    """The text of the first element ``pattern`` matches in ``content``; "" if there is none."""
     match = pattern.search(content)
-    return match.group(1) if match else None
+    return match.group(1) if match else ""
 
 
 _TITLE = re.compile(r"<TITLE>(.*?)</TITLE>", re.S)
@@ -82,14 +83,13 @@ def parse_sgml(text, source="<string>"):
         content = text[match.end():end]
         if ("<TOPICS>" in content) != ("</TOPICS>" in content):
             raise DataFormatError(f"{source}:{line}: unclosed <TOPICS> in document {newid}")
-        topics_block = _element(_TOPICS, content) or ""
-        topics = [_unescape(t).strip() for t in _D.findall(topics_block)]
-        title = _unescape(_element(_TITLE, content) or "").strip()
-        body = _unescape(_element(_BODY, content) or "").strip()
+        topics = [_unescape(t).strip() for t in _D.findall(_element(_TOPICS, content))]
+        title = _unescape(_element(_TITLE, content)).strip()
+        body = _unescape(_element(_BODY, content)).strip()
         if title or body:
             full = title + "\n" + body
         else:
-            full = _unescape(_TAG.sub(" ", _element(_TEXT, content) or "")).strip()
+            full = _unescape(_TAG.sub(" ", _element(_TEXT, content))).strip()
         documents.append(ReutersDocument(
             newid=newid, lewissplit=attributes["LEWISSPLIT"],
             has_topics=attributes.get("TOPICS") == "YES", topics=topics, text=full))

@@ -29,8 +29,12 @@ from mlnn.base.validation import (check_float_in, check_integer, check_nonnegati
 from mlnn.datasets.text import idf_from_counts, tfidf_weight
 
 
-def _check_options(n_train, n_test, n_features, n_labels, label_cardinality, correlation,
-                   background, mean_length, length_sigma):
+def make_synthetic(n_train=400, n_test=200, n_features=500, n_labels=20, random_state=0,
+                   label_cardinality=2.0, correlation=0.7, n_groups=None, mean_length=80.0,
+                   length_sigma=0.6, background=0.5, words_per_topic=None, zipf_exponent=1.0):
+    """The collection of the module docstring: a dict with ``X_train`` (n_train × D CSR float64),
+    ``Y_train`` (n_train × L CSR int8), ``X_test``, ``Y_test``, ``feature_names`` (``w0000``...)
+    and ``label_names`` (``label000``...)."""
     for name, value, minimum in (("n_train", n_train, 1), ("n_test", n_test, 0),
                                  ("n_features", n_features, 2), ("n_labels", n_labels, 1)):
         check_integer(value, f"synthetic: {name}", minimum)
@@ -39,16 +43,6 @@ def _check_options(n_train, n_test, n_features, n_labels, label_cardinality, cor
         check_float_in(value, f"synthetic: {name}", 0, 1, closed="both")
     check_positive_float(mean_length, "synthetic: mean_length")
     check_nonnegative_float(length_sigma, "synthetic: length_sigma")
-
-
-def make_synthetic(n_train=400, n_test=200, n_features=500, n_labels=20, random_state=0,
-                   label_cardinality=2.0, correlation=0.7, n_groups=None, mean_length=80.0,
-                   length_sigma=0.6, background=0.5, words_per_topic=None, zipf_exponent=1.0):
-    """The collection of the module docstring: a dict with ``X_train`` (n_train × D CSR float64),
-    ``Y_train`` (n_train × L CSR int8), ``X_test``, ``Y_test``, ``feature_names`` (``w0000``...)
-    and ``label_names`` (``label000``...)."""
-    _check_options(n_train, n_test, n_features, n_labels, label_cardinality, correlation,
-                   background, mean_length, length_sigma)
     rng = np.random.default_rng(check_seed(random_state, "synthetic: random_state"))
     n, D, L = n_train + n_test, n_features, n_labels
     n_groups = max(1, L // 4) if n_groups is None else int(n_groups)

@@ -9,6 +9,7 @@ each step written out to be read and changed: :func:`tokenize`, :data:`STOP_WORD
 """
 
 import codecs
+import functools
 import re
 import warnings
 from collections import Counter
@@ -161,6 +162,7 @@ _STEP4 = sorted(["al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement
                 key=lambda suffix: -len(suffix))
 
 
+@functools.lru_cache(maxsize=None)
 def porter_stem(word):
     """The Porter (1980) stem of a lower-case ``word``; words of <= 2 letters are unchanged."""
     if len(word) <= 2:
@@ -209,17 +211,10 @@ def porter_stem(word):
     return word
 
 
-def analyze(text, token_pattern=DEFAULT_TOKEN_PATTERN, stop_words=STOP_WORDS, stem=True,
-            _cache=None):
+def analyze(text, token_pattern=DEFAULT_TOKEN_PATTERN, stop_words=STOP_WORDS, stem=True):
     """Tokenise, drop stop words, and optionally stem: ``text`` -> list of terms."""
     tokens = [t for t in tokenize(text, token_pattern) if t not in stop_words]
-    if not stem:
-        return tokens
-    cache = {} if _cache is None else _cache
-    for token in tokens:
-        if token not in cache:
-            cache[token] = porter_stem(token)
-    return [cache[token] for token in tokens]
+    return [porter_stem(t) for t in tokens] if stem else tokens
 
 
 class TfidfVectorizer:
@@ -237,10 +232,9 @@ class TfidfVectorizer:
         self.min_df = int(min_df)
         self.sublinear_tf = sublinear_tf
         self.norm = norm
-        self._stem_cache = {}
 
     def _analyze(self, documents):
-        return [analyze(doc, self.token_pattern, self.stop_words, self.stem, self._stem_cache)
+        return [analyze(doc, self.token_pattern, self.stop_words, self.stem)
                 for doc in documents]
 
     def fit(self, documents):
@@ -251,9 +245,7 @@ class TfidfVectorizer:
     def fit_transform(self, documents):
         """:meth:`fit` on ``documents`` and return their tf-idf matrix."""
         terms = self._analyze(documents)
-        df = Counter()
-        for doc in terms:
-            df.update(set(doc))
+        df = Counter(term for doc in terms for term in set(doc))     # documents per term
         vocabulary = sorted(term for term, count in df.items() if count >= self.min_df)
         counts = np.array([df[term] for term in vocabulary], dtype=np.float64)
         self.set_vocabulary(vocabulary, np.log(len(terms) / counts) if len(terms) else counts)

@@ -25,7 +25,7 @@ from mlnn.tools.machine import peak_rss_mb
 
 #: The phases of the breakdown: which calls of which object each one times.
 PHASES = {"network": {"forward": "forward", "backward": "backward"},
-          "loss": {None: "loss"},                # every public method: value, delta, excluded
+          "loss": {None: "loss"},                # every public method (value_and_delta, ...)
           "optimizer": {"step": "optimizer", "catch_up": "optimizer", "flush": "optimizer"}}
 PHASE_ORDER = ("forward", "loss", "backward", "optimizer")
 
@@ -185,13 +185,12 @@ def _present_columns(X):
     return X[:, np.flatnonzero(np.bincount(X.indices, minlength=X.shape[1]))]
 
 
-def benchmark_pwe_delta(label_counts, n_documents, density=None, repeats=3, dtype=np.float32,
-                        random_state=0):
+def benchmark_pwe_delta(label_counts, n_documents, density=PWE_DENSITY, repeats=3,
+                        dtype=np.float32, random_state=0):
     """Seconds for one PWE δ2 of an n_documents × L minibatch, pairwise vs factorised, per L
     (o = tanh(z2), z2 ~ N(0, 1), ``density`` · L relevant labels; the fastest of ``repeats``):
     a list of dicts ``labels``, ``relevant``, ``pairwise_seconds``, ``factorised_seconds``,
     ``ratio``."""
-    density = PWE_DENSITY if density is None else density
     rng = np.random.default_rng(random_state)
     rows = []
     for L in label_counts:

@@ -16,9 +16,10 @@ import warnings
 import numpy as np
 
 from mlnn.base.errors import MLNNError
-from mlnn.base.validation import check_X, check_Y, check_positive_float, check_positive_int
+from mlnn.base.validation import (check_choice, check_positive_float, check_positive_int,
+                                  check_X, check_Y)
 from mlnn.baselines.svm import (DEFAULT_C_VALUES, DEFAULT_TOL, ConvergenceWarning, LinearSVMBR,
-                                 augment_bias)
+                                 _primal_value, augment_bias)
 
 SOLVERS = DEFAULT_SOLVERS = ("tron", "tron-cold", "liblinear-primal", "liblinear-dual")
 LIBLINEAR = ("liblinear-primal", "liblinear-dual")
@@ -39,8 +40,7 @@ def liblinear_available():
 def primal_objectives(X, signs, W, C):
     """½‖w_l‖² + C Σ_i max(0, 1 − y_il w_lᵀx_i)² per label: (L,), with X augmented by the
     constant feature and W (D+1) × L including its weight."""
-    slack = np.maximum(0.0, 1.0 - signs * np.asarray(X @ W))
-    return 0.5 * np.einsum("ij,ij->j", W, W) + C * np.einsum("ij,ij->j", slack, slack)
+    return _primal_value(W, signs * np.asarray(X @ W), C)
 
 
 def _fit_liblinear(X, Y, C, dual, tol, bias, max_iter, labels):
@@ -79,8 +79,7 @@ def _check_options(C_values, tol, dual_tol, bias, repeats, max_iter, solvers):
     if not C_values:
         raise MLNNError("C_values must contain at least one value")
     for solver in solvers:
-        if solver not in SOLVERS:
-            raise MLNNError(f"unknown solver {solver!r}; choose from {list(SOLVERS)}")
+        check_choice(solver, "solver", SOLVERS)
     if not solvers:
         raise MLNNError("solvers must name at least one solver")
     check_positive_float(tol, "tol")
