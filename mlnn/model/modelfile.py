@@ -59,16 +59,19 @@ def write_model_file(path, arrays, meta):
     entries = dict(arrays)
     entries["format"] = np.array(FORMAT)
     entries["format_version"] = np.array(FORMAT_VERSION)
-    entries["meta"] = np.array(json.dumps(meta, default=_json_default))
+    entries["meta"] = np.array(json.dumps(meta, default=json_default))
     entries["checksum"] = np.array(checksum(entries))
     with atomic_write(path, "wb") as handle:
         np.savez(handle, **entries)
 
 
-def _json_default(value):
+def json_default(value):
+    """``json.dumps``'s ``default`` for NumPy scalars and arrays (model files, run files)."""
     if isinstance(value, np.generic):
         return value.item()
-    raise TypeError(f"cannot store {type(value).__name__} in a model file")
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
 def read_model_file(path):
