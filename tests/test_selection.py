@@ -504,9 +504,9 @@ def test_rules_that_choose_the_same_refit_share_one_training_run(data, monkeypat
 
     monkeypatch.setattr(selection, "refit", counting)
     fit, val = validation_split(data.X_train.shape[0], 0.1, 0)
-    model, record = fit_network_method("nn-a", data.X_train, data.Y_train, fit, val, BUDGET,
-                                       random_state=0, batch_size=32, stopping="fixed",
-                                       other_rules=("rankloss", "meanF", "meanF_best"),
+    model, record = fit_network_method("nn-a", data.X_train, data.Y_train, fit, val,
+                                       {**BUDGET, "stopping": "fixed"}, random_state=0,
+                                       batch_size=32, other_rules=("rankloss", "meanF", "meanF_best"),
                                        log=lambda m: None)
     chosen = {(e["learning_rate"], e["best_epoch"], e["threshold_lambda"])
               for e in (record, *record["rules"].values())}

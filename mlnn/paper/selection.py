@@ -145,15 +145,15 @@ def _final(model, outcome, rule, X, Y, refit_all, refits):
 
 def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, batch_size,
                        refit_all=True, select_by="rankloss", alternative=False, log=print,
-                       progress=False, stopping=None, other_rules=()):
+                       progress=False, other_rules=()):
     """Select η0 and the epochs on (``fit_rows``, ``val_rows``) of (X, Y) by ``select_by``
-    under the rule ``stopping``, then refit (:func:`refit`): (model, record). ``other_rules``
-    and, with ``alternative``, the other criterion's η0 give sensitivity rows, each with a
-    ``"model"`` the caller evaluates. ``record`` holds the choice, every η0's validation
-    scores, stops and curves, the hyper-parameters and the wall time.
-    """
+    under the rule ``budget["stopping"]`` (default the model description's), then refit
+    (:func:`refit`): (model, record). ``other_rules`` and, with ``alternative``, the other
+    criterion's η0 give sensitivity rows, each with a ``"model"`` the caller evaluates.
+    ``record`` holds the choice, every η0's validation scores, stops and curves, the
+    hyper-parameters and the wall time."""
     started = time.perf_counter()
-    stopping = stopping or budget.get("stopping", DEFAULT.stopping)
+    stopping = budget.get("stopping", DEFAULT.stopping)
     rules = (stopping, *(rule for rule in other_rules if rule != stopping))
     models, outcomes = select_learning_rate(method, X[fit_rows], Y[fit_rows], X[val_rows],
                                             Y[val_rows], budget, random_state, batch_size, log,
