@@ -139,9 +139,8 @@ class MultiLabelNN:
         """
         started = time.perf_counter()
         self.check_params()
-        X, Y_fit, X_val, Y_val = check_training_data(X, Y, X_val, Y_val, warn=True)
         label_dtype = Y.dtype if hasattr(Y, "dtype") else np.asarray(Y).dtype   # predict's too
-        Y = Y_fit
+        X, Y, X_val, Y_val = check_training_data(X, Y, X_val, Y_val, warn=True)
         if feature_names is not None:
             feature_names = check_length(feature_names, "feature_names", X.shape[1])
         if label_names is not None:

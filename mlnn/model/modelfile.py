@@ -126,7 +126,8 @@ def check_model_arrays(path, arrays, meta):
 def _network_sizes(path, arrays, meta):
     """(D, F, L) from W1 and W2, checked against each other and the header's ``fitted`` sizes
     and hidden units; W1..b2 must have the header's dtype."""
-    dtype = meta.get("params", {}).get("dtype") if isinstance(meta.get("params"), dict) else None
+    params = meta.get("params") if isinstance(meta.get("params"), dict) else {}
+    dtype = params.get("dtype")
     for name, ndim in NETWORK.items():
         if name not in arrays:
             raise _not_a_model(path, f"it has no {name!r} entry")
@@ -146,7 +147,7 @@ def _network_sizes(path, arrays, meta):
         if key in fitted and fitted[key] != size:
             _inconsistent(path, entry, f"has {size} {'rows' if entry == 'W1' else 'columns'} "
                                        f"but the header's {key} is {fitted[key]!r}")
-    hidden = meta["params"].get("hidden_units") if isinstance(meta.get("params"), dict) else F
+    hidden = params.get("hidden_units")
     if isinstance(hidden, int) and hidden != F:      # a non-integer is the params' check
         _inconsistent(path, "W1", f"has {F} columns (hidden units) but the header's "
                                   f"hidden_units is {hidden!r}")

@@ -64,14 +64,6 @@ def selection_run(model, X_fit, Y_fit, X_val, Y_val, rules):
             for rule in rules}
 
 
-def selection_model(method, eta, budget, random_state, batch_size):
-    """The (unfitted) network of ``method`` with η0 ``eta`` that a selection run trains."""
-    return MultiLabelNN(**network_params(method), learning_rate=eta,
-                        hidden_units=budget["hidden_units"], max_epochs=budget["max_epochs"],
-                        patience=budget["patience"], batch_size=batch_size,
-                        random_state=random_state)
-
-
 def select_learning_rate(method, X_fit, Y_fit, X_val, Y_val, budget, random_state, batch_size,
                          log=print, progress=False, rules=("rankloss",)):
     """:func:`selection_run` for each η0 of ``budget["learning_rates"]``: (``models``
@@ -80,7 +72,9 @@ def select_learning_rate(method, X_fit, Y_fit, X_val, Y_val, budget, random_stat
     models, outcomes = {}, {rule: {} for rule in rules}
     steps = Progress(len(budget["learning_rates"]), enabled=progress)
     for done, eta in enumerate(budget["learning_rates"], start=1):
-        model = selection_model(method, eta, budget, random_state, batch_size)
+        model = MultiLabelNN(**network_params(method), learning_rate=eta, random_state=random_state,
+                             hidden_units=budget["hidden_units"], max_epochs=budget["max_epochs"],
+                             patience=budget["patience"], batch_size=batch_size)
         chosen = selection_run(model, X_fit, Y_fit, X_val, Y_val, rules)
         models[eta] = model
         for rule in rules:
