@@ -239,10 +239,6 @@ class MultiLabelNN:
             raise MLNNError("documents must be a list of texts, not one string")
         return self.vectorizer_.transform(list(documents), warn_empty=True)
 
-    def __sklearn_is_fitted__(self):
-        """Whether ``fit`` has run (what scikit-learn's ``check_is_fitted`` asks)."""
-        return hasattr(self, "network_")
-
     def _check_input(self, X):
         """X as float64 CSR with the D features the model was fitted on; raise if not fitted."""
         check_fitted(self, "network_")
