@@ -380,29 +380,25 @@ def test_brr_chooses_C_by_the_lowest_validation_rank_loss():
         Y[val], result.model.decision_function(X[val]))
 
 
-@pytest.mark.parametrize("features", ["input", "scores"])
-def test_brr_chooses_lambda_on_the_validation_split_not_on_the_rows_it_was_fitted_on(features):
+def test_brr_chooses_lambda_on_the_validation_split_not_on_the_rows_it_was_fitted_on():
     X, Y, (fit, val) = noisy_problem()
-    result = fit_br(X, Y, "R", C_values=(0.1, 1.0), validation=(fit, val), refit=False,
-                    threshold_features=features)
+    result = fit_br(X, Y, "R", C_values=(0.1, 1.0), validation=(fit, val), refit=False)
     margins = result.model.decision_function(X)          # the chosen C's SVMs on the fit rows
-    args = dict(lams=DEFAULT_LAMBDAS, features=features)
+    args = dict(lams=DEFAULT_LAMBDAS, features="input")
     expected, lam, table = select_lambda(X[fit], margins[fit], Y[fit], X[val], margins[val],
                                          Y[val], **args)
     _, lam_on_fit, table_on_fit = select_lambda(X[fit], margins[fit], Y[fit], X[fit],
                                                 margins[fit], Y[fit], **args)
     assert lam_on_fit != lam                              # the two rules disagree here
     assert result.lam == lam and result.lambda_scores == table
-    assert result.thresholds.features == features
+    assert result.thresholds.features == "input"
     np.testing.assert_array_equal(result.thresholds.predict(X[val], margins[val]).toarray(),
                                   expected.predict(X[val], margins[val], dense=True))
 
 
-@pytest.mark.parametrize("features", ["input", "scores"])
-def test_brr_refit_keeps_C_lambda_the_svm_options_and_the_threshold_features(features):
+def test_brr_refit_keeps_C_lambda_and_the_svm_options():
     X, Y, (fit, val) = noisy_problem()
-    options = dict(C_values=(0.1, 1.0), validation=(fit, val), threshold_features=features,
-                   bias=0.5, tol=1e-6, max_iter=5000)
+    options = dict(C_values=(0.1, 1.0), validation=(fit, val), bias=0.5, tol=1e-6, max_iter=5000)
     chosen = fit_br(X, Y, "R", refit=False, **options)
     result = fit_br(X, Y, "R", **options)
     assert (result.C, result.lam, result.lambda_scores) == \
@@ -414,10 +410,9 @@ def test_brr_refit_keeps_C_lambda_the_svm_options_and_the_threshold_features(fea
     np.testing.assert_allclose(model.decision_function(X), cold.decision_function(X),
                                atol=1e-3)
     margins = model.decision_function(X)
-    thresholds = ThresholdPredictor(lam=result.lam, features=features).fit(X, margins, Y)
-    assert (result.thresholds.features, result.thresholds.lam) == (features, result.lam)
-    assert result.thresholds.n_features_in_ == (X.shape[1] if features == "input"
-                                                else Y.shape[1])
+    thresholds = ThresholdPredictor(lam=result.lam).fit(X, margins, Y)
+    assert (result.thresholds.features, result.thresholds.lam) == ("input", result.lam)
+    assert result.thresholds.n_features_in_ == X.shape[1]
     np.testing.assert_allclose(result.thresholds.predict_threshold(X, margins),
                                thresholds.predict_threshold(X, margins), rtol=1e-10)
 

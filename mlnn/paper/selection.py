@@ -254,16 +254,16 @@ def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, svm_options, progre
 
 def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
            validation_fraction=DEFAULT.validation_fraction, validation=None, random_state=0,
-           refit=True, lams=DEFAULT_LAMBDAS, threshold_features=DEFAULT.threshold_features,
-           progress=False, **svm_options):
+           refit=True, progress=False, **svm_options):
     """Binary relevance with linear SVMs and C chosen on validation data: a :class:`BRResult`.
 
     X_train : (n, D) CSR; Y_train : (n, L) 0/1. ``variant`` "B": C maximising the
     :func:`~mlnn.evaluation.metrics.selection_score` of the sign predictions; "R": C minimising
-    the validation rank loss, then a threshold predictor on the margins (λ from ``lams``). The
-    C values are fitted in increasing order, each warm-started from the previous weights; the
-    first wins ties. The split is the seeded ``validation_fraction`` or ``validation`` =
-    (fit_rows, val_rows). ``refit`` retrains the chosen C (and BR_R's thresholds) on all of
+    the validation rank loss, then a threshold predictor on the margins (Eq. 5, λ chosen on the
+    same split by :func:`~mlnn.evaluation.thresholds.select_lambda`). The C values are fitted
+    in increasing order, each warm-started from the previous weights; the first wins ties. The
+    split is the seeded ``validation_fraction`` or ``validation`` = (fit_rows, val_rows).
+    ``refit`` retrains the chosen C (and BR_R's thresholds) on all of
     X_train. ``svm_options`` go to :class:`~mlnn.baselines.svm.LinearSVMBR`.
     """
     check_choice(variant, "variant", VARIANTS)
@@ -282,12 +282,10 @@ def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
     else:
         thresholds, lam, lambda_scores = select_lambda(
             X_fit, model.decision_function(X_fit), Y_fit,
-            X_val, model.decision_function(X_val), Y_val,
-            lams=lams, features=threshold_features)
+            X_val, model.decision_function(X_val), Y_val)
     if refit:
         model = LinearSVMBR(C=C, **svm_options).fit(X, Y, **warm_start(model))
         if variant == "R":
-            thresholds = ThresholdPredictor(lam=lam, features=threshold_features).fit(
-                X, model.decision_function(X), Y)
+            thresholds = ThresholdPredictor(lam=lam).fit(X, model.decision_function(X), Y)
     return BRResult(model=model, C=C, variant=variant, thresholds=thresholds, lam=lam,
                     validation_scores=table, lambda_scores=lambda_scores)
