@@ -19,8 +19,7 @@ the same split (BR_R).
 
 import copy
 import time
-from dataclasses import dataclass, field
-
+from dataclasses import dataclass
 
 from mlnn.base.errors import MLNNError
 from mlnn.base.progress import Progress
@@ -203,11 +202,10 @@ class BRResult:
 
     model: LinearSVMBR
     C: float
-    variant: str
     thresholds: ThresholdPredictor
-    lam: object = None
-    validation_scores: list = field(default_factory=list)
-    lambda_scores: dict = field(default_factory=dict)
+    lam: object
+    validation_scores: list
+    lambda_scores: dict
 
 
 def warm_start(model):
@@ -287,5 +285,5 @@ def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
         model = LinearSVMBR(C=C, **svm_options).fit(X, Y, **warm_start(model))
         if variant == "R":
             thresholds = ThresholdPredictor(lam=lam).fit(X, model.decision_function(X), Y)
-    return BRResult(model=model, C=C, variant=variant, thresholds=thresholds, lam=lam,
+    return BRResult(model=model, C=C, thresholds=thresholds, lam=lam,
                     validation_scores=table, lambda_scores=lambda_scores)
