@@ -38,7 +38,8 @@ FORMAT = "mlnn-model"
 #: What a model file holds; raised whenever that changes. A file of any other version (an older
 #: mlnn's) is refused with one error: there are no branches for reading older files.
 FORMAT_VERSION = 2
-HEADER = ("format", "format_version", "meta", "checksum")
+#: The header entries, each a single value of these dtype kinds (unicode, integer).
+HEADER = {"format": "U", "format_version": "iu", "meta": "U", "checksum": "U"}
 
 
 #: The file's checksum: SHA-256 over the entries' names, dtypes, shapes and bytes, in name order.
@@ -214,9 +215,9 @@ def loading(path):
     of the wrong type or shape) into :class:`~mlnn.base.errors.ModelFileError`."""
     try:
         yield
+    except ModelFileError:
+        raise
     except MLNNError as error:
-        if isinstance(error, ModelFileError):
-            raise
         raise _not_a_model(path, f"its content is inconsistent: {error}") from None
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
         what = f"the entry {error} is missing" if isinstance(error, KeyError) else \
@@ -264,6 +265,8 @@ def _read_entries(path):
 
 
 def _header_entry(path, arrays, name, kinds):
+    if name not in arrays:
+        raise _not_a_model(path, f"it has no {name!r} entry")
     entry = arrays[name]
     if entry.shape != () or entry.dtype.kind not in kinds:
         raise _not_a_model(path, f"its {name!r} entry is a {entry.dtype} array of shape "
@@ -273,11 +276,7 @@ def _header_entry(path, arrays, name, kinds):
 
 
 def _check_header(path, arrays):
-    for name in HEADER:
-        if name not in arrays:
-            raise _not_a_model(path, f"it has no {name!r} entry")
-    kinds = {"format": "U", "format_version": "iu", "meta": "U", "checksum": "U"}
-    values = {name: _header_entry(path, arrays, name, kind) for name, kind in kinds.items()}
+    values = {name: _header_entry(path, arrays, name, kind) for name, kind in HEADER.items()}
     if values["format"] != FORMAT:
         raise _not_a_model(path, f"its format is {values['format']!r}, expected {FORMAT!r}")
     if values["format_version"] != FORMAT_VERSION:
