@@ -52,7 +52,8 @@ def _contrary(seed, n=160, n_features=6, n_labels=4):
     return SimpleNamespace(name="contrary", X_train=sp.csr_matrix(X), Y_train=sp.csr_matrix(Y))
 
 
-BUDGET = {"hidden_units": 8, "max_epochs": 6, "patience": 2, "learning_rates": (0.3, 0.03, 0.003)}
+BUDGET = {"hidden_units": 8, "max_epochs": 6, "patience": 2, "learning_rates": (0.3, 0.03, 0.003),
+          "batch_size": 64}
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +63,7 @@ def by_criterion():
     data, rules = _contrary(2), ("rankloss", "meanF")
     fit, val = validation_split(data.X_train.shape[0], 0.1, 0)
     X, Y = data.X_train, data.Y_train
-    _, outcomes = select_learning_rate("NN_A", X[fit], Y[fit], X[val], Y[val], BUDGET, 0, 64,
+    _, outcomes = select_learning_rate("NN_A", X[fit], Y[fit], X[val], Y[val], BUDGET, 0,
                                        log=lambda message: None, rules=rules)
     return {criterion: {rule: rule_record(outcomes[rule], rule, criterion) for rule in rules}
             for criterion in ("rankloss", "meanF")}

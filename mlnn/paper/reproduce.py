@@ -97,9 +97,8 @@ def run_method(method, dataset, fit_rows, val_rows, settings, random_state, log,
         log(f"  {method}: C={result.C}")
         return _test_measures(result.model, result.thresholds, dataset), record
     model, record = fit_network_method(method, X, Y, fit_rows, val_rows, settings, random_state,
-                                       settings["batch_size"], settings["refit"],
-                                       select_by=settings["select_by"], alternative=sensitivity,
-                                       log=log, progress=progress, other_rules=other_rules)
+                                       alternative=sensitivity, log=log, progress=progress,
+                                       other_rules=other_rules)
     for entry in (*record["rules"].values(), *([record["alternative"]] if sensitivity else [])):
         other = entry.pop("model", model)      # the alternative η0 may be the chosen one
         entry["test"] = _test_measures(other, other.thresholds_, dataset)

@@ -63,8 +63,8 @@ def selection_run(model, X_fit, Y_fit, X_val, Y_val, rules):
             for rule in rules}
 
 
-def select_learning_rate(method, X_fit, Y_fit, X_val, Y_val, budget, random_state, batch_size,
-                         log=print, progress=False, rules=("rankloss",)):
+def select_learning_rate(method, X_fit, Y_fit, X_val, Y_val, budget, random_state, log=print,
+                         progress=False, rules=("rankloss",)):
     """:func:`selection_run` for each η0 of ``budget["learning_rates"]``: (``models``
     {η0: fitted estimator}, ``outcomes`` {rule: {η0: :func:`rule_outcome`}}). ``progress``: a
     line per η0 on standard error."""
@@ -73,7 +73,7 @@ def select_learning_rate(method, X_fit, Y_fit, X_val, Y_val, budget, random_stat
     for done, eta in enumerate(budget["learning_rates"], start=1):
         model = MultiLabelNN(**network_params(method), learning_rate=eta, random_state=random_state,
                              hidden_units=budget["hidden_units"], max_epochs=budget["max_epochs"],
-                             patience=budget["patience"], batch_size=batch_size)
+                             patience=budget["patience"], batch_size=budget["batch_size"])
         chosen = selection_run(model, X_fit, Y_fit, X_val, Y_val, rules)
         models[eta] = model
         for rule in rules:
@@ -136,21 +136,21 @@ def _final(model, outcome, rule, X, Y, refit_all, refits):
     return model
 
 
-def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, batch_size,
-                       refit_all=True, select_by="rankloss", alternative=False, log=print,
-                       progress=False, other_rules=()):
-    """Select η0 and the epochs on (``fit_rows``, ``val_rows``) of (X, Y) by ``select_by``
-    under the rule ``budget["stopping"]`` (default the model description's), then refit
-    (:func:`refit`): (model, record). ``other_rules`` and, with ``alternative``, the other
-    criterion's η0 give sensitivity rows, each with a ``"model"`` the caller evaluates.
-    ``record`` holds the choice, every η0's validation scores, stops and curves, the
+def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, alternative=False,
+                       log=print, progress=False, other_rules=()):
+    """Select η0 and the epochs on (``fit_rows``, ``val_rows``) of (X, Y) by
+    ``budget["select_by"]`` under the rule ``budget["stopping"]``, then refit (:func:`refit`,
+    if ``budget["refit"]``): (model, record). ``budget`` holds the settings of
+    :func:`mlnn.paper.reproduce.settings_record`. ``other_rules`` and, with ``alternative``,
+    the other criterion's η0 give sensitivity rows, each with a ``"model"`` the caller
+    evaluates. ``record`` holds the choice, every η0's validation scores, stops and curves, the
     hyper-parameters and the wall time."""
     started = time.perf_counter()
-    stopping = budget.get("stopping", DEFAULT.stopping)
+    stopping, select_by, refit_all = budget["stopping"], budget["select_by"], budget["refit"]
     rules = (stopping, *(rule for rule in other_rules if rule != stopping))
     models, outcomes = select_learning_rate(method, X[fit_rows], Y[fit_rows], X[val_rows],
-                                            Y[val_rows], budget, random_state, batch_size, log,
-                                            progress, rules)
+                                            Y[val_rows], budget, random_state, log, progress,
+                                            rules)
     refits, entries = {}, {}
     for rule in rules:
         entry = rule_record(outcomes[rule], rule, select_by)
