@@ -392,7 +392,7 @@ def test_brr_chooses_lambda_on_the_validation_split_not_on_the_rows_it_was_fitte
     assert lam_on_fit != lam                              # the two rules disagree here
     assert result.lam == lam and result.lambda_scores == table
     assert result.thresholds.features == "input"
-    np.testing.assert_array_equal(result.thresholds.predict(X[val], margins[val]).toarray(),
+    np.testing.assert_array_equal(result.predict(X[val]).toarray(),
                                   expected.predict(X[val], margins[val], dense=True))
 
 
@@ -422,9 +422,8 @@ def test_brb_predicts_the_sign_of_the_margins_of_the_refitted_svms():
     result = fit_br(X, Y, "B", C_values=(0.1, 1.0), validation=(fit, val))
     assert result.lam is None and result.lambda_scores == {}
     assert result.model.C == result.C and result.model.dual_coef_.shape[0] == X.shape[0]
-    margins = result.model.decision_function(X)
-    np.testing.assert_array_equal(result.thresholds.predict(X, margins).toarray(),
-                                  (margins > 0).astype(np.int8))
+    np.testing.assert_array_equal(result.predict(X).toarray(),
+                                  (result.decision_function(X) > 0).astype(np.int8))
 
 
 def test_the_default_validation_split_is_the_seeded_one():

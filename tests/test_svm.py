@@ -674,8 +674,8 @@ def test_fit_br_selects_the_best_c_on_the_validation_split():
     assert result.C == grid[int(np.argmax(values))]
     assert result.model.C == result.C
     assert result.model.dual_coef_.shape == (200, 6)          # refitted on all documents
-    margins = result.model.decision_function(X)
-    np.testing.assert_array_equal(result.thresholds.predict(X, margins).toarray(), margins > 0)
+    np.testing.assert_array_equal(result.predict(X).toarray(),
+                                  result.model.decision_function(X) > 0)
     # the split is the project's seeded validation split, the first C is fitted from w = 0, and
     # its row holds that model's measures and selection score (mean F1, macro over the labels
     # with a validation positive) on those rows
@@ -712,8 +712,7 @@ def test_fit_br_variant_r_uses_rank_loss_and_learned_thresholds():
     assert metrics.rank_loss(Y[val_rows], scores) == pytest.approx(min(rank_losses))
     assert result.lam in DEFAULT_LAMBDAS and set(result.lambda_scores) == set(DEFAULT_LAMBDAS)
     T = result.thresholds.predict_threshold(X[val_rows], scores)
-    np.testing.assert_array_equal(result.thresholds.predict(X[val_rows], scores).toarray(),
-                                  scores > T[:, None])
+    np.testing.assert_array_equal(result.predict(X[val_rows]).toarray(), scores > T[:, None])
 
 
 # -- the benchmark ----------------------------------------------------------------------------
@@ -791,6 +790,6 @@ def test_reuters_br_r_with_learned_thresholds(data_dir):
 
     data = datasets.load("reuters21578", data_dir=data_dir)
     result = fit_br(data.X_train, data.Y_train, variant="R", C_values=(0.1, 1.0), random_state=0)
-    scores = result.model.decision_function(data.X_test)
-    measures = metrics.evaluate(data.Y_test, scores, result.thresholds.predict(data.X_test, scores))
+    scores = result.decision_function(data.X_test)
+    measures = metrics.evaluate(data.Y_test, scores, result.predict(data.X_test, scores))
     assert measures["miF"] >= 0.85, measures

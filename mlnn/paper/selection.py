@@ -207,6 +207,18 @@ class BRResult:
     validation_scores: list
     lambda_scores: dict
 
+    def decision_function(self, X):
+        """The SVM margins (n, L) for X (n, D) CSR."""
+        return self.model.decision_function(X)
+
+    def predict(self, X, scores=None):
+        """Label sets (n, L) 0/1 CSR: sign for BR_B, learned thresholds T(x) for BR_R.
+
+        ``scores`` may pass the margins of X if already computed."""
+        if scores is None:
+            scores = self.model.decision_function(X)
+        return self.thresholds.predict(X, scores)
+
 
 def warm_start(model):
     """The keyword arguments of :meth:`LinearSVMBR.fit` that start from ``model``'s weights
