@@ -68,9 +68,8 @@ class RuleWatch:
 
 
 def threshold_rows(n, random_state=None):
-    """The sorted rows of a seeded subsample of :data:`THRESHOLD_ROWS` of ``n`` training
-    documents (all of them when there are no more) that :func:`threshold_validation` fits
-    thresholds on."""
+    """The sorted rows (a seeded subsample of :data:`THRESHOLD_ROWS`, or all ``n``) of the
+    training documents that :func:`threshold_validation` fits thresholds on."""
     if n <= THRESHOLD_ROWS:
         return np.arange(n)
     rng = np.random.default_rng(random_state)
