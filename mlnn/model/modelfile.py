@@ -135,8 +135,6 @@ def _network_sizes(path, arrays, meta):
         array = arrays[name]
         if array.ndim != ndim:
             _inconsistent(path, name, f"has shape {array.shape}, expected a {ndim}-D array")
-        if dtype is None and array.dtype.kind != "f":
-            _inconsistent(path, name, f"has dtype {array.dtype}, expected floating-point numbers")
         if dtype is not None and str(array.dtype) != str(dtype):
             _inconsistent(path, name, f"has dtype {array.dtype}, but the header says the model "
                                       f"computes in {dtype}")
