@@ -421,11 +421,11 @@ def test_a_model_used_before_fit_raises_a_not_fitted_error(data, method):
     with pytest.raises(NotFittedError, match="this MultiLabelNN is not fitted yet") as caught:
         getattr(model, method)(*args)
     assert isinstance(caught.value, (MLNNError, ValueError, AttributeError))
-    assert not model.__sklearn_is_fitted__()
+    assert not hasattr(model, "network_")
 
 
 def test_classes_and_n_features_in(fitted, data):
-    assert fitted.__sklearn_is_fitted__() and fitted.n_features_in_ == 120
+    assert fitted.n_features_in_ == 120
     assert len(fitted.classes_) == 8
     for classes in fitted.classes_:
         np.testing.assert_array_equal(classes, [0, 1])

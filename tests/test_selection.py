@@ -26,7 +26,8 @@ from mlnn.paper.reproduce import reproduce
 from mlnn.paper.selection import (CRITERIA, choose, fit_br, fit_network_method,
                                   select_learning_rate, warm_start)
 
-BUDGET = {"hidden_units": 16, "max_epochs": 3, "patience": 2, "learning_rates": (0.01, 0.3)}
+BUDGET = {"hidden_units": 16, "max_epochs": 3, "patience": 2, "learning_rates": (0.01, 0.3),
+          "batch_size": 32, "refit": True, "select_by": "rankloss", "stopping": "rankloss"}
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +80,8 @@ def test_bpmll_as_published_is_sized_by_the_data():
 def test_selection_records_both_criteria_and_refits_the_choice(data):
     fit, val = validation_split(data.X_train.shape[0], 0.1, 0)
     logged = []
-    model, record = fit_network_method("nn-a", data.X_train, data.Y_train, fit, val, BUDGET,
-                                       random_state=0, batch_size=32, select_by="meanF",
+    model, record = fit_network_method("nn-a", data.X_train, data.Y_train, fit, val,
+                                       {**BUDGET, "select_by": "meanF"}, random_state=0,
                                        alternative=True, log=logged.append)
     validation = record["validation"]
     assert set(validation) == set(CRITERIA)
@@ -102,7 +103,7 @@ def test_selection_records_both_criteria_and_refits_the_choice(data):
 def test_refit_equals_a_fresh_fit_with_the_selected_settings(data):
     fit, val = validation_split(data.X_train.shape[0], 0.1, 0)
     model, record = fit_network_method("nn-ad", data.X_train, data.Y_train, fit, val, BUDGET,
-                                       random_state=1, batch_size=32, log=lambda m: None)
+                                       random_state=1, log=lambda m: None)
     from mlnn import MultiLabelNN
     again = MultiLabelNN(**record["params"]).fit(data.X_train, data.Y_train)
     np.testing.assert_array_equal(again.decision_function(data.X_test),
@@ -163,9 +164,10 @@ def contrary(n_fit=50, n_val=16, n_features=6, n_labels=2, seed=0):
     return sp.csr_matrix(X), Y, np.arange(n_fit), np.arange(n_fit, n_fit + n_val)
 
 
-CONTRARY = {"hidden_units": 8, "max_epochs": 30, "patience": 2,
-            "learning_rates": (0.3, 0.03, 0.003)}
 BATCH = 10
+CONTRARY = {"hidden_units": 8, "max_epochs": 30, "patience": 2,
+            "learning_rates": (0.3, 0.03, 0.003), "batch_size": BATCH, "refit": True,
+            "select_by": "rankloss", "stopping": "rankloss"}
 
 
 def early_stopped(values, patience):
@@ -188,9 +190,9 @@ def contrary_run():
     """The selection runs of each η0 on ``contrary`` data and fit_network_method's result."""
     X, Y, fit, val = contrary()
     models, _ = select_learning_rate("nn-a", X[fit], Y[fit], X[val], Y[val], CONTRARY,
-                                     random_state=0, batch_size=BATCH, log=quiet)
+                                     random_state=0, log=quiet)
     model, record = fit_network_method("nn-a", X, Y, fit, val, CONTRARY, random_state=0,
-                                       batch_size=BATCH, log=quiet)
+                                       log=quiet)
     stops = {}
     for eta, run in models.items():
         curve, epochs = run.history_.column("rankloss"), run.history_.column("epoch")
@@ -254,8 +256,7 @@ def test_equal_validation_rank_losses_go_to_the_first_eta_of_the_grid(grid):
     # steps this small leave every validation ranking as the initial network's: an exact tie
     X, Y, fit, val = contrary()
     budget = {**CONTRARY, "max_epochs": 4, "learning_rates": grid}
-    _, record = fit_network_method("nn-a", X, Y, fit, val, budget, random_state=0,
-                                   batch_size=BATCH, log=quiet)
+    _, record = fit_network_method("nn-a", X, Y, fit, val, budget, random_state=0, log=quiet)
     values = record["validation"]["rankloss"]
     assert values[grid[0]] == values[grid[1]]
     assert record["learning_rate"] == grid[0]
@@ -270,11 +271,11 @@ def test_the_budget_patience_decides_which_evaluation_is_kept():
     for patience in (1, 2):
         budget = {**CONTRARY, "patience": patience, "learning_rates": (0.3,)}
         models, _ = select_learning_rate("nn-a", X[fit], Y[fit], X[val], Y[val], budget,
-                                         random_state=0, batch_size=BATCH, log=quiet)
+                                         random_state=0, log=quiet)
         history = models[0.3].history_
         best = early_stopped(history.column("rankloss"), patience)[0]
         _, record = fit_network_method("nn-a", X, Y, fit, val, budget, random_state=0,
-                                       batch_size=BATCH, log=quiet)
+                                       log=quiet)
         assert record["best_epoch"] == history.column("epoch")[best]
         assert record["validation"]["rankloss"][0.3] == history.column("rankloss")[best]
         kept[patience] = record["best_epoch"]
@@ -283,9 +284,8 @@ def test_the_budget_patience_decides_which_evaluation_is_kept():
 
 def test_select_by_mean_F_and_the_alternative_rank_loss_choice_are_both_refitted():
     X, Y, fit, val = contrary(seed=1)          # here the two criteria choose different η0
-    model, record = fit_network_method("nn-a", X, Y, fit, val, CONTRARY, random_state=0,
-                                       batch_size=BATCH, select_by="meanF", alternative=True,
-                                       log=quiet)
+    model, record = fit_network_method("nn-a", X, Y, fit, val, {**CONTRARY, "select_by": "meanF"},
+                                       random_state=0, alternative=True, log=quiet)
     by_F = choose(record["validation"]["meanF"], "meanF")
     by_rankloss = choose(record["validation"]["rankloss"], "rankloss")
     assert by_F != by_rankloss
@@ -380,29 +380,25 @@ def test_brr_chooses_C_by_the_lowest_validation_rank_loss():
         Y[val], result.model.decision_function(X[val]))
 
 
-@pytest.mark.parametrize("features", ["input", "scores"])
-def test_brr_chooses_lambda_on_the_validation_split_not_on_the_rows_it_was_fitted_on(features):
+def test_brr_chooses_lambda_on_the_validation_split_not_on_the_rows_it_was_fitted_on():
     X, Y, (fit, val) = noisy_problem()
-    result = fit_br(X, Y, "R", C_values=(0.1, 1.0), validation=(fit, val), refit=False,
-                    threshold_features=features)
+    result = fit_br(X, Y, "R", C_values=(0.1, 1.0), validation=(fit, val), refit=False)
     margins = result.model.decision_function(X)          # the chosen C's SVMs on the fit rows
-    args = dict(lams=DEFAULT_LAMBDAS, features=features)
+    args = dict(lams=DEFAULT_LAMBDAS, features="input")
     expected, lam, table = select_lambda(X[fit], margins[fit], Y[fit], X[val], margins[val],
                                          Y[val], **args)
     _, lam_on_fit, table_on_fit = select_lambda(X[fit], margins[fit], Y[fit], X[fit],
                                                 margins[fit], Y[fit], **args)
     assert lam_on_fit != lam                              # the two rules disagree here
     assert result.lam == lam and result.lambda_scores == table
-    assert result.thresholds.features == features
+    assert result.thresholds.features == "input"
     np.testing.assert_array_equal(result.predict(X[val]).toarray(),
                                   expected.predict(X[val], margins[val], dense=True))
 
 
-@pytest.mark.parametrize("features", ["input", "scores"])
-def test_brr_refit_keeps_C_lambda_the_svm_options_and_the_threshold_features(features):
+def test_brr_refit_keeps_C_lambda_and_the_svm_options():
     X, Y, (fit, val) = noisy_problem()
-    options = dict(C_values=(0.1, 1.0), validation=(fit, val), threshold_features=features,
-                   bias=0.5, tol=1e-6, max_iter=5000)
+    options = dict(C_values=(0.1, 1.0), validation=(fit, val), bias=0.5, tol=1e-6, max_iter=5000)
     chosen = fit_br(X, Y, "R", refit=False, **options)
     result = fit_br(X, Y, "R", **options)
     assert (result.C, result.lam, result.lambda_scores) == \
@@ -414,10 +410,9 @@ def test_brr_refit_keeps_C_lambda_the_svm_options_and_the_threshold_features(fea
     np.testing.assert_allclose(model.decision_function(X), cold.decision_function(X),
                                atol=1e-3)
     margins = model.decision_function(X)
-    thresholds = ThresholdPredictor(lam=result.lam, features=features).fit(X, margins, Y)
-    assert (result.thresholds.features, result.thresholds.lam) == (features, result.lam)
-    assert result.thresholds.n_features_in_ == (X.shape[1] if features == "input"
-                                                else Y.shape[1])
+    thresholds = ThresholdPredictor(lam=result.lam).fit(X, margins, Y)
+    assert (result.thresholds.features, result.thresholds.lam) == ("input", result.lam)
+    assert result.thresholds.n_features_in_ == X.shape[1]
     np.testing.assert_allclose(result.thresholds.predict_threshold(X, margins),
                                thresholds.predict_threshold(X, margins), rtol=1e-10)
 
@@ -503,8 +498,8 @@ def test_rules_that_choose_the_same_refit_share_one_training_run(data, monkeypat
 
     monkeypatch.setattr(selection, "refit", counting)
     fit, val = validation_split(data.X_train.shape[0], 0.1, 0)
-    model, record = fit_network_method("nn-a", data.X_train, data.Y_train, fit, val, BUDGET,
-                                       random_state=0, batch_size=32, stopping="fixed",
+    model, record = fit_network_method("nn-a", data.X_train, data.Y_train, fit, val,
+                                       {**BUDGET, "stopping": "fixed"}, random_state=0,
                                        other_rules=("rankloss", "meanF", "meanF_best"),
                                        log=lambda m: None)
     chosen = {(e["learning_rate"], e["best_epoch"], e["threshold_lambda"])

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize
 
 from mlnn.evaluation import metrics
+from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS
 
 from mlnn.base.errors import MLNNError
 from mlnn.base.validation import validation_split
@@ -700,13 +701,13 @@ def test_fit_br_variant_r_uses_rank_loss_and_learned_thresholds():
     fit_rows, val_rows = np.arange(150), np.arange(150, 200)
     grid = (0.01, 1.0, 100.0)
     result = fit_br(X, Y, variant="R", C_values=grid, validation=(fit_rows, val_rows),
-                    lams=(0.1, 10.0), refit=False)
+                    refit=False)
     rank_losses = [row["rankloss"] for row in result.validation_scores]
     assert result.C == grid[int(np.argmin(rank_losses))]
     # the reported rank loss is that of the chosen model on the validation documents
     scores = result.model.decision_function(X[val_rows])
     assert metrics.rank_loss(Y[val_rows], scores) == pytest.approx(min(rank_losses))
-    assert result.lam in (0.1, 10.0) and set(result.lambda_scores) == {0.1, 10.0}
+    assert result.lam in DEFAULT_LAMBDAS and set(result.lambda_scores) == set(DEFAULT_LAMBDAS)
     T = result.thresholds.predict_threshold(X[val_rows], scores)
     np.testing.assert_array_equal(result.predict(X[val_rows]).toarray(), scores > T[:, None])
 
@@ -785,8 +786,7 @@ def test_reuters_br_r_with_learned_thresholds(data_dir):
     from mlnn import datasets
 
     data = datasets.load("reuters21578", data_dir=data_dir)
-    result = fit_br(data.X_train, data.Y_train, variant="R", C_values=(0.1, 1.0),
-                    lams=(0.1, 1.0, 10.0), random_state=0)
+    result = fit_br(data.X_train, data.Y_train, variant="R", C_values=(0.1, 1.0), random_state=0)
     scores = result.decision_function(data.X_test)
     measures = metrics.evaluate(data.Y_test, scores, result.predict(data.X_test, scores))
     assert measures["miF"] >= 0.85, measures

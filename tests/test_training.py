@@ -17,7 +17,7 @@ from mlnn.nn.losses import CrossEntropy, PairwiseExponential
 from mlnn.nn.network import Network
 from mlnn.nn.lazy_updates import LazyRows
 from mlnn.nn.optimizers import SGD, AdaGrad, Momentum
-from mlnn.model.stopping_rules import (RuleWatch, stopping_rule,
+from mlnn.model.stopping_rules import (THRESHOLD_ROWS, RuleWatch, stopping_rule,
                                        threshold_rows, threshold_validation)
 from mlnn.nn.training import EarlyStopping, train
 from tests.strategies_train import (OPTIMIZER_KINDS, OPTIMIZER_SETTINGS, decay_settings,
@@ -638,8 +638,8 @@ def test_threshold_validation_records_every_measure_with_the_final_models_thresh
 
 
 def test_threshold_rows_are_a_fixed_sorted_subsample():
-    rows = threshold_rows(5000, size=300, random_state=3)
-    assert len(rows) == len(np.unique(rows)) == 300 and np.all(np.diff(rows) > 0)
-    np.testing.assert_array_equal(rows, threshold_rows(5000, size=300, random_state=3))
-    assert not np.array_equal(rows, threshold_rows(5000, size=300, random_state=4))
-    np.testing.assert_array_equal(threshold_rows(200, size=300), np.arange(200))
+    rows = threshold_rows(5000, random_state=3)
+    assert len(rows) == len(np.unique(rows)) == THRESHOLD_ROWS and np.all(np.diff(rows) > 0)
+    np.testing.assert_array_equal(rows, threshold_rows(5000, random_state=3))
+    assert not np.array_equal(rows, threshold_rows(5000, random_state=4))
+    np.testing.assert_array_equal(threshold_rows(THRESHOLD_ROWS), np.arange(THRESHOLD_ROWS))

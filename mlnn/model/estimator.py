@@ -139,11 +139,12 @@ class MultiLabelNN:
         """
         started = time.perf_counter()
         self.check_params()
-        X, Y_fit, X_val, Y_val = check_training_data(X, Y, X_val, Y_val, warn=True)
         label_dtype = Y.dtype if hasattr(Y, "dtype") else np.asarray(Y).dtype   # predict's too
-        Y = Y_fit
-        feature_names = _names(feature_names, "feature_names", X.shape[1])
-        label_names = _names(label_names, "label_names", Y.shape[1])
+        X, Y, X_val, Y_val = check_training_data(X, Y, X_val, Y_val, warn=True)
+        if feature_names is not None:
+            feature_names = check_length(feature_names, "feature_names", X.shape[1])
+        if label_names is not None:
+            label_names = check_length(label_names, "label_names", Y.shape[1])
         vectorizer = _check_vectorizer(vectorizer, X.shape[1])
         if X_val is None and self.validation_fraction > 0:
             fit, val = validation_split(X.shape[0], fraction=self.validation_fraction,
@@ -193,8 +194,7 @@ class MultiLabelNN:
             return stopper, ranking_validation
         rows = threshold_rows(X.shape[0], random_state=self.random_state)
         lams = DEFAULT_LAMBDAS if self.threshold_lambda is None else (self.threshold_lambda,)
-        fixed = (0.0 if network.output.name == "tanh" else 0.5) \
-            if self.threshold == "fixed" else None
+        fixed = _fixed_threshold(network) if self.threshold == "fixed" else None
         return stopper, threshold_validation(
             X[rows], Y[rows], lams=lams, fixed=fixed, features=self.threshold_features,
             intercept=self.threshold_intercept, target=self.threshold_target)
@@ -206,8 +206,8 @@ class MultiLabelNN:
                    "target": self.threshold_target}
         self.threshold_scores_ = {}
         if self.threshold == "fixed":
-            fixed = 0.0 if self.network_.output.name == "tanh" else 0.5
-            self.thresholds_ = ThresholdPredictor(fixed=fixed).fit(None, scores, Y)
+            self.thresholds_ = ThresholdPredictor(fixed=_fixed_threshold(self.network_)).fit(
+                None, scores, Y)
             self.threshold_lambda_ = None
         elif self.threshold_lambda is not None or X_val is None:
             # ours: with nothing to choose λ on, λ = n weighs the penalty like the *mean*
@@ -238,10 +238,6 @@ class MultiLabelNN:
         if isinstance(documents, str):
             raise MLNNError("documents must be a list of texts, not one string")
         return self.vectorizer_.transform(list(documents), warn_empty=True)
-
-    def __sklearn_is_fitted__(self):
-        """Whether ``fit`` has run (what scikit-learn's ``check_is_fitted`` asks)."""
-        return hasattr(self, "network_")
 
     def _check_input(self, X):
         """X as float64 CSR with the D features the model was fitted on; raise if not fitted."""
@@ -386,9 +382,9 @@ def _records(history):
     return history
 
 
-def _names(names, what, count):
-    """``names`` as a list of ``count`` entries, or None."""
-    return None if names is None else check_length(names, what, count)
+def _fixed_threshold(network):
+    """The fixed threshold of ``threshold="fixed"``: 0 for tanh outputs, 0.5 for sigmoid ones."""
+    return 0.0 if network.output.name == "tanh" else 0.5
 
 
 def _thresholds(saved, coef):

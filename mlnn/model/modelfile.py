@@ -38,7 +38,8 @@ FORMAT = "mlnn-model"
 #: What a model file holds; raised whenever that changes. A file of any other version (an older
 #: mlnn's) is refused with one error: there are no branches for reading older files.
 FORMAT_VERSION = 2
-HEADER = ("format", "format_version", "meta", "checksum")
+#: The header entries, each a single value of these dtype kinds (unicode, integer).
+HEADER = {"format": "U", "format_version": "iu", "meta": "U", "checksum": "U"}
 
 
 #: The file's checksum: SHA-256 over the entries' names, dtypes, shapes and bytes, in name order.
@@ -59,16 +60,19 @@ def write_model_file(path, arrays, meta):
     entries = dict(arrays)
     entries["format"] = np.array(FORMAT)
     entries["format_version"] = np.array(FORMAT_VERSION)
-    entries["meta"] = np.array(json.dumps(meta, default=_json_default))
+    entries["meta"] = np.array(json.dumps(meta, default=json_default))
     entries["checksum"] = np.array(checksum(entries))
     with atomic_write(path, "wb") as handle:
         np.savez(handle, **entries)
 
 
-def _json_default(value):
+def json_default(value):
+    """``json.dumps``'s ``default`` for NumPy scalars and arrays (model files, run files)."""
     if isinstance(value, np.generic):
         return value.item()
-    raise TypeError(f"cannot store {type(value).__name__} in a model file")
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
 def read_model_file(path):
@@ -123,15 +127,14 @@ def check_model_arrays(path, arrays, meta):
 def _network_sizes(path, arrays, meta):
     """(D, F, L) from W1 and W2, checked against each other and the header's ``fitted`` sizes
     and hidden units; W1..b2 must have the header's dtype."""
-    dtype = meta.get("params", {}).get("dtype") if isinstance(meta.get("params"), dict) else None
+    params = meta.get("params") if isinstance(meta.get("params"), dict) else {}
+    dtype = params.get("dtype")
     for name, ndim in NETWORK.items():
         if name not in arrays:
             raise _not_a_model(path, f"it has no {name!r} entry")
         array = arrays[name]
         if array.ndim != ndim:
             _inconsistent(path, name, f"has shape {array.shape}, expected a {ndim}-D array")
-        if dtype is None and array.dtype.kind != "f":
-            _inconsistent(path, name, f"has dtype {array.dtype}, expected floating-point numbers")
         if dtype is not None and str(array.dtype) != str(dtype):
             _inconsistent(path, name, f"has dtype {array.dtype}, but the header says the model "
                                       f"computes in {dtype}")
@@ -143,7 +146,7 @@ def _network_sizes(path, arrays, meta):
         if key in fitted and fitted[key] != size:
             _inconsistent(path, entry, f"has {size} {'rows' if entry == 'W1' else 'columns'} "
                                        f"but the header's {key} is {fitted[key]!r}")
-    hidden = meta["params"].get("hidden_units") if isinstance(meta.get("params"), dict) else F
+    hidden = params.get("hidden_units")
     if isinstance(hidden, int) and hidden != F:      # a non-integer is the params' check
         _inconsistent(path, "W1", f"has {F} columns (hidden units) but the header's "
                                   f"hidden_units is {hidden!r}")
@@ -210,9 +213,9 @@ def loading(path):
     of the wrong type or shape) into :class:`~mlnn.base.errors.ModelFileError`."""
     try:
         yield
+    except ModelFileError:
+        raise
     except MLNNError as error:
-        if isinstance(error, ModelFileError):
-            raise
         raise _not_a_model(path, f"its content is inconsistent: {error}") from None
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
         what = f"the entry {error} is missing" if isinstance(error, KeyError) else \
@@ -260,6 +263,8 @@ def _read_entries(path):
 
 
 def _header_entry(path, arrays, name, kinds):
+    if name not in arrays:
+        raise _not_a_model(path, f"it has no {name!r} entry")
     entry = arrays[name]
     if entry.shape != () or entry.dtype.kind not in kinds:
         raise _not_a_model(path, f"its {name!r} entry is a {entry.dtype} array of shape "
@@ -269,11 +274,7 @@ def _header_entry(path, arrays, name, kinds):
 
 
 def _check_header(path, arrays):
-    for name in HEADER:
-        if name not in arrays:
-            raise _not_a_model(path, f"it has no {name!r} entry")
-    kinds = {"format": "U", "format_version": "iu", "meta": "U", "checksum": "U"}
-    values = {name: _header_entry(path, arrays, name, kind) for name, kind in kinds.items()}
+    values = {name: _header_entry(path, arrays, name, kind) for name, kind in HEADER.items()}
     if values["format"] != FORMAT:
         raise _not_a_model(path, f"its format is {values['format']!r}, expected {FORMAT!r}")
     if values["format_version"] != FORMAT_VERSION:

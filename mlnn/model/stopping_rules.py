@@ -67,13 +67,13 @@ class RuleWatch:
         return self.best
 
 
-def threshold_rows(n, size=THRESHOLD_ROWS, random_state=None):
-    """The sorted rows of a seeded subsample of ``size`` of ``n`` training documents (all of
-    them when ``n`` ≤ ``size``) that :func:`threshold_validation` fits thresholds on."""
-    if n <= size:
+def threshold_rows(n, random_state=None):
+    """The sorted rows (a seeded subsample of :data:`THRESHOLD_ROWS`, or all ``n``) of the
+    training documents that :func:`threshold_validation` fits thresholds on."""
+    if n <= THRESHOLD_ROWS:
         return np.arange(n)
     rng = np.random.default_rng(random_state)
-    return np.sort(rng.choice(n, size, replace=False))
+    return np.sort(rng.choice(n, THRESHOLD_ROWS, replace=False))
 
 
 def threshold_validation(X_fit, Y_fit, lams=DEFAULT_LAMBDAS, fixed=None, **options):

@@ -25,6 +25,7 @@ from mlnn.base.fileio import atomic_write, write_text
 from mlnn.base.progress import Progress
 from mlnn.base.validation import check_choice, validation_split
 from mlnn.evaluation.metrics import MEASURES, evaluate
+from mlnn.model.modelfile import json_default
 from mlnn.model.params import DEFAULT
 from mlnn.model.stopping_rules import STOPPING_RULES
 from mlnn.paper.methods import C_VALUES, LEARNING_RATES, METHODS, PAPER_METHODS, resolve
@@ -96,9 +97,8 @@ def run_method(method, dataset, fit_rows, val_rows, settings, random_state, log,
         log(f"  {method}: C={result.C}")
         return _test_measures(result.model, result.thresholds, dataset), record
     model, record = fit_network_method(method, X, Y, fit_rows, val_rows, settings, random_state,
-                                       settings["batch_size"], settings["refit"],
-                                       select_by=settings["select_by"], alternative=sensitivity,
-                                       log=log, progress=progress, other_rules=other_rules)
+                                       alternative=sensitivity, log=log, progress=progress,
+                                       other_rules=other_rules)
     for entry in (*record["rules"].values(), *([record["alternative"]] if sensitivity else [])):
         other = entry.pop("model", model)      # the alternative η0 may be the chosen one
         entry["test"] = _test_measures(other, other.thresholds_, dataset)
@@ -227,7 +227,7 @@ def _experiment_key(record):
                 **{k: v for k, v in record.get("settings", {}).items()
                    if k not in ("learning_rates", "C_values")}}
     return json.loads(json.dumps([record.get("seed"), record.get("budget"), settings],
-                                 default=_plain))
+                                 default=json_default))
 
 
 def merge_runs(previous, run, out_dir):
@@ -274,7 +274,7 @@ def write_results(run, out_dir):
     csv_path, md_path = table_paths(out_dir, run["dataset"], run["seed"])
     rows = comparison_rows(run)
     write_text(run_path(out_dir, run["dataset"], run["seed"]),
-               json.dumps(run, indent=2, default=_plain) + "\n")
+               json.dumps(run, indent=2, default=json_default) + "\n")
     with atomic_write(csv_path) as handle:
         writer = csv.DictWriter(handle, fieldnames=["dataset", "method", "measure", "ours",
                                                     "paper", "difference"])
@@ -293,10 +293,3 @@ def write_results(run, out_dir):
                  + rules)
     write_text(md_path, header + markdown_table(rows) + sensitivity + rules)
 
-
-def _plain(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"cannot write {type(value).__name__} as JSON")

@@ -19,8 +19,7 @@ the same split (BR_R).
 
 import copy
 import time
-from dataclasses import dataclass, field
-
+from dataclasses import dataclass
 
 from mlnn.base.errors import MLNNError
 from mlnn.base.progress import Progress
@@ -64,23 +63,17 @@ def selection_run(model, X_fit, Y_fit, X_val, Y_val, rules):
             for rule in rules}
 
 
-def selection_model(method, eta, budget, random_state, batch_size):
-    """The (unfitted) network of ``method`` with η0 ``eta`` that a selection run trains."""
-    return MultiLabelNN(**network_params(method), learning_rate=eta,
-                        hidden_units=budget["hidden_units"], max_epochs=budget["max_epochs"],
-                        patience=budget["patience"], batch_size=batch_size,
-                        random_state=random_state)
-
-
-def select_learning_rate(method, X_fit, Y_fit, X_val, Y_val, budget, random_state, batch_size,
-                         log=print, progress=False, rules=("rankloss",)):
+def select_learning_rate(method, X_fit, Y_fit, X_val, Y_val, budget, random_state, log=print,
+                         progress=False, rules=("rankloss",)):
     """:func:`selection_run` for each η0 of ``budget["learning_rates"]``: (``models``
     {η0: fitted estimator}, ``outcomes`` {rule: {η0: :func:`rule_outcome`}}). ``progress``: a
     line per η0 on standard error."""
     models, outcomes = {}, {rule: {} for rule in rules}
     steps = Progress(len(budget["learning_rates"]), enabled=progress)
     for done, eta in enumerate(budget["learning_rates"], start=1):
-        model = selection_model(method, eta, budget, random_state, batch_size)
+        model = MultiLabelNN(**network_params(method), learning_rate=eta, random_state=random_state,
+                             hidden_units=budget["hidden_units"], max_epochs=budget["max_epochs"],
+                             patience=budget["patience"], batch_size=budget["batch_size"])
         chosen = selection_run(model, X_fit, Y_fit, X_val, Y_val, rules)
         models[eta] = model
         for rule in rules:
@@ -143,21 +136,21 @@ def _final(model, outcome, rule, X, Y, refit_all, refits):
     return model
 
 
-def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, batch_size,
-                       refit_all=True, select_by="rankloss", alternative=False, log=print,
-                       progress=False, stopping=None, other_rules=()):
-    """Select η0 and the epochs on (``fit_rows``, ``val_rows``) of (X, Y) by ``select_by``
-    under the rule ``stopping``, then refit (:func:`refit`): (model, record). ``other_rules``
-    and, with ``alternative``, the other criterion's η0 give sensitivity rows, each with a
-    ``"model"`` the caller evaluates. ``record`` holds the choice, every η0's validation
-    scores, stops and curves, the hyper-parameters and the wall time.
-    """
+def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, alternative=False,
+                       log=print, progress=False, other_rules=()):
+    """Select η0 and the epochs on (``fit_rows``, ``val_rows``) of (X, Y) by
+    ``budget["select_by"]`` under the rule ``budget["stopping"]``, then refit (:func:`refit`,
+    if ``budget["refit"]``): (model, record). ``budget`` holds the settings of
+    :func:`mlnn.paper.reproduce.settings_record`. ``other_rules`` and, with ``alternative``,
+    the other criterion's η0 give sensitivity rows, each with a ``"model"`` the caller
+    evaluates. ``record`` holds the choice, every η0's validation scores, stops and curves, the
+    hyper-parameters and the wall time."""
     started = time.perf_counter()
-    stopping = stopping or budget.get("stopping", DEFAULT.stopping)
+    stopping, select_by, refit_all = budget["stopping"], budget["select_by"], budget["refit"]
     rules = (stopping, *(rule for rule in other_rules if rule != stopping))
     models, outcomes = select_learning_rate(method, X[fit_rows], Y[fit_rows], X[val_rows],
-                                            Y[val_rows], budget, random_state, batch_size, log,
-                                            progress, rules)
+                                            Y[val_rows], budget, random_state, log, progress,
+                                            rules)
     refits, entries = {}, {}
     for rule in rules:
         entry = rule_record(outcomes[rule], rule, select_by)
@@ -209,11 +202,10 @@ class BRResult:
 
     model: LinearSVMBR
     C: float
-    variant: str
     thresholds: ThresholdPredictor
-    lam: object = None
-    validation_scores: list = field(default_factory=list)
-    lambda_scores: dict = field(default_factory=dict)
+    lam: object
+    validation_scores: list
+    lambda_scores: dict
 
     def decision_function(self, X):
         """The SVM margins (n, L) for X (n, D) CSR."""
@@ -272,16 +264,16 @@ def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, svm_options, progre
 
 def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
            validation_fraction=DEFAULT.validation_fraction, validation=None, random_state=0,
-           refit=True, lams=DEFAULT_LAMBDAS, threshold_features=DEFAULT.threshold_features,
-           progress=False, **svm_options):
+           refit=True, progress=False, **svm_options):
     """Binary relevance with linear SVMs and C chosen on validation data: a :class:`BRResult`.
 
     X_train : (n, D) CSR; Y_train : (n, L) 0/1. ``variant`` "B": C maximising the
     :func:`~mlnn.evaluation.metrics.selection_score` of the sign predictions; "R": C minimising
-    the validation rank loss, then a threshold predictor on the margins (λ from ``lams``). The
-    C values are fitted in increasing order, each warm-started from the previous weights; the
-    first wins ties. The split is the seeded ``validation_fraction`` or ``validation`` =
-    (fit_rows, val_rows). ``refit`` retrains the chosen C (and BR_R's thresholds) on all of
+    the validation rank loss, then a threshold predictor on the margins (Eq. 5, λ chosen on the
+    same split by :func:`~mlnn.evaluation.thresholds.select_lambda`). The C values are fitted
+    in increasing order, each warm-started from the previous weights; the first wins ties. The
+    split is the seeded ``validation_fraction`` or ``validation`` = (fit_rows, val_rows).
+    ``refit`` retrains the chosen C (and BR_R's thresholds) on all of
     X_train. ``svm_options`` go to :class:`~mlnn.baselines.svm.LinearSVMBR`.
     """
     check_choice(variant, "variant", VARIANTS)
@@ -300,12 +292,10 @@ def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
     else:
         thresholds, lam, lambda_scores = select_lambda(
             X_fit, model.decision_function(X_fit), Y_fit,
-            X_val, model.decision_function(X_val), Y_val,
-            lams=lams, features=threshold_features)
+            X_val, model.decision_function(X_val), Y_val)
     if refit:
         model = LinearSVMBR(C=C, **svm_options).fit(X, Y, **warm_start(model))
         if variant == "R":
-            thresholds = ThresholdPredictor(lam=lam, features=threshold_features).fit(
-                X, model.decision_function(X), Y)
-    return BRResult(model=model, C=C, variant=variant, thresholds=thresholds, lam=lam,
+            thresholds = ThresholdPredictor(lam=lam).fit(X, model.decision_function(X), Y)
+    return BRResult(model=model, C=C, thresholds=thresholds, lam=lam,
                     validation_scores=table, lambda_scores=lambda_scores)
