@@ -108,6 +108,51 @@ def test_curves_and_stops_come_from_the_run_record(runs):
     assert len([ax for ax in fig.axes if ax.lines]) == len(MEASURES) + 2
 
 
+def test_a_validation_run_chooses_what_reproduce_chooses_without_test_numbers(runs, tmp_path):
+    from mlnn.paper.reproduce import BUDGETS
+    from mlnn.paper.stopping import validation_run
+    data = load("synthetic", n_train=240, n_test=80, n_features=60, n_labels=6)
+    budget = {**BUDGETS["quick"], "learning_rates": (0.01, 0.3)}
+    run = validation_run(data, "nn-a", budget, RULES, random_state=1,
+                         out=tmp_path / "validation.json")
+    stored = json.loads((tmp_path / "validation.json").read_text())
+    assert stored["validation_only"] and "test" not in stored["methods"]["NN_A"]
+    full = runs[1]["methods"]["NN_A"]                      # reproduce, same seed and grid
+    for rule, entry in rule_entries(stored["methods"]["NN_A"]).items():
+        expected = rule_entries(full)[rule]
+        assert (entry["learning_rate"], entry["best_epoch"], entry["threshold_lambda"]) == \
+            (expected["learning_rate"], expected["best_epoch"], expected["threshold_lambda"])
+    assert rule_stops(stored["methods"]["NN_A"]) == rule_stops(full)
+    assert run["methods"]["NN_A"]["curves"].keys() == {0.01, 0.3}
+
+
+def test_refitting_a_validation_run_gives_reproduces_test_numbers(runs):
+    from mlnn.paper.reproduce import BUDGETS
+    from mlnn.paper.stopping import refit_validation_run, validation_run
+    data = load("synthetic", n_train=240, n_test=80, n_features=60, n_labels=6)
+    budget = {**BUDGETS["quick"], "learning_rates": (0.01, 0.3)}
+    run = refit_validation_run(data, validation_run(data, "nn-a", budget, RULES, random_state=1),
+                               budget)
+    full = runs[1]["methods"]["NN_A"]                      # reproduce, same seed and grid
+    for rule, entry in rule_entries(run["methods"]["NN_A"]).items():
+        assert entry["test"] == rule_entries(full)[rule]["test"]
+
+
+def test_a_partial_refit_stores_only_the_rules_it_refitted(tmp_path):
+    from mlnn.paper.reproduce import BUDGETS
+    from mlnn.paper.stopping import refit_validation_run, validation_run
+    data = load("synthetic", n_train=120, n_test=40, n_features=30, n_labels=4)
+    budget = {**BUDGETS["quick"], "learning_rates": (0.3,)}
+    run = refit_validation_run(data, validation_run(data, "nn-a", budget, RULES), budget,
+                               out=tmp_path / "refit.json", rules=("fixed",))
+    stored = json.loads((tmp_path / "refit.json").read_text())
+    entries = rule_entries(stored["methods"]["NN_A"])
+    assert [rule for rule, entry in entries.items() if "test" in entry] == ["fixed"]
+    assert rule_values([stored], "synthetic", "NN_A", "meanF_best", "maF") == {}
+    assert rule_values([run], "synthetic", "NN_A", "fixed", "maF") == \
+        {0: entries["fixed"]["test"]["maF"]}
+
+
 MAIN_RUNS = sorted(path for dataset in PAPER_DATASETS
                    for path in (ROOT / "figures").glob(f"run_{dataset}*.json"))
 

@@ -1,5 +1,5 @@
 """The stopping-rule study's arithmetic and bookkeeping (:mod:`mlnn.paper.stopping`): the
-tolerance at its boundary, relative to the paper's value; each stopping rule choosing η0 by the
+tolerance at its boundary, relative to the paper's value; the validation run choosing η0 by the
 selection criterion it is given; the later of two stored runs of the same network winning."""
 
 from types import SimpleNamespace
@@ -9,8 +9,8 @@ import pytest
 import scipy.sparse as sp
 
 from mlnn.base.validation import validation_split
-from mlnn.paper.selection import choose, rule_record, select_learning_rate
-from mlnn.paper.stopping import TOLERANCES, rule_values, within_tolerance
+from mlnn.paper.selection import choose
+from mlnn.paper.stopping import TOLERANCES, rule_values, validation_run, within_tolerance
 
 #: A paper value for each kind of tolerance (coverage is a count of labels, the others rates).
 PAPER = {"abs": 0.5, "rel": 20.0}
@@ -39,8 +39,8 @@ def test_a_relative_tolerance_is_a_fraction_of_the_papers_value_not_of_ours():
 
 
 def _contrary(seed, n=160, n_features=6, n_labels=4):
-    """A dataset whose validation documents (validation_split(n, 0.1, 0), the split of the
-    selection runs) have as relevant their lowest-scoring label under a random linear scoring,
+    """A dataset whose validation documents (validation_split(n, 0.1, 0), the split of
+    validation_run) have as relevant their lowest-scoring label under a random linear scoring,
     the training documents their highest-scoring one: rank loss and mean F1 then disagree about
     which η0 learned best."""
     rng = np.random.default_rng(seed)
@@ -58,25 +58,23 @@ BUDGET = {"hidden_units": 8, "max_epochs": 6, "patience": 2, "learning_rates": (
 
 @pytest.fixture(scope="module")
 def by_criterion():
-    """{criterion: {rule: the record of the rule's η0 chosen by the criterion}}, from one set of
-    selection runs on data where the two criteria choose different η0."""
-    data, rules = _contrary(2), ("rankloss", "meanF")
-    fit, val = validation_split(data.X_train.shape[0], 0.1, 0)
-    X, Y = data.X_train, data.Y_train
-    _, outcomes = select_learning_rate("NN_A", X[fit], Y[fit], X[val], Y[val], BUDGET, 0,
-                                       log=lambda message: None, rules=rules)
-    return {criterion: {rule: rule_record(outcomes[rule], rule, criterion) for rule in rules}
+    """{criterion: the NN_A record of a validation run selecting η0 by it}, on data where the
+    two criteria choose different η0."""
+    return {criterion: validation_run(_contrary(2), "nn-a", BUDGET, ("rankloss", "meanF"),
+                                      select_by=criterion)["methods"]["NN_A"]
             for criterion in ("rankloss", "meanF")}
 
 
-def test_each_rule_chooses_eta_by_the_criterion_it_is_given(by_criterion):
-    scores = by_criterion["meanF"]["rankloss"]["validation"]
-    assert scores == by_criterion["rankloss"]["rankloss"]["validation"]     # the same runs
+def test_the_validation_run_chooses_eta_by_the_criterion_it_is_given(by_criterion):
+    scores = by_criterion["meanF"]["validation"]
+    assert scores == by_criterion["rankloss"]["validation"]         # the same runs
     assert choose(scores["meanF"], "meanF") != choose(scores["rankloss"], "rankloss"), \
         "the test needs data on which the criteria disagree"
-    for criterion, records in by_criterion.items():
-        for rule, entry in records.items():
-            assert entry["selected_by"] == criterion and entry["stopping"] == rule
+    for criterion, record in by_criterion.items():
+        assert record["selected_by"] == criterion
+        assert record["learning_rate"] == choose(record["validation"][criterion], criterion)
+        for rule, entry in record["rules"].items():
+            assert entry["selected_by"] == criterion
             assert entry["learning_rate"] == choose(entry["validation"][criterion], criterion)
 
 

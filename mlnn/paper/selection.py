@@ -63,6 +63,13 @@ def selection_run(model, X_fit, Y_fit, X_val, Y_val, rules):
             for rule in rules}
 
 
+def selection_model(method, eta, budget, random_state):
+    """The network of ``method`` that selection trains with η0 = ``eta`` under ``budget``."""
+    return MultiLabelNN(**network_params(method), learning_rate=eta, random_state=random_state,
+                        hidden_units=budget["hidden_units"], max_epochs=budget["max_epochs"],
+                        patience=budget["patience"], batch_size=budget["batch_size"])
+
+
 def select_learning_rate(method, X_fit, Y_fit, X_val, Y_val, budget, random_state, log=print,
                          progress=False, rules=("rankloss",)):
     """:func:`selection_run` for each η0 of ``budget["learning_rates"]``: (``models``
@@ -71,9 +78,7 @@ def select_learning_rate(method, X_fit, Y_fit, X_val, Y_val, budget, random_stat
     models, outcomes = {}, {rule: {} for rule in rules}
     steps = Progress(len(budget["learning_rates"]), enabled=progress)
     for done, eta in enumerate(budget["learning_rates"], start=1):
-        model = MultiLabelNN(**network_params(method), learning_rate=eta, random_state=random_state,
-                             hidden_units=budget["hidden_units"], max_epochs=budget["max_epochs"],
-                             patience=budget["patience"], batch_size=budget["batch_size"])
+        model = selection_model(method, eta, budget, random_state)
         chosen = selection_run(model, X_fit, Y_fit, X_val, Y_val, rules)
         models[eta] = model
         for rule in rules:

@@ -7,11 +7,19 @@ beside the paper's Table 3, marked by :data:`TOLERANCES`; :func:`plot_curves` dr
 validation curves with each rule's stop. Nothing is copied by hand.
 """
 
+import json
+import time
+
 import numpy as np
 from matplotlib.figure import Figure
 
-from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES
+from mlnn.base.fileio import write_text
+from mlnn.base.validation import validation_split
+from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES, evaluate
+from mlnn.model.params import DEFAULT
+from mlnn.paper.methods import resolve
 from mlnn.paper.results import OLD_RUNS_STOPPING, load_runs
+from mlnn.paper.selection import refit, rule_record, select_learning_rate, selection_model
 
 #: Our tolerances against the paper (figures/README.md): ("abs", difference) or ("rel", share).
 TOLERANCES = {"rankloss": ("abs", 0.0004), "oneError": ("abs", 0.006),
@@ -152,3 +160,49 @@ def plot_curves(record, title, measures=MEASURES + ("hamming", "meanF"), colours
     fig.legend(handles=handles, loc="lower center", fontsize=8, ncol=len(handles))
     return fig
 
+
+def validation_run(dataset, method, budget, rules, random_state=0, out=None,
+                   select_by="rankloss"):
+    """The selection runs of a network ``method`` and where each rule of ``rules`` stops, as
+    ``reproduce`` makes them but without refits or test numbers: a run-file-like record
+    (``"validation_only"``), written to ``out`` (JSON) if given."""
+    method, started = resolve(method), time.perf_counter()
+    budget = {"batch_size": DEFAULT.batch_size, **budget}
+    fit, val = validation_split(dataset.X_train.shape[0], DEFAULT.validation_fraction,
+                                random_state=random_state)
+    X, Y = dataset.X_train, dataset.Y_train
+    models, outcomes = select_learning_rate(method, X[fit], Y[fit], X[val], Y[val], budget,
+                                            random_state, log=lambda m: None, rules=rules)
+    entries = [rule_record(outcomes[rule], rule, select_by) for rule in rules]
+    record = {**entries[0], "rules": {e["stopping"]: e for e in entries[1:]},
+              "curves": {e: m.history_.as_dict() for e, m in models.items()},
+              "seconds": time.perf_counter() - started}
+    run = {"dataset": dataset.name, "seed": random_state, "validation_only": True,
+           "methods": {method: record}}
+    if out is not None:
+        write_text(out, json.dumps(run, indent=1) + "\n")
+    return run
+
+
+def refit_validation_run(dataset, run, budget, out=None, rules=None):
+    """The refits of a :func:`validation_run`, as ``reproduce`` makes them
+    (:func:`mlnn.paper.selection.refit`), with their test measures under ``test``; ``rules``
+    (default all) in that order, the run written to ``out`` after each. Returns the run."""
+    run, budget = {**run, "validation_only": False}, {"batch_size": DEFAULT.batch_size, **budget}
+    (method, record), = run["methods"].items()
+    entries = rule_entries(record)
+    done = {}
+    for rule in rules or entries:
+        entry = entries[rule]
+        key = (float(entry["learning_rate"]), entry["best_epoch"], entry["threshold_lambda"])
+        if key not in done:
+            model = refit(selection_model(method, key[0], budget, run["seed"]),
+                          dataset.X_train, dataset.Y_train,
+                          {"epoch": key[1], "threshold_lambda": key[2]}, stopping=rule)
+            scores = model.decision_function(dataset.X_test)
+            done[key] = evaluate(dataset.Y_test, scores,
+                                 model.thresholds_.predict(dataset.X_test, scores))
+        entry["test"] = done[key]
+        if out is not None:
+            write_text(out, json.dumps(run, indent=1) + "\n")
+    return run
