@@ -2,18 +2,17 @@
 
 Generative model (all draws from one ``numpy.random.default_rng(random_state)``):
 
-1. Label popularity: label ``l`` has prior weight ``pi_l ∝ (l + 1) ** -zipf_exponent``.
-2. Correlated labels: the labels fall at random into ``n_groups`` groups. A document gets
-   ``k = 1 + Poisson(label_cardinality - 1)`` distinct labels (at most ``L``): the first from
-   ``pi``, each further one from ``pi`` restricted to the first one's group with probability
-   ``correlation``, else from ``pi`` over all labels.
+1. Label popularity: label ``l`` has prior weight ``pi_l ∝ 1 / (l + 1)`` (Zipf).
+2. Correlated labels: the labels fall at random into ``max(1, L // 4)`` groups. A document gets
+   ``k = 1 + Poisson(1)`` distinct labels (at most ``L``): the first from ``pi``, each further
+   one from ``pi`` restricted to the first one's group with probability ``correlation``, else
+   from ``pi`` over all labels.
 3. Label-dependent words: a Zipfian background ``phi_0`` over the ``D`` words; each group a topic
-   ``psi_g`` and each label a topic ``chi_l``, Dirichlet(0.1) on ``words_per_topic`` random
+   ``psi_g`` and each label a topic ``chi_l``, Dirichlet(0.1) on ``max(5, D // 10)`` random
    words; ``phi_l = (psi_g + chi_l) / 2``, so related labels share vocabulary.
-4. Length: ``n_d = max(5, round(LogNormal))`` with mean ``mean_length``, log-scale
-   ``length_sigma``.
-5. Words: ``counts_d ~ Multinomial(n_d, background · phi_0 + (1 − background) · mean of the
-   phi_l of the document's labels)``.
+4. Length: ``n_d = max(5, round(LogNormal))`` with mean 80 and log-scale 0.6.
+5. Words: ``counts_d ~ Multinomial(n_d, phi_0 / 2 + the mean of the phi_l of the document's
+   labels / 2)``.
 6. Features: tf-idf with ``idf = log(N_train / df)`` of the training rows (0 for words absent
    from them), rows of unit length (:func:`mlnn.datasets.text.tfidf_weight`).
 
@@ -23,41 +22,30 @@ The first ``n_train`` documents form the training split, the next ``n_test`` the
 import numpy as np
 import scipy.sparse as sp
 
-from mlnn.base.errors import MLNNError
-from mlnn.base.validation import (check_float_in, check_integer, check_nonnegative_float,
-                                  check_positive_float, check_seed)
+from mlnn.base.validation import check_float_in, check_integer, check_seed
 from mlnn.datasets.text import idf_from_counts, tfidf_weight
 
 
 def make_synthetic(n_train=400, n_test=200, n_features=500, n_labels=20, random_state=0,
-                   label_cardinality=2.0, correlation=0.7, n_groups=None, mean_length=80.0,
-                   length_sigma=0.6, background=0.5, words_per_topic=None, zipf_exponent=1.0):
+                   correlation=0.7):
     """The collection of the module docstring: a dict with ``X_train`` (n_train × D CSR float64),
     ``Y_train`` (n_train × L CSR int8), ``X_test``, ``Y_test``, ``feature_names`` (``w0000``...)
     and ``label_names`` (``label000``...)."""
     for name, value, minimum in (("n_train", n_train, 1), ("n_test", n_test, 0),
                                  ("n_features", n_features, 2), ("n_labels", n_labels, 1)):
         check_integer(value, f"synthetic: {name}", minimum)
-    check_float_in(label_cardinality, "synthetic: label_cardinality", 1, np.inf)
-    for name, value in (("correlation", correlation), ("background", background)):
-        check_float_in(value, f"synthetic: {name}", 0, 1, closed="both")
-    check_positive_float(mean_length, "synthetic: mean_length")
-    check_nonnegative_float(length_sigma, "synthetic: length_sigma")
+    check_float_in(correlation, "synthetic: correlation", 0, 1, closed="both")
     rng = np.random.default_rng(check_seed(random_state, "synthetic: random_state"))
     n, D, L = n_train + n_test, n_features, n_labels
-    n_groups = max(1, L // 4) if n_groups is None else int(n_groups)
-    if not 1 <= n_groups <= L:
-        raise MLNNError(f"synthetic: n_groups must be in 1..{L}, got {n_groups!r}")
-    words_per_topic = max(5, D // 10) if words_per_topic is None else int(words_per_topic)
-    words_per_topic = min(words_per_topic, D)
+    n_groups, words_per_topic = max(1, L // 4), min(max(5, D // 10), D)
 
-    pi = (np.arange(L) + 1.0) ** -zipf_exponent                               # 1. popularity
+    pi = 1.0 / (np.arange(L) + 1.0)                                           # 1. popularity
     pi /= pi.sum()
     group_of = np.empty(L, dtype=np.int64)
     group_of[rng.permutation(L)] = np.arange(L) % n_groups
-    Y = _label_sets(rng, n, pi, group_of, label_cardinality, correlation)   # 2. labels
+    Y = _label_sets(rng, n, pi, group_of, correlation)                        # 2. labels
     phi0, phi = _word_distributions(rng, D, L, n_groups, group_of, words_per_topic)   # 3.
-    counts = _word_counts(rng, Y, phi0, phi, background, mean_length, length_sigma)  # 4-5.
+    counts = _word_counts(rng, Y, phi0, phi)                                  # 4-5.
     counts_train, counts_test = counts[:n_train], counts[n_train:]            # 6. tf-idf
     idf = idf_from_counts(counts_train)
     return {
@@ -68,10 +56,10 @@ def make_synthetic(n_train=400, n_test=200, n_features=500, n_labels=20, random_
     }
 
 
-def _label_sets(rng, n, pi, group_of, label_cardinality, correlation):
+def _label_sets(rng, n, pi, group_of, correlation):
     """Step 2: n label sets (CSR int8 n x L); related labels follow the first one's group."""
     L = pi.size
-    sizes = np.minimum(1 + rng.poisson(label_cardinality - 1.0, size=n), L)
+    sizes = np.minimum(1 + rng.poisson(1.0, size=n), L)
     first = rng.choice(L, size=n, p=pi)
     uniform = rng.random((n, L))
     rows, cols = [], []
@@ -109,7 +97,7 @@ def _word_distributions(rng, D, L, n_groups, group_of, words_per_topic):
     return phi0, 0.5 * topic(n_groups)[group_of] + 0.5 * topic(L)
 
 
-def _word_counts(rng, Y, phi0, phi, background, mean_length, length_sigma):
+def _word_counts(rng, Y, phi0, phi, mean_length=80.0, length_sigma=0.6):
     """Steps 4-5: log-normal lengths and multinomial counts (CSR n x D), in chunks so that the
     dense n x D mixture stays small."""
     n, D = Y.shape[0], phi0.size
@@ -120,7 +108,7 @@ def _word_counts(rng, Y, phi0, phi, background, mean_length, length_sigma):
     chunk = max(1, 2_000_000 // D)
     for start in range(0, n, chunk):
         stop = min(n, start + chunk)
-        p = background * phi0 + (1 - background) * (label_share[start:stop] @ phi)
+        p = 0.5 * phi0 + 0.5 * (label_share[start:stop] @ phi)
         p /= p.sum(axis=1, keepdims=True)
         blocks.append(sp.csr_matrix(rng.multinomial(lengths[start:stop], p).astype(np.float64)))
     return sp.vstack(blocks, format="csr")
