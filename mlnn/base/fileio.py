@@ -110,7 +110,8 @@ def atomic_write(path, mode="w", encoding="utf-8"):
     try:
         with open(temporary, mode, encoding=encoding if mode == "w" else None) as handle:
             yield handle
-        _commit(temporary, path)
+            _seal(handle, temporary, path)
+        os.replace(temporary, path)
     except OSError as error:
         _remove(temporary)
         raise MLNNError(f"cannot write {path}: {describe_os_error(error)}") from None
@@ -129,9 +130,7 @@ def write_files(contents):
             temporaries[path] = _temporary(path)
             with open(temporaries[path], "wb") as handle:
                 handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(temporaries[path], _mode_for(path))
+                _seal(handle, temporaries[path], path)
         for path, temporary in list(temporaries.items()):
             os.replace(temporary, path)
             del temporaries[path]
@@ -159,12 +158,12 @@ def _temporary(path):
     return temporary
 
 
-def _commit(temporary, path):
-    """fsync ``temporary``, give it the permissions ``path`` has (or would get), rename it."""
-    with open(temporary, "rb+") as handle:
-        os.fsync(handle.fileno())
+def _seal(handle, temporary, path):
+    """Flush ``handle``, open on ``temporary``, to disk; give ``temporary`` the permissions
+    ``path`` has (or would get)."""
+    handle.flush()
+    os.fsync(handle.fileno())
     os.chmod(temporary, _mode_for(path))
-    os.replace(temporary, path)
 
 
 def _mode_for(path):
@@ -221,39 +220,32 @@ def read_npz(path):
     the archive stores for it before anything is allocated; else :class:`ArchiveError` says why."""
     try:
         with zipfile.ZipFile(path) as archive:
-            return {_entry_name(info.filename): _read_member(archive, info)
-                    for info in archive.infolist()}
+            return dict(_read_member(archive, info) for info in archive.infolist())
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error,
             NotImplementedError, RuntimeError) as error:
         reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
         raise ArchiveError(f"it is truncated or not an .npz archive ({reason})") from None
 
 
-def _entry_name(filename):
-    if not filename.endswith(".npy"):
-        raise ArchiveError(f"its member {filename!r} is not a .npy array")
-    return filename[:-len(".npy")]
-
-
 def _read_member(archive, info):
-    """One member of the archive as an array, its header checked against its size first."""
-    name = _entry_name(info.filename)
+    """(name, array) of one member of the archive, its header checked against its size first."""
+    if not info.filename.endswith(".npy"):
+        raise ArchiveError(f"its member {info.filename!r} is not a .npy array")
+    name = info.filename[:-len(".npy")]
     if info.compress_type != zipfile.ZIP_STORED and \
             info.file_size > _DEFLATE_RATIO * info.compress_size + 1024:
         raise ArchiveError(f"the entry {name!r} claims {info.file_size} bytes but occupies "
                            f"{info.compress_size} in the file")
     with archive.open(info) as member:
         dtype, shape, fortran = _npy_header(member, name)
-        expected = math.prod(shape) * dtype.itemsize
-        if expected != info.file_size - member.tell():
+        expected, held = math.prod(shape) * dtype.itemsize, info.file_size - member.tell()
+        if expected != held:
             raise ArchiveError(f"the entry {name!r} declares shape {shape} of {dtype} "
-                               f"({expected} bytes) but holds {info.file_size - member.tell()} "
-                               "bytes")
+                               f"({expected} bytes) but holds {held} bytes")
         buffer = bytearray(expected)
         if member.readinto(buffer) != expected:
             raise ArchiveError(f"the entry {name!r} is truncated")
-    array = np.frombuffer(buffer, dtype=dtype)
-    return array.reshape(shape, order="F" if fortran else "C")
+    return name, np.frombuffer(buffer, dtype=dtype).reshape(shape, order="F" if fortran else "C")
 
 
 def _npy_header(member, name):
