@@ -23,16 +23,12 @@ _MATRICES = ("X_train", "Y_train", "X_test", "Y_test")
 _EXTRA = "extra_"
 
 
-def cache_key(name, source_checksums, options):
-    """Hex key from the dataset name, the sources' SHA-256 sums and the options (JSON)."""
+def cache_path(name, source_checksums, options):
+    """The cache file of dataset ``name`` with these sources and options (the module's key)."""
     payload = json.dumps({"name": name, "sources": list(source_checksums),
                           "options": options, "version": FORMAT_VERSION},
                          sort_keys=True, default=str)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-
-def cache_path(name, key):
-    """The cache file of dataset ``name`` under the key :func:`cache_key`."""
+    key = hashlib.sha256(payload.encode("utf-8")).hexdigest()
     return cache_dir() / f"{name}-{key[:20]}.npz"
 
 

@@ -243,8 +243,7 @@ def load(name, data_dir=None, download=False, progress=None, **options):
     elif missing:
         raise MLNNError(placement_message(name, root, missing))
     checksums = [sha256_file(path) for path in _sources(root, spec)]
-    key = cache.cache_key(name, checksums, {**options, "loader_version": LOADER_VERSION})
-    path = cache.cache_path(name, key)
+    path = cache.cache_path(name, checksums, {**options, "loader_version": LOADER_VERSION})
     cached = cache.load(path)
     if cached is not None:
         parts, features, labels, description, extras = cached
