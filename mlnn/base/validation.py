@@ -123,8 +123,8 @@ def check_dense_Y(Y, name="Y", shape=None):
     return Y
 
 
-def check_scores(scores, name="scores", shape=None):
-    """Return the dense real matrix ``scores`` as float64; raise on sparse, NaN/inf or bad shape."""
+def check_scores(scores, name="scores"):
+    """Return the dense real matrix ``scores`` as float64; raise on sparse or NaN/inf."""
     if sp.issparse(scores):
         raise MLNNError(f"{name} must be a dense array (documents × labels), got a sparse matrix")
     scores = _as_2d(scores, name, "labels", "a 2-D array of real numbers")
@@ -134,7 +134,6 @@ def check_scores(scores, name="scores", shape=None):
     if not np.all(np.isfinite(scores)):
         row = int(np.flatnonzero(~np.all(np.isfinite(scores), axis=1))[0])
         raise MLNNError(f"{name} contains NaN or infinite values (first in row {row})")
-    _check_shape(scores, name, shape)
     return scores
 
 
@@ -338,7 +337,6 @@ def validation_split(n, fraction=0.1, random_state=0):
     ``round(fraction · n)`` entries of ``default_rng(random_state).permutation(n)`` (the paper
     holds out validation data from the training documents, Sec. 4)."""
     fraction = check_fraction(fraction, "validation fraction")
-    n = check_positive_int(n, "number of documents")
     n_val = int(round(fraction * n))
     if n_val < 1 or n_val >= n:
         raise MLNNError(f"a validation fraction of {fraction} leaves no documents for fitting or "
