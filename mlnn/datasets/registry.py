@@ -245,13 +245,12 @@ def load(name, data_dir=None, download=False, progress=None, **options):
     checksums = [sha256_file(path) for path in _sources(root, spec)]
     path = cache.cache_path(name, checksums, {**options, "loader_version": LOADER_VERSION})
     cached = cache.load(path)
-    if cached is not None:
-        parts, features, labels, description, extras = cached
-        from_cache, cache_written = True, False
-    else:
+    from_cache, cache_written = cached is not None, False
+    if not from_cache:
         parts, features, labels, extras = _BUILDERS[spec.kind](root, spec, options)
-        description, from_cache = spec.description, False
-        cache_written = cache.save(path, parts, features, labels, description, extras)
+        cache_written = cache.save(path, parts, features, labels, spec.description, extras)
+        cached = parts, features, labels, spec.description, extras
+    parts, features, labels, description, extras = cached
     info = {"options": options, "source_sha256": checksums, "cache_file": str(path),
             "from_cache": from_cache, "cache_written": cache_written,
             "load_seconds": time.perf_counter() - started}

@@ -55,16 +55,13 @@ ANALYZER = "lowercase; inner apostrophes dropped; token_pattern; stop words; Por
 
 
 def decode(raw, source):
-    """The text of the bytes ``raw`` read from ``source`` (named in messages): UTF-8 (without a
-    byte-order mark), else Latin-1; UTF-16, UTF-32 and binary refused (:func:`check_text_bytes`).
-    """
+    """The text of the bytes ``raw`` read from ``source`` (named in messages): UTF-8 (a byte-order
+    mark dropped), else Latin-1; UTF-16, UTF-32 and binary refused (:func:`check_text_bytes`)."""
     check_text_bytes(raw, source)
-    if raw.startswith(codecs.BOM_UTF8):
-        raw = raw[len(codecs.BOM_UTF8):]
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        return raw.decode("latin-1")
+        return raw.removeprefix(codecs.BOM_UTF8).decode("latin-1")
 
 
 def check_text_bytes(raw, source):
