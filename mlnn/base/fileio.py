@@ -100,11 +100,9 @@ def check_output_directory(path, name="--out"):
 
 @contextlib.contextmanager
 def atomic_write(path, mode="w", encoding="utf-8"):
-    """``path`` opened for writing in ``mode`` "w" (text, ``encoding``) or "wb": the writes go to
-    a temporary file beside it, flushed to disk and moved to ``path`` on success. On any failure
-    (including ``KeyboardInterrupt``) the temporary file is removed and ``path`` keeps its
-    content; an ``OSError`` becomes an :class:`MLNNError` naming ``path``. A symbolic link is
-    followed."""
+    """``path`` opened for writing in ``mode`` "w" (text, ``encoding``) or "wb", and written as
+    the module docstring says (a symbolic link is followed); an ``OSError`` becomes an
+    :class:`MLNNError` naming ``path``."""
     path = _target(path)
     temporary = _temporary(path)
     try:

@@ -33,14 +33,13 @@ def format_bytes(count):
             return f"{count:.1f} {unit}"
 
 
-def wanted(quiet=False, force=False, stream=None):
-    """Whether to show progress: forced by ``force`` (``--progress``), else not under ``quiet``
-    (``--quiet``), else only when ``stream`` (default standard error) is a terminal."""
+def wanted(stream, quiet=False, force=False):
+    """Whether to show progress on ``stream``: forced by ``force`` (``--progress``), else not
+    under ``quiet`` (``--quiet``), else only when ``stream`` is a terminal."""
     if force:
         return True
     if quiet:
         return False
-    stream = sys.stderr if stream is None else stream
     try:
         return stream.isatty()
     except (AttributeError, ValueError):

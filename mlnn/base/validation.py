@@ -4,11 +4,6 @@ Each check returns its input in canonical form (X: CSR with sorted indices, floa
 requested dtype; Y: 0/1) or raises :class:`~mlnn.base.errors.MLNNError` naming the argument and
 the problem, never a traceback from inside NumPy. :func:`validation_split` is the only place that
 carves validation documents out of training documents.
-
-Degenerate data: no positive training label, or only empty training documents, is an error
-(nothing to learn); some empty documents are allowed; a label without a positive training
-document, and validation documents none of which has both a relevant and an irrelevant label
-(the validation rank loss is then undefined), are warnings (:class:`~mlnn.base.errors.MLNNWarning`).
 """
 
 import functools
@@ -273,9 +268,9 @@ def check_sample_weight(sample_weight, n):
 def check_training_data(X, Y, X_val=None, Y_val=None, n_features=None, n_labels=None,
                         dtype=np.float64, warn=False):
     """(X, Y, X_val, Y_val) checked for training (:func:`check_X`, :func:`check_Y`); ``X_val``
-    and ``Y_val`` together or not at all. Raise if X and Y leave nothing to learn; with ``warn``,
-    warn naming the labels without a positive document (the module docstring's "Degenerate
-    data")."""
+    and ``Y_val`` together or not at all. Raise if X and Y leave nothing to learn (no positive
+    label, or only empty documents); with ``warn``, warn naming the labels without a positive
+    document."""
     if Y is None:
         raise MLNNError("the labels Y are missing: training requires y to be passed, "
                         "but the target y is None")

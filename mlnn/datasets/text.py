@@ -134,12 +134,12 @@ def _ends_cvc(word):
             and _is_consonant(word, n - 1) and word[-1] not in "wxy")
 
 
-def _replace_longest(word, rules, min_measure):
-    """Apply the rule with the longest matching suffix if m(stem) > min_measure."""
+def _replace_longest(word, rules):
+    """Apply the rule with the longest matching suffix if m(stem) > 0."""
     for suffix, replacement in rules:
         if word.endswith(suffix):
             stem = word[:len(word) - len(suffix)]
-            if _measure(stem) > min_measure:
+            if _measure(stem) > 0:
                 return stem + replacement
             return word
     return word
@@ -187,8 +187,8 @@ def porter_stem(word):
     if word.endswith("y") and _has_vowel(word[:-1]):
         word = word[:-1] + "i"
     # Steps 2 and 3: double and single suffixes, m > 0.
-    word = _replace_longest(word, _STEP2, 0)
-    word = _replace_longest(word, _STEP3, 0)
+    word = _replace_longest(word, _STEP2)
+    word = _replace_longest(word, _STEP3)
     # Step 4: m > 1; -ion only after s or t.
     for suffix in _STEP4:
         if word.endswith(suffix):
