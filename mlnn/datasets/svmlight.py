@@ -61,10 +61,8 @@ def _split_line(line):
     line = line.split("#", 1)[0].rstrip("\r")
     if not line:
         return None
-    if not line.strip() or line[0].isspace():
-        return "", line.strip()
     head, _, rest = line.partition(" ")
-    if ":" in head:
+    if line[0].isspace() or ":" in head:                    # no labels
         return "", line.strip()
     return head, rest.strip()
 
