@@ -183,14 +183,10 @@ def _build_reuters(root, spec, options):
     return parts, list(vectorizer.vocabulary_), categories, {"idf": vectorizer.idf_}
 
 
-def text_vectorizer(options, vocabulary=None, idf=None):
-    """The :class:`~mlnn.datasets.text.TfidfVectorizer` of a text dataset's options; fitted when
-    the ``vocabulary`` and its ``idf`` are given (as the cache stores them)."""
-    vectorizer = TfidfVectorizer(**{**options,
-                                    "stop_words": STOP_WORDS if options["stop_words"] else None})
-    if vocabulary is not None:
-        vectorizer.set_vocabulary(vocabulary, idf)
-    return vectorizer
+def text_vectorizer(options):
+    """The (unfitted) :class:`~mlnn.datasets.text.TfidfVectorizer` of a text dataset's options."""
+    stop_words = STOP_WORDS if options["stop_words"] else None
+    return TfidfVectorizer(**{**options, "stop_words": stop_words})
 
 
 def _build_mulan(root, spec, options):
@@ -254,7 +250,7 @@ def load(name, data_dir=None, download=False, progress=None, **options):
     info = {"options": options, "source_sha256": checksums, "cache_file": str(path),
             "from_cache": from_cache, "cache_written": cache_written,
             "load_seconds": time.perf_counter() - started}
-    vectorizer = text_vectorizer(options, features, extras["idf"]) \
+    vectorizer = text_vectorizer(options).set_vocabulary(features, extras["idf"]) \
         if spec.kind == "reuters" else None
     return Dataset(name, feature_names=features, label_names=labels, description=description,
                    info=info, vectorizer=vectorizer, **parts)
