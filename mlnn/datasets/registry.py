@@ -46,7 +46,6 @@ def _defaults(function):
     return {name: p.default for name, p in inspect.signature(function).parameters.items()}
 
 
-_SPLIT_DEFAULTS = {"train_fraction": 2 / 3, "random_state": 0}
 #: The text options of reuters21578: the vectorizer's own, with stop words as True/False.
 _TEXT_DEFAULTS = {**_defaults(TfidfVectorizer), "stop_words": True}
 
@@ -63,7 +62,7 @@ def _mulan(folder, stem, n_labels, text):
 def _single(path, n_labels, text, feature_space=None):
     return Spec("single", (f"{path}.arff.gz", f"{path}.xml"), n_labels,
                 f"{text} Distributed as one file; seeded split (see mlnn.datasets.registry).",
-                feature_space, dict(_SPLIT_DEFAULTS))
+                feature_space, {"train_fraction": 2 / 3, "random_state": 0})
 
 
 SPECS = {
