@@ -245,8 +245,8 @@ class TfidfVectorizer:
         df = Counter(term for doc in terms for term in set(doc))     # documents per term
         vocabulary = sorted(term for term, count in df.items() if count >= self.min_df)
         counts = np.array([df[term] for term in vocabulary], dtype=np.float64)
-        self.set_vocabulary(vocabulary, np.log(len(terms) / counts) if len(terms) else counts)
-        return tfidf_weight(self._count(terms), self.idf_, self.sublinear_tf, self.norm)
+        self.set_vocabulary(vocabulary, np.log(len(terms) / counts))
+        return self._tfidf(terms)
 
     def set_vocabulary(self, vocabulary, idf):
         """This vectorizer, fitted with the D terms ``vocabulary`` and their ``idf`` as :meth:`fit`
@@ -293,8 +293,7 @@ class TfidfVectorizer:
         without a word of the vocabulary gives an empty row, and with ``warn_empty`` a warning
         naming it (a model can only answer for it from its biases)."""
         check_fitted(self, "vocabulary_")
-        X = tfidf_weight(self._count(self._analyze(documents)), self.idf_, self.sublinear_tf,
-                         self.norm)
+        X = self._tfidf(self._analyze(documents))
         empty = np.flatnonzero(np.diff(X.indptr) == 0)
         if warn_empty and empty.size:
             shown = ", ".join(str(i) for i in empty[:10]) + (", ..." if empty.size > 10 else "")
@@ -304,15 +303,16 @@ class TfidfVectorizer:
                           stacklevel=3)
         return X
 
-    def _count(self, terms):
-        """The term counts (n × D CSR) of the analysed documents ``terms``."""
+    def _tfidf(self, terms):
+        """The tf-idf matrix (n × D CSR) of the analysed documents ``terms``."""
         rows, columns = [], []
         for i, doc in enumerate(terms):
             found = [self._index[t] for t in doc if t in self._index]
             rows += [i] * len(found)
             columns += found
-        return sp.csr_matrix((np.ones(len(columns)), (rows, columns)),
-                             shape=(len(terms), len(self.vocabulary_)))
+        counts = sp.csr_matrix((np.ones(len(columns)), (rows, columns)),
+                               shape=(len(terms), len(self.vocabulary_)))
+        return tfidf_weight(counts, self.idf_, self.sublinear_tf, self.norm)
 
 
 def idf_from_counts(counts):
