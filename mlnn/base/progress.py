@@ -17,8 +17,7 @@ def format_duration(seconds):
         return "?"
     if seconds < 59.95:
         return f"{seconds:.1f}s"
-    whole = int(round(seconds))
-    hours, rest = divmod(whole, 3600)
+    hours, rest = divmod(int(round(seconds)), 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
 

@@ -102,7 +102,7 @@ def check_label_values(values, name):
     if values.dtype.kind not in "biuf":
         raise MLNNError(f"{name} must hold 0/1 values (bool, integer or real), "
                         f"got dtype {values.dtype}")
-    if values.size and not np.all((values == 0) | (values == 1)):
+    if not np.all((values == 0) | (values == 1)):
         bad = values[(values != 0) & (values != 1)][0].item()
         kind = " (a continuous target, not a label)" if bad != np.round(bad) else ""
         raise MLNNError(f"{name} must be a 0/1 label matrix; found the value {bad!r}{kind}")
