@@ -9,7 +9,6 @@ at all. A damaged entry makes :func:`load` warn and return None: the caller rebu
 import hashlib
 import json
 import warnings
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -48,7 +47,6 @@ def save(path, parts, feature_names, label_names, description, extras=None):
     for name, value in (extras or {}).items():
         arrays[_EXTRA + name] = np.asarray(value)
     arrays["sha256"] = np.array(arrays_digest(arrays))
-    path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_write(path, "wb") as handle:

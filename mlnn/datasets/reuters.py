@@ -106,8 +106,6 @@ def _sgml_files(source):
         for path in paths:
             yield str(path), path.read_bytes()
         return
-    if not source.exists():
-        raise DataFormatError(f"{source}: file not found")
     found = 0
     try:
         with tarfile.open(source, "r:*") as archive:
