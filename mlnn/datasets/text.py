@@ -101,12 +101,9 @@ def tokenize(text, token_pattern=DEFAULT_TOKEN_PATTERN):
 
 # --- The Porter stemmer (Porter 1980) -----------------------------------------------------
 
-_VOWELS = frozenset("aeiou")
-
-
 def _is_consonant(word, i):
     """Porter's consonant: not a,e,i,o,u, and not a 'y' preceded by a consonant."""
-    if word[i] in _VOWELS:
+    if word[i] in "aeiou":
         return False
     if word[i] == "y":
         return i == 0 or not _is_consonant(word, i - 1)
