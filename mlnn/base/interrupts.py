@@ -88,16 +88,14 @@ def deferred():
 def sigterm_stops():
     """Within the body, SIGTERM raises :class:`Terminated` (if it has its default action and this
     is the main thread); its previous handler is restored after."""
-    try:
-        previous = signal.signal(signal.SIGTERM, _terminate) \
-            if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL else None
-    except ValueError:
-        previous = None
+    previous = {}
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        with contextlib.suppress(ValueError):               # not the main thread
+            previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, _terminate)
     try:
         yield
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        _restore(previous)
 
 
 def report(stop):
