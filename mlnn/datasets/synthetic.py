@@ -8,8 +8,8 @@ Generative model (all draws from one ``numpy.random.default_rng(random_state)``)
    one from ``pi`` restricted to the first one's group with probability ``correlation``, else
    from ``pi`` over all labels.
 3. Label-dependent words: a Zipfian background ``phi_0`` over the ``D`` words; each group a topic
-   ``psi_g`` and each label a topic ``chi_l``, Dirichlet(0.1) on ``max(5, D // 10)`` random
-   words; ``phi_l = (psi_g + chi_l) / 2``, so related labels share vocabulary.
+   ``psi_g`` and each label a topic ``chi_l``, Dirichlet(0.1) on ``min(D, max(5, D // 10))``
+   random words; ``phi_l = (psi_g + chi_l) / 2``, so related labels share vocabulary.
 4. Length: ``n_d = max(5, round(LogNormal))`` with mean 80 and log-scale 0.6.
 5. Words: ``counts_d ~ Multinomial(n_d, phi_0 / 2 + the mean of the phi_l of the document's
    labels / 2)``.
