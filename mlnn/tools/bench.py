@@ -15,7 +15,6 @@ from collections import defaultdict
 import numpy as np
 import scipy.sparse as sp
 
-from mlnn.base.errors import MLNNError
 from mlnn.base.validation import check_X, check_Y
 from mlnn.model.builders import build
 from mlnn.model.params import DEFAULTS
@@ -25,7 +24,7 @@ from mlnn.tools.machine import peak_rss_mb
 
 #: The phases of the breakdown: which calls of which object each one times.
 PHASES = {"network": {"forward": "forward", "backward": "backward"},
-          "loss": {None: "loss"},                # every public method (value_and_delta, ...)
+          "loss": {"value_and_delta": "loss", "excluded": "loss"},
           "optimizer": {"step": "optimizer", "catch_up": "optimizer", "flush": "optimizer"}}
 PHASE_ORDER = ("forward", "loss", "backward", "optimizer")
 
@@ -37,16 +36,16 @@ PWE_DENSITY = 0.02
 
 class Stopwatch:
     """Behaves like ``target``, except that a call of a method named in ``phases`` (name →
-    phase; None: every other public method) adds its wall-clock time to ``totals[phase]``."""
+    phase) adds its wall-clock time to ``totals[phase]``."""
 
     def __init__(self, target, phases, totals):
         self._target, self._phases, self._totals = target, phases, totals
 
     def __getattr__(self, name):
         attribute = getattr(self._target, name)
-        phase = self._phases.get(name, None if name.startswith("_") else self._phases.get(None))
-        if phase is None or not callable(attribute):
+        if name not in self._phases:
             return attribute
+        phase = self._phases[name]
 
         def call(*args, **kwargs):
             start = time.perf_counter()
@@ -68,20 +67,12 @@ def nbytes(*arrays):
     return total
 
 
-#: The hyper-parameters of the model description the benchmark takes (the rest are not used).
-BENCH_PARAMS = ("hidden_activation", "loss", "dropout", "optimizer", "batch_size",
-                "hidden_units", "learning_rate", "dtype")
-
-
 def benchmark_training(X, Y, epochs, warmup, random_state=0, **params):
-    """Train a network with the hyper-parameters ``params`` (:data:`BENCH_PARAMS`) on (X, Y) for
-    ``warmup + epochs`` epochs and time it (module docstring): a dict of ``seconds_per_epoch``,
-    ``breakdown_seconds`` (per phase of :data:`PHASES`), ``peak_rss_mb``, ``footprint_mb``, ..."""
-    unknown = sorted(set(params) - set(BENCH_PARAMS))
-    if unknown:
-        raise MLNNError(f"benchmark_training takes the hyper-parameters {list(BENCH_PARAMS)}, "
-                        f"not {unknown}")
-    p = {**{name: DEFAULTS[name] for name in BENCH_PARAMS}, **params}
+    """Train a network with the hyper-parameters ``params`` (the others
+    :data:`~mlnn.model.params.DEFAULTS`) on (X, Y) for ``warmup + epochs`` epochs and time it
+    (module docstring): a dict of ``seconds_per_epoch``, ``breakdown_seconds`` (per phase of
+    :data:`PHASES`), ``peak_rss_mb``, ``footprint_mb``, ..."""
+    p = {**DEFAULTS, **params}
     X = check_X(X, "X", dtype=np.dtype(p["dtype"]))
     Y = check_Y(Y, "Y", n_samples=X.shape[0])
     network, loss, optimizer = build(
