@@ -127,13 +127,6 @@ def settings_record(random_state=0, quick=False, refit=True, learning_rates=None
                          "select_by": select_by, "stopping": stopping}}
 
 
-def _run_record(dataset, settings):
-    return {"dataset": dataset.name, **settings, "statistics": dataset.statistics(),
-            "methods": {},
-            "versions": {"mlnn": __version__, "numpy": np.__version__,
-                         "scipy": scipy.__version__, "python": platform.python_version()}}
-
-
 def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, learning_rates=None,
               C_values=None, select_by="rankloss", sensitivity=False, log=print, after_each=None,
               progress=False, stopping=DECLARED_RULE["rule"], other_rules=()):
@@ -143,10 +136,13 @@ def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, le
     methods = [resolve(m) for m in (methods or PAPER_METHODS)]
     other_rules = tuple(check_choice(rule, "other stopping rule", tuple(STOPPING_RULES))
                         for rule in other_rules if rule != stopping)
-    run = _run_record(dataset, settings_record(random_state, quick, refit, learning_rates,
-                                               C_values, select_by, stopping))
-    run["stopping_rules"] = {"main": stopping, "sensitivity": list(other_rules),
-                             "declared": DECLARED_RULE}
+    run = {"dataset": dataset.name, **settings_record(random_state, quick, refit, learning_rates,
+                                                      C_values, select_by, stopping),
+           "statistics": dataset.statistics(), "methods": {},
+           "versions": {"mlnn": __version__, "numpy": np.__version__, "scipy": scipy.__version__,
+                        "python": platform.python_version()},
+           "stopping_rules": {"main": stopping, "sensitivity": list(other_rules),
+                              "declared": DECLARED_RULE}}
     budget = run["settings"]
     fit_rows, val_rows = validation_split(dataset.X_train.shape[0],
                                           fraction=budget["validation_fraction"],
