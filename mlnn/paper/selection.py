@@ -144,7 +144,7 @@ def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, a
     each with a ``"model"`` the caller evaluates."""
     started = time.perf_counter()
     stopping, select_by, refit_all = budget["stopping"], budget["select_by"], budget["refit"]
-    rules = (stopping, *(rule for rule in other_rules if rule != stopping))
+    rules = (stopping, *other_rules)
     models, outcomes = select_learning_rate(method, X[fit_rows], Y[fit_rows], X[val_rows],
                                             Y[val_rows], budget, random_state, log, progress,
                                             rules)
