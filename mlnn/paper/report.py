@@ -110,11 +110,8 @@ def paired_differences(runs, dataset, better, worse, measure):
     """``{seed: difference}``: how much ``better`` beats ``worse`` on ``measure`` (positive:
     better), over the seeds of ``dataset`` that hold both."""
     sign = -1.0 if measure in LOWER_IS_BETTER else 1.0
-    return {run["seed"]: sign * (run["methods"][better]["test"][measure]
-                                 - run["methods"][worse]["test"][measure])
-            for run in runs
-            if run["dataset"] == dataset and better in run["methods"]
-            and worse in run["methods"]}
+    ours, theirs = (seed_values(runs, dataset, method, measure) for method in (better, worse))
+    return {seed: sign * (ours[seed] - theirs[seed]) for seed in ours if seed in theirs}
 
 
 def seed_values(runs, dataset, method, measure):
