@@ -24,8 +24,7 @@ def dataset_markdown(summary, index):
     lines = ["| method | " + " | ".join(summary.measures) + " |",
              "|---|" + "---:|" * len(summary.measures)]
     for i, method in enumerate(summary.methods):
-        cells = [_cell(means[i, j], stds[i, j], best[j] == i)
-                 for j in range(len(summary.measures))]
+        cells = [_cell(means[i, j], stds[i, j], best[j] == i) for j in range(len(best))]
         lines.append(f"| {method} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -125,12 +124,10 @@ def seed_markdown(runs, dataset, methods, measures):
     lines = ["| method | n | " + " | ".join(measures) + " |",
              "|---|---:|" + "---:|" * len(measures)]
     for method in methods:
-        columns = [np.array(list(seed_values(runs, dataset, method, m).values()))
-                   for m in measures]
+        columns = [np.array(list(seed_values(runs, dataset, method, m).values())) for m in measures]
         if columns[0].size == 0:
             continue
-        cells = [_cell(v.mean(), v.std(ddof=1) if v.size > 1 else np.nan, False)
-                 for v in columns]
+        cells = [_cell(v.mean(), v.std(ddof=1) if v.size > 1 else np.nan, False) for v in columns]
         lines.append(f"| {method} | {columns[0].size} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -81,8 +81,7 @@ def _check_run(path, run):
             if value is None:                   # an undefined measure written as null
                 test[measure] = float("nan")
             elif isinstance(value, bool) or not isinstance(value, (int, float)):
-                _damaged(path, f"the test {measure} of method {method} is {value!r}, not a "
-                               "number")
+                _damaged(path, f"the test {measure} of method {method} is {value!r}, not a number")
 
 
 def table_paths(out_dir, dataset, seed):
