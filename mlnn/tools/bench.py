@@ -150,7 +150,7 @@ def benchmark_products(X, n_labels, hidden_units, batch_size, dtype=np.float32, 
         batches.append((X_b, _present_columns(X_b).T, h, delta1, delta2))
     z2, dW2 = np.empty((batch_size, L), dtype), np.empty((F, L), dtype)
     dJ_dhT = {n: np.empty((F, n), dtype) for n in {h.shape[0] for _, _, h, _, _ in batches}}
-    totals, cpu = {name: [] for name in PRODUCTS}, []
+    per_epoch, cpu = [], []
     for _ in range(epochs):
         seconds, cpu_start = dict.fromkeys(PRODUCTS, 0.0), time.process_time()
         for X_b, X_kT, h, delta1, delta2 in batches:
@@ -163,11 +163,10 @@ def benchmark_products(X, n_labels, hidden_units, batch_size, dtype=np.float32, 
                 start = time.perf_counter()
                 product()
                 seconds[name] += time.perf_counter() - start
+        per_epoch.append(seconds)
         cpu.append(time.process_time() - cpu_start)
-        for name in PRODUCTS:
-            totals[name].append(seconds[name])
-    return {"products": {name: float(np.median(times)) for name, times in totals.items()},
-            "total": float(np.median(np.sum(list(totals.values()), axis=0))),
+    return {"products": {name: float(np.median([s[name] for s in per_epoch])) for name in PRODUCTS},
+            "total": float(np.median([sum(s.values()) for s in per_epoch])),
             "cpu_total": float(np.median(cpu))}
 
 
