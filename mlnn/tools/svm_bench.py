@@ -128,11 +128,11 @@ def benchmark_svm(X, Y, C_values=DEFAULT_C_VALUES, tol=DEFAULT_TOL,
             "cold_ratios": _ratios(rows, "tron-cold")}
 
 
-def _ratios(rows, solver="tron", reference="liblinear-primal"):
-    """{C: median over the repeats of solver's seconds / reference's seconds in that repeat}."""
+def _ratios(rows, solver="tron"):
+    """{C: median over the repeats of solver's / liblinear-primal's seconds in that repeat}."""
     seconds = {(row["solver"], row["C"]): np.asarray(row["all_seconds"]) for row in rows}
-    return {C: float(np.median(seconds[solver, C] / seconds[reference, C]))
-            for (name, C) in seconds if name == solver and (reference, C) in seconds}
+    return {C: float(np.median(seconds[solver, C] / seconds["liblinear-primal", C]))
+            for (name, C) in seconds if name == solver and ("liblinear-primal", C) in seconds}
 
 
 def format_svm_report(result):
