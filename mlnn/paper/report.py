@@ -93,11 +93,11 @@ def _label_methods(ax, R, names, order):
                 va="center", fontsize=8)
 
 
-def plot_cd_grid(R, methods, measures, cd, ncols=2):
-    """One CD diagram (:func:`plot_cd_diagram`) per measure, in a grid."""
-    nrows = -(-len(measures) // ncols)
-    fig = Figure(figsize=(7.0 * ncols, 2.6 * nrows), constrained_layout=True)
-    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+def plot_cd_grid(R, methods, measures, cd):
+    """One CD diagram (:func:`plot_cd_diagram`) per measure, in a grid of two columns."""
+    nrows = -(-len(measures) // 2)
+    fig = Figure(figsize=(14.0, 2.6 * nrows), constrained_layout=True)
+    axes = fig.subplots(nrows, 2, squeeze=False).ravel()
     for ax, j in zip(axes, range(len(measures))):
         plot_cd_diagram(R[:, j], methods, cd, title=measures[j], ax=ax)
     for ax in axes[len(measures):]:
