@@ -231,14 +231,12 @@ def _br_split(n, validation, validation_fraction, random_state):
 def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, svm_options, progress=False):
     """Fit every C in increasing order, each warm-started from the previous solution, and score
     it on the validation split: (table, chosen C, its model). The first C wins ties."""
-    table, best, previous = [], None, None
+    table, best, model = [], None, None
     steps = Progress(len(C_values), enabled=progress)
     for done, C in enumerate(C_values, start=1):
         started = time.perf_counter()
-        model = LinearSVMBR(C=C, **svm_options)
-        model.fit(X_fit, Y_fit, **warm_start(previous))
+        model = LinearSVMBR(C=C, **svm_options).fit(X_fit, Y_fit, **warm_start(model))
         seconds = time.perf_counter() - started
-        previous = model
         scores = model.decision_function(X_val)
         result = metrics.evaluate(Y_val, scores, scores > 0)
         # BR_B: macro-F1 over the labels present in the validation split (selection_score)
