@@ -29,12 +29,13 @@ class Setting:
     hidden_units: int = DEFAULT.hidden_units
 
 
-#: The columns of the CSV written by :func:`save_csv`: the setting, then one evaluation.
+#: The columns of the CSV (:func:`save_csv`): a curve's key (its setting), then one evaluation.
 SETTING_COLUMNS = tuple(f.name for f in fields(Setting))
+KEY_COLUMNS = ("experiment", "dataset") + SETTING_COLUMNS
 CURVE_COLUMNS = ("updates", "epoch", "rankloss", "MAP", "train_loss", "elapsed")
-CSV_COLUMNS = ("experiment", "dataset") + SETTING_COLUMNS + CURVE_COLUMNS
+CSV_COLUMNS = KEY_COLUMNS + CURVE_COLUMNS
 
-_TYPES = {f.name: f.type for f in fields(Setting)}
+_TYPES = {"experiment": str, "dataset": str, **{f.name: f.type for f in fields(Setting)}}
 
 
 def save_csv(curves, path):
@@ -45,15 +46,14 @@ def save_csv(curves, path):
         writer = csv.writer(handle)
         writer.writerow(CSV_COLUMNS)
         for curve in curves:
-            head = [curve.get("experiment", "custom"), curve.get("dataset", "")]
-            head += [curve[name] for name in SETTING_COLUMNS]
+            head = [curve[name] for name in KEY_COLUMNS]
             for row in zip(*(curve[name] for name in CURVE_COLUMNS)):
                 writer.writerow(head + [repr(float(v)) for v in row])
     return path
 
 
 def _convert(name, text):
-    """A setting's field from its CSV text (an int may be written as "256.0")."""
+    """A key column's value from its CSV text (an int may be written as "256.0")."""
     return int(float(text)) if _TYPES[name] is int else _TYPES[name](text)
 
 
@@ -69,11 +69,10 @@ def load_csv(path):
         if missing:
             raise MLNNError(f"{path} lacks the column(s) {missing}")
         for row in reader:
-            key = tuple(row[name] for name in ("experiment", "dataset") + SETTING_COLUMNS)
+            key = tuple(row[name] for name in KEY_COLUMNS)
             try:
                 if key not in curves:
-                    curves[key] = {"experiment": row["experiment"], "dataset": row["dataset"],
-                                   **{name: _convert(name, row[name]) for name in SETTING_COLUMNS},
+                    curves[key] = {**{name: _convert(name, row[name]) for name in KEY_COLUMNS},
                                    **{name: [] for name in CURVE_COLUMNS}}
                 for name in CURVE_COLUMNS:
                     curves[key][name].append(float(row[name]))

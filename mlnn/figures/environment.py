@@ -66,7 +66,6 @@ def claim(holds, statement):
     """Check one statement the notebook's text makes about the results above it: print
     ``checked: statement`` if it ``holds``; else stop a full run (:class:`MLNNError`), or in
     fast mode print ``not so in this fast run: statement``."""
-    holds = bool(holds)
     if holds:
         print(f"checked: {statement}")
     elif fast_mode():

@@ -24,8 +24,7 @@ def dataset_markdown(summary, index):
     lines = ["| method | " + " | ".join(summary.measures) + " |",
              "|---|" + "---:|" * len(summary.measures)]
     for i, method in enumerate(summary.methods):
-        cells = [_cell(means[i, j], stds[i, j], best[j] == i)
-                 for j in range(len(summary.measures))]
+        cells = [_cell(means[i, j], stds[i, j], best[j] == i) for j in range(len(best))]
         lines.append(f"| {method} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -94,11 +93,11 @@ def _label_methods(ax, R, names, order):
                 va="center", fontsize=8)
 
 
-def plot_cd_grid(R, methods, measures, cd, ncols=2):
-    """One CD diagram (:func:`plot_cd_diagram`) per measure, in a grid."""
-    nrows = -(-len(measures) // ncols)
-    fig = Figure(figsize=(7.0 * ncols, 2.6 * nrows), constrained_layout=True)
-    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+def plot_cd_grid(R, methods, measures, cd):
+    """One CD diagram (:func:`plot_cd_diagram`) per measure, in a grid of two columns."""
+    nrows = -(-len(measures) // 2)
+    fig = Figure(figsize=(14.0, 2.6 * nrows), constrained_layout=True)
+    axes = fig.subplots(nrows, 2, squeeze=False).ravel()
     for ax, j in zip(axes, range(len(measures))):
         plot_cd_diagram(R[:, j], methods, cd, title=measures[j], ax=ax)
     for ax in axes[len(measures):]:
@@ -110,11 +109,8 @@ def paired_differences(runs, dataset, better, worse, measure):
     """``{seed: difference}``: how much ``better`` beats ``worse`` on ``measure`` (positive:
     better), over the seeds of ``dataset`` that hold both."""
     sign = -1.0 if measure in LOWER_IS_BETTER else 1.0
-    return {run["seed"]: sign * (run["methods"][better]["test"][measure]
-                                 - run["methods"][worse]["test"][measure])
-            for run in runs
-            if run["dataset"] == dataset and better in run["methods"]
-            and worse in run["methods"]}
+    ours, theirs = (seed_values(runs, dataset, method, measure) for method in (better, worse))
+    return {seed: sign * (ours[seed] - theirs[seed]) for seed in ours if seed in theirs}
 
 
 def seed_values(runs, dataset, method, measure):
@@ -128,12 +124,10 @@ def seed_markdown(runs, dataset, methods, measures):
     lines = ["| method | n | " + " | ".join(measures) + " |",
              "|---|---:|" + "---:|" * len(measures)]
     for method in methods:
-        columns = [np.array(list(seed_values(runs, dataset, method, m).values()))
-                   for m in measures]
+        columns = [np.array(list(seed_values(runs, dataset, method, m).values())) for m in measures]
         if columns[0].size == 0:
             continue
-        cells = [_cell(v.mean(), v.std(ddof=1) if v.size > 1 else np.nan, False)
-                 for v in columns]
+        cells = [_cell(v.mean(), v.std(ddof=1) if v.size > 1 else np.nan, False) for v in columns]
         lines.append(f"| {method} | {columns[0].size} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -1,10 +1,8 @@
 """Reproduce the paper's Table 3 on one dataset: every method, then the result files.
 
-A validation split is carved from the training documents once (seeded) and shared by all
-methods; the test split gives only the final numbers. Networks choose η0 and the epochs on it and
-are refitted (:func:`mlnn.paper.selection.fit_network_method`); BR_B / BR_R choose C
-(:func:`mlnn.paper.selection.fit_br`); BP-MLL as published, run only when asked, uses its fixed
-protocol. :func:`reproduce` returns the comparison rows and the run record; :func:`merge_runs`
+One seeded validation split of the training documents is shared by all methods, which choose
+their hyper-parameters on it (:mod:`mlnn.paper.selection`); the test split gives only the final
+numbers. :func:`reproduce` returns the comparison rows and the run record; :func:`merge_runs`
 adds the stored methods not rerun; :func:`write_results` writes the record (JSON) and the tables
 made from it (CSV, Markdown), each atomically (names in :mod:`mlnn.paper.results`).
 """
@@ -70,7 +68,7 @@ def paper_table3():
     return {(row["dataset"], row["method"]): {m: float(row[m]) for m in MEASURES} for row in rows}
 
 
-def _test_measures(model, thresholds, dataset):
+def evaluate_on_test(model, thresholds, dataset):
     """The test measures (:func:`evaluate`) of ``model``'s scores and ``thresholds``' label sets."""
     scores = model.decision_function(dataset.X_test)
     return evaluate(dataset.Y_test, scores, thresholds.predict(dataset.X_test, scores))
@@ -85,7 +83,7 @@ def run_method(method, dataset, fit_rows, val_rows, settings, random_state, log,
     X, Y, kind = dataset.X_train, dataset.Y_train, METHODS[method]["kind"]
     if kind == "published":
         model, record = fit_published_method(method, X, Y, random_state, log)
-        return _test_measures(model, model.thresholds_, dataset), record
+        return evaluate_on_test(model, model.thresholds_, dataset), record
     if kind == "br":
         started = time.perf_counter()
         result = fit_br(X, Y, variant=METHODS[method]["variant"], C_values=settings["C_values"],
@@ -95,14 +93,14 @@ def run_method(method, dataset, fit_rows, val_rows, settings, random_state, log,
                   "validation": result.validation_scores,
                   "seconds": time.perf_counter() - started}
         log(f"  {method}: C={result.C}")
-        return _test_measures(result.model, result.thresholds, dataset), record
+        return evaluate_on_test(result.model, result.thresholds, dataset), record
     model, record = fit_network_method(method, X, Y, fit_rows, val_rows, settings, random_state,
                                        alternative=sensitivity, log=log, progress=progress,
                                        other_rules=other_rules)
     for entry in (*record["rules"].values(), *([record["alternative"]] if sensitivity else [])):
         other = entry.pop("model", model)      # the alternative η0 may be the chosen one
-        entry["test"] = _test_measures(other, other.thresholds_, dataset)
-    return _test_measures(model, model.thresholds_, dataset), record
+        entry["test"] = evaluate_on_test(other, other.thresholds_, dataset)
+    return evaluate_on_test(model, model.thresholds_, dataset), record
 
 
 def _budget(quick, learning_rates, C_values):
@@ -129,13 +127,6 @@ def settings_record(random_state=0, quick=False, refit=True, learning_rates=None
                          "select_by": select_by, "stopping": stopping}}
 
 
-def _run_record(dataset, settings):
-    return {"dataset": dataset.name, **settings, "statistics": dataset.statistics(),
-            "methods": {},
-            "versions": {"mlnn": __version__, "numpy": np.__version__,
-                         "scipy": scipy.__version__, "python": platform.python_version()}}
-
-
 def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, learning_rates=None,
               C_values=None, select_by="rankloss", sensitivity=False, log=print, after_each=None,
               progress=False, stopping=DECLARED_RULE["rule"], other_rules=()):
@@ -145,10 +136,13 @@ def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, le
     methods = [resolve(m) for m in (methods or PAPER_METHODS)]
     other_rules = tuple(check_choice(rule, "other stopping rule", tuple(STOPPING_RULES))
                         for rule in other_rules if rule != stopping)
-    run = _run_record(dataset, settings_record(random_state, quick, refit, learning_rates,
-                                               C_values, select_by, stopping))
-    run["stopping_rules"] = {"main": stopping, "sensitivity": list(other_rules),
-                             "declared": DECLARED_RULE}
+    run = {"dataset": dataset.name, **settings_record(random_state, quick, refit, learning_rates,
+                                                      C_values, select_by, stopping),
+           "statistics": dataset.statistics(), "methods": {},
+           "versions": {"mlnn": __version__, "numpy": np.__version__, "scipy": scipy.__version__,
+                        "python": platform.python_version()},
+           "stopping_rules": {"main": stopping, "sensitivity": list(other_rules),
+                              "declared": DECLARED_RULE}}
     budget = run["settings"]
     fit_rows, val_rows = validation_split(dataset.X_train.shape[0],
                                           fraction=budget["validation_fraction"],

@@ -23,8 +23,7 @@ OLD_RUNS_STOPPING = "rankloss"
 
 
 def stem(dataset, seed):
-    """The name part shared by a run's files: ``<dataset>`` for seed 0, else
-    ``<dataset>_seed<k>``."""
+    """The name shared by a run's files: ``<dataset>`` for seed 0, else ``<dataset>_seed<k>``."""
     return dataset if seed == 0 else f"{dataset}_seed{seed}"
 
 
@@ -82,8 +81,7 @@ def _check_run(path, run):
             if value is None:                   # an undefined measure written as null
                 test[measure] = float("nan")
             elif isinstance(value, bool) or not isinstance(value, (int, float)):
-                _damaged(path, f"the test {measure} of method {method} is {value!r}, not a "
-                               "number")
+                _damaged(path, f"the test {measure} of method {method} is {value!r}, not a number")
 
 
 def table_paths(out_dir, dataset, seed):
@@ -128,18 +126,6 @@ def rank_loss_runs(figures):
     return sorted(runs, key=lambda run: (run["dataset"], run["seed"]))
 
 
-def stored_scores(runs, methods, measures=MEASURES):
-    """``{dataset: {seed: array (methods × measures)}}`` of the runs holding all ``methods``."""
-    table = {}
-    for run in runs:
-        if not all(method in run["methods"] for method in methods):
-            continue
-        values = [[float(run["methods"][method]["test"][m]) for m in measures]
-                  for method in methods]
-        table.setdefault(run["dataset"], {})[run["seed"]] = np.array(values)
-    return table
-
-
 def _mean_std(by_seed):
     """Mean and standard deviation (ddof 1; NaN for one seed) over the seeds."""
     stacked = np.stack([by_seed[seed] for seed in sorted(by_seed)])
@@ -165,7 +151,12 @@ def summarise(runs, methods, measures=MEASURES, datasets=None):
     """A :class:`Summary` of ``runs`` (from :func:`load_runs`) over the (dataset, seed) runs that
     hold all ``methods``; ``datasets`` restricts and orders the datasets (default: all, sorted).
     """
-    scores = stored_scores(runs, methods, measures)
+    scores = {}                 # {dataset: {seed: array (methods × measures)}}
+    for run in runs:
+        if all(method in run["methods"] for method in methods):
+            scores.setdefault(run["dataset"], {})[run["seed"]] = np.array(
+                [[float(run["methods"][method]["test"][m]) for m in measures]
+                 for method in methods])
     datasets = tuple(sorted(scores) if datasets is None else (d for d in datasets if d in scores))
     if not datasets:
         raise MLNNError(f"no stored run holds all of the methods {list(methods)}")

@@ -2,19 +2,14 @@
 
 Networks: the paper chooses η0 from {0.001, 0.01, 0.1} "using validation data" and gives no
 number of epochs. :func:`select_learning_rate` trains one network per η0 for the budget's
-``max_epochs``, recording all ten measures on the validation split at every epoch, while each
-stopping rule (:data:`mlnn.model.stopping_rules.STOPPING_RULES`) runs live on that same run
-(:func:`selection_run`); a rule's stop is exactly where a run stopped by it would stop, since
-evaluations draw no random numbers. At each rule's stop η0 is scored by :data:`CRITERIA`:
-``rankloss`` (validation rank loss) or ``meanF`` (the mean of micro- and macro-F1 of the
-threshold predictor's label sets, Sec. 3.3, :func:`mlnn.evaluation.metrics.selection_score`).
-The first η0 of the grid wins ties; the winner is refitted on all training documents for its
-rule's epoch count (:func:`fit_network_method`). BP-MLL as published selects nothing
-(:func:`fit_published_method`).
+``max_epochs`` while each stopping rule (:mod:`mlnn.model.stopping_rules`) runs live on that
+run. At each rule's stop η0 is scored by :data:`CRITERIA` (validation rank loss, or the mean
+of micro- and macro-F1 of the threshold predictor's label sets, Sec. 3.3); the first η0 wins
+ties, and the winner is refitted on all training documents for its rule's epochs
+(:func:`fit_network_method`). BP-MLL as published selects nothing.
 
-SVMs (:func:`fit_br`): C from {10⁻³, …, 10³}, by the mean of micro- and macro-F1 of the sign
-predictions (BR_B) or by rank loss, then a threshold predictor on the margins with λ chosen on
-the same split (BR_R).
+SVMs (:func:`fit_br`): C from {10⁻³, …, 10³}, by the mean F1 of the sign predictions (BR_B) or
+by rank loss, then a threshold predictor on the margins (BR_R).
 """
 
 import copy
@@ -143,16 +138,13 @@ def _final(model, outcome, rule, X, Y, refit_all, refits):
 
 def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, alternative=False,
                        log=print, progress=False, other_rules=()):
-    """Select η0 and the epochs on (``fit_rows``, ``val_rows``) of (X, Y) by
-    ``budget["select_by"]`` under the rule ``budget["stopping"]``, then refit (:func:`refit`,
-    if ``budget["refit"]``): (model, record). ``budget`` holds the settings of
-    :func:`mlnn.paper.reproduce.settings_record`. ``other_rules`` and, with ``alternative``,
-    the other criterion's η0 give sensitivity rows, each with a ``"model"`` the caller
-    evaluates. ``record`` holds the choice, every η0's validation scores, stops and curves, the
-    hyper-parameters and the wall time."""
+    """Select η0 and the epochs on (``fit_rows``, ``val_rows``) of (X, Y) as the settings
+    ``budget`` (:func:`mlnn.paper.reproduce.settings_record`) say, then refit: (model, record).
+    ``other_rules`` and, with ``alternative``, the other criterion's η0 give sensitivity rows,
+    each with a ``"model"`` the caller evaluates."""
     started = time.perf_counter()
     stopping, select_by, refit_all = budget["stopping"], budget["select_by"], budget["refit"]
-    rules = (stopping, *(rule for rule in other_rules if rule != stopping))
+    rules = (stopping, *other_rules)
     models, outcomes = select_learning_rate(method, X[fit_rows], Y[fit_rows], X[val_rows],
                                             Y[val_rows], budget, random_state, log, progress,
                                             rules)
@@ -196,9 +188,6 @@ def fit_published_method(method, X, Y, random_state, log=print):
     return model, record
 
 
-VARIANTS = ("B", "R")
-
-
 @dataclass
 class BRResult:
     """The outcome of :func:`fit_br`: the SVMs with the chosen C, the threshold predictor of
@@ -217,9 +206,7 @@ class BRResult:
         return self.model.decision_function(X)
 
     def predict(self, X, scores=None):
-        """Label sets (n, L) 0/1 CSR: sign for BR_B, learned thresholds T(x) for BR_R.
-
-        ``scores`` may pass the margins of X if already computed."""
+        """Label sets (n, L) 0/1 CSR of X (``scores``: its margins, if already computed)."""
         if scores is None:
             scores = self.model.decision_function(X)
         return self.thresholds.predict(X, scores)
@@ -244,19 +231,15 @@ def _br_split(n, validation, validation_fraction, random_state):
 def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, svm_options, progress=False):
     """Fit every C in increasing order, each warm-started from the previous solution, and score
     it on the validation split: (table, chosen C, its model). The first C wins ties."""
-    table, best, previous = [], None, None
+    table, best, model = [], None, None
     steps = Progress(len(C_values), enabled=progress)
     for done, C in enumerate(C_values, start=1):
         started = time.perf_counter()
-        model = LinearSVMBR(C=C, **svm_options)
-        model.fit(X_fit, Y_fit, **warm_start(previous))
+        model = LinearSVMBR(C=C, **svm_options).fit(X_fit, Y_fit, **warm_start(model))
         seconds = time.perf_counter() - started
-        previous = model
         scores = model.decision_function(X_val)
         result = metrics.evaluate(Y_val, scores, scores > 0)
-        # BR_B: the project's selection convention, macro-F1 over the labels present in the
-        # validation split (mlnn.evaluation.metrics.selection_score); the table keeps the
-        # paper's measures
+        # BR_B: macro-F1 over the labels present in the validation split (selection_score)
         value = metrics.selection_score(Y_val, scores > 0) if variant == "B" \
             else result["rankloss"]
         table.append({"C": C, **result, "criterion": value, "fit_seconds": seconds})
@@ -275,13 +258,11 @@ def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
     X_train : (n, D) CSR; Y_train : (n, L) 0/1. ``variant`` "B": C maximising the
     :func:`~mlnn.evaluation.metrics.selection_score` of the sign predictions; "R": C minimising
     the validation rank loss, then a threshold predictor on the margins (Eq. 5, λ chosen on the
-    same split by :func:`~mlnn.evaluation.thresholds.select_lambda`). The C values are fitted
-    in increasing order, each warm-started from the previous weights; the first wins ties. The
-    split is the seeded ``validation_fraction`` or ``validation`` = (fit_rows, val_rows).
-    ``refit`` retrains the chosen C (and BR_R's thresholds) on all of
-    X_train. ``svm_options`` go to :class:`~mlnn.baselines.svm.LinearSVMBR`.
+    same split). The split is the seeded ``validation_fraction`` or ``validation`` =
+    (fit_rows, val_rows); ``refit`` retrains the chosen C (and BR_R's thresholds) on all of
+    X_train; ``svm_options`` go to :class:`~mlnn.baselines.svm.LinearSVMBR`.
     """
-    check_choice(variant, "variant", VARIANTS)
+    check_choice(variant, "variant", ("B", "R"))
     C_values = sorted(check_positive_float(C, "C_values entry") for C in C_values)
     if not C_values:
         raise MLNNError("C_values must contain at least one value")

@@ -2,9 +2,8 @@
 
 A network's run record holds the main rule's result, each other rule's under ``rules``, every
 η0's validation curve (``curves``) and where each rule stops on it (``stops``).
-:func:`rule_markdown` tabulates the test measures (mean ± std over the seeds) per method and rule
-beside the paper's Table 3, marked by :data:`TOLERANCES`; :func:`plot_curves` draws the
-validation curves with each rule's stop. Nothing is copied by hand.
+:func:`rule_markdown` tabulates them beside the paper's Table 3; :func:`plot_curves` draws the
+curves with each rule's stop.
 """
 
 import json
@@ -15,9 +14,10 @@ from matplotlib.figure import Figure
 
 from mlnn.base.fileio import write_text
 from mlnn.base.validation import validation_split
-from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES, evaluate
+from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES
 from mlnn.model.params import DEFAULT
 from mlnn.paper.methods import resolve
+from mlnn.paper.reproduce import evaluate_on_test
 from mlnn.paper.results import OLD_RUNS_STOPPING, load_runs
 from mlnn.paper.selection import refit, rule_record, select_learning_rate, selection_model
 
@@ -199,9 +199,7 @@ def refit_validation_run(dataset, run, budget, out=None, rules=None):
             model = refit(selection_model(method, key[0], budget, run["seed"]),
                           dataset.X_train, dataset.Y_train,
                           {"epoch": key[1], "threshold_lambda": key[2]}, stopping=rule)
-            scores = model.decision_function(dataset.X_test)
-            done[key] = evaluate(dataset.Y_test, scores,
-                                 model.thresholds_.predict(dataset.X_test, scores))
+            done[key] = evaluate_on_test(model, model.thresholds_, dataset)
         entry["test"] = done[key]
         if out is not None:
             write_text(out, json.dumps(run, indent=1) + "\n")

@@ -65,19 +65,14 @@ def run_study(datasets, seeds, out_dir, load, methods=None, force=False, log=pri
             log(f"{job.dataset} seed {job.seed}: {len(job.stored)} methods already stored, "
                 f"running {', '.join(job.methods)}")
         if job.dataset not in loaded:
-            loaded.clear()
-            loaded[job.dataset] = _with_test_documents(load(job.dataset))
+            dataset = load(job.dataset)
+            if dataset.X_test.shape[0] == 0:
+                raise MLNNError(f"the test split of {dataset.name} has no documents: there is "
+                                "nothing to evaluate the methods on")
+            loaded = {job.dataset: dataset}
         reproduce(loaded[job.dataset], methods=job.methods, random_state=job.seed, log=log,
                   after_each=_saver(out_dir, job), **options)
     return jobs
-
-
-def _with_test_documents(dataset):
-    """``dataset``, checked to have a test document before any method is trained."""
-    if dataset.X_test.shape[0] == 0:
-        raise MLNNError(f"the test split of {dataset.name} has no documents: there is nothing "
-                        "to evaluate the methods on")
-    return dataset
 
 
 def _remove_partial_files(out_dir, log):

@@ -15,7 +15,6 @@ from collections import defaultdict
 import numpy as np
 import scipy.sparse as sp
 
-from mlnn.base.errors import MLNNError
 from mlnn.base.validation import check_X, check_Y
 from mlnn.model.builders import build
 from mlnn.model.params import DEFAULTS
@@ -25,7 +24,7 @@ from mlnn.tools.machine import peak_rss_mb
 
 #: The phases of the breakdown: which calls of which object each one times.
 PHASES = {"network": {"forward": "forward", "backward": "backward"},
-          "loss": {None: "loss"},                # every public method (value_and_delta, ...)
+          "loss": {"value_and_delta": "loss", "excluded": "loss"},
           "optimizer": {"step": "optimizer", "catch_up": "optimizer", "flush": "optimizer"}}
 PHASE_ORDER = ("forward", "loss", "backward", "optimizer")
 
@@ -37,16 +36,16 @@ PWE_DENSITY = 0.02
 
 class Stopwatch:
     """Behaves like ``target``, except that a call of a method named in ``phases`` (name →
-    phase; None: every other public method) adds its wall-clock time to ``totals[phase]``."""
+    phase) adds its wall-clock time to ``totals[phase]``."""
 
     def __init__(self, target, phases, totals):
         self._target, self._phases, self._totals = target, phases, totals
 
     def __getattr__(self, name):
         attribute = getattr(self._target, name)
-        phase = self._phases.get(name, None if name.startswith("_") else self._phases.get(None))
-        if phase is None or not callable(attribute):
+        if name not in self._phases:
             return attribute
+        phase = self._phases[name]
 
         def call(*args, **kwargs):
             start = time.perf_counter()
@@ -68,20 +67,12 @@ def nbytes(*arrays):
     return total
 
 
-#: The hyper-parameters of the model description the benchmark takes (the rest are not used).
-BENCH_PARAMS = ("hidden_activation", "loss", "dropout", "optimizer", "batch_size",
-                "hidden_units", "learning_rate", "dtype")
-
-
 def benchmark_training(X, Y, epochs, warmup, random_state=0, **params):
-    """Train a network with the hyper-parameters ``params`` (:data:`BENCH_PARAMS`) on (X, Y) for
-    ``warmup + epochs`` epochs and time it (module docstring): a dict of ``seconds_per_epoch``,
-    ``breakdown_seconds`` (per phase of :data:`PHASES`), ``peak_rss_mb``, ``footprint_mb``, ..."""
-    unknown = sorted(set(params) - set(BENCH_PARAMS))
-    if unknown:
-        raise MLNNError(f"benchmark_training takes the hyper-parameters {list(BENCH_PARAMS)}, "
-                        f"not {unknown}")
-    p = {**{name: DEFAULTS[name] for name in BENCH_PARAMS}, **params}
+    """Train a network with the hyper-parameters ``params`` (the others
+    :data:`~mlnn.model.params.DEFAULTS`) on (X, Y) for ``warmup + epochs`` epochs and time it
+    (module docstring): a dict of ``seconds_per_epoch``, ``breakdown_seconds`` (per phase of
+    :data:`PHASES`), ``peak_rss_mb``, ``footprint_mb``, ..."""
+    p = {**DEFAULTS, **params}
     X = check_X(X, "X", dtype=np.dtype(p["dtype"]))
     Y = check_Y(Y, "Y", n_samples=X.shape[0])
     network, loss, optimizer = build(
@@ -159,7 +150,7 @@ def benchmark_products(X, n_labels, hidden_units, batch_size, dtype=np.float32, 
         batches.append((X_b, _present_columns(X_b).T, h, delta1, delta2))
     z2, dW2 = np.empty((batch_size, L), dtype), np.empty((F, L), dtype)
     dJ_dhT = {n: np.empty((F, n), dtype) for n in {h.shape[0] for _, _, h, _, _ in batches}}
-    totals, cpu = {name: [] for name in PRODUCTS}, []
+    per_epoch, cpu = [], []
     for _ in range(epochs):
         seconds, cpu_start = dict.fromkeys(PRODUCTS, 0.0), time.process_time()
         for X_b, X_kT, h, delta1, delta2 in batches:
@@ -172,11 +163,10 @@ def benchmark_products(X, n_labels, hidden_units, batch_size, dtype=np.float32, 
                 start = time.perf_counter()
                 product()
                 seconds[name] += time.perf_counter() - start
+        per_epoch.append(seconds)
         cpu.append(time.process_time() - cpu_start)
-        for name in PRODUCTS:
-            totals[name].append(seconds[name])
-    return {"products": {name: float(np.median(times)) for name, times in totals.items()},
-            "total": float(np.median(np.sum(list(totals.values()), axis=0))),
+    return {"products": {name: float(np.median([s[name] for s in per_epoch])) for name in PRODUCTS},
+            "total": float(np.median([sum(s.values()) for s in per_epoch])),
             "cpu_total": float(np.median(cpu))}
 
 

@@ -127,33 +127,33 @@ def worked(path, name):
         "\n\n\n".join(ast.get_source_segment(text, n) for n in nodes)
 
 
-def solution_file(stem, notebooks=NOTEBOOKS):
-    files = sorted((Path(notebooks) / "solutions").glob(f"ex{key(stem)}_*.py"))
+def solution_file(stem):
+    files = sorted((NOTEBOOKS / "solutions").glob(f"ex{key(stem)}_*.py"))
     if len(files) != 1:
         raise CourseError(f"{stem}: expected one solution file ex{key(stem)}_*.py, found {files}")
     return files[0]
 
 
-def source_version(path, notebooks=NOTEBOOKS):
+def source_version(path):
     """The notebook at ``path`` with its metadata and each worked solution in its answer cell."""
     notebook, stem = read(path), Path(path).stem
     for i, name in mark(notebook, stem):
         cell = notebook["cells"][i]
         text = source_of(cell).rstrip("\n") + "\n### BEGIN SOLUTION\n" + \
-            worked(solution_file(stem, notebooks), name) + "\n### END SOLUTION"
+            worked(solution_file(stem), name) + "\n### END SOLUTION"
         cell["source"] = text.splitlines(True)
     return notebook
 
 
-def write_source(course, notebooks=NOTEBOOKS):
+def write_source(course):
     """``course/source/<stem>/<stem>.ipynb`` for every notebook (one assignment each), and the
     course's ``nbgrader_config.py`` unless one is there; returns the assignment names."""
     course = Path(course)
     stems = []
-    for path in notebook_paths(notebooks):
+    for path in notebook_paths(NOTEBOOKS):
         folder = course / "source" / path.stem
         folder.mkdir(parents=True, exist_ok=True)
-        write(folder / path.name, source_version(path, notebooks))
+        write(folder / path.name, source_version(path))
         stems.append(path.stem)
     config = course / "nbgrader_config.py"
     if not config.exists():

@@ -37,12 +37,6 @@ def liblinear_available():
     return True
 
 
-def primal_objectives(X, signs, W, C):
-    """½‖w_l‖² + C Σ_i max(0, 1 − y_il w_lᵀx_i)² per label: (L,), with X augmented by the
-    constant feature and W (D+1) × L including its weight."""
-    return _primal_value(W, signs * np.asarray(X @ W), C)
-
-
 def _fit_liblinear(X, Y, C, dual, tol, bias, max_iter, labels):
     """LinearSVC on each label of ``labels`` in turn: W (D+1) × L (zero columns elsewhere)."""
     from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
@@ -107,7 +101,7 @@ def benchmark_svm(X, Y, C_values=DEFAULT_C_VALUES, tol=DEFAULT_TOL,
     solvers = [s for s in solvers if has_liblinear or s not in LIBLINEAR]
     positives = Y.sum(axis=0)
     compared = np.flatnonzero((positives > 0) & (positives < Y.shape[0]))
-    Xa, signs = augment_bias(X, bias), 2.0 * Y - 1.0
+    Xa, signs = augment_bias(X, bias), 2.0 * Y[:, compared] - 1.0
     times = {(solver, C): [] for solver in solvers for C in C_values}
     objectives = {}
     for _ in range(repeats):
@@ -118,8 +112,8 @@ def benchmark_svm(X, Y, C_values=DEFAULT_C_VALUES, tol=DEFAULT_TOL,
                 W, previous[solver] = _fit(solver, X, Y, C, tol, dual_tol, bias, max_iter,
                                            compared, previous[solver])
                 times[solver, C].append(time.perf_counter() - started)
-                objectives[solver, C] = float(primal_objectives(
-                    Xa, signs[:, compared], W[:, compared], C).sum())
+                W = W[:, compared]      # ½‖w_l‖² + C Σ_i max(0, 1 − y_il w_lᵀx_i)² per label
+                objectives[solver, C] = float(_primal_value(W, signs * np.asarray(Xa @ W), C).sum())
                 if log is not None:
                     log(f"{solver:>16}  C={C:<8g} {times[solver, C][-1]:8.2f} s  "
                         f"objective {objectives[solver, C]:.6g}")
@@ -134,11 +128,11 @@ def benchmark_svm(X, Y, C_values=DEFAULT_C_VALUES, tol=DEFAULT_TOL,
             "cold_ratios": _ratios(rows, "tron-cold")}
 
 
-def _ratios(rows, solver="tron", reference="liblinear-primal"):
-    """{C: median over the repeats of solver's seconds / reference's seconds in that repeat}."""
+def _ratios(rows, solver="tron"):
+    """{C: median over the repeats of solver's / liblinear-primal's seconds in that repeat}."""
     seconds = {(row["solver"], row["C"]): np.asarray(row["all_seconds"]) for row in rows}
-    return {C: float(np.median(seconds[solver, C] / seconds[reference, C]))
-            for (name, C) in seconds if name == solver and (reference, C) in seconds}
+    return {C: float(np.median(seconds[solver, C] / seconds["liblinear-primal", C]))
+            for (name, C) in seconds if name == solver and ("liblinear-primal", C) in seconds}
 
 
 def format_svm_report(result):
