@@ -13,7 +13,8 @@ import scipy.sparse as sp
 from mlnn.base.errors import MLNNError, ModelFileError
 from mlnn.cli import main
 from mlnn.model.estimator import MultiLabelNN
-from mlnn.model.modelfile import (checksum, is_model_file, loading, names_array, read_model_file,
+from mlnn.base.fileio import arrays_digest as checksum
+from mlnn.model.modelfile import (is_model_file, loading, names_array, read_model_file,
                                   write_model_file)
 
 

@@ -112,11 +112,8 @@ class MultiLabelNN:
         return self
 
     def check_params(self, names=None):
-        """Check the hyper-parameters by their descriptions in :mod:`mlnn.model.params`, each
-        value once: what this method checked before is not checked again. ``fit`` calls it first;
-        call it yourself to fail before loading data. Raises :class:`~mlnn.base.errors.MLNNError`
-        naming the first bad one as ``names`` spells it (e.g. ``{"max_epochs": "--epochs"}``);
-        returns self."""
+        """Check each hyper-parameter not checked before (:func:`mlnn.model.params.check_params`,
+        ``names`` as there); ``fit`` calls it first. Returns self."""
         params, checked = self.get_params(), getattr(self, "_checked", {})
         check_values({name: value for name, value in params.items()
                       if name not in checked or checked[name] is not value}, names)
@@ -224,9 +221,7 @@ class MultiLabelNN:
         """The ``verbose`` callable of training: the user's, or one line per evaluation."""
         if callable(self.verbose):
             return self.verbose
-        if not self.verbose:
-            return None
-        return epoch_reporter(self.max_epochs, stream=sys.stdout)
+        return epoch_reporter(self.max_epochs, stream=sys.stdout) if self.verbose else None
 
     def transform_text(self, documents):
         """The rows X (CSR, n × D) of raw ``documents`` (list of str), made by the vectorizer the
@@ -289,8 +284,7 @@ class MultiLabelNN:
         return evaluate(Y, scores, self.thresholds_.predict(X, scores))
 
     def __sklearn_tags__(self):
-        """scikit-learn's tags: a multi-label classifier taking sparse input. Only scikit-learn
-        calls this method, so mlnn never depends on it."""
+        """scikit-learn's tags (only scikit-learn calls this): multi-label, sparse input."""
         from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
         return Tags(estimator_type="classifier",
                     target_tags=TargetTags(required=True, two_d_labels=True, multi_output=True,
@@ -338,7 +332,7 @@ class MultiLabelNN:
             raise ModelFileError(f"model file {path} has hyper-parameters {unknown} that this "
                                  "version of mlnn does not know")
         model = cls(**params)
-        model.loss_ = build_loss(meta["loss"], meta["pwe_form"] or "factorised")
+        model.loss_ = build_loss(meta["loss"], meta["pwe_form"])
         model.network_ = Network(*(arrays[name] for name in ("W1", "b1", "W2", "b2")),
                                  meta["hidden"], model.loss_.output)
         for name in FITTED_SCALARS:
