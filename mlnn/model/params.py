@@ -176,9 +176,6 @@ def check_params(values, names=None):
     """Check each value of ``values`` (hyper-parameter → value) by its description; raise
     :class:`~mlnn.base.errors.MLNNError` naming the first bad one, as ``names`` spells it
     (e.g. a command-line option; default: the hyper-parameter)."""
-    unknown = sorted(set(values) - set(PARAMS))
-    if unknown:
-        raise MLNNError(f"unknown hyper-parameter(s) {unknown}; valid: {sorted(PARAMS)}")
     for name, value in values.items():
         PARAMS[name].check(value, (names or {}).get(name, name))
 
