@@ -121,7 +121,8 @@ class MultiLabelNN:
         return self
 
     def __repr__(self):
-        changed = {k: v for k, v in self.get_params().items() if _differs(v, DEFAULTS[k])}
+        changed = {k: v for k, v in self.get_params().items()
+                   if type(v) is not type(DEFAULTS[k]) or v != DEFAULTS[k]}
         return f"MultiLabelNN({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
 
     def fit(self, X, Y, X_val=None, Y_val=None, feature_names=None, label_names=None,
@@ -395,14 +396,6 @@ def _thresholds(saved, coef):
 def _classes(n_labels, dtype):
     """``classes_``: for each of the L labels, its two values [0, 1] in ``dtype``."""
     return [np.array([0, 1], dtype=dtype) for _ in range(n_labels)]
-
-
-def _differs(value, default):
-    """Whether a hyper-parameter differs from its default (for the repr; never raises)."""
-    try:
-        return type(value) is not type(default) or bool(value != default)
-    except (TypeError, ValueError):     # e.g. an array, whose != is not one truth value
-        return True
 
 
 MultiLabelNN.__doc__ = MultiLabelNN.__doc__.replace("    {parameters}\n", numpydoc() + "\n")
