@@ -19,10 +19,6 @@ ranking measure is undefined are left out of its average, as MULAN does (no rele
 rank loss also no irrelevant one); ``nan`` if none qualifies (:func:`undefined_measures` says
 why). A label (or the whole matrix, for micro) with TP = FP = FN = 0 scores 1 (MULAN), another
 zero denominator 0. An empty matrix (n = 0 or L = 0) raises :class:`~mlnn.base.errors.MLNNError`.
-
-Selection (ours; the paper does not say): :func:`selection_score` averages macro measures over
-the labels with a validation positive only (an absent label would score 1 exactly when nothing is
-predicted for it); reported results keep the paper's definition (:func:`evaluate`).
 """
 
 import numpy as np
@@ -203,8 +199,10 @@ def hamming_loss(Y_true, Y_pred):
 
 def selection_score(Y_true, Y_pred, criterion="meanF", macro_labels="present"):
     """The value maximised when a hyper-parameter is chosen on validation documents (higher is
-    better): ``criterion`` of :data:`SELECTION_CRITERIA` ("meanF" = (miF + maF) / 2), macro
-    averages over the labels with a validation positive unless ``macro_labels="all"``."""
+    better): ``criterion`` of :data:`SELECTION_CRITERIA` ("meanF" = (miF + maF) / 2). Ours (the
+    paper does not say): macro averages run over the labels with a validation positive unless
+    ``macro_labels="all"`` (an absent label scores 1 exactly when nothing is predicted for it);
+    :func:`evaluate` keeps the paper's definition."""
     check_choice(criterion, "criterion", SELECTION_CRITERIA)
     result = bipartition_measures(Y_true, Y_pred, macro_labels=macro_labels)
     if criterion == "meanF":

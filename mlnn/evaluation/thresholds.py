@@ -56,8 +56,7 @@ def _cut_quality(rel, criterion):
     if criterion == "hamming":
         return -(n_rel + k - 2.0 * tp)
     with np.errstate(invalid="ignore", divide="ignore"):
-        f1 = np.where(k + n_rel > 0, 2.0 * tp / (k + n_rel), 1.0)
-    return f1
+        return np.where(k + n_rel > 0, 2.0 * tp / (k + n_rel), 1.0)
 
 
 def _cut_thresholds(s, best_k):
