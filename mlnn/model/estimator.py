@@ -322,29 +322,25 @@ class MultiLabelNN:
         """Read a model written by :meth:`save`, without pickle; a file whose entries do not make
         a valid model raises :class:`~mlnn.base.errors.ModelFileError`."""
         with loading(path):
-            return cls._rebuild(path).check_params()
-
-    @classmethod
-    def _rebuild(cls, path):
-        arrays, meta = read_model_file(path)
-        params = meta["params"]
-        unknown = sorted(set(params) - set(DEFAULTS))
-        if unknown:
-            raise ModelFileError(f"model file {path} has hyper-parameters {unknown} that this "
-                                 "version of mlnn does not know")
-        model = cls(**params)
-        model.loss_ = build_loss(meta["loss"], meta["pwe_form"])
-        model.network_ = Network(*(arrays[name] for name in ("W1", "b1", "W2", "b2")),
-                                 meta["hidden"], model.loss_.output)
-        for name in FITTED_SCALARS:
-            setattr(model, name, meta["fitted"][name])
-        model.classes_ = _classes(model.n_labels_, np.dtype(meta["label_dtype"]))
-        model.thresholds_ = _thresholds(meta["thresholds"], arrays["threshold_coef"])
-        model.history_ = History(records=_records(meta["history"]))
-        model.feature_names_ = arrays["feature_names"].tolist() or None
-        model.label_names_ = arrays["label_names"].tolist() or None
-        model.vectorizer_ = _saved_vectorizer(meta, arrays)
-        return model
+            arrays, meta = read_model_file(path)
+            params = meta["params"]
+            unknown = sorted(set(params) - set(DEFAULTS))
+            if unknown:
+                raise ModelFileError(f"model file {path} has hyper-parameters {unknown} that "
+                                     "this version of mlnn does not know")
+            model = cls(**params)
+            model.loss_ = build_loss(meta["loss"], meta["pwe_form"])
+            model.network_ = Network(*(arrays[name] for name in ("W1", "b1", "W2", "b2")),
+                                     meta["hidden"], model.loss_.output)
+            for name in FITTED_SCALARS:
+                setattr(model, name, meta["fitted"][name])
+            model.classes_ = _classes(model.n_labels_, np.dtype(meta["label_dtype"]))
+            model.thresholds_ = _thresholds(meta["thresholds"], arrays["threshold_coef"])
+            model.history_ = History(records=_records(meta["history"]))
+            model.feature_names_ = arrays["feature_names"].tolist() or None
+            model.label_names_ = arrays["label_names"].tolist() or None
+            model.vectorizer_ = _saved_vectorizer(meta, arrays)
+            return model.check_params()
 
 
 def _check_vectorizer(vectorizer, n_features):
