@@ -30,7 +30,7 @@ from mlnn.datasets.text import TfidfVectorizer
 from mlnn.evaluation.metrics import evaluate
 from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
 from mlnn.model.builders import build, build_loss
-from mlnn.model.modelfile import loading, names_array, read_model_file, write_model_file
+from mlnn.model.modelfile import loading, read_model_file, write_model_file
 from mlnn.model.params import DEFAULT, DEFAULTS, numpydoc
 from mlnn.model.params import check_params as check_values
 from mlnn.nn.network import Network
@@ -310,8 +310,8 @@ class MultiLabelNN:
                 "label_dtype": self.classes_[0].dtype.str}
         arrays = dict(self.network_.params)
         arrays["threshold_coef"] = np.asarray(t.coef_, dtype=np.float64)
-        arrays["feature_names"] = names_array(self.feature_names_)
-        arrays["label_names"] = names_array(self.label_names_)
+        arrays["feature_names"] = np.array(self.feature_names_ or [], dtype=str)   # empty: unknown
+        arrays["label_names"] = np.array(self.label_names_ or [], dtype=str)
         if getattr(self, "vectorizer_", None) is not None:
             meta["text"], text_arrays = self.vectorizer_.get_state()
             arrays.update({f"text/{name}": value for name, value in text_arrays.items()})

@@ -43,11 +43,6 @@ HEADER = {"format": "U", "format_version": "iu", "meta": "U", "checksum": "U"}
 
 
 
-def names_array(names):
-    """A list of names (or None) as a unicode array; empty when unknown."""
-    return np.array([] if names is None else list(names), dtype=str)
-
-
 def write_model_file(path, arrays, meta):
     """Write ``arrays`` and the JSON header ``meta`` to ``path`` atomically
     (:func:`mlnn.base.fileio.atomic_write`: a temporary file, then a rename)."""
