@@ -34,11 +34,11 @@ import pytest
 
 import mlnn.datasets.download
 from mlnn.base.errors import MLNNWarning
+from mlnn.base.fileio import arrays_digest
 from mlnn.cli import main
 from mlnn.datasets import load
 from mlnn.datasets.svmlight import format_svmlight
 from mlnn.model.estimator import MultiLabelNN
-from mlnn.model.modelfile import checksum
 from tests.arff_files import write_arff, write_mulan_xml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,7 +60,7 @@ def _resealed(path, target, change):
         entries = {name: npz[name] for name in npz.files}
     entries = change(entries)
     entries.pop("checksum", None)
-    entries["checksum"] = np.array(checksum(entries))
+    entries["checksum"] = np.array(arrays_digest(entries))
     np.savez(target, **entries)
 
 

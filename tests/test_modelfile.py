@@ -13,13 +13,13 @@ import scipy.sparse as sp
 from mlnn.base.errors import MLNNError, ModelFileError
 from mlnn.cli import main
 from mlnn.model.estimator import MultiLabelNN
-from mlnn.model.modelfile import (checksum, is_model_file, loading, names_array, read_model_file,
-                                  write_model_file)
+from mlnn.base.fileio import arrays_digest as checksum
+from mlnn.model.modelfile import is_model_file, loading, read_model_file, write_model_file
 
 
 def test_arrays_and_meta_round_trip(tmp_path):
-    arrays = {"A": np.arange(6, dtype=np.float32).reshape(3, 2), "names": names_array(["a", "b"]),
-              "empty": names_array(None)}
+    arrays = {"A": np.arange(6, dtype=np.float32).reshape(3, 2), "names": np.array(["a", "b"]),
+              "empty": np.array([], dtype=str)}
     meta = {"params": {"hidden_units": 2}, "history": [{"epoch": 1, "rankloss": np.float64(0.5)}]}
     write_model_file(tmp_path / "m.npz", arrays, meta)
     back, back_meta = read_model_file(tmp_path / "m.npz")

@@ -77,7 +77,7 @@ def run_export(args):
 
 
 def run_fetch(args):
-    if args.data_dir is not None and str(args.data_dir) == "":
+    if args.data_dir == "":
         raise MLNNError("--data-dir: the directory name is empty")
     if args.base_url is not None:
         check_base_url(args.base_url, "--base-url")

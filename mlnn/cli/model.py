@@ -13,7 +13,6 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 from mlnn.base.errors import MLNNError, MLNNWarning
 from mlnn.base.fileio import check_input_file, check_output_path
@@ -217,7 +216,7 @@ def run_predict(args):
         X = read_input(args.input, model, args.zero_based)
         _warn_featureless(X, "<stdin>" if args.input == "-" else args.input)
     scores = model.decision_function(X)
-    Y_pred = sp.csr_matrix(model.thresholds_.predict(X, scores)).toarray()
+    Y_pred = model.thresholds_.predict(X, scores, dense=True)
     Y_pred[_featureless(X)] = 0      # no feature, no known word: nothing in it to classify
     names = model.label_names_ or [str(i) for i in range(model.n_labels_)]
     scored = args.scores or args.text is not None
@@ -229,5 +228,4 @@ def run_predict(args):
             line = documents[i][0].replace("\t", " ").replace("\n", " ") + "\t" + line
         lines.append(line)
     sys.stdout.write("".join(line + "\n" for line in lines))
-    sys.stdout.flush()
     return 0

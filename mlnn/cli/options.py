@@ -69,11 +69,11 @@ def add_seed(parser):
 
 def add_param(parser, option, param, default=None, shown=None):
     """``option`` (e.g. ``--epochs``) setting the hyper-parameter ``param`` (``max_epochs``),
-    parsed and helped by its description. ``default`` None leaves the option unset when not
-    given; ``shown`` says in the help which default then applies."""
+    parsed and helped by its description; without a ``default`` the option stays None when not
+    given, and ``shown`` says in the help which default then applies."""
     spec = PARAMS[param]
     parser._negative_number_matcher = NEGATIVE_NUMBER     # see the module doc
-    shown = shown or f"default {spec.default if default is None else default}"
+    shown = shown or f"default {default}"
     parser.add_argument(option, type=spec.parse, default=default,
                         help=f"{param}: {spec.help.rstrip('.')} ({shown})".replace("%", "%%"))
 

@@ -19,10 +19,6 @@ ranking measure is undefined are left out of its average, as MULAN does (no rele
 rank loss also no irrelevant one); ``nan`` if none qualifies (:func:`undefined_measures` says
 why). A label (or the whole matrix, for micro) with TP = FP = FN = 0 scores 1 (MULAN), another
 zero denominator 0. An empty matrix (n = 0 or L = 0) raises :class:`~mlnn.base.errors.MLNNError`.
-
-Selection (ours; the paper does not say): :func:`selection_score` averages macro measures over
-the labels with a validation positive only (an absent label would score 1 exactly when nothing is
-predicted for it); reported results keep the paper's definition (:func:`evaluate`).
 """
 
 import numpy as np
@@ -108,12 +104,12 @@ def _rank_statistics(Y, scores):
     return rankloss, one_error, coverage, avg_prec
 
 
-def check_not_empty(Y, name="Y_true"):
+def check_not_empty(Y):
     """Raise :class:`MLNNError` if ``Y`` has no document or no label (no measure is defined)."""
     n, L = Y.shape
     if n == 0 or L == 0:
         what = "no documents" if n == 0 else "no labels"
-        raise MLNNError(f"{name} has {what} (shape {Y.shape}): the measures of an empty split "
+        raise MLNNError(f"Y_true has {what} (shape {Y.shape}): the measures of an empty split "
                         "are undefined; evaluate on a split with at least one document")
     return Y
 
@@ -129,33 +125,25 @@ def undefined_measures(result):
             if isinstance(value, float) and np.isnan(value)}
 
 
-def _per_document(Y_true, scores):
-    """Check inputs and return the per-document ranking statistics, computed in row blocks."""
-    scores = check_scores(scores)
-    Y = check_not_empty(check_Y(Y_true, "Y_true", shape=scores.shape))
-    n, L = scores.shape
-    out = [np.empty(n) for _ in range(4)]
-    block = max(1, _BLOCK_ENTRIES // max(L, 1))
-    for lo in range(0, n, block):
-        hi = min(n, lo + block)
-        parts = _rank_statistics(Y[lo:hi].toarray().astype(bool), scores[lo:hi])
-        for target, part in zip(out, parts):
-            target[lo:hi] = part
-    return out
-
-
 def _mean_defined(values):
     values = values[~np.isnan(values)]
     return float(values.mean()) if values.size else float("nan")
 
 
 def ranking_measures(Y_true, scores):
-    """The four ranking measures at once (each row of ``scores`` sorted once): a dict of
-    ``rankloss``, ``oneError``, ``coverage``, ``MAP``, each averaged over the documents that
-    define it. Y_true : (n, L) 0/1; scores : (n, L) dense f(x)."""
-    rankloss, one_error, cov, avg_prec = _per_document(Y_true, scores)
-    return {"rankloss": _mean_defined(rankloss), "oneError": _mean_defined(one_error),
-            "coverage": _mean_defined(cov), "MAP": _mean_defined(avg_prec)}
+    """The four ranking measures at once (each row of ``scores`` sorted once, in row blocks): a
+    dict of ``rankloss``, ``oneError``, ``coverage``, ``MAP``, each averaged over the documents
+    that define it. Y_true : (n, L) 0/1; scores : (n, L) dense f(x)."""
+    scores = check_scores(scores)
+    Y = check_not_empty(check_Y(Y_true, "Y_true", shape=scores.shape))
+    n, L = scores.shape
+    per_document = np.empty((4, n))
+    block = max(1, _BLOCK_ENTRIES // L)
+    for lo in range(0, n, block):
+        per_document[:, lo:lo + block] = _rank_statistics(
+            Y[lo:lo + block].toarray().astype(bool), scores[lo:lo + block])
+    return {measure: _mean_defined(values)
+            for measure, values in zip(("rankloss", "oneError", "coverage", "MAP"), per_document)}
 
 
 def rank_loss(Y_true, scores):
@@ -168,18 +156,12 @@ def rank_loss(Y_true, scores):
 
 def _ratio(num, den, empty):
     """num / den elementwise; 1 where ``empty`` (TP = FP = FN = 0), 0 where only den is 0."""
-    num = np.asarray(num, dtype=float)
-    den = np.asarray(den, dtype=float)
-    out = np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=den > 0)
+    out = np.divide(num, den, out=np.zeros(np.shape(den)), where=den > 0)
     return np.where(empty, 1.0, out)
 
 
-def _label_counts(Y_true, Y_pred):
-    """Per-label (tp, fp, fn) float arrays of length L, from the checked CSR int8 matrices."""
-    tp = np.asarray(Y_true.multiply(Y_pred).sum(axis=0), dtype=float).ravel()
-    fp = np.asarray(Y_pred.sum(axis=0), dtype=float).ravel() - tp
-    fn = np.asarray(Y_true.sum(axis=0), dtype=float).ravel() - tp
-    return tp, fp, fn
+def _column_sums(Y):
+    return np.asarray(Y.sum(axis=0), dtype=float).ravel()
 
 
 def bipartition_measures(Y_true, Y_pred, macro_labels="all"):
@@ -189,7 +171,8 @@ def bipartition_measures(Y_true, Y_pred, macro_labels="all"):
     check_choice(macro_labels, "macro_labels", MACRO_LABELS)
     Yt = check_not_empty(check_Y(Y_true, "Y_true"))
     Yp = check_Y(Y_pred, "Y_pred", shape=Yt.shape)
-    tp, fp, fn = _label_counts(Yt, Yp)
+    tp = _column_sums(Yt.multiply(Yp))                  # per label
+    fp, fn = _column_sums(Yp) - tp, _column_sums(Yt) - tp
 
     TP, FP, FN = tp.sum(), fp.sum(), fn.sum()
     empty = TP + FP + FN == 0
@@ -216,8 +199,10 @@ def hamming_loss(Y_true, Y_pred):
 
 def selection_score(Y_true, Y_pred, criterion="meanF", macro_labels="present"):
     """The value maximised when a hyper-parameter is chosen on validation documents (higher is
-    better): ``criterion`` of :data:`SELECTION_CRITERIA` ("meanF" = (miF + maF) / 2), macro
-    averages over the labels with a validation positive unless ``macro_labels="all"``."""
+    better): ``criterion`` of :data:`SELECTION_CRITERIA` ("meanF" = (miF + maF) / 2). Ours (the
+    paper does not say): macro averages run over the labels with a validation positive unless
+    ``macro_labels="all"`` (an absent label scores 1 exactly when nothing is predicted for it);
+    :func:`evaluate` keeps the paper's definition."""
     check_choice(criterion, "criterion", SELECTION_CRITERIA)
     result = bipartition_measures(Y_true, Y_pred, macro_labels=macro_labels)
     if criterion == "meanF":

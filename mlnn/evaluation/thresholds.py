@@ -56,8 +56,7 @@ def _cut_quality(rel, criterion):
     if criterion == "hamming":
         return -(n_rel + k - 2.0 * tp)
     with np.errstate(invalid="ignore", divide="ignore"):
-        f1 = np.where(k + n_rel > 0, 2.0 * tp / (k + n_rel), 1.0)
-    return f1
+        return np.where(k + n_rel > 0, 2.0 * tp / (k + n_rel), 1.0)
 
 
 def _cut_thresholds(s, best_k):
@@ -69,9 +68,8 @@ def _cut_thresholds(s, best_k):
     all_tied = top == bottom
     below_top = np.where(s < top[:, None], s, -np.inf).max(axis=1)
     above_bottom = np.where(s > bottom[:, None], s, np.inf).min(axis=1)
-    margin_top = np.where(all_tied, ALL_TIED_MARGIN, (top - np.where(all_tied, top, below_top)) / 2)
-    margin_bottom = np.where(all_tied, ALL_TIED_MARGIN,
-                             (np.where(all_tied, bottom, above_bottom) - bottom) / 2)
+    margin_top = np.where(all_tied, ALL_TIED_MARGIN, (top - below_top) / 2)   # tied: ±∞ gaps
+    margin_bottom = np.where(all_tied, ALL_TIED_MARGIN, (above_bottom - bottom) / 2)
     rows = np.arange(n)
     if L > 1:
         inner = np.clip(best_k, 1, L - 1)

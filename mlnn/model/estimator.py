@@ -30,7 +30,7 @@ from mlnn.datasets.text import TfidfVectorizer
 from mlnn.evaluation.metrics import evaluate
 from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
 from mlnn.model.builders import build, build_loss
-from mlnn.model.modelfile import loading, names_array, read_model_file, write_model_file
+from mlnn.model.modelfile import loading, read_model_file, write_model_file
 from mlnn.model.params import DEFAULT, DEFAULTS, numpydoc
 from mlnn.model.params import check_params as check_values
 from mlnn.nn.network import Network
@@ -112,11 +112,8 @@ class MultiLabelNN:
         return self
 
     def check_params(self, names=None):
-        """Check the hyper-parameters by their descriptions in :mod:`mlnn.model.params`, each
-        value once: what this method checked before is not checked again. ``fit`` calls it first;
-        call it yourself to fail before loading data. Raises :class:`~mlnn.base.errors.MLNNError`
-        naming the first bad one as ``names`` spells it (e.g. ``{"max_epochs": "--epochs"}``);
-        returns self."""
+        """Check each hyper-parameter not checked before (:func:`mlnn.model.params.check_params`,
+        ``names`` as there); ``fit`` calls it first. Returns self."""
         params, checked = self.get_params(), getattr(self, "_checked", {})
         check_values({name: value for name, value in params.items()
                       if name not in checked or checked[name] is not value}, names)
@@ -124,7 +121,8 @@ class MultiLabelNN:
         return self
 
     def __repr__(self):
-        changed = {k: v for k, v in self.get_params().items() if _differs(v, DEFAULTS[k])}
+        changed = {k: v for k, v in self.get_params().items()
+                   if type(v) is not type(DEFAULTS[k]) or v != DEFAULTS[k]}
         return f"MultiLabelNN({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
 
     def fit(self, X, Y, X_val=None, Y_val=None, feature_names=None, label_names=None,
@@ -224,9 +222,7 @@ class MultiLabelNN:
         """The ``verbose`` callable of training: the user's, or one line per evaluation."""
         if callable(self.verbose):
             return self.verbose
-        if not self.verbose:
-            return None
-        return epoch_reporter(self.max_epochs, stream=sys.stdout)
+        return epoch_reporter(self.max_epochs, stream=sys.stdout) if self.verbose else None
 
     def transform_text(self, documents):
         """The rows X (CSR, n × D) of raw ``documents`` (list of str), made by the vectorizer the
@@ -289,8 +285,7 @@ class MultiLabelNN:
         return evaluate(Y, scores, self.thresholds_.predict(X, scores))
 
     def __sklearn_tags__(self):
-        """scikit-learn's tags: a multi-label classifier taking sparse input. Only scikit-learn
-        calls this method, so mlnn never depends on it."""
+        """scikit-learn's tags (only scikit-learn calls this): multi-label, sparse input."""
         from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
         return Tags(estimator_type="classifier",
                     target_tags=TargetTags(required=True, two_d_labels=True, multi_output=True,
@@ -315,8 +310,8 @@ class MultiLabelNN:
                 "label_dtype": self.classes_[0].dtype.str}
         arrays = dict(self.network_.params)
         arrays["threshold_coef"] = np.asarray(t.coef_, dtype=np.float64)
-        arrays["feature_names"] = names_array(self.feature_names_)
-        arrays["label_names"] = names_array(self.label_names_)
+        arrays["feature_names"] = np.array(self.feature_names_ or [], dtype=str)   # empty: unknown
+        arrays["label_names"] = np.array(self.label_names_ or [], dtype=str)
         if getattr(self, "vectorizer_", None) is not None:
             meta["text"], text_arrays = self.vectorizer_.get_state()
             arrays.update({f"text/{name}": value for name, value in text_arrays.items()})
@@ -327,29 +322,25 @@ class MultiLabelNN:
         """Read a model written by :meth:`save`, without pickle; a file whose entries do not make
         a valid model raises :class:`~mlnn.base.errors.ModelFileError`."""
         with loading(path):
-            return cls._rebuild(path).check_params()
-
-    @classmethod
-    def _rebuild(cls, path):
-        arrays, meta = read_model_file(path)
-        params = meta["params"]
-        unknown = sorted(set(params) - set(DEFAULTS))
-        if unknown:
-            raise ModelFileError(f"model file {path} has hyper-parameters {unknown} that this "
-                                 "version of mlnn does not know")
-        model = cls(**params)
-        model.loss_ = build_loss(meta["loss"], meta["pwe_form"] or "factorised")
-        model.network_ = Network(*(arrays[name] for name in ("W1", "b1", "W2", "b2")),
-                                 meta["hidden"], model.loss_.output)
-        for name in FITTED_SCALARS:
-            setattr(model, name, meta["fitted"][name])
-        model.classes_ = _classes(model.n_labels_, np.dtype(meta["label_dtype"]))
-        model.thresholds_ = _thresholds(meta["thresholds"], arrays["threshold_coef"])
-        model.history_ = History(records=_records(meta["history"]))
-        model.feature_names_ = arrays["feature_names"].tolist() or None
-        model.label_names_ = arrays["label_names"].tolist() or None
-        model.vectorizer_ = _saved_vectorizer(meta, arrays)
-        return model
+            arrays, meta = read_model_file(path)
+            params = meta["params"]
+            unknown = sorted(set(params) - set(DEFAULTS))
+            if unknown:
+                raise ModelFileError(f"model file {path} has hyper-parameters {unknown} that "
+                                     "this version of mlnn does not know")
+            model = cls(**params)
+            model.loss_ = build_loss(meta["loss"], meta["pwe_form"])
+            model.network_ = Network(*(arrays[name] for name in ("W1", "b1", "W2", "b2")),
+                                     meta["hidden"], model.loss_.output)
+            for name in FITTED_SCALARS:
+                setattr(model, name, meta["fitted"][name])
+            model.classes_ = _classes(model.n_labels_, np.dtype(meta["label_dtype"]))
+            model.thresholds_ = _thresholds(meta["thresholds"], arrays["threshold_coef"])
+            model.history_ = History(records=_records(meta["history"]))
+            model.feature_names_ = arrays["feature_names"].tolist() or None
+            model.label_names_ = arrays["label_names"].tolist() or None
+            model.vectorizer_ = _saved_vectorizer(meta, arrays)
+            return model.check_params()
 
 
 def _check_vectorizer(vectorizer, n_features):
@@ -401,14 +392,6 @@ def _thresholds(saved, coef):
 def _classes(n_labels, dtype):
     """``classes_``: for each of the L labels, its two values [0, 1] in ``dtype``."""
     return [np.array([0, 1], dtype=dtype) for _ in range(n_labels)]
-
-
-def _differs(value, default):
-    """Whether a hyper-parameter differs from its default (for the repr; never raises)."""
-    try:
-        return type(value) is not type(default) or bool(value != default)
-    except (TypeError, ValueError):     # e.g. an array, whose != is not one truth value
-        return True
 
 
 MultiLabelNN.__doc__ = MultiLabelNN.__doc__.replace("    {parameters}\n", numpydoc() + "\n")

@@ -42,14 +42,6 @@ FORMAT_VERSION = 2
 HEADER = {"format": "U", "format_version": "iu", "meta": "U", "checksum": "U"}
 
 
-#: The file's checksum: SHA-256 over the entries' names, dtypes, shapes and bytes, in name order.
-checksum = arrays_digest
-
-
-def names_array(names):
-    """A list of names (or None) as a unicode array; empty when unknown."""
-    return np.array([] if names is None else list(names), dtype=str)
-
 
 def write_model_file(path, arrays, meta):
     """Write ``arrays`` and the JSON header ``meta`` to ``path`` atomically
@@ -61,7 +53,7 @@ def write_model_file(path, arrays, meta):
     entries["format"] = np.array(FORMAT)
     entries["format_version"] = np.array(FORMAT_VERSION)
     entries["meta"] = np.array(json.dumps(meta, default=json_default))
-    entries["checksum"] = np.array(checksum(entries))
+    entries["checksum"] = np.array(arrays_digest(entries))
     with atomic_write(path, "wb") as handle:
         np.savez(handle, **entries)
 
@@ -82,7 +74,7 @@ def read_model_file(path):
     arrays = _read_entries(path)
     _check_header(path, arrays)
     stored = str(arrays.pop("checksum"))
-    if checksum(arrays) != stored:
+    if arrays_digest(arrays) != stored:
         raise ModelFileError(f"model file {path} fails its checksum: it was modified or corrupted")
     try:
         meta = json.loads(str(arrays.pop("meta")))

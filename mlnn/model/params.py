@@ -8,6 +8,7 @@ layers trust what the boundary checked; a core class used on its own (a
 :class:`~mlnn.nn.network.Network`, an optimizer) still rejects a nonsensical value once.
 """
 
+import textwrap
 from dataclasses import dataclass
 from types import MappingProxyType, SimpleNamespace
 from typing import Callable
@@ -176,23 +177,15 @@ def check_params(values, names=None):
     """Check each value of ``values`` (hyper-parameter → value) by its description; raise
     :class:`~mlnn.base.errors.MLNNError` naming the first bad one, as ``names`` spells it
     (e.g. a command-line option; default: the hyper-parameter)."""
-    unknown = sorted(set(values) - set(PARAMS))
-    if unknown:
-        raise MLNNError(f"unknown hyper-parameter(s) {unknown}; valid: {sorted(PARAMS)}")
     for name, value in values.items():
         PARAMS[name].check(value, (names or {}).get(name, name))
 
 
-def numpydoc(indent="    ", width=96):
+def numpydoc():
     """The Parameters entries of the description, numpydoc style (for MultiLabelNN's doc)."""
     lines = []
     for name, param in PARAMS.items():
-        lines.append(f"{indent}{name} : {param.kind}, default {param.default!r}")
-        line = indent * 2
-        for word in param.help.split():
-            if len(line) + len(word) + 1 > width and line.strip():
-                lines.append(line.rstrip())
-                line = indent * 2
-            line += word + " "
-        lines.append(line.rstrip())
+        lines.append(f"    {name} : {param.kind}, default {param.default!r}")
+        lines += textwrap.wrap(param.help, 95, initial_indent=" " * 8, subsequent_indent=" " * 8,
+                               break_long_words=False, break_on_hyphens=False)
     return "\n".join(lines)

@@ -210,8 +210,8 @@ MUTANTS = [
            "X_batch = apply_input_mask(X_batch, input_mask(X_batch, input_dropout, rng))",
            "input_mask(X_batch, input_dropout, rng)", "input dropout drawn but never applied"),
     # thresholds (Sec. 3.6, Eq. 5)
-    mutant("cut-f1-tp", "thresholds", "f1 = np.where(k + n_rel > 0, 2.0 * tp / (k + n_rel), 1.0)",
-           "f1 = np.where(k + n_rel > 0, 2.0 * tp / (k + 2 * n_rel), 1.0)",
+    mutant("cut-f1-tp", "thresholds", "np.where(k + n_rel > 0, 2.0 * tp / (k + n_rel), 1.0)",
+           "np.where(k + n_rel > 0, 2.0 * tp / (k + 2 * n_rel), 1.0)",
            "F1 denominator k + 2|y| (an F-beta, not F1)"),
     mutant("cut-below-all", "thresholds", "below_all = bottom - margin_bottom",
            "below_all = bottom + margin_bottom", "threshold for 'every label' above the lowest score"),
