@@ -802,15 +802,6 @@ def _rates_cases():
                                                                      ("eta0", eta0)]
 
 
-def _expect_rates(answer, expected, what, wrongs, inputs):
-    array = as_array(answer, what)
-    expect_shape(array, expected.shape, what)
-    if not np.all(np.isfinite(array.astype(float))):
-        raise NotYet(f"{what} are infinite or NaN where no gradient has been seen yet: the "
-                     "small ε that guards the division is missing")
-    judge(array, expected, what, wrongs)
-
-
 check_adagrad_rates = exercise("check_adagrad_rates", "AdaGrad's per-feature learning rates",
                                _adagrad_rates, _rates_cases, [
     Mistake("each rate uses only the gradient of its own step; AdaGrad accumulates all steps so "
@@ -821,4 +812,5 @@ check_adagrad_rates = exercise("check_adagrad_rates", "AdaGrad's per-feature lea
             lambda grads, eta0: eta0 / (np.sqrt(np.cumsum(grads ** 2, axis=0)) + 1e-6)),
     Mistake("ε is added to √G, outside the root",
             lambda grads, eta0: eta0 / np.sqrt(np.cumsum(grads ** 2, axis=0) + 1e-8))],
-                               expect=_expect_rates)
+                               nonfinite="are infinite or NaN where no gradient has been seen "
+                                         "yet: the small ε that guards the division is missing")

@@ -190,12 +190,14 @@ def name_mistake(array, reference, wrongs, what, tolerance):
         raise (Ambiguous if len(set(hints)) > 1 else NotYet)(f"{what}: {hints[0]}")
 
 
-def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=None):
+def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=None,
+          nonfinite="holds NaN or infinite values"):
     """Check ``answer`` against ``reference``: None, type, shape, dtype, finite, then values;
     a wrong value equal to one of ``wrongs`` (pairs: what a mistake returns, its hint) is named.
 
     ``kind`` lists the dtype kinds allowed ("f" float, "b" bool, "biuf" any real number);
-    an answer c times the reference is told so with the hint ``scale``. Returns the array.
+    an answer c times the reference is told so with the hint ``scale``, one with NaN or infinite
+    values with ``nonfinite``. Returns the array.
     """
     if isinstance(answer, np.matrix):
         raise NotYet(f"{what} is a numpy.matrix; return a dense numpy.ndarray")
@@ -209,7 +211,7 @@ def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=No
         return array
     name_mistake(values, reference, wrongs, what, tolerance)
     if not np.all(np.isfinite(values)):
-        raise NotYet(f"{what} holds NaN or infinite values")
+        raise NotYet(f"{what} {nonfinite}")
     if values.ndim == 2 and close(values.T, reference, tolerance):
         raise NotYet(f"{what} is transposed")
     c = scale_of(values, reference)
@@ -262,15 +264,16 @@ def expect_items(names, order=None, kind="f", label="{}"):
     return expect
 
 
-def check(title, student, reference, cases, mistakes=(), *, name="function", kind="f",
-          tolerance=None, scale=None, drive=None, expect=None, whole=False, runner=run):
+def check(title, student, reference, cases, mistakes=(), *, name="function", drive=None,
+          expect=None, whole=False, runner=run, **judging):
     """The generic grader: ``student`` and ``reference`` (same signature) on every case of
     ``cases()``, pairs (what the case is, [(input name, value), ...]); a wrong answer is named by
     the mistake that answers the same on these inputs (a hint ambiguous in one case waits for a
     later case). ``drive(function, named)`` replaces the plain call, ``runner`` the plain
     :func:`run` of the student's function (to arm guards), ``expect(answer, reference, what,
-    wrongs, inputs)`` replaces :func:`judge`. With ``whole`` (coarse answers), a mistake names
-    the error only if it gives the answer on every case. Returns the :class:`Report`."""
+    wrongs, inputs)`` replaces :func:`judge` (``judging`` are its options). With ``whole``
+    (coarse answers), a mistake names the error only if it gives the answer on every case.
+    Returns the :class:`Report`."""
     def answer_of(function, named, runner=run, who="reference"):
         return drive(function, named) if drive else runner(function, *named, name=who)
 
@@ -285,7 +288,7 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", kin
         if expect:
             expect(answer, expected, what, wrongs, dict(named))
         else:
-            judge(answer, expected, what, wrongs, kind, tolerance, scale)
+            judge(answer, expected, what, wrongs, **judging)
 
     def equal(answer, expected, what, named):
         try:
