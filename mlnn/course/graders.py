@@ -258,13 +258,17 @@ check_ce_slope = exercise("check_ce_slope", "CE slope along W2_1", _ce_slope, _c
 # ---------------------------------------------------------------------------------------------
 # notebooks 03-07: measures, thresholds, curves
 
-def _documents(seed, count=4, n=12):
-    """(scores, Y, kind) for ``count`` cases of n documents, L from 3 to 12, labels of several
-    dtypes, every document with a relevant and an irrelevant label, the scores of each kind."""
+def _documents(seed, count, n, what):
+    """(scores, y) of one document at a time, from ``count`` cases of n documents: L from 3 to
+    12, labels of several dtypes, every document with a relevant and an irrelevant label, the
+    scores of each kind."""
     for rng, dtype, kind in zip(case_rngs(seed, count), (np.int8, np.float64, np.int32, np.int64),
                                 SCORE_KINDS):
         L = int(rng.integers(3, 13))
-        yield random_scores(rng, n, L, kind), label_rows(rng, n, L).astype(dtype), kind
+        scores, Y = random_scores(rng, n, L, kind), label_rows(rng, n, L).astype(dtype)
+        for s, y in zip(scores, Y):
+            yield (f"{what} with L = {L}, |y| = {np.sum(y > 0)} and {kind}",
+                   [("scores", s), ("y", y)])
 
 
 def _per_document(label, measure, seed, noun=None):
@@ -272,10 +276,7 @@ def _per_document(label, measure, seed, noun=None):
     noun = noun or measure
 
     def cases():
-        for scores, Y, kind in _documents(seed):
-            for s, y in zip(scores, Y):
-                yield (f"the {noun} of a document with L = {len(y)}, |y| = {np.sum(y > 0)} and "
-                       f"{kind}", [("scores", s), ("y", y)])
+        yield from _documents(seed, 4, 12, f"the {noun} of a document")
     cases.__doc__ = f"``(scores, y)`` of one document → the {noun} (Sec. 4)."
     return exercise(label, f"{noun} of one document", scores_first(measure_of(measure)), cases,
                     [Mistake(hint, scores_first(m)) for m, hint in RANKING_MISTAKES[measure]],
@@ -331,10 +332,7 @@ check_best_update = exercise("check_best_update", "where over-fitting starts", _
 
 def _threshold_cases():
     """``best_threshold_one(scores, y)`` → a threshold t whose prediction s > t has the best F1."""
-    for scores, Y, kind in _documents(17, count=3, n=10):
-        for s, y in zip(scores, Y):
-            yield (f"a document with L = {len(y)}, |y| = {np.sum(y > 0)} and {kind}",
-                   [("scores", s), ("y", y)])
+    yield from _documents(17, 3, 10, "a document")
 
 
 def _expect_best_f1(answer, expected, what, wrongs, inputs):

@@ -223,17 +223,14 @@ def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=No
                  f"{relative_error(values, reference.astype(np.float64)):.1e})")
 
 
-#: How a tuple answer is called in a hint.
-ITEMS = {2: "a pair (a tuple of two values)", 4: "the four arrays"}
-
-
 def expect_tuple(answer, names):
     """The items of an answer that must be a tuple (or list) of ``names``, in that order."""
     if answer is None:
         raise NotYet(NO_ANSWER)
     if not isinstance(answer, (tuple, list)) or len(answer) != len(names):
         size = f" of {len(answer)}" if isinstance(answer, (tuple, list)) else ""
-        raise NotYet(f"the result must be {ITEMS.get(len(names), len(names))} "
+        items = {2: "a pair (a tuple of two values)", 4: "the four arrays"}.get(len(names))
+        raise NotYet(f"the result must be {items or len(names)} "
                      f"({', '.join(names)}, in that order), not a {type(answer).__name__}{size}")
     return answer
 
