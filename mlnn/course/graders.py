@@ -462,14 +462,14 @@ def _rmsprop_literal(theta, G, g, eta, rho, eps, inside=False, adagrad=False):
     return theta, G
 
 
-def _rmsprop_steps(step, named):
+def _rmsprop_steps(step, *named, name):
     """(θ, G) after the student's ``step`` took every gradient of the case in turn."""
     values = dict(named)
     state = (values["theta"], values["G"])
     for g in values["grads"]:
         state = expect_tuple(run(step, ("theta", state[0]), ("G", state[1]), ("g", g),
                                  *[(k, values[k]) for k in ("eta", "rho", "eps")],
-                                 name="rmsprop_step"), ("θ", "G"))
+                                 name=name), ("θ", "G"))
         state = tuple(as_array(a, "θ and G") for a in state)
     return state
 
@@ -502,7 +502,8 @@ check_rmsprop = exercise("check_rmsprop", "RMSProp against a dense loop", _rmspr
             lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, rho, 1e-8)),
     Mistake("θ does not follow the η passed in",
             lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, 0.01, rho, eps))],
-                         drive=_rmsprop_steps, expect=expect_items(("θ", "G"), (1, 0)))
+                         runner=_rmsprop_steps, expect=expect_items(("θ", "G"), (1, 0)),
+                         name="rmsprop_step")
 
 
 def rmsprop_rule(keep_G=True, shared=False, **mistake):
@@ -562,25 +563,25 @@ def apply_rule(rule, params, states, grads):
             state[k][rows] = v
 
 
-def _drive_rule(Rule, named):
+def _drive_rule(Rule, *named, name):
     """The parameters after the rule's steps, run as mlnn's lazy executor runs a rule."""
     settings, start, sequence = (value for _, value in named)
     if not isinstance(Rule, type):
         raise NotYet("RMSProp must be a class with the methods new_state(theta) and "
                      "update(theta, g, state)")
-    rule = call(Rule, *settings, name="RMSProp(learning_rate, rho, epsilon)")
+    rule = call(Rule, *settings, name=name)
     params, states = pristine(start), {}
-    for name, theta in params.items():
-        states[name] = call(rule.new_state, theta, name="new_state")
-        if not isinstance(states[name], dict) or not all(
-                np.shape(v) == theta.shape for v in states[name].values()):
+    for key, theta in params.items():
+        states[key] = call(rule.new_state, theta, name="new_state")
+        if not isinstance(states[key], dict) or not all(
+                np.shape(v) == theta.shape for v in states[key].values()):
             raise NotYet("the state of one parameter, new_state(theta), must be a dict of arrays "
                          "shaped like theta (AdaGrad's holds its sum of squares)")
     for grads in sequence:
         apply_rule(rule, params, states, grads)
-    for name in params:
-        if np.array_equal(params[name], start[name]):
-            raise NotYet(f"{name} did not change in {STEPS} steps: update must change θ (and "
+    for key in params:
+        if np.array_equal(params[key], start[key]):
+            raise NotYet(f"{key} did not change in {STEPS} steps: update must change θ (and "
                          "its state) in place")
     return params
 
@@ -603,7 +604,8 @@ check_rmsprop_rule = exercise("check_rmsprop_rule", "RMSProp as an mlnn update r
     Mistake("G sums the squares (that is AdaGrad); RMSProp's G forgets the old ones",
             rmsprop_rule(adagrad=True)),
     Mistake(INSIDE, rmsprop_rule(inside=True))],
-                              drive=_drive_rule, expect=expect_items(("b1", "b2", "W2", "W1")))
+                              runner=_drive_rule, expect=expect_items(("b1", "b2", "W2", "W1")),
+                              name="RMSProp(learning_rate, rho, epsilon)")
 
 
 def _momentum_loop(theta, v, mu, eta, gamma, skipped):

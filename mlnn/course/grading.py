@@ -261,23 +261,20 @@ def expect_items(names, order=None, kind="f", label="{}"):
     return expect
 
 
-def check(title, student, reference, cases, mistakes=(), *, name="function", drive=None,
-          expect=None, whole=False, runner=run, **judging):
+def check(title, student, reference, cases, mistakes=(), *, name="function", runner=run,
+          expect=None, whole=False, **judging):
     """The generic grader: ``student`` and ``reference`` (same signature) on every case of
     ``cases()``, pairs (what the case is, [(input name, value), ...]); a wrong answer is named by
     the mistake that answers the same on these inputs (a hint ambiguous in one case waits for a
-    later case). ``drive(function, named)`` replaces the plain call, ``runner`` the plain
-    :func:`run` of the student's function (to arm guards), ``expect(answer, reference, what,
-    wrongs, inputs)`` replaces :func:`judge` (``judging`` are its options). With ``whole``
-    (coarse answers), a mistake names the error only if it gives the answer on every case.
-    Returns the :class:`Report`."""
-    def answer_of(function, named, runner=run, who="reference"):
-        return drive(function, named) if drive else runner(function, *named, name=who)
-
+    later case). ``runner(function, *named, name=...)`` replaces :func:`run` (to arm guards, or
+    to drive a class through steps), ``expect(answer, reference, what, wrongs, inputs)``
+    replaces :func:`judge` (``judging`` are its options). With ``whole`` (coarse answers), a
+    mistake names the error only if it gives the answer on every case. Returns the
+    :class:`Report`."""
     def mistaken(mistake, named):            # what a mistake answers (None if it cannot run)
         try:
             with np.errstate(all="ignore"):
-                return answer_of(mistake.answer, named, who="mistake")
+                return runner(mistake.answer, *named, name="mistake")
         except Exception:
             return None
 
@@ -297,7 +294,8 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", dri
     def attempt():
         records, pending = [], None
         for what, named in cases():
-            answer, expected = answer_of(student, named, runner, name), answer_of(reference, named)
+            answer = runner(student, *named, name=name)
+            expected = runner(reference, *named, name="reference")
             records.append((what, named, answer, expected))
             if not whole:
                 try:
