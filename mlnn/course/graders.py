@@ -665,7 +665,6 @@ def judge_kept(kept, rate, column, trials=None, noun="units"):
     """Judge boolean masks ``kept`` (draws × documents × columns) by their distribution:
     per-document and per-column counts binomial in both directions (no coin shared by a row or
     column, no fixed count), neighbours independent, and the kept fraction 1 − rate."""
-    row = "document"
     trials = np.ones(kept.shape[1:]) if trials is None else trials
     count, total = kept.sum(), trials.sum() * len(kept)
     q = min(max(count / total, 0.02), 0.98)                 # the observed kept fraction
@@ -673,19 +672,19 @@ def judge_kept(kept, rate, column, trials=None, noun="units"):
     by_column = np.mean([dispersion(k.sum(axis=0), trials.sum(axis=0), q) for k in kept])
     if by_row > 3 and by_column > 3:
         raise NotYet(f"at rate {rate} the whole minibatch shares one coin: draw one for every "
-                     f"{column} of every {row}")
+                     f"{column} of every document")
     if by_column > 3:
-        raise NotYet(f"at rate {rate} each {column} is kept or dropped for all {row}s at once: "
-                     f"draw a separate coin for every {row}")
+        raise NotYet(f"at rate {rate} each {column} is kept or dropped for all documents at once: "
+                     "draw a separate coin for every document")
     if by_row > 3:
-        raise NotYet(f"at rate {rate} each {row} keeps or drops all its {column}s together: "
+        raise NotYet(f"at rate {rate} each document keeps or drops all its {column}s together: "
                      f"draw a separate coin for every {column}")
     if by_row < 0.3 or by_column < 0.3:
-        one = row if by_row < 0.3 else column
+        one = "document" if by_row < 0.3 else column
         raise NotYet(f"at rate {rate} every {one} keeps about the same number of {noun}: with "
                      "an independent coin for each, that number varies from draw to draw")
-    for axis, name in ((2, f"neighbouring {column}s of a {row}"),
-                       (1, f"neighbouring {row}s for one {column}")):
+    for axis, name in ((2, f"neighbouring {column}s of a document"),
+                       (1, f"neighbouring documents for one {column}")):
         z = _neighbours_z(kept, trials > 0, axis, q)
         if abs(z) > 6:
             raise NotYet(f"at rate {rate} {name} are kept together too "
