@@ -706,17 +706,6 @@ def _neighbours_z(kept, present, axis, q):
     return binomial_z((first & second & both).sum(), both.sum() * len(kept), q * q)
 
 
-def judge_generator(masks_of_seed):
-    """The masks must come from the generator passed in: equal for equal seeds, not otherwise."""
-    first, again, other = masks_of_seed(11), masks_of_seed(11), masks_of_seed(12)
-    if not np.array_equal(first, again):
-        raise NotYet("two generators with the same seed gave different masks: draw the coins "
-                     "from the generator rng passed in (not from NumPy's global random state)")
-    if np.array_equal(first, other):
-        raise NotYet("generators with different seeds gave the same mask: draw the coins from "
-                     "the generator rng passed in, not from one of your own")
-
-
 def _inverted_kept(inverted_dropout, h, rate, rng):
     """The kept units of one call, after checking a pair, shapes, mask values 0 or 1/(1 − rate)
     and h ∘ mask."""
@@ -749,12 +738,19 @@ def _input_kept(input_dropout, X, rate, rng):
 
 def _check_dropout(title, kept, generators, column, noun, trials=None):
     """Judge ``kept(rate, rng)`` at every rate: one call per generator of ``generators()``,
-    judged by their distribution, then the generator's use."""
+    judged by their distribution; then the masks must come from the generator passed in."""
     def attempt():
         for rate in RATES:
             judge_kept(np.array([kept(rate, rng) for rng in generators()]), rate, column,
                        trials, noun)
-            judge_generator(lambda seed: kept(rate, np.random.default_rng(seed)))
+            first, again, other = (kept(rate, np.random.default_rng(seed)) for seed in (11, 11, 12))
+            if not np.array_equal(first, again):
+                raise NotYet("two generators with the same seed gave different masks: draw the "
+                             "coins from the generator rng passed in (not from NumPy's global "
+                             "random state)")
+            if np.array_equal(first, other):
+                raise NotYet("generators with different seeds gave the same mask: draw the coins "
+                             "from the generator rng passed in, not from one of your own")
         return (f"rates {', '.join(map(str, RATES))}: kept fraction, independence across "
                 f"{column}s and documents, the generator passed in; inputs unchanged")
     return bool(grade(title, attempt))
