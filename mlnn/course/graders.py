@@ -258,13 +258,17 @@ check_ce_slope = exercise("check_ce_slope", "CE slope along W2_1", _ce_slope, _c
 # ---------------------------------------------------------------------------------------------
 # notebooks 03-07: measures, thresholds, curves
 
-def _documents(seed, count=4, n=12):
-    """(scores, Y, kind) for ``count`` cases of n documents, L from 3 to 12, labels of several
-    dtypes, every document with a relevant and an irrelevant label, the scores of each kind."""
+def _documents(seed, count, n, what):
+    """(scores, y) of one document at a time, from ``count`` cases of n documents: L from 3 to
+    12, labels of several dtypes, every document with a relevant and an irrelevant label, the
+    scores of each kind."""
     for rng, dtype, kind in zip(case_rngs(seed, count), (np.int8, np.float64, np.int32, np.int64),
                                 SCORE_KINDS):
         L = int(rng.integers(3, 13))
-        yield random_scores(rng, n, L, kind), label_rows(rng, n, L).astype(dtype), kind
+        scores, Y = random_scores(rng, n, L, kind), label_rows(rng, n, L).astype(dtype)
+        for s, y in zip(scores, Y):
+            yield (f"{what} with L = {L}, |y| = {np.sum(y > 0)} and {kind}",
+                   [("scores", s), ("y", y)])
 
 
 def _per_document(label, measure, seed, noun=None):
@@ -272,10 +276,7 @@ def _per_document(label, measure, seed, noun=None):
     noun = noun or measure
 
     def cases():
-        for scores, Y, kind in _documents(seed):
-            for s, y in zip(scores, Y):
-                yield (f"the {noun} of a document with L = {len(y)}, |y| = {np.sum(y > 0)} and "
-                       f"{kind}", [("scores", s), ("y", y)])
+        yield from _documents(seed, 4, 12, f"the {noun} of a document")
     cases.__doc__ = f"``(scores, y)`` of one document → the {noun} (Sec. 4)."
     return exercise(label, f"{noun} of one document", scores_first(measure_of(measure)), cases,
                     [Mistake(hint, scores_first(m)) for m, hint in RANKING_MISTAKES[measure]],
@@ -331,10 +332,7 @@ check_best_update = exercise("check_best_update", "where over-fitting starts", _
 
 def _threshold_cases():
     """``best_threshold_one(scores, y)`` → a threshold t whose prediction s > t has the best F1."""
-    for scores, Y, kind in _documents(17, count=3, n=10):
-        for s, y in zip(scores, Y):
-            yield (f"a document with L = {len(y)}, |y| = {np.sum(y > 0)} and {kind}",
-                   [("scores", s), ("y", y)])
+    yield from _documents(17, 3, 10, "a document")
 
 
 def _expect_best_f1(answer, expected, what, wrongs, inputs):
@@ -464,14 +462,14 @@ def _rmsprop_literal(theta, G, g, eta, rho, eps, inside=False, adagrad=False):
     return theta, G
 
 
-def _rmsprop_steps(step, named):
+def _rmsprop_steps(step, *named, name):
     """(θ, G) after the student's ``step`` took every gradient of the case in turn."""
     values = dict(named)
     state = (values["theta"], values["G"])
     for g in values["grads"]:
         state = expect_tuple(run(step, ("theta", state[0]), ("G", state[1]), ("g", g),
                                  *[(k, values[k]) for k in ("eta", "rho", "eps")],
-                                 name="rmsprop_step"), ("θ", "G"))
+                                 name=name), ("θ", "G"))
         state = tuple(as_array(a, "θ and G") for a in state)
     return state
 
@@ -504,7 +502,8 @@ check_rmsprop = exercise("check_rmsprop", "RMSProp against a dense loop", _rmspr
             lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, rho, 1e-8)),
     Mistake("θ does not follow the η passed in",
             lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, 0.01, rho, eps))],
-                         drive=_rmsprop_steps, expect=expect_items(("θ", "G"), (1, 0)))
+                         runner=_rmsprop_steps, expect=expect_items(("θ", "G"), (1, 0)),
+                         name="rmsprop_step")
 
 
 def rmsprop_rule(keep_G=True, shared=False, **mistake):
@@ -564,25 +563,25 @@ def apply_rule(rule, params, states, grads):
             state[k][rows] = v
 
 
-def _drive_rule(Rule, named):
+def _drive_rule(Rule, *named, name):
     """The parameters after the rule's steps, run as mlnn's lazy executor runs a rule."""
     settings, start, sequence = (value for _, value in named)
     if not isinstance(Rule, type):
         raise NotYet("RMSProp must be a class with the methods new_state(theta) and "
                      "update(theta, g, state)")
-    rule = call(Rule, *settings, name="RMSProp(learning_rate, rho, epsilon)")
+    rule = call(Rule, *settings, name=name)
     params, states = pristine(start), {}
-    for name, theta in params.items():
-        states[name] = call(rule.new_state, theta, name="new_state")
-        if not isinstance(states[name], dict) or not all(
-                np.shape(v) == theta.shape for v in states[name].values()):
+    for key, theta in params.items():
+        states[key] = call(rule.new_state, theta, name="new_state")
+        if not isinstance(states[key], dict) or not all(
+                np.shape(v) == theta.shape for v in states[key].values()):
             raise NotYet("the state of one parameter, new_state(theta), must be a dict of arrays "
                          "shaped like theta (AdaGrad's holds its sum of squares)")
     for grads in sequence:
         apply_rule(rule, params, states, grads)
-    for name in params:
-        if np.array_equal(params[name], start[name]):
-            raise NotYet(f"{name} did not change in {STEPS} steps: update must change θ (and "
+    for key in params:
+        if np.array_equal(params[key], start[key]):
+            raise NotYet(f"{key} did not change in {STEPS} steps: update must change θ (and "
                          "its state) in place")
     return params
 
@@ -605,7 +604,8 @@ check_rmsprop_rule = exercise("check_rmsprop_rule", "RMSProp as an mlnn update r
     Mistake("G sums the squares (that is AdaGrad); RMSProp's G forgets the old ones",
             rmsprop_rule(adagrad=True)),
     Mistake(INSIDE, rmsprop_rule(inside=True))],
-                              drive=_drive_rule, expect=expect_items(("b1", "b2", "W2", "W1")))
+                              runner=_drive_rule, expect=expect_items(("b1", "b2", "W2", "W1")),
+                              name="RMSProp(learning_rate, rho, epsilon)")
 
 
 def _momentum_loop(theta, v, mu, eta, gamma, skipped):
@@ -665,7 +665,6 @@ def judge_kept(kept, rate, column, trials=None, noun="units"):
     """Judge boolean masks ``kept`` (draws × documents × columns) by their distribution:
     per-document and per-column counts binomial in both directions (no coin shared by a row or
     column, no fixed count), neighbours independent, and the kept fraction 1 − rate."""
-    row = "document"
     trials = np.ones(kept.shape[1:]) if trials is None else trials
     count, total = kept.sum(), trials.sum() * len(kept)
     q = min(max(count / total, 0.02), 0.98)                 # the observed kept fraction
@@ -673,19 +672,19 @@ def judge_kept(kept, rate, column, trials=None, noun="units"):
     by_column = np.mean([dispersion(k.sum(axis=0), trials.sum(axis=0), q) for k in kept])
     if by_row > 3 and by_column > 3:
         raise NotYet(f"at rate {rate} the whole minibatch shares one coin: draw one for every "
-                     f"{column} of every {row}")
+                     f"{column} of every document")
     if by_column > 3:
-        raise NotYet(f"at rate {rate} each {column} is kept or dropped for all {row}s at once: "
-                     f"draw a separate coin for every {row}")
+        raise NotYet(f"at rate {rate} each {column} is kept or dropped for all documents at once: "
+                     "draw a separate coin for every document")
     if by_row > 3:
-        raise NotYet(f"at rate {rate} each {row} keeps or drops all its {column}s together: "
+        raise NotYet(f"at rate {rate} each document keeps or drops all its {column}s together: "
                      f"draw a separate coin for every {column}")
     if by_row < 0.3 or by_column < 0.3:
-        one = row if by_row < 0.3 else column
+        one = "document" if by_row < 0.3 else column
         raise NotYet(f"at rate {rate} every {one} keeps about the same number of {noun}: with "
                      "an independent coin for each, that number varies from draw to draw")
-    for axis, name in ((2, f"neighbouring {column}s of a {row}"),
-                       (1, f"neighbouring {row}s for one {column}")):
+    for axis, name in ((2, f"neighbouring {column}s of a document"),
+                       (1, f"neighbouring documents for one {column}")):
         z = _neighbours_z(kept, trials > 0, axis, q)
         if abs(z) > 6:
             raise NotYet(f"at rate {rate} {name} are kept together too "
@@ -705,17 +704,6 @@ def _neighbours_z(kept, present, axis, q):
     both = np.take(present, range(size - 1), axis=axis - 1) & np.take(
         present, range(1, size), axis=axis - 1)
     return binomial_z((first & second & both).sum(), both.sum() * len(kept), q * q)
-
-
-def judge_generator(masks_of_seed):
-    """The masks must come from the generator passed in: equal for equal seeds, not otherwise."""
-    first, again, other = masks_of_seed(11), masks_of_seed(11), masks_of_seed(12)
-    if not np.array_equal(first, again):
-        raise NotYet("two generators with the same seed gave different masks: draw the coins "
-                     "from the generator rng passed in (not from NumPy's global random state)")
-    if np.array_equal(first, other):
-        raise NotYet("generators with different seeds gave the same mask: draw the coins from "
-                     "the generator rng passed in, not from one of your own")
 
 
 def _inverted_kept(inverted_dropout, h, rate, rng):
@@ -750,12 +738,19 @@ def _input_kept(input_dropout, X, rate, rng):
 
 def _check_dropout(title, kept, generators, column, noun, trials=None):
     """Judge ``kept(rate, rng)`` at every rate: one call per generator of ``generators()``,
-    judged by their distribution, then the generator's use."""
+    judged by their distribution; then the masks must come from the generator passed in."""
     def attempt():
         for rate in RATES:
             judge_kept(np.array([kept(rate, rng) for rng in generators()]), rate, column,
                        trials, noun)
-            judge_generator(lambda seed: kept(rate, np.random.default_rng(seed)))
+            first, again, other = (kept(rate, np.random.default_rng(seed)) for seed in (11, 11, 12))
+            if not np.array_equal(first, again):
+                raise NotYet("two generators with the same seed gave different masks: draw the "
+                             "coins from the generator rng passed in (not from NumPy's global "
+                             "random state)")
+            if np.array_equal(first, other):
+                raise NotYet("generators with different seeds gave the same mask: draw the coins "
+                             "from the generator rng passed in, not from one of your own")
         return (f"rates {', '.join(map(str, RATES))}: kept fraction, independence across "
                 f"{column}s and documents, the generator passed in; inputs unchanged")
     return bool(grade(title, attempt))
@@ -802,15 +797,6 @@ def _rates_cases():
                                                                      ("eta0", eta0)]
 
 
-def _expect_rates(answer, expected, what, wrongs, inputs):
-    array = as_array(answer, what)
-    expect_shape(array, expected.shape, what)
-    if not np.all(np.isfinite(array.astype(float))):
-        raise NotYet(f"{what} are infinite or NaN where no gradient has been seen yet: the "
-                     "small ε that guards the division is missing")
-    judge(array, expected, what, wrongs)
-
-
 check_adagrad_rates = exercise("check_adagrad_rates", "AdaGrad's per-feature learning rates",
                                _adagrad_rates, _rates_cases, [
     Mistake("each rate uses only the gradient of its own step; AdaGrad accumulates all steps so "
@@ -821,4 +807,5 @@ check_adagrad_rates = exercise("check_adagrad_rates", "AdaGrad's per-feature lea
             lambda grads, eta0: eta0 / (np.sqrt(np.cumsum(grads ** 2, axis=0)) + 1e-6)),
     Mistake("ε is added to √G, outside the root",
             lambda grads, eta0: eta0 / np.sqrt(np.cumsum(grads ** 2, axis=0) + 1e-8))],
-                               expect=_expect_rates)
+                               nonfinite="are infinite or NaN where no gradient has been seen "
+                                         "yet: the small ε that guards the division is missing")

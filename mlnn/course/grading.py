@@ -190,12 +190,14 @@ def name_mistake(array, reference, wrongs, what, tolerance):
         raise (Ambiguous if len(set(hints)) > 1 else NotYet)(f"{what}: {hints[0]}")
 
 
-def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=None):
+def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=None,
+          nonfinite="holds NaN or infinite values"):
     """Check ``answer`` against ``reference``: None, type, shape, dtype, finite, then values;
     a wrong value equal to one of ``wrongs`` (pairs: what a mistake returns, its hint) is named.
 
     ``kind`` lists the dtype kinds allowed ("f" float, "b" bool, "biuf" any real number);
-    an answer c times the reference is told so with the hint ``scale``. Returns the array.
+    an answer c times the reference is told so with the hint ``scale``, one with NaN or infinite
+    values with ``nonfinite``. Returns the array.
     """
     if isinstance(answer, np.matrix):
         raise NotYet(f"{what} is a numpy.matrix; return a dense numpy.ndarray")
@@ -209,7 +211,7 @@ def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=No
         return array
     name_mistake(values, reference, wrongs, what, tolerance)
     if not np.all(np.isfinite(values)):
-        raise NotYet(f"{what} holds NaN or infinite values")
+        raise NotYet(f"{what} {nonfinite}")
     if values.ndim == 2 and close(values.T, reference, tolerance):
         raise NotYet(f"{what} is transposed")
     c = scale_of(values, reference)
@@ -221,17 +223,14 @@ def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=No
                  f"{relative_error(values, reference.astype(np.float64)):.1e})")
 
 
-#: How a tuple answer is called in a hint.
-ITEMS = {2: "a pair (a tuple of two values)", 4: "the four arrays"}
-
-
 def expect_tuple(answer, names):
     """The items of an answer that must be a tuple (or list) of ``names``, in that order."""
     if answer is None:
         raise NotYet(NO_ANSWER)
     if not isinstance(answer, (tuple, list)) or len(answer) != len(names):
         size = f" of {len(answer)}" if isinstance(answer, (tuple, list)) else ""
-        raise NotYet(f"the result must be {ITEMS.get(len(names), len(names))} "
+        items = {2: "a pair (a tuple of two values)", 4: "the four arrays"}.get(len(names))
+        raise NotYet(f"the result must be {items or len(names)} "
                      f"({', '.join(names)}, in that order), not a {type(answer).__name__}{size}")
     return answer
 
@@ -262,22 +261,20 @@ def expect_items(names, order=None, kind="f", label="{}"):
     return expect
 
 
-def check(title, student, reference, cases, mistakes=(), *, name="function", kind="f",
-          tolerance=None, scale=None, drive=None, expect=None, whole=False, runner=run):
+def check(title, student, reference, cases, mistakes=(), *, name="function", runner=run,
+          expect=None, whole=False, **judging):
     """The generic grader: ``student`` and ``reference`` (same signature) on every case of
     ``cases()``, pairs (what the case is, [(input name, value), ...]); a wrong answer is named by
     the mistake that answers the same on these inputs (a hint ambiguous in one case waits for a
-    later case). ``drive(function, named)`` replaces the plain call, ``runner`` the plain
-    :func:`run` of the student's function (to arm guards), ``expect(answer, reference, what,
-    wrongs, inputs)`` replaces :func:`judge`. With ``whole`` (coarse answers), a mistake names
-    the error only if it gives the answer on every case. Returns the :class:`Report`."""
-    def answer_of(function, named, runner=run, who="reference"):
-        return drive(function, named) if drive else runner(function, *named, name=who)
-
+    later case). ``runner(function, *named, name=...)`` replaces :func:`run` (to arm guards, or
+    to drive a class through steps), ``expect(answer, reference, what, wrongs, inputs)``
+    replaces :func:`judge` (``judging`` are its options). With ``whole`` (coarse answers), a
+    mistake names the error only if it gives the answer on every case. Returns the
+    :class:`Report`."""
     def mistaken(mistake, named):            # what a mistake answers (None if it cannot run)
         try:
             with np.errstate(all="ignore"):
-                return answer_of(mistake.answer, named, who="mistake")
+                return runner(mistake.answer, *named, name="mistake")
         except Exception:
             return None
 
@@ -285,7 +282,7 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", kin
         if expect:
             expect(answer, expected, what, wrongs, dict(named))
         else:
-            judge(answer, expected, what, wrongs, kind, tolerance, scale)
+            judge(answer, expected, what, wrongs, **judging)
 
     def equal(answer, expected, what, named):
         try:
@@ -297,7 +294,8 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", kin
     def attempt():
         records, pending = [], None
         for what, named in cases():
-            answer, expected = answer_of(student, named, runner, name), answer_of(reference, named)
+            answer = runner(student, *named, name=name)
+            expected = runner(reference, *named, name="reference")
             records.append((what, named, answer, expected))
             if not whole:
                 try:

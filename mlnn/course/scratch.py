@@ -621,15 +621,15 @@ def state_of(optimizer):
             if not name.startswith("__") and not callable(getattr(optimizer, name))}
 
 
-def _drive_adagrad(AdaGrad, named):
+def _drive_adagrad(AdaGrad, *named, name):
     """The parameters after the steps of ``AdaGrad(eta0, epsilon)``, once a step of another
     optimizer has left its state untouched."""
     eta0, epsilon, start, steps = (value for _, value in named)
     if not isinstance(AdaGrad, type):
         raise NotYet("AdaGrad must be a class: AdaGrad(eta0, epsilon) keeps its state and has a "
                      "method step(params, grads)")
-    optimizer = call(AdaGrad, eta0, epsilon, name="AdaGrad(eta0, epsilon)")
-    other, before = call(AdaGrad, 0.5, 0.01, name="AdaGrad(eta0, epsilon)"), state_of(optimizer)
+    optimizer = call(AdaGrad, eta0, epsilon, name=name)
+    other, before = call(AdaGrad, 0.5, 0.01, name=name), state_of(optimizer)
     take_steps(other, pristine(start), steps[:1])
     if not same(before, state_of(optimizer)):
         raise NotYet("two AdaGrad objects used side by side interfere: each must keep its own G, "
@@ -656,7 +656,7 @@ def _adagrad_cases():
 
 
 check_adagrad = exercise("check_adagrad", "AdaGrad with its state", Reference, _adagrad_cases,
-                         ADAGRAD_MISTAKES, drive=_drive_adagrad,
+                         ADAGRAD_MISTAKES, runner=_drive_adagrad, name="AdaGrad(eta0, epsilon)",
                          expect=expect_items(("b1", "b2", "W2", "W1")))
 
 
