@@ -192,3 +192,10 @@ def test_nbytes_counts_csr_parts_and_arrays():
     X = sp.csr_matrix(np.eye(3, dtype=np.float32))
     assert nbytes(X) == 3 * 4 + X.indices.nbytes + X.indptr.nbytes
     assert nbytes(np.zeros((2, 5), np.float64), X) == 80 + nbytes(X)
+
+
+def test_benchmark_training_rejects_an_unknown_hyper_parameter():
+    from mlnn.base.errors import MLNNError
+    from mlnn.tools.bench import benchmark_training
+    with pytest.raises(MLNNError, match="unknown hyper-parameter 'hiden_units'"):
+        benchmark_training(np.eye(3), np.eye(3), epochs=1, warmup=0, hiden_units=4)

@@ -5,7 +5,6 @@
 import json
 import sys
 
-import numpy as np
 
 from mlnn.base.errors import MLNNError
 from mlnn.baselines.svm import DEFAULT_C_VALUES, DEFAULT_TOL
@@ -137,24 +136,21 @@ def measure(args):
     check_options(args, "--epochs", "--warmup")
     given = given_params(args, BENCH_OPTIONS)
     check_params(given, BENCH_OPTIONS)
-    method, dtype = resolve(args.method), np.dtype(args.dtype).type
-    params = {**network_params(method), **given}
+    method = resolve(args.method)
     label_counts = _parse_label_counts(args.pwe_labels)
     X, Y = _training_split(args)
     result = {"dataset": args.dataset, "method": method, "n_documents": X.shape[0],
               "n_features": X.shape[1], "n_labels": Y.shape[1],
-              "nnz_per_document": X.nnz / max(X.shape[0], 1), "batch_size": args.batch_size,
-              "hidden_units": args.hidden_units, "dtype": np.dtype(dtype).name,
-              "learning_rate": args.learning_rate, "warmup": args.warmup, "epochs": args.epochs,
-              "machine": machine_info()}
+              "nnz_per_document": X.nnz / max(X.shape[0], 1), **given, "warmup": args.warmup,
+              "epochs": args.epochs, "machine": machine_info()}
     result.update(benchmark_training(X, Y, epochs=args.epochs, warmup=args.warmup,
-                                     random_state=args.seed, **params))
+                                     random_state=args.seed, **network_params(method), **given))
     result["floor"] = benchmark_products(X, Y.shape[1], args.hidden_units, args.batch_size,
-                                         dtype, epochs=args.epochs, random_state=args.seed)
+                                         args.dtype, epochs=args.epochs, random_state=args.seed)
     result["floor_ratio"] = result["seconds_per_epoch"] / result["floor"]["total"]
     result["cpu_floor_ratio"] = result["cpu_seconds_per_epoch"] / result["floor"]["cpu_total"]
     result["pwe_delta"] = benchmark_pwe_delta(label_counts, n_documents=args.batch_size,
-                                              dtype=dtype, random_state=args.seed)
+                                              dtype=args.dtype, random_state=args.seed)
     return result
 
 
@@ -178,17 +174,6 @@ def _header_lines(result):
     ]
 
 
-def _pwe_lines(result):
-    lines = [f"PWE δ2 of a {result['batch_size']}-document minibatch, pairwise vs "
-             f"factorised, |y| = {100 * PWE_DENSITY:g} % of L (fastest of 3):",
-             f"  {'L':>6s} {'|y|':>5s} {'pairwise ms':>12s} {'factorised ms':>14s} {'ratio':>8s}"]
-    for row in result["pwe_delta"]:
-        lines.append(f"  {row['labels']:6d} {row['relevant']:5d} "
-                     f"{1000 * row['pairwise_seconds']:12.3f} "
-                     f"{1000 * row['factorised_seconds']:14.3f} {row['ratio']:8.1f}")
-    return lines
-
-
 def format_report(result):
     """The human-readable report of a :func:`measure` result."""
     lines = _header_lines(result) + ["time per epoch (median of the timed epochs):"]
@@ -208,5 +193,12 @@ def format_report(result):
                  f"state {footprint['optimizer_state']:.1f} = {footprint['total']:.1f} MiB "
                  f"(peak / that = {result['peak_rss_ratio']:.2f})")
     if result["pwe_delta"]:
-        lines += _pwe_lines(result)
+        lines += [f"PWE δ2 of a {result['batch_size']}-document minibatch, pairwise vs "
+                  f"factorised, |y| = {100 * PWE_DENSITY:g} % of L (fastest of 3):",
+                  f"  {'L':>6s} {'|y|':>5s} {'pairwise ms':>12s} {'factorised ms':>14s} "
+                  f"{'ratio':>8s}"]
+    for row in result["pwe_delta"]:
+        lines.append(f"  {row['labels']:6d} {row['relevant']:5d} "
+                     f"{1000 * row['pairwise_seconds']:12.3f} "
+                     f"{1000 * row['factorised_seconds']:14.3f} {row['ratio']:8.1f}")
     return "\n".join(lines)

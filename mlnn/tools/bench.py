@@ -15,7 +15,7 @@ from collections import defaultdict
 import numpy as np
 import scipy.sparse as sp
 
-from mlnn.base.validation import check_X, check_Y
+from mlnn.base.validation import check_choice, check_X, check_Y
 from mlnn.model.builders import build
 from mlnn.model.params import DEFAULTS
 from mlnn.nn.losses import PairwiseExponential
@@ -72,6 +72,8 @@ def benchmark_training(X, Y, epochs, warmup, random_state=0, **params):
     :data:`~mlnn.model.params.DEFAULTS`) on (X, Y) for ``warmup + epochs`` epochs and time it
     (module docstring): a dict of ``seconds_per_epoch``, ``breakdown_seconds`` (per phase of
     :data:`PHASES`), ``peak_rss_mb``, ``footprint_mb``, ..."""
+    for name in params:
+        check_choice(name, "hyper-parameter", DEFAULTS)
     p = {**DEFAULTS, **params}
     X = check_X(X, "X", dtype=np.dtype(p["dtype"]))
     Y = check_Y(Y, "Y", n_samples=X.shape[0])

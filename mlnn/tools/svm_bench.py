@@ -10,6 +10,7 @@ w = 0), ``"liblinear-primal"`` (``-s 2``, the same stopping rule) and ``"libline
 of every objective (``skipped``). Pin BLAS to one thread and compare within one run.
 """
 
+import importlib.util
 import time
 import warnings
 
@@ -29,12 +30,8 @@ LIBLINEAR_DUAL_TOL = 0.1
 
 
 def liblinear_available():
-    """True when scikit-learn (which bundles liblinear) can be imported."""
-    try:
-        import sklearn.svm  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """True when scikit-learn (which bundles liblinear) is installed."""
+    return importlib.util.find_spec("sklearn") is not None
 
 
 def _fit_liblinear(X, Y, C, dual, tol, bias, max_iter, labels):
@@ -76,9 +73,8 @@ def _check_options(C_values, tol, dual_tol, bias, repeats, max_iter, solvers):
         check_choice(solver, "solver", SOLVERS)
     if not solvers:
         raise MLNNError("solvers must name at least one solver")
-    check_positive_float(tol, "tol")
-    check_positive_float(dual_tol, "dual_tol")
-    check_positive_float(bias, "bias")   # liblinear's intercept_scaling must be > 0
+    for value, name in ((tol, "tol"), (dual_tol, "dual_tol"), (bias, "bias")):
+        check_positive_float(value, name)
     return C_values, check_positive_int(repeats, "repeats"), check_positive_int(max_iter,
                                                                                 "max_iter")
 
