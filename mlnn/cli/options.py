@@ -120,11 +120,9 @@ def load_dataset(args, name=None, directory=None):
 
 def parse_value(text):
     """A command-line value as bool, None, int or float where it reads as one, else the text."""
-    lowered = text.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered == "none":
-        return None
+    words = {"true": True, "false": False, "none": None}
+    if text.lower() in words:
+        return words[text.lower()]
     for kind in (int, float):
         try:
             return kind(text)

@@ -82,8 +82,6 @@ def benchmark_training(X, Y, epochs, warmup, random_state=0, **params):
         hidden_activation=p["hidden_activation"], optimizer=p["optimizer"],
         learning_rate=p["learning_rate"], random_state=random_state, dtype=p["dtype"])
     totals = defaultdict(float)
-    timed = {role: Stopwatch(target, PHASES[role], totals)
-             for role, target in (("network", network), ("loss", loss), ("optimizer", optimizer))}
     marks = [(time.perf_counter(), {})]     # (time, phase totals) at every epoch boundary
     cpu = [time.process_time()]
 
@@ -91,9 +89,10 @@ def benchmark_training(X, Y, epochs, warmup, random_state=0, **params):
         marks.append((time.perf_counter(), dict(totals)))
         cpu.append(time.process_time())
 
-    train(timed["network"], timed["loss"], timed["optimizer"], X, Y, batch_size=p["batch_size"],
+    train(Stopwatch(network, PHASES["network"], totals), Stopwatch(loss, PHASES["loss"], totals),
+          Stopwatch(optimizer, PHASES["optimizer"], totals), X, Y, batch_size=p["batch_size"],
           max_epochs=warmup + epochs, dropout=p["dropout"], callbacks=[mark_epoch],
-          random_state=random_state, input_dropout=0.0)
+          random_state=random_state, input_dropout=p["input_dropout"])
     peak = peak_rss_mb()
     epoch_seconds, breakdown = _epoch_breakdown(marks[warmup:])
     seconds = float(np.median(epoch_seconds))
