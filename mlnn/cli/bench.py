@@ -50,7 +50,7 @@ def register(subparsers):
     add_seed(parser)
     parser.add_argument("--pwe-labels", default=",".join(map(str, DEFAULT_PWE_LABELS)),
                         help="label counts L for the PWE δ2 timing, comma-separated, or 'none' "
-                             f"(default {','.join(map(str, DEFAULT_PWE_LABELS))})")
+                             "(default %(default)s)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     _add_svm_options(parser)
     parser.set_defaults(func=run_bench)
@@ -75,8 +75,7 @@ def _add_svm_options(parser):
             ("--max-iter", int, 1000, "iteration limit of every solver")):
         group.add_argument(option, type=kind, default=default, help=f"{text} (default {default:g})")
     group.add_argument("--solvers", default=",".join(DEFAULT_SOLVERS),
-                       help=f"comma-separated, from {','.join(SOLVERS)} "
-                            f"(default {','.join(DEFAULT_SOLVERS)})")
+                       help=f"comma-separated, from {','.join(SOLVERS)} (default %(default)s)")
 
 
 def run_bench(args):
@@ -154,9 +153,10 @@ def measure(args):
     return result
 
 
-def _header_lines(result):
-    machine = result["machine"]
-    return [
+def format_report(result):
+    """The human-readable report of a :func:`measure` result."""
+    machine, floor, footprint = result["machine"], result["floor"], result["footprint_mb"]
+    lines = [
         f"{result['method']} on {result['dataset']}: {result['n_documents']:,} documents × "
         f"{result['n_features']:,} features ({result['nnz_per_document']:.1f} nonzeros each), "
         f"{result['n_labels']} labels; batch {result['batch_size']}, "
@@ -171,23 +171,16 @@ def _header_lines(result):
         f"seconds per epoch (median): {result['seconds_per_epoch']:.3f} (CPU "
         f"{result['cpu_seconds_per_epoch']:.3f})    "
         f"documents per second: {result['docs_per_second']:,.0f}",
-    ]
-
-
-def format_report(result):
-    """The human-readable report of a :func:`measure` result."""
-    lines = _header_lines(result) + ["time per epoch (median of the timed epochs):"]
+        "time per epoch (median of the timed epochs):"]
     total = sum(result["breakdown_seconds"].values()) or 1.0
     for phase, seconds in result["breakdown_seconds"].items():
         share = 100 * seconds / total
         lines.append(f"  {PHASE_LABELS[phase]:42s} {seconds:8.3f} s  {share:5.1f} %")
-    floor = result["floor"]
     lines.append(f"the five products alone (median of {result['epochs']} epochs): "
                  f"{floor['total']:.3f} s (" + ", ".join(
                      f"{name} {seconds:.3f}" for name, seconds in floor["products"].items())
                  + f"); the epoch takes {result['floor_ratio']:.2f}× that floor (CPU time: "
                  f"{floor['cpu_total']:.3f} s, {result['cpu_floor_ratio']:.2f}×)")
-    footprint = result["footprint_mb"]
     lines.append(f"peak memory (ru_maxrss, whole process): {result['peak_rss_mb']:.0f} MiB; data "
                  f"{footprint['data']:.1f} + parameters {footprint['parameters']:.1f} + optimizer "
                  f"state {footprint['optimizer_state']:.1f} = {footprint['total']:.1f} MiB "
