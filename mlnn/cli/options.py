@@ -11,7 +11,7 @@ import sys
 
 from mlnn.base.errors import MLNNError
 from mlnn.base.progress import DownloadProgress, wanted
-from mlnn.base.validation import check_integer, check_positive_int
+from mlnn.base.validation import check_integer
 from mlnn.datasets import load
 from mlnn.datasets.paths import check_data_dir, offline
 from mlnn.datasets.registry import SPECS
@@ -86,23 +86,16 @@ def given_params(args, options):
     return {param: value for param, value in values.items() if value is not None}
 
 
-def check_seed(value, name="--seed"):
-    """``value`` as an int; raise naming ``name`` unless it is an integer >= 0."""
-    return check_integer(value, name, minimum=0)
-
-
-#: Checks of numeric options that only the command line has, by option name.
-OPTION_CHECKS = {"--seed": check_seed, "--max-updates": check_positive_int,
-                 "--max-documents": check_positive_int, "--epochs": check_positive_int,
-                 "--warmup": lambda value, name: check_integer(value, name, minimum=0)}
+#: The least value of each integer option that only the command line has.
+MINIMUMS = {"--seed": 0, "--warmup": 0, "--max-updates": 1, "--max-documents": 1, "--epochs": 1}
 
 
 def check_options(args, *names):
-    """Check the options ``names`` (keys of :data:`OPTION_CHECKS`) that were given."""
+    """Check the integer options ``names`` (keys of :data:`MINIMUMS`) that were given."""
     for name in names:
         value = getattr(args, name.lstrip("-").replace("-", "_"))
         if value is not None:
-            OPTION_CHECKS[name](value, name)
+            check_integer(value, name, minimum=MINIMUMS[name])
 
 
 def load_dataset(args, name=None, directory=None):
@@ -141,5 +134,5 @@ def parse_options(pairs):
             raise MLNNError(f"option {pair!r} is not KEY=VALUE")
         options[key] = parse_value(value)
         if key == "random_state" and options[key] is not None:
-            check_seed(options[key], "-o random_state")
+            check_integer(options[key], "-o random_state", minimum=0)
     return options

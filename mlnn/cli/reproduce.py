@@ -12,7 +12,8 @@ from mlnn.base import interrupts
 from mlnn.base.errors import MLNNError
 from mlnn.base.fileio import check_output_directory, describe_os_error
 from mlnn.base.lock import directory_lock
-from mlnn.cli.options import add_option, add_progress, check_seed, load_dataset, show_progress
+from mlnn.base.validation import check_integer
+from mlnn.cli.options import add_option, add_progress, load_dataset, show_progress
 from mlnn.model.stopping_rules import STOPPING_RULES
 from mlnn.paper.methods import resolve
 from mlnn.paper.results import stem
@@ -77,7 +78,7 @@ def run_reproduce(args):
     datasets = ([args.dataset] if args.dataset else []) + list(args.datasets or [])
     if not datasets:
         raise MLNNError("give --dataset NAME or --datasets NAME ...")
-    seeds = list(dict.fromkeys(check_seed(seed) for seed in args.seeds))   # each once
+    seeds = [check_integer(seed, "--seed", minimum=0) for seed in dict.fromkeys(args.seeds)]
     other_rules = tuple(rule for rule in STOPPING_RULES if rule != args.stopping) \
         if args.stopping_sensitivity else ()          # the sensitivity rows' rules
     out = check_output_directory(args.out, "--out")
