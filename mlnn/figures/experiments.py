@@ -42,7 +42,6 @@ DOCUMENTS = {False: dict(max_train=None, max_val=None), True: dict(max_train=120
 #: The dataset of each experiment: the figure's own, or a stand-in where it is not available.
 DATASETS = {"convergence": "reuters21578", "dropout": "delicious", "learning_rate": "reuters21578"}
 
-# -- data -----------------------------------------------------------------------------------------
 
 def prepare_data(dataset, validation_fraction=0.2, max_train=None, max_val=None,
                  random_state=0):
@@ -70,8 +69,6 @@ def _subsample(rows, size, rng):
         return rows
     return rows[np.sort(rng.choice(rows.size, size, replace=False))]
 
-
-# -- running --------------------------------------------------------------------------------------
 
 def components(setting, n_features, n_labels, random_state=0):
     """(network, loss, optimizer) of a :class:`Setting`, in the description's precision
