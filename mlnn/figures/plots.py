@@ -268,8 +268,7 @@ def plot_bars(groups, values, series, ylabel, title):
     for index, name in enumerate(series):
         ax.bar(x + (index - (len(series) - 1) / 2) * width, values[index], width, label=name,
                color=series_colour(name, index))
-    ax.set_xticks(x)
-    ax.set_xticklabels(groups, rotation=30, ha="right")
+    ax.set_xticks(x, groups, rotation=30, ha="right")
     ax.set_ylabel(ylabel)
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8)
