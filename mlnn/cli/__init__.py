@@ -132,9 +132,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 def _closed_stdout():
     """The reader of standard output went away (``| head``): stop quietly, as ``cat`` does."""
-    try:
+    with contextlib.suppress(OSError, ValueError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
     return 1

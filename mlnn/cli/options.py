@@ -6,6 +6,7 @@ in :mod:`mlnn.model.params`. A negative number (``-1``, ``-1e-3``, ``-inf``) is 
 never as an option, so that its check can say what is wrong with it.
 """
 
+import contextlib
 import re
 import sys
 
@@ -117,10 +118,8 @@ def parse_value(text):
     if text.lower() in words:
         return words[text.lower()]
     for kind in (int, float):
-        try:
+        with contextlib.suppress(ValueError):
             return kind(text)
-        except ValueError:
-            pass
     return text
 
 

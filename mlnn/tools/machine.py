@@ -1,5 +1,6 @@
 """What a measurement ran on: cores, CPU, library versions, BLAS, and the process's peak memory."""
 
+import contextlib
 import os
 import platform
 import resource
@@ -22,26 +23,21 @@ def machine_info():
 
 def cpu_model():
     """The CPU's model name from ``/proc/cpuinfo``, else what :mod:`platform` knows."""
-    try:
-        with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as handle:
+        for line in handle:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
     return platform.processor() or platform.machine()
 
 
 def blas_info():
     """The BLAS library (and its thread count, from threadpoolctl when it is installed)."""
-    try:
+    with contextlib.suppress(ImportError):
         from threadpoolctl import threadpool_info   # optional: imported only where available
         pools = [pool for pool in threadpool_info() if pool.get("user_api") == "blas"]
         if pools:
             return "; ".join(f"{pool.get('internal_api')} {pool.get('version')} "
                              f"({pool.get('num_threads')} threads)" for pool in pools)
-    except ImportError:
-        pass
     try:
         config = np.show_config(mode="dicts")
         blas = config["Build Dependencies"]["blas"]
