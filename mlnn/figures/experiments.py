@@ -94,10 +94,9 @@ def run_setting(setting, data, max_updates, eval_every, batch_size=DEFAULT.batch
                     X_val=data["X_val"], Y_val=data["Y_val"], eval_every=eval_every,
                     random_state=random_state, input_dropout=DEFAULT.input_dropout)
     if verbose:
-        print(f"{setting.label:>32s}: {history.records[-1]['updates']} updates, "
-              f"rank loss {history.records[-1]['rankloss']:.4f}, "
-              f"MAP {history.records[-1]['MAP']:.4f}, {time.perf_counter() - start:.0f} s",
-              flush=True)
+        last = history.records[-1]
+        print(f"{setting.label:>32s}: {last['updates']} updates, rank loss {last['rankloss']:.4f}, "
+              f"MAP {last['MAP']:.4f}, {time.perf_counter() - start:.0f} s", flush=True)
     return {**asdict(setting), "dataset": data["name"],
             **{key: history.column(key).tolist() for key in CURVE_COLUMNS}}
 
