@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from mlnn.base.validation import check_choice, check_X, check_Y
 from mlnn.model.builders import build
-from mlnn.model.params import DEFAULTS
+from mlnn.model.params import DEFAULT, DEFAULTS
 from mlnn.nn.losses import PairwiseExponential
 from mlnn.nn.training import train
 from mlnn.tools.machine import peak_rss_mb
@@ -130,7 +130,7 @@ def _footprint_mb(X, Y, network, optimizer):
 PRODUCTS = ("X W1", "h W2", "δ2 W2ᵀ", "Xᵀ δ1", "hᵀ δ2")
 
 
-def benchmark_products(X, n_labels, hidden_units, batch_size, dtype=np.float32, epochs=3,
+def benchmark_products(X, n_labels, hidden_units, batch_size, dtype=DEFAULT.dtype, epochs=3,
                        random_state=0):
     """Seconds per epoch of the five matrix products of training (:data:`PRODUCTS`) alone, on
     the trainer's minibatches of X (n × D CSR, seeded order) and random arrays of ``dtype``;
@@ -178,7 +178,7 @@ def _present_columns(X):
 
 
 def benchmark_pwe_delta(label_counts, n_documents, density=PWE_DENSITY, repeats=3,
-                        dtype=np.float32, random_state=0):
+                        dtype=DEFAULT.dtype, random_state=0):
     """Seconds for one PWE δ2 of an n_documents × L minibatch, pairwise vs factorised, per L
     (o = tanh(z2), z2 ~ N(0, 1), ``density`` · L relevant labels; the fastest of ``repeats``):
     a list of dicts ``labels``, ``relevant``, ``pairwise_seconds``, ``factorised_seconds``,
