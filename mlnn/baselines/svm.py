@@ -126,9 +126,7 @@ class LinearSVMBR:
 
 def _slack(Q):
     """The slacks ξ = max(0, 1 − y_i z_i) of the signed margins Q: n × k."""
-    slack = 1.0 - Q
-    np.maximum(slack, 0.0, out=slack)
-    return slack
+    return np.maximum(1.0 - Q, 0.0)
 
 
 def _primal_value(W, Q, C, slack=None):
