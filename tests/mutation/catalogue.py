@@ -560,10 +560,9 @@ MUTANTS += [
 ]
 MUTANTS += [
     mutant("study-fixed-meanF-all-labels", "stopping_rules",
-           "meanF = selection_score(Y_val, predictor.predict(X_val, scores_val))",
-           'meanF = selection_score(Y_val, predictor.predict(X_val, scores_val), '
-           'macro_labels="all")',
-           "the fixed thresholds' mean F1 macro-averaged over all labels, not the present ones",
+           '"meanF": selection_score(Y_val, Y_pred)',
+           '"meanF": selection_score(Y_val, Y_pred, macro_labels="all")',
+           "the recorded mean F1 macro-averaged over all labels, not the present ones",
            tests=["tests/test_stopping_measures.py", "tests/test_training.py"]),
     mutant("study-rules-ranking-only", "estimator",
            'if {self.stopping, *rules} == {"rankloss"}:', 'if self.stopping == "rankloss":',
