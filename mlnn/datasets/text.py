@@ -136,9 +136,7 @@ def _replace_longest(word, rules):
     for suffix, replacement in rules:
         if word.endswith(suffix):
             stem = word[:len(word) - len(suffix)]
-            if _measure(stem) > 0:
-                return stem + replacement
-            return word
+            return stem + replacement if _measure(stem) > 0 else word
     return word
 
 
