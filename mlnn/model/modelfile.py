@@ -42,7 +42,6 @@ FORMAT_VERSION = 2
 HEADER = {"format": "U", "format_version": "iu", "meta": "U", "checksum": "U"}
 
 
-
 def write_model_file(path, arrays, meta):
     """Write ``arrays`` and the JSON header ``meta`` to ``path`` atomically
     (:func:`mlnn.base.fileio.atomic_write`: a temporary file, then a rename)."""
