@@ -157,8 +157,7 @@ def _boundary_step(ss, sp, pp, delta):
     root = np.sqrt(sp ** 2 + pp * room)
     # two algebraically equal roots, each free of cancellation on its side of sᵀp = 0
     tiny = np.finfo(float).tiny
-    return np.where(sp >= 0, room / np.maximum(sp + root, tiny),
-                    (root - sp) / np.maximum(pp, tiny))
+    return np.where(sp >= 0, room / np.maximum(sp + root, tiny), (root - sp) / np.maximum(pp, tiny))
 
 
 def _trust_region_cg(X, G, D, delta, eps_cg):

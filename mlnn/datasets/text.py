@@ -226,8 +226,7 @@ class TfidfVectorizer:
         self.norm = norm
 
     def _analyze(self, documents):
-        return [analyze(doc, self.token_pattern, self.stop_words, self.stem)
-                for doc in documents]
+        return [analyze(doc, self.token_pattern, self.stop_words, self.stem) for doc in documents]
 
     def fit(self, documents):
         """Learn vocabulary and idf from the training ``documents`` (list of str)."""

@@ -111,8 +111,7 @@ def check_model_arrays(path, arrays, meta):
                      shapes if isinstance(shapes, list) or shapes is None else [shapes])
     _check_label_dtype(path, meta.get("label_dtype", "|i1"))
     if ("text/vocabulary" in arrays) != ("text" in meta):
-        _inconsistent(path, "text/vocabulary", "and the header's text settings must come "
-                                               "together")
+        _inconsistent(path, "text/vocabulary", "and the header's text settings must come together")
 
 
 def _network_sizes(path, arrays, meta):
