@@ -117,7 +117,9 @@ def check_not_empty(Y):
 def undefined_measures(result):
     """``{measure: reason}`` for each ``nan`` in a ``result`` of :func:`evaluate`."""
     reasons = {"rankloss": "no document has both a relevant and an irrelevant label",
-               **dict.fromkeys(("oneError", "coverage", "MAP"), "no document has a relevant label")}
+               "oneError": "no document has a relevant label",
+               "coverage": "no document has a relevant label",
+               "MAP": "no document has a relevant label"}
     return {measure: reasons.get(measure, "it is undefined on these labels")
             for measure, value in result.items()
             if isinstance(value, float) and np.isnan(value)}
