@@ -101,34 +101,32 @@ def tokenize(text, token_pattern=DEFAULT_TOKEN_PATTERN):
 
 # --- The Porter stemmer (Porter 1980) -----------------------------------------------------
 
-def _is_consonant(word, i):
-    """Porter's consonant: not a,e,i,o,u, and not a 'y' preceded by a consonant."""
-    if word[i] in "aeiou":
-        return False
-    if word[i] == "y":
-        return i == 0 or not _is_consonant(word, i - 1)
-    return True
+def _pattern(word):
+    """Porter's consonants "c" and vowels "v" of ``word``: a consonant is a letter other than
+    a, e, i, o, u, and other than a y after a consonant."""
+    pattern = ""
+    for letter in word:
+        vowel = letter in "aeiou" or (letter == "y" and pattern.endswith("c"))
+        pattern += "v" if vowel else "c"
+    return pattern
 
 
 def _measure(stem):
     """m in [C](VC)^m[V]: the number of vowel-consonant sequences."""
-    pattern = "".join("c" if _is_consonant(stem, i) else "v" for i in range(len(stem)))
-    return len(re.findall("v+c+", pattern))
+    return len(re.findall("v+c+", _pattern(stem)))
 
 
 def _has_vowel(stem):
-    return any(not _is_consonant(stem, i) for i in range(len(stem)))
+    return "v" in _pattern(stem)
 
 
 def _ends_double_consonant(word):
-    return len(word) >= 2 and word[-1] == word[-2] and _is_consonant(word, len(word) - 1)
+    return len(word) >= 2 and word[-1] == word[-2] and _pattern(word).endswith("c")
 
 
 def _ends_cvc(word):
     """*o: the stem ends consonant-vowel-consonant, the last not w, x or y."""
-    n = len(word)
-    return (n >= 3 and _is_consonant(word, n - 3) and not _is_consonant(word, n - 2)
-            and _is_consonant(word, n - 1) and word[-1] not in "wxy")
+    return _pattern(word).endswith("cvc") and word[-1] not in "wxy"
 
 
 def _replace_longest(word, rules):
