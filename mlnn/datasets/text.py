@@ -323,7 +323,7 @@ def tfidf_weight(counts, idf, sublinear_tf=False, norm=True):
     if ``sublinear_tf``), each row then divided by its Euclidean norm if ``norm`` (an empty row
     stays empty). CSR float64, sorted indices, no explicit zeros."""
     X = sp.csr_matrix(counts, dtype=np.float64, copy=True)
-    X.sum_duplicates()
+    X.sum_duplicates()                                  # and sorts the indices
     if sublinear_tf:
         X.data = 1.0 + np.log(X.data)
     X.data *= np.asarray(idf, dtype=np.float64)[X.indices]
@@ -333,5 +333,4 @@ def tfidf_weight(counts, idf, sublinear_tf=False, norm=True):
         norms = np.sqrt(np.bincount(rows, weights=X.data ** 2, minlength=X.shape[0]))
         norms[norms == 0] = 1.0
         X.data /= norms[rows]
-    X.sort_indices()
     return X
