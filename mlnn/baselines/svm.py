@@ -126,9 +126,7 @@ class LinearSVMBR:
 
 def _slack(Q):
     """The slacks ξ = max(0, 1 − y_i z_i) of the signed margins Q: n × k."""
-    slack = 1.0 - Q
-    np.maximum(slack, 0.0, out=slack)
-    return slack
+    return np.maximum(1.0 - Q, 0.0)
 
 
 def _primal_value(W, Q, C, slack=None):
@@ -159,8 +157,7 @@ def _boundary_step(ss, sp, pp, delta):
     root = np.sqrt(sp ** 2 + pp * room)
     # two algebraically equal roots, each free of cancellation on its side of sᵀp = 0
     tiny = np.finfo(float).tiny
-    return np.where(sp >= 0, room / np.maximum(sp + root, tiny),
-                    (root - sp) / np.maximum(pp, tiny))
+    return np.where(sp >= 0, room / np.maximum(sp + root, tiny), (root - sp) / np.maximum(pp, tiny))
 
 
 def _trust_region_cg(X, G, D, delta, eps_cg):

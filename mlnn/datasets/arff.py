@@ -241,6 +241,5 @@ def _entries(row, where, n_attributes, sparse):
     entries = row[1:-1].split(",") if row[1:-1].strip() else []
     for entry in entries:
         if len(entry.split()) != 2:
-            raise DataFormatError(f"{where}: sparse entry {entry.strip()!r} is not "
-                                  "'index value'")
+            raise DataFormatError(f"{where}: sparse entry {entry.strip()!r} is not 'index value'")
     return [entry.split() for entry in entries]

@@ -46,9 +46,6 @@ def _defaults(function):
     return {name: p.default for name, p in inspect.signature(function).parameters.items()}
 
 
-#: The text options of reuters21578: the vectorizer's own, with stop words as True/False.
-_TEXT_DEFAULTS = {**_defaults(TfidfVectorizer), "stop_words": True}
-
 #: Part of every cache key: raise it when a loader's output changes for the same options.
 LOADER_VERSION = 3
 
@@ -72,7 +69,7 @@ SPECS = {
         "and a test document; TITLE + BODY; tokenised, stop words removed, Porter-stemmed, "
         "tf-idf fitted on the training split, L2-normalised (the paper, Sec. 4, names tf-idf with "
         "cosine normalisation; the rest is our choice).",
-        defaults=dict(_TEXT_DEFAULTS)),
+        defaults={**_defaults(TfidfVectorizer), "stop_words": True}),   # stop words: True/False
     "delicious": _mulan("delicious", "delicious", 983,
                         "Delicious bookmarks (Tsoumakas et al. 2008): 500 binary word features, "
                         "983 tags."),

@@ -144,14 +144,5 @@ def modapte_split(documents):
 
 def label_matrix(documents, categories):
     """0/1 CSR (n x L, int8) with Y[i, j] = 1 iff document i has category j."""
-    index = {c: j for j, c in enumerate(categories)}
-    rows, cols = [], []
-    for i, document in enumerate(documents):
-        for topic in set(document.topics):
-            if topic in index:
-                rows.append(i)
-                cols.append(index[topic])
-    Y = sp.csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)),
-                      shape=(len(documents), len(categories)))
-    Y.sort_indices()
-    return Y
+    Y = np.array([[c in d.topics for c in categories] for d in documents], dtype=np.int8)
+    return sp.csr_matrix(Y.reshape(len(documents), len(categories)))

@@ -51,8 +51,7 @@ def parse_svmlight(text, source="<string>", n_features=None, n_labels=None, zero
                                   f"the file has {len(documents)} (truncated?)")
     if zero_based == "auto":
         zero_based = True if header is not None else None
-    return _parse_documents(source, documents, n_features, n_labels, zero_based,
-                            np.dtype(dtype))
+    return _parse_documents(source, documents, n_features, n_labels, zero_based, np.dtype(dtype))
 
 
 def _split_line(line):

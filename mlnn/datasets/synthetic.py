@@ -62,9 +62,8 @@ def _label_sets(rng, n, pi, group_of, correlation):
     sizes = np.minimum(1 + rng.poisson(1.0, size=n), L)
     first = rng.choice(L, size=n, p=pi)
     uniform = rng.random((n, L))
-    rows, cols = [], []
+    Y = np.zeros((n, L), dtype=np.int8)
     for d in range(n):
-        chosen = [first[d]]
         available = np.ones(L, dtype=bool)
         available[first[d]] = False
         same_group = group_of == group_of[first[d]]
@@ -74,13 +73,9 @@ def _label_sets(rng, n, pi, group_of, correlation):
                 pool = available
             weights = pi * pool
             label = rng.choice(L, p=weights / weights.sum())
-            chosen.append(label)
             available[label] = False
-        rows.extend([d] * len(chosen))
-        cols.extend(chosen)
-    Y = sp.csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(n, L))
-    Y.sort_indices()
-    return Y
+        Y[d] = ~available                                   # the labels drawn
+    return sp.csr_matrix(Y)
 
 
 def _word_distributions(rng, D, L, n_groups, group_of, words_per_topic):

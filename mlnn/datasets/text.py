@@ -101,34 +101,32 @@ def tokenize(text, token_pattern=DEFAULT_TOKEN_PATTERN):
 
 # --- The Porter stemmer (Porter 1980) -----------------------------------------------------
 
-def _is_consonant(word, i):
-    """Porter's consonant: not a,e,i,o,u, and not a 'y' preceded by a consonant."""
-    if word[i] in "aeiou":
-        return False
-    if word[i] == "y":
-        return i == 0 or not _is_consonant(word, i - 1)
-    return True
+def _pattern(word):
+    """Porter's consonants "c" and vowels "v" of ``word``: a consonant is a letter other than
+    a, e, i, o, u, and other than a y after a consonant."""
+    pattern = ""
+    for letter in word:
+        vowel = letter in "aeiou" or (letter == "y" and pattern.endswith("c"))
+        pattern += "v" if vowel else "c"
+    return pattern
 
 
 def _measure(stem):
     """m in [C](VC)^m[V]: the number of vowel-consonant sequences."""
-    pattern = "".join("c" if _is_consonant(stem, i) else "v" for i in range(len(stem)))
-    return len(re.findall("v+c+", pattern))
+    return len(re.findall("v+c+", _pattern(stem)))
 
 
 def _has_vowel(stem):
-    return any(not _is_consonant(stem, i) for i in range(len(stem)))
+    return "v" in _pattern(stem)
 
 
 def _ends_double_consonant(word):
-    return len(word) >= 2 and word[-1] == word[-2] and _is_consonant(word, len(word) - 1)
+    return len(word) >= 2 and word[-1] == word[-2] and _pattern(word).endswith("c")
 
 
 def _ends_cvc(word):
     """*o: the stem ends consonant-vowel-consonant, the last not w, x or y."""
-    n = len(word)
-    return (n >= 3 and _is_consonant(word, n - 3) and not _is_consonant(word, n - 2)
-            and _is_consonant(word, n - 1) and word[-1] not in "wxy")
+    return _pattern(word).endswith("cvc") and word[-1] not in "wxy"
 
 
 def _replace_longest(word, rules):
@@ -136,9 +134,7 @@ def _replace_longest(word, rules):
     for suffix, replacement in rules:
         if word.endswith(suffix):
             stem = word[:len(word) - len(suffix)]
-            if _measure(stem) > 0:
-                return stem + replacement
-            return word
+            return stem + replacement if _measure(stem) > 0 else word
     return word
 
 
@@ -228,8 +224,7 @@ class TfidfVectorizer:
         self.norm = norm
 
     def _analyze(self, documents):
-        return [analyze(doc, self.token_pattern, self.stop_words, self.stem)
-                for doc in documents]
+        return [analyze(doc, self.token_pattern, self.stop_words, self.stem) for doc in documents]
 
     def fit(self, documents):
         """Learn vocabulary and idf from the training ``documents`` (list of str)."""
@@ -328,7 +323,7 @@ def tfidf_weight(counts, idf, sublinear_tf=False, norm=True):
     if ``sublinear_tf``), each row then divided by its Euclidean norm if ``norm`` (an empty row
     stays empty). CSR float64, sorted indices, no explicit zeros."""
     X = sp.csr_matrix(counts, dtype=np.float64, copy=True)
-    X.sum_duplicates()
+    X.sum_duplicates()                                  # and sorts the indices
     if sublinear_tf:
         X.data = 1.0 + np.log(X.data)
     X.data *= np.asarray(idf, dtype=np.float64)[X.indices]
@@ -338,5 +333,4 @@ def tfidf_weight(counts, idf, sublinear_tf=False, norm=True):
         norms = np.sqrt(np.bincount(rows, weights=X.data ** 2, minlength=X.shape[0]))
         norms[norms == 0] = 1.0
         X.data /= norms[rows]
-    X.sort_indices()
     return X

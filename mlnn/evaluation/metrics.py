@@ -62,9 +62,7 @@ def _rank_statistics(Y, scores):
     order = np.argsort(-scores, axis=1)
     s = np.take_along_axis(scores, order, axis=1)            # each row in descending order
     rel = np.take_along_axis(Y, order, axis=1)               # relevance in that order
-    new_run = np.empty((n, L), dtype=bool)
-    new_run[:, 0] = True
-    np.not_equal(s[:, 1:], s[:, :-1], out=new_run[:, 1:])
+    new_run = np.diff(s, axis=1, prepend=np.inf) != 0        # a run of equal scores starts
     run_first = np.flatnonzero(new_run)                      # first flat position of each run
     run_stop = np.append(run_first[1:], n * L)               # one past its last position
 

@@ -71,14 +71,11 @@ def _cut_thresholds(s, best_k):
     margin_top = np.where(all_tied, ALL_TIED_MARGIN, (top - below_top) / 2)   # tied: ±∞ gaps
     margin_bottom = np.where(all_tied, ALL_TIED_MARGIN, (above_bottom - bottom) / 2)
     rows = np.arange(n)
-    if L > 1:
-        inner = np.clip(best_k, 1, L - 1)
-        upper, lower = s[rows, inner - 1], s[rows, inner]
-        midpoint = (upper + lower) / 2.0
-        # for adjacent floating-point scores the midpoint can round up to the upper one
-        midpoint = np.where(midpoint >= upper, lower, midpoint)
-    else:
-        midpoint = top
+    inner = np.clip(best_k, 1, L - 1)                  # with L = 1 no midpoint is used
+    upper, lower = s[rows, inner - 1], s[rows, inner]
+    midpoint = (upper + lower) / 2.0
+    # for adjacent floating-point scores the midpoint can round up to the upper one
+    midpoint = np.where(midpoint >= upper, lower, midpoint)
     below_all = bottom - margin_bottom
     below_all = np.where(below_all >= bottom, np.nextafter(bottom, -np.inf), below_all)
     return np.where(best_k == 0, top + margin_top, np.where(best_k == L, below_all, midpoint))

@@ -261,8 +261,7 @@ class MultiLabelNN:
         """0/1 label sets, ŷ_kl = 1 iff o_kl > T(x_k) (Sec. 3.3): an n × L ndarray in the dtype
         of the labels given to ``fit`` (``classes_``), or a CSR matrix if ``sparse_output``."""
         X = self._check_input(X)
-        Y_pred = self.thresholds_.predict(X, self.network_.scores(X),
-                                          dense=not self.sparse_output)
+        Y_pred = self.thresholds_.predict(X, self.network_.scores(X), dense=not self.sparse_output)
         return Y_pred.astype(self.classes_[0].dtype, copy=False)
 
     def score(self, X, y, sample_weight=None):
@@ -273,8 +272,7 @@ class MultiLabelNN:
         Y = check_Y(y, "y", n_samples=X.shape[0], n_labels=self.n_labels_)
         Y_pred = self.thresholds_.predict(X, self.network_.scores(X))
         exact = np.diff((Y != Y_pred).tocsr().indptr) == 0
-        weights = None if sample_weight is None else check_sample_weight(sample_weight,
-                                                                          X.shape[0])
+        weights = None if sample_weight is None else check_sample_weight(sample_weight, X.shape[0])
         return float(np.average(exact, weights=weights))
 
     def evaluate(self, X, Y):

@@ -42,7 +42,6 @@ FORMAT_VERSION = 2
 HEADER = {"format": "U", "format_version": "iu", "meta": "U", "checksum": "U"}
 
 
-
 def write_model_file(path, arrays, meta):
     """Write ``arrays`` and the JSON header ``meta`` to ``path`` atomically
     (:func:`mlnn.base.fileio.atomic_write`: a temporary file, then a rename)."""
@@ -99,21 +98,18 @@ def check_model_arrays(path, arrays, meta):
     network: the dtype and dimensions of W1, b1, W2, b2, D × F, F × L and the names, threshold
     coefficients and vectorizer that go with them, all finite."""
     D, F, L = _network_sizes(path, arrays, meta)
-    expected = {"W1": (D, F), "b1": (F,), "W2": (F, L), "b2": (L,),
+    expected = {"W1": [(D, F)], "b1": [(F,)], "W2": [(F, L)], "b2": [(L,)],
                 "threshold_coef": _threshold_widths(path, meta, D, L),
                 "feature_names": [(0,), (D,)], "label_names": [(0,), (L,)],
-                "text/vocabulary": (D,), "text/idf": (D,), "text/stop_words": None}
+                "text/vocabulary": [(D,)], "text/idf": [(D,)], "text/stop_words": None}
     for name, array in arrays.items():
         if name not in expected:
             _inconsistent(path, name, "is not an entry of a model file")
-        shapes = expected[name]
-        _check_entry(path, name, array, "U" if name.endswith(("names", "vocabulary",
-                                                              "stop_words")) else "f",
-                     shapes if isinstance(shapes, list) or shapes is None else [shapes])
+        text = name.endswith(("names", "vocabulary", "stop_words"))
+        _check_entry(path, name, array, "U" if text else "f", expected[name])
     _check_label_dtype(path, meta.get("label_dtype", "|i1"))
     if ("text/vocabulary" in arrays) != ("text" in meta):
-        _inconsistent(path, "text/vocabulary", "and the header's text settings must come "
-                                               "together")
+        _inconsistent(path, "text/vocabulary", "and the header's text settings must come together")
 
 
 def _network_sizes(path, arrays, meta):
@@ -184,8 +180,8 @@ def _check_entry(path, name, array, kind, shapes):
         _inconsistent(path, name, f"has dtype {array.dtype}, expected {what}")
     if shapes is None and array.ndim != 1:
         _inconsistent(path, name, f"has shape {array.shape}, expected a 1-D array")
-    if shapes is not None and array.shape not in [tuple(shape) for shape in shapes]:
-        alternatives = " or ".join(str(tuple(shape)) for shape in shapes)
+    if shapes is not None and array.shape not in shapes:
+        alternatives = " or ".join(str(shape) for shape in shapes)
         _inconsistent(path, name, f"has shape {array.shape}, expected {alternatives}")
     if kind == "f" and not np.all(np.isfinite(array)):
         position = np.unravel_index(np.flatnonzero(~np.isfinite(array))[0], array.shape)

@@ -88,11 +88,10 @@ def threshold_validation(X_fit, Y_fit, lams=DEFAULT_LAMBDAS, fixed=None, **optio
         scores_fit, scores_val = network.scores(X_fit), network.scores(X_val)
         if fixed is not None:
             predictor, lam = ThresholdPredictor(fixed=fixed).fit(None, scores_fit, Y_fit), None
-            meanF = selection_score(Y_val, predictor.predict(X_val, scores_val))
         else:
-            predictor, lam, table = select_lambda(X_fit, scores_fit, Y_fit, X_val, scores_val,
-                                                  Y_val, lams=lams, **options)
-            meanF = table[lam]
-        result = evaluate(Y_val, scores_val, predictor.predict(X_val, scores_val))
-        return {**result, "meanF": meanF, "threshold_lambda": lam}
+            predictor, lam, _ = select_lambda(X_fit, scores_fit, Y_fit, X_val, scores_val, Y_val,
+                                              lams=lams, **options)
+        Y_pred = predictor.predict(X_val, scores_val)
+        return {**evaluate(Y_val, scores_val, Y_pred), "meanF": selection_score(Y_val, Y_pred),
+                "threshold_lambda": lam}
     return validate
