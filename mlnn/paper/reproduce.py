@@ -180,16 +180,15 @@ def markdown_table(rows):
 def _choice_table(rows, column):
     """A Markdown table of ``rows`` (method, choice, record): the choice under ``column``, then
     η0, the epochs and the ten test measures of the record; empty if there are no rows."""
-    lines = []
+    if not rows:
+        return ""
+    lines = [f"| method | {column} | η0 | epochs | " + " | ".join(MEASURES) + " |",
+             "|---|---|---:|---:|" + "---:|" * len(MEASURES)]
     for method, choice, entry in rows:
         values = " | ".join(f"{entry['test'][m]:.4f}" for m in MEASURES)
         lines.append(f"| {method} | {choice} | {entry['learning_rate']} | "
                      f"{entry['best_epoch']} | {values} |")
-    if not lines:
-        return ""
-    header = [f"| method | {column} | η0 | epochs | " + " | ".join(MEASURES) + " |",
-              "|---|---|---:|---:|" + "---:|" * len(MEASURES)]
-    return "\n".join(header + lines) + "\n"
+    return "\n".join(lines) + "\n"
 
 
 def sensitivity_table(run):

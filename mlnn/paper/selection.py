@@ -179,8 +179,7 @@ def fit_published_method(method, X, Y, random_state, log=print):
     """BP-MLL with its published, fixed hyper-parameters on all of (X, Y): (model, record)."""
     started = time.perf_counter()
     model = MultiLabelNN(**network_params(method, X.shape[1], X.shape[0]),
-                         random_state=random_state)
-    model.fit(X, Y)
+                         random_state=random_state).fit(X, Y)
     log(f"  {method}: {model.n_updates_} updates ({model.fit_time_:.0f}s)")
     record = {"n_updates": model.n_updates_, "threshold_lambda": model.threshold_lambda_,
               "params": {k: v for k, v in model.get_params().items() if k != "verbose"},
