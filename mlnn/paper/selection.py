@@ -217,16 +217,6 @@ def warm_start(model):
     return {} if model is None else {"coef": model.coef_, "intercept": model.intercept_}
 
 
-def _br_split(n, validation, validation_fraction, random_state):
-    """(fit_rows, val_rows): the explicit ``validation`` pair, checked, or the seeded split."""
-    if validation is not None:
-        return check_split(validation, n)
-    try:
-        return validation_split(n, validation_fraction, random_state)
-    except MLNNError as error:
-        raise MLNNError(f"validation_fraction: {error}") from None
-
-
 def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, svm_options, progress=False):
     """Fit every C in increasing order, each warm-started from the previous solution, and score
     it on the validation split: (table, chosen C, its model). The first C wins ties."""
@@ -267,7 +257,12 @@ def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
         raise MLNNError("C_values must contain at least one value")
     X = check_X(X_train, "X_train")
     Y = check_Y(Y_train, "Y_train", n_samples=X.shape[0])
-    fit_rows, val_rows = _br_split(X.shape[0], validation, validation_fraction, random_state)
+    if validation is None:
+        try:
+            validation = validation_split(X.shape[0], validation_fraction, random_state)
+        except MLNNError as error:
+            raise MLNNError(f"validation_fraction: {error}") from None
+    fit_rows, val_rows = check_split(validation, X.shape[0])
     X_fit, Y_fit, X_val, Y_val = X[fit_rows], Y[fit_rows], X[val_rows], Y[val_rows]
     table, C, model = _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, svm_options,
                                 progress)
