@@ -22,7 +22,7 @@ from mlnn.base.validation import (check_choice, check_positive_float, check_spli
                                   check_Y, validation_split)
 from mlnn.baselines.svm import DEFAULT_C_VALUES, LinearSVMBR
 from mlnn.evaluation import metrics
-from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
+from mlnn.evaluation.thresholds import ThresholdPredictor, select_lambda
 from mlnn.model.estimator import MultiLabelNN
 from mlnn.model.params import DEFAULT
 from mlnn.paper.methods import network_params
@@ -39,8 +39,7 @@ def rule_outcome(model, params, record, X_fit, Y_fit, X_val, Y_val):
     for name, array in params.items():
         network.params[name][...] = array
     _, lam, table = select_lambda(X_fit, network.scores(X_fit), Y_fit, X_val,
-                                  network.scores(X_val), Y_val, lams=DEFAULT_LAMBDAS,
-                                  features=model.threshold_features,
+                                  network.scores(X_val), Y_val, features=model.threshold_features,
                                   intercept=model.threshold_intercept,
                                   target=model.threshold_target)
     return {"epoch": int(record["epoch"]), "updates": int(record["updates"]),
