@@ -324,7 +324,7 @@ def check_validation_labels(Y_val, name):
                       MLNNWarning, stacklevel=3)
 
 
-def validation_split(n, fraction=0.1, random_state=0):
+def validation_split(n, fraction, random_state=0):
     """``(fit_rows, val_rows)``, both sorted: the validation documents are the first
     ``round(fraction · n)`` entries of ``default_rng(random_state).permutation(n)`` (the paper
     holds out validation data from the training documents, Sec. 4)."""

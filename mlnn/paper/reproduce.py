@@ -87,8 +87,7 @@ def run_method(method, dataset, fit_rows, val_rows, settings, random_state, log,
     if kind == "br":
         started = time.perf_counter()
         result = fit_br(X, Y, variant=METHODS[method]["variant"], C_values=settings["C_values"],
-                        validation=(fit_rows, val_rows), random_state=random_state,
-                        progress=progress)
+                        validation=(fit_rows, val_rows), progress=progress)
         record = {"C": result.C, "solver": "tron", "tol": result.model.tol,
                   "validation": result.validation_scores,
                   "seconds": time.perf_counter() - started}
