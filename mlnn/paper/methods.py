@@ -51,9 +51,9 @@ METHODS = {
     "BR_B": {"kind": "br", "variant": "B"},
     "BR_R": {"kind": "br", "variant": "R"},
     "BP-MLL": {"kind": "published", "hidden_activation": "tanh", "loss": "pwe",
-               "optimizer": "sgd", "learning_rate": 0.05, "batch_size": 1, "max_epochs": 100,
-               "validation_fraction": 0.0, "decay_biases": True,
-               "threshold_features": "scores", "threshold_intercept": "free",
+               "optimizer": "sgd", "learning_rate": 0.05, "batch_size": 1,
+               "max_epochs": DEFAULTS["max_epochs"], "validation_fraction": 0.0,
+               "decay_biases": True, "threshold_features": "scores", "threshold_intercept": "free",
                "threshold_lambda": 0.0, "threshold_target": "hamming"},
 }
 
