@@ -81,12 +81,9 @@ def check_Y(Y, name="Y", n_samples=None, n_labels=None, shape=None):
     ``shape`` both."""
     Y = _as_2d(Y, name, "labels", "a 2-D 0/1 array or sparse matrix")
     if sp.issparse(Y):
-        Y = sp.csr_matrix(Y, copy=True)
+        Y = Y.copy()                       # sum_duplicates works in place
         Y.sum_duplicates()
-        values = Y.data
-    else:
-        values = Y
-    check_label_values(values, name)
+    check_label_values(Y.data if sp.issparse(Y) else Y, name)
     if n_samples is not None and Y.shape[0] != n_samples:
         raise MLNNError(f"{name} has {Y.shape[0]} rows but X has {n_samples} documents")
     if n_labels is not None and Y.shape[1] != n_labels:
@@ -327,7 +324,7 @@ def check_validation_labels(Y_val, name):
                       MLNNWarning, stacklevel=3)
 
 
-def validation_split(n, fraction=0.1, random_state=0):
+def validation_split(n, fraction, random_state=0):
     """``(fit_rows, val_rows)``, both sorted: the validation documents are the first
     ``round(fraction · n)`` entries of ``default_rng(random_state).permutation(n)`` (the paper
     holds out validation data from the training documents, Sec. 4)."""

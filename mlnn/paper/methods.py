@@ -39,7 +39,8 @@ LEARNING_RATES = (0.001, 0.01, 0.1)
 #: :mod:`mlnn.baselines.svm`).
 C_VALUES = DEFAULT_C_VALUES
 
-#: Each method: its ``kind`` and, for a network, how it differs from the model description.
+#: Each method: its ``kind`` and, for a network, the hyper-parameters it sets (the others are
+#: the model description's; BP-MLL as published sets its whole protocol, the last paragraph above).
 METHODS = {
     "NN_A": {"kind": "nn"},
     "NN_AD": {"kind": "nn", "dropout": 0.5},
@@ -51,18 +52,13 @@ METHODS = {
     "BR_R": {"kind": "br", "variant": "R"},
     "BP-MLL": {"kind": "published", "hidden_activation": "tanh", "loss": "pwe",
                "optimizer": "sgd", "learning_rate": 0.05, "batch_size": 1,
-               "validation_fraction": 0.0, "decay_biases": True,
-               "threshold_features": "scores", "threshold_intercept": "free",
+               "max_epochs": DEFAULTS["max_epochs"], "validation_fraction": 0.0,
+               "decay_biases": True, "threshold_features": "scores", "threshold_intercept": "free",
                "threshold_lambda": 0.0, "threshold_target": "hamming"},
 }
 
 #: The hyper-parameters that make a network method, the columns of the table above.
 METHOD_COLUMNS = ("hidden_activation", "loss", "dropout", "optimizer")
-
-#: What the published BP-MLL protocol fixes besides them (the last paragraph above).
-PUBLISHED_COLUMNS = ("learning_rate", "batch_size", "max_epochs", "validation_fraction",
-                     "decay_biases", "threshold_features", "threshold_intercept",
-                     "threshold_lambda", "threshold_target")
 
 #: The eight methods of the paper's Table 3, in its order.
 PAPER_METHODS = tuple(name for name, spec in METHODS.items() if spec["kind"] != "published")
@@ -103,8 +99,8 @@ def network_params(name, n_features=None, n_documents=None):
     spec = METHODS[name]
     if spec["kind"] == "br":
         raise MLNNError(f"{name} is not a neural-network method")
-    columns = METHOD_COLUMNS + (PUBLISHED_COLUMNS if spec["kind"] == "published" else ())
-    params = {key: spec.get(key, DEFAULTS[key]) for key in columns}
+    params = {key: DEFAULTS[key] for key in METHOD_COLUMNS}
+    params.update((key, value) for key, value in spec.items() if key != "kind")
     if spec["kind"] == "nn":
         return params
     if n_features is None or n_documents is None:

@@ -74,8 +74,7 @@ def plot_cd_diagram(R, names, cd, title="", ax=None):
     for row, group in enumerate(cliques(R, cd)):
         ax.hlines(-0.35 - 0.3 * row, R[group[0]] - 0.05, R[group[-1]] + 0.05, color="black",
                   linewidth=3)
-    if title:
-        ax.set_title(title, fontsize=9)
+    ax.set_title(title, fontsize=9)
     return ax.figure
 
 
@@ -98,8 +97,8 @@ def plot_cd_grid(R, methods, measures, cd):
     nrows = -(-len(measures) // 2)
     fig = Figure(figsize=(14.0, 2.6 * nrows), constrained_layout=True)
     axes = fig.subplots(nrows, 2, squeeze=False).ravel()
-    for ax, j in zip(axes, range(len(measures))):
-        plot_cd_diagram(R[:, j], methods, cd, title=measures[j], ax=ax)
+    for j, measure in enumerate(measures):
+        plot_cd_diagram(R[:, j], methods, cd, title=measure, ax=axes[j])
     for ax in axes[len(measures):]:
         ax.axis("off")
     return fig

@@ -87,8 +87,7 @@ def run_method(method, dataset, fit_rows, val_rows, settings, random_state, log,
     if kind == "br":
         started = time.perf_counter()
         result = fit_br(X, Y, variant=METHODS[method]["variant"], C_values=settings["C_values"],
-                        validation=(fit_rows, val_rows), random_state=random_state,
-                        progress=progress)
+                        validation=(fit_rows, val_rows), progress=progress)
         record = {"C": result.C, "solver": "tron", "tol": result.model.tol,
                   "validation": result.validation_scores,
                   "seconds": time.perf_counter() - started}
@@ -103,7 +102,11 @@ def run_method(method, dataset, fit_rows, val_rows, settings, random_state, log,
     return evaluate_on_test(model, model.thresholds_, dataset), record
 
 
-def _budget(quick, learning_rates, C_values):
+def settings_record(random_state=0, quick=False, refit=True, learning_rates=None, C_values=None,
+                    select_by="rankloss", stopping=DECLARED_RULE["rule"]):
+    """What identifies an experiment in its run file: ``{"seed", "budget", "settings"}`` (runs
+    are merged only when these agree, apart from the grids). Minibatches and the validation
+    split are the model description's."""
     budget = dict(BUDGETS["quick" if quick else "full"])
     for key, grid in (("learning_rates", learning_rates), ("C_values", C_values)):
         if grid is not None:
@@ -111,15 +114,6 @@ def _budget(quick, learning_rates, C_values):
             if not budget[key] or any(not np.isfinite(v) or v <= 0 for v in budget[key]):
                 raise MLNNError(f"{key} must be a non-empty list of positive numbers, got "
                                 f"{list(budget[key])}")
-    return budget
-
-
-def settings_record(random_state=0, quick=False, refit=True, learning_rates=None, C_values=None,
-                    select_by="rankloss", stopping=DECLARED_RULE["rule"]):
-    """What identifies an experiment in its run file: ``{"seed", "budget", "settings"}`` (runs
-    are merged only when these agree, apart from the grids). Minibatches and the validation
-    split are the model description's."""
-    budget = _budget(quick, learning_rates, C_values)
     check_choice(stopping, "stopping", tuple(STOPPING_RULES))
     return {"seed": random_state, "budget": "quick" if quick else "full",
             "settings": {**budget, "batch_size": DEFAULT.batch_size, "refit": refit,
@@ -144,9 +138,8 @@ def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, le
            "stopping_rules": {"main": stopping, "sensitivity": list(other_rules),
                               "declared": DECLARED_RULE}}
     budget = run["settings"]
-    fit_rows, val_rows = validation_split(dataset.X_train.shape[0],
-                                          fraction=budget["validation_fraction"],
-                                          random_state=random_state)
+    fit_rows, val_rows = validation_split(dataset.X_train.shape[0], budget["validation_fraction"],
+                                          random_state)
     steps = Progress(len(methods), enabled=progress)
     for done, method in enumerate(methods, start=1):
         log(f"{method} on {dataset.name} (seed {random_state})")
@@ -186,16 +179,15 @@ def markdown_table(rows):
 def _choice_table(rows, column):
     """A Markdown table of ``rows`` (method, choice, record): the choice under ``column``, then
     η0, the epochs and the ten test measures of the record; empty if there are no rows."""
-    lines = []
+    if not rows:
+        return ""
+    lines = [f"| method | {column} | η0 | epochs | " + " | ".join(MEASURES) + " |",
+             "|---|---|---:|---:|" + "---:|" * len(MEASURES)]
     for method, choice, entry in rows:
         values = " | ".join(f"{entry['test'][m]:.4f}" for m in MEASURES)
         lines.append(f"| {method} | {choice} | {entry['learning_rate']} | "
                      f"{entry['best_epoch']} | {values} |")
-    if not lines:
-        return ""
-    header = [f"| method | {column} | η0 | epochs | " + " | ".join(MEASURES) + " |",
-              "|---|---|---:|---:|" + "---:|" * len(MEASURES)]
-    return "\n".join(header + lines) + "\n"
+    return "\n".join(lines) + "\n"
 
 
 def sensitivity_table(run):
@@ -276,14 +268,11 @@ def write_results(run, out_dir):
         writer.writerows(rows)
     header = (f"Table 3 on {run['dataset']} (seed {run['seed']}, {run['budget']} budget). "
               "Lower is better for rankloss, oneError, coverage; higher for the rest.\n\n")
-    sensitivity = sensitivity_table(run)
-    if sensitivity:
-        sensitivity = ("\n\nη0 selected by validation rank loss or by validation mean F1, and "
-                       "the test measures of each choice:\n\n" + sensitivity)
-    rules = stopping_table(run)
-    if rules:
-        rules = ("\n\nThe networks under each stopping rule (main rule first; the others are "
-                 "sensitivity rows), with the η0 and epochs each chose on validation:\n\n"
-                 + rules)
-    write_text(md_path, header + markdown_table(rows) + sensitivity + rules)
+    sections = [(sensitivity_table(run), "η0 selected by validation rank loss or by validation "
+                 "mean F1, and the test measures of each choice"),
+                (stopping_table(run), "The networks under each stopping rule (main rule first; "
+                 "the others are sensitivity rows), with the η0 and epochs each chose on "
+                 "validation")]
+    write_text(md_path, header + markdown_table(rows)
+               + "".join(f"\n\n{intro}:\n\n{table}" for table, intro in sections if table))
 

@@ -22,7 +22,7 @@ from mlnn.base.validation import (check_choice, check_positive_float, check_spli
                                   check_Y, validation_split)
 from mlnn.baselines.svm import DEFAULT_C_VALUES, LinearSVMBR
 from mlnn.evaluation import metrics
-from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
+from mlnn.evaluation.thresholds import ThresholdPredictor, select_lambda
 from mlnn.model.estimator import MultiLabelNN
 from mlnn.model.params import DEFAULT
 from mlnn.paper.methods import network_params
@@ -39,8 +39,7 @@ def rule_outcome(model, params, record, X_fit, Y_fit, X_val, Y_val):
     for name, array in params.items():
         network.params[name][...] = array
     _, lam, table = select_lambda(X_fit, network.scores(X_fit), Y_fit, X_val,
-                                  network.scores(X_val), Y_val, lams=DEFAULT_LAMBDAS,
-                                  features=model.threshold_features,
+                                  network.scores(X_val), Y_val, features=model.threshold_features,
                                   intercept=model.threshold_intercept,
                                   target=model.threshold_target)
     return {"epoch": int(record["epoch"]), "updates": int(record["updates"]),
@@ -179,8 +178,7 @@ def fit_published_method(method, X, Y, random_state, log=print):
     """BP-MLL with its published, fixed hyper-parameters on all of (X, Y): (model, record)."""
     started = time.perf_counter()
     model = MultiLabelNN(**network_params(method, X.shape[1], X.shape[0]),
-                         random_state=random_state)
-    model.fit(X, Y)
+                         random_state=random_state).fit(X, Y)
     log(f"  {method}: {model.n_updates_} updates ({model.fit_time_:.0f}s)")
     record = {"n_updates": model.n_updates_, "threshold_lambda": model.threshold_lambda_,
               "params": {k: v for k, v in model.get_params().items() if k != "verbose"},
@@ -216,16 +214,6 @@ def warm_start(model):
     """The keyword arguments of :meth:`LinearSVMBR.fit` that start from ``model``'s weights
     (``{}``, a cold start, when ``model`` is None)."""
     return {} if model is None else {"coef": model.coef_, "intercept": model.intercept_}
-
-
-def _br_split(n, validation, validation_fraction, random_state):
-    """(fit_rows, val_rows): the explicit ``validation`` pair, checked, or the seeded split."""
-    if validation is not None:
-        return check_split(validation, n)
-    try:
-        return validation_split(n, validation_fraction, random_state)
-    except MLNNError as error:
-        raise MLNNError(f"validation_fraction: {error}") from None
 
 
 def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, svm_options, progress=False):
@@ -268,7 +256,12 @@ def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
         raise MLNNError("C_values must contain at least one value")
     X = check_X(X_train, "X_train")
     Y = check_Y(Y_train, "Y_train", n_samples=X.shape[0])
-    fit_rows, val_rows = _br_split(X.shape[0], validation, validation_fraction, random_state)
+    if validation is None:
+        try:
+            validation = validation_split(X.shape[0], validation_fraction, random_state)
+        except MLNNError as error:
+            raise MLNNError(f"validation_fraction: {error}") from None
+    fit_rows, val_rows = check_split(validation, X.shape[0])
     X_fit, Y_fit, X_val, Y_val = X[fit_rows], Y[fit_rows], X[val_rows], Y[val_rows]
     table, C, model = _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, svm_options,
                                 progress)

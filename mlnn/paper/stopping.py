@@ -131,9 +131,9 @@ def plot_curves(record, title, measures=MEASURES + ("hamming", "meanF"), colours
     {η0: colour}), a marker where each rule stops (filled on the η0 it chose)."""
     curves, stops = validation_curves(record), rule_stops(record)
     chosen = {rule: float(entry["learning_rate"]) for rule, entry in rule_entries(record).items()}
-    columns = 4
-    fig = Figure(figsize=(13, 2.6 * -(-len(measures) // columns)))
-    axes = fig.subplots(-(-len(measures) // columns), columns, squeeze=False).ravel()
+    rows = -(-len(measures) // 4)
+    fig = Figure(figsize=(13, 2.6 * rows))
+    axes = fig.subplots(rows, 4, squeeze=False).ravel()
     for ax, measure in zip(axes, measures):
         for position, (eta, curve) in enumerate(sorted(curves.items())):
             colour = colours[eta] if colours else f"C{position}"
@@ -145,10 +145,9 @@ def plot_curves(record, title, measures=MEASURES + ("hamming", "meanF"), colours
                         color=line.get_color(),
                         fillstyle="full" if chosen[rule] == eta else "none")
         arrow = "↓" if measure in LOWER_IS_BETTER else "↑"
-        if measure in LOG_SCALE:
-            ax.set_yscale("log")
-        ax.set_title(f"validation {measure} {arrow}" + (" (log)" if measure in LOG_SCALE
-                                                          else ""), fontsize=9)
+        log = " (log)" if measure in LOG_SCALE else ""
+        ax.set_title(f"validation {measure} {arrow}{log}", fontsize=9)
+        ax.set_yscale("log" if log else "linear")
         ax.set_xlabel("epoch", fontsize=8)
         ax.tick_params(labelsize=7)
     for ax in axes[len(measures):]:

@@ -40,10 +40,9 @@ def plan(datasets, seeds, out_dir, methods=None, force=False, **options):
     for dataset in dict.fromkeys(datasets):
         for seed in dict.fromkeys(seeds):
             previous = read_run(run_path(out_dir, dataset, seed))
+            merge_runs(previous, {"dataset": dataset, **settings_record(seed, **settings),
+                                  "methods": {}}, out_dir)       # raises on other settings
             stored = tuple(previous["methods"]) if previous else ()
-            if previous is not None:
-                merge_runs(previous, {"dataset": dataset, **settings_record(seed, **settings),
-                                      "methods": {}}, out_dir)
             todo = methods if force else tuple(m for m in methods if m not in stored)
             jobs.append(Job(dataset, seed, todo, stored))
     return jobs

@@ -417,8 +417,8 @@ MUTANTS += [
     mutant("br-refit-fit-rows", "selection", ".fit(X, Y, **warm_start(model))",
            ".fit(X_fit, Y_fit, **warm_start(model))", "the BR refit trains on the fit rows only"),
     mutant("br-split-ignored", "selection",
-           "    if validation is not None:\n        return check_split(validation, n)",
-           "    if False:\n        return check_split(validation, n)",
+           "    if validation is None:\n        try:",
+           "    if True:\n        try:",
            "fit_br ignores an explicit validation split"),
 ]
 
