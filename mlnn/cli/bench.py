@@ -5,7 +5,6 @@
 import json
 import sys
 
-
 from mlnn.base.errors import MLNNError
 from mlnn.baselines.svm import DEFAULT_C_VALUES, DEFAULT_TOL
 from mlnn.cli.options import (add_dataset, add_param, add_seed, check_options, given_params,
