@@ -593,3 +593,34 @@ MUTANTS += [
            "an input whose dtype the function changed in place (same values) not reported",
            tests=GRADING_TESTS),
 ]
+
+# bugs the owning tests once let pass: a value that is falsy but valid (PWE's fixed threshold
+# 0), two sources of one result that agreed in the committed data (the stored run files), a
+# format case no fixture held (a blank CR LF line), a merge that dropped what it did not know
+MUTANTS += [
+    mutant("stored-runs-stopping-folder-wins", "stopping",
+           'return load_runs(figures / "stopping") + load_runs(figures)',
+           'return load_runs(figures) + load_runs(figures / "stopping")',
+           "the run files under figures/stopping/ override the main run files",
+           tests=STUDY_TESTS),
+    mutant("rank-loss-runs-main-wins", "results",
+           'moved = load_runs(Path(figures) / "stopping")',
+           'moved = [r for r in load_runs(Path(figures) / "stopping") if (r["dataset"], r["seed"])'
+           ' not in {(m["dataset"], m["seed"]) for m in load_runs(figures)}]',
+           "the rank-loss collection keeps a main run over the stopping folder's rank-loss run",
+           tests=["tests/test_stopping_study.py", "tests/test_stopping.py"]),
+    mutant("fixed-threshold-0-learned", "stopping_rules", "        if fixed is not None:\n",
+           "        if fixed:\n",
+           "a fixed threshold of 0 (tanh outputs, PWE) treated as no fixed threshold in "
+           "validation", tests=["tests/test_stopping_measures.py"]),
+    mutant("svmlight-crlf-blank-document", "svmlight",
+           'line = line.split("#", 1)[0].rstrip("\\r")', 'line = line.split("#", 1)[0]',
+           "CR LF not stripped: a blank CR LF line becomes an empty document",
+           tests=SVMLIGHT_TESTS),
+]
+MUTANTS.append({"id": "merge-drops-unknown-methods", "path": "mlnn/paper/reproduce.py",
+                "original": "[m for m in METHODS if m in methods] + "
+                            "[m for m in methods if m not in METHODS]",
+                "replacement": "[m for m in METHODS if m in methods]",
+                "tests": ["tests/test_reproduce.py"],
+                "description": "a method a newer version stored is dropped at the next merge"})
