@@ -3,8 +3,8 @@
 Each check returns its input in canonical form (X: CSR with sorted indices and no duplicate,
 float of the requested dtype; Y: 0/1) or raises :class:`~mlnn.base.errors.MLNNError` naming the
 argument and the problem, never a traceback from inside NumPy (nor a crash: a sparse matrix's
-index arrays are checked before anything reads through them). :func:`validation_split` is the only place that
-carves validation documents out of training documents.
+index arrays are checked before anything reads through them). :func:`validation_split` is the
+only place that carves validation documents out of training documents.
 """
 
 import functools

@@ -137,9 +137,9 @@ class MultiLabelNN:
         """
         started = time.perf_counter()
         self.check_params()
-        given = Y
+        given = Y                         # its dtype is predict's, read once Y is checked
         X, Y, X_val, Y_val = check_training_data(X, Y, X_val, Y_val, warn=True)
-        label_dtype = given.dtype if hasattr(given, "dtype") else np.asarray(given).dtype  # predict's
+        label_dtype = given.dtype if hasattr(given, "dtype") else np.asarray(given).dtype
         if feature_names is not None:
             feature_names = check_length(feature_names, "feature_names", X.shape[1])
         if label_names is not None:

@@ -624,3 +624,18 @@ MUTANTS.append({"id": "merge-drops-unknown-methods", "path": "mlnn/paper/reprodu
                 "replacement": "[m for m in METHODS if m in methods]",
                 "tests": ["tests/test_reproduce.py"],
                 "description": "a method a newer version stored is dropped at the next merge"})
+
+# the input checks that keep NumPy and SciPy from reading through bad indices or ragged rows
+INPUT_TESTS = ["tests/test_malformed_input.py"]
+MUTANTS += [
+    mutant("sparse-negative-index-accepted", "validation",
+           'unsigned = indices.view(f"u{indices.itemsize}")', "unsigned = indices",
+           "a negative sparse index passes the range check", tests=INPUT_TESTS),
+    mutant("sparse-decreasing-indptr-accepted", "validation",
+           "if indptr[0] != 0 or np.any(np.diff(indptr) < 0) \\\n",
+           "if indptr[0] != 0 \\\n", "a decreasing indptr accepted", tests=INPUT_TESTS),
+    mutant("ragged-rows-to-numpy", "validation", "    if len(set(lengths)) > 1:\n",
+           "    if False:\n", "rows of different lengths left to np.asarray", tests=INPUT_TESTS),
+    mutant("float16-not-widened", "validation", "if X.dtype == np.float16:", "if False:",
+           "dense float16 X handed to scipy.sparse", tests=INPUT_TESTS),
+]
