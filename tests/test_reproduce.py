@@ -394,7 +394,8 @@ def test_a_run_file_of_a_newer_version_keeps_what_this_version_does_not_know(tmp
     assert first.returncode == 0, first.stderr.decode()
     path = tmp_path / "out" / "run_synthetic.json"
     newer = json.loads(path.read_text())
-    future = {**newer["methods"]["BR_B"], "calibration": {"kind": "isotonic", "bins": 15}}
+    future = {**newer["methods"]["BR_B"], "calibration": {"kind": "isotonic", "bins": 15},
+              "alternative": {"criterion": "AUC"}, "rules": {"plateau": {"epochs": 7}}}
     newer["methods"]["NN_FUTURE"] = future
     newer["provenance"] = {"host": "lab-7", "commit": "f00ba4"}
     path.write_text(json.dumps(newer, indent=2))

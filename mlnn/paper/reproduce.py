@@ -196,11 +196,16 @@ def _choice_table(rows, column):
     return "\n".join(lines) + "\n"
 
 
+def _known(run):
+    """(method, record) of the methods of ``run`` this version knows: the record of another
+    (stored by a newer mlnn) is kept in the run file but not read beyond its test measures."""
+    return [(method, record) for method, record in run["methods"].items() if method in METHODS]
+
+
 def sensitivity_table(run):
     """η0 by each selection criterion → the ten test measures, for the networks of ``run`` that
     were run with ``sensitivity`` (Markdown; empty if none was)."""
-    return _choice_table([(method, entry["selected_by"], entry)
-                          for method, record in run["methods"].items()
+    return _choice_table([(method, entry["selected_by"], entry) for method, record in _known(run)
                           if record.get("alternative") is not None
                           for entry in (record, record["alternative"])], "selected by")
 
@@ -209,7 +214,7 @@ def stopping_table(run):
     """The ten test measures of each network of ``run`` under its main stopping rule and under
     every sensitivity rule (Markdown; empty if no network was run with other rules)."""
     return _choice_table([(method, entry["stopping"], entry)
-                          for method, record in run["methods"].items() if record.get("rules")
+                          for method, record in _known(run) if record.get("rules")
                           for entry in (record, *record["rules"].values())], "stopping rule")
 
 

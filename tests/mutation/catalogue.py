@@ -624,6 +624,11 @@ MUTANTS.append({"id": "merge-drops-unknown-methods", "path": "mlnn/paper/reprodu
                 "replacement": "[m for m in METHODS if m in methods]",
                 "tests": ["tests/test_reproduce.py"],
                 "description": "a method a newer version stored is dropped at the next merge"})
+MUTANTS.append({"id": "tables-read-unknown-records", "path": "mlnn/paper/reproduce.py",
+                "original": "for method, record in run[\"methods\"].items() if method in METHODS]",
+                "replacement": "for method, record in run[\"methods\"].items()]",
+                "tests": ["tests/test_reproduce.py"],
+                "description": "the choice tables read a newer version's records as their own"})
 
 # the input checks that keep NumPy and SciPy from reading through bad indices or ragged rows
 INPUT_TESTS = ["tests/test_malformed_input.py"]
