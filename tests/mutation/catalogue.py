@@ -644,3 +644,19 @@ MUTANTS += [
     mutant("float16-not-widened", "validation", "if X.dtype == np.float16:", "if False:",
            "dense float16 X handed to scipy.sparse", tests=INPUT_TESTS),
 ]
+
+# a fixed threshold of 0 (tanh outputs, PWE) is a threshold, not "no threshold", wherever it is read
+MUTANTS += [
+    mutant("fixed-0-design-learned", "thresholds",
+           "        if self.fixed is not None:\n            return scores, None",
+           "        if self.fixed:\n            return scores, None",
+           "the threshold predictor fits a learned threshold when fixed is 0"),
+    mutant("fixed-0-predicts-learned", "thresholds",
+           "        if self.fixed is not None:\n            return np.full(",
+           "        if self.fixed:\n            return np.full(",
+           "the threshold predictor predicts a learned threshold when fixed is 0"),
+    mutant("fixed-0-model-file-width", "modelfile", 'if saved.get("fixed") is not None:',
+           'if saved.get("fixed"):',
+           "a model file with a fixed threshold of 0 checked as one with learned thresholds",
+           tests=MODELFILE_TESTS),
+]
