@@ -60,7 +60,9 @@ def test_ragged_features_are_refused_naming_X():
 
 def test_label_names_of_equal_count_are_refused_as_not_0_1():
     X, _ = _data()
-    with pytest.raises(MLNNError, match=r"^Y must hold 0/1 values .* got dtype <U"):
+    with pytest.raises(MLNNError, match=r"^Y must hold 0/1 values .* got dtype <U8; label names "
+                                        r"must first become a 0/1 matrix with one column per "
+                                        r"label$"):
         MultiLabelNN(max_epochs=1).fit(X, [["sports", "politics"]] * 40)
 
 

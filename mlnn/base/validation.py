@@ -168,8 +168,10 @@ def check_Y(Y, name="Y", n_samples=None, n_labels=None, shape=None):
 def check_label_values(values, name):
     """Raise unless the array ``values`` holds only 0 and 1, of a bool, integer or real dtype."""
     if values.dtype.kind not in "biuf":
+        names = "; label names must first become a 0/1 matrix with one column per label" \
+            if values.dtype.kind in "USO" else ""
         raise MLNNError(f"{name} must hold 0/1 values (bool, integer or real), "
-                        f"got dtype {values.dtype}")
+                        f"got dtype {values.dtype}{names}")
     if not np.all((values == 0) | (values == 1)):
         bad = values[(values != 0) & (values != 1)][0].item()
         kind = " (a continuous target, not a label)" if bad != np.round(bad) else ""
