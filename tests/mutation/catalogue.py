@@ -660,3 +660,17 @@ MUTANTS += [
            "a model file with a fixed threshold of 0 checked as one with learned thresholds",
            tests=MODELFILE_TESTS),
 ]
+
+# the study's arguments and the output directory of a failed command
+MUTANTS += [
+    mutant("study-bare-string-datasets", "study",
+           'if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):',
+           'if not hasattr(values, "__iter__"):',
+           "a bare string read as a list of one-letter dataset names"),
+    mutant("study-seed-unchecked", "study",
+           'seeds = [check_integer(seed, "seed", minimum=0) for seed in seeds]', "",
+           "a study's seeds not checked before any work"),
+    mutant("output-directory-left", "fileio", "                path.rmdir()",
+           "                pass", "a failed command leaves the --out directory it made",
+           tests=["tests/test_study.py"]),
+]
