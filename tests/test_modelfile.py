@@ -243,6 +243,21 @@ def test_the_unforged_entries_load_and_predict(model_entries, tmp_path):
     assert model.predict(np.ones((2, 12))).shape == (2, 5)
 
 
+def test_a_pwe_model_with_its_fixed_threshold_0_round_trips(tmp_path):
+    """PWE's fixed threshold is 0 (tanh outputs): a falsy value the file must keep as fixed."""
+    rng = np.random.default_rng(1)
+    X = sp.random(60, 10, density=0.4, random_state=1, format="csr")
+    Y = (rng.random((60, 4)) < 0.4).astype(np.int8)
+    Y[:, 0] = 1
+    model = MultiLabelNN(hidden_units=6, max_epochs=2, loss="pwe", threshold="fixed",
+                         random_state=0).fit(X, Y)
+    model.save(tmp_path / "pwe.npz")
+    back = MultiLabelNN.load(tmp_path / "pwe.npz")
+    assert back.thresholds_.fixed == 0.0 and model.thresholds_.fixed == 0.0
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    np.testing.assert_array_equal(back.predict(X), model.decision_function(X) > 0)
+
+
 def _npy_bytes(header, data=b""):
     """A .npy member with the header dict ``header`` (padded as NumPy pads it) and ``data``."""
     text = repr(header).encode("latin1")

@@ -375,3 +375,35 @@ def test_a_full_disk_while_the_tables_are_written_names_the_table_and_blocks_not
     assert main([*REPRODUCE, "--out", "out"]) == 0
     assert "rebuilt table3_synthetic.csv, table3_synthetic.md" in capsys.readouterr().out
     assert _stored_everywhere(tmp_path / "out") == set(FAULT_METHODS)
+
+
+def _mlnn(args, cwd, tmp_path):
+    """``python -m mlnn ARGS`` in ``cwd`` (this checkout's mlnn, its own cache)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1",
+               MLNN_CACHE=str(tmp_path / "cache"))
+    return subprocess.run([sys.executable, "-m", "mlnn", *args], cwd=cwd, env=env,
+                          capture_output=True, timeout=300)
+
+
+def test_a_run_file_of_a_newer_version_keeps_what_this_version_does_not_know(tmp_path):
+    """A newer mlnn stored a method (NN_FUTURE) and a record entry this version does not know;
+    the next ``reproduce --methods br-r`` adds BR_R and keeps them, as git keeps unknown
+    configuration."""
+    small = [arg for arg in REPRODUCE if arg not in ("--methods", "br-b", "nn-a")]
+    first = _mlnn([*small, "--methods", "br-b", "--out", "out"], tmp_path, tmp_path)
+    assert first.returncode == 0, first.stderr.decode()
+    path = tmp_path / "out" / "run_synthetic.json"
+    newer = json.loads(path.read_text())
+    future = {**newer["methods"]["BR_B"], "calibration": {"kind": "isotonic", "bins": 15},
+              "alternative": {"criterion": "AUC"}, "rules": {"plateau": {"epochs": 7}}}
+    newer["methods"]["NN_FUTURE"] = future
+    newer["provenance"] = {"host": "lab-7", "commit": "f00ba4"}
+    path.write_text(json.dumps(newer, indent=2))
+    second = _mlnn([*small, "--methods", "br-r", "--out", "out"], tmp_path, tmp_path)
+    assert second.returncode == 0, second.stderr.decode()
+    stored = json.loads(path.read_text())
+    assert list(stored["methods"]) == ["BR_B", "BR_R", "NN_FUTURE"]
+    assert stored["methods"]["NN_FUTURE"] == future
+    assert stored["methods"]["BR_B"] == newer["methods"]["BR_B"]
+    assert stored["provenance"] == newer["provenance"]
+    assert _stored_everywhere(tmp_path / "out") == {"BR_B", "BR_R", "NN_FUTURE"}

@@ -61,3 +61,20 @@ def test_the_rules_watched_beside_rank_loss_get_every_measure(data, rules):
     for rule in rules:
         best, params = model.rule_stops_[rule]
         assert "meanF" in best and set(params) == {"W1", "b1", "W2", "b2"}
+
+
+@pytest.mark.parametrize("loss, threshold", [("ce", 0.5), ("pwe", 0.0)])
+def test_validation_with_a_fixed_threshold_uses_it_even_when_it_is_0(data, loss, threshold):
+    """PWE's tanh outputs are cut at 0, a falsy threshold: validation must still use it, not
+    fit learned thresholds (the record's λ is None and its label sets are o > T)."""
+    X, Y, X_val, Y_val = data
+    model = MultiLabelNN(hidden_units=8, max_epochs=1, loss=loss, threshold="fixed",
+                         stopping="meanF", random_state=0).fit(X, Y, X_val, Y_val)
+    assert model.thresholds_.fixed == threshold
+    record = model.history_.records[-1]
+    assert record["threshold_lambda"] is None
+    Y_true = Y_val.astype(bool)
+    Y_pred = model.decision_function(X_val) > threshold
+    np.testing.assert_array_equal(np.asarray(model.predict(X_val)).astype(bool), Y_pred)
+    present = np.flatnonzero(Y_true.any(axis=0))
+    assert record["meanF"] == pytest.approx(_mean_f1(Y_true, Y_pred, present), rel=1e-12)

@@ -1,7 +1,9 @@
 """The stopping-rule study's arithmetic and bookkeeping (:mod:`mlnn.paper.stopping`): the
 tolerance at its boundary, relative to the paper's value; the validation run choosing η0 by the
-selection criterion it is given; the later of two stored runs of the same network winning."""
+selection criterion it is given; the later of two stored runs of the same network winning, and
+which stored run file wins where two hold the same network."""
 
+import json
 from types import SimpleNamespace
 
 import numpy as np
@@ -9,8 +11,11 @@ import pytest
 import scipy.sparse as sp
 
 from mlnn.base.validation import validation_split
+from mlnn.evaluation.metrics import MEASURES
+from mlnn.paper.results import rank_loss_runs, stem
 from mlnn.paper.selection import choose
-from mlnn.paper.stopping import TOLERANCES, rule_values, validation_run, within_tolerance
+from mlnn.paper.stopping import (TOLERANCES, rule_values, stored_runs, validation_run,
+                                 within_tolerance)
 
 #: A paper value for each kind of tolerance (coverage is a count of labels, the others rates).
 PAPER = {"abs": 0.5, "rel": 20.0}
@@ -96,3 +101,36 @@ def test_where_two_stored_runs_hold_the_same_network_the_later_wins():
     assert rule_values([earlier, refit], "synthetic", "NN_A", "fixed", "maF") == {0: 0.375}
     assert rule_values([refit, earlier], "synthetic", "NN_A", "fixed", "maF") == {0: 0.375}
     assert rule_values([refit, earlier], "synthetic", "NN_A", "rankloss", "maF") == {0: 0.25}
+
+
+def _stored(directory, seed, maF, stopping, main=None):
+    """Write the run file of NN_A on "synthetic" (every test measure 0.5 but maF) into
+    ``directory``, as ``reproduce`` names it; ``main``: the run's declared main rule."""
+    run = _run(seed, maF, stopping=stopping)
+    run["methods"]["NN_A"]["test"] = {**dict.fromkeys(MEASURES, 0.5), "maF": maF}
+    run["settings"] = {"stopping": stopping}
+    if main:
+        run["stopping_rules"] = {"main": main}
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"run_{stem('synthetic', seed)}.json").write_text(json.dumps(run))
+
+
+def test_the_main_run_files_win_over_the_stopping_folder_where_they_disagree(tmp_path):
+    """stored_runs reads figures/stopping/ first, then the main run files, which win for the
+    same network, rule and seed: tested with files that disagree (the committed ones agree)."""
+    _stored(tmp_path / "stopping", 0, 0.25, "rankloss")
+    _stored(tmp_path / "stopping", 1, 0.75, "rankloss")
+    _stored(tmp_path, 0, 0.5, "rankloss")
+    runs = stored_runs(tmp_path)
+    assert rule_values(runs, "synthetic", "NN_A", "rankloss", "maF") == {0: 0.5, 1: 0.75}
+
+
+def test_the_rank_loss_collection_takes_the_stopping_folder_over_a_main_run(tmp_path):
+    """rank_loss_runs: where figures/stopping/ holds the rank-loss run of a (dataset, seed), it
+    replaces the main run file (run under another rule); elsewhere the main run is kept."""
+    _stored(tmp_path / "stopping", 0, 0.25, "rankloss")
+    _stored(tmp_path, 0, 0.5, "meanF_best", main="meanF_best")
+    _stored(tmp_path, 1, 0.75, "rankloss")
+    runs = rank_loss_runs(tmp_path)
+    assert [(run["seed"], run["methods"]["NN_A"]["test"]["maF"]) for run in runs] == [
+        (0, 0.25), (1, 0.75)]

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +12,9 @@ from mlnn.base.errors import MLNNError
 from mlnn.base.lock import LOCK_NAME, directory_lock, lock_holder
 from mlnn.cli import main
 from mlnn.paper import reproduce as reproduce_module
-from mlnn.paper.study import plan
+from mlnn.paper.study import plan, run_study
+
+ROOT = Path(__file__).resolve().parents[1]
 
 DATA = ["--dataset", "synthetic", "-o", "n_train=150", "-o", "n_test=60", "-o",
         "n_features=40", "-o", "n_labels=5"]
@@ -196,3 +199,71 @@ def test_plan_lists_what_is_left_per_dataset_and_seed(tmp_path):
         (0, ("BR_B", "BR_R"), ()), (1, ("BR_R",), ("BR_B",))]
     forced = plan(["synthetic"], [1], tmp_path, methods=["br-b"], force=True, quick=True)
     assert forced[0].methods == ("BR_B",)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"seeds": [-1]}, "seed must be an integer >= 0, got -1"),
+    ({"seeds": [1.5]}, "seed must be an integer >= 0, got 1.5"),
+    ({"seeds": [True]}, "seed must be an integer >= 0, got True"),
+    ({"seeds": 0}, "seeds must be a list, got 0; write [0] for one"),
+    ({"select_by": "nope"}, "unknown select_by 'nope'; choose one of ['rankloss', 'meanF']"),
+    ({"datasets": "synthetic"}, "datasets must be a list, got 'synthetic'; write ['synthetic']"),
+    ({"datasets": []}, "datasets is empty: give at least one"),
+    ({"datasets": [""]}, "datasets: each must be a dataset name, got ''"),
+    ({"methods": "br-b"}, "methods must be a list, got 'br-b'"),
+    ({"stopping": "never"}, "unknown stopping 'never'"),
+    ({"other_rules": "meanF"}, "other_rules must be a list, got 'meanF'"),
+    ({"other_rules": ["sometimes"]}, "unknown other stopping rule 'sometimes'"),
+    ({"quick": "yes"}, "quick must be True or False, got 'yes'"),
+    ({"force": 1}, "force must be True or False, got 1"),
+    ({"learning_rates": 0.1}, "learning_rates must be a non-empty list of positive numbers, "
+                              "got 0.1"),
+    ({"C_values": "1"}, "C_values must be a non-empty list of positive numbers, got '1'"),
+    ({"patience": 3}, "unknown option(s) ['patience']"),
+])
+def test_plan_and_run_study_refuse_a_bad_argument_in_one_line_before_any_work(
+        tmp_path, calls, arguments, message):
+    assert reproduce(tmp_path, "--methods", "br-b") == 0
+    before = files(tmp_path)
+    calls.clear()
+
+    def never(name):
+        raise AssertionError("the dataset was loaded")
+    given = {"datasets": ["synthetic"], "seeds": [0], "methods": ["br-b", "br-r"],
+             "quick": True, **arguments}
+    for call in (plan, lambda **kwargs: run_study(load=never, log=print, **kwargs)):
+        with pytest.raises(MLNNError) as error:
+            call(out_dir=tmp_path, **given)
+        assert "\n" not in str(error.value) and message in str(error.value)
+    assert calls == [] and files(tmp_path) == before
+
+
+def _mlnn(args, cwd, **env):
+    return subprocess.run([sys.executable, "-m", "mlnn", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1",
+                                   MLNN_CACHE=str(cwd / "cache"), **env))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--dataset", "nosuch"], "mlnn: error: unknown dataset 'nosuch'; valid names: "),
+    (["--dataset", "synthetic", "-o", "n_docs=5"],
+     "mlnn: error: dataset 'synthetic' does not take option(s) ['n_docs']"),
+    (["--dataset", "delicious"], "delicious"),             # its files are not in MLNN_DATA
+])
+def test_a_reproduce_that_fails_before_storing_anything_leaves_no_out_directory(
+        tmp_path, args, message):
+    data = tmp_path / "data"
+    data.mkdir()
+    process = _mlnn(["reproduce", *args, "--quick", "--methods", "br-b", "--out", "new"],
+                    tmp_path, MLNN_DATA=str(data), MLNN_OFFLINE="1")
+    assert process.returncode == 2, process.stderr
+    assert process.stderr.count("\n") == 1 and message in process.stderr, process.stderr
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_failed_export_leaves_no_out_directory(tmp_path):
+    process = _mlnn(["data", "export", "nosuch", "--format", "svmlight", "--out", "new"],
+                    tmp_path)
+    assert process.returncode == 2 and "unknown dataset 'nosuch'" in process.stderr
+    assert not (tmp_path / "new").exists()

@@ -55,3 +55,25 @@ def test_predict_refuses_a_cr_only_input_in_one_line(tmp_path, monkeypatch, caps
     assert out == ""
     assert err.startswith("mlnn: error: ") and err.count("\n") == 1
     assert "mac.svm:1: a line ends in a lone carriage return (CR" in err
+
+
+def test_blank_and_comment_lines_with_cr_lf_ends_are_no_documents(tmp_path):
+    """A blank CR LF line is an empty line, as a blank LF line is, not an empty document."""
+    (X, Y), _ = _read(tmp_path, "\n".join(LINES) + "\n")
+    spaced = [LINES[0], "", LINES[1], "", "# a comment line", LINES[2], "", LINES[3], ""]
+    for end in ("\n", "\r\n"):
+        (X_blank, Y_blank), _ = _read(tmp_path, end.join(spaced) + end, "blank.svm")
+        assert X_blank.shape == (3, 5) and Y_blank.shape == (3, 2), end    # the header's 3
+        assert (X != X_blank).nnz == 0 and (Y != Y_blank).nnz == 0
+    no_header = [line for line in spaced if line != LINES[0]]
+    (X_crlf, Y_crlf), _ = _read(tmp_path, "\r\n".join(no_header) + "\r\n", "plain.svm",
+                                zero_based=True, n_features=5)
+    assert X_crlf.shape == (3, 5) and (X != X_crlf).nnz == 0 and (Y != Y_crlf).nnz == 0
+
+
+def test_a_tab_between_the_labels_and_the_features_reads_as_a_space(tmp_path):
+    (X, Y), _ = _read(tmp_path, "\n".join(LINES) + "\n")
+    tabbed = [LINES[0], "0\t1:1\t4:0.5", "\t2:0.25", "0,1\t0:1 3:2\t# a comment"]
+    for end in ("\n", "\r\n"):
+        (X_tab, Y_tab), _ = _read(tmp_path, end.join(tabbed) + end, "tabbed.svm")
+        assert X_tab.shape == (3, 5) and (X != X_tab).nnz == 0 and (Y != Y_tab).nnz == 0

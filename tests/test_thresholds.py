@@ -319,14 +319,19 @@ def test_an_almost_unregularised_predictor_recovers_a_linear_threshold():
     assert result["miF"] > 0.95
 
 
-def test_fixed_threshold_is_strict():
+@pytest.mark.parametrize("fixed", [0.5, 0.0])      # sigmoid outputs, tanh outputs (PWE)
+def test_fixed_threshold_is_strict(fixed):
     X, scores, Y = _small_problem()
-    scores = scores.copy()
-    scores[0, :3] = 0.5                       # exactly on the threshold: not predicted
-    tp = ThresholdPredictor(fixed=0.5).fit(None, scores, Y)
-    np.testing.assert_array_equal(tp.predict_threshold(None, scores), np.full(len(scores), 0.5))
-    np.testing.assert_array_equal(tp.predict(None, scores).toarray(), scores > 0.5)
+    scores = scores.copy() if fixed else 2 * scores - 1
+    scores[0, :3] = fixed                     # exactly on the threshold: not predicted
+    tp = ThresholdPredictor(fixed=fixed).fit(None, scores, Y)
+    assert tp.coef_.size == 0 and tp.intercept_ == fixed       # a threshold of 0 is fixed too
+    np.testing.assert_array_equal(tp.predict_threshold(None, scores), np.full(len(scores), fixed))
+    np.testing.assert_array_equal(tp.predict(None, scores).toarray(), scores > fixed)
     assert tp.predict(None, scores, dense=True)[0, :3].sum() == 0
+    learned = ThresholdPredictor(features="scores").fit(None, scores, Y)
+    tp.coef_, tp.intercept_ = learned.coef_, learned.intercept_    # fixed wins in predict too
+    np.testing.assert_array_equal(tp.predict_threshold(None, scores), np.full(len(scores), fixed))
 
 
 def test_a_learned_threshold_equal_to_a_score_does_not_predict_it():

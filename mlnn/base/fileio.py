@@ -99,6 +99,26 @@ def check_output_directory(path, name="--out"):
 
 
 @contextlib.contextmanager
+def output_directory(path, name="--out"):
+    """The directory ``path`` (checked by :func:`check_output_directory`), made if missing, for
+    the ``with`` block; if the block fails and leaves a directory it made empty, the directory
+    is removed again: a failed command leaves nothing behind."""
+    path = check_output_directory(path, name)
+    made = not path.exists()
+    try:
+        path.mkdir(exist_ok=True)
+    except OSError as error:
+        raise MLNNError(f"{name}: cannot create {path}: {describe_os_error(error)}") from None
+    try:
+        yield path
+    except BaseException:
+        if made:
+            with contextlib.suppress(OSError):         # not empty: it holds results
+                path.rmdir()
+        raise
+
+
+@contextlib.contextmanager
 def atomic_write(path, mode="w", encoding="utf-8"):
     """``path`` opened for writing in ``mode`` "w" (text, ``encoding``) or "wb", and written as
     the module docstring says (a symbolic link is followed); an ``OSError`` becomes an

@@ -1,9 +1,10 @@
 """Every input and option check of the project, and its one seeded train/validation split.
 
-Each check returns its input in canonical form (X: CSR with sorted indices, float of the
-requested dtype; Y: 0/1) or raises :class:`~mlnn.base.errors.MLNNError` naming the argument and
-the problem, never a traceback from inside NumPy. :func:`validation_split` is the only place that
-carves validation documents out of training documents.
+Each check returns its input in canonical form (X: CSR with sorted indices and no duplicate,
+float of the requested dtype; Y: 0/1) or raises :class:`~mlnn.base.errors.MLNNError` naming the
+argument and the problem, never a traceback from inside NumPy (nor a crash: a sparse matrix's
+index arrays are checked before anything reads through them). :func:`validation_split` is the
+only place that carves validation documents out of training documents.
 """
 
 import functools
@@ -17,17 +18,83 @@ from mlnn.base.errors import MLNNError, MLNNWarning, NotFittedError
 
 
 def _as_2d(A, name, columns, what="a 2-D array or sparse matrix"):
-    """A sparse input as CSR, anything else as a 2-D ndarray; raise if it is neither."""
+    """A sparse input as CSR (its index arrays checked first), anything else as a 2-D ndarray;
+    raise if it is neither, e.g. on rows of different lengths."""
     if sp.issparse(A):
+        _check_sparse_indices(A, name)
         return sp.csr_matrix(A)
+    _check_rows_equal(A, name, columns)
     try:
         A = np.asarray(A)
-    except Exception as error:  # e.g. ragged nested lists
+    except Exception as error:  # e.g. nested sequences numpy cannot stack
         raise MLNNError(f"{name} must be {what}: {error}") from None
     if A.ndim != 2:
         raise MLNNError(f"{name} must be 2-D (documents × {columns}), got shape {A.shape}. "
                         "Reshape your data so that each row is a document")
     return A
+
+
+def _check_rows_equal(A, name, columns):
+    """Raise unless the rows of the list or tuple ``A`` (if it is one) are sequences of one
+    length: a ragged list, such as label sets given as lists of names, cannot be a matrix."""
+    rows = (list, tuple, np.ndarray)
+    if not isinstance(A, (list, tuple)) or not all(isinstance(row, rows) for row in A):
+        return
+    lengths = [len(row) for row in A]
+    if len(set(lengths)) > 1:
+        first = next(i for i, n in enumerate(lengths) if n != lengths[0])
+        example = " (e.g. a multi-label indicator matrix from label sets)" \
+            if columns == "labels" else ""
+        kind = "0/1 " if columns == "labels" else ""
+        raise MLNNError(f"{name} must be a 2-D matrix (documents × {columns}){example}, but its "
+                        f"rows have different lengths (row 0 has {lengths[0]} entries, row "
+                        f"{first} has {lengths[first]}); give one {kind}column per {columns[:-1]}")
+
+
+def _check_sparse_indices(A, name):
+    """Raise unless the index arrays of the sparse matrix ``A`` describe its shape (scipy's
+    ``check_format(full_check=True)`` faults: an index outside the matrix, an ``indptr`` that is
+    not a non-decreasing sequence from 0): products read memory through them, so a bad index
+    crashes the process or gives arbitrary results. One pass over the indices."""
+    if A.format in ("csr", "csc", "bsr"):
+        blocks = A.blocksize if A.format == "bsr" else (1, 1)
+        rows, columns = (n // b for n, b in zip(A.shape, blocks))
+        if A.format == "csc":
+            rows, columns = columns, rows
+        indptr, indices = np.asarray(A.indptr), np.asarray(A.indices)
+        if indptr.shape != (rows + 1,) or indptr.dtype.kind not in "iu" \
+                or indices.dtype.kind not in "iu" or indices.ndim != 1:
+            _malformed(name, A, f"its indptr has shape {indptr.shape} ({indptr.dtype}), "
+                                f"expected ({rows + 1},) integers")
+        if indptr[0] != 0 or np.any(np.diff(indptr) < 0) \
+                or indptr[-1] > min(indices.size, len(A.data)):
+            _malformed(name, A, "its indptr is not a non-decreasing sequence from 0 to the "
+                                "number of stored entries")
+        _check_index_range(name, A, indices[:indptr[-1]], columns,
+                           "row index" if A.format == "csc" else "column index")
+    elif A.format == "coo":
+        for axis, (index, n) in enumerate(zip((A.row, A.col), A.shape)):
+            if np.asarray(index).shape != np.shape(A.data):
+                _malformed(name, A, "its row, column and data arrays differ in length")
+            _check_index_range(name, A, np.asarray(index), n, ("row", "column")[axis] + " index")
+
+
+def _check_index_range(name, A, indices, n, what):
+    """Raise unless every entry of the integer array ``indices`` lies in [0, n)."""
+    if indices.dtype.kind not in "iu":
+        _malformed(name, A, f"its indices are of dtype {indices.dtype}, not integers")
+    # a negative index, read as unsigned, is larger than any dimension: one comparison each
+    unsigned = indices.view(f"u{indices.itemsize}")
+    if indices.size and unsigned.max() >= n:
+        bad = indices[np.flatnonzero((indices < 0) | (indices >= n))[0]]
+        _malformed(name, A, f"it stores the {what} {bad}, outside [0, {n})")
+
+
+def _malformed(name, A, problem):
+    """Raise the one line of a sparse ``A`` whose index arrays do not fit its shape."""
+    raise MLNNError(f"{name} is a malformed {A.format.upper()} matrix of shape {A.shape}: "
+                    f"{problem}; rebuild it from valid index arrays (scipy's check_format("
+                    "full_check=True) finds such faults)")
 
 
 def _check_shape(A, name, shape):
@@ -50,14 +117,17 @@ def _check_finite(X, name, overflow=None):
 
 
 def check_X(X, name="X", n_features=None, dtype=np.float64, n_samples=None):
-    """X (n × D, sparse or dense) as a CSR matrix of ``dtype`` with sorted indices: dense and
-    sparse input take the same path and give identical results."""
+    """X (n × D, sparse or dense) as a CSR matrix of ``dtype`` in canonical form (sorted
+    indices, duplicates summed): dense and sparse input take the same path and give identical
+    results. Dense float16 is widened (scipy.sparse does not hold it)."""
     X = _as_2d(X, name, "features")
     if np.issubdtype(X.dtype, np.complexfloating):
         raise MLNNError(f"{name} must hold real numbers (Complex data not supported), "
                         f"got dtype {X.dtype}")
     if not np.issubdtype(X.dtype, np.number):
         raise MLNNError(f"{name} must hold real numbers, got dtype {X.dtype}")
+    if X.dtype == np.float16:              # scipy.sparse holds no float16; float32 is exact
+        X = X.astype(np.float32)
     X = sp.csr_matrix(X)
     _check_finite(X, name)
     if X.dtype != dtype:
@@ -69,8 +139,9 @@ def check_X(X, name="X", n_features=None, dtype=np.float64, n_samples=None):
         raise MLNNError(f"{name} has {X.shape[0]} rows (documents), expected {n_samples}")
     if n_features is not None and X.shape[1] != n_features:
         raise MLNNError(f"{name} has {X.shape[1]} features (columns), expected {n_features}")
-    if not X.has_sorted_indices:
-        X = X.sorted_indices()
+    if not X.has_canonical_format:         # sorted, each entry once (duplicates summed)
+        X = X.copy()
+        X.sum_duplicates()
     return X
 
 
@@ -97,8 +168,10 @@ def check_Y(Y, name="Y", n_samples=None, n_labels=None, shape=None):
 def check_label_values(values, name):
     """Raise unless the array ``values`` holds only 0 and 1, of a bool, integer or real dtype."""
     if values.dtype.kind not in "biuf":
+        names = "; label names must first become a 0/1 matrix with one column per label" \
+            if values.dtype.kind in "USO" else ""
         raise MLNNError(f"{name} must hold 0/1 values (bool, integer or real), "
-                        f"got dtype {values.dtype}")
+                        f"got dtype {values.dtype}{names}")
     if not np.all((values == 0) | (values == 1)):
         bad = values[(values != 0) & (values != 1)][0].item()
         kind = " (a continuous target, not a label)" if bad != np.round(bad) else ""
@@ -108,8 +181,8 @@ def check_label_values(values, name):
 def check_dense_Y(Y, name="Y", shape=None):
     """The 0/1 label matrix Y (n × L) as a dense ndarray of its own dtype (a dense ndarray is
     returned as is), checked as :func:`check_Y` does: for the losses' minibatch labels."""
-    Y = _as_2d(Y.toarray() if sp.issparse(Y) else Y, name, "labels",
-               "a 2-D 0/1 array or sparse matrix")
+    Y = _as_2d(Y, name, "labels", "a 2-D 0/1 array or sparse matrix")
+    Y = Y.toarray() if sp.issparse(Y) else Y
     check_label_values(Y, name)
     _check_shape(Y, name, shape)
     return Y

@@ -9,7 +9,7 @@ import json
 import math
 
 from mlnn.base.errors import MLNNError
-from mlnn.base.fileio import (check_output_directory, check_output_path, describe_os_error,
+from mlnn.base.fileio import (check_output_directory, check_output_path, output_directory,
                               write_files)
 from mlnn.cli.options import (add_offline, add_option, add_progress, download_progress,
                               load_dataset)
@@ -61,16 +61,13 @@ def run_export(args):
         for path in paths.values():
             check_output_path(path, "--out")
     dataset = load_dataset(args, name, args.data_dir)
-    try:
-        out.mkdir(exist_ok=True)
-    except OSError as error:
-        raise MLNNError(f"--out: cannot create {out}: {describe_os_error(error)}") from None
     contents = {split: format_svmlight(getattr(dataset, f"X_{split}"),
                                        getattr(dataset, f"Y_{split}"), header=True,
                                        zero_based=True) for split in ("train", "test")}
     for kind, listed in (("features", dataset.feature_names), ("labels", dataset.label_names)):
         contents[kind] = "".join(entry.replace("\n", " ") + "\n" for entry in listed).encode()
-    write_files({path: contents[kind] for kind, path in paths.items()})   # all four, or none
+    with output_directory(out, "--out"):
+        write_files({path: contents[kind] for kind, path in paths.items()})   # all four, or none
     for path in paths.values():
         print(path)
     return 0

@@ -1,8 +1,9 @@
 """``reproduce``: the paper's Table 3 on a list of datasets and seeds, next to the paper's numbers.
 
-``--out`` is checked before any work, then locked against a second run; every method is stored as
-soon as it ends, so Ctrl-C keeps the methods done and the same command resumes
-(:mod:`mlnn.paper.study`).
+The datasets' names and options and ``--out`` are checked before any work (a directory made
+for a run that fails before storing anything is removed again), then ``--out`` is locked against
+a second run; every method is stored as soon as it ends, so Ctrl-C keeps the methods done and
+the same command resumes (:mod:`mlnn.paper.study`).
 """
 
 import sys
@@ -10,10 +11,11 @@ import time
 
 from mlnn.base import interrupts
 from mlnn.base.errors import MLNNError
-from mlnn.base.fileio import check_output_directory, describe_os_error
+from mlnn.base.fileio import output_directory
 from mlnn.base.lock import directory_lock
 from mlnn.base.validation import check_integer
-from mlnn.cli.options import add_option, add_progress, load_dataset, show_progress
+from mlnn.cli.options import add_option, add_progress, load_dataset, parse_options, show_progress
+from mlnn.datasets.registry import check_request
 from mlnn.model.stopping_rules import STOPPING_RULES
 from mlnn.paper.methods import resolve
 from mlnn.paper.results import stem
@@ -81,14 +83,11 @@ def run_reproduce(args):
     seeds = [check_integer(seed, "--seed", minimum=0) for seed in dict.fromkeys(args.seeds)]
     other_rules = tuple(rule for rule in STOPPING_RULES if rule != args.stopping) \
         if args.stopping_sensitivity else ()          # the sensitivity rows' rules
-    out = check_output_directory(args.out, "--out")
-    try:
-        out.mkdir(exist_ok=True)
-    except OSError as error:
-        raise MLNNError(f"--out: cannot create {out}: {describe_os_error(error)}") from None
+    for name in datasets:
+        check_request(name, parse_options(args.option))
     started = time.perf_counter()
     try:
-        with directory_lock(out, "--out"):
+        with output_directory(args.out, "--out") as out, directory_lock(out, "--out"):
             jobs = run_study(datasets, seeds, out, lambda name: load_dataset(args, name),
                              methods=methods, force=args.force, quick=args.quick,
                              refit=not args.no_refit, learning_rates=args.learning_rates,
@@ -97,7 +96,7 @@ def run_reproduce(args):
                              stopping=args.stopping, other_rules=other_rules)
     except KeyboardInterrupt as stop:            # also SIGTERM (interrupts.Terminated)
         line, code = interrupts.report(stop)
-        print(f"{line}; the methods completed so far are stored in {out}", file=sys.stderr)
+        print(f"{line}; the methods completed so far are stored in {args.out}", file=sys.stderr)
         return code
     if len(jobs) == 1:
         print((out / f"table3_{stem(jobs[0].dataset, jobs[0].seed)}.md").read_text())

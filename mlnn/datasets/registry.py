@@ -110,6 +110,14 @@ def names():
     return sorted(SPECS)
 
 
+def check_request(name, options):
+    """The options of dataset ``name`` with its defaults filled in; :class:`MLNNError` unless
+    ``name`` is registered and takes ``options`` (checked before any work)."""
+    if name not in SPECS:
+        raise MLNNError(f"unknown dataset {name!r}; valid names: {', '.join(names())}")
+    return _options(name, SPECS[name], options)
+
+
 def _options(name, spec, options):
     unknown = sorted(set(options) - set(spec.defaults))
     if unknown:
@@ -219,10 +227,8 @@ def load(name, data_dir=None, download=False, progress=None, **options):
     ``options``: the dataset's own (``Spec.defaults``); ``progress`` as in
     :func:`~mlnn.datasets.download.fetch`."""
     started = time.perf_counter()
-    if name not in SPECS:
-        raise MLNNError(f"unknown dataset {name!r}; valid names: {', '.join(names())}")
+    options = check_request(name, options)
     spec = SPECS[name]
-    options = _options(name, spec, options)
     if spec.kind == "synthetic":                      # generated, never cached
         return Dataset(name, description=spec.description, **make_synthetic(**options),
                        info={"options": options, "from_cache": False,

@@ -56,14 +56,15 @@ def parse_svmlight(text, source="<string>", n_features=None, n_labels=None, zero
 
 def _split_line(line):
     """(label text, feature text) of a data line; None for an empty or comment line. A line of
-    blanks is a document without labels and features."""
+    blanks is a document without labels and features. Blanks are spaces or tabs, as anywhere in
+    the format."""
     line = line.split("#", 1)[0].rstrip("\r")
     if not line:
         return None
-    head, _, rest = line.partition(" ")
+    head, *rest = line.split(maxsplit=1) or [""]
     if line[0].isspace() or ":" in head:                    # no labels
         return "", line.strip()
-    return head, rest.strip()
+    return head, "".join(rest).strip()
 
 
 def _parse_documents(source, documents, n_features, n_labels, zero_based, dtype):

@@ -137,8 +137,9 @@ class MultiLabelNN:
         """
         started = time.perf_counter()
         self.check_params()
-        label_dtype = Y.dtype if hasattr(Y, "dtype") else np.asarray(Y).dtype   # predict's too
+        given = Y                         # its dtype is predict's, read once Y is checked
         X, Y, X_val, Y_val = check_training_data(X, Y, X_val, Y_val, warn=True)
+        label_dtype = given.dtype if hasattr(given, "dtype") else np.asarray(given).dtype
         if feature_names is not None:
             feature_names = check_length(feature_names, "feature_names", X.shape[1])
         if label_names is not None:
@@ -259,10 +260,14 @@ class MultiLabelNN:
 
     def predict(self, X):
         """0/1 label sets, ŷ_kl = 1 iff o_kl > T(x_k) (Sec. 3.3): an n × L ndarray in the dtype
-        of the labels given to ``fit`` (``classes_``), or a CSR matrix if ``sparse_output``."""
+        of the labels given to ``fit`` (``classes_``), or a CSR matrix if ``sparse_output``
+        (float32 for float16 labels, which scipy.sparse does not hold)."""
         X = self._check_input(X)
         Y_pred = self.thresholds_.predict(X, self.network_.scores(X), dense=not self.sparse_output)
-        return Y_pred.astype(self.classes_[0].dtype, copy=False)
+        dtype = self.classes_[0].dtype
+        if self.sparse_output and dtype == np.float16:      # scipy.sparse holds no float16
+            dtype = np.dtype(np.float32)
+        return Y_pred.astype(dtype, copy=False)
 
     def score(self, X, y, sample_weight=None):
         """Subset accuracy, scikit-learn's ``score`` for multi-label classifiers: the (weighted)

@@ -21,14 +21,14 @@ from mlnn import __version__
 from mlnn.base.errors import MLNNError
 from mlnn.base.fileio import atomic_write, write_text
 from mlnn.base.progress import Progress
-from mlnn.base.validation import check_choice, validation_split
+from mlnn.base.validation import check_choice, check_positive_float, validation_split
 from mlnn.evaluation.metrics import MEASURES, evaluate
 from mlnn.model.modelfile import json_default
 from mlnn.model.params import DEFAULT
 from mlnn.model.stopping_rules import STOPPING_RULES
 from mlnn.paper.methods import C_VALUES, LEARNING_RATES, METHODS, PAPER_METHODS, resolve
 from mlnn.paper.results import OLD_RUNS_STOPPING, run_path, table_paths
-from mlnn.paper.selection import fit_br, fit_network_method, fit_published_method
+from mlnn.paper.selection import CRITERIA, fit_br, fit_network_method, fit_published_method
 
 #: Names of the datasets in the paper's Table 3, by registry name.
 PAPER_DATASETS = {"reuters21578": "Reuters-21578", "delicious": "Delicious"}
@@ -110,11 +110,17 @@ def settings_record(random_state=0, quick=False, refit=True, learning_rates=None
     budget = dict(BUDGETS["quick" if quick else "full"])
     for key, grid in (("learning_rates", learning_rates), ("C_values", C_values)):
         if grid is not None:
-            budget[key] = tuple(grid)
-            if not budget[key] or any(not np.isfinite(v) or v <= 0 for v in budget[key]):
+            listed = not isinstance(grid, (str, bytes)) and hasattr(grid, "__iter__")
+            budget[key] = tuple(grid) if listed else ()
+            try:
+                good = bool(budget[key]) and all(check_positive_float(v, key) for v in budget[key])
+            except MLNNError:
+                good = False
+            if not good:
                 raise MLNNError(f"{key} must be a non-empty list of positive numbers, got "
-                                f"{list(budget[key])}")
+                                f"{list(budget[key]) if listed else grid!r}")
     check_choice(stopping, "stopping", tuple(STOPPING_RULES))
+    check_choice(select_by, "select_by", tuple(CRITERIA))
     return {"seed": random_state, "budget": "quick" if quick else "full",
             "settings": {**budget, "batch_size": DEFAULT.batch_size, "refit": refit,
                          "validation_fraction": DEFAULT.validation_fraction,
@@ -190,11 +196,16 @@ def _choice_table(rows, column):
     return "\n".join(lines) + "\n"
 
 
+def _known(run):
+    """(method, record) of the methods of ``run`` this version knows: the record of another
+    (stored by a newer mlnn) is kept in the run file but not read beyond its test measures."""
+    return [(method, record) for method, record in run["methods"].items() if method in METHODS]
+
+
 def sensitivity_table(run):
     """η0 by each selection criterion → the ten test measures, for the networks of ``run`` that
     were run with ``sensitivity`` (Markdown; empty if none was)."""
-    return _choice_table([(method, entry["selected_by"], entry)
-                          for method, record in run["methods"].items()
+    return _choice_table([(method, entry["selected_by"], entry) for method, record in _known(run)
                           if record.get("alternative") is not None
                           for entry in (record, record["alternative"])], "selected by")
 
@@ -203,7 +214,7 @@ def stopping_table(run):
     """The ten test measures of each network of ``run`` under its main stopping rule and under
     every sensitivity rule (Markdown; empty if no network was run with other rules)."""
     return _choice_table([(method, entry["stopping"], entry)
-                          for method, record in run["methods"].items() if record.get("rules")
+                          for method, record in _known(run) if record.get("rules")
                           for entry in (record, *record["rules"].values())], "stopping rule")
 
 
@@ -219,7 +230,8 @@ def _experiment_key(record):
 def merge_runs(previous, run, out_dir):
     """``run`` plus the methods of ``previous`` (the stored run of the same dataset and seed, or
     None) that it did not repeat, in the paper's order. A stored run with other settings is
-    never dropped: :class:`MLNNError` says so."""
+    never dropped: :class:`MLNNError` says so. What a newer mlnn stored and this one does not
+    know (a method, an entry of the record) is kept as it is, after the rest."""
     if previous is None:
         return run
     if _experiment_key(previous) != _experiment_key(run):
@@ -228,7 +240,8 @@ def merge_runs(previous, run, out_dir):
                         f"({_difference(previous, run)}); choose another --out, or move the file "
                         "aside to start over")
     methods = {**previous["methods"], **run["methods"]}
-    return {**run, "methods": {m: methods[m] for m in METHODS if m in methods}}
+    order = [m for m in METHODS if m in methods] + [m for m in methods if m not in METHODS]
+    return {**previous, **run, "methods": {m: methods[m] for m in order}}
 
 
 def _difference(previous, run):

@@ -13,12 +13,17 @@ from pathlib import Path
 
 from mlnn.base import interrupts
 from mlnn.base.errors import MLNNError
+from mlnn.base.validation import check_bool, check_choice, check_integer
+from mlnn.model.stopping_rules import STOPPING_RULES
 from mlnn.paper.methods import PAPER_METHODS, resolve
 from mlnn.paper.reproduce import merge_runs, reproduce, settings_record, write_results
 from mlnn.paper.results import read_run, run_path, table_paths, tables_current
 
 #: The arguments of :func:`~mlnn.paper.reproduce.reproduce` that define an experiment.
 SETTING_NAMES = ("quick", "refit", "learning_rates", "C_values", "select_by", "stopping")
+
+#: The other ``options`` a study passes on to :func:`~mlnn.paper.reproduce.reproduce`.
+RUN_OPTIONS = ("sensitivity", "progress", "other_rules")
 
 
 @dataclass(frozen=True)
@@ -33,9 +38,19 @@ class Job:
 
 def plan(datasets, seeds, out_dir, methods=None, force=False, **options):
     """The jobs of a study; :class:`MLNNError` if a stored run file in ``out_dir`` is damaged or
-    holds other settings (``options`` of :func:`~mlnn.paper.reproduce.reproduce`)."""
-    methods = tuple(resolve(m) for m in (methods or PAPER_METHODS))
+    holds other settings (``options`` of :func:`~mlnn.paper.reproduce.reproduce`), or if an
+    argument is wrong, before anything is read or run."""
+    datasets, seeds = _names(datasets, "datasets"), _names(seeds, "seeds")
+    for name in datasets:
+        if not isinstance(name, str) or not name:
+            raise MLNNError(f"datasets: each must be a dataset name, got {name!r}")
+    seeds = [check_integer(seed, "seed", minimum=0) for seed in seeds]
+    methods = tuple(resolve(m) for m in (_names(methods, "methods") if methods is not None
+                                         else PAPER_METHODS))
+    check_bool(force, "force")
+    _check_options(options)
     settings = {k: v for k, v in options.items() if k in SETTING_NAMES}
+    settings_record(0, **settings)                  # checks the grids, select_by, stopping
     jobs = []
     for dataset in dict.fromkeys(datasets):
         for seed in dict.fromkeys(seeds):
@@ -46,6 +61,31 @@ def plan(datasets, seeds, out_dir, methods=None, force=False, **options):
             todo = methods if force else tuple(m for m in methods if m not in stored)
             jobs.append(Job(dataset, seed, todo, stored))
     return jobs
+
+
+def _names(values, name, allow_empty=False):
+    """``values`` as a list; raise unless it is a list, tuple or other collection (a string is
+    one name, not a list of its letters), non-empty unless ``allow_empty``."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise MLNNError(f"{name} must be a list, got {values!r}; write [{values!r}] for one")
+    values = list(values)
+    if not values and not allow_empty:
+        raise MLNNError(f"{name} is empty: give at least one")
+    return values
+
+
+def _check_options(options):
+    """Raise unless ``options`` are options of :func:`~mlnn.paper.reproduce.reproduce` of the
+    right kind (the grids are checked by :func:`~mlnn.paper.reproduce.settings_record`)."""
+    unknown = sorted(set(options) - set(SETTING_NAMES) - set(RUN_OPTIONS))
+    if unknown:
+        raise MLNNError(f"unknown option(s) {unknown}; valid: "
+                        f"{sorted(SETTING_NAMES + RUN_OPTIONS)}")
+    for flag in ("quick", "refit", "sensitivity", "progress"):
+        if flag in options:
+            check_bool(options[flag], flag)
+    for rule in _names(options.get("other_rules", ()), "other_rules", allow_empty=True):
+        check_choice(rule, "other stopping rule", tuple(STOPPING_RULES))
 
 
 def run_study(datasets, seeds, out_dir, load, methods=None, force=False, log=print, **options):

@@ -593,3 +593,84 @@ MUTANTS += [
            "an input whose dtype the function changed in place (same values) not reported",
            tests=GRADING_TESTS),
 ]
+
+# bugs the owning tests once let pass: a value that is falsy but valid (PWE's fixed threshold
+# 0), two sources of one result that agreed in the committed data (the stored run files), a
+# format case no fixture held (a blank CR LF line), a merge that dropped what it did not know
+MUTANTS += [
+    mutant("stored-runs-stopping-folder-wins", "stopping",
+           'return load_runs(figures / "stopping") + load_runs(figures)',
+           'return load_runs(figures) + load_runs(figures / "stopping")',
+           "the run files under figures/stopping/ override the main run files",
+           tests=STUDY_TESTS),
+    mutant("rank-loss-runs-main-wins", "results",
+           'moved = load_runs(Path(figures) / "stopping")',
+           'moved = [r for r in load_runs(Path(figures) / "stopping") if (r["dataset"], r["seed"])'
+           ' not in {(m["dataset"], m["seed"]) for m in load_runs(figures)}]',
+           "the rank-loss collection keeps a main run over the stopping folder's rank-loss run",
+           tests=["tests/test_stopping_study.py", "tests/test_stopping.py"]),
+    mutant("fixed-threshold-0-learned", "stopping_rules", "        if fixed is not None:\n",
+           "        if fixed:\n",
+           "a fixed threshold of 0 (tanh outputs, PWE) treated as no fixed threshold in "
+           "validation", tests=["tests/test_stopping_measures.py"]),
+    mutant("svmlight-crlf-blank-document", "svmlight",
+           'line = line.split("#", 1)[0].rstrip("\\r")', 'line = line.split("#", 1)[0]',
+           "CR LF not stripped: a blank CR LF line becomes an empty document",
+           tests=SVMLIGHT_TESTS),
+]
+MUTANTS.append({"id": "merge-drops-unknown-methods", "path": "mlnn/paper/reproduce.py",
+                "original": "[m for m in METHODS if m in methods] + "
+                            "[m for m in methods if m not in METHODS]",
+                "replacement": "[m for m in METHODS if m in methods]",
+                "tests": ["tests/test_reproduce.py"],
+                "description": "a method a newer version stored is dropped at the next merge"})
+MUTANTS.append({"id": "tables-read-unknown-records", "path": "mlnn/paper/reproduce.py",
+                "original": "for method, record in run[\"methods\"].items() if method in METHODS]",
+                "replacement": "for method, record in run[\"methods\"].items()]",
+                "tests": ["tests/test_reproduce.py"],
+                "description": "the choice tables read a newer version's records as their own"})
+
+# the input checks that keep NumPy and SciPy from reading through bad indices or ragged rows
+INPUT_TESTS = ["tests/test_malformed_input.py"]
+MUTANTS += [
+    mutant("sparse-negative-index-accepted", "validation",
+           'unsigned = indices.view(f"u{indices.itemsize}")', "unsigned = indices",
+           "a negative sparse index passes the range check", tests=INPUT_TESTS),
+    mutant("sparse-decreasing-indptr-accepted", "validation",
+           "if indptr[0] != 0 or np.any(np.diff(indptr) < 0) \\\n",
+           "if indptr[0] != 0 \\\n", "a decreasing indptr accepted", tests=INPUT_TESTS),
+    mutant("ragged-rows-to-numpy", "validation", "    if len(set(lengths)) > 1:\n",
+           "    if False:\n", "rows of different lengths left to np.asarray", tests=INPUT_TESTS),
+    mutant("float16-not-widened", "validation", "if X.dtype == np.float16:", "if False:",
+           "dense float16 X handed to scipy.sparse", tests=INPUT_TESTS),
+]
+
+# a fixed threshold of 0 (tanh outputs, PWE) is a threshold, not "no threshold", wherever it is read
+MUTANTS += [
+    mutant("fixed-0-design-learned", "thresholds",
+           "        if self.fixed is not None:\n            return scores, None",
+           "        if self.fixed:\n            return scores, None",
+           "the threshold predictor fits a learned threshold when fixed is 0"),
+    mutant("fixed-0-predicts-learned", "thresholds",
+           "        if self.fixed is not None:\n            return np.full(",
+           "        if self.fixed:\n            return np.full(",
+           "the threshold predictor predicts a learned threshold when fixed is 0"),
+    mutant("fixed-0-model-file-width", "modelfile", 'if saved.get("fixed") is not None:',
+           'if saved.get("fixed"):',
+           "a model file with a fixed threshold of 0 checked as one with learned thresholds",
+           tests=MODELFILE_TESTS),
+]
+
+# the study's arguments and the output directory of a failed command
+MUTANTS += [
+    mutant("study-bare-string-datasets", "study",
+           'if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):',
+           'if not hasattr(values, "__iter__"):',
+           "a bare string read as a list of one-letter dataset names"),
+    mutant("study-seed-unchecked", "study",
+           'seeds = [check_integer(seed, "seed", minimum=0) for seed in seeds]', "",
+           "a study's seeds not checked before any work"),
+    mutant("output-directory-left", "fileio", "                path.rmdir()",
+           "                pass", "a failed command leaves the --out directory it made",
+           tests=["tests/test_study.py"]),
+]
