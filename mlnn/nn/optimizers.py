@@ -57,14 +57,14 @@ MUST_RUN = "must run"
 @dataclass(frozen=True)
 class Linear:
     """``idle_steps``: a step with ∂J/∂θ = 0 is linear in the row, (θ, s) ← A (θ, s) with A
-    2 × 2 and s the row of the state array ``slot``, or θ ← a θ with A = [[a]] and no slot; Δ
-    such steps are A^Δ."""
+    2 × 2 and s the row of the state array ``slot``, or θ ← a θ with A = [[a]] and no slot (any
+    other state array stays); Δ such steps are A^Δ."""
 
     A: np.ndarray
     slot: str = None
 
 
-def work_arrays(theta, work, count):
+def work_or_new(theta, work, count):
     """``work``, or ``count`` new arrays shaped like θ when it is None (a call without them)."""
     return [np.empty_like(theta) for _ in range(count)] if work is None else work
 
@@ -72,7 +72,7 @@ def work_arrays(theta, work, count):
 class SGD:
     """Stochastic gradient descent: θ ← θ − η g. No state."""
 
-    work_arrays = 1
+    work_arrays = 1        # η g
 
     def __init__(self, learning_rate):
         self.learning_rate = check_positive_float(learning_rate, "learning_rate")
@@ -81,7 +81,7 @@ class SGD:
         return {}
 
     def update(self, theta, g, state, work=None):
-        (step,) = work_arrays(theta, work, 1)
+        (step,) = work_or_new(theta, work, 1)
         theta -= np.multiply(self.learning_rate, g, out=step)     # θ ← θ − η g
 
     def idle_steps(self, gamma):
@@ -95,7 +95,7 @@ class Momentum:
     State per parameter: ``velocity`` v (shape of θ).
     """
 
-    work_arrays = 2
+    work_arrays = 2        # η g and, for Nesterov, μ v − η g
 
     def __init__(self, learning_rate, momentum, nesterov=False):
         self.learning_rate = check_positive_float(learning_rate, "learning_rate")
@@ -106,7 +106,7 @@ class Momentum:
         return {"velocity": np.zeros_like(theta)}
 
     def update(self, theta, g, state, work=None):
-        v, (eta_g, step) = state["velocity"], work_arrays(theta, work, 2)
+        v, (eta_g, step) = state["velocity"], work_or_new(theta, work, 2)
         np.multiply(self.learning_rate, g, out=eta_g)     # η g
         v *= self.momentum                                # μ v
         v -= eta_g                                        # v ← μ v − η g
@@ -137,7 +137,7 @@ class AdaGrad:
     State per parameter: ``sum_squares`` G (shape of θ).
     """
 
-    work_arrays = 1
+    work_arrays = 1        # g², then sqrt(G), ..., η0 g / (sqrt(G) + ε)
 
     def __init__(self, learning_rate, epsilon=1e-8):
         self.learning_rate = check_positive_float(learning_rate, "learning_rate")
@@ -147,7 +147,7 @@ class AdaGrad:
         return {"sum_squares": np.zeros_like(theta)}
 
     def update(self, theta, g, state, work=None):
-        G, (step,) = state["sum_squares"], work_arrays(theta, work, 1)
+        G, (step,) = state["sum_squares"], work_or_new(theta, work, 1)
         G += np.square(g, out=step)               # G ← G + g²
         np.sqrt(G, out=step)                      # sqrt(G)
         step += self.epsilon                      # sqrt(G) + ε
