@@ -14,7 +14,7 @@ from mlnn.nn.losses import CrossEntropy, PairwiseExponential
 from mlnn.nn.network import Network, RowSparseGradient
 from mlnn.nn.lazy_updates import matrix_powers
 from mlnn.nn.lazy_updates import LazyRows, get_optimizer, momentum_transition
-from mlnn.nn.optimizers import AdaGrad, Momentum, SGD
+from mlnn.nn.optimizers import MUST_RUN, UNCHANGED, AdaGrad, Momentum, SGD
 from tests.strategies import problems
 
 OPTIMIZER_FACTORIES = {
@@ -411,32 +411,13 @@ def test_each_rule_is_its_dense_update_written_out(kind):
     np.testing.assert_allclose(theta, expected, rtol=1e-15)
 
 
-@pytest.mark.parametrize("kind", sorted(OPTIMIZER_FACTORIES))
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_the_in_place_form_is_the_dense_rule_to_the_last_bit(kind, dtype):
-    """What the executor runs (IN_PLACE, into scratch arrays) against the rule's ``update``."""
-    from mlnn.nn.lazy_updates import IN_PLACE
-    rng = np.random.default_rng(3)
-    rule = OPTIMIZER_FACTORIES[kind](weight_decay=0.0).rule
-    theta0 = rng.normal(size=(6, 5)).astype(dtype)
-    theta, theta_fast = theta0.copy(), theta0.copy()
-    state, state_fast = rule.new_state(theta0), rule.new_state(theta0)
-    scratch = [np.full_like(theta0, np.nan) for _ in range(2)]   # whatever a buffer held before
-    for _ in range(4):
-        g = rng.normal(size=theta0.shape).astype(dtype)
-        rule.update(theta, g, state)
-        IN_PLACE[type(rule)](rule, theta_fast, g, state_fast, scratch)
-    np.testing.assert_array_equal(theta_fast, theta)
-    for slot in state:
-        np.testing.assert_array_equal(state_fast[slot], state[slot])
-    assert theta_fast.dtype == dtype
-
-
-@pytest.mark.parametrize("kind", ["sgd", "adagrad"])
-def test_a_step_makes_no_copy_of_a_dense_parameter(kind):
+@pytest.mark.parametrize("kind, names", [("sgd", ("W1", "W2")), ("adagrad", ("W1", "W2")),
+                                         ("momentum", ("W2",)), ("nesterov", ("W2",))])
+def test_a_step_makes_no_copy_of_a_dense_parameter(kind, names):
     """After the first steps, a step on a dense F × L parameter (W2) and on rows of W1 allocates
     less than a tenth of W2: its buffers are made once and reused (NumPy's own buffers for a
-    broadcast operand take at most 8,192 numbers)."""
+    broadcast operand take at most 8,192 numbers). (Momentum's catch-up of the touched rows of
+    W1 before their step copies them.)"""
     import tracemalloc
     rng = np.random.default_rng(4)
     params = {"W1": rng.normal(size=(400, 60)), "W2": rng.normal(size=(500, 400))}
@@ -444,8 +425,9 @@ def test_a_step_makes_no_copy_of_a_dense_parameter(kind):
 
     def gradients():
         rows = np.sort(rng.choice(400, 150, replace=False))
-        return {"W1": RowSparseGradient(rows, rng.normal(size=(150, 60)), (400, 60)),
-                "W2": rng.normal(size=(500, 400))}
+        grads = {"W1": RowSparseGradient(rows, rng.normal(size=(150, 60)), (400, 60)),
+                 "W2": rng.normal(size=(500, 400))}
+        return {name: grads[name] for name in names}
     for _ in range(3):     # the first steps make the buffers
         optimizer.step(params, gradients())
     grads = gradients()
@@ -456,3 +438,63 @@ def test_a_step_makes_no_copy_of_a_dense_parameter(kind):
     finally:
         tracemalloc.stop()
     assert peak < params["W2"].nbytes / 10
+
+
+@pytest.mark.parametrize("kind, gamma, answer", [
+    ("sgd", 0.0, UNCHANGED), ("adagrad", 0.0, UNCHANGED), ("adagrad", 0.1, MUST_RUN)])
+def test_each_rule_says_what_its_zero_gradient_steps_do(kind, gamma, answer):
+    assert OPTIMIZER_FACTORIES[kind](weight_decay=0.0).rule.idle_steps(gamma) == answer
+
+
+@pytest.mark.parametrize("kind, gamma, A", [
+    ("sgd", 0.1, [[1 - 0.1 * 0.1]]),                              # θ ← (1 − ηγ) θ
+    ("momentum", 0.0, [[1, 0.9], [0, 0.9]]),                      # v ← μ v;  θ ← θ + μ v
+    ("nesterov", 0.2, [[1 - 0.1 * 0.2 * 1.8, 0.64], [-0.1 * 0.2, 0.8]])])
+def test_a_linear_zero_gradient_step_is_one_dense_step(kind, gamma, A):
+    """The map a rule declares is what its ``update`` does with g = γ θ."""
+    rule = OPTIMIZER_FACTORIES[kind](weight_decay=0.0).rule
+    linear = rule.idle_steps(gamma)
+    np.testing.assert_allclose(linear.A, A, rtol=1e-15)
+    theta, state = np.array([1.5, -2.0]), rule.new_state(np.zeros(2))
+    s = state[linear.slot] if linear.slot else None
+    if s is not None:
+        s[...] = [-0.25, 0.5]
+    before = np.vstack([theta, s]) if s is not None else theta[None].copy()
+    rule.update(theta, gamma * theta, state)
+    after = np.vstack([theta, s]) if s is not None else theta[None]
+    np.testing.assert_allclose(after, linear.A @ before, rtol=1e-14)
+
+
+class Undeclared:
+    """SGD's update in a class of its own that says nothing about zero-gradient steps."""
+
+    def __init__(self, rule):
+        self.rule, self.rows = rule, []
+
+    def new_state(self, theta):
+        return {}
+
+    def update(self, theta, g, state):
+        self.rows.append(len(theta))
+        self.rule.update(theta, g, state)
+
+
+class Declared(Undeclared):
+    def idle_steps(self, gamma):
+        return UNCHANGED
+
+
+def test_the_executor_asks_the_rule_not_its_class():
+    """The same SGD step in a foreign class: run on every row when it says nothing, on the
+    touched rows only when it answers UNCHANGED; the same parameters either way."""
+    grads = [RowSparseGradient(np.array([1, 4]), np.ones((2, 3)), (9, 3)),
+             RowSparseGradient(np.array([0]), np.ones((1, 3)), (9, 3))]
+    results = []
+    for Rule in (Undeclared, Declared):
+        rule, W1 = Rule(SGD(0.5)), np.zeros((9, 3))
+        optimizer = LazyRows(rule, weight_decay=0.0)
+        for grad in grads:
+            optimizer.step({"W1": W1}, {"W1": grad})
+        results.append((rule.rows, W1))
+    assert results[0][0] == [9, 9] and results[1][0] == [2, 1]
+    np.testing.assert_array_equal(results[0][1], results[1][1])

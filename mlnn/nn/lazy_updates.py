@@ -1,24 +1,28 @@
 r"""A rule of :mod:`mlnn.nn.optimizers` run on a network's parameters: :class:`LazyRows`.
 
 ``LazyRows(rule, weight_decay=γ)`` adds the weight decay γ θ to the gradient, keeps each
-parameter's state, and applies the rule to the rows of W1 a minibatch touched, never densifying
-the gradient, with the same parameters as the dense updates.
+parameter's state, passes the rule reused buffers for its intermediate results (its
+``work_arrays``), and runs the rule's own ``update`` -- on the rows of W1 a minibatch touched
+where the rule allows it, never densifying the gradient -- with the same parameters as the dense
+updates.
 
 A :class:`~mlnn.nn.network.RowSparseGradient` carries only the rows of W1 whose features occur in
 the minibatch. A row whose gradient ∂J/∂θ is zero at step t still takes the step with
-g_t = γ θ (weight decay γ):
+g_t = γ θ (weight decay γ). What such a step does, the rule says (its ``idle_steps(γ)``, see
+:mod:`mlnn.nn.optimizers`); LazyRows asks, and
 
-* SGD, γ = 0, and AdaGrad, γ = 0: the row does not change, so only the touched rows are updated.
-* SGD, γ > 0: Δ such steps are θ ← (1 − ηγ)^Δ θ (:class:`ShrinkingSteps`).
-* Momentum (any γ): the pair (θ, v) of the row follows the linear recurrence (θ, v) ← A (θ, v)
-  (:func:`momentum_transition`); Δ such steps are A^Δ (:func:`matrix_powers`,
-  :class:`MomentumSteps`). With γ = 0 this is v ← μ^Δ v, θ ← θ + μ (1 − μ^Δ)/(1 − μ) v
-  (classical; μ² instead of μ for Nesterov).
-* AdaGrad, γ > 0: G grows by (γθ)² at every step, which has no closed form, so the rule is
-  applied to **every row at every step** (a pass over all D × F entries of W1 and G).
+* UNCHANGED (SGD and AdaGrad, γ = 0): only the touched rows are updated;
+* a Linear map A (SGD, γ > 0: θ ← (1 − ηγ) θ; momentum, any γ: (θ, v) ← A (θ, v),
+  :func:`~mlnn.nn.optimizers.momentum_transition`): such steps are deferred, and Δ of them
+  applied at once as A^Δ (:func:`powers`, :func:`matrix_powers`, :func:`apply_powers`). For
+  momentum with γ = 0 this is v ← μ^Δ v, θ ← θ + μ (1 − μ^Δ)/(1 − μ) v (classical; μ² instead
+  of μ for Nesterov);
+* MUST_RUN (AdaGrad, γ > 0: G grows by (γθ)² at every step, which has no closed form), and any
+  rule that does not say (a new rule, a student's RMSProp, whose G decays at every step): the rule
+  is applied to **every row at every step** (a pass over all D × F entries of W1 and its state).
 
-For SGD and Momentum the skipped steps are deferred: each row records the step up to which it is
-up to date (``state[name]["last_step"]``), and the skipped steps are applied in closed form
+Deferred steps (a Linear map): each row records the step up to which it is up to date
+(``state[name]["last_step"]``), and the skipped steps are applied in closed form
 
 1. in :meth:`LazyRows.step`, to the rows that have a gradient, before their update;
 2. in :meth:`LazyRows.catch_up`, to the rows named: :func:`mlnn.nn.training.train` calls it
@@ -32,21 +36,26 @@ The cost of 1 and 2 is proportional to the rows touched; rows go in cache-sized 
 import numpy as np
 
 from mlnn.nn.network import RowSparseGradient
-from mlnn.nn.optimizers import SGD, AdaGrad, Momentum, OPTIMIZERS
+from mlnn.nn.optimizers import MUST_RUN, OPTIMIZERS, Linear, momentum_transition
 from mlnn.base.validation import check_bool, check_choice, check_nonnegative_float
+
+#: ``momentum_transition`` is the rule's own (mlnn.nn.optimizers), importable here beside
+#: ``matrix_powers``, which raises it to the power Δ.
+__all__ = ["LazyRows", "get_optimizer", "matrix_powers", "momentum_transition", "powers",
+           "apply_powers", "row_blocks", "ROW_BLOCK_BYTES"]
 
 #: Bytes of a parameter's rows per block in a row-sparse update (see :func:`row_blocks`).
 ROW_BLOCK_BYTES = 256 * 1024
 
 
 def matrix_powers(A, exponents):
-    """A^e for each integer e ≥ 0 in ``exponents``: an array (len(exponents), 2, 2).
+    """A^e for each integer e ≥ 0 in ``exponents``: an array (len(exponents), n, n) for A n × n.
 
-    Repeated squaring, vectorised over the exponents: log2(max e) products of 2 × 2 matrices.
+    Repeated squaring, vectorised over the exponents: log2(max e) products of n × n matrices.
     """
     exponents = np.asarray(exponents, dtype=np.int64)
     assert np.all(exponents >= 0), f"negative numbers of skipped steps: {exponents[exponents < 0]}"
-    result = np.broadcast_to(np.eye(2), (len(exponents), 2, 2)).copy()
+    result = np.broadcast_to(np.eye(len(A)), (len(exponents),) + np.shape(A)).copy()
     power = np.array(A, dtype=np.float64)
     remaining = exponents.copy()
     while np.any(remaining):
@@ -74,82 +83,27 @@ def per_row(factor, theta):
     return np.asarray(factor).reshape((-1,) + (1,) * (theta.ndim - 1)).astype(theta.dtype)
 
 
-def sgd_in_place(rule, theta, g, state, scratch):
-    """:meth:`SGD.update <mlnn.nn.optimizers.SGD.update>` into ``scratch``: θ ← θ − η g."""
-    theta -= np.multiply(rule.learning_rate, g, out=scratch[0])
+def powers(A, skipped):
+    """A^Δ for each Δ in ``skipped``, an array (len(skipped), n, n): a number's powers a^Δ for
+    A = [[a]], else :func:`matrix_powers` of the distinct Δ."""
+    if A.shape == (1, 1):
+        return (A[0, 0] ** skipped).reshape(-1, 1, 1)       # θ ← a^Δ θ
+    distinct, which = np.unique(skipped, return_inverse=True)
+    return matrix_powers(A, distinct)[which]
 
 
-def momentum_in_place(rule, theta, g, state, scratch):
-    """:meth:`Momentum.update <mlnn.nn.optimizers.Momentum.update>`, the same operations in the
-    same order into ``scratch``: v ← μ v − η g; θ ← θ + v (θ ← θ + μ v − η g for Nesterov)."""
-    v, eta_g, step = state["velocity"], *scratch
-    np.multiply(rule.learning_rate, g, out=eta_g)
-    v *= rule.momentum
-    v -= eta_g
-    if rule.nesterov:
-        np.multiply(rule.momentum, v, out=step)
-        step -= eta_g
-        theta += step
+def apply_powers(theta, s, rows, P):
+    """(θ, s) ← P (θ, s) on the rows ``rows`` of θ and of the state array s, P = A^Δ per row
+    (:func:`powers`); θ ← P θ for a 1 × 1 P, with no s."""
+    if P.shape[1] == 1:
+        theta[rows] *= per_row(P[:, 0, 0], theta)
+    elif np.all(P[:, 0, 0] == 1) and not np.any(P[:, 1, 0]):    # θ ← θ + a s, s ← d s: two
+        theta[rows] += per_row(P[:, 0, 1], theta) * s[rows]     # passes fewer (momentum, γ = 0)
+        s[rows] *= per_row(P[:, 1, 1], theta)
     else:
-        theta += v
-
-
-def adagrad_in_place(rule, theta, g, state, scratch):
-    """:meth:`AdaGrad.update <mlnn.nn.optimizers.AdaGrad.update>`, the same operations in the
-    same order into ``scratch``: G ← G + g²; θ ← θ − η0 g / (sqrt(G) + ε)."""
-    G, step = state["sum_squares"], scratch[0]
-    G += np.square(g, out=step)
-    np.sqrt(G, out=step)
-    step += rule.epsilon
-    np.divide(g, step, out=step)
-    step *= rule.learning_rate
-    theta -= step
-
-
-#: What the executor runs for each rule: its ``update`` with the same operations in the same
-#: order, written into reused buffers (``out=``) instead of new temporaries — equal to the rule
-#: to the last bit. A rule not named here runs its own ``update``.
-IN_PLACE = {SGD: sgd_in_place, Momentum: momentum_in_place, AdaGrad: adagrad_in_place}
-
-
-class ShrinkingSteps:
-    """Δ zero-gradient SGD steps with weight decay γ: θ ← (1 − ηγ)^Δ θ."""
-
-    @staticmethod
-    def factors(rule, skipped, gamma):
-        return (1 - rule.learning_rate * gamma) ** skipped       # θ ← (1 − ηγ)^Δ θ
-
-    @staticmethod
-    def apply(state, theta, rows, factors, gamma):
-        theta[rows] *= per_row(factors, theta)
-
-
-def momentum_transition(rule, gamma):
-    """A with (θ, v) ← A (θ, v): one momentum step of a row whose ∂J/∂θ is zero (g = γ θ)."""
-    mu, eta_gamma = rule.momentum, rule.learning_rate * gamma
-    if rule.nesterov:      # v' = μ v − ηγ θ;  θ' = θ + μ v' − ηγ θ
-        return np.array([[1 - eta_gamma * (1 + mu), mu * mu], [-eta_gamma, mu]])
-    return np.array([[1 - eta_gamma, mu], [-eta_gamma, mu]])   # v' = μ v − ηγ θ;  θ' = θ + v'
-
-
-class MomentumSteps:
-    """Δ zero-gradient momentum steps: (θ, v) ← A^Δ (θ, v), A = :func:`momentum_transition`."""
-
-    @staticmethod
-    def factors(rule, skipped, gamma):
-        distinct, which = np.unique(skipped, return_inverse=True)
-        return matrix_powers(momentum_transition(rule, gamma), distinct)[which]   # A^Δ per row
-
-    @staticmethod
-    def apply(state, theta, rows, A, gamma):
-        v = state["velocity"]
-        if gamma == 0:     # A^Δ = [[1, a], [0, μ^Δ]]: θ ← θ + a v, v ← μ^Δ v (two passes fewer)
-            theta[rows] += per_row(A[:, 0, 1], theta) * v[rows]
-            v[rows] *= per_row(A[:, 1, 1], theta)
-            return
-        theta_rows, v_rows = theta[rows], v[rows]
-        theta[rows] = per_row(A[:, 0, 0], theta) * theta_rows + per_row(A[:, 0, 1], theta) * v_rows
-        v[rows] = per_row(A[:, 1, 0], theta) * theta_rows + per_row(A[:, 1, 1], theta) * v_rows
+        theta_rows, s_rows = theta[rows], s[rows]
+        theta[rows] = per_row(P[:, 0, 0], theta) * theta_rows + per_row(P[:, 0, 1], theta) * s_rows
+        s[rows] = per_row(P[:, 1, 0], theta) * theta_rows + per_row(P[:, 1, 1], theta) * s_rows
 
 
 #: The parameters a bias: decayed only with ``decay_biases=True``; every other one is a weight.
@@ -162,8 +116,9 @@ def is_decayed(name, decay_biases):
 
 
 class LazyRows:
-    """A dense rule ``update(theta, g, state)`` run on dense or row-sparse gradients, with ℓ2
-    weight decay and deferred zero-gradient steps (see the module doc).
+    """A rule's ``update(theta, g, state)`` run on dense or row-sparse gradients, with ℓ2
+    weight decay and the zero-gradient steps the rule's ``idle_steps`` allows to defer or skip
+    (see the module doc).
 
     With ``weight_decay`` γ > 0 the objective is J + (γ/2) Σ ‖θ‖² over W1 and W2, and over b1, b2
     too with ``decay_biases`` (Zhang & Zhou 2006 decay every parameter of BP-MLL); the rule gets
@@ -191,7 +146,7 @@ class LazyRows:
             theta = params[name]
             if not isinstance(grad, RowSparseGradient):
                 self._apply(name, theta, slice(None), grad)
-            elif self.decay(name) and not self._skipped_steps(name):
+            elif self._idle_steps(name) == MUST_RUN:
                 self._update_every_row(name, theta, grad)
             else:
                 rows, values = grad.rows, grad.values
@@ -213,21 +168,18 @@ class LazyRows:
         """Bring every row of every parameter up to step ``t`` (before evaluation or saving)."""
         self.catch_up(params, {name: slice(None) for name in self.state})
 
-    def _skipped_steps(self, name):
-        """The closed form of the zero-gradient steps of ``name``'s rows, or None when such a row
-        does not move (SGD and AdaGrad without decay) or has no closed form (AdaGrad with decay,
-        any other rule)."""
-        if isinstance(self.rule, Momentum):
-            return MomentumSteps
-        if isinstance(self.rule, SGD) and self.decay(name):
-            return ShrinkingSteps
-        return None
+    def _idle_steps(self, name):
+        """What the rule's step does to a row of ``name`` whose ∂J/∂θ is zero, as the rule says
+        (its ``idle_steps(γ)``): UNCHANGED, a Linear map, or MUST_RUN, also for a rule that
+        does not say."""
+        idle_steps = getattr(self.rule, "idle_steps", None)
+        return MUST_RUN if idle_steps is None else idle_steps(self.decay(name))
 
     def _slot(self, name, theta):
         """The state of ``name``, made on its first step (rows up to date at step t − 1)."""
         if name not in self.state:
             state = self.rule.new_state(theta)
-            if self._skipped_steps(name):
+            if isinstance(self._idle_steps(name), Linear):
                 state["last_step"] = np.full(theta.shape[0], self.t - 1, dtype=np.int64)
             self.state[name] = state
         return self.state[name]
@@ -246,7 +198,8 @@ class LazyRows:
     def _update_rows(self, state, theta, rows, g):
         """The rule on the rows ``rows`` of ``theta`` and of its state, whose regularised
         gradient is ``g``: gathered into preallocated buffers (views for a slice), updated by the
-        rule's in-place form (:data:`IN_PLACE`, else its ``update``), scattered back."""
+        rule's ``update`` (given reused buffers for its ``work_arrays``, if it has any),
+        scattered back."""
         names = [slot for slot in state if slot != "last_step"]
         if isinstance(rows, slice):
             theta_rows, slots = theta[rows], {slot: state[slot][rows] for slot in names}
@@ -255,11 +208,11 @@ class LazyRows:
             np.take(theta, rows, axis=0, out=theta_rows, mode="clip")
             slots = {slot: np.take(state[slot], rows, axis=0, out=buffer, mode="clip")
                      for slot, buffer in zip(names, gathered)}
-        in_place = IN_PLACE.get(type(self.rule))
-        if in_place is None:
-            self.rule.update(theta_rows, g, slots)
+        count = getattr(self.rule, "work_arrays", 0)
+        if count:
+            self.rule.update(theta_rows, g, slots, self._buffers("work", theta, len(g), count))
         else:
-            in_place(self.rule, theta_rows, g, slots, self._buffers("scratch", theta, len(g), 2))
+            self.rule.update(theta_rows, g, slots)
         if not isinstance(rows, slice):
             theta[rows] = theta_rows
             for slot in names:
@@ -287,11 +240,11 @@ class LazyRows:
         if behind.size == 0:
             return
         rows = np.arange(len(last_step))[rows] if isinstance(rows, slice) else np.asarray(rows)
-        rows, skipped, gamma = rows[behind], skipped[behind], self.decay(name)
-        steps = self._skipped_steps(name)
-        factors = steps.factors(self.rule, skipped, gamma)
+        rows, skipped, linear = rows[behind], skipped[behind], self._idle_steps(name)
+        P = powers(linear.A, skipped)                        # A^Δ per row
+        s = None if linear.slot is None else state[linear.slot]
         for block in row_blocks(len(rows), theta[:1].nbytes):
-            steps.apply(state, theta, rows[block], factors[block], gamma)
+            apply_powers(theta, s, rows[block], P[block])
         last_step[rows] = to_step
 
     def _update_every_row(self, name, theta, grad):

@@ -9,8 +9,9 @@
 and, every ``eval_every`` parameter updates (the x-axis of the paper's Figs. 3, 4), evaluates the
 network on validation data: one record of the returned :class:`History`.
 
-Exact sparse updates. An optimizer may defer the steps of rows of W1 that have no gradient
-(momentum, weight decay; see :mod:`mlnn.nn.lazy_updates`). ``catch_up`` brings the rows a minibatch
+Exact sparse updates. An optimizer may defer the steps of rows of W1 that have no gradient, when
+its rule gives them in closed form (momentum, SGD with weight decay; see
+:mod:`mlnn.nn.lazy_updates`). ``catch_up`` brings the rows a minibatch
 reads up to date before its forward pass, and ``flush`` brings every row up to date before each
 evaluation and at the end: the parameters of the dense updates, at the cost of the rows touched.
 
@@ -228,7 +229,8 @@ def train(network, loss, optimizer, X, Y, *, batch_size, max_epochs, max_updates
     runs on across epochs), and a last record is made for the updates after the last evaluation.
     Each record has the mean of the minibatch losses J since the previous record (``train_loss``)
     and, with validation data, ``validate(network, X_val, Y_val)``, computed after
-    ``optimizer.flush``. ``optimizer`` is a rule of :mod:`mlnn.nn.optimizers` or one wrapped in
+    ``optimizer.flush``. ``optimizer`` is an update rule (one of :mod:`mlnn.nn.optimizers`, or any
+    object with ``new_state`` and ``update``) or one wrapped in
     :class:`~mlnn.nn.lazy_updates.LazyRows` (for weight decay, or to keep its state).
     ``callbacks`` are called as ``callback(record, network)`` after each evaluation; one
     returning True stops training. ``verbose`` is a callable taking each record.
