@@ -389,6 +389,17 @@ def test_check_params_names_the_bad_hyper_parameter(name, value):
     assert model.get_params()[name] is value
 
 
+def test_loss_options_are_checked_with_the_loss_they_go_with():
+    """An option of another loss, or a bad value of the loss's own, is refused naming
+    loss_options as the caller spells it; setting the loss again checks the options again."""
+    with pytest.raises(MLNNError, match=r"^--opts: unknown PWE form 'loop'; choose one of"):
+        MultiLabelNN(loss="pwe", loss_options={"form": "loop"}).check_params(
+            {"loss_options": "--opts"})
+    model = MultiLabelNN(loss="pwe", loss_options={"form": "pairwise"}).check_params()
+    with pytest.raises(MLNNError, match=r"^loss_options: loss 'ce' has no option 'form'"):
+        model.set_params(loss="ce").check_params()
+
+
 def test_fit_checks_the_hyper_parameters_before_the_data():
     with pytest.raises(MLNNError, match="hidden_units must be a positive integer, got 2.5"):
         MultiLabelNN(hidden_units=2.5).fit("not data", None)

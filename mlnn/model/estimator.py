@@ -118,9 +118,8 @@ class MultiLabelNN:
         changed = {name: value for name, value in params.items()
                    if name not in checked or checked[name] is not value}
         check_values(changed, names)
-        if {"loss", "loss_options"} & set(changed):
-            check_loss_options(self.loss, self.loss_options, (names or {}).get("loss_options",
-                                                                               "loss_options"))
+        if {"loss", "loss_options"} & set(changed):      # the options must be the loss's
+            check_loss_options(self.loss, self.loss_options, names)
         self._checked = params
         return self
 

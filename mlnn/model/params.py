@@ -62,13 +62,14 @@ def _check_options(value, name):
                         f"None, got {value!r}")
 
 
-def check_loss_options(loss, options, name="loss_options"):
-    """Raise :class:`~mlnn.base.errors.MLNNError` naming ``name`` unless the loss ``loss`` takes
-    ``options`` (None: its defaults): they are checked by building it."""
+def check_loss_options(loss, options, names=None):
+    """Raise :class:`~mlnn.base.errors.MLNNError` unless the loss ``loss`` takes the
+    ``loss_options`` ``options`` (None: its defaults), which are checked by building it; the error
+    names ``loss_options`` as ``names`` spells it (see :func:`check_params`)."""
     try:
         get_loss(loss, **(options or {}))
     except MLNNError as error:
-        raise MLNNError(f"{name}: {error}") from None
+        raise MLNNError(f"{(names or {}).get('loss_options', 'loss_options')}: {error}") from None
 
 
 def _optional(check):
