@@ -218,7 +218,8 @@ CLAIMS = [
     # the results of Sec. 5 (Tables 2 and 3)
     (r"comparisons behind the paper's conclusions|the paper's conclusion — NN_A and NN_AD \(CE, "
      r"ReLU, AdaGrad, without and with dropout\) work much better than BP-MLL on the ranking "
-     r"measures", 625, r"work much better not only on rank loss but also on other ranking measures"),
+     r"measures", 625,
+     r"work much better not only on rank loss but also on other ranking measures"),
     (r"the paper's conclusion — NN_A and NN_AD [^—]* perform as well as or better than the other "
      r"methods on the bipartition measures too \(Sec\. 5\)", 627,
      r"${\rm NN}_{\rm A}$ and ${\rm NN}_{\rm AD}$ perform as"),
