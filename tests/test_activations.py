@@ -55,3 +55,17 @@ def test_sigmoid_is_stable_for_large_inputs():
 def test_unknown_activation_is_a_clear_error():
     with pytest.raises(MLNNError, match="unknown activation 'softplus'"):
         get_activation("softplus")
+
+
+@pytest.mark.parametrize("name", ["sigmoid", "tanh"])
+def test_an_output_activations_midpoint_is_the_middle_of_its_range(name):
+    """The fixed threshold (0.5 for sigmoid, 0 for tanh) is f(0), halfway between f's limits."""
+    activation = ACTIVATIONS[name]
+    low, middle, high = activation.fn(np.array([-50.0, 0.0, 50.0]))
+    assert activation.midpoint == middle == pytest.approx((low + high) / 2)
+    assert ACTIVATIONS["relu"].midpoint is None       # a hidden activation only
+
+
+def test_titles_name_the_activations_for_the_figures():
+    assert [ACTIVATIONS[name].title for name in ("relu", "tanh", "sigmoid")] == \
+        ["ReLU", "tanh", "sigmoid"]

@@ -18,10 +18,17 @@ def test_the_output_activation_is_the_losss_own(loss, output):
     assert network.hidden_activation.name == "tanh" and network.shape == (7, 4, 3)
 
 
-def test_pwe_form_and_loss_types():
+def test_loss_options_and_loss_types():
     assert isinstance(build_loss("ce"), CrossEntropy)
-    assert build_loss("pwe", "pairwise").form == "pairwise"
-    assert build_loss("pwe").form == "factorised"
+    assert build_loss("pwe", {"form": "pairwise"}).form == "pairwise"
+    assert build_loss("pwe").form == build_loss("pwe", {}).form == "factorised"
+    network, loss, _ = build(5, 2, hidden_units=3, loss="pwe", loss_options={"form": "pairwise"})
+    assert loss.options == {"form": "pairwise"} and network.output is loss.output
+
+
+def test_build_rejects_a_name_that_is_not_a_hyper_parameter():
+    with pytest.raises(MLNNError, match="unknown hyper-parameter 'pwe_form'"):
+        build(4, 2, pwe_form="pairwise")
 
 
 @pytest.mark.parametrize("dtype", ["float32", np.float32, np.dtype("float64"), "float64"])
@@ -53,6 +60,8 @@ def test_optimizers_and_their_options():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"loss": "hinge"}, "unknown loss 'hinge'"),
+    ({"loss_options": {"form": "pairwise"}}, "loss 'ce' has no option 'form'; its options: none"),
+    ({"loss": "pwe", "loss_options": {"form": "loop"}}, "unknown PWE form 'loop'"),
     ({"hidden_activation": "softsign"}, "unknown activation 'softsign'"),
     ({"optimizer": "adam"}, "unknown optimizer 'adam'"),
     ({"dtype": "float16"}, "unknown dtype 'float16'"),

@@ -3,10 +3,15 @@
 and tables), and the one meant: a citation next to a concept must be one of the places the
 paper puts that concept (a citation beside "PWE" is Eq. 3 / Sec. 3.2, beside "CE"
 Eq. 6 / Sec. 3.4, and so on). Read: the notebooks' cell sources, the READMEs and every module
-of the package (docstrings and comments)."""
+of the package (docstrings and comments).
+
+A sentence that credits the paper with a choice ("the paper's protocol", "as in the paper",
+"single runs", ...) must be one of :data:`CLAIMS`, each resting on a line of the paper's LaTeX
+source; with ``MLNN_PAPER_TEX`` naming that file, each line is checked to say it."""
 
 import csv
 import json
+import os
 import re
 from importlib import resources
 from pathlib import Path
@@ -161,3 +166,127 @@ def test_every_citation_of_the_paper_names_what_it_means():
     contents = paper_contents()
     found = [p for name, text in _texts() for p in problems(name, text, contents)]
     assert not found, f"{len(found)} citations to fix:\n" + "\n".join(found)
+
+
+#: A sentence crediting the paper with a choice or a result: "the paper's protocol" (grid,
+#: choice, criterion, setting, conclusion, runs, ...), "as in the paper", "as the paper does",
+#: "the paper uses / chooses", "single run(s)", "one run each".
+CREDIT = re.compile(r"\bthe paper's (?:protocol|choices?|settings?|grids?|move|conclusions?|runs?|"
+                    r"budget|split|criterion|rule)\b|\bas in the paper\b|\bsingle[- ]runs?\b|"
+                    r"\bone run each\b|\bas the paper (?:does|did|states|says)\b|"
+                    r"(?<!beyond )\bthe paper (?:uses|chooses|chose|holds out|carves|selects)\b",
+                    re.IGNORECASE)
+
+#: Where a sentence ends: before a capital after a full stop, at a paragraph break, before a list
+#: item or a table row.
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z*(\[`])|\n\s*\n|\n\s*(?=[-*|] )")
+
+#: What the paper states, as the project credits it: (a pattern of the crediting sentence, the
+#: line of nam2014.tex it rests on, words of that line). A crediting sentence that matches none
+#: of them fails :func:`test_every_sentence_crediting_the_paper_is_a_listed_claim`.
+CLAIMS = [
+    # the choices of Sec. 3-4
+    (r"cross-entropy \(CE, Eq\. 6\) on sigmoid outputs, the paper's choice", 288,
+     r"we set $w(\mathbf{y})=1$, then the log loss above is equivalent to \emph{cross entropy}"),
+    (r"ReLU is the paper's choice", 505, r"\textit{ReLUs} for its hidden layer"),
+    (r"paper's grids? for (?:the base learning rate )?η0|η0 (?:\(networks\) )?from \{0\.001, "
+     r"0\.01, 0\.1\}|(?:the|full) budget \(the model description's defaults and the paper's grids",
+     510, r"determined among $\left[0.001, 0.01, 0.1\right]$ using validation data"),
+    (r"paper's grid for the SVMs' C|C of the paper's grid|C \(BR\) from 10⁻³ … 10³", 515,
+     r"optimized in the range of $[10^{-3},10^{-2}, \ldots , 10^2, 10^3]$"),
+    (r"How C is chosen for BR_B and BR_R is the paper's protocol", 515,
+     r"based on either average of micro- and macro-average F$_{1}$ or rankloss on validation set"),
+    (r"(?:mean of micro- and macro-F1|criterion)[^.]*(?:paper's criterion|the paper uses)[^.]*"
+     r"BR_B|BR_B's C, the mean of micro- and macro-F1|the paper's criterion\.$", 515,
+     r"average of micro- and macro-average F$_{1}$"),
+    (r"rank loss by default, by which the paper chooses BR_R's C", 517,
+     r"optimized on ranking measures are indicated as ${\rm BR}_{\rm R}$"),
+    (r"reported results use all labels, as the paper does", 454,
+     r"P_{macro} = \frac{1}{L}\sum_{l=1}^{L}"),
+    (r"paper chooses η0 from \{0\.001, 0\.01, 0\.1\} \"using validation data\"|[Tt]he paper "
+     r"chooses η0 (?:and C )?on validation data", 510, r"using validation data"),
+    # the datasets and figures of Sec. 4-5
+    (r"Reuters-21578 and Delicious \(as in the paper\)", 464,
+     r"The EUR-Lex, Delicious and Bookmarks datasets"),
+    (r"the paper uses EUR-Lex", 543, r"in terms of rank loss on EUR-Lex"),
+    (r"the paper uses the German Education Index", 589,
+     r"on the German Education Index test data"),
+    (r"The paper's setting: one input x, one hidden unit", 359, r"out of 5 parameters"),
+    (r"AdaGrad (?:is )?red[^.]*as in the paper's Fig\. 3", 549, r"AdaGrad (red lines)"),
+    (r"At the larger learning rate CE wins clearly\*\*, as in the paper", 600,
+     r"CE that works well a relatively larger"),
+    # the results of Sec. 5 (Tables 2 and 3)
+    (r"comparisons behind the paper's conclusions|the paper's conclusion — NN_A and NN_AD \(CE, "
+     r"ReLU, AdaGrad, without and with dropout\) work much better than BP-MLL on the ranking "
+     r"measures", 625,
+     r"work much better not only on rank loss but also on other ranking measures"),
+    (r"the paper's conclusion — NN_A and NN_AD [^—]* perform as well as or better than the other "
+     r"methods on the bipartition measures too \(Sec\. 5\)", 627,
+     r"${\rm NN}_{\rm A}$ and ${\rm NN}_{\rm AD}$ perform as"),
+    (r"NN_AD and NN_A (?:hold|have) the two best average\s+ranks on (?:all four|rankloss)", 643,
+     r"${\rm NN}_{\rm AD}$     &   \textbf{1.2}    &   \textbf{1.4}"),
+    (r"BR_B \(C by mean F1\) is last on rankloss and coverage, as in the paper's Table 2 "
+     r"\(7\.4 and 6\.9\)", 648, r"${\rm BR}_{\rm B}$  &   7.4 &   3.3 &   6.9"),
+    (r"CE ranks better than PWE\*\*: rank loss 0\.0030–0\.0032", 676,
+     r"\textbf{Reuters-21578}"),
+    (r"Dropout helps the CE network\*\* \(NN_AD better than NN_A", 712, r"\textbf{Delicious}"),
+]
+
+
+def credited(text):
+    """(line, sentence) of every sentence of ``text`` that credits the paper (:data:`CREDIT`)."""
+    start = 0
+    for end in [m.start() for m in SENTENCE_END.finditer(text)] + [len(text)]:
+        sentence = " ".join(text[start:end].split())
+        if CREDIT.search(sentence):
+            yield text.count("\n", 0, start) + 1, sentence
+        start = end
+
+
+def unlisted(name, text):
+    """Every crediting sentence of ``text`` that is none of :data:`CLAIMS`."""
+    return [f"{name}:{line}: {sentence[:200]!r}" for line, sentence in credited(text)
+            if not any(re.search(pattern, sentence) for pattern, _, _ in CLAIMS)]
+
+
+def _prose():
+    """(name, text) of every notebook markdown cell, README and module."""
+    markdown = {f"{path.name} cell {index}" for path in (ROOT / "notebooks").glob("*.ipynb")
+                for index, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"])
+                if cell["cell_type"] == "markdown"}
+    return [(name, text) for name, text in _texts() if ".ipynb" not in name or name in markdown]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("We used the paper's protocol (η0 chosen on a validation split of the training documents).",
+     1),
+    ("Its numbers come from single runs. The paper reports one table.", 1),
+    ("Reuters-21578 and Delicious (as in the paper) plus enron.", 0),
+    ("BR_B is, as in the paper, first on miP. ReLU is the paper's choice, Sec. 3.5.", 1),
+    ("The study beyond the paper uses this rule.", 0),
+])
+def test_the_check_finds_an_unlisted_credit(text, expected):
+    assert len(unlisted("text", text)) == expected, unlisted("text", text)
+
+
+def test_every_sentence_crediting_the_paper_is_a_listed_claim():
+    found = [p for name, text in _prose() for p in unlisted(name, text)]
+    assert not found, (f"{len(found)} sentences credit the paper with what CLAIMS does not list "
+                       "(say it is ours, or add the claim with the LaTeX line it rests on):\n"
+                       + "\n".join(found))
+
+
+def test_every_claim_is_made_somewhere():
+    sentences = [s for _, text in _prose() for _, s in credited(text)]
+    unused = [pattern for pattern, _, _ in CLAIMS
+              if not any(re.search(pattern, s) for s in sentences)]
+    assert not unused, f"claims no text makes any more: {unused}"
+
+
+def test_every_claim_rests_on_its_line_of_the_paper():
+    path = os.environ.get("MLNN_PAPER_TEX")
+    if not path:
+        pytest.skip("set MLNN_PAPER_TEX to the paper's LaTeX source (nam2014.tex) to check")
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    wrong = [(line, words) for _, line, words in CLAIMS if words not in lines[line - 1]]
+    assert not wrong, f"lines of {path} that do not say what CLAIMS quotes: {wrong}"

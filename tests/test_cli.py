@@ -13,6 +13,7 @@ import pytest
 from mlnn.cli import build_parser, main
 from mlnn.cli.bench import BENCH_OPTIONS
 from mlnn.cli.model import TRAIN_OPTIONS
+from mlnn.model.estimator import MultiLabelNN
 from mlnn.model.params import DEFAULTS, PARAMS
 from mlnn.paper.methods import ALIASES, METHODS, resolve
 from mlnn.paper.reproduce import DECLARED_RULE
@@ -212,17 +213,50 @@ def _counting_checks(monkeypatch):
     return counts
 
 
-def test_train_and_evaluate_check_each_value_once(tmp_path, monkeypatch, capsys):
-    """``train`` checks each value before loading the data, naming its option, and ``fit`` does
-    not check it again; a loaded model is checked by ``load`` alone."""
+def test_train_checks_the_options_before_the_data_and_builds_one_model(tmp_path, monkeypatch,
+                                                                       capsys):
+    """``train`` checks each option given before loading the data, naming the option, then
+    builds the method's model once, whose ``fit`` checks every value once; a loaded model is
+    checked by ``load`` alone."""
+    import mlnn.cli.model as command
     counts = _counting_checks(monkeypatch)
+    before_data, built = [], []
+    load_dataset = command.load_dataset
+    monkeypatch.setattr(command, "load_dataset",
+                        lambda args: before_data.append(dict(counts)) or load_dataset(args))
+
+    class Counted(MultiLabelNN):
+        def __init__(self, **params):
+            built.append(params)
+            super().__init__(**params)
+    monkeypatch.setattr(command, "MultiLabelNN", Counted)
     model = tmp_path / "m.npz"
     assert main(["train", *SYNTHETIC, "--hidden-units", "4", "--learning-rate", "0.05",
                  "--epochs", "1", "--quiet", "--out", str(model)]) == 0
-    assert counts == {name: 1 for name in PARAMS}
+    given = {"hidden_units", "learning_rate", "max_epochs", "random_state"}
+    assert before_data == [{name: 1 for name in given}]
+    assert len(built) == 1 and built[0]["dropout"] == 0.5 and built[0]["hidden_units"] == 4
+    assert counts == {name: 1 + (name in given) for name in PARAMS}
     counts.clear()
     assert main(["evaluate", "--model", str(model), *SYNTHETIC]) == 0
     assert counts == {name: 1 for name in PARAMS}
+    capsys.readouterr()
+
+
+def test_train_builds_published_bpmll_once_with_the_datas_sizes(tmp_path, monkeypatch, capsys):
+    """BP-MLL as published sizes its hidden layer and weight decay by D and N: the one model
+    ``train`` builds has them, with no placeholder sizes set before the data."""
+    import mlnn.cli.model as command
+    built = []
+
+    class Counted(MultiLabelNN):
+        def __init__(self, **params):
+            built.append(params)
+            super().__init__(**params)
+    monkeypatch.setattr(command, "MultiLabelNN", Counted)
+    assert main(["train", *SYNTHETIC, "--method", "bpmll-original", "--epochs", "1", "--quiet",
+                 "--out", str(tmp_path / "m.npz")]) == 0
+    assert [(p["hidden_units"], p["weight_decay"]) for p in built] == [(6, 2 * 0.1 / 60)]
     capsys.readouterr()
 
 

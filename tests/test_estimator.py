@@ -245,6 +245,7 @@ WIRING = {
     "hidden_units": ({}, 12, lambda m, d: m.network_.shape),
     "hidden_activation": ({}, "tanh", _scores),
     "loss": ({}, "pwe", _scores),
+    "loss_options": ({"loss": "pwe"}, {"form": "pairwise"}, lambda m, d: m.loss_.form),
     "optimizer": ({}, "sgd", _scores),
     "learning_rate": ({}, 0.05, _scores),
     "momentum": ({"optimizer": "momentum"}, 0.5, _scores),
@@ -264,7 +265,6 @@ WIRING = {
     "threshold_lambda": ({}, 1e5, _thresholds),
     "threshold_intercept": ({}, "free", _thresholds),
     "threshold_target": ({"threshold_lambda": 0.01}, "hamming", _thresholds),
-    "pwe_form": ({"loss": "pwe"}, "pairwise", lambda m, d: m.loss_.form),
     "init": ({}, "he", _scores),
     "dtype": ({}, "float64", lambda m, d: m.network_.dtype),
     "sparse_output": ({}, True, lambda m, d: type(m.predict(d.X_test))),
@@ -347,6 +347,8 @@ BAD_VALUES = {
     "hidden_units": [2.5, 0, -5, True, "10", None],
     "hidden_activation": ["softsign", None, ["relu"]],
     "loss": ["hinge", None],
+    "loss_options": [{"form": "pairwise"}, ["form"], "pairwise", {1: "pairwise"},
+                     {"form": ["pairwise"]}],
     "optimizer": ["adam", None],
     "learning_rate": [0, -0.1, np.nan, np.inf, "0.1", None],
     "momentum": [1.0, -0.1, np.nan, None],
@@ -366,7 +368,6 @@ BAD_VALUES = {
     "threshold_lambda": [-1.0, np.inf, "auto"],
     "threshold_intercept": ["penalized", None],
     "threshold_target": ["accuracy", None],
-    "pwe_form": ["loop", None],
     "init": ["zeros", None],
     "dtype": ["float16", np.int32, None],
     "sparse_output": [1, "csr", None],
@@ -386,6 +387,17 @@ def test_check_params_names_the_bad_hyper_parameter(name, value):
     with pytest.raises(MLNNError, match=rf"\b{name}\b"):
         model.check_params()
     assert model.get_params()[name] is value
+
+
+def test_loss_options_are_checked_with_the_loss_they_go_with():
+    """An option of another loss, or a bad value of the loss's own, is refused naming
+    loss_options as the caller spells it; setting the loss again checks the options again."""
+    with pytest.raises(MLNNError, match=r"^--opts: unknown PWE form 'loop'; choose one of"):
+        MultiLabelNN(loss="pwe", loss_options={"form": "loop"}).check_params(
+            {"loss_options": "--opts"})
+    model = MultiLabelNN(loss="pwe", loss_options={"form": "pairwise"}).check_params()
+    with pytest.raises(MLNNError, match=r"^loss_options: loss 'ce' has no option 'form'"):
+        model.set_params(loss="ce").check_params()
 
 
 def test_fit_checks_the_hyper_parameters_before_the_data():

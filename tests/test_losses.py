@@ -226,6 +226,21 @@ def test_unknown_loss_and_form_are_clear_errors():
         get_loss("hinge")
     with pytest.raises(MLNNError, match="unknown PWE form"):
         PairwiseExponential("quadratic")
+    with pytest.raises(MLNNError, match="unknown PWE form 'quadratic'"):
+        get_loss("pwe", form="quadratic")
+    with pytest.raises(MLNNError, match=r"^loss 'pwe' has no option 'scale'; its options: "
+                                        r"\['form'\]$"):
+        get_loss("pwe", scale=2)
+
+
+@pytest.mark.parametrize("loss", [CrossEntropy(), PairwiseExponential("pairwise")], ids=repr)
+def test_a_loss_carries_its_options_title_and_midpoint(loss):
+    again = get_loss(loss.name, **loss.options)
+    assert type(again) is type(loss) and again.options == loss.options
+    assert repr(again) == repr(loss) == {"ce": "CrossEntropy()",
+                                         "pwe": "PairwiseExponential(form='pairwise')"}[loss.name]
+    assert loss.title == loss.name.upper()
+    assert loss.output.midpoint == {"ce": 0.5, "pwe": 0.0}[loss.name]
 
 
 @given(case=outputs_and_labels())

@@ -5,6 +5,7 @@ import io
 import json
 import re
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ import scipy.sparse as sp
 
 from mlnn.base.errors import MLNNError, ModelFileError
 from mlnn.cli import main
+from mlnn.datasets import load
 from mlnn.model.estimator import MultiLabelNN
 from mlnn.base.fileio import arrays_digest as checksum
 from mlnn.model.modelfile import is_model_file, loading, read_model_file, write_model_file
@@ -306,3 +308,22 @@ def test_a_member_that_is_not_an_array_is_refused(tmp_path):
         archive.writestr("notes.txt", "hello")
     with pytest.raises(ModelFileError, match="its member 'notes.txt' is not a .npy array"):
         read_model_file(tmp_path / "m.npz")
+
+
+#: Model files written before losses carried their options (PWE's form was the hyper-parameter
+#: ``pwe_form``), on the synthetic data below, and the first test document's scores then.
+OLD_FILES = {"model_v2_pwe_pairwise.npz": ("pwe", {"form": "pairwise"},
+                                           [0.0622797, -0.02380496, 0.01121032, -0.11118844]),
+             "model_v2_ce.npz": ("ce", None, [0.51593393, 0.51765406, 0.5214263, 0.47191775])}
+
+
+@pytest.mark.parametrize("name", sorted(OLD_FILES))
+def test_a_model_file_written_before_loss_options_still_loads(name):
+    loss, options, scores = OLD_FILES[name]
+    model = MultiLabelNN.load(Path(__file__).parent / "data" / name)
+    assert (model.loss, model.loss_options, model.loss_.name) == (loss, options, loss)
+    assert model.loss_.options == (options or {})
+    assert "pwe_form" not in model.get_params()
+    data = load("synthetic", n_train=60, n_test=20, n_features=12, n_labels=4, random_state=0)
+    np.testing.assert_allclose(model.decision_function(data.X_test)[0], scores, rtol=1e-6)
+    assert model.predict(data.X_test).shape == (20, 4)

@@ -399,8 +399,8 @@ def check_validation_labels(Y_val, name):
 
 def validation_split(n, fraction, random_state=0):
     """``(fit_rows, val_rows)``, both sorted: the validation documents are the first
-    ``round(fraction · n)`` entries of ``default_rng(random_state).permutation(n)`` (the paper
-    holds out validation data from the training documents, Sec. 4)."""
+    ``round(fraction · n)`` entries of ``default_rng(random_state).permutation(n)`` (ours: the
+    paper chooses η0 and C on validation data, Sec. 4, but does not say where they come from)."""
     fraction = check_fraction(fraction, "validation fraction")
     n_val = int(round(fraction * n))
     if n_val < 1 or n_val >= n:

@@ -24,8 +24,8 @@ from mlnn.datasets.text import decode
 from mlnn.evaluation.metrics import MEASURES, undefined_measures
 from mlnn.model.estimator import MultiLabelNN
 from mlnn.model.modelfile import is_model_file
-from mlnn.model.params import DEFAULTS
-from mlnn.paper.methods import NETWORK_ALIASES, network_params, resolve
+from mlnn.model.params import DEFAULTS, check_params
+from mlnn.paper.methods import METHODS, NETWORK_ALIASES, network_params, resolve
 
 #: The hyper-parameters ``train`` takes, and their options.
 TRAIN_OPTIONS = {"learning_rate": "--learning-rate", "max_epochs": "--epochs",
@@ -92,12 +92,14 @@ def _register_predict(subparsers):
 
 def run_train(args):
     method = resolve(args.method)
+    if METHODS[method]["kind"] == "br":
+        raise MLNNError(f"--method: {method} is not a neural-network method; choose one of "
+                        f"{list(NETWORK_ALIASES)}")
     given = given_params(args, TRAIN_OPTIONS)
-    model = MultiLabelNN(**{**network_params(method, 1, 1), **given})     # BR is not a network
-    model.check_params(TRAIN_OPTIONS)       # each value once, naming its option
+    check_params(given, TRAIN_OPTIONS)       # before the data is read, naming each option
     check_output_path(args.out, "--out", is_model_file, "an mlnn model file")
     dataset = load_dataset(args)
-    model.set_params(**{**network_params(method, *reversed(dataset.X_train.shape)), **given})
+    model = MultiLabelNN(**{**network_params(method, *reversed(dataset.X_train.shape)), **given})
     if show_progress(args):
         model.set_params(verbose=epoch_reporter(model.max_epochs, sys.stderr))
     print(f"training {method} on {dataset.name}: {dataset.X_train.shape[0]} documents, "

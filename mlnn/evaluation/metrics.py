@@ -13,7 +13,9 @@ predicted label sets; ``Y`` and ``Y_pred`` may be dense or sparse, bool, integer
     macro P/R/F1  per label, then averaged over the L labels (maF: the mean of per-label F1)
     hamming       #{(k, l) : ŷ_kl ≠ y_kl} / (n·L) (not in the paper's tables)
 
-Conventions: ties count ½ in rank loss (Eq. 1); elsewhere rank(l) = #{l' : f_l' ≥ f_l}
+Conventions: rank loss divides by the number of pairs |y||ȳ|, the usual reading of Eq. 1's
+normalisation factor w(y), which the paper leaves open (it calls 1/(|y||ȳ|) "a typical choice"
+beside the log loss); ties count ½ in rank loss (Eq. 1); elsewhere rank(l) = #{l' : f_l' ≥ f_l}
 (pessimistic, scikit-learn's; coverage is its ``coverage_error`` minus one). Documents on which a
 ranking measure is undefined are left out of its average, as MULAN does (no relevant label; for
 rank loss also no irrelevant one); ``nan`` if none qualifies (:func:`undefined_measures` says

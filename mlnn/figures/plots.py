@@ -16,6 +16,8 @@ from mlnn.base.errors import MLNNError
 from mlnn.base.fileio import atomic_write
 from mlnn.figures.environment import figures_dir
 from mlnn.figures.landscapes import surface_gradient
+from mlnn.nn.activations import get_activation
+from mlnn.nn.losses import get_loss
 
 #: The one palette: a colour stands for one value of one concept in every figure. AdaGrad is red
 #: as in the paper's Fig. 3; η 0.01 blue as its Fig. 4's PWE at 0.01 (we draw PWE and CE apart,
@@ -91,12 +93,10 @@ def _new_figure(nrows=1, ncols=1, width=6.0, height=4.2, **kwargs):
 
 # -- Fig. 2: loss landscapes ----------------------------------------------------------------------
 
-_LOSS_TITLES = {"ce": "cross-entropy (sigmoid outputs)", "pwe": "PWE (tanh outputs)"}
-
-
 def _surface_title(surface):
-    loss = _LOSS_TITLES.get(surface.loss, surface.loss)
-    return f"{loss}, {surface.hidden_activation} hidden unit"
+    """"CE (sigmoid outputs), tanh hidden unit": the titles the loss and activations carry."""
+    loss, hidden = get_loss(surface.loss), get_activation(surface.hidden_activation)
+    return f"{loss.title} ({loss.output.title} outputs), {hidden.title} hidden unit"
 
 
 def plot_landscape_pair(left, right, title):
@@ -222,21 +222,23 @@ def plot_dropout(curves, measure="rankloss", title_prefix="Fig. 3 (right)",
 
 
 def plot_learning_rates(curves, title_prefix="Fig. 4"):
-    """Fig. 4: PWE (left) vs CE (right) at several η (:data:`COLOURS`), dropout dashed; rank loss
-    and MAP against updates on a log axis."""
+    """Fig. 4: one column per loss, in the order of ``curves`` (the paper's PWE left of CE), at
+    several η (:data:`COLOURS`), dropout dashed; rank loss and MAP against updates on a log
+    axis."""
     c = curves[0]
-    losses = [loss for loss in ("pwe", "ce") if any(curve["loss"] == loss for curve in curves)]
+    losses = list(dict.fromkeys(curve["loss"] for curve in curves))
+    titles = [get_loss(loss).title for loss in losses]
     fig, axes = _new_figure(2, len(losses), width=6.0, height=4.0, sharey="row")
     for column, loss in enumerate(losses):
         mine = sorted((curve for curve in curves if curve["loss"] == loss),
                       key=lambda c: (c["learning_rate"], c["dropout"]))
         for row, measure in enumerate(("rankloss", "MAP")):
             plot_curves(mine, measure, ax=axes[row, column], logx=True, colour_by="learning_rate",
-                        style_by="dropout", title=f"{loss.upper()}: {MEASURE_NAMES[measure]}",
+                        style_by="dropout", title=f"{titles[column]}: {MEASURE_NAMES[measure]}",
                         logy=measure == "rankloss")
     etas = sorted({curve["learning_rate"] for curve in curves})
     eta_list = ", ".join(f"{eta:g}" for eta in etas)
-    fig.suptitle(f"{title_prefix} — {c['dataset']}: PWE (left) vs CE (right), "
+    fig.suptitle(f"{title_prefix} — {c['dataset']}: {' vs '.join(titles)} (left to right), "
                  f"{c['hidden_activation']} hidden, {_size_note(curves)}, {c['optimizer']}\n"
                  f"η ∈ {{{eta_list}}} (η = 0.01 blue, 0.1 orange)"
                  + ("; solid = no dropout, dashed = dropout"

@@ -32,7 +32,7 @@ from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, sele
 from mlnn.model.builders import build, build_loss
 from mlnn.model.modelfile import loading, read_model_file, write_model_file
 from mlnn.model.params import DEFAULT, DEFAULTS, numpydoc
-from mlnn.model.params import check_params as check_values
+from mlnn.model.params import check_loss_options, check_params as check_values
 from mlnn.nn.network import Network
 from mlnn.model.stopping_rules import (RuleWatch, stopping_rule, threshold_rows,
                                        threshold_validation)
@@ -72,6 +72,7 @@ class MultiLabelNN:
     hidden_units: int = DEFAULT.hidden_units
     hidden_activation: str = DEFAULT.hidden_activation
     loss: str = DEFAULT.loss
+    loss_options: Optional[dict] = DEFAULT.loss_options
     optimizer: str = DEFAULT.optimizer
     learning_rate: float = DEFAULT.learning_rate
     momentum: float = DEFAULT.momentum
@@ -91,7 +92,6 @@ class MultiLabelNN:
     threshold_lambda: Optional[float] = DEFAULT.threshold_lambda
     threshold_intercept: str = DEFAULT.threshold_intercept
     threshold_target: str = DEFAULT.threshold_target
-    pwe_form: str = DEFAULT.pwe_form
     init: str = DEFAULT.init
     dtype: str = DEFAULT.dtype
     sparse_output: bool = DEFAULT.sparse_output
@@ -115,8 +115,11 @@ class MultiLabelNN:
         """Check each hyper-parameter not checked before (:func:`mlnn.model.params.check_params`,
         ``names`` as there); ``fit`` calls it first. Returns self."""
         params, checked = self.get_params(), getattr(self, "_checked", {})
-        check_values({name: value for name, value in params.items()
-                      if name not in checked or checked[name] is not value}, names)
+        changed = {name: value for name, value in params.items()
+                   if name not in checked or checked[name] is not value}
+        check_values(changed, names)
+        if {"loss", "loss_options"} & set(changed):      # the options must be the loss's
+            check_loss_options(self.loss, self.loss_options, names)
         self._checked = params
         return self
 
@@ -156,13 +159,7 @@ class MultiLabelNN:
                             "X_val, Y_val or a validation_fraction > 0 (without validation data "
                             "only stopping='fixed', or the default 'rankloss', which then trains "
                             "max_epochs epochs)")
-        network, loss, optimizer = build(
-            X.shape[1], Y.shape[1], loss=self.loss, hidden_units=self.hidden_units,
-            hidden_activation=self.hidden_activation, optimizer=self.optimizer,
-            learning_rate=self.learning_rate, momentum=self.momentum,
-            nesterov=self.nesterov, weight_decay=self.weight_decay,
-            decay_biases=self.decay_biases, pwe_form=self.pwe_form,
-            random_state=self.random_state, dtype=self.dtype, init=self.init)
+        network, loss, optimizer = build(X.shape[1], Y.shape[1], **self.get_params())
         watch = RuleWatch(rules, self.patience)
         stopper, validate = (self._stopping(X, Y, network, rules) if X_val is not None
                              else (None, ranking_validation))
@@ -193,7 +190,7 @@ class MultiLabelNN:
             return stopper, ranking_validation
         rows = threshold_rows(X.shape[0], random_state=self.random_state)
         lams = DEFAULT_LAMBDAS if self.threshold_lambda is None else (self.threshold_lambda,)
-        fixed = _fixed_threshold(network) if self.threshold == "fixed" else None
+        fixed = network.output.midpoint if self.threshold == "fixed" else None
         return stopper, threshold_validation(
             X[rows], Y[rows], lams=lams, fixed=fixed, features=self.threshold_features,
             intercept=self.threshold_intercept, target=self.threshold_target)
@@ -205,7 +202,7 @@ class MultiLabelNN:
                    "target": self.threshold_target}
         self.threshold_scores_ = {}
         if self.threshold == "fixed":
-            self.thresholds_ = ThresholdPredictor(fixed=_fixed_threshold(self.network_)).fit(
+            self.thresholds_ = ThresholdPredictor(fixed=self.network_.output.midpoint).fit(
                 None, scores, Y)
             self.threshold_lambda_ = None
         elif self.threshold_lambda is not None or X_val is None:
@@ -304,8 +301,7 @@ class MultiLabelNN:
         t = self.thresholds_
         meta = {"params": params,
                 "fitted": {name: getattr(self, name) for name in FITTED_SCALARS},
-                "hidden": self.network_.hidden_activation.name, "loss": self.loss_.name,
-                "pwe_form": getattr(self.loss_, "form", None),
+                "hidden": self.network_.hidden_activation.name,
                 "thresholds": {"lam": t.lam, "features": t.features, "fixed": t.fixed,
                                "intercept": float(t.intercept_), "form": t.intercept,
                                "target": t.target, "n_features_in": t.n_features_in_},
@@ -326,13 +322,13 @@ class MultiLabelNN:
         a valid model raises :class:`~mlnn.base.errors.ModelFileError`."""
         with loading(path):
             arrays, meta = read_model_file(path)
-            params = meta["params"]
+            params = _with_loss_options(meta["params"])
             unknown = sorted(set(params) - set(DEFAULTS))
             if unknown:
                 raise ModelFileError(f"model file {path} has hyper-parameters {unknown} that "
                                      "this version of mlnn does not know")
             model = cls(**params)
-            model.loss_ = build_loss(meta["loss"], meta["pwe_form"])
+            model.loss_ = build_loss(model.loss, model.loss_options)
             model.network_ = Network(*(arrays[name] for name in ("W1", "b1", "W2", "b2")),
                                      meta["hidden"], model.loss_.output)
             for name in FITTED_SCALARS:
@@ -376,9 +372,15 @@ def _records(history):
     return history
 
 
-def _fixed_threshold(network):
-    """The fixed threshold of ``threshold="fixed"``: 0 for tanh outputs, 0.5 for sigmoid ones."""
-    return 0.0 if network.output.name == "tanh" else 0.5
+def _with_loss_options(params):
+    """The hyper-parameters of a model file; a file written before losses had options holds
+    PWE's one option as the hyper-parameter ``pwe_form``, read as ``loss_options``."""
+    if "pwe_form" not in params:
+        return params
+    params = dict(params)
+    form = params.pop("pwe_form")
+    params["loss_options"] = {"form": form} if params.get("loss") == "pwe" else None
+    return params
 
 
 def _thresholds(saved, coef):

@@ -6,7 +6,8 @@ This module knows files, not models: what goes in is decided by
 =====================  ================================================================
 ``format``             the string ``mlnn-model``
 ``format_version``     :data:`FORMAT_VERSION`
-``meta``               JSON: hyper-parameters, fitted scalars, activation/loss names, history
+``meta``               JSON: hyper-parameters (the loss and its options among them), fitted
+                       scalars, the hidden activation's name, history
 ``W1 b1 W2 b2``        the network's parameters
 ``threshold_coef``     θ of the threshold predictor T(x) = θᵀx + b (empty for a fixed threshold)
 ``feature_names``      unicode arrays (empty when unknown)

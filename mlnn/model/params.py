@@ -22,7 +22,7 @@ from mlnn.base.validation import (check_bool, check_choice, check_float_in, chec
 from mlnn.evaluation.thresholds import FEATURES, INTERCEPTS, TARGETS
 from mlnn.nn.activations import ACTIVATIONS
 from mlnn.nn.dropout import check_rate
-from mlnn.nn.losses import LOSSES, PairwiseExponential
+from mlnn.nn.losses import LOSSES, get_loss
 from mlnn.nn.network import DTYPES, INITIALISATIONS, check_dtype
 from mlnn.nn.optimizers import OPTIMIZERS
 from mlnn.model.stopping_rules import STOPPING_RULES
@@ -46,6 +46,32 @@ def _choice(*choices):
     return lambda value, name: check_choice(value, name, choices)
 
 
+def _registered(registry):
+    """A check that a value is a key of ``registry`` (read when checking, so that a loss or an
+    activation registered later is accepted)."""
+    return lambda value, name: check_choice(value, name, sorted(registry))
+
+
+def _check_options(value, name):
+    """``loss_options``: a dict of option names to numbers, strings, booleans or None (what a
+    model file can hold)."""
+    plain = (str, int, float, bool, type(None))
+    if not isinstance(value, dict) or not all(
+            isinstance(key, str) and isinstance(option, plain) for key, option in value.items()):
+        raise MLNNError(f"{name} must be a dict of option names to numbers, strings, booleans or "
+                        f"None, got {value!r}")
+
+
+def check_loss_options(loss, options, names=None):
+    """Raise :class:`~mlnn.base.errors.MLNNError` unless the loss ``loss`` takes the
+    ``loss_options`` ``options`` (None: its defaults), which are checked by building it; the error
+    names ``loss_options`` as ``names`` spells it (see :func:`check_params`)."""
+    try:
+        get_loss(loss, **(options or {}))
+    except MLNNError as error:
+        raise MLNNError(f"{(names or {}).get('loss_options', 'loss_options')}: {error}") from None
+
+
 def _optional(check):
     """``check``, but None passes."""
     return lambda value, name: None if value is None else check(value, name)
@@ -67,12 +93,16 @@ PARAMS = MappingProxyType({
         default=1000, check=check_positive_int, kind="int ≥ 1", parse=int,
         help="F, the number of hidden units (the paper's networks have 1,000; Sec. 4)."),
     "hidden_activation": Param(
-        default="relu", check=_choice(*sorted(ACTIVATIONS)), kind=_names(ACTIVATIONS),
+        default="relu", check=_registered(ACTIVATIONS), kind=_names(ACTIVATIONS),
         help="f_h, the hidden units' activation (ReLU is the paper's choice, Sec. 3.5)."),
     "loss": Param(
-        default="ce", check=_choice(*sorted(LOSSES)), kind=_names(LOSSES),
+        default="ce", check=_registered(LOSSES), kind=_names(LOSSES),
         help='"ce": sigmoid outputs and cross-entropy (Eq. 6, Sec. 3.4); "pwe": tanh outputs and '
-             "BP-MLL's pairwise exponential error (Eq. 3, Sec. 3.2)."),
+             "BP-MLL's pairwise exponential error (Eq. 3, Sec. 3.2); see mlnn.nn.losses."),
+    "loss_options": Param(
+        default=None, check=_optional(_check_options), kind="dict or None",
+        help='The options of the loss (None: its defaults), e.g. {"form": "pairwise"} for PWE: '
+             "the literal O(|y||ȳ|) double sum instead of the O(L) form (the same numbers)."),
     "optimizer": Param(
         default="adagrad", check=_choice(*sorted(OPTIMIZERS)), kind=_names(sorted(OPTIMIZERS)),
         help="The update rule (Sec. 3.5; see mlnn.nn.optimizers)."),
@@ -103,7 +133,8 @@ PARAMS = MappingProxyType({
         help="Dropout rate of the input's stored entries."),
     "batch_size": Param(
         default=64, check=check_positive_int, kind="int ≥ 1", parse=int,
-        help="Documents per minibatch (Sec. 4)."),
+        help="Documents per minibatch of SGD (ours: the paper, Sec. 3.5, gives no minibatch "
+             "size)."),
     "max_epochs": Param(
         default=100, check=check_positive_int, kind="int ≥ 1", parse=int,
         help="Passes over the training documents at most."),
@@ -143,10 +174,6 @@ PARAMS = MappingProxyType({
         default="f1", check=_choice(*TARGETS), kind=_names(TARGETS),
         help="The per-document targets T regresses on: F1-optimal (Sec. 3.3) or Hamming-optimal "
              "(BP-MLL's); see mlnn.evaluation.thresholds.ThresholdPredictor."),
-    "pwe_form": Param(
-        default="factorised", check=_choice(*PairwiseExponential.FORMS),
-        kind=_names(PairwiseExponential.FORMS),
-        help="How PWE is computed: O(L) or the literal O(|y||ȳ|) double sum (the same numbers)."),
     "init": Param(
         default="glorot", check=_choice(*INITIALISATIONS), kind=_names(INITIALISATIONS),
         help="Uniform initialisation of W1 and W2 (biases start at zero)."),

@@ -11,7 +11,12 @@ Anything else (values other than 0 and 1, a shape other than z2's) raises
 :class:`~mlnn.base.errors.MLNNError`.
 
 Each loss is paired explicitly with its output activation (:attr:`Loss.output`): the delta it
-returns is ∂J/∂z2 *through that activation*, so the network never assumes ``o − y``.
+returns is ∂J/∂z2 *through that activation*, so the network never assumes ``o − y``. A loss
+carries what the rest of mlnn needs to know of it: its ``name`` (its key in :data:`LOSSES`), its
+``title`` (for figures), its output activation (whose ``midpoint`` is the fixed threshold) and
+its ``options``, the arguments of its constructor, so that ``get_loss(loss.name,
+**loss.options)`` builds it again (a model file stores them). Adding a loss is one subclass of
+:class:`Loss` and its entry in :data:`LOSSES`.
 
 Reduction. ``per_document`` returns the loss J_i of each document; ``value`` is the mean over the
 n documents of the minibatch, J = (1/n) Σ_i J_i. ``delta`` returns the paper's per-document δ2
@@ -20,10 +25,12 @@ are the gradients of the mean J. ``value_and_delta`` returns both at once (the t
 every minibatch); a loss whose value and δ2 share work, like PWE's exponentials, does it once.
 """
 
+import inspect
 from abc import ABC, abstractmethod
 
 import numpy as np
 
+from mlnn.base.errors import MLNNError
 from mlnn.base.validation import check_choice, check_dense_Y
 from mlnn.nn.activations import ACTIVATIONS
 
@@ -45,11 +52,32 @@ def mean_loss(J):
     return float(np.mean(J)) if len(J) else 0.0
 
 
+def option_names(kind):
+    """The options of the loss class ``kind``: the names of its constructor's arguments."""
+    return list(inspect.signature(kind).parameters)
+
+
 class Loss(ABC):
-    """Base class: a loss J(o, y) paired with its output activation ``output``."""
+    """Base class: a loss J(o, y) paired with its output activation ``output``.
+
+    A subclass sets ``name``, ``title`` and ``output``; each argument of its constructor is an
+    option, stored under its own name (``self.form = form``), so that :attr:`options` can read it
+    back.
+    """
 
     name = None
+    title = None
     output = None
+
+    @property
+    def options(self):
+        """The constructor's arguments, ``{option: value}``: ``get_loss(self.name,
+        **self.options)`` builds this loss again."""
+        return {option: getattr(self, option) for option in option_names(type(self))}
+
+    def __repr__(self):
+        options = ", ".join(f"{option}={value!r}" for option, value in self.options.items())
+        return f"{type(self).__name__}({options})"
 
     @abstractmethod
     def per_document(self, z2, o, Y):
@@ -88,10 +116,8 @@ class CrossEntropy(Loss):
     """
 
     name = "ce"
+    title = "CE"
     output = ACTIVATIONS["sigmoid"]
-
-    def __repr__(self):
-        return "CrossEntropy()"
 
     def per_document(self, z2, o, Y):
         # softplus with NumPy's ufuncs in z2's dtype: scipy.special.log_expit(−s) gives the same
@@ -138,14 +164,12 @@ class PairwiseExponential(Loss):
     """
 
     name = "pwe"
+    title = "PWE"
     output = ACTIVATIONS["tanh"]
     FORMS = ("factorised", "pairwise")
 
     def __init__(self, form="factorised"):
         self.form = check_choice(form, "PWE form", self.FORMS)
-
-    def __repr__(self):
-        return f"PairwiseExponential(form={self.form!r})"
 
     def excluded(self, Y):
         n_relevant = np.count_nonzero(as_labels(Y), axis=1)
@@ -202,11 +226,19 @@ class PairwiseExponential(Loss):
         return J, dJ_do
 
 
+#: The losses by name: a new loss is registered by its entry here.
 LOSSES = {"ce": CrossEntropy, "pwe": PairwiseExponential}
 
 
-def get_loss(name):
-    """A loss by name (``ce`` or ``pwe``), or pass a :class:`Loss` instance through."""
-    if isinstance(name, Loss):
+def get_loss(name, **options):
+    """The loss ``name`` (a key of :data:`LOSSES`: ``ce``, ``pwe``) built with its ``options``,
+    e.g. ``get_loss("pwe", form="pairwise")``; a :class:`Loss` instance is passed through."""
+    if isinstance(name, Loss) and not options:
         return name
-    return LOSSES[check_choice(name, "loss", sorted(LOSSES))]()
+    kind = LOSSES[check_choice(name, "loss", sorted(LOSSES))]
+    known = option_names(kind)
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise MLNNError(f"loss {name!r} has no option {unknown[0]!r}; its options: "
+                        f"{known or 'none'}")
+    return kind(**options)

@@ -1,0 +1,92 @@
+"""A loss added from outside the package is one class and its registration: it trains, its
+options go through the hyper-parameters and a model file, its δ2 passes the finite-difference
+check, and the figures and the fixed threshold take what they need from it."""
+
+import numpy as np
+import pytest
+
+from mlnn.base.errors import MLNNError
+from mlnn.datasets import load
+from mlnn.figures import plots
+from mlnn.model.builders import build
+from mlnn.model.estimator import MultiLabelNN
+from mlnn.nn.activations import ACTIVATIONS
+from mlnn.nn.gradcheck import loss_of_param, numerical_gradient, rel_error
+from mlnn.nn.losses import LOSSES, Loss, as_labels
+
+
+class SquaredError(Loss):
+    """J_i = (scale / 2) Σ_l (o_l − y_l)² over sigmoid outputs;
+    δ2_l = scale (o_l − y_l) · o_l (1 − o_l)."""
+
+    name, title, output = "se", "SE", ACTIVATIONS["sigmoid"]
+
+    def __init__(self, scale=1.0):
+        self.scale = scale
+
+    def per_document(self, z2, o, Y):
+        return self.scale / 2 * np.square(o - as_labels(Y, o)).sum(axis=1)
+
+    def delta(self, z2, o, Y):
+        return self.scale * (o - as_labels(Y, o)) * self.output.grad(z2, o)
+
+
+@pytest.fixture
+def squared_error(monkeypatch):
+    monkeypatch.setitem(LOSSES, SquaredError.name, SquaredError)      # its registration
+
+
+@pytest.fixture(scope="module")
+def data():
+    return load("synthetic", n_train=200, n_test=50, n_features=30, n_labels=5, random_state=0)
+
+
+def test_its_delta2_and_the_parameter_gradients_match_central_differences(squared_error):
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(6, 4)), (rng.random((6, 3)) < 0.4).astype(float)
+    network, loss, _ = build(4, 3, hidden_units=5, loss="se", loss_options={"scale": 3.0},
+                             dtype="float64", random_state=0)
+    z2 = rng.normal(size=(6, 3))
+    numeric = numerical_gradient(lambda z: loss.per_document(z, loss.output.fn(z), Y).sum(), z2)
+    assert rel_error(loss.delta(z2, loss.output.fn(z2), Y), numeric) < 1e-6
+    cache = network.forward(X)
+    analytic = network.backward(cache, loss.delta(cache.z2, cache.o, Y))
+    for name in ("W2", "b2", "b1"):
+        numeric = numerical_gradient(loss_of_param(network, loss, X, Y, name),
+                                     network.params[name])
+        assert rel_error(getattr(analytic, name), numeric) < 1e-6, name
+
+
+def test_it_trains_saves_and_loads_with_its_options(squared_error, data, tmp_path):
+    model = MultiLabelNN(loss="se", loss_options={"scale": 2.0}, hidden_units=8, max_epochs=4,
+                         learning_rate=0.1, threshold="fixed", random_state=0)
+    model.fit(data.X_train, data.Y_train)
+    assert isinstance(model.loss_, SquaredError) and model.loss_.scale == 2.0
+    assert model.network_.output.name == "sigmoid" and model.thresholds_.fixed == 0.5
+    losses = model.history_.column("train_loss")
+    assert losses[-1] < losses[0]
+    model.save(tmp_path / "se.npz")
+    loaded = MultiLabelNN.load(tmp_path / "se.npz")
+    assert isinstance(loaded.loss_, SquaredError) and loaded.loss_.options == {"scale": 2.0}
+    assert loaded.get_params() == {**model.get_params(), "verbose": False}
+    np.testing.assert_array_equal(loaded.predict(data.X_test), model.predict(data.X_test))
+
+
+def test_its_options_are_checked_by_building_it(squared_error):
+    with pytest.raises(MLNNError, match=r"^loss_options: loss 'se' has no option 'form'; its "
+                                        r"options: \['scale'\]$"):
+        MultiLabelNN(loss="se", loss_options={"form": "pairwise"}).check_params()
+
+
+def test_an_unregistered_loss_is_refused_and_a_registered_one_is_in_the_figures(
+        squared_error, monkeypatch):
+    curves = [{"loss": loss, "learning_rate": 0.1, "dropout": 0.0, "hidden_units": 16,
+               "hidden_activation": "relu", "optimizer": "adagrad", "dataset": "d",
+               "label": loss, "updates": [10, 20], "rankloss": [0.3, 0.2], "MAP": [0.5, 0.6]}
+              for loss in ("se", "ce")]
+    fig = plots.plot_learning_rates(curves)
+    assert [ax.get_title().split(":")[0] for ax in fig.axes] == ["SE", "CE", "SE", "CE"]
+    assert "SE vs CE (left to right)" in fig._suptitle.get_text()
+    monkeypatch.delitem(LOSSES, "se")
+    with pytest.raises(MLNNError, match="unknown loss 'se'"):
+        MultiLabelNN(loss="se").check_params()
