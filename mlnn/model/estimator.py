@@ -32,7 +32,8 @@ from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, sele
 from mlnn.model.builders import build, build_loss
 from mlnn.model.modelfile import loading, read_model_file, write_model_file
 from mlnn.model.params import DEFAULT, DEFAULTS, numpydoc
-from mlnn.model.params import check_loss_options, check_params as check_values
+from mlnn.model.params import (check_loss_options, check_optimizer_options,
+                               check_params as check_values)
 from mlnn.nn.network import Network
 from mlnn.model.stopping_rules import (RuleWatch, stopping_rule, threshold_rows,
                                        threshold_validation)
@@ -74,6 +75,7 @@ class MultiLabelNN:
     loss: str = DEFAULT.loss
     loss_options: Optional[dict] = DEFAULT.loss_options
     optimizer: str = DEFAULT.optimizer
+    optimizer_options: Optional[dict] = DEFAULT.optimizer_options
     learning_rate: float = DEFAULT.learning_rate
     momentum: float = DEFAULT.momentum
     nesterov: bool = DEFAULT.nesterov
@@ -120,6 +122,8 @@ class MultiLabelNN:
         check_values(changed, names)
         if {"loss", "loss_options"} & set(changed):      # the options must be the loss's
             check_loss_options(self.loss, self.loss_options, names)
+        if {"optimizer", "optimizer_options"} & set(changed):     # and the rule's
+            check_optimizer_options(params, names)
         self._checked = params
         return self
 
