@@ -253,11 +253,14 @@ class MultiLabelNN:
         return self.network_.scores(X)
 
     def predict_proba(self, X):
-        """Per-label scores in [0, 1], an n × L float64 ndarray: the sigmoid outputs o, each
-        label's P(y_l = 1 | x), for CE (Eq. 6); for PWE (1 + o)/2, ranking scores rather than
-        probabilities, since PWE fits only the order of the labels (Eq. 3)."""
+        """Per-label scores in [0, 1], an n × L float64 ndarray: the outputs o mapped from the
+        output activation's range (low, high) onto [0, 1], (o − low) / (high − low). For CE the
+        sigmoid outputs o themselves, each label's P(y_l = 1 | x) (Eq. 6); for PWE (1 + o)/2,
+        ranking scores rather than probabilities, since PWE fits only the order of the labels
+        (Eq. 3)."""
         o = np.asarray(self.decision_function(X), dtype=np.float64)
-        return (1 + o) / 2 if self.network_.output.name == "tanh" else o
+        low, high = self.network_.output.range
+        return (o - low) / (high - low)
 
     def predict(self, X):
         """0/1 label sets, ŷ_kl = 1 iff o_kl > T(x_k) (Sec. 3.3): an n × L ndarray in the dtype
