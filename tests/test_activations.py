@@ -59,11 +59,13 @@ def test_unknown_activation_is_a_clear_error():
 
 @pytest.mark.parametrize("name", ["sigmoid", "tanh"])
 def test_an_output_activations_midpoint_is_the_middle_of_its_range(name):
-    """The fixed threshold (0.5 for sigmoid, 0 for tanh) is f(0), halfway between f's limits."""
+    """The range is f's limits; the fixed threshold (0.5 for sigmoid, 0 for tanh) is f(0),
+    halfway between them."""
     activation = ACTIVATIONS[name]
     low, middle, high = activation.fn(np.array([-50.0, 0.0, 50.0]))
+    assert activation.range == pytest.approx((low, high))
     assert activation.midpoint == middle == pytest.approx((low + high) / 2)
-    assert ACTIVATIONS["relu"].midpoint is None       # a hidden activation only
+    assert ACTIVATIONS["relu"].range is ACTIVATIONS["relu"].midpoint is None   # hidden only
 
 
 def test_titles_name_the_activations_for_the_figures():

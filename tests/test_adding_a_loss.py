@@ -1,6 +1,7 @@
 """A loss added from outside the package is one class and its registration: it trains, its
 options go through the hyper-parameters and a model file, its δ2 passes the finite-difference
-check, and the figures and the fixed threshold take what they need from it."""
+check, and the figures, the fixed threshold and predict_proba take what they need from it (and
+from its output activation, also one added from outside)."""
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ from mlnn.datasets import load
 from mlnn.figures import plots
 from mlnn.model.builders import build
 from mlnn.model.estimator import MultiLabelNN
-from mlnn.nn.activations import ACTIVATIONS
+from mlnn.nn.activations import ACTIVATIONS, Activation
 from mlnn.nn.gradcheck import loss_of_param, numerical_gradient, rel_error
 from mlnn.nn.losses import LOSSES, Loss, as_labels
 
@@ -90,3 +91,51 @@ def test_an_unregistered_loss_is_refused_and_a_registered_one_is_in_the_figures(
     monkeypatch.delitem(LOSSES, "se")
     with pytest.raises(MLNNError, match="unknown loss 'se'"):
         MultiLabelNN(loss="se").check_params()
+
+
+def softsign(z):
+    """a = z / (1 + |z|), in (−1, 1)."""
+    return z / (1 + np.abs(z))
+
+
+def softsign_grad(z, a):
+    """f'(z) = 1 / (1 + |z|)² = (1 − |a|)²."""
+    return np.square(1 - np.abs(a))
+
+
+class BipolarSquaredError(Loss):
+    """J_i = ½ Σ_l (o_l − t_l)² with targets t = 2y − 1 over softsign outputs (range (−1, 1));
+    δ2_l = (o_l − t_l) · f'(z2_l)."""
+
+    name, title = "bse", "bipolar SE"
+    output = Activation("softsign", softsign, softsign_grad, title="softsign", range=(-1.0, 1.0))
+
+    def per_document(self, z2, o, Y):
+        return 0.5 * np.square(o - (2 * as_labels(Y, o) - 1)).sum(axis=1)
+
+    def delta(self, z2, o, Y):
+        return (o - (2 * as_labels(Y, o) - 1)) * self.output.grad(z2, o)
+
+
+def test_a_new_output_activation_gives_the_fixed_threshold_and_predict_proba(
+        monkeypatch, data, tmp_path):
+    """A loss over a new output activation in (−1, 1): its δ2 matches central differences, the
+    fixed threshold is the middle of the range, and predict_proba maps the range onto [0, 1],
+    (1 + o)/2, also for the model loaded from its file."""
+    monkeypatch.setitem(ACTIVATIONS, "softsign", BipolarSquaredError.output)
+    monkeypatch.setitem(LOSSES, BipolarSquaredError.name, BipolarSquaredError)
+    loss, rng = BipolarSquaredError(), np.random.default_rng(1)
+    z2, Y = rng.normal(size=(6, 3)), (rng.random((6, 3)) < 0.4).astype(float)
+    numeric = numerical_gradient(lambda z: loss.per_document(z, softsign(z), Y).sum(), z2)
+    assert rel_error(loss.delta(z2, softsign(z2), Y), numeric) < 1e-6
+    model = MultiLabelNN(loss="bse", hidden_units=8, max_epochs=4, learning_rate=0.1,
+                         threshold="fixed", random_state=0).fit(data.X_train, data.Y_train)
+    assert model.network_.output.name == "softsign" and model.thresholds_.fixed == 0.0
+    o = model.decision_function(data.X_test).astype(np.float64)
+    assert o.min() < 0
+    proba = model.predict_proba(data.X_test)
+    np.testing.assert_array_equal(proba, (1 + o) / 2)
+    assert 0 <= proba.min() and proba.max() <= 1
+    model.save(tmp_path / "bse.npz")
+    np.testing.assert_array_equal(MultiLabelNN.load(tmp_path / "bse.npz").predict_proba(
+        data.X_test), proba)

@@ -5,9 +5,10 @@ import pytest
 
 from mlnn.base.errors import MLNNError
 from mlnn.model.builders import build, build_loss
+from mlnn.model.params import DEFAULTS, rule_options
 from mlnn.nn.losses import CrossEntropy
 from mlnn.nn.network import check_dtype
-from mlnn.nn.optimizers import AdaGrad, Momentum, SGD
+from mlnn.nn.optimizers import OPTIMIZERS, AdaGrad, Momentum, SGD
 
 
 @pytest.mark.parametrize("loss, output", [("ce", "sigmoid"), ("pwe", "tanh")])
@@ -56,6 +57,26 @@ def test_optimizers_and_their_options():
     assert (momentum.learning_rate, momentum.momentum, momentum.nesterov) == (0.05, 0.7, True)
     assert isinstance(_optimizer("adagrad", 0.1, momentum=0.7).rule, AdaGrad)
     assert isinstance(_optimizer("sgd", 0.1).rule, SGD)
+    assert _optimizer("adagrad", 0.1, optimizer_options={"epsilon": 1e-3}).rule.epsilon == 1e-3
+
+
+def test_momentum_and_nesterov_go_to_a_rule_that_takes_them_beside_its_other_options(
+        monkeypatch):
+    """A rule with options of those names gets the hyper-parameters momentum and nesterov;
+    optimizer_options gives the others."""
+    class Heavy(Momentum):
+        def __init__(self, learning_rate, momentum, nesterov=False, damping=1.0):
+            super().__init__(learning_rate, momentum, nesterov)
+            self.damping = damping
+
+    monkeypatch.setitem(OPTIMIZERS, "heavy", Heavy)
+    params = {**DEFAULTS, "optimizer": "heavy", "momentum": 0.6, "nesterov": True,
+              "optimizer_options": {"damping": 0.5}}
+    assert rule_options(params) == {"momentum": 0.6, "nesterov": True, "damping": 0.5}
+    rule = _optimizer("heavy", 0.1, momentum=0.6, nesterov=True,
+                      optimizer_options={"damping": 0.5}).rule
+    assert (rule.momentum, rule.nesterov, rule.damping) == (0.6, True, 0.5)
+    assert rule_options({**params, "optimizer": "adagrad", "optimizer_options": None}) == {}
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -64,6 +85,8 @@ def test_optimizers_and_their_options():
     ({"loss": "pwe", "loss_options": {"form": "loop"}}, "unknown PWE form 'loop'"),
     ({"hidden_activation": "softsign"}, "unknown activation 'softsign'"),
     ({"optimizer": "adam"}, "unknown optimizer 'adam'"),
+    ({"optimizer_options": {"rho": 0.9}}, r"optimizer 'adagrad' has no option 'rho'; its "
+                                          r"options: \['epsilon'\]"),
     ({"dtype": "float16"}, "unknown dtype 'float16'"),
     ({"init": "zeros"}, "unknown initialisation 'zeros'"),
     ({"hidden_units": 2.5}, r"hidden_units must be a positive integer, got 2\.5"),

@@ -324,6 +324,7 @@ def test_a_model_file_written_before_loss_options_still_loads(name):
     assert (model.loss, model.loss_options, model.loss_.name) == (loss, options, loss)
     assert model.loss_.options == (options or {})
     assert "pwe_form" not in model.get_params()
+    assert (model.optimizer, model.optimizer_options, model.momentum) == ("adagrad", None, 0.9)
     data = load("synthetic", n_train=60, n_test=20, n_features=12, n_labels=4, random_state=0)
     np.testing.assert_allclose(model.decision_function(data.X_test)[0], scores, rtol=1e-6)
     assert model.predict(data.X_test).shape == (20, 4)

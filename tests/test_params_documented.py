@@ -39,6 +39,15 @@ def test_the_budget_sets_patience_and_the_readme_states_the_default_patience(rea
     assert stated == {DEFAULTS["patience"]}
 
 
+@pytest.mark.parametrize("name", [name for name in PARAMS if name.endswith("_options")])
+def test_the_readme_shows_each_options_hyper_parameter_and_its_help_names_an_example(
+        readme, name):
+    """loss_options and optimizer_options: the README shows how a loss or a rule is named with
+    its options, and MultiLabelNN's doc gives an example of them."""
+    assert f"{name}={{" in readme
+    assert "e.g. {" in PARAMS[name].help and f"    {name} : dict or None" in MultiLabelNN.__doc__
+
+
 #: A value no hyper-parameter accepts.
 NOTHING = object()
 

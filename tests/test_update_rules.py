@@ -1,6 +1,6 @@
 """The rule a reader finds in mlnn.nn.optimizers is the code training runs, and a rule from
 outside the package (declaring nothing about its zero-gradient steps, or a closed form for them)
-trains to the parameters of the plain dense loop."""
+trains to the parameters of the plain dense loop, also as a hyper-parameter of MultiLabelNN."""
 
 from unittest import mock
 
@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
+from mlnn.base.errors import MLNNError
 from mlnn.datasets.synthetic import make_synthetic
 from mlnn.model import estimator
 from mlnn.model.estimator import MultiLabelNN
@@ -125,6 +126,60 @@ def test_a_rule_registered_from_outside_trains_by_name(monkeypatch):
     losses = history.column("train_loss")
     assert losses[-1] < 0.8 * losses[0]
     assert set(optimizer.state["W1"]) == {"mean_square"}
+
+
+def test_a_rule_registered_from_outside_is_the_estimators_optimizer_with_its_options(
+        monkeypatch, tmp_path):
+    """Registered after mlnn was imported, RMSProp is ``optimizer="rmsprop"`` with ρ in
+    ``optimizer_options``: fit trains the dense loop's parameters, and the model file keeps the
+    options (a loaded model predicts the same, and trains again to the same network)."""
+    monkeypatch.setitem(OPTIMIZERS, "rmsprop", RMSProp)
+    initial, real_train = {}, estimator.train
+
+    def recording_train(network, *args, **kwargs):      # the parameters as initialised
+        initial.update({key: value.copy() for key, value in network.params.items()})
+        return real_train(network, *args, **kwargs)
+
+    monkeypatch.setattr(estimator, "train", recording_train)
+    X, Y = problem()
+    model = MultiLabelNN(optimizer="rmsprop", optimizer_options={"rho": 0.8}, learning_rate=0.01,
+                         weight_decay=0.01, hidden_units=7, batch_size=8, max_epochs=2,
+                         validation_fraction=0.0, dtype="float64", random_state=3).fit(X, Y)
+    assert isinstance(model.optimizer_.rule, RMSProp) and model.optimizer_.rule.rho == 0.8
+    expected = dense_rmsprop_training(initial, X, Y, eta=0.01, rho=0.8, eps=1e-8, gamma=0.01,
+                                      batch_size=8, epochs=2, seed=3)
+    for name, value in expected.items():
+        np.testing.assert_allclose(model.network_.params[name], value, rtol=1e-9, atol=1e-12,
+                                   err_msg=name)
+    model.save(tmp_path / "rmsprop.npz")
+    loaded = MultiLabelNN.load(tmp_path / "rmsprop.npz")
+    assert loaded.optimizer_options == {"rho": 0.8} and loaded.get_params() == model.get_params()
+    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    again = loaded.fit(X, Y)
+    for name, value in model.network_.params.items():
+        np.testing.assert_array_equal(again.network_.params[name], value, err_msg=name)
+
+
+def test_a_registered_rules_options_are_checked_by_building_it(monkeypatch):
+    """An option the rule does not take, or one given both as a hyper-parameter and in
+    optimizer_options, is refused naming optimizer_options; an unregistered rule is unknown."""
+    monkeypatch.setitem(OPTIMIZERS, "rmsprop", RMSProp)
+    with pytest.raises(MLNNError, match=r"^optimizer_options: optimizer 'rmsprop' has no option "
+                                        r"'beta'; its options: \['rho', 'epsilon'\]$"):
+        MultiLabelNN(optimizer="rmsprop", optimizer_options={"beta": 0.5}).check_params()
+    with pytest.raises(MLNNError, match=r"^--options: 'nesterov' is the hyper-parameter "
+                                        r"--nesterov; give it there, not in both$"):
+        MultiLabelNN(optimizer="momentum", optimizer_options={"nesterov": True}).check_params(
+            {"optimizer_options": "--options", "nesterov": "--nesterov"})
+    with pytest.raises(MLNNError, match="^optimizer_options: 'learning_rate' is the "):
+        MultiLabelNN(optimizer="rmsprop", optimizer_options={"learning_rate": 0.1}).check_params()
+    model = MultiLabelNN(optimizer="rmsprop", optimizer_options={"rho": 0.5}).check_params()
+    with pytest.raises(MLNNError, match="^optimizer_options: optimizer 'sgd' has no option 'rho'"):
+        model.set_params(optimizer="sgd").check_params()
+    monkeypatch.delitem(OPTIMIZERS, "rmsprop")
+    with pytest.raises(MLNNError, match="unknown optimizer 'rmsprop'"):
+        MultiLabelNN(optimizer="rmsprop").check_params()
 
 
 @pytest.mark.parametrize("name", sorted(RULES))

@@ -8,7 +8,7 @@ an output activation that do not belong together cannot be built.
 """
 
 from mlnn.base.validation import check_choice
-from mlnn.model.params import DEFAULTS
+from mlnn.model.params import DEFAULTS, rule_options
 from mlnn.nn.lazy_updates import get_optimizer
 from mlnn.nn.losses import get_loss
 from mlnn.nn.network import Network
@@ -26,8 +26,9 @@ def build(n_features, n_labels, **params):
     their defaults): a freshly initialised D × F × L network (``hidden_units``,
     ``hidden_activation``, ``init``, ``dtype``, seeded by ``random_state``) whose output
     activation is the loss's (``loss``, ``loss_options``), and the update rule ``optimizer``
-    with step size η (``learning_rate``; ``momentum`` μ and ``nesterov`` for momentum) and ℓ2
-    weight decay γ (``weight_decay`` on W1, W2, and on b1, b2 with ``decay_biases``)."""
+    with step size η (``learning_rate``), its options (``momentum`` μ and ``nesterov`` for
+    momentum, ``optimizer_options``: :func:`~mlnn.model.params.rule_options`) and ℓ2 weight
+    decay γ (``weight_decay`` on W1, W2, and on b1, b2 with ``decay_biases``)."""
     for name in params:
         check_choice(name, "hyper-parameter", DEFAULTS)
     p = {**DEFAULTS, **params}
@@ -35,8 +36,6 @@ def build(n_features, n_labels, **params):
     network = Network.initialize(n_features, n_labels, p["hidden_units"], p["hidden_activation"],
                                  loss.output, random_state=p["random_state"], dtype=p["dtype"],
                                  init=p["init"])
-    options = ({"momentum": p["momentum"], "nesterov": p["nesterov"]}
-               if p["optimizer"] == "momentum" else {})
     return network, loss, get_optimizer(p["optimizer"], p["learning_rate"],
                                         weight_decay=p["weight_decay"],
-                                        decay_biases=p["decay_biases"], **options)
+                                        decay_biases=p["decay_biases"], **rule_options(p))

@@ -32,7 +32,8 @@ from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, sele
 from mlnn.model.builders import build, build_loss
 from mlnn.model.modelfile import loading, read_model_file, write_model_file
 from mlnn.model.params import DEFAULT, DEFAULTS, numpydoc
-from mlnn.model.params import check_loss_options, check_params as check_values
+from mlnn.model.params import (check_loss_options, check_optimizer_options,
+                               check_params as check_values)
 from mlnn.nn.network import Network
 from mlnn.model.stopping_rules import (RuleWatch, stopping_rule, threshold_rows,
                                        threshold_validation)
@@ -74,6 +75,7 @@ class MultiLabelNN:
     loss: str = DEFAULT.loss
     loss_options: Optional[dict] = DEFAULT.loss_options
     optimizer: str = DEFAULT.optimizer
+    optimizer_options: Optional[dict] = DEFAULT.optimizer_options
     learning_rate: float = DEFAULT.learning_rate
     momentum: float = DEFAULT.momentum
     nesterov: bool = DEFAULT.nesterov
@@ -120,6 +122,8 @@ class MultiLabelNN:
         check_values(changed, names)
         if {"loss", "loss_options"} & set(changed):      # the options must be the loss's
             check_loss_options(self.loss, self.loss_options, names)
+        if {"optimizer", "optimizer_options"} & set(changed):     # and the rule's
+            check_optimizer_options(params, names)
         self._checked = params
         return self
 
@@ -249,11 +253,14 @@ class MultiLabelNN:
         return self.network_.scores(X)
 
     def predict_proba(self, X):
-        """Per-label scores in [0, 1], an n × L float64 ndarray: the sigmoid outputs o, each
-        label's P(y_l = 1 | x), for CE (Eq. 6); for PWE (1 + o)/2, ranking scores rather than
-        probabilities, since PWE fits only the order of the labels (Eq. 3)."""
+        """Per-label scores in [0, 1], an n × L float64 ndarray: the outputs o mapped from the
+        output activation's range (low, high) onto [0, 1], (o − low) / (high − low). For CE the
+        sigmoid outputs o themselves, each label's P(y_l = 1 | x) (Eq. 6); for PWE (1 + o)/2,
+        ranking scores rather than probabilities, since PWE fits only the order of the labels
+        (Eq. 3)."""
         o = np.asarray(self.decision_function(X), dtype=np.float64)
-        return (1 + o) / 2 if self.network_.output.name == "tanh" else o
+        low, high = self.network_.output.range
+        return (o - low) / (high - low)
 
     def predict(self, X):
         """0/1 label sets, ŷ_kl = 1 iff o_kl > T(x_k) (Sec. 3.3): an n × L ndarray in the dtype

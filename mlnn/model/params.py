@@ -24,7 +24,7 @@ from mlnn.nn.activations import ACTIVATIONS
 from mlnn.nn.dropout import check_rate
 from mlnn.nn.losses import LOSSES, get_loss
 from mlnn.nn.network import DTYPES, INITIALISATIONS, check_dtype
-from mlnn.nn.optimizers import OPTIMIZERS
+from mlnn.nn.optimizers import OPTIMIZERS, get_rule, option_names
 from mlnn.model.stopping_rules import STOPPING_RULES
 
 
@@ -53,8 +53,8 @@ def _registered(registry):
 
 
 def _check_options(value, name):
-    """``loss_options``: a dict of option names to numbers, strings, booleans or None (what a
-    model file can hold)."""
+    """``loss_options``, ``optimizer_options``: a dict of option names to numbers, strings,
+    booleans or None (what a model file can hold)."""
     plain = (str, int, float, bool, type(None))
     if not isinstance(value, dict) or not all(
             isinstance(key, str) and isinstance(option, plain) for key, option in value.items()):
@@ -70,6 +70,40 @@ def check_loss_options(loss, options, names=None):
         get_loss(loss, **(options or {}))
     except MLNNError as error:
         raise MLNNError(f"{(names or {}).get('loss_options', 'loss_options')}: {error}") from None
+
+
+#: The hyper-parameters that are also options of an update rule: a rule that takes an option of
+#: one of these names (``optimizer="momentum"``: μ and Nesterov's form, Sec. 3.5) gets it from
+#: the hyper-parameter; ``optimizer_options`` holds the rule's other options.
+RULE_PARAMS = ("momentum", "nesterov")
+
+
+def rule_options(params, names=None):
+    """The options of the update rule ``params["optimizer"]`` from the hyper-parameters
+    ``params``: those of :data:`RULE_PARAMS` that the rule takes, and ``optimizer_options``. An
+    option given both as a hyper-parameter (or learning_rate, η) and in ``optimizer_options`` is
+    refused, naming the hyper-parameter as ``names`` spells it."""
+    options = params["optimizer_options"] or {}
+    twice = sorted(set(options) & {"learning_rate", *RULE_PARAMS})
+    if twice:
+        spelled = (names or {}).get(twice[0], twice[0])
+        raise MLNNError(f"{twice[0]!r} is the hyper-parameter {spelled}; give it there, not in "
+                        "both")
+    takes = option_names(OPTIMIZERS[check_choice(params["optimizer"], "optimizer",
+                                                 sorted(OPTIMIZERS))])
+    return {**{name: params[name] for name in RULE_PARAMS if name in takes}, **options}
+
+
+def check_optimizer_options(params, names=None):
+    """Raise :class:`~mlnn.base.errors.MLNNError` unless the update rule ``params["optimizer"]``
+    takes the options :func:`rule_options` gives it (``optimizer_options``, None: its defaults),
+    which are checked by building it; the error names ``optimizer_options`` as ``names`` spells
+    it (see :func:`check_params`)."""
+    try:
+        get_rule(params["optimizer"], params["learning_rate"], **rule_options(params, names))
+    except MLNNError as error:
+        name = (names or {}).get("optimizer_options", "optimizer_options")
+        raise MLNNError(f"{name}: {error}") from None
 
 
 def _optional(check):
@@ -104,8 +138,14 @@ PARAMS = MappingProxyType({
         help='The options of the loss (None: its defaults), e.g. {"form": "pairwise"} for PWE: '
              "the literal O(|y||ȳ|) double sum instead of the O(L) form (the same numbers)."),
     "optimizer": Param(
-        default="adagrad", check=_choice(*sorted(OPTIMIZERS)), kind=_names(sorted(OPTIMIZERS)),
+        default="adagrad", check=_registered(OPTIMIZERS), kind=_names(sorted(OPTIMIZERS)),
         help="The update rule (Sec. 3.5; see mlnn.nn.optimizers)."),
+    "optimizer_options": Param(
+        default=None, check=_optional(_check_options), kind="dict or None",
+        help='The update rule\'s options other than η, μ and Nesterov\'s form, which are the '
+             'hyper-parameters learning_rate, momentum and nesterov (None: its defaults), e.g. '
+             '{"epsilon": 1e-6} for AdaGrad, or the options of a rule registered in '
+             "mlnn.nn.optimizers.OPTIMIZERS."),
     "learning_rate": Param(
         default=0.01, check=check_positive_float, kind="float > 0", parse=float,
         help="η0; the reproduction chooses it from {0.001, 0.01, 0.1} on validation data "
@@ -113,10 +153,11 @@ PARAMS = MappingProxyType({
     "momentum": Param(
         default=0.9, check=lambda value, name: check_float_in(value, name, 0, 1, closed="left"),
         kind="float in [0, 1)", parse=float,
-        help='μ, used only with optimizer="momentum".'),
+        help='μ, used only with optimizer="momentum" (or a rule with an option "momentum").'),
     "nesterov": Param(
         default=False, check=check_bool, kind="bool",
-        help='Nesterov\'s accelerated gradient, with optimizer="momentum".'),
+        help='Nesterov\'s accelerated gradient, with optimizer="momentum" (or a rule with an '
+             'option "nesterov").'),
     "weight_decay": Param(
         default=0.0, check=check_nonnegative_float, kind="float ≥ 0", parse=float,
         help="γ of an ℓ2 penalty (γ/2)‖θ‖² on W1 and W2 (BP-MLL as published uses one; the paper's "

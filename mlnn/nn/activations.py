@@ -4,8 +4,9 @@ An :class:`Activation` holds ``fn(z)`` and ``grad(z, a)``: the derivative ∂a/�
 element-wise, given the pre-activation ``z`` *and* the activation ``a = fn(z)`` (every derivative
 here is cheapest in terms of one of them: ReLU uses ``z``, tanh and sigmoid use ``a``). Neither
 function modifies its arguments. It also carries its ``title`` (for figures) and, for an output
-activation, its ``midpoint``, the middle of its range: the fixed threshold of ``threshold="fixed"``
-(0.5 for sigmoid outputs, 0 for tanh outputs). Adding one is its entry in :data:`ACTIVATIONS`.
+activation, its ``range`` (low, high), the limits of its values: their ``midpoint`` is the fixed
+threshold of ``threshold="fixed"`` (0.5 for sigmoid outputs, 0 for tanh outputs), and
+``predict_proba`` maps the range onto [0, 1]. Adding one is its entry in :data:`ACTIVATIONS`.
 
 ==========  ==============================  =========================  ==========================
 name        a = f(z)                        f'(z)                      role in the paper
@@ -20,7 +21,7 @@ sigmoid     1 / (1 + exp(−z))               a (1 − a)                  hidde
 The derivative of ReLU at exactly z = 0 is taken as 0 (a sub-gradient).
 """
 
-from typing import Callable, NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional, Tuple
 
 import numpy as np
 from scipy.special import expit
@@ -30,13 +31,18 @@ from mlnn.base.validation import check_choice
 
 class Activation(NamedTuple):
     """An element-wise activation ``fn`` and its derivative ``grad(z, a) = f'(z)``; its ``title``
-    and, for output units, its ``midpoint`` (None: not an output activation)."""
+    and, for output units, its ``range`` (low, high) (None: not an output activation)."""
 
     name: str
     fn: Callable[[np.ndarray], np.ndarray]
     grad: Callable[[np.ndarray, np.ndarray], np.ndarray]
     title: str
-    midpoint: Optional[float] = None
+    range: Optional[Tuple[float, float]] = None
+
+    @property
+    def midpoint(self):
+        """(low + high) / 2, the middle of the range: the fixed threshold (None without one)."""
+        return None if self.range is None else (self.range[0] + self.range[1]) / 2
 
 
 def relu(z):
@@ -71,8 +77,8 @@ def sigmoid_grad(z, a):
 
 ACTIVATIONS = {
     "relu": Activation("relu", relu, relu_grad, title="ReLU"),
-    "tanh": Activation("tanh", tanh, tanh_grad, title="tanh", midpoint=0.0),
-    "sigmoid": Activation("sigmoid", sigmoid, sigmoid_grad, title="sigmoid", midpoint=0.5),
+    "tanh": Activation("tanh", tanh, tanh_grad, title="tanh", range=(-1.0, 1.0)),
+    "sigmoid": Activation("sigmoid", sigmoid, sigmoid_grad, title="sigmoid", range=(0.0, 1.0)),
 }
 
 

@@ -36,8 +36,8 @@ The cost of 1 and 2 is proportional to the rows touched; rows go in cache-sized 
 import numpy as np
 
 from mlnn.nn.network import RowSparseGradient
-from mlnn.nn.optimizers import MUST_RUN, OPTIMIZERS, Linear, momentum_transition
-from mlnn.base.validation import check_bool, check_choice, check_nonnegative_float
+from mlnn.nn.optimizers import MUST_RUN, Linear, get_rule, momentum_transition
+from mlnn.base.validation import check_bool, check_nonnegative_float
 
 #: ``momentum_transition`` is the rule's own (mlnn.nn.optimizers), importable here beside
 #: ``matrix_powers``, which raises it to the power Δ.
@@ -260,6 +260,7 @@ class LazyRows:
 
 def get_optimizer(name, learning_rate, weight_decay, decay_biases=False, **options):
     """The rule ``name`` (``sgd``, ``momentum`` with ``momentum``/``nesterov``, ``adagrad`` with
-    ``epsilon``) wrapped in :class:`LazyRows` with weight decay γ ≥ 0 and ``decay_biases``."""
-    rule = OPTIMIZERS[check_choice(name, "optimizer", sorted(OPTIMIZERS))](learning_rate, **options)
-    return LazyRows(rule, weight_decay, decay_biases)
+    ``epsilon``, or any rule of :data:`~mlnn.nn.optimizers.OPTIMIZERS` with its options; see
+    :func:`~mlnn.nn.optimizers.get_rule`) wrapped in :class:`LazyRows` with weight decay γ ≥ 0
+    and ``decay_biases``."""
+    return LazyRows(get_rule(name, learning_rate, **options), weight_decay, decay_biases)

@@ -35,17 +35,19 @@ A rule sees only θ, g and its state. Running it on a network's parameters -- �
 (g = ∂J/∂θ + γ θ) and the row-sparse gradient of W1 -- is :class:`mlnn.nn.lazy_updates.LazyRows`,
 which wraps a rule: ``LazyRows(AdaGrad(0.01), weight_decay=0.0)``. A new rule is one class with
 ``new_state`` and ``update`` (and ``idle_steps`` if it can say), registered by name in
-:data:`OPTIMIZERS`.
+:data:`OPTIMIZERS`; its constructor takes η first, then its options (:func:`get_rule`).
 """
 
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
 
-from mlnn.base.validation import check_bool, check_float_in, check_positive_float
+from mlnn.base.errors import MLNNError
+from mlnn.base.validation import check_bool, check_choice, check_float_in, check_positive_float
 
-__all__ = ["SGD", "Momentum", "AdaGrad", "OPTIMIZERS", "UNCHANGED", "MUST_RUN", "Linear",
-           "momentum_transition"]
+__all__ = ["SGD", "Momentum", "AdaGrad", "OPTIMIZERS", "get_rule", "option_names", "UNCHANGED",
+           "MUST_RUN", "Linear", "momentum_transition"]
 
 #: ``idle_steps``: a step with ∂J/∂θ = 0 leaves the row of θ and of its state as they are.
 UNCHANGED = "unchanged"
@@ -162,3 +164,21 @@ class AdaGrad:
 
 #: The rules by name (the ``optimizer`` of :mod:`mlnn.model.params`); a new rule is added here.
 OPTIMIZERS = {"sgd": SGD, "momentum": Momentum, "adagrad": AdaGrad}
+
+
+def option_names(kind):
+    """The options of the rule class ``kind``: its constructor's arguments after η."""
+    return list(inspect.signature(kind).parameters)[1:]
+
+
+def get_rule(name, learning_rate, **options):
+    """The rule ``name`` (a key of :data:`OPTIMIZERS`) with step size η = ``learning_rate`` and
+    its ``options``, e.g. ``get_rule("momentum", 0.01, momentum=0.9)``; an option the rule does
+    not take is refused."""
+    kind = OPTIMIZERS[check_choice(name, "optimizer", sorted(OPTIMIZERS))]
+    known = option_names(kind)
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise MLNNError(f"optimizer {name!r} has no option {unknown[0]!r}; its options: "
+                        f"{known or 'none'}")
+    return kind(learning_rate, **options)
