@@ -199,3 +199,24 @@ def test_benchmark_training_rejects_an_unknown_hyper_parameter():
     from mlnn.tools.bench import benchmark_training
     with pytest.raises(MLNNError, match="unknown hyper-parameter 'hiden_units'"):
         benchmark_training(np.eye(3), np.eye(3), epochs=1, warmup=0, hiden_units=4)
+
+
+def test_benchmark_training_uses_every_hyper_parameter_it_is_given(monkeypatch):
+    """Each hyper-parameter of the network, loss and rule reaches what is built (none dropped);
+    one a timed run cannot use is refused."""
+    from mlnn.base.errors import MLNNError
+    from mlnn.tools import bench
+    built = {}
+    real = bench.build
+
+    def spy(D, L, **params):
+        built.update(params)
+        return real(D, L, **params)
+    monkeypatch.setattr(bench, "build", spy)
+    given = {"weight_decay": 0.01, "momentum": 0.5, "optimizer": "momentum", "nesterov": True,
+             "loss": "pwe", "loss_options": None, "hidden_units": 3, "init": "glorot"}
+    Y = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0]])
+    bench.benchmark_training(np.eye(3), Y, epochs=1, warmup=0, **given)
+    assert {name: built[name] for name in given} == given
+    with pytest.raises(MLNNError, match="'patience' has no effect"):
+        bench.benchmark_training(np.eye(3), Y, epochs=1, warmup=0, patience=3)

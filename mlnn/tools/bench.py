@@ -16,6 +16,7 @@ from collections import defaultdict
 import numpy as np
 import scipy.sparse as sp
 
+from mlnn.base.errors import MLNNError
 from mlnn.base.validation import check_choice, check_X, check_Y
 from mlnn.model.builders import build
 from mlnn.model.params import DEFAULT, DEFAULTS
@@ -28,6 +29,11 @@ PHASES = {"network": {"forward": "forward", "backward": "backward"},
           "loss": {"value_and_delta": "loss", "excluded": "loss"},
           "optimizer": {"step": "optimizer", "catch_up": "optimizer", "flush": "optimizer"}}
 PHASE_ORDER = ("forward", "loss", "backward", "optimizer")
+
+#: Hyper-parameters that a run of fixed epochs does not use: refused, never silently dropped.
+NOT_TIMED = ("max_epochs", "patience", "stopping", "eval_every", "validation_fraction",
+             "threshold", "threshold_features", "threshold_lambda", "threshold_intercept",
+             "threshold_target", "sparse_output", "verbose", "random_state")
 
 DEFAULT_PWE_LABELS = (10, 30, 100, 300, 1000, 4000)
 
@@ -75,13 +81,14 @@ def benchmark_training(X, Y, epochs, warmup, random_state=0, **params):
     :data:`PHASES`), ``peak_rss_mb``, ``footprint_mb``, ..."""
     for name in params:
         check_choice(name, "hyper-parameter", DEFAULTS)
+        if name in NOT_TIMED:
+            raise MLNNError(f"hyper-parameter {name!r} has no effect on a timed run of fixed "
+                            "epochs (no stopping, no thresholds); leave it out")
     p = {**DEFAULTS, **params}
     X = check_X(X, "X", dtype=np.dtype(p["dtype"]))
     Y = check_Y(Y, "Y", n_samples=X.shape[0])
-    network, loss, optimizer = build(
-        X.shape[1], Y.shape[1], loss=p["loss"], hidden_units=p["hidden_units"],
-        hidden_activation=p["hidden_activation"], optimizer=p["optimizer"],
-        learning_rate=p["learning_rate"], random_state=random_state, dtype=p["dtype"])
+    network, loss, optimizer = build(X.shape[1], Y.shape[1],
+                                     **{**params, "random_state": random_state})
     totals = defaultdict(float)
     marks = [(time.perf_counter(), {})]     # (time, phase totals) at every epoch boundary
     cpu = [time.process_time()]
