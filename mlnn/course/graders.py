@@ -6,21 +6,26 @@ mlnn has it) and its table of mistakes. Dropout is judged by the distribution of
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.stats import rankdata
 
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, binomial_z, call,
-                                 case_rngs, dispersion, exercise, expect_items, expect_shape,
+                                 case_rngs, dispersion, exercise, expect_class, expect_items,
+                                 expect_shape,
                                  expect_tuple, grade, judge, label_rows, pristine, run,
                                  sparse_rows)
 from mlnn.course.measures import (RANKING_MISTAKES, SCORE_KINDS, measure_of, random_scores,
                                   scores_first)
-from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES, bipartition_measures
+from mlnn.evaluation.metrics import (EXTRA_MEASURES, LOWER_IS_BETTER, MEASURES,
+                                     bipartition_measures)
 from mlnn.evaluation.thresholds import optimal_thresholds, ridge
 from mlnn.figures.landscapes import loss_surface, surface_gradient
 from mlnn.nn.activations import get_activation
 from mlnn.nn.gradcheck import numerical_gradient
+from mlnn.nn.lazy_updates import LazyRows
 from mlnn.nn.losses import PairwiseExponential
+from mlnn.nn.network import RowSparseGradient
 from mlnn.nn.optimizers import AdaGrad
-from mlnn.paper.ranks import average_ranks, critical_difference, friedman_test
+from mlnn.paper.ranks import average_ranks, friedman_test
 
 #: Random cases per deterministic grader.
 CASES = 8
@@ -182,9 +187,7 @@ check_gradient_check = exercise("check_gradient_check", "central differences",
                                 numerical_gradient, _gradient_check_cases, [
     Mistake("that is a one-sided difference; use both sides of x", _one_sided),
     Mistake("twice the central difference: the two points are 2h apart",
-            lambda f, x, h: 2 * numerical_gradient(f, x, h)),
-    Mistake("it does not follow the step h passed in",
-            lambda f, x, h: numerical_gradient(f, x, 1e-6))])
+            lambda f, x, h: 2 * numerical_gradient(f, x, h))])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -337,8 +340,14 @@ def _threshold_cases():
 
 
 def _expect_best_f1(answer, expected, what, wrongs, inputs):
-    """Any threshold whose F1 is the best F1 of the document."""
-    t = float(judge(answer, 0.0, "the threshold", kind="biuf", tolerance=np.inf))
+    """Any threshold whose F1 is the best F1 of the document; −∞ predicts every label, which
+    is right where that is F1-optimal."""
+    array = as_array(answer, "the threshold")
+    if array.size != 1:
+        raise NotYet(f"the threshold must be one number, not an array of shape {array.shape}")
+    t = float(array.reshape(()))
+    if np.isnan(t):
+        raise NotYet("the threshold is NaN")
     s, y = inputs["scores"], inputs["y"][None, :]
     yours, best = (bipartition_measures(y, s[None, :] > cut)["miF"] for cut in (t, expected))
     if yours < best - 1e-12:
@@ -371,7 +380,6 @@ check_ridge = exercise("check_ridge", "ridge regression of Eq. 5", _ridge, _ridg
             lambda Z, t, lam: _ridge(Z, t, lam / 2)),
     Mistake("the penalty counts twice: λ‖θ‖² has weight λ here",
             lambda Z, t, lam: _ridge(Z, t, 2 * lam)),
-    Mistake("θ does not follow the λ passed in", lambda Z, t, lam: _ridge(Z, t, 3.0)),
     Mistake("that θ averages the squared error over the M documents (the paper's 1/(2M) "
             "scale); Eq. 5 is solved here with the plain sum of squares",
             lambda Z, t, lam: _ridge(Z, t, lam * len(t)))])
@@ -385,7 +393,7 @@ def _better_cases():
     """``better_than_paper(measure, ours, paper)`` → the relative difference, > 0 when ours is
     better."""
     rng = np.random.default_rng(19)
-    for measure in MEASURES:
+    for measure in MEASURES + EXTRA_MEASURES:
         ours, paper = (float(v) for v in rng.uniform(0.02, 20, size=2).round(4))
         yield (f"the difference for {measure}",
                [("measure", measure), ("ours", ours), ("paper", paper)])
@@ -413,29 +421,67 @@ def _rank_cases():
                [("values", rng.integers(1, 5, size=(N, k)) / 10.0), ("lower_is_better", lower)])
 
 
+def _ranks_with(method):
+    """Average ranks whose ties take ``method`` of scipy.stats.rankdata ("ordinal": broken by
+    position, "min" / "max": the lowest / highest rank of the tie) instead of their mean."""
+    def ranks(values, lower_is_better):
+        oriented = np.asarray(values) if lower_is_better else -np.asarray(values)
+        return rankdata(oriented, method=method, axis=1).mean(axis=0)
+    return ranks
+
+
 check_average_ranks = exercise("check_average_ranks", "average ranks with ties", average_ranks,
-                               _rank_cases, [Mistake("the ranks run the wrong way",
-                                                     lambda v, lower: average_ranks(v, not lower))])
+                               _rank_cases, [
+    Mistake("the ranks run the wrong way", lambda v, lower: average_ranks(v, not lower)),
+    Mistake("tied values get different ranks (by their position): ties share the mean of the "
+            "ranks they span", _ranks_with("ordinal")),
+    Mistake("tied values share the lowest rank of their tie; they share the mean of the ranks "
+            "they span", _ranks_with("min")),
+    Mistake("tied values share the highest rank of their tie; they share the mean of the ranks "
+            "they span", _ranks_with("max"))])
 
 
 def _friedman_cases():
     """``friedman_chi2(R, N)`` → Friedman's χ²_F from the average ranks R of k methods over N
     datasets (Demšar 2006, Sec. 3.2.2)."""
-    for rng in case_rngs(21, 6):
-        N, k = int(rng.integers(2, 12)), int(rng.integers(2, 10))
+    for rng, k in zip(case_rngs(21, 10), (2, 3, 5, 7, 11, 4, 14, 6, 9, 20)):
+        N = int(rng.integers(2, 40))
         yield (f"χ²_F for k = {k} methods, N = {N}",
                [("R", average_ranks(rng.random((N, k)), True)), ("N", N)])
 
 
+def _chi2(R, N, k=None, scale=1.0, centre=True, pairs=1):
+    """χ²_F = 12 N / (k (k + 1)) (Σ R_j² − k (k + 1)² / 4), or with one mistake: another ``k``
+    (the size of R by default), a ``scale``, no ``centre`` term, k (k + ``pairs``)."""
+    k = len(R) if k is None else k
+    centre_term = len(R) * (len(R) + 1) ** 2 / 4.0 if centre else 0.0
+    return scale * 12.0 * N / (k * (k + pairs)) * (np.sum(np.square(R)) - centre_term)
+
+
+def _iman_davenport(R, N):
+    return friedman_test(R, N).F
+
+
 check_friedman = exercise("check_friedman", "Friedman's statistic",
-                          lambda R, N: friedman_test(R, N).chi2, _friedman_cases)
+                          lambda R, N: friedman_test(R, N).chi2, _friedman_cases, [
+    Mistake("Σ R_j² is not centred: subtract k (k + 1)² / 4, the value of Σ R_j² when every "
+            "method has the mean rank (k + 1)/2", lambda R, N: _chi2(R, N, centre=False)),
+    Mistake("the factor is 12 N / (k (k + 1)), not 12 N / (k (k − 1))",
+            lambda R, N: _chi2(R, N, pairs=-1)),
+    Mistake("N and k are swapped: N counts the datasets, k the methods (the length of R)",
+            lambda R, N: 12.0 * len(R) / (N * (N + 1)) * (np.sum(np.square(R))
+                                                          - N * (N + 1) ** 2 / 4.0)),
+    Mistake("the factor N is missing: χ²_F grows with the number of datasets",
+            lambda R, N: _chi2(R, N) / N),
+    Mistake("that is Iman and Davenport's F_F; the exercise asks for Friedman's χ²_F",
+            _iman_davenport)])
 
 
 def _cd_cases():
     """``nemenyi_cd(k, N, q_alpha)`` → Nemenyi's CD, q_α times the standard deviation of a
     difference of two average ranks (Demšar 2006)."""
-    for rng in case_rngs(22, 6):
-        k, N = int(rng.integers(2, 11)), int(rng.integers(2, 60))
+    for rng, k in zip(case_rngs(22, 8), (2, 3, 6, 10, 4, 15, 8, 25)):
+        N = int(rng.integers(2, 60))
         q = float(rng.uniform(1.5, 4.0))
         yield f"CD for k = {k}, N = {N}, q_α = {q:.3f}", [("k", k), ("N", N), ("q_alpha", q)]
 
@@ -443,9 +489,8 @@ def _cd_cases():
 check_critical_difference = exercise(
     "check_critical_difference", "Nemenyi's critical difference",
     lambda k, N, q: q * np.sqrt(k * (k + 1) / (6.0 * N)), _cd_cases, [
-        Mistake("it does not follow the q_α passed in", lambda k, N, q: critical_difference(k, N)),
-        Mistake("it does not follow the q_α passed in",
-                lambda k, N, q: critical_difference(k, N, 0.10)),
+        Mistake("the square root is missing: the CD is q_α times a standard deviation, the root "
+                "of the variance k (k + 1) / (6 N)", lambda k, N, q: q * k * (k + 1) / (6.0 * N)),
         Mistake("the standard error is that of one average rank; a difference of two average "
                 "ranks varies more", lambda k, N, q: q * np.sqrt((k * k - 1) / (12.0 * N)))])
 
@@ -453,12 +498,13 @@ check_critical_difference = exercise(
 # ---------------------------------------------------------------------------------------------
 # notebook 02b: update rules and dropout (Sec. 3.5); notebook 03: AdaGrad's rates
 
-def _rmsprop_literal(theta, G, g, eta, rho, eps, inside=False, adagrad=False):
-    """One RMSProp step by a literal loop over the entries, or with ε ``inside`` the root, or
-    with AdaGrad's sum of squares (``adagrad``)."""
+def _rmsprop_literal(theta, G, g, eta, rho, eps, inside=False, adagrad=False, swapped=False):
+    """One RMSProp step by a literal loop over the entries, or with ε ``inside`` the root, with
+    AdaGrad's sum of squares (``adagrad``), or ρ and 1 − ρ ``swapped``."""
     theta, G = np.array(theta, dtype=float), np.array(G, dtype=float)
+    keep = 1 - rho if swapped else rho
     for i in np.ndindex(theta.shape):
-        G[i] = G[i] + g[i] ** 2 if adagrad else rho * G[i] + (1 - rho) * g[i] ** 2
+        G[i] = G[i] + g[i] ** 2 if adagrad else keep * G[i] + (1 - keep) * g[i] ** 2
         theta[i] -= eta * g[i] / (np.sqrt(G[i] + eps) if inside else np.sqrt(G[i]) + eps)
     return theta, G
 
@@ -493,24 +539,23 @@ def _rmsprop_cases():
 
 
 INSIDE = "ε is inside the square root; it belongs outside, added to the root"
+SWAPPED = ("ρ and 1 − ρ are swapped: G keeps the fraction ρ of its old value and takes 1 − ρ of "
+           "the new g²")
 
 check_rmsprop = exercise("check_rmsprop", "RMSProp against a dense loop", _rmsprop_literal,
                          _rmsprop_cases, [
     Mistake(INSIDE, lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, rho, eps, True)),
-    Mistake("G does not follow the ρ passed in",
-            lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, 0.9, eps)),
-    Mistake("θ does not follow the ε passed in",
-            lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, rho, 1e-8)),
-    Mistake("θ does not follow the η passed in",
-            lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, 0.01, rho, eps))],
+    Mistake(SWAPPED, lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, rho, eps,
+                                                                    swapped=True))],
                          runner=_rmsprop_steps, expect=expect_items(("θ", "G"), (1, 0)),
                          name="rmsprop_step")
 
 
-def rmsprop_rule(keep_G=True, shared=False, **mistake):
+def rmsprop_rule(keep_G=True, shared=False, rebind=False, **mistake):
     """RMSProp as mlnn writes a rule, ``new_state(theta)`` and ``update(theta, g, state)`` in
     place (by the literal loop); or with one mistake: G not kept, one G ``shared`` by the
-    parameters of a shape, or a ``mistake`` of :func:`_rmsprop_literal`."""
+    parameters of a shape, the state's G replaced (``rebind``) instead of written into, or a
+    ``mistake`` of :func:`_rmsprop_literal`."""
     class RMSProp:
         def __init__(self, learning_rate, rho=0.9, epsilon=1e-8):
             self.learning_rate, self.rho, self.epsilon = learning_rate, rho, epsilon
@@ -525,7 +570,9 @@ def rmsprop_rule(keep_G=True, shared=False, **mistake):
             G = state["mean_square"]
             theta[...], new_G = _rmsprop_literal(theta, G, g, self.learning_rate, self.rho,
                                                  self.epsilon, **mistake)
-            if keep_G:
+            if rebind:
+                state["mean_square"] = new_G
+            elif keep_G:
                 G[...] = new_G
     return RMSProp
 
@@ -564,22 +611,28 @@ def apply_rule(rule, params, states, grads):
             state[k][rows] = v
 
 
+#: The methods of an update rule, as :class:`mlnn.nn.lazy_updates.LazyRows` calls them.
+RULE_METHODS = {"new_state": "new_state(theta)", "update": "update(theta, g, state)"}
+
+
 def _drive_rule(Rule, *named, name):
-    """The parameters after the rule's steps, run as mlnn's lazy executor runs a rule."""
+    """The parameters after the rule's steps, run where mlnn runs a rule: in
+    :class:`mlnn.nn.lazy_updates.LazyRows`, W1's gradients row-sparse."""
     settings, start, sequence = (value for _, value in named)
-    if not isinstance(Rule, type):
-        raise NotYet("RMSProp must be a class with the methods new_state(theta) and "
-                     "update(theta, g, state)")
+    expect_class(Rule, "RMSProp", RULE_METHODS)
     rule = call(Rule, *settings, name=name)
-    params, states = pristine(start), {}
+    params = pristine(start)
     for key, theta in params.items():
-        states[key] = call(rule.new_state, theta, name="new_state")
-        if not isinstance(states[key], dict) or not all(
-                np.shape(v) == theta.shape for v in states[key].values()):
+        state = call(rule.new_state, theta.copy(), name="new_state")
+        if not isinstance(state, dict) or not all(
+                np.shape(v) == theta.shape for v in state.values()):
             raise NotYet("the state of one parameter, new_state(theta), must be a dict of arrays "
                          "shaped like theta (AdaGrad's holds its sum of squares)")
+    executor = LazyRows(rule, weight_decay=0.0)
     for grads in sequence:
-        apply_rule(rule, params, states, grads)
+        call(executor.step, params, {key: RowSparseGradient(*g, params[key].shape)
+                                     if isinstance(g, tuple) else g
+                                     for key, g in grads.items()}, name="update")
     for key in params:
         if np.array_equal(params[key], start[key]):
             raise NotYet(f"{key} did not change in {STEPS} steps: update must change θ (and "
@@ -604,7 +657,11 @@ check_rmsprop_rule = exercise("check_rmsprop_rule", "RMSProp as an mlnn update r
     Mistake("every parameter needs its own accumulator", rmsprop_rule(shared=True)),
     Mistake("G sums the squares (that is AdaGrad); RMSProp's G forgets the old ones",
             rmsprop_rule(adagrad=True)),
-    Mistake(INSIDE, rmsprop_rule(inside=True))],
+    Mistake(INSIDE, rmsprop_rule(inside=True)),
+    Mistake(SWAPPED, rmsprop_rule(swapped=True)),
+    Mistake("update replaces state[\"mean_square\"] by a new array, which the executor never "
+            "sees (it keeps the arrays new_state gave); write the new G into that array, in place",
+            rmsprop_rule(rebind=True))],
                               runner=_drive_rule, expect=expect_items(("b1", "b2", "W2", "W1")),
                               name="RMSProp(learning_rate, rho, epsilon)")
 
@@ -641,8 +698,13 @@ check_momentum_skip = exercise("check_momentum_skip", "momentum's catch-up in cl
             lambda t, v, mu, eta, gamma, d: (t + 9 * (1 - mu ** d) * v, mu ** d * v)),
     Mistake("v must shrink by μ at every skipped step",
             lambda t, v, mu, eta, gamma, d: (t + mu * (1 - mu ** d) / (1 - mu) * v, v)),
-    Mistake("it does not follow the μ passed in",
-            lambda t, v, mu, eta, gamma, d: _momentum_loop(t, v, 0.9, eta, gamma, d)),
+    Mistake("one step too many: Δ skipped steps apply the step Δ times, not Δ + 1",
+            lambda t, v, mu, eta, gamma, d: _momentum_loop(t, v, mu, eta, gamma, d + 1)),
+    Mistake("one step too few: Δ skipped steps apply the step Δ times, not Δ − 1",
+            lambda t, v, mu, eta, gamma, d: _momentum_loop(t, v, mu, eta, gamma, max(d - 1, 0))),
+    Mistake("v is one step ahead of θ: after Δ steps v has shrunk by μ^Δ, not μ^(Δ + 1)",
+            lambda t, v, mu, eta, gamma, d: (_momentum_loop(t, v, mu, eta, gamma, d)[0],
+                                             _momentum_loop(t, v, mu, eta, gamma, d + 1)[1])),
     Mistake("the weight decay is missing: a skipped step still has the gradient γ θ, which "
             "changes v and θ",
             lambda t, v, mu, eta, gamma, d: _momentum_loop(t, v, mu, eta, 0, d))],
@@ -802,10 +864,11 @@ check_adagrad_rates = exercise("check_adagrad_rates", "AdaGrad's per-feature lea
                                _adagrad_rates, _rates_cases, [
     Mistake("each rate uses only the gradient of its own step; AdaGrad accumulates all steps so "
             "far", lambda grads, eta0: eta0 / (np.abs(grads) + 1e-8)),
-    Mistake("they do not follow the η0 passed in", lambda grads, eta0: _adagrad_rates(grads, 0.1)),
     Mistake("they are right where a gradient has been seen and off where none has yet: guard "
             "the division with ε = 1e-8, as mlnn's AdaGrad does",
             lambda grads, eta0: eta0 / (np.sqrt(np.cumsum(grads ** 2, axis=0)) + 1e-6)),
+    Mistake("the rate divides by G itself; AdaGrad divides by its square root, √G + ε",
+            lambda grads, eta0: eta0 / (np.cumsum(grads ** 2, axis=0) + 1e-8)),
     Mistake("ε is added to √G, outside the root",
             lambda grads, eta0: eta0 / np.sqrt(np.cumsum(grads ** 2, axis=0) + 1e-8))],
                                nonfinite="are infinite or NaN where no gradient has been seen "

@@ -21,7 +21,7 @@ from scipy.stats import chisquare
 
 from mlnn.course.graders import PWE_MISTAKES, apply_rule, pwe_reference, rule_problem
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, StudentError, as_array, call,
-                                 exercise, expect_items, grade, judge, label_rows, pristine,
+                                 exercise, expect_class, expect_items, grade, judge, label_rows, pristine,
                                  run, same)
 from mlnn.nn.activations import get_activation
 from mlnn.nn.losses import CrossEntropy, PairwiseExponential
@@ -529,11 +529,7 @@ ADAGRAD_MISTAKES = [Mistake(hint, adagrad_with(rule)) for hint, rule in [
     ("the step is η0 g; AdaGrad divides it by √G + ε, per parameter entry",
      lambda G, g, eta0, eps: (G + g * g, eta0 * g)),
     ("the parameters move uphill: subtract the step",
-     lambda G, g, eta0, eps: (G + g * g, -eta0 * g / (np.sqrt(G + g * g) + eps))),
-    ("the step does not follow the η0 passed in",
-     lambda G, g, eta0, eps: (G + g * g, 0.1 * g / (np.sqrt(G + g * g) + eps))),
-    ("the step does not follow the ε passed in",
-     lambda G, g, eta0, eps: (G + g * g, eta0 * g / (np.sqrt(G + g * g) + 1e-8)))]]
+     lambda G, g, eta0, eps: (G + g * g, -eta0 * g / (np.sqrt(G + g * g) + eps)))]]
 
 
 class WatchedRows(np.ndarray):
@@ -604,9 +600,7 @@ def _drive_adagrad(AdaGrad, *named, name):
     """The parameters after the steps of ``AdaGrad(eta0, epsilon)``, once a step of another
     optimizer has left its state untouched."""
     eta0, epsilon, start, steps = (value for _, value in named)
-    if not isinstance(AdaGrad, type):
-        raise NotYet("AdaGrad must be a class: AdaGrad(eta0, epsilon) keeps its state and has a "
-                     "method step(params, grads)")
+    expect_class(AdaGrad, "AdaGrad", {"step": "step(params, grads)"})
     optimizer = call(AdaGrad, eta0, epsilon, name=name)
     other, before = call(AdaGrad, 0.5, 0.01, name=name), state_of(optimizer)
     take_steps(other, pristine(start), steps[:1])
@@ -636,7 +630,8 @@ def _adagrad_cases():
 
 check_adagrad = piece(exercise("check_adagrad", "AdaGrad with its state", Reference,
                                _adagrad_cases, ADAGRAD_MISTAKES, runner=_drive_adagrad,
-                               name="AdaGrad(eta0, epsilon)", expect=expect_items(("b1", "b2", "W2", "W1"))))
+                               name="AdaGrad(eta0, epsilon)",
+                               expect=expect_items(("b1", "b2", "W2", "W1"))))
 
 
 # -- one update and the training loop ------------------------------------------------------------
@@ -683,26 +678,30 @@ def check_update(update):
     return bool(grade("one minibatch update", attempt))
 
 
+#: Label bits of the documents :func:`record_training` numbers (up to 2¹² − 1 documents).
+BITS = 12
+
+
 def record_training(train, n, batch_size, epochs, seed):
     """What ``train`` hands to ``update``, for X (n × 1) holding each document's number 1 … n
-    and Y its 8 bits: a list of (params and optimizer right, X's numbers, Y's numbers)."""
+    and Y its bits: a list of (params and optimizer right, X's numbers, Y's numbers)."""
     ids = np.arange(1, n + 1)
     X = GuardedCSR((ids.astype(float), np.zeros(n, np.int32), np.arange(n + 1)), shape=(n, 1))
-    Y = ((ids[:, None] >> np.arange(8)) & 1).astype(np.float64)
-    optimizer, record = Recorder(), []
-    params = {"W1": np.zeros((1, 1)), "b1": np.zeros(1), "W2": np.zeros((1, 8)),
-              "b2": np.zeros(8)}
+    Y = ((ids[:, None] >> np.arange(BITS)) & 1).astype(np.float64)
+    recorder, record = Recorder(), []
+    given = {"W1": np.zeros((1, 1)), "b1": np.zeros(1), "W2": np.zeros((1, BITS)),
+             "b2": np.zeros(BITS)}
 
-    def update(p, o, X_batch, Y_batch):
+    def update(params, optimizer, X_batch, Y_batch):      # the names the exercise documents
         x = np.asarray(X_batch.tocsr().data, int) if sp.issparse(X_batch) else None
         y = None
-        if isinstance(Y_batch, np.ndarray) and Y_batch.ndim == 2 and Y_batch.shape[1] == 8:
-            y = (np.asarray(Y_batch, float) @ (2.0 ** np.arange(8))).astype(int)
-        record.append((p is params and o is optimizer, x, y))
-    run_guarded(lambda X, Y: train(params, optimizer, X, Y, epochs, batch_size,
+        if isinstance(Y_batch, np.ndarray) and Y_batch.ndim == 2 and Y_batch.shape[1] == BITS:
+            y = (np.asarray(Y_batch, float) @ (2.0 ** np.arange(BITS))).astype(int)
+        record.append((params is given and optimizer is recorder, x, y))
+    run_guarded(lambda X, Y: train(given, recorder, X, Y, epochs, batch_size,
                                    np.random.default_rng(seed), update),
                 ("X", X), ("Y", Y), name="train")
-    if optimizer.calls:
+    if recorder.calls:
         raise NotYet("train must hand each minibatch to the update it is given as its argument, "
                      "not to another function")
     return record
