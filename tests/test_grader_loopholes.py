@@ -190,3 +190,30 @@ def train_by_keyword(params, optimizer, X, Y, epochs, batch_size, rng, update):
 
 def test_a_training_loop_calling_update_by_keyword_passes(capsys):
     assert course.check_train(train_by_keyword), capsys.readouterr().out
+
+
+# -- saturation and thresholds -----------------------------------------------------------------
+
+def forward_clipping_z2(X, W1, b1, W2, b2, f_o):
+    z1 = X @ W1 + b1
+    h = np.maximum(z1, 0)
+    z2 = np.clip(h @ W2 + b2, -30, 30)
+    return z1, h, z2, f_o(z2)
+
+
+def ce_guarded(z2, o, Y):
+    return np.where(o * (1 - o) > 0, o - Y, 0.0)
+
+
+def delta1_with_tolerance(delta2, W2, z1):
+    return (delta2 @ W2.T) * (z1 > 1e-6)
+
+
+@pytest.mark.parametrize("grader, answer, hint", [
+    (course.check_forward, forward_clipping_z2, "z2 is clipped"),
+    (course.check_ce_delta2, ce_guarded, "where the output saturates"),
+    (course.check_delta1_relu, delta1_with_tolerance, "not with a tolerance")],
+    ids=["forward_clipping_z2", "ce_guarded", "delta1_with_tolerance"])
+def test_saturation_and_thresholds_are_tried_beyond_where_they_bite(grader, answer, hint,
+                                                                    capsys):
+    assert hint in rejected(grader, answer, capsys)

@@ -197,11 +197,11 @@ def shape_words(shape):
 # -- the forward pass ----------------------------------------------------------------------------
 
 def _forward(X, W1, b1, W2, b2, f_o, hidden=lambda z1: np.maximum(z1, 0), z2_from_z1=False,
-             no_b1=False, no_b2=False, output=None, z1_is_h=False):
+             no_b1=False, no_b2=False, output=None, z1_is_h=False, clip=np.inf):
     """(z1, h, z2, o) of Eq. 2, right or with one mistake."""
     z1 = sp.csr_matrix(X) @ W1 + (0 if no_b1 else b1)
     h = hidden(z1)
-    z2 = (z1 if z2_from_z1 else h) @ W2 + (0 if no_b2 else b2)
+    z2 = np.clip((z1 if z2_from_z1 else h) @ W2 + (0 if no_b2 else b2), -clip, clip)
     return (h if z1_is_h else z1), h, z2, (output or f_o)(z2)
 
 
@@ -225,16 +225,23 @@ FORWARD_MISTAKES = [
     Mistake("you applied tanh whatever f_o is; apply the f_o given",
             _forward_with(output=np.tanh)),
     Mistake("z1 was overwritten by ReLU: keep z1 and h = ReLU(z1) apart",
-            _forward_with(z1_is_h=True))]
+            _forward_with(z1_is_h=True)),
+    Mistake("z2 is clipped: return z2 = h W2 + b2 however large it is; the output activation "
+            "takes large values as they are", _forward_with(clip=30.0))]
 
 
 def _forward_cases():
     """``forward(X, W1, b1, W2, b2, f_o)`` → (z1, h, z2, o): z1 = X W1 + b1, h = ReLU(z1),
     z2 = h W2 + b2, o = f_o(z2) (Eq. 2), X sparse and never made dense."""
-    for seed, shape in enumerate(SHAPES):
+    for seed, shape in enumerate(SHAPES + [(5, 12, 4, 6, np.float64)]):
         for f_o, output in ((expit, "sigmoid"), (np.tanh, "tanh")):
             case = network_case(10 + seed, *shape, output=output)
-            yield (f"for {shape_words(shape)} ({np.dtype(shape[4])}, {output} outputs)",
+            saturated = seed == len(SHAPES)
+            if saturated:                           # |z2| from 31 to 60: saturated outputs
+                b2 = case.params["b2"]
+                b2[:] = np.sign(b2 + 1e-12) * np.linspace(31, 60, b2.size)
+            yield (f"for {shape_words(shape)} ({np.dtype(shape[4])}, {output} outputs"
+                   f"{', |z2| > 30' if saturated else ''})",
                    [("X", case.X), *case.params.items(), ("f_o", f_o)])
 
 
@@ -259,10 +266,11 @@ def delta_cases(output, seed):
     for number, (n, _, _, L, dtype) in enumerate(SHAPES + [(4, 0, 0, 6, np.float64)]):
         rng = np.random.default_rng([seed, number])
         z2 = rng.normal(scale=1.5, size=(n, L)).astype(dtype)
-        saturated = number == len(SHAPES)
-        if saturated:
-            z2 = rng.choice([-1, 1], size=(n, L)) * rng.uniform(30, 36, size=(n, L))
-        o, Y = activation(z2), labels(rng, n, L, dtype)
+        saturated, Y = number == len(SHAPES), labels(rng, n, L, dtype)
+        if saturated:                       # |z2| from 30 to 45, o = 1 exactly beyond 36.7
+            z2 = np.where(Y > 0, -1, 1) * rng.choice([-1, 1, 1], size=(n, L)) * rng.uniform(
+                30, 45, size=(n, L))
+        o = activation(z2)
         yield (f"δ2 for n = {n}, L = {L} ({np.dtype(dtype)}"
                f"{', saturated outputs' if saturated else ''})", [("z2", z2), ("o", o), ("Y", Y)])
 
@@ -283,7 +291,9 @@ CE_MISTAKES = [
     Mistake("CE's outputs are sigmoids: use the o given, σ(z2), not tanh(z2)",
             lambda z2, o, Y: np.tanh(z2) - Y),
     Mistake("o is clipped: δ2 = o − y holds for every probability, however small, and needs no "
-            "clipping", lambda z2, o, Y: np.clip(o, 1e-7, 1 - 1e-7) - Y)]
+            "clipping", lambda z2, o, Y: np.clip(o, 1e-7, 1 - 1e-7) - Y),
+    Mistake("δ2 is set to 0 where the output saturates (o = 0 or 1 exactly): δ2 = o − y holds "
+            "there too, and needs no guard", lambda z2, o, Y: np.where(o * (1 - o) > 0, o - Y, 0))]
 
 
 def _ce_cases():
@@ -357,6 +367,8 @@ DELTA1_MISTAKES = [
     Mistake("multiplied by h = ReLU(z1); δ1 needs its derivative ReLU'(z1)",
             _delta1_with(derivative=lambda z: np.maximum(z, 0))),
     Mistake("ReLU'(z1) is 0 where z1 < 0, not −1", _delta1_with(derivative=np.sign)),
+    Mistake("ReLU'(z1) is 1 for every z1 > 0, however small: compare z1 with 0 itself, not "
+            "with a tolerance", _delta1_with(derivative=lambda z: z > 1e-6)),
     Mistake("the sign is flipped", lambda d2, W2, z1: -_delta1(d2, W2, z1)),
     Mistake("δ2 (n × L) multiplies W2ᵀ (L × F), the transpose of W2 (F × L)",
             _delta1_with(transposed=False)),
@@ -368,9 +380,14 @@ def _delta1_cases():
     for seed, shape in enumerate(SHAPES):
         kink = seed % 2 == 1
         case, cache, grads = backward_case(40 + seed, shape, kink)
+        z1 = cache.z1.copy()
+        if seed in (0, 2):                          # some z1 within 1e-7 of the kink
+            near = np.random.default_rng(seed).random(z1.shape) < 0.3
+            z1[near] = np.sign(z1[near]) * np.logspace(-9, -7, int(near.sum()))
         yield (f"δ1 for n = {shape[0]}, F = {shape[2]}, L = {shape[3]}"
-               + (", some z1 exactly 0" if kink else ""),
-               [("delta2", grads.delta2), ("W2", case.params["W2"]), ("z1", cache.z1)])
+               + (", some z1 exactly 0" if kink else "")
+               + (", some z1 within 1e-7 of 0" if seed in (0, 2) else ""),
+               [("delta2", grads.delta2), ("W2", case.params["W2"]), ("z1", z1)])
 
 
 def _mlnn_delta1(d2, W2, z1):
