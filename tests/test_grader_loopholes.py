@@ -6,6 +6,7 @@ threshold, a training loop calling update by keyword."""
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 import scipy.stats
 
 from mlnn import course
@@ -217,3 +218,88 @@ def delta1_with_tolerance(delta2, W2, z1):
 def test_saturation_and_thresholds_are_tried_beyond_where_they_bite(grader, answer, hint,
                                                                     capsys):
     assert hint in rejected(grader, answer, capsys)
+
+
+# -- contracts judged by the work done, whatever classes the student converts to -------------
+
+def forward_through_coo(X, W1, b1, W2, b2, f_o):
+    z1 = X.tocoo().toarray() @ W1 + b1
+    h = np.maximum(z1, 0)
+    return z1, h, h @ W2 + b2, f_o(h @ W2 + b2)
+
+
+def forward_through_a_new_csr(X, W1, b1, W2, b2, f_o):
+    z1 = sp.csr_matrix(X).toarray() @ W1 + b1
+    h = np.maximum(z1, 0)
+    return z1, h, h @ W2 + b2, f_o(h @ W2 + b2)
+
+
+def grad_W1_through_csc(X, delta1):
+    rows = np.unique(X.indices)
+    full = X.tocsc().T @ delta1
+    return rows, np.asarray(full)[rows] / X.shape[0]
+
+
+def backward_through_csc(X, z1, h, W2, delta2):
+    n, delta1 = X.shape[0], ex01b.delta1_relu(delta2, W2, z1)
+    rows = np.unique(X.indices)
+    return {"W1": (rows, np.asarray(X.tocsc().T @ delta1)[rows] / n),
+            "b1": delta1.sum(axis=0) / n, "W2": h.T @ delta2 / n, "b2": delta2.sum(axis=0) / n}
+
+
+def update_through_coo(params, optimizer, X_batch, Y_batch):
+    ex01b.update(params, optimizer, sp.csr_matrix(X_batch.tocoo().toarray()), Y_batch)
+
+
+def pwe_pairs_through_asarray(z2, o, Y):
+    o, Y = np.asarray(o), np.asarray(Y)
+    return ex01b.pwe_delta2_pairs(z2, o, Y)
+
+
+def pwe_pairs_by_einsum(z2, o, Y):
+    relevant = (np.asarray(Y) > 0).astype(o.dtype)
+    pairs = np.einsum("ip,in->ipn", relevant, 1 - relevant)
+    E = np.exp(-(o[:, :, None] - o[:, None, :])) * pairs
+    count = np.maximum(pairs.sum(axis=(1, 2)), 1)[:, None]
+    return (E.sum(axis=1) - E.sum(axis=2)) / count * (1 + o) * (1 - o)
+
+
+def pwe_pairs_over_lists(z2, o, Y):
+    delta2 = np.zeros_like(o)
+    for i, (row, y) in enumerate(zip(o.tolist(), Y.tolist())):
+        relevant = [p for p, v in enumerate(y) if v > 0]
+        irrelevant = [q for q, v in enumerate(y) if v <= 0]
+        for p in relevant:
+            for q in irrelevant:
+                e = np.exp(-(row[p] - row[q])) / (len(relevant) * len(irrelevant))
+                delta2[i, p] -= e
+                delta2[i, q] += e
+    return delta2 * (1 + o) * (1 - o)
+
+
+def pwe_one_document_at_a_time(z2, o, Y):
+    return np.vstack([ex01b.pwe_delta2(z2[i:i + 1], o[i:i + 1], Y[i:i + 1])
+                      for i in range(len(o))])
+
+
+@pytest.mark.parametrize("grader, answer, hint", [
+    (course.check_forward, forward_through_coo, "made the sparse X dense"),
+    (course.check_forward, forward_through_a_new_csr, "made the sparse X dense"),
+    (course.check_grad_W1_rows, grad_W1_through_csc, "full D × F product"),
+    (course.check_backward, backward_through_csc, "full D × F product"),
+    (course.check_update, update_through_coo, "made the sparse X dense"),
+    (course.check_pwe_delta2, pwe_pairs_through_asarray, "every (relevant, irrelevant) pair"),
+    (course.check_pwe_delta2, pwe_pairs_by_einsum, "every (relevant, irrelevant) pair"),
+    (course.check_pwe_delta2, pwe_pairs_over_lists, "every (relevant, irrelevant) pair"),
+    (course.check_pwe_delta2, pwe_one_document_at_a_time, "all documents at once")],
+    ids=lambda value: getattr(value, "__name__", None))
+def test_a_contract_is_judged_by_the_work_done(grader, answer, hint, capsys):
+    assert hint in rejected(grader, answer, capsys)
+
+
+def test_the_work_done_counts_allocations_and_lines_not_time():
+    from mlnn.course.grading import TooMuchWork, work_done
+    peak, lines = work_done(lambda n: np.zeros((n, 1000)), 100)
+    assert 800_000 <= peak < 1_000_000 and lines == 1
+    with pytest.raises(TooMuchWork):
+        work_done(lambda: [None for _ in range(1000)], lines=100)

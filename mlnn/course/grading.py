@@ -11,6 +11,8 @@ are judged by their distribution (:func:`binomial_z`, :func:`dispersion`).
 
 import copy
 import os
+import sys
+import tracemalloc
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -133,6 +135,61 @@ def run(function, *named, name="function"):
         raise NotYet(f"your {name} modified its input {', '.join(changed)} in place; "
                      "leave the inputs unchanged and work on new arrays")
     return result
+
+
+class TooMuchWork(Exception):
+    """Raised inside a student's function once it has run more Python lines than its budget."""
+
+
+def work_done(function, *args, lines=None):
+    """(bytes allocated at the peak, Python lines run) while ``function(*args)`` runs, whatever
+    the types its work goes through (NumPy and SciPy allocate through tracemalloc); raises
+    :class:`TooMuchWork` inside it past ``lines`` lines. Counts, not times: the same on a busy
+    machine."""
+    count = 0
+
+    def line(frame, event, arg):
+        nonlocal count
+        if event == "line":
+            count += 1
+            if lines is not None and count > lines:
+                raise TooMuchWork
+        return line
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    base, previous = tracemalloc.get_traced_memory()[0], sys.gettrace()
+    sys.settrace(lambda frame, event, arg: line)
+    try:
+        function(*args)
+    finally:
+        sys.settrace(previous)
+        peak = tracemalloc.get_traced_memory()[1] - base
+        if started:
+            tracemalloc.stop()
+    return peak, count
+
+
+#: The names under which a grader runs its own functions (never judged by their work).
+OURS = ("reference", "mistake")
+
+
+def within(function, *named, name="function", memory=np.inf, lines=None, hint=""):
+    """:class:`NotYet` with ``hint`` when the student's ``function``, on copies of the named
+    inputs, allocates more than ``memory`` bytes or runs more than ``lines`` Python lines (the
+    work done, whatever form the code takes); the grader's own functions are not measured."""
+    if name in OURS:
+        return
+    try:
+        copies = [pristine(value) for _, value in named]
+        peak, _ = call(lambda: work_done(function, *copies, lines=lines), name=name)
+    except StudentError as error:
+        if isinstance(error.error, TooMuchWork):
+            raise NotYet(hint) from None
+        raise
+    if peak > memory:
+        raise NotYet(hint)
 
 
 def as_array(answer, what):
@@ -318,7 +375,7 @@ def unfollowed(student, reference, named, answer, expected, every, runner, name)
             changed = [*named[:i], (label, other), *named[i + 1:]]
             try:
                 with np.errstate(all="ignore"):
-                    moved = runner(reference, *changed, name="reference")
+                    moved = runner(reference, *changed, name=OURS[0])
                     yours = runner(student, *changed, name=name)
             except Exception:
                 continue
@@ -331,7 +388,7 @@ def answered(runner, function, named):
     """What ``function`` answers on the named inputs (None if it cannot run)."""
     try:
         with np.errstate(all="ignore"):
-            return runner(function, *named, name="mistake")
+            return runner(function, *named, name=OURS[1])
     except Exception:
         return None
 
@@ -366,7 +423,7 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", run
         records, pending, every = [], None, list(cases())
         for what, named in every:
             answer = runner(student, *named, name=name)
-            expected = runner(reference, *named, name="reference")
+            expected = runner(reference, *named, name=OURS[0])
             records.append((what, named, answer, expected))
             if not whole:
                 try:

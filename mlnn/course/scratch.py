@@ -21,8 +21,8 @@ from scipy.stats import chisquare
 
 from mlnn.course.graders import PWE_MISTAKES, apply_rule, pwe_reference, rule_problem
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, StudentError, as_array, call,
-                                 exercise, expect_class, expect_items, grade, judge, label_rows, pristine,
-                                 run, same)
+                                 exercise, expect_class, expect_items, grade, judge, label_rows,
+                                 pristine, run, same, within)
 from mlnn.nn.activations import get_activation
 from mlnn.nn.losses import CrossEntropy, PairwiseExponential
 from mlnn.nn.network import Network
@@ -55,13 +55,21 @@ def piece(grader):
 SHAPES = [(6, 12, 5, 5, np.float64), (1, 6, 3, 4, np.float64), (4, 9, 4, 3, np.float64),
           (3, 10, 2, 7, np.float64), (9, 30, 6, 2, np.float64), (5, 14, 4, 6, np.float32)]
 
+#: The vocabulary size D of the wide cases, where the work done tells a sparse product from X
+#: made dense (n × D) or the full D × F product; both stay under ``WIDE_ROWS`` · D entries.
+WIDE, WIDE_ROWS = 50_000, 8
+
+#: The wide cases: many documents and few hidden units (X dense would be n × D), and the other
+#: way round (the full product would be D × F).
+WIDE_SHAPES = [(40, WIDE, 2, 3, np.float64), (2, WIDE, 40, 3, np.float64)]
+
 # -- the guards ----------------------------------------------------------------------------------
 
 class Refused(Exception):
     """Raised inside a student's function that does what its exercise rules out (the hint)."""
 
 
-GUARD = {"armed": False, "D": None, "reads": 0, "limit": None}
+GUARD = {"armed": False, "D": None}
 
 DENSE_HINT = ("your function made the sparse X dense; products with X and Xᵀ work on the sparse "
               "matrix directly, at a cost proportional to its nonzeros")
@@ -69,7 +77,8 @@ FULL_HINT = ("your function forms the full D × F product Xᵀ δ1 (one row per 
              "vocabulary); restrict Xᵀ to the features present in the minibatch first")
 PAIRS_HINT = ("your δ2 does work for every (relevant, irrelevant) pair: the factorised form needs "
               "only two sums over the labels of each document, O(L) per document")
-
+LOOP_HINT = ("your δ2 loops over the documents (or the labels) one at a time: compute it for all "
+             "documents at once, with array operations over the whole minibatch")
 
 class Guarded:
     """A sparse matrix that, while a student's function runs, refuses to become dense and to
@@ -98,35 +107,24 @@ class GuardedCSR(Guarded, sp.csr_matrix):
         return GuardedCSC(super().transpose(*args, **kwargs))
 
 
-class Linear(np.ndarray):
-    """An array that, while a student's function runs, refuses to give rise to an array of more
-    than ``GUARD["limit"]`` entries or to be indexed more than that many times: O(L) work."""
-
-    def __array_finalize__(self, obj):
-        if GUARD["armed"] and GUARD["limit"] and self.size > GUARD["limit"]:
-            raise Refused(PAIRS_HINT)
-
-    def __getitem__(self, key):
-        if GUARD["armed"] and GUARD["limit"]:
-            GUARD["reads"] += 1
-            if GUARD["reads"] > GUARD["limit"]:
-                raise Refused(PAIRS_HINT)
-        return super().__getitem__(key)
-
-
-def run_guarded(function, *named, name="function", limit=None):
+def run_guarded(function, *named, name="function", measure=True):
     """:func:`~mlnn.course.grading.run` with the guards armed; what they refuse is the hint. A
-    minibatch X lacking some of the D features may not give a product with D rows."""
+    minibatch X lacking some of the D features may not give a product with D rows. On a wide
+    case (D = :data:`WIDE`) the memory the function allocates is the judge, whatever classes X
+    goes through: n × D entries is X made dense (n ≥ 16 there), D × F the full product (n = 2)."""
     X = next((value for _, value in named if sp.issparse(value)), None)
     D = X.shape[1] if X is not None and np.unique(X.indices).size < X.shape[1] else None
 
     def armed(*args):
-        GUARD.update(armed=True, D=D, reads=0, limit=limit)
+        GUARD.update(armed=True, D=D)
         try:
             return function(*args)
         finally:
-            GUARD.update(armed=False, D=None, limit=None)
+            GUARD.update(armed=False, D=None)
     try:
+        if measure and X is not None and X.shape[1] >= WIDE:
+            within(armed, *named, name=name, memory=WIDE_ROWS * X.shape[1] * 8,
+                   hint=DENSE_HINT if X.shape[0] >= 16 else FULL_HINT)
         return run(armed, *named, name=name)
     except StudentError as error:
         if isinstance(error.error, Refused):
@@ -138,7 +136,7 @@ def run_guarded(function, *named, name="function", limit=None):
 
 def documents(rng, n, D, dtype=np.float64):
     """A GuardedCSR n × D of positive values, sorted indices; for n > 1 one document is empty."""
-    sizes = rng.integers(1, max(2, D // 3) + 1, size=n)
+    sizes = rng.integers(1, max(2, min(D // 3, 12)) + 1, size=n)
     if n > 1:
         sizes[rng.integers(n)] = 0
     rows = [np.sort(rng.choice(D, size=min(size, D), replace=False)) for size in sizes]
@@ -233,8 +231,8 @@ FORWARD_MISTAKES = [
 def _forward_cases():
     """``forward(X, W1, b1, W2, b2, f_o)`` → (z1, h, z2, o): z1 = X W1 + b1, h = ReLU(z1),
     z2 = h W2 + b2, o = f_o(z2) (Eq. 2), X sparse and never made dense."""
-    for seed, shape in enumerate(SHAPES + [(5, 12, 4, 6, np.float64)]):
-        for f_o, output in ((expit, "sigmoid"), (np.tanh, "tanh")):
+    for seed, shape in enumerate(SHAPES + [(5, 12, 4, 6, np.float64)] + WIDE_SHAPES[:1]):
+        for f_o, output in ((expit, "sigmoid"), (np.tanh, "tanh"))[:2 if seed < 7 else 1]:
             case = network_case(10 + seed, *shape, output=output)
             saturated = seed == len(SHAPES)
             if saturated:                           # |z2| from 31 to 60: saturated outputs
@@ -313,7 +311,7 @@ def _expect_pwe(answer, expected, what, wrongs, inputs):
         if not np.all(np.isfinite(rows)) or np.any(rows != 0):
             raise NotYet("a document with no relevant label, or with every label relevant, has "
                          "no pair: PWE excludes it and its δ2 row must be 0 (no division by zero)")
-    judge(np.asarray(answer) if isinstance(answer, Linear) else answer, expected, what, wrongs)
+    judge(answer, expected, what, wrongs)
 
 
 def _pwe_cases():
@@ -322,22 +320,32 @@ def _pwe_cases():
 
 
 def _large_pwe_cases():
-    """``pwe_delta2(z2, o, Y)`` → PWE's δ2 in O(L) per document, also on 3 documents of 2,000
-    labels, where no array of all pairs may be formed and no loop may run over them."""
+    """``pwe_delta2(z2, o, Y)`` → PWE's δ2 in O(L) per document, all documents at once; also on
+    2 documents of 1,500 labels, where no array of all pairs may be formed and no loop may run
+    over them, and on 3,000 documents of 4 labels, where no loop may run over the documents."""
     yield from _pwe_cases()
     rng = np.random.default_rng(31)
-    z2 = rng.normal(size=(3, 2000))
-    yield ("δ2 for n = 3, L = 2000", [("z2", z2), ("o", np.tanh(z2)),
-                                      ("Y", (rng.random(z2.shape) < 0.5).astype(np.float64))])
+    for n, L in ((2, 1500), (3000, 4)):
+        z2 = rng.normal(size=(n, L))
+        yield (f"δ2 for n = {n}, L = {L}",
+               [("z2", z2), ("o", np.tanh(z2)), ("Y", labels(rng, n, L))])
+
+
+#: Python lines a vectorised δ2 stays under on the large cases (NumPy's own included).
+PWE_LINES = 2500
 
 
 def run_linear(function, *named, name="function"):
-    """:func:`run_guarded` refusing, on a large case, more than O(L) work per document."""
-    size = named[1][1].size
-    if size < 1000:
-        return run(function, *named, name=name)
-    return run_guarded(function, *((k, v.view(Linear)) for k, v in named), name=name,
-                       limit=8 * size)
+    """:func:`~mlnn.course.grading.run`, the work of a large case bounded, whatever form the
+    code takes: O(L) memory per document and no Python loop over the pairs (many labels), no
+    loop over the documents (many documents)."""
+    n, L = np.shape(named[1][1])
+    if L >= 1000:
+        within(function, *named, name=name, memory=64 * n * L * 8, lines=50 * L,
+               hint=PAIRS_HINT)
+    elif n >= 1000:
+        within(function, *named, name=name, lines=PWE_LINES, hint=LOOP_HINT)
+    return run(function, *named, name=name)
 
 
 check_pwe_delta2_pairs = piece(exercise("check_pwe_delta2_pairs", "PWE's δ2 by the pair sum",
@@ -435,7 +443,7 @@ W1_MISTAKES = [
 def _grad_W1_cases():
     """``grad_W1_rows(X, delta1)`` → (rows, values): ∂J/∂W1 = Xᵀ δ1 / n on the rows of the words
     present in X, and only those; one minibatch has no word at all."""
-    for seed, shape in enumerate(SHAPES + [(3, 8, 3, 4, np.float64)]):
+    for seed, shape in enumerate(SHAPES + [(3, 8, 3, 4, np.float64)] + WIDE_SHAPES):
         case, cache, grads = backward_case(50 + seed, shape)
         X = case.X
         if seed == len(SHAPES):
@@ -492,7 +500,7 @@ def _expect_backward(answer, expected, what, wrongs, inputs):
 def _backward_cases():
     """``backward(X, z1, h, W2, delta2)`` → {"W1": (rows, values), "b1", "W2", "b2"}, the
     gradients of the mean loss (Sec. 3.2) with ReLU hidden units."""
-    for seed, shape in enumerate(SHAPES):
+    for seed, shape in enumerate(SHAPES + WIDE_SHAPES):
         case, cache, grads = backward_case(60 + seed, shape, kink=seed == 2)
         named = [("X", case.X), ("z1", cache.z1), ("h", cache.h), ("W2", case.params["W2"]),
                  ("delta2", grads.delta2)]
@@ -668,12 +676,16 @@ def check_update(update):
     """``update(params, optimizer, X_batch, Y_batch)``: forward, CE's δ2, backward and one
     ``optimizer.step(params, grads)`` with the gradients of the mean CE loss."""
     def attempt():
-        for seed, shape in enumerate(SHAPES[:5]):
+        for seed, shape in enumerate(SHAPES[:5] + WIDE_SHAPES[:1]):
             case, cache, grads = backward_case(80 + seed, shape)
+            if shape in WIDE_SHAPES:                # the work done, on objects of its own
+                run_guarded(lambda X_batch, Y_batch: update(
+                    pristine(case.params), Recorder(), X_batch, Y_batch),
+                    ("X_batch", case.X), ("Y_batch", case.Y), name="update")
             params, optimizer = pristine(case.params), Recorder()
             before = pristine(params)
             run_guarded(lambda X_batch, Y_batch: update(params, optimizer, X_batch, Y_batch),
-                        ("X_batch", case.X), ("Y_batch", case.Y), name="update")
+                        ("X_batch", case.X), ("Y_batch", case.Y), name="update", measure=False)
             if not same(before, params):
                 raise NotYet("update changed the parameters itself, or through another "
                              "optimizer than the one it was given; only optimizer.step may")
