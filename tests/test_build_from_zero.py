@@ -926,3 +926,11 @@ def test_the_reference_deltas_match_central_differences(output, seed):
         def total(value, Y=Y):
             return float(np.sum(loss.per_document(value, loss.output.fn(value), Y)))
         assert rel_error(reference(z2, o, Y), numerical_gradient(total, z2)) < 1e-5, what
+
+
+def test_the_factorised_pwe_reference_equals_mlnns_loss():
+    for what, named in list(scratch.delta_cases("tanh", 30)) + list(
+            scratch._large_pwe_cases())[-2:]:
+        z2, o, Y = (value for _, value in named)
+        ours, mlnns = scratch.pwe_reference(z2, o, Y), PairwiseExponential().delta(z2, o, Y)
+        assert ours.dtype == mlnns.dtype and rel_error(ours, mlnns) < 1e-6, what
