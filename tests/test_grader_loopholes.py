@@ -303,3 +303,83 @@ def test_the_work_done_counts_allocations_and_lines_not_time():
     assert 800_000 <= peak < 1_000_000 and lines == 1
     with pytest.raises(TooMuchWork):
         work_done(lambda: [None for _ in range(1000)], lines=100)
+
+
+# -- dropout masks -----------------------------------------------------------------------------
+
+def inverted_from(keep):
+    """An inverted dropout whose kept units are the boolean ``keep(h, rate, rng)``."""
+    def inverted_dropout(h, rate, rng):
+        mask = keep(h, rate, rng) / (1 - rate)
+        return h * mask, mask
+    return inverted_dropout
+
+
+def input_from(keep):
+    """An input dropout whose kept stored entries are the boolean ``keep(X, rate, rng)``."""
+    def input_dropout(X, rate, rng):
+        X = X.tocsr(copy=True)
+        X.data = X.data * keep(X, rate, rng) / (1 - rate)
+        return X
+    return input_dropout
+
+
+def fixed_total(size, rate, rng):
+    keep = np.ones(size, dtype=bool)
+    keep[rng.choice(size, round(rate * size), replace=False)] = False
+    return keep
+
+
+def half_the_coins(size, rate, rng):
+    return np.resize(rng.random(size // 2 + 1) >= rate, size)
+
+
+def inverted_float32(h, rate, rng):
+    mask = ((rng.random(h.shape) >= rate) / (1 - rate)).astype(np.float32)
+    return h * mask, mask
+
+
+def input_float32(X, rate, rng):
+    X = X.tocsr(copy=True).astype(np.float32)
+    X.data *= (rng.random(X.nnz) >= rate) / (1 - rate)
+    return X
+
+
+def inverted_of_one_shape(h, rate, rng):
+    mask = (rng.random((30, 40)) >= rate) / (1 - rate)
+    return h * mask, mask
+
+
+DROPOUT = [
+    (course.check_inverted_dropout, inverted_from(
+        lambda h, r, g: g.integers(0, 10, size=h.shape) / 10 >= r), "coarse grid"),
+    (course.check_inverted_dropout, inverted_from(
+        lambda h, r, g: g.integers(0, 100, size=h.shape) >= 100 * r), "coarse grid"),
+    (course.check_input_dropout, input_from(
+        lambda X, r, g: g.integers(0, 100, size=X.nnz) >= 100 * r), "coarse grid"),
+    (course.check_inverted_dropout, inverted_from(
+        lambda h, r, g: fixed_total(h.size, r, g).reshape(h.shape)), "same number"),
+    (course.check_input_dropout, input_from(lambda X, r, g: fixed_total(X.nnz, r, g)),
+     "same number"),
+    (course.check_inverted_dropout, inverted_of_one_shape, "h's shape"),
+    (course.check_inverted_dropout, inverted_from(
+        lambda h, r, g: half_the_coins(h.size, r, g).reshape(h.shape)), "copies of others"),
+    (course.check_input_dropout, input_from(lambda X, r, g: half_the_coins(X.nnz, r, g)),
+     "copies of others"),
+    (course.check_inverted_dropout, inverted_float32, "dtype float32, expected float64"),
+    (course.check_input_dropout, input_float32, "dtype float32, expected float64"),
+]
+
+
+@pytest.mark.parametrize("grader, answer, hint", DROPOUT, ids=[f"{g.__name__}-{i}" for i, (
+    g, _, _) in enumerate(DROPOUT)])
+def test_a_dropout_mask_of_the_wrong_law_shape_or_dtype_is_named(grader, answer, hint, capsys):
+    assert hint in rejected(grader, answer, capsys)
+
+
+@pytest.mark.parametrize("grader, answer", [
+    (course.check_inverted_dropout, inverted_from(lambda h, r, g: g.random(h.shape) >= r)),
+    (course.check_inverted_dropout, inverted_from(lambda h, r, g: g.binomial(1, 1 - r, h.shape))),
+    (course.check_input_dropout, input_from(lambda X, r, g: g.random(X.nnz) >= r))])
+def test_independent_coins_pass(grader, answer, capsys):
+    assert grader(answer), capsys.readouterr().out
