@@ -383,3 +383,38 @@ def test_a_dropout_mask_of_the_wrong_law_shape_or_dtype_is_named(grader, answer,
     (course.check_input_dropout, input_from(lambda X, r, g: g.random(X.nnz) >= r))])
 def test_independent_coins_pass(grader, answer, capsys):
     assert grader(answer), capsys.readouterr().out
+
+
+# -- shuffles ----------------------------------------------------------------------------------
+
+def train_by_order(order_of):
+    """A training loop whose epoch order is ``order_of(n, rng, previous order)``."""
+    def train(params, optimizer, X, Y, epochs, batch_size, rng, update):
+        order = None
+        for _ in range(epochs):
+            order = order_of(X.shape[0], rng, order)
+            for start in range(0, X.shape[0], batch_size):
+                batch = order[start:start + batch_size]
+                update(params, optimizer, X[batch], Y[batch])
+    return train
+
+
+SHUFFLES = [
+    (lambda n, rng, last: np.argsort(rng.integers(0, 1000, size=n), kind="stable"),
+     "ties among your random keys"),
+    (lambda n, rng, last: np.argsort(np.round(rng.random(n), 2), kind="stable"),
+     "ties among your random keys"),
+    (lambda n, rng, last: rng.permutation(n) if last is None else last[::-1],
+     "follows from the previous one"),
+]
+
+
+@pytest.mark.parametrize("order_of, hint", SHUFFLES, ids=["integer keys", "rounded keys",
+                                                          "reversed"])
+def test_a_shuffle_with_ties_or_tied_to_the_last_epoch_is_named(order_of, hint, capsys):
+    assert hint in rejected(course.check_train, train_by_order(order_of), capsys)
+
+
+def test_a_shuffle_by_random_keys_without_ties_passes(capsys):
+    right = train_by_order(lambda n, rng, last: np.argsort(rng.random(n)))
+    assert course.check_train(right), capsys.readouterr().out

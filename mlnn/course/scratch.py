@@ -795,7 +795,9 @@ def check_train(train):
             if orders(record_training(train, n, batch_size, epochs, 1090 + number)) == orders(
                     record):
                 raise NotYet("the order does not depend on the generator rng you are given")
+        unordered = expect_unordered(train)
         expect_mixed(train)
+        unordered()
         expect_uniform(train)
         return (f"{len(cases)} cases of n, batch size and epochs, 60 epochs of 12 documents for "
                 "the minibatches and 4,000 of 4 for the randomness of the order")
@@ -812,6 +814,31 @@ def expect_mixed(train, n=12, batch_size=4, epochs=60):
         raise NotYet("some documents never share a minibatch: the minibatches are fixed and only "
                      "their order or their insides are shuffled; shuffle the order of all the "
                      "documents at the start of each epoch, then cut it into minibatches")
+
+
+def expect_unordered(train, n=3000, epochs=3):
+    """Over epochs of 3,000 documents (one minibatch each), the positions of one epoch are
+    uncorrelated with those of the previous one (r ≈ 0 ± 1/√n): an order reversed or shifted
+    from the last one is refused at once. Returns the second check, to run later: a shuffled
+    order ascends at about half its steps, (n − 1)/2 ± √((n + 1)/12), which random keys with
+    ties (keeping the stored order among them) do not."""
+    record = record_training(train, n, n, epochs, seed=97)
+    orders_ = [np.asarray(x) for _, x, _ in record]
+    for before, after in zip(orders_, orders_[1:]):
+        positions = [np.argsort(order) for order in (before, after)]
+        if abs(np.corrcoef(*positions)[0, 1]) * np.sqrt(n) > 6:
+            raise NotYet("each epoch's order follows from the previous one's (reversed or "
+                         "shifted): draw a new random order at the start of each epoch")
+
+    def ascending():
+        for order in orders_:
+            ascents = np.count_nonzero(np.diff(order) > 0)
+            if abs(ascents - (n - 1) / 2) > 6 * np.sqrt((n + 1) / 12):
+                raise NotYet(f"in an epoch of {n} documents {ascents} neighbours of the order "
+                             f"are in their stored order, about {(n - 1) // 2} in a random "
+                             "order: ties among your random keys keep the stored order; "
+                             "shuffle with a permutation of all the documents")
+    return ascending
 
 
 def expect_uniform(train, epochs=4000):
