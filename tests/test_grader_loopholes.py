@@ -10,6 +10,7 @@ import scipy.sparse as sp
 import scipy.stats
 
 from mlnn import course
+from mlnn.course.measures import selection_values
 from mlnn.evaluation.metrics import LOWER_IS_BETTER
 from mlnn.paper.ranks import friedman_test
 from tests.test_exercises import solutions
@@ -418,3 +419,16 @@ def test_a_shuffle_with_ties_or_tied_to_the_last_epoch_is_named(order_of, hint, 
 def test_a_shuffle_by_random_keys_without_ties_passes(capsys):
     right = train_by_order(lambda n, rng, last: np.argsort(rng.random(n)))
     assert course.check_train(right), capsys.readouterr().out
+
+
+# -- near ties ---------------------------------------------------------------------------------
+
+def select_C_within_isclose(C_values, S_val, Y_val, S_test, Y_test, variant):
+    criteria = selection_values(S_val, Y_val, variant)
+    best = (max if variant == "B" else min)(criteria)
+    return C_values[next(i for i, c in enumerate(criteria) if np.isclose(c, best))]
+
+
+def test_a_c_chosen_within_a_tolerance_of_the_best_is_named(capsys):
+    out = rejected(course.check_select_C, select_C_within_isclose, capsys)
+    assert "not within a tolerance" in out, out

@@ -441,16 +441,19 @@ def selection_values(S_list, Y, variant, predict=lambda S: S > 0, **score):
 
 
 def select(C_values, S_val, Y_val, S_test, Y_test, variant, split="val", by=None, flip=False,
-           last=False, position=False, **score):
+           last=False, position=False, near=False, **score):
     """The C that :func:`mlnn.paper.selection.fit_br` chooses, by a literal loop (the first C
     wins ties); or with one mistake: the ``split`` "test", the criterion of variant ``by``, the
-    comparison ``flip`` ped, the ``last`` C of ties, its ``position``, BR_B's ``score`` changed."""
+    comparison ``flip`` ped, the ``last`` C of ties, its ``position``, the first C within
+    np.isclose of the best (``near``), BR_B's ``score`` changed."""
     S, Y = (S_val, Y_val) if split == "val" else (S_test, Y_test)
     by = by or variant
     values = selection_values(S, Y, by, **(score if variant == "B" else {}))
     sign = -1 if (by == "B") != flip else 1      # F1: higher is better; rank loss: lower
     order = range(len(values))[::-1] if last else range(len(values))
     best = min(order, key=lambda i: sign * values[i])          # min keeps the first of ties
+    if near:
+        best = next(i for i in order if np.isclose(values[i], values[best]))
     return best if position else C_values[best]
 
 
@@ -485,7 +488,9 @@ SELECTION_MISTAKES = [Mistake(hint, _selecting(**mistake)) for hint, mistake in 
     ("lower rank loss is better, higher F1 is better: your comparison runs the wrong way",
      dict(flip=True)),
     ("return the C value itself (an element of C_values), not its position in the grid",
-     dict(position=True))]]
+     dict(position=True)),
+    ("criteria that differ, however little, are not tied: compare them exactly (the first C "
+     "wins only an exact tie), not within a tolerance such as np.isclose's", dict(near=True))]]
 
 
 def _labels(rng, n, L):
@@ -536,6 +541,24 @@ def selection_cases(count=36, seed=2016):
                 break
         yield f"case {k + 1}", [("C_values", C_values), ("S_val", S_val), ("Y_val", Y_val),
                                 ("S_test", S_test), ("Y_test", Y_test), ("variant", variant)]
+    yield f"case {count + 1}", near_tie_case(np.random.default_rng(seed))
+
+
+def near_tie_case(rng, n=2000, L=50):
+    """BR_R on 2,000 validation documents of 50 labels, where C = 1 has the lowest rank loss and
+    C = 0.1 one more wrongly ordered pair, in a document of 25 × 25 pairs: their criteria differ
+    by 1/(2000 · 625) = 8e-7, closer than np.isclose's tolerance, and are not tied."""
+    C_values = [0.01, 0.1, 1.0, 10.0]
+    Y = _labels(rng, n, L)
+    Y[0] = np.repeat([1, 0], L // 2)
+    best = 2.0 * Y - 1 + rng.normal(scale=3.0, size=Y.shape)
+    best[0] = np.concatenate([np.arange(L // 2) + L / 2 - 0.5, np.arange(L // 2)])
+    near = best.copy()
+    near[0, 0] = L / 2 - 1.5                     # the lowest relevant score below an irrelevant
+    S_val = [best + rng.normal(scale=2.0, size=Y.shape), near, best,
+             best + rng.normal(size=Y.shape)]
+    return [("C_values", C_values), ("S_val", S_val), ("Y_val", Y), ("S_test", S_val),
+            ("Y_test", Y), ("variant", "R")]
 
 
 def _expect_selection(answer, expected, what, wrongs, inputs):
