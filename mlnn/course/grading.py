@@ -355,7 +355,10 @@ def agree(a, b):
 
 
 def is_number(value):
-    """A number argument (int or float, not bool): one an answer could hard-code."""
+    """A number argument (int or float, not bool), or a tuple of them: one an answer could
+    hard-code."""
+    if isinstance(value, tuple):
+        return all(map(is_number, value))
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
         value, (bool, np.bool_))
 
@@ -370,7 +373,7 @@ def unfollowed(student, reference, named, answer, expected, every, runner, name)
             values.setdefault(label, []).append(value)
     for i, (label, value) in enumerate(named):
         others = [v for v in values.get(label, ()) if is_number(value) and v != value
-                  and isinstance(v, (int, np.integer)) == isinstance(value, (int, np.integer))]
+                  and type(v) is type(value)]
         for other in others[:1]:
             changed = [*named[:i], (label, other), *named[i + 1:]]
             try:
