@@ -667,7 +667,6 @@ RIGHT = [
         X, dropout_module.input_mask(X, r, g))),
     (course.check_input_dropout, lambda X, r, g: X.multiply(
         (g.random(X.shape) >= r) / (1 - r)).tocsr()),
-    (course.check_momentum_skip, momentum_by_steps),
     (course.check_delta1, lambda d2, W2, h: (W2 @ d2.T).T * (1 + h) * (1 - h)),
     (course.check_input_gradient, lambda X, d1: (X.T @ sp.csr_matrix(d1)) / X.shape[0]),
     (course.check_rank_loss_one, lambda s, y: float(np.mean((pairs(s, y) < 0) + 0.5 * (

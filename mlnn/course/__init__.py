@@ -1,7 +1,8 @@
-"""The course's graders: ``from mlnn import course`` in a notebook, then ``course.check_<x>(answer)``
-in a grader cell; each takes only the student's answer, prints one line ``PASS …`` or ``NOT YET …``
-and returns a report that is true when it passed (under autograde a report other than PASS fails
-its cell: :data:`mlnn.course.grading.AUTOGRADE`, decided once, at this import).
+"""The course's graders: ``from mlnn import course`` in a notebook, then
+``course.check_<x>(answer)`` in a grader cell; each takes only the student's answer, prints one
+line ``PASS …`` or ``NOT YET …`` and returns a report that is true when it passed (under
+autograde a report other than PASS fails its cell: :data:`mlnn.course.grading.AUTOGRADE`,
+decided once, at this import).
 
 :mod:`~mlnn.course.registry` lists every exercise (notebook, answer, grader, points);
 :mod:`~mlnn.course.grading` is the one mechanism every grader uses; the graders themselves are in

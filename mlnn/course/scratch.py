@@ -28,7 +28,7 @@ from mlnn.nn.losses import CrossEntropy, PairwiseExponential
 from mlnn.nn.network import Network
 from mlnn.nn.optimizers import AdaGrad as MlnnAdaGrad
 
-# -- one piece judged on its own ---------------------------------------------------------------------
+# -- one piece judged on its own --------------------------------------------------------------
 
 def standing_in(answer):
     """``answer`` with mlnn's pieces in place of the student's pieces it calls by name (a
