@@ -458,7 +458,7 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", run
     return grade(title, attempt)
 
 
-def exercise(label, title, reference, cases, mistakes=(), **options):
+def make_grader(label, title, reference, cases, mistakes=(), **options):
     """The grader called ``label``: ``grader(student)`` runs :func:`check` and returns whether
     the answer passed; ``grader.mistakes`` is its table, ``grader.cases()`` its cases."""
     def grader(student):

@@ -7,12 +7,12 @@ loss, average precision and coverage of one document with the same tables of mis
 
 import numpy as np
 
-from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, case_rngs, close, exercise,
+from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, case_rngs, close, make_grader,
                                  expect_dtype, expect_shape, name_mistake)
 from mlnn.evaluation import metrics
 
 #: Relative error below which an answer counts as equal to its reference.
-TOLERANCE = 1e-9
+MEASURE_TOLERANCE = 1e-9
 
 #: The keys of :func:`check_micro_macro`'s answer, in the paper's order.
 BIPARTITION = ("miP", "miR", "miF", "maP", "maR", "maF")
@@ -250,10 +250,10 @@ def _expect_ranking(measure):
         if not np.all(np.isfinite(values)):
             raise NotYet(f"{what} holds NaN or infinite values; every document here has a "
                          "relevant label (and, for rank loss, an irrelevant one)")
-        wrong = [i for i in range(len(values)) if not close(values[i], expected[i], TOLERANCE)]
+        wrong = [i for i in range(len(values)) if not close(values[i], expected[i], MEASURE_TOLERANCE)]
         if not wrong:
             return
-        name_mistake(values, expected, wrongs, f"wrong on {len(wrong)} documents", TOLERANCE)
+        name_mistake(values, expected, wrongs, f"wrong on {len(wrong)} documents", MEASURE_TOLERANCE)
         Y, S = np.asarray(inputs["Y"]) > 0, inputs["scores"]
         ties = all(len(np.unique(S[i])) < S.shape[1] for i in wrong)
         hint = (f"right on every document without tied scores, wrong on some with ties: "
@@ -270,7 +270,7 @@ def _ranking_grader(measure, name):
             yield f"the {measure} of {len(Y)} documents", [("Y", Y), ("scores", S)]
     cases.__doc__ = (f"``{name}(Y, scores)`` → (n,) the {measure} of each document (ties as "
                      ":mod:`mlnn.evaluation.metrics`).")
-    return exercise(f"check_{name.removesuffix('_by_hand')}", f"{measure} by hand",
+    return make_grader(f"check_{name.removesuffix('_by_hand')}", f"{measure} by hand",
                     _rows(measure_of(measure)), cases,
                     [Mistake(hint, _rows(m)) for m, hint in RANKING_MISTAKES[measure]],
                     expect=_expect_ranking(measure))
@@ -416,14 +416,14 @@ def _expect_bipartition(answer, expected, what, wrongs, inputs):
             raise NotYet(f"{key} must be one number, not an array of shape {array.shape}")
         if not np.isfinite(float(array.reshape(()))):
             raise NotYet(f"{key} is NaN or infinite: every zero denominator has a value here")
-        if not close(float(array.reshape(())), expected[key], TOLERANCE):
+        if not close(float(array.reshape(())), expected[key], MEASURE_TOLERANCE):
             wrong.append(key)
     if wrong:
         raise NotYet(f"{', '.join(wrong)} wrong on {what}. Micro pools the counts over all "
                      "labels; macro averages the per-label values over all L labels.")
 
 
-check_micro_macro = exercise("check_micro_macro", "micro and macro P/R/F1 by hand",
+check_micro_macro = make_grader("check_micro_macro", "micro and macro P/R/F1 by hand",
                              bipartition_reference, _bipartition_cases, BIPARTITION_MISTAKES,
                              expect=_expect_bipartition, whole=True)
 
@@ -586,6 +586,6 @@ def _expect_selection(answer, expected, what, wrongs, inputs):
                  "ties.")
 
 
-check_select_C = exercise("check_select_C", "choosing C for BR_B and BR_R", select,
+check_select_C = make_grader("check_select_C", "choosing C for BR_B and BR_R", select,
                           selection_cases, SELECTION_MISTAKES, expect=_expect_selection,
                           whole=True)

@@ -19,9 +19,10 @@ import scipy.sparse as sp
 from scipy.special import expit
 from scipy.stats import chisquare
 
-from mlnn.course.graders import PWE_MISTAKES, apply_rule, pwe_reference, rule_problem
+from mlnn.course.pairwise import PWE_MISTAKES, pwe_reference
+from mlnn.course.rules import apply_rule, rule_problem
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, StudentError, as_array, call,
-                                 exercise, expect_class, expect_items, grade, judge, label_rows,
+                                 make_grader, expect_class, expect_items, grade, judge, label_rows,
                                  pristine, run, same, within)
 from mlnn.nn.activations import get_activation
 from mlnn.nn.losses import CrossEntropy, PairwiseExponential
@@ -249,7 +250,7 @@ def _mlnn_forward(X, W1, b1, W2, b2, f_o=expit):
     return cache.z1, cache.h, cache.z2, cache.o
 
 
-check_forward = piece(exercise("check_forward", "the sparse forward pass", _mlnn_forward,
+check_forward = piece(make_grader("check_forward", "the sparse forward pass", _mlnn_forward,
                                _forward_cases, FORWARD_MISTAKES,
                                expect=expect_items(("z1", "h", "z2", "o")), runner=run_guarded,
                                name="forward"))
@@ -299,7 +300,7 @@ def _ce_cases():
     return delta_cases("sigmoid", 20)
 
 
-check_ce_delta2 = piece(exercise("check_ce_delta2", "CE's δ2", _ce, _ce_cases, CE_MISTAKES,
+check_ce_delta2 = piece(make_grader("check_ce_delta2", "CE's δ2", _ce, _ce_cases, CE_MISTAKES,
                                  name="ce_delta2"))
 
 
@@ -314,7 +315,7 @@ def _expect_pwe(answer, expected, what, wrongs, inputs):
     judge(answer, expected, what, wrongs)
 
 
-def _pwe_cases():
+def _pwe_batch_cases():
     """``pwe_delta2_pairs(z2, o, Y)`` → PWE's δ2 (Eq. 10, Sec. 3.4) through tanh outputs."""
     return delta_cases("tanh", 30)
 
@@ -323,7 +324,7 @@ def _large_pwe_cases():
     """``pwe_delta2(z2, o, Y)`` → PWE's δ2 in O(L) per document, all documents at once; also on
     2 documents of 1,500 labels, where no array of all pairs may be formed and no loop may run
     over them, and on 3,000 documents of 4 labels, where no loop may run over the documents."""
-    yield from _pwe_cases()
+    yield from _pwe_batch_cases()
     rng = np.random.default_rng(31)
     for n, L in ((2, 1500), (3000, 4)):
         z2 = rng.normal(size=(n, L))
@@ -348,10 +349,10 @@ def run_linear(function, *named, name="function"):
     return run(function, *named, name=name)
 
 
-check_pwe_delta2_pairs = piece(exercise("check_pwe_delta2_pairs", "PWE's δ2 by the pair sum",
-                                        pwe_reference, _pwe_cases, PWE_MISTAKES,
+check_pwe_delta2_pairs = piece(make_grader("check_pwe_delta2_pairs", "PWE's δ2 by the pair sum",
+                                        pwe_reference, _pwe_batch_cases, PWE_MISTAKES,
                                         expect=_expect_pwe, name="pwe_delta2_pairs"))
-check_pwe_delta2 = piece(exercise("check_pwe_delta2", "PWE's δ2 factorised", pwe_reference,
+check_pwe_delta2 = piece(make_grader("check_pwe_delta2", "PWE's δ2 factorised", pwe_reference,
                                   _large_pwe_cases, PWE_MISTAKES, expect=_expect_pwe,
                                   runner=run_linear, name="pwe_delta2"))
 
@@ -366,7 +367,7 @@ def _delta1_with(**mistake):
     return lambda d2, W2, z1: _delta1(d2, W2, z1, **mistake)
 
 
-DELTA1_MISTAKES = [
+RELU_DELTA1_MISTAKES = [
     Mistake("δ1 is missing the factor ReLU'(z1)", _delta1_with(derivative=lambda z: 1)),
     Mistake("ReLU'(z1) is 1 where z1 > 0 and 0 where z1 < 0; yours is the other way round",
             _delta1_with(derivative=lambda z: z < 0)),
@@ -383,7 +384,7 @@ DELTA1_MISTAKES = [
     Mistake("δ1 is per document: no 1/n here", lambda d2, W2, z1: _delta1(d2, W2, z1) / len(z1))]
 
 
-def _delta1_cases():
+def _relu_delta1_cases():
     """``delta1_relu(delta2, W2, z1)`` → δ1 = (δ2 W2ᵀ) ∘ ReLU'(z1), ReLU'(0) taken as 0."""
     for seed, shape in enumerate(SHAPES):
         kink = seed % 2 == 1
@@ -402,8 +403,8 @@ def _mlnn_delta1(d2, W2, z1):
     return (d2 @ W2.T) * get_activation("relu").grad(z1, np.maximum(z1, 0))
 
 
-check_delta1_relu = piece(exercise("check_delta1_relu", "δ1 through ReLU", _mlnn_delta1,
-                                   _delta1_cases, DELTA1_MISTAKES, name="delta1_relu"))
+check_delta1_relu = piece(make_grader("check_delta1_relu", "δ1 through ReLU", _mlnn_delta1,
+                                   _relu_delta1_cases, RELU_DELTA1_MISTAKES, name="delta1_relu"))
 
 
 def _grad_W1(X, d1, scale=1.0):
@@ -451,7 +452,7 @@ def _grad_W1_cases():
         yield f"∂J/∂W1 for {shape_words(shape)}", [("X", X), ("delta1", grads.delta1)]
 
 
-check_grad_W1_rows = piece(exercise("check_grad_W1_rows", "the row-sparse ∂J/∂W1", _grad_W1,
+check_grad_W1_rows = piece(make_grader("check_grad_W1_rows", "the row-sparse ∂J/∂W1", _grad_W1,
                                     _grad_W1_cases, W1_MISTAKES, expect=_expect_rows,
                                     runner=run_guarded, name="grad_W1_rows"))
 
@@ -507,7 +508,7 @@ def _backward_cases():
         yield f"for {shape_words(shape)}", named
 
 
-check_backward = piece(exercise("check_backward", "backward: ∂J/∂W1 (row-sparse), ∂J/∂b1, "
+check_backward = piece(make_grader("check_backward", "backward: ∂J/∂W1 (row-sparse), ∂J/∂b1, "
                                 "∂J/∂W2, ∂J/∂b2", _backward, _backward_cases, BACKWARD_MISTAKES,
                                 expect=_expect_backward, runner=run_guarded, name="backward"))
 
@@ -653,7 +654,7 @@ def _adagrad_cases():
                [("eta0", eta0), ("epsilon", epsilon), ("params", start), ("steps", steps)])
 
 
-check_adagrad = piece(exercise("check_adagrad", "AdaGrad with its state", Reference,
+check_adagrad = piece(make_grader("check_adagrad", "AdaGrad with its state", Reference,
                                _adagrad_cases, ADAGRAD_MISTAKES, runner=_drive_adagrad,
                                name="AdaGrad(eta0, epsilon)",
                                expect=expect_items(("b1", "b2", "W2", "W1"))))
