@@ -9,9 +9,13 @@ decided once, at this import).
 :mod:`~mlnn.course.graders` (notebooks 01–08), :mod:`~mlnn.course.scratch` (01b, the network built
 from zero, whose :func:`yours_if` gives later cells mlnn's piece until the student's passes) and
 :mod:`~mlnn.course.measures` (06b), over :mod:`~mlnn.course.pairwise` (PWE's δ2 and its
-mistakes) and :mod:`~mlnn.course.rules` (update rules on named parameters). To add an exercise: a reference with the student's
-signature, a function yielding random cases and a table of ``Mistake(hint, wrong answer)``;
-``make_grader(label, title, reference, cases, mistakes)`` is its grader, entered in the registry.
+mistakes) and :mod:`~mlnn.course.rules` (update rules on named parameters). To add an
+exercise: a reference with the student's signature, a function yielding random cases and a table
+of ``Mistake(hint, wrong answer)``, each wrong answer the reference with one mistake planted
+(``variant(reference, **mistake)``); ``make_grader(label, title, reference, cases, mistakes)`` is
+its grader, entered in the registry. Every grader runs the same checks first: the answer's type,
+shape and dtype as returned, inputs left unchanged, every number argument followed, a class's
+methods present.
 """
 
 from mlnn.course.graders import (check_adagrad_rates, check_average_precision_one,

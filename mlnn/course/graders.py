@@ -10,14 +10,14 @@ from scipy.special import expit
 from scipy.stats import rankdata
 
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, StudentError, as_array,
-                                 binomial_z, call, case_rngs, dispersion, make_grader,
-                                 expect_class, expect_dtype, expect_items, expect_shape,
-                                 expect_tuple, grade, judge, label_rows, pristine, run,
-                                 sparse_rows, within)
-from mlnn.course.pairwise import PWE_MISTAKES, pwe_reference
-from mlnn.course.rules import STEPS, rule_problem
+                                 binomial_z, call, case_rngs, dispersion, expect_class,
+                                 expect_dtype, expect_items, expect_shape, expect_tuple, grade,
+                                 judge, label_rows, make_grader, pristine, run, sparse_rows,
+                                 within)
 from mlnn.course.measures import (RANKING_MISTAKES, SCORE_KINDS, measure_of, random_scores,
                                   scores_first)
+from mlnn.course.pairwise import PWE_MISTAKES, pwe_reference
+from mlnn.course.rules import STEPS, rule_problem
 from mlnn.evaluation.metrics import (EXTRA_MEASURES, LOWER_IS_BETTER, MEASURES,
                                      bipartition_measures)
 from mlnn.evaluation.thresholds import optimal_thresholds, ridge

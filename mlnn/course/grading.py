@@ -65,6 +65,12 @@ class Mistake(NamedTuple):
     answer: Callable
 
 
+def variant(reference, **mistake):
+    """A wrong answer made from the exercise's one reference: called with the student's
+    arguments and the keywords that plant the ``mistake``."""
+    return lambda *args: reference(*args, **mistake)
+
+
 class Report(NamedTuple):
     """``status`` "PASS", "NOT YET" or "ERROR" (the grader itself failed), the ``title`` of the
     exercise and one line of ``detail``; true when it passed."""

@@ -7,8 +7,8 @@ loss, average precision and coverage of one document with the same tables of mis
 
 import numpy as np
 
-from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, case_rngs, close, make_grader,
-                                 expect_dtype, expect_shape, name_mistake)
+from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, case_rngs, close,
+                                 expect_dtype, expect_shape, make_grader, name_mistake, variant)
 from mlnn.evaluation import metrics
 
 #: Relative error below which an answer counts as equal to its reference.
@@ -250,10 +250,12 @@ def _expect_ranking(measure):
         if not np.all(np.isfinite(values)):
             raise NotYet(f"{what} holds NaN or infinite values; every document here has a "
                          "relevant label (and, for rank loss, an irrelevant one)")
-        wrong = [i for i in range(len(values)) if not close(values[i], expected[i], MEASURE_TOLERANCE)]
+        wrong = [i for i in range(len(values))
+                 if not close(values[i], expected[i], MEASURE_TOLERANCE)]
         if not wrong:
             return
-        name_mistake(values, expected, wrongs, f"wrong on {len(wrong)} documents", MEASURE_TOLERANCE)
+        name_mistake(values, expected, wrongs, f"wrong on {len(wrong)} documents",
+                     MEASURE_TOLERANCE)
         Y, S = np.asarray(inputs["Y"]) > 0, inputs["scores"]
         ties = all(len(np.unique(S[i])) < S.shape[1] for i in wrong)
         hint = (f"right on every document without tied scores, wrong on some with ties: "
@@ -462,35 +464,37 @@ def reference_C(C_values, S_val, Y_val, variant):
     return select(C_values, S_val, Y_val, None, None, variant)
 
 
-def _selecting(**mistake):
-    return lambda *case: select(*case, **mistake)
-
-
-SELECTION_MISTAKES = [Mistake(hint, _selecting(**mistake)) for hint, mistake in [
-    ("your C is the one the TEST split prefers: choose C on the validation split; the test "
-     "split only reports the result", dict(split="test")),
-    ("ties: when several C values score the same, take the first of the grid (the smallest C), "
-     "not the last", dict(last=True)),
-    ("BR_B's macro-F1 runs over the labels that have a positive validation document (the "
-     "project's selection convention), not over all labels", dict(macro_labels="all")),
-    ("BR_B chooses by the MEAN of micro- and macro-F1, not by micro-F1 alone",
-     dict(criterion="miF")),
-    ("BR_B chooses by the MEAN of micro- and macro-F1, not by macro-F1 alone",
-     dict(criterion="maF")),
-    ("BR_B predicts label l when its margin is strictly positive, s_l > 0; a margin of exactly "
-     "0 is not a prediction", dict(predict=lambda S: S >= 0)),
-    ("the SVM margins are not probabilities: BR_B's sign prediction thresholds them at 0, not "
-     "0.5", dict(predict=lambda S: S > 0.5)),
-    ("BR_B chooses C by F1 of its sign predictions, not by rank loss (that is BR_R)",
-     dict(by="R")),
-    ("BR_R chooses C by the validation rank loss of the margins, not by F1 (that is BR_B)",
-     dict(by="B")),
-    ("lower rank loss is better, higher F1 is better: your comparison runs the wrong way",
-     dict(flip=True)),
-    ("return the C value itself (an element of C_values), not its position in the grid",
-     dict(position=True)),
-    ("criteria that differ, however little, are not tied: compare them exactly (the first C "
-     "wins only an exact tie), not within a tolerance such as np.isclose's", dict(near=True))]]
+SELECTION_MISTAKES = [
+    Mistake("your C is the one the TEST split prefers: choose C on the validation split; the test "
+            "split only reports the result",
+            variant(select, split="test")),
+    Mistake("ties: when several C values score the same, take the first of the grid (the "
+            "smallest C), not the last",
+            variant(select, last=True)),
+    Mistake("BR_B's macro-F1 runs over the labels that have a positive validation document (the "
+            "project's selection convention), not over all labels",
+            variant(select, macro_labels="all")),
+    Mistake("BR_B chooses by the MEAN of micro- and macro-F1, not by micro-F1 alone",
+            variant(select, criterion="miF")),
+    Mistake("BR_B chooses by the MEAN of micro- and macro-F1, not by macro-F1 alone",
+            variant(select, criterion="maF")),
+    Mistake("BR_B predicts label l when its margin is strictly positive, s_l > 0; a margin of "
+            "exactly 0 is not a prediction",
+            variant(select, predict=lambda S: S >= 0)),
+    Mistake("the SVM margins are not probabilities: BR_B's sign prediction thresholds them at "
+            "0, not 0.5",
+            variant(select, predict=lambda S: S > 0.5)),
+    Mistake("BR_B chooses C by F1 of its sign predictions, not by rank loss (that is BR_R)",
+            variant(select, by="R")),
+    Mistake("BR_R chooses C by the validation rank loss of the margins, not by F1 (that is BR_B)",
+            variant(select, by="B")),
+    Mistake("lower rank loss is better, higher F1 is better: your comparison runs the wrong way",
+            variant(select, flip=True)),
+    Mistake("return the C value itself (an element of C_values), not its position in the grid",
+            variant(select, position=True)),
+    Mistake("criteria that differ, however little, are not tied: compare them exactly (the first C "
+            "wins only an exact tie), not within a tolerance such as np.isclose's",
+            variant(select, near=True))]
 
 
 def _labels(rng, n, L):

@@ -3,10 +3,10 @@ factorised and O(L), and the usual mistakes, each a variant of the literal pair 
 
 import numpy as np
 
-from mlnn.course.grading import Mistake
+from mlnn.course.grading import Mistake, variant
 
 
-def pwe_variant(o, Y, normaliser="pairs", derivative="tanh", both=False, swapped=False):
+def pwe_variant(z2, o, Y, normaliser="pairs", derivative="tanh", both=False, swapped=False):
     """PWE's δ2 (Eq. 10) of tanh outputs o (n × L), right or with one mistake: the pair sum
     divided by ``normaliser`` (|y||ȳ|, or "y2" |y|², "ybar2" |ȳ|², "L", "L2", "1"), times the
     ``derivative`` (tanh', "one_minus_o" 1 − o, "sigmoid" o(1 − o), "none"), with tanh' of both
@@ -43,10 +43,6 @@ def pwe_reference(z2, o, Y):
     return np.where(relevant, -e_minus * S_ybar, e_plus * S_y) / pairs * (1 + o) * (1 - o)
 
 
-def _pwe_as(**mistake):
-    return lambda z2, o, Y: pwe_variant(o, Y, **mistake)
-
-
 def _pwe_by_label(relevant, irrelevant):
     """mlnn's δ2 times ``relevant`` on the relevant labels, ``irrelevant`` on the others."""
     return lambda z2, o, Y: pwe_reference(z2, o, Y) * np.where(np.asarray(Y) > 0, relevant,
@@ -63,18 +59,21 @@ PWE_MISTAKES = [
     Mistake("the relevant labels' δ2 is missing: each p ∈ y gets a term from each of its pairs",
             _pwe_by_label(0, 1)),
     Mistake("that is ∂J/∂o; δ2 = ∂J/∂z2 also needs tanh'(z2) = (1 + o)(1 − o)",
-            _pwe_as(derivative="none")),
+            variant(pwe_variant, derivative="none")),
     Mistake("the derivative of tanh is (1 + o)(1 − o), not o(1 − o)",
-            _pwe_as(derivative="sigmoid")),
-    Mistake("tanh'(z2) is (1 + o)(1 − o) = 1 − o², not 1 − o", _pwe_as(derivative="one_minus_o")),
+            variant(pwe_variant, derivative="sigmoid")),
+    Mistake("tanh'(z2) is (1 + o)(1 − o) = 1 − o², not 1 − o",
+            variant(pwe_variant, derivative="one_minus_o")),
     Mistake("each label's δ2 takes only its own tanh'(z2), not also that of the other label of "
-            "the pair", _pwe_as(both=True)),
+            "the pair", variant(pwe_variant, both=True)),
     Mistake("S_y and S_ȳ are swapped: a relevant label's δ2 sums over the irrelevant labels, an "
-            "irrelevant label's over the relevant ones", _pwe_as(swapped=True)),
+            "irrelevant label's over the relevant ones", variant(pwe_variant, swapped=True)),
     Mistake("wrong normaliser: divide by |y||ȳ|, the number of pairs, not |y|²",
-            _pwe_as(normaliser="y2")),
-    Mistake("wrong normaliser: divide by |y||ȳ|, not |ȳ|²", _pwe_as(normaliser="ybar2")),
-    Mistake("the pair sum is not normalised: divide by |y||ȳ|", _pwe_as(normaliser="1")),
-    Mistake("wrong normaliser: |y||ȳ|, not L²", _pwe_as(normaliser="L2")),
-    Mistake("wrong normaliser: |y||ȳ|, not L", _pwe_as(normaliser="L")),
+            variant(pwe_variant, normaliser="y2")),
+    Mistake("wrong normaliser: divide by |y||ȳ|, not |ȳ|²",
+            variant(pwe_variant, normaliser="ybar2")),
+    Mistake("the pair sum is not normalised: divide by |y||ȳ|",
+            variant(pwe_variant, normaliser="1")),
+    Mistake("wrong normaliser: |y||ȳ|, not L²", variant(pwe_variant, normaliser="L2")),
+    Mistake("wrong normaliser: |y||ȳ|, not L", variant(pwe_variant, normaliser="L")),
     Mistake("δ2 is per document: no 1/n here", lambda z2, o, Y: pwe_reference(z2, o, Y) / len(o))]

@@ -22,8 +22,8 @@ from scipy.stats import chisquare
 from mlnn.course.pairwise import PWE_MISTAKES, pwe_reference
 from mlnn.course.rules import apply_rule, rule_problem
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, StudentError, as_array, call,
-                                 make_grader, expect_class, expect_items, grade, judge, label_rows,
-                                 pristine, run, same, within)
+                                 expect_class, expect_items, grade, judge, label_rows,
+                                 make_grader, pristine, run, same, variant, within)
 from mlnn.nn.activations import get_activation
 from mlnn.nn.losses import CrossEntropy, PairwiseExponential
 from mlnn.nn.network import Network
@@ -204,29 +204,25 @@ def _forward(X, W1, b1, W2, b2, f_o, hidden=lambda z1: np.maximum(z1, 0), z2_fro
     return (h if z1_is_h else z1), h, z2, (output or f_o)(z2)
 
 
-def _forward_with(**mistake):
-    return lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, b1, W2, b2, f_o, **mistake)
-
-
 FORWARD_MISTAKES = [
-    Mistake("z1 is missing the bias b1", _forward_with(no_b1=True)),
-    Mistake("z2 is missing the bias b2", _forward_with(no_b2=True)),
-    Mistake("h is z1 itself: the hidden units apply ReLU", _forward_with(hidden=lambda z: z)),
-    Mistake("the hidden units are ReLU, max(0, z1), not tanh", _forward_with(hidden=np.tanh)),
+    Mistake("z1 is missing the bias b1", variant(_forward, no_b1=True)),
+    Mistake("z2 is missing the bias b2", variant(_forward, no_b2=True)),
+    Mistake("h is z1 itself: the hidden units apply ReLU", variant(_forward, hidden=lambda z: z)),
+    Mistake("the hidden units are ReLU, max(0, z1), not tanh", variant(_forward, hidden=np.tanh)),
     Mistake("the hidden units are ReLU, max(0, z1), not the sigmoid",
-            _forward_with(hidden=expit)),
+            variant(_forward, hidden=expit)),
     Mistake("z2 is computed from z1; it takes the hidden units h = ReLU(z1)",
-            _forward_with(z2_from_z1=True)),
+            variant(_forward, z2_from_z1=True)),
     Mistake("o is z2 itself: apply the output activation f_o you are given",
-            _forward_with(output=lambda z: z)),
+            variant(_forward, output=lambda z: z)),
     Mistake("you applied the sigmoid whatever f_o is; apply the f_o given",
-            _forward_with(output=expit)),
+            variant(_forward, output=expit)),
     Mistake("you applied tanh whatever f_o is; apply the f_o given",
-            _forward_with(output=np.tanh)),
+            variant(_forward, output=np.tanh)),
     Mistake("z1 was overwritten by ReLU: keep z1 and h = ReLU(z1) apart",
-            _forward_with(z1_is_h=True)),
+            variant(_forward, z1_is_h=True)),
     Mistake("z2 is clipped: return z2 = h W2 + b2 however large it is; the output activation "
-            "takes large values as they are", _forward_with(clip=30.0))]
+            "takes large values as they are", variant(_forward, clip=30.0))]
 
 
 def _forward_cases():
@@ -363,24 +359,20 @@ def _delta1(d2, W2, z1, derivative=lambda z1: z1 > 0, transposed=True):
     return (d2 @ (W2.T if transposed else W2)) * derivative(z1)
 
 
-def _delta1_with(**mistake):
-    return lambda d2, W2, z1: _delta1(d2, W2, z1, **mistake)
-
-
 RELU_DELTA1_MISTAKES = [
-    Mistake("δ1 is missing the factor ReLU'(z1)", _delta1_with(derivative=lambda z: 1)),
+    Mistake("δ1 is missing the factor ReLU'(z1)", variant(_delta1, derivative=lambda z: 1)),
     Mistake("ReLU'(z1) is 1 where z1 > 0 and 0 where z1 < 0; yours is the other way round",
-            _delta1_with(derivative=lambda z: z < 0)),
+            variant(_delta1, derivative=lambda z: z < 0)),
     Mistake("at z1 = 0 exactly (a document without words, b1 = 0) ReLU'(0) is taken as 0",
-            _delta1_with(derivative=lambda z: z >= 0)),
+            variant(_delta1, derivative=lambda z: z >= 0)),
     Mistake("multiplied by h = ReLU(z1); δ1 needs its derivative ReLU'(z1)",
-            _delta1_with(derivative=lambda z: np.maximum(z, 0))),
-    Mistake("ReLU'(z1) is 0 where z1 < 0, not −1", _delta1_with(derivative=np.sign)),
+            variant(_delta1, derivative=lambda z: np.maximum(z, 0))),
+    Mistake("ReLU'(z1) is 0 where z1 < 0, not −1", variant(_delta1, derivative=np.sign)),
     Mistake("ReLU'(z1) is 1 for every z1 > 0, however small: compare z1 with 0 itself, not "
-            "with a tolerance", _delta1_with(derivative=lambda z: z > 1e-6)),
+            "with a tolerance", variant(_delta1, derivative=lambda z: z > 1e-6)),
     Mistake("the sign is flipped", lambda d2, W2, z1: -_delta1(d2, W2, z1)),
     Mistake("δ2 (n × L) multiplies W2ᵀ (L × F), the transpose of W2 (F × L)",
-            _delta1_with(transposed=False)),
+            variant(_delta1, transposed=False)),
     Mistake("δ1 is per document: no 1/n here", lambda d2, W2, z1: _delta1(d2, W2, z1) / len(z1))]
 
 
@@ -543,19 +535,19 @@ def adagrad_with(rule):
     return AdaGrad
 
 
-ADAGRAD_MISTAKES = [Mistake(hint, adagrad_with(rule)) for hint, rule in [
-    ("the step divides by G + ε; AdaGrad divides by √G + ε",
-     lambda G, g, eta0, eps: (G + g * g, eta0 * g / (G + g * g + eps))),
-    ("ε belongs outside the square root: √G + ε, not √(G + ε)",
-     lambda G, g, eta0, eps: (G + g * g, eta0 * g / np.sqrt(G + g * g + eps))),
-    ("G is reset at every step; it must accumulate g² over all the steps so far",
-     lambda G, g, eta0, eps: (g * g, eta0 * g / (np.abs(g) + eps))),
-    ("G must include the current gradient: add g² to G before taking the step",
-     lambda G, g, eta0, eps: (G + g * g, eta0 * g / (np.sqrt(G) + eps))),
-    ("the step is η0 g; AdaGrad divides it by √G + ε, per parameter entry",
-     lambda G, g, eta0, eps: (G + g * g, eta0 * g)),
-    ("the parameters move uphill: subtract the step",
-     lambda G, g, eta0, eps: (G + g * g, -eta0 * g / (np.sqrt(G + g * g) + eps)))]]
+ADAGRAD_MISTAKES = [
+    Mistake("the step divides by G + ε; AdaGrad divides by √G + ε", adagrad_with(
+        lambda G, g, eta0, eps: (G + g * g, eta0 * g / (G + g * g + eps)))),
+    Mistake("ε belongs outside the square root: √G + ε, not √(G + ε)", adagrad_with(
+        lambda G, g, eta0, eps: (G + g * g, eta0 * g / np.sqrt(G + g * g + eps)))),
+    Mistake("G is reset at every step; it must accumulate g² over all the steps so far",
+            adagrad_with(lambda G, g, eta0, eps: (g * g, eta0 * g / (np.abs(g) + eps)))),
+    Mistake("G must include the current gradient: add g² to G before taking the step",
+            adagrad_with(lambda G, g, eta0, eps: (G + g * g, eta0 * g / (np.sqrt(G) + eps)))),
+    Mistake("the step is η0 g; AdaGrad divides it by √G + ε, per parameter entry",
+            adagrad_with(lambda G, g, eta0, eps: (G + g * g, eta0 * g))),
+    Mistake("the parameters move uphill: subtract the step", adagrad_with(
+        lambda G, g, eta0, eps: (G + g * g, -eta0 * g / (np.sqrt(G + g * g) + eps))))]
 
 
 class WatchedRows(np.ndarray):
