@@ -250,7 +250,7 @@ def _one_document_grader(label, measure, seed, noun=None):
         yield from _documents(seed, 4, 12, f"the {noun} of a document")
     cases.__doc__ = f"``(scores, y)`` of one document → the {noun} (Sec. 4)."
     return make_grader(label, f"{noun} of one document", scores_first(measure_of(measure)), cases,
-                    [Mistake(hint, scores_first(m)) for m, hint in RANKING_MISTAKES[measure]],
+                    [Mistake(m.hint, scores_first(m.answer)) for m in RANKING_MISTAKES[measure]],
                     kind="biuf")
 
 

@@ -97,55 +97,74 @@ def _plus(measure, c, sign=1):
 TIES_ORDER = ("ties: your rank depends on the order of tied labels in the row; a tie puts k "
               "behind every label it ties with")
 
-#: (wrong answer of one document, hint) for each ranking measure.
+#: The mistakes of each ranking measure, as wrong answers f(y, s) of one document.
 RANKING_MISTAKES = {
     "one-error": [
-        (_rounded("one-error"), TOLERANT),
-        (lambda y, s: float(not y[int(np.argmax(s))]),
-         "ties at the top: your answer depends on which tied label comes first in the row; "
-         "count an error whenever any label sharing the top score is irrelevant"),
-        (lambda y, s: float(not np.any(y[s == s.max()])),
-         "ties at the top count against the ranking: a document is an error when any label "
-         "sharing the top score is irrelevant, not only when all of them are"),
-        (_plus("one-error", 1, -1),
-         "one-error is 1 when the top label is NOT relevant; yours is inverted")],
+        Mistake(TOLERANT,
+                _rounded("one-error")),
+        Mistake("ties at the top: your answer depends on which tied label comes first in the row; "
+                "count an error whenever any label sharing the top score is irrelevant",
+                lambda y, s: float(not y[int(np.argmax(s))])),
+        Mistake("ties at the top count against the ranking: a document is an error when any label "
+                "sharing the top score is irrelevant, not only when all of them are",
+                lambda y, s: float(not np.any(y[s == s.max()]))),
+        Mistake("one-error is 1 when the top label is NOT relevant; yours is inverted",
+                _plus("one-error", 1, -1))],
     "coverage": [
-        (_rounded("coverage"), TOLERANT),
-        (_coverage_with(_order_rank), TIES_ORDER),
-        (_coverage_with(_strict_rank), "ties: rank(k) counts every label scoring at least as "
-                                       "high as k (s_l ≥ s_k), not only those scoring higher"),
-        (_plus("coverage", 1), "off by one, 1 too large: the paper's coverage counts the steps "
-                               "past the top label, rank − 1 (a single relevant label ranked "
-                               "first has coverage 0)"),
-        (_plus("coverage", -1), "off by one, 1 too small: rank(k) counts label k itself"),
-        (_coverage_with(pessimistic_rank, min), "coverage looks for the relevant label ranked "
-                                                "LAST (how far down one must go to see all of "
-                                                "y), not the first")],
+        Mistake(TOLERANT,
+                _rounded("coverage")),
+        Mistake(TIES_ORDER,
+                _coverage_with(_order_rank)),
+        Mistake("ties: rank(k) counts every label scoring at least as "
+                "high as k (s_l ≥ s_k), not only those scoring higher",
+                _coverage_with(_strict_rank)),
+        Mistake("off by one, 1 too large: the paper's coverage counts the steps "
+                "past the top label, rank − 1 (a single relevant label ranked "
+                "first has coverage 0)",
+                _plus("coverage", 1)),
+        Mistake("off by one, 1 too small: rank(k) counts label k itself",
+                _plus("coverage", -1)),
+        Mistake("coverage looks for the relevant label ranked "
+                "LAST (how far down one must go to see all of "
+                "y), not the first",
+                _coverage_with(pessimistic_rank, min))],
     "rank loss": [
-        (_rounded("rank loss"), TOLERANT),
-        (_rank_loss_with(0.5, len), "normalise by the number of (relevant, irrelevant) pairs "
-                                    "|y||ȳ|, not by L"),
-        (_rank_loss_with(0.5, lambda y: len(y) ** 2), "normalise by |y||ȳ|, not by L²"),
-        (_rank_loss_with(0.5, lambda y: y.sum() * len(y)), "normalise by |y||ȳ|, not by |y|·L"),
-        (_rank_loss_with(1.0, _pairs), "a tie between a relevant and an irrelevant label counts "
-                                       "½ (Eq. 1), not as a whole error"),
-        (_rank_loss_with(0.0, _pairs), "a tie between a relevant and an irrelevant label counts "
-                                       "½ (Eq. 1), not 0"),
-        (_rank_loss_with(0.5, lambda y: 1), "divide by |y||ȳ|, the number of (relevant, "
-                                            "irrelevant) pairs"),
-        (_plus("rank loss", 1, -1), "rank loss counts the pairs ordered wrongly (relevant below "
-                                    "irrelevant), not those ordered rightly")],
+        Mistake(TOLERANT,
+                _rounded("rank loss")),
+        Mistake("normalise by the number of (relevant, irrelevant) pairs "
+                "|y||ȳ|, not by L",
+                _rank_loss_with(0.5, len)),
+        Mistake("normalise by |y||ȳ|, not by L²",
+                _rank_loss_with(0.5, lambda y: len(y) ** 2)),
+        Mistake("normalise by |y||ȳ|, not by |y|·L",
+                _rank_loss_with(0.5, lambda y: y.sum() * len(y))),
+        Mistake("a tie between a relevant and an irrelevant label counts "
+                "½ (Eq. 1), not as a whole error",
+                _rank_loss_with(1.0, _pairs)),
+        Mistake("a tie between a relevant and an irrelevant label counts "
+                "½ (Eq. 1), not 0",
+                _rank_loss_with(0.0, _pairs)),
+        Mistake("divide by |y||ȳ|, the number of (relevant, "
+                "irrelevant) pairs",
+                _rank_loss_with(0.5, lambda y: 1)),
+        Mistake("rank loss counts the pairs ordered wrongly (relevant below "
+                "irrelevant), not those ordered rightly",
+                _plus("rank loss", 1, -1))],
     "MAP": [
-        (_rounded("MAP"), TOLERANT),
-        (_ap_with(pessimistic_rank, len),
-         "average the precisions over the relevant labels (divide by |y|), not over all L"),
-        (_ap_all_precisions, "average the precisions at the ranks of the relevant labels only, "
-                             "not at every label"),
-        (_ap_with(pessimistic_rank, lambda y: 1.0),
-         "average precision is a mean over the relevant labels: divide the sum by |y|"),
-        (_ap_with(_strict_rank, np.sum), "ties: rank(k) counts every label scoring at least as "
-                                         "high as k (s_l ≥ s_k)"),
-        (_ap_by_position, TIES_ORDER)],
+        Mistake(TOLERANT,
+                _rounded("MAP")),
+        Mistake("average the precisions over the relevant labels (divide by |y|), not over all L",
+                _ap_with(pessimistic_rank, len)),
+        Mistake("average the precisions at the ranks of the relevant labels only, "
+                "not at every label",
+                _ap_all_precisions),
+        Mistake("average precision is a mean over the relevant labels: divide the sum by |y|",
+                _ap_with(pessimistic_rank, lambda y: 1.0)),
+        Mistake("ties: rank(k) counts every label scoring at least as "
+                "high as k (s_l ≥ s_k)",
+                _ap_with(_strict_rank, np.sum)),
+        Mistake(TIES_ORDER,
+                _ap_by_position)],
 }
 
 #: What each measure does with tied scores, for a hint when only documents with ties go wrong.
@@ -274,7 +293,7 @@ def _ranking_grader(measure, name):
                      ":mod:`mlnn.evaluation.metrics`).")
     return make_grader(f"check_{name.removesuffix('_by_hand')}", f"{measure} by hand",
                     _rows(measure_of(measure)), cases,
-                    [Mistake(hint, _rows(m)) for m, hint in RANKING_MISTAKES[measure]],
+                    [Mistake(m.hint, _rows(m.answer)) for m in RANKING_MISTAKES[measure]],
                     expect=_expect_ranking(measure))
 
 
@@ -339,35 +358,41 @@ EMPTY_ZERO = ("a label with no true and no predicted positive (TP = FP = FN = 0)
 ZERO_ONE = ("a zero denominator with something to count (nothing predicted while something is "
             "true, or predicted while nothing is true) gives 0, not 1")
 
-BIPARTITION_MISTAKES = [Mistake(hint, answer) for answer, hint in [
-    (_per_document(BIPARTITION[3:]), "your macro measures average over the documents (rows); "
-                                     "macro averages over the labels (columns): P, R and F1 of "
-                                     "each label, then their mean over the L labels"),
-    (_per_document(BIPARTITION[:3]), "your micro measures average per-document values; micro "
-                                     "pools TP, FP and FN over every document and label first, "
-                                     "then divides"),
-    (_changed(lambda r, t, p: dict(miP=r["maP"], miR=r["maR"], miF=r["maF"])),
-     "your micro measures are means of per-label values — that is macro averaging; micro pools "
-     "TP, FP and FN over all labels first"),
-    (_changed(lambda r, t, p: dict(miF=r["maF"])),
-     "your micro-F1 is the mean of the per-label F1 — that is macro-F1; micro-F1 is "
-     "2TP / (2TP + FP + FN) with the counts pooled"),
-    (_changed(lambda r, t, p: dict(maF=2 * r["maP"] * r["maR"] / (r["maP"] + r["maR"])
-                                   if r["maP"] + r["maR"] > 0 else 0.0)),
-     "macro-F1 is the mean of the per-label F1 scores, not the harmonic mean of maP and maR"),
-    (_macro_with(empty_value=0.0, micro_too=True), EMPTY_ZERO),
-    (_macro_with(empty_value=0.0), EMPTY_ZERO),
-    (_macro_with(keep=lambda tp, fp, fn: tp + fp + fn > 0),
-     "a label with no true and no predicted positive still counts in the macro average (it "
-     "scores 1); yours leaves it out"),
-    (_macro_with(keep=lambda tp, fp, fn: tp + fn > 0),
-     "the paper's macro average runs over all L labels, also those with no true positive "
-     "document (a label only predicted scores 0, a label neither true nor predicted 1)"),
-    (_macro_with(zero_value=1.0, micro_too=True), ZERO_ONE),
-    (_macro_with(zero_value=1.0), ZERO_ONE),
-    (_changed(lambda r, t, p: dict(miP=r["miR"], miR=r["miP"], maP=r["maR"], maR=r["maP"])),
-     "precision and recall are swapped: precision = TP / (TP + FP) (of what was predicted), "
-     "recall = TP / (TP + FN) (of what is relevant)")]]
+BIPARTITION_MISTAKES = [
+    Mistake("your macro measures average over the documents (rows); "
+            "macro averages over the labels (columns): P, R and F1 of "
+            "each label, then their mean over the L labels",
+            _per_document(BIPARTITION[3:])),
+    Mistake("your micro measures average per-document values; micro "
+            "pools TP, FP and FN over every document and label first, "
+            "then divides",
+            _per_document(BIPARTITION[:3])),
+    Mistake("your micro measures are means of per-label values — that is macro averaging; "
+            "micro pools TP, FP and FN over all labels first",
+            _changed(lambda r, t, p: dict(miP=r["maP"], miR=r["maR"], miF=r["maF"]))),
+    Mistake("your micro-F1 is the mean of the per-label F1 — that is macro-F1; micro-F1 is "
+            "2TP / (2TP + FP + FN) with the counts pooled",
+            _changed(lambda r, t, p: dict(miF=r["maF"]))),
+    Mistake("macro-F1 is the mean of the per-label F1 scores, not the harmonic mean of maP and maR",
+            _changed(lambda r, t, p: dict(maF=2 * r["maP"] * r["maR"] / (r["maP"] + r["maR"])
+            if r["maP"] + r["maR"] > 0 else 0.0))),
+    Mistake(EMPTY_ZERO,
+            _macro_with(empty_value=0.0, micro_too=True)),
+    Mistake(EMPTY_ZERO,
+            _macro_with(empty_value=0.0)),
+    Mistake("a label with no true and no predicted positive still counts in the macro average (it "
+            "scores 1); yours leaves it out",
+            _macro_with(keep=lambda tp, fp, fn: tp + fp + fn > 0)),
+    Mistake("the paper's macro average runs over all L labels, also those with no true positive "
+            "document (a label only predicted scores 0, a label neither true nor predicted 1)",
+            _macro_with(keep=lambda tp, fp, fn: tp + fn > 0)),
+    Mistake(ZERO_ONE,
+            _macro_with(zero_value=1.0, micro_too=True)),
+    Mistake(ZERO_ONE,
+            _macro_with(zero_value=1.0)),
+    Mistake("precision and recall are swapped: precision = TP / (TP + FP) (of what was predicted), "
+            "recall = TP / (TP + FN) (of what is relevant)",
+            _changed(lambda r, t, p: dict(miP=r["miR"], miR=r["miP"], maP=r["maR"], maR=r["maP"])))]
 
 
 def _bipartition_cases():
