@@ -402,6 +402,19 @@ def answered(runner, function, named):
         return None
 
 
+def explaining(mistakes, records, mistaken, equal):
+    """The first mistake that answers as the student on every record (what, named inputs,
+    answer, expected), tried in their order and left at its first difference; None if none."""
+    for mistake in mistakes:
+        for what, named, answer, _ in records:
+            out = mistaken(mistake, named)
+            if out is None or not equal(answer, out, what, named):
+                break
+        else:
+            return mistake
+    return None
+
+
 def check(title, student, reference, cases, mistakes=(), *, name="function", runner=run,
           expect=None, whole=False, **judging):
     """The generic grader: ``student`` and ``reference`` (same signature) on every case of
@@ -451,13 +464,10 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", run
         wrong = [r for r in records if not equal(r[2], r[3], r[0], r[1])] if whole else []
         if not wrong:
             return f"{len(records)} random cases, inputs unchanged"
-        for mistake in mistakes:
-            outputs = [mistaken(mistake, named) for _, named, _, _ in records]
-            if (all(out is not None and equal(answer, out, what, named)
-                    for (what, named, answer, _), out in zip(records, outputs))
-                    and not all(equal(expected, out, what, named)
-                                for (what, named, _, expected), out in zip(records, outputs))):
-                raise NotYet(mistake.hint)
+        ordered = wrong + [r for r in records if not any(r is w for w in wrong)]
+        found = explaining(mistakes, ordered, mistaken, equal)
+        if found:
+            raise NotYet(found.hint)
         what, named, answer, expected = wrong[0]
         compare(answer, expected, f"{what} (and {len(wrong) - 1} more)" if len(wrong) > 1
                 else what, named)
