@@ -168,7 +168,10 @@ def test_no_name_is_defined_twice_across_the_course_modules():
     assert sorted({name for name in defined if defined.count(name) > 1}) == []
 
 
-def test_the_graders_of_01b_do_not_import_those_of_the_other_notebooks():
-    tree = ast.parse((ROOT / "mlnn" / "course" / "scratch.py").read_text(encoding="utf-8"))
-    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert not imported & {"mlnn.course.graders", "mlnn.course.measures"}, imported
+@pytest.mark.parametrize("module", ["graders", "scratch", "measures"])
+def test_no_grader_module_imports_another(module):
+    path = ROOT / "mlnn" / "course" / f"{module}.py"
+    imported = {node.module for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                if isinstance(node, ast.ImportFrom)}
+    others = {f"mlnn.course.{name}" for name in ("graders", "scratch", "measures")}
+    assert not imported & others, imported

@@ -9,7 +9,8 @@ decided once, at this import).
 :mod:`~mlnn.course.graders` (notebooks 01–08), :mod:`~mlnn.course.scratch` (01b, the network built
 from zero, whose :func:`yours_if` gives later cells mlnn's piece until the student's passes) and
 :mod:`~mlnn.course.measures` (06b), over :mod:`~mlnn.course.pairwise` (PWE's δ2 and its
-mistakes) and :mod:`~mlnn.course.rules` (update rules on named parameters). To add an
+mistakes), :mod:`~mlnn.course.ranking` (the ranking measures and theirs) and
+:mod:`~mlnn.course.rules` (update rules on named parameters). To add an
 exercise: a reference with the student's signature, a function yielding random cases and a table
 of ``Mistake(hint, wrong answer)``, each wrong answer the reference with one mistake planted
 (``variant(reference, **mistake)``); ``make_grader(label, title, reference, cases, mistakes)`` is

@@ -14,9 +14,9 @@ from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, StudentError, as_ar
                                  expect_dtype, expect_items, expect_shape, expect_tuple, grade,
                                  judge, label_rows, make_grader, pristine, run, sparse_rows,
                                  within)
-from mlnn.course.measures import (RANKING_MISTAKES, SCORE_KINDS, measure_of, random_scores,
-                                  scores_first)
 from mlnn.course.pairwise import PWE_MISTAKES, pwe_reference
+from mlnn.course.ranking import (RANKING_MISTAKES, SCORE_KINDS, measure_of, random_scores,
+                                 scores_first)
 from mlnn.course.rules import STEPS, rule_problem
 from mlnn.evaluation.metrics import (EXTRA_MEASURES, LOWER_IS_BETTER, MEASURES,
                                      bipartition_measures)
