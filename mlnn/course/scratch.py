@@ -4,10 +4,12 @@ CE (Eq. 6) or PWE (Eq. 3, Sec. 3.2) at the output, ReLU hidden units and AdaGrad
 Each piece runs through :func:`~mlnn.course.grading.check` on random minibatches against mlnn's
 code or a plain NumPy reference (whose gradients the tests check against central differences),
 and is judged on its own: while it runs, mlnn's pieces (:data:`STAND_INS`) stand in for the
-student's other pieces that it calls, so one mistake fails one grader. While the student's
-function runs, guards refuse what the exercise rules out: X made dense, the full D × F product
-Xᵀ δ1, O(L²) work where O(L) is asked. :func:`yours_if` gives the cells below the student's piece
-once it passed, else mlnn's stand-in.
+student's other pieces that it calls, so one mistake fails one grader. What the exercise rules
+out is judged by the work done, whatever classes the student's code goes through (memory
+allocated, Python lines run: :func:`~mlnn.course.grading.within`), with guards on X naming it
+early: X made dense, the full D × F product Xᵀ δ1, O(L²) work or a loop over the documents where
+O(L) per document, all documents at once, is asked. :func:`yours_if` gives the cells below the
+student's piece once it passed, else mlnn's stand-in.
 """
 
 import functools
@@ -19,11 +21,11 @@ import scipy.sparse as sp
 from scipy.special import expit
 from scipy.stats import chisquare
 
-from mlnn.course.pairwise import PWE_MISTAKES, pwe_reference
-from mlnn.course.rules import apply_rule, rule_problem
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, StudentError, as_array, call,
                                  expect_class, expect_items, grade, judge, label_rows,
                                  make_grader, pristine, run, same, variant, within)
+from mlnn.course.pairwise import PWE_MISTAKES, pwe_reference
+from mlnn.course.rules import apply_rule, rule_problem
 from mlnn.nn.activations import get_activation
 from mlnn.nn.losses import CrossEntropy, PairwiseExponential
 from mlnn.nn.network import Network
