@@ -557,6 +557,8 @@ def _drive_rule(Rule, *named, name):
     params = pristine(start)
     for key, theta in params.items():
         state = call(rule.new_state, theta.copy(), name="new_state")
+        if state is None:
+            raise NotYet(NO_ANSWER)
         if not isinstance(state, dict) or not all(
                 np.shape(v) == theta.shape for v in state.values()):
             raise NotYet("the state of one parameter, new_state(theta), must be a dict of arrays "
