@@ -722,7 +722,7 @@ def test_a_wrong_answer_is_rejected_naming_its_mistake(check, answer, words, cap
 def test_a_failure_of_the_grader_itself_is_not_blamed_on_the_student(monkeypatch, capsys):
     def failing(*args):
         raise RuntimeError("the grader's own reference failed")
-    monkeypatch.setattr(training_loop, "_backward", failing)     # the reference update is judged by
+    monkeypatch.setattr(training_loop, "mlnn_backward", failing)  # what check_update judges by
     report = course.check_update(worked.update)
     out = capsys.readouterr().out
     assert not report and out.startswith("ERROR") and "not a fault of your answer" in out
@@ -901,7 +901,7 @@ def _fd_params(case):
 @pytest.mark.parametrize("shape", [s for s in pieces.SHAPES if s[-1] == np.float64])
 def test_the_reference_gradients_match_central_differences(shape):
     case, cache, grads = pieces.backward_case(60, shape)
-    answer = pieces._backward(case.X, cache.z1, cache.h, case.params["W2"], grads.delta2)
+    answer = pieces.mlnn_backward(case.X, cache.z1, cache.h, case.params["W2"], grads.delta2)
     numeric = _fd_params(case)
     rows, values = answer["W1"]
     full = np.zeros_like(numeric["W1"])
@@ -914,13 +914,13 @@ def test_the_reference_gradients_match_central_differences(shape):
     def total(z1):
         z2 = np.maximum(z1, 0) @ W2 + b2
         return float(np.sum(ce.per_document(z2, expit(z2), case.Y)))
-    delta1 = pieces._mlnn_delta1(grads.delta2, W2, cache.z1)
+    delta1 = pieces.mlnn_delta1_relu(grads.delta2, W2, cache.z1)
     assert rel_error(delta1, numerical_gradient(total, cache.z1)) < 1e-5
 
 
 @pytest.mark.parametrize("output, seed", [("sigmoid", 20), ("tanh", 30)])
 def test_the_reference_deltas_match_central_differences(output, seed):
-    reference = pieces._ce if output == "sigmoid" else pwe_reference
+    reference = pieces.mlnn_ce_delta2 if output == "sigmoid" else pwe_reference
     loss = CrossEntropy() if output == "sigmoid" else PairwiseExponential()
     for what, named in pieces.delta_cases(output, seed):
         z2, o, Y = (value for _, value in named)

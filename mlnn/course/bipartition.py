@@ -6,7 +6,7 @@ import numpy as np
 
 from mlnn.course.grading import (MEASURE_TOLERANCE, NO_ANSWER, Mistake, NotYet, as_array,
                                  case_rngs, close, make_grader, variant)
-from mlnn.course.ranking import _documents
+from mlnn.course.ranking import one_document_cases
 from mlnn.evaluation import metrics
 from mlnn.evaluation.thresholds import optimal_thresholds, ridge
 
@@ -15,7 +15,7 @@ from mlnn.evaluation.thresholds import optimal_thresholds, ridge
 
 def _threshold_cases():
     """``best_threshold_one(scores, y)`` → a threshold t whose prediction s > t has the best F1."""
-    yield from _documents(17, 3, 10, "a document")
+    yield from one_document_cases(17, 3, 10, "a document")
 
 
 def _expect_best_f1(answer, expected, what, wrongs, inputs):

@@ -8,9 +8,10 @@ from scipy.special import expit
 
 from mlnn.course.grading import (CASES, Mistake, case_rngs, expect_items, make_grader, sparse_rows,
                                  variant)
-from mlnn.course.pieces import (SHAPES, WIDE_SHAPES, GuardedCSR, _backward, _ce, _expect_backward,
-                                _expect_rows, _grad_W1, _mlnn_delta1, _mlnn_forward, backward_case,
-                                delta_cases, network_case, piece, run_guarded, shape_words)
+from mlnn.course.pieces import (SHAPES, WIDE_SHAPES, GuardedCSR, backward_case, delta_cases,
+                                expect_backward, expect_rows, mlnn_backward, mlnn_ce_delta2,
+                                mlnn_delta1_relu, mlnn_forward, mlnn_grad_W1_rows, network_case,
+                                piece, run_guarded, shape_words)
 from mlnn.nn.activations import get_activation
 from mlnn.nn.gradcheck import numerical_gradient
 
@@ -132,7 +133,7 @@ def _forward_cases():
                    [("X", case.X), *case.params.items(), ("f_o", f_o)])
 
 
-check_forward = piece(make_grader("check_forward", "the sparse forward pass", _mlnn_forward,
+check_forward = piece(make_grader("check_forward", "the sparse forward pass", mlnn_forward,
                                _forward_cases, FORWARD_MISTAKES,
                                expect=expect_items(("z1", "h", "z2", "o")), runner=run_guarded,
                                name="forward"))
@@ -140,13 +141,13 @@ check_forward = piece(make_grader("check_forward", "the sparse forward pass", _m
 
 CE_MISTAKES = [
     Mistake("the sign is flipped: δ2 is positive where o is above y",
-            lambda z2, o, Y: -_ce(z2, o, Y)),
+            lambda z2, o, Y: -mlnn_ce_delta2(z2, o, Y)),
     Mistake("δ2 is per document (row i is ∂J_i/∂z2_i): no 1/n here, the mean's 1/n comes in the "
-            "parameter gradients", lambda z2, o, Y: _ce(z2, o, Y) / len(z2)),
+            "parameter gradients", lambda z2, o, Y: mlnn_ce_delta2(z2, o, Y) / len(z2)),
     Mistake("the sigmoid's derivative o(1 − o) already cancelled against ∂J/∂o: do not multiply "
-            "by it again", lambda z2, o, Y: _ce(z2, o, Y) * o * (1 - o)),
+            "by it again", lambda z2, o, Y: mlnn_ce_delta2(z2, o, Y) * o * (1 - o)),
     Mistake("that is ∂J/∂o; δ2 = ∂J/∂z2 is ∂J/∂o times o(1 − o)",
-            lambda z2, o, Y: _ce(z2, o, Y) / (o * (1 - o))),
+            lambda z2, o, Y: mlnn_ce_delta2(z2, o, Y) / (o * (1 - o))),
     Mistake("CE's outputs are sigmoids: use the o given, σ(z2), not tanh(z2)",
             lambda z2, o, Y: np.tanh(z2) - Y),
     Mistake("o is clipped: δ2 = o − y holds for every probability, however small, and needs no "
@@ -160,8 +161,8 @@ def _ce_cases():
     return delta_cases("sigmoid", 20)
 
 
-check_ce_delta2 = piece(make_grader("check_ce_delta2", "CE's δ2", _ce, _ce_cases, CE_MISTAKES,
-                                 name="ce_delta2"))
+check_ce_delta2 = piece(make_grader("check_ce_delta2", "CE's δ2", mlnn_ce_delta2, _ce_cases,
+                                    CE_MISTAKES, name="ce_delta2"))
 
 
 def _delta1(d2, W2, z1, derivative=lambda z1: z1 > 0, transposed=True):
@@ -200,14 +201,14 @@ def _relu_delta1_cases():
                [("delta2", grads.delta2), ("W2", case.params["W2"]), ("z1", z1)])
 
 
-check_delta1_relu = piece(make_grader("check_delta1_relu", "δ1 through ReLU", _mlnn_delta1,
+check_delta1_relu = piece(make_grader("check_delta1_relu", "δ1 through ReLU", mlnn_delta1_relu,
                                    _relu_delta1_cases, RELU_DELTA1_MISTAKES, name="delta1_relu"))
 
 
 W1_MISTAKES = [
     Mistake("∂J/∂W1 is n times too large: J is the mean over the n documents",
-            lambda X, d1: _grad_W1(X, d1, X.shape[0])),
-    Mistake("∂J/∂W1 is divided by n twice", lambda X, d1: _grad_W1(X, d1, 1 / X.shape[0]))]
+            lambda X, d1: mlnn_grad_W1_rows(X, d1, X.shape[0])),
+    Mistake("∂J/∂W1 is divided by n twice", lambda X, d1: mlnn_grad_W1_rows(X, d1, 1 / X.shape[0]))]
 
 
 def _grad_W1_cases():
@@ -221,23 +222,24 @@ def _grad_W1_cases():
         yield f"∂J/∂W1 for {shape_words(shape)}", [("X", X), ("delta1", grads.delta1)]
 
 
-check_grad_W1_rows = piece(make_grader("check_grad_W1_rows", "the row-sparse ∂J/∂W1", _grad_W1,
-                                    _grad_W1_cases, W1_MISTAKES, expect=_expect_rows,
-                                    runner=run_guarded, name="grad_W1_rows"))
+check_grad_W1_rows = piece(make_grader("check_grad_W1_rows", "the row-sparse ∂J/∂W1",
+                                    mlnn_grad_W1_rows, _grad_W1_cases, W1_MISTAKES,
+                                    expect=expect_rows, runner=run_guarded, name="grad_W1_rows"))
 
 
 def _backward_with(name, wrong):
     """The gradients with ∂J/∂``name`` replaced by ``wrong(X, z1, h, W2, δ2, δ1, n)``."""
     def answer(X, z1, h, W2, d2):
-        return {**_backward(X, z1, h, W2, d2),
-                name: wrong(X, z1, h, W2, d2, _mlnn_delta1(d2, W2, z1), len(z1))}
+        return {**mlnn_backward(X, z1, h, W2, d2),
+                name: wrong(X, z1, h, W2, d2, mlnn_delta1_relu(d2, W2, z1), len(z1))}
     return answer
 
 
 BACKWARD_MISTAKES = [
     Mistake(f"∂J/∂{name} is n times too large: J is the mean over the n documents",
             _backward_with(name, lambda X, z1, h, W2, d2, d1, n, name=name:
-                           _backward(X, z1, h, W2, d2)[name] * n)) for name in ("b1", "W2", "b2")
+                           mlnn_backward(X, z1, h, W2, d2)[name] * n))
+    for name in ("b1", "W2", "b2")
 ] + [
     Mistake("∂J/∂W2 takes the hidden units h = ReLU(z1), not z1",
             _backward_with("W2", lambda X, z1, h, W2, d2, d1, n: z1.T @ d2 / n)),
@@ -258,5 +260,5 @@ def _backward_cases():
 
 
 check_backward = piece(make_grader("check_backward", "backward: ∂J/∂W1 (row-sparse), ∂J/∂b1, "
-                                "∂J/∂W2, ∂J/∂b2", _backward, _backward_cases, BACKWARD_MISTAKES,
-                                expect=_expect_backward, runner=run_guarded, name="backward"))
+                                "∂J/∂W2, ∂J/∂b2", mlnn_backward, _backward_cases, BACKWARD_MISTAKES,
+                                expect=expect_backward, runner=run_guarded, name="backward"))

@@ -212,30 +212,30 @@ def delta_cases(output, seed):
 
 # -- mlnn's pieces standing in for the student's ---------------------------------------------------
 
-def _mlnn_forward(X, W1, b1, W2, b2, f_o=expit):
+def mlnn_forward(X, W1, b1, W2, b2, f_o=expit):
     output = "sigmoid" if f_o is expit else "tanh"
     cache = Network(W1, b1, W2, b2, "relu", output).forward(sp.csr_matrix(X))
     return cache.z1, cache.h, cache.z2, cache.o
 
 
-def _ce(z2, o, Y):
+def mlnn_ce_delta2(z2, o, Y):
     return CrossEntropy().delta(z2, o, Y)
 
 
-def _mlnn_delta1(d2, W2, z1):
+def mlnn_delta1_relu(d2, W2, z1):
     return (d2 @ W2.T) * get_activation("relu").grad(z1, np.maximum(z1, 0))
 
 
-def _grad_W1(X, d1, scale=1.0):
+def mlnn_grad_W1_rows(X, d1, scale=1.0):
     """∂J/∂W1 = Xᵀ δ1 / n on the rows of the words present, as (rows, values)."""
     rows = np.unique(X.indices)
     return rows, np.asarray(X[:, rows].T @ d1) / X.shape[0] * scale
 
 
-def _backward(X, z1, h, W2, d2):
+def mlnn_backward(X, z1, h, W2, d2):
     """The gradients of the mean loss with ReLU hidden units (Sec. 3.2), ∂J/∂W1 row-sparse."""
-    n, d1 = len(z1), _mlnn_delta1(d2, W2, z1)
-    return {"W1": _grad_W1(X, d1), "b1": d1.sum(axis=0) / n, "W2": h.T @ d2 / n,
+    n, d1 = len(z1), mlnn_delta1_relu(d2, W2, z1)
+    return {"W1": mlnn_grad_W1_rows(X, d1), "b1": d1.sum(axis=0) / n, "W2": h.T @ d2 / n,
             "b2": d2.sum(axis=0) / n}
 
 
@@ -251,13 +251,14 @@ class Reference:
         apply_rule(self.rule, params, self.states, grads)
 
 
-def _update(params, optimizer, X_batch, Y_batch):
+def mlnn_update(params, optimizer, X_batch, Y_batch):
     """One minibatch update: forward, CE's δ2, backward and one ``optimizer.step``."""
-    z1, h, z2, o = _mlnn_forward(X_batch, **params)
-    optimizer.step(params, _backward(X_batch, z1, h, params["W2"], _ce(z2, o, Y_batch)))
+    z1, h, z2, o = mlnn_forward(X_batch, **params)
+    delta2 = mlnn_ce_delta2(z2, o, Y_batch)
+    optimizer.step(params, mlnn_backward(X_batch, z1, h, params["W2"], delta2))
 
 
-def _train(params, optimizer, X, Y, epochs, batch_size, rng, update=_update):
+def mlnn_train(params, optimizer, X, Y, epochs, batch_size, rng, update=mlnn_update):
     """``epochs`` passes, each in a new random order from ``rng``, in minibatches to ``update``."""
     for _ in range(epochs):
         order = rng.permutation(X.shape[0])
@@ -268,10 +269,11 @@ def _train(params, optimizer, X, Y, epochs, batch_size, rng, update=_update):
 
 #: mlnn's own piece of each name, with the notebook's signature: what stands in for a piece of
 #: the student's while another piece is graded, and in the cells below until the piece passes.
-STAND_INS = {"forward": _mlnn_forward, "ce_delta2": _ce, "pwe_delta2_pairs": pwe_reference,
-             "pwe_delta2": pwe_reference, "delta1_relu": _mlnn_delta1,
-             "grad_W1_rows": _grad_W1, "backward": _backward, "AdaGrad": Reference,
-             "update": _update, "train": _train}
+STAND_INS = {"forward": mlnn_forward, "ce_delta2": mlnn_ce_delta2,
+             "pwe_delta2_pairs": pwe_reference, "pwe_delta2": pwe_reference,
+             "delta1_relu": mlnn_delta1_relu,
+             "grad_W1_rows": mlnn_grad_W1_rows, "backward": mlnn_backward, "AdaGrad": Reference,
+             "update": mlnn_update, "train": mlnn_train}
 
 
 def yours_if(report, answer, name):
@@ -286,7 +288,7 @@ def yours_if(report, answer, name):
 
 # -- the gradients of a piece, compared ------------------------------------------------------------
 
-def _expect_rows(answer, expected, case, wrongs, inputs, what="∂J/∂W1"):
+def expect_rows(answer, expected, case, wrongs, inputs, what="∂J/∂W1"):
     """A (rows, values) pair: the sorted features present in X, and their gradient rows."""
     if answer is None:
         raise NotYet(NO_ANSWER)
@@ -311,12 +313,12 @@ def _expect_rows(answer, expected, case, wrongs, inputs, what="∂J/∂W1"):
 GRADIENTS = ("b1", "W2", "b2")
 
 
-def _expect_backward(answer, expected, what, wrongs, inputs):
+def expect_backward(answer, expected, what, wrongs, inputs):
     """A dict of the four gradients: W1 as (rows, values), the others arrays."""
     if answer is None:
         raise NotYet(NO_ANSWER)
     if not isinstance(answer, dict) or set(answer) != {"W1", *GRADIENTS}:
         raise NotYet("return a dict with the keys W1, b1, W2, b2")
-    _expect_rows(answer["W1"], expected["W1"], what, (), inputs)
+    expect_rows(answer["W1"], expected["W1"], what, (), inputs)
     expect_items(GRADIENTS, label="∂J/∂{}")({k: answer[k] for k in GRADIENTS},
                                             {k: expected[k] for k in GRADIENTS}, what, wrongs)

@@ -184,7 +184,7 @@ def random_scores(rng, n, L, kind):
     return S
 
 
-def _documents(seed, count, n, what):
+def one_document_cases(seed, count, n, what):
     """(scores, y) of one document at a time, from ``count`` cases of n documents: L from 3 to
     12, labels of several dtypes, every document with a relevant and an irrelevant label, the
     scores of each kind."""

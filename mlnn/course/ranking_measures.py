@@ -6,8 +6,8 @@ import numpy as np
 
 from mlnn.course.grading import (MEASURE_TOLERANCE, Mistake, NotYet, as_array, case_rngs, close,
                                  expect_dtype, expect_shape, make_grader, name_mistake)
-from mlnn.course.ranking import (RANKING_MISTAKES, SCORE_KINDS, TIES, _documents, measure_of,
-                                 random_scores, scores_first)
+from mlnn.course.ranking import (RANKING_MISTAKES, SCORE_KINDS, TIES, measure_of,
+                                 one_document_cases, random_scores, scores_first)
 
 
 # -- notebooks 03, 05, 07: one document ------------------------------------------------------------
@@ -17,7 +17,7 @@ def _one_document_grader(label, measure, seed, noun=None):
     noun = noun or measure
 
     def cases():
-        yield from _documents(seed, 4, 12, f"the {noun} of a document")
+        yield from one_document_cases(seed, 4, 12, f"the {noun} of a document")
     cases.__doc__ = f"``(scores, y)`` of one document → the {noun} (Sec. 4)."
     return make_grader(label, f"{noun} of one document", scores_first(measure_of(measure)), cases,
                     [Mistake(m.hint, scores_first(m.answer)) for m in RANKING_MISTAKES[measure]],

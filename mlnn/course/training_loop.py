@@ -7,8 +7,8 @@ from scipy.stats import chisquare
 
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, case_rngs, expect_items, grade,
                                  make_grader, pristine, same)
-from mlnn.course.pieces import (SHAPES, WIDE_SHAPES, GuardedCSR, _backward, _expect_backward,
-                                backward_case, piece, run_guarded)
+from mlnn.course.pieces import (SHAPES, WIDE_SHAPES, GuardedCSR, backward_case, expect_backward,
+                                mlnn_backward, piece, run_guarded)
 
 
 # -- notebook 04: where over-fitting starts --------------------------------------------------------
@@ -77,7 +77,8 @@ def check_update(update):
             named = dict(X=case.X, z1=cache.z1, h=cache.h, W2=case.params["W2"],
                          delta2=grads.delta2)
             try:
-                _expect_backward(optimizer.calls[0][1], _backward(*named.values()), "", (), named)
+                expect_backward(optimizer.calls[0][1], mlnn_backward(*named.values()), "", (),
+                                named)
             except NotYet as hint:
                 raise NotYet(f"the gradients handed to optimizer.step: {hint} (forward, "
                              "ce_delta2 and backward each have a grader above)") from None
