@@ -1,5 +1,6 @@
-"""Notebook 01b's graders (mlnn.course.scratch): the worked solution passes every one, and
-plausible wrong answers are rejected, each with a message that names its mistake and no code."""
+"""Notebook 01b's graders (its pieces' graders, over mlnn.course.pieces): the worked solution
+passes every one, and plausible wrong answers are rejected, each with a message that names its
+mistake and no code."""
 
 import ast
 import re
@@ -9,7 +10,10 @@ import pytest
 import scipy.sparse as sp
 from scipy.special import expit
 
-from mlnn.course import grading, scratch
+from mlnn import course
+from mlnn.course import grading, pieces, training_loop
+from mlnn.course.pairwise import pwe_reference
+from mlnn.course.pwe import _large_pwe_cases
 from mlnn.nn.gradcheck import loss_of_param, numerical_gradient, rel_error
 from mlnn.nn.losses import CrossEntropy, PairwiseExponential
 from tests.test_exercises import SOLUTIONS, solutions
@@ -17,12 +21,12 @@ from tests.test_exercises import SOLUTIONS, solutions
 worked = solutions("ex01b_build_it_from_zero")
 
 #: (grader, name of the piece in the worked solution), in the notebook's order.
-PIECES = [(scratch.check_forward, "forward"), (scratch.check_ce_delta2, "ce_delta2"),
-          (scratch.check_pwe_delta2_pairs, "pwe_delta2_pairs"),
-          (scratch.check_pwe_delta2, "pwe_delta2"), (scratch.check_delta1_relu, "delta1_relu"),
-          (scratch.check_grad_W1_rows, "grad_W1_rows"), (scratch.check_backward, "backward"),
-          (scratch.check_adagrad, "AdaGrad"), (scratch.check_update, "update"),
-          (scratch.check_train, "train")]
+PIECES = [(course.check_forward, "forward"), (course.check_ce_delta2, "ce_delta2"),
+          (course.check_pwe_delta2_pairs, "pwe_delta2_pairs"),
+          (course.check_pwe_delta2, "pwe_delta2"), (course.check_delta1_relu, "delta1_relu"),
+          (course.check_grad_W1_rows, "grad_W1_rows"), (course.check_backward, "backward"),
+          (course.check_adagrad, "AdaGrad"), (course.check_update, "update"),
+          (course.check_train, "train")]
 
 
 @pytest.mark.parametrize("check, name", PIECES, ids=[name for _, name in PIECES])
@@ -597,99 +601,99 @@ def train_stub(params, optimizer, X, Y, epochs, batch_size, rng, update):
 
 #: (grader, wrong answer, words its message must contain).
 WRONG = [
-    (scratch.check_forward, forward_without_b1, "missing the bias b1"),
-    (scratch.check_forward, forward_without_b2, "missing the bias b2"),
-    (scratch.check_forward, forward_linear_hidden, "h is z1 itself"),
-    (scratch.check_forward, forward_tanh_hidden, "not tanh"),
-    (scratch.check_forward, forward_always_sigmoid, "whatever f_o is"),
-    (scratch.check_forward, forward_no_output_activation, "o is z2 itself"),
-    (scratch.check_forward, forward_dense_X, "made the sparse X dense"),
-    (scratch.check_forward, forward_float64, "dtype float64, expected float32"),
-    (scratch.check_forward, forward_np_matrix, "numpy.ndarray"),
-    (scratch.check_forward, forward_changes_b1, "modified its input b1"),
-    (scratch.check_forward, forward_three_arrays, "four arrays"),
-    (scratch.check_forward, forward_z2_from_z1, "computed from z1"),
-    (scratch.check_forward, forward_raises, "your forward raised AttributeError"),
-    (scratch.check_forward, forward_relu_in_place, "z1 was overwritten by ReLU"),
-    (scratch.check_ce_delta2, ce_sign, "sign is flipped"),
-    (scratch.check_ce_delta2, ce_divided_by_n, "per document"),
-    (scratch.check_ce_delta2, ce_sigmoid_again, "already cancelled"),
-    (scratch.check_ce_delta2, ce_dJ_do, "that is ∂J/∂o"),
-    (scratch.check_ce_delta2, ce_float32, "dtype float32, expected float64"),
-    (scratch.check_ce_delta2, ce_in_place, "modified its input o"),
-    (scratch.check_ce_delta2, ce_transposed, "transposed"),
-    (scratch.check_pwe_delta2_pairs, pwe_normalised_by_y_squared, "not |y|²"),
-    (scratch.check_pwe_delta2, pwe_normalised_by_ybar_squared, "not |ȳ|²"),
-    (scratch.check_pwe_delta2_pairs, pwe_not_normalised, "not normalised"),
-    (scratch.check_pwe_delta2_pairs, pwe_normalised_by_L_squared, "not L²"),
-    (scratch.check_pwe_delta2_pairs, pwe_without_tanh_factor, "that is ∂J/∂o"),
-    (scratch.check_pwe_delta2, pwe_sigmoid_factor, "not o(1 − o)"),
-    (scratch.check_pwe_delta2_pairs, pwe_sign, "sign is flipped"),
-    (scratch.check_pwe_delta2, pwe_relevant_sign, "relevant labels' δ2 has the wrong sign"),
-    (scratch.check_pwe_delta2, pwe_nan_for_excluded, "PWE excludes it"),
-    (scratch.check_pwe_delta2, pwe_exponents_swapped, "is off"),
-    (scratch.check_pwe_delta2, pwe_relevant_only, "irrelevant labels' δ2 is missing"),
-    (scratch.check_pwe_delta2, pwe_promotes_float32, "dtype float64, expected float32"),
-    (scratch.check_pwe_delta2, pwe_divided_by_n, "no 1/n"),
-    (scratch.check_delta1_relu, delta1_without_relu, "missing the factor ReLU'(z1)"),
-    (scratch.check_delta1_relu, delta1_wrong_side, "other way round"),
-    (scratch.check_delta1_relu, delta1_one_at_zero, "ReLU'(0) is taken as 0"),
-    (scratch.check_delta1_relu, delta1_times_h, "multiplied by h"),
-    (scratch.check_delta1_relu, delta1_not_transposed, "the transpose of W2"),
-    (scratch.check_delta1_relu, delta1_divided_by_n, "no 1/n"),
-    (scratch.check_delta1_relu, delta1_sign_of_z1, "not −1"),
-    (scratch.check_delta1_relu, delta1_overwrites_z1, "modified its input z1"),
-    (scratch.check_grad_W1_rows, grad_W1_all_rows, "full D × F product"),
-    (scratch.check_grad_W1_rows, grad_W1_without_mean, "n times too large"),
-    (scratch.check_grad_W1_rows, grad_W1_as_list, "must be a tuple (rows, values)"),
-    (scratch.check_grad_W1_rows, grad_W1_transposed, "transposed"),
-    (scratch.check_grad_W1_rows, grad_W1_document_rows, "features (columns of X)"),
-    (scratch.check_grad_W1_rows, grad_W1_unsorted, "sorted, each feature once"),
-    (scratch.check_grad_W1_rows, grad_W1_repeated_rows, "sorted, each feature once"),
-    (scratch.check_grad_W1_rows, grad_W1_dense_X, "made the sparse X dense"),
-    (scratch.check_backward, backward_W2_sum, "∂J/∂W2 is n times too large"),
-    (scratch.check_backward, backward_b1_sum, "∂J/∂b1 is n times too large"),
-    (scratch.check_backward, backward_b1_from_delta2, "not of δ2"),
-    (scratch.check_backward, backward_W2_transposed, "transposed"),
-    (scratch.check_backward, backward_W2_from_z1, "not z1"),
-    (scratch.check_backward, backward_without_b2, "keys W1, b1, W2, b2"),
-    (scratch.check_backward, backward_dense_W1, "full D × F product"),
-    (scratch.check_backward, backward_b2_sign, "sign of ∂J/∂b2"),
-    (scratch.check_adagrad, AdaGradWithoutSqrt, "divides by G + ε"),
-    (scratch.check_adagrad, AdaGradEpsilonInside, "outside the square root"),
-    (scratch.check_adagrad, AdaGradResetEachStep, "reset at every step"),
-    (scratch.check_adagrad, AdaGradAccumulatesAfter, "before taking the step"),
-    (scratch.check_adagrad, AdaGradUphill, "uphill"),
-    (scratch.check_adagrad, AdaGradFixedEta, "η0 passed in"),
-    (scratch.check_adagrad, AdaGradFixedEpsilon, "ε passed in"),
-    (scratch.check_adagrad, AdaGradWithoutEpsilon, "NaN or infinite"),
-    (scratch.check_adagrad, AdaGradSharedState, "interfere"),
-    (scratch.check_adagrad, AdaGradNotInPlace, "replaced params"),
-    (scratch.check_adagrad, AdaGradIgnoresRows, "rows of W1 that have no gradient"),
-    (scratch.check_adagrad, AdaGradDenseW1, "wrote all"),
-    (scratch.check_adagrad, AdaGradAddAt, "wrote all"),
-    (scratch.check_adagrad, AdaGradSquaresGradientInPlace, "modified the gradients"),
-    (scratch.check_adagrad, AdaGradStub, "no answer yet"),
-    (scratch.check_adagrad, adagrad_function, "must be a class"),
-    (scratch.check_update, update_without_step, "no answer yet"),
-    (scratch.check_update, update_wrong_delta_sign, "handed to optimizer.step"),
-    (scratch.check_update, update_changes_params_itself, "changed the parameters itself"),
-    (scratch.check_update, update_two_steps, "called 2 times"),
-    (scratch.check_update, update_dense_X, "made the sparse X dense"),
-    (scratch.check_train, train_in_stored_order, "stored order"),
-    (scratch.check_train, train_shuffled_once, "same order"),
-    (scratch.check_train, train_one_epoch, "one epoch only"),
-    (scratch.check_train, train_global_random, "generator rng"),
-    (scratch.check_train, train_fixed_seed, "does not depend on the generator rng"),
-    (scratch.check_train, train_drops_last_batch, "update was called"),
-    (scratch.check_train, train_with_replacement, "exactly once"),
-    (scratch.check_train, train_dense_X, "made the sparse X dense"),
-    (scratch.check_train, train_labels_not_shuffled, "same documents"),
-    (scratch.check_train, train_rotated_order, "reversed or shifted"),
-    (scratch.check_train, train_batch_of_64, "update was called"),
-    (scratch.check_train, train_new_optimizer, "the optimizer you were given"),
-    (scratch.check_train, train_global_update, "the update it is given"),
-    (scratch.check_train, train_stub, "no answer yet"),
+    (course.check_forward, forward_without_b1, "missing the bias b1"),
+    (course.check_forward, forward_without_b2, "missing the bias b2"),
+    (course.check_forward, forward_linear_hidden, "h is z1 itself"),
+    (course.check_forward, forward_tanh_hidden, "not tanh"),
+    (course.check_forward, forward_always_sigmoid, "whatever f_o is"),
+    (course.check_forward, forward_no_output_activation, "o is z2 itself"),
+    (course.check_forward, forward_dense_X, "made the sparse X dense"),
+    (course.check_forward, forward_float64, "dtype float64, expected float32"),
+    (course.check_forward, forward_np_matrix, "numpy.ndarray"),
+    (course.check_forward, forward_changes_b1, "modified its input b1"),
+    (course.check_forward, forward_three_arrays, "four arrays"),
+    (course.check_forward, forward_z2_from_z1, "computed from z1"),
+    (course.check_forward, forward_raises, "your forward raised AttributeError"),
+    (course.check_forward, forward_relu_in_place, "z1 was overwritten by ReLU"),
+    (course.check_ce_delta2, ce_sign, "sign is flipped"),
+    (course.check_ce_delta2, ce_divided_by_n, "per document"),
+    (course.check_ce_delta2, ce_sigmoid_again, "already cancelled"),
+    (course.check_ce_delta2, ce_dJ_do, "that is ∂J/∂o"),
+    (course.check_ce_delta2, ce_float32, "dtype float32, expected float64"),
+    (course.check_ce_delta2, ce_in_place, "modified its input o"),
+    (course.check_ce_delta2, ce_transposed, "transposed"),
+    (course.check_pwe_delta2_pairs, pwe_normalised_by_y_squared, "not |y|²"),
+    (course.check_pwe_delta2, pwe_normalised_by_ybar_squared, "not |ȳ|²"),
+    (course.check_pwe_delta2_pairs, pwe_not_normalised, "not normalised"),
+    (course.check_pwe_delta2_pairs, pwe_normalised_by_L_squared, "not L²"),
+    (course.check_pwe_delta2_pairs, pwe_without_tanh_factor, "that is ∂J/∂o"),
+    (course.check_pwe_delta2, pwe_sigmoid_factor, "not o(1 − o)"),
+    (course.check_pwe_delta2_pairs, pwe_sign, "sign is flipped"),
+    (course.check_pwe_delta2, pwe_relevant_sign, "relevant labels' δ2 has the wrong sign"),
+    (course.check_pwe_delta2, pwe_nan_for_excluded, "PWE excludes it"),
+    (course.check_pwe_delta2, pwe_exponents_swapped, "is off"),
+    (course.check_pwe_delta2, pwe_relevant_only, "irrelevant labels' δ2 is missing"),
+    (course.check_pwe_delta2, pwe_promotes_float32, "dtype float64, expected float32"),
+    (course.check_pwe_delta2, pwe_divided_by_n, "no 1/n"),
+    (course.check_delta1_relu, delta1_without_relu, "missing the factor ReLU'(z1)"),
+    (course.check_delta1_relu, delta1_wrong_side, "other way round"),
+    (course.check_delta1_relu, delta1_one_at_zero, "ReLU'(0) is taken as 0"),
+    (course.check_delta1_relu, delta1_times_h, "multiplied by h"),
+    (course.check_delta1_relu, delta1_not_transposed, "the transpose of W2"),
+    (course.check_delta1_relu, delta1_divided_by_n, "no 1/n"),
+    (course.check_delta1_relu, delta1_sign_of_z1, "not −1"),
+    (course.check_delta1_relu, delta1_overwrites_z1, "modified its input z1"),
+    (course.check_grad_W1_rows, grad_W1_all_rows, "full D × F product"),
+    (course.check_grad_W1_rows, grad_W1_without_mean, "n times too large"),
+    (course.check_grad_W1_rows, grad_W1_as_list, "must be a tuple (rows, values)"),
+    (course.check_grad_W1_rows, grad_W1_transposed, "transposed"),
+    (course.check_grad_W1_rows, grad_W1_document_rows, "features (columns of X)"),
+    (course.check_grad_W1_rows, grad_W1_unsorted, "sorted, each feature once"),
+    (course.check_grad_W1_rows, grad_W1_repeated_rows, "sorted, each feature once"),
+    (course.check_grad_W1_rows, grad_W1_dense_X, "made the sparse X dense"),
+    (course.check_backward, backward_W2_sum, "∂J/∂W2 is n times too large"),
+    (course.check_backward, backward_b1_sum, "∂J/∂b1 is n times too large"),
+    (course.check_backward, backward_b1_from_delta2, "not of δ2"),
+    (course.check_backward, backward_W2_transposed, "transposed"),
+    (course.check_backward, backward_W2_from_z1, "not z1"),
+    (course.check_backward, backward_without_b2, "keys W1, b1, W2, b2"),
+    (course.check_backward, backward_dense_W1, "full D × F product"),
+    (course.check_backward, backward_b2_sign, "sign of ∂J/∂b2"),
+    (course.check_adagrad, AdaGradWithoutSqrt, "divides by G + ε"),
+    (course.check_adagrad, AdaGradEpsilonInside, "outside the square root"),
+    (course.check_adagrad, AdaGradResetEachStep, "reset at every step"),
+    (course.check_adagrad, AdaGradAccumulatesAfter, "before taking the step"),
+    (course.check_adagrad, AdaGradUphill, "uphill"),
+    (course.check_adagrad, AdaGradFixedEta, "η0 passed in"),
+    (course.check_adagrad, AdaGradFixedEpsilon, "ε passed in"),
+    (course.check_adagrad, AdaGradWithoutEpsilon, "NaN or infinite"),
+    (course.check_adagrad, AdaGradSharedState, "interfere"),
+    (course.check_adagrad, AdaGradNotInPlace, "replaced params"),
+    (course.check_adagrad, AdaGradIgnoresRows, "rows of W1 that have no gradient"),
+    (course.check_adagrad, AdaGradDenseW1, "wrote all"),
+    (course.check_adagrad, AdaGradAddAt, "wrote all"),
+    (course.check_adagrad, AdaGradSquaresGradientInPlace, "modified the gradients"),
+    (course.check_adagrad, AdaGradStub, "no answer yet"),
+    (course.check_adagrad, adagrad_function, "must be a class"),
+    (course.check_update, update_without_step, "no answer yet"),
+    (course.check_update, update_wrong_delta_sign, "handed to optimizer.step"),
+    (course.check_update, update_changes_params_itself, "changed the parameters itself"),
+    (course.check_update, update_two_steps, "called 2 times"),
+    (course.check_update, update_dense_X, "made the sparse X dense"),
+    (course.check_train, train_in_stored_order, "stored order"),
+    (course.check_train, train_shuffled_once, "same order"),
+    (course.check_train, train_one_epoch, "one epoch only"),
+    (course.check_train, train_global_random, "generator rng"),
+    (course.check_train, train_fixed_seed, "does not depend on the generator rng"),
+    (course.check_train, train_drops_last_batch, "update was called"),
+    (course.check_train, train_with_replacement, "exactly once"),
+    (course.check_train, train_dense_X, "made the sparse X dense"),
+    (course.check_train, train_labels_not_shuffled, "same documents"),
+    (course.check_train, train_rotated_order, "reversed or shifted"),
+    (course.check_train, train_batch_of_64, "update was called"),
+    (course.check_train, train_new_optimizer, "the optimizer you were given"),
+    (course.check_train, train_global_update, "the update it is given"),
+    (course.check_train, train_stub, "no answer yet"),
 ]
 
 #: What a hint must never contain: code.
@@ -718,8 +722,8 @@ def test_a_wrong_answer_is_rejected_naming_its_mistake(check, answer, words, cap
 def test_a_failure_of_the_grader_itself_is_not_blamed_on_the_student(monkeypatch, capsys):
     def failing(*args):
         raise RuntimeError("the grader's own reference failed")
-    monkeypatch.setattr(scratch, "_backward", failing)     # the reference update is judged by
-    report = scratch.check_update(worked.update)
+    monkeypatch.setattr(training_loop, "mlnn_backward", failing)  # what check_update judges by
+    report = course.check_update(worked.update)
     out = capsys.readouterr().out
     assert not report and out.startswith("ERROR") and "not a fault of your answer" in out
 
@@ -795,16 +799,16 @@ def train_biased_swap(params, optimizer, X, Y, epochs, batch_size, rng, update):
 
 
 NEW_WRONG = [
-    (scratch.check_ce_delta2, ce_with_tanh_outputs, "not tanh(z2)"),
-    (scratch.check_ce_delta2, ce_clipped, "o is clipped"),
-    (scratch.check_pwe_delta2, pwe_tanh_prime_one_minus_o, "not 1 − o"),
-    (scratch.check_pwe_delta2_pairs, pwe_tanh_prime_on_both, "not also that of the other label"),
-    (scratch.check_pwe_delta2, pwe_sums_swapped, "S_y and S_ȳ are swapped"),
-    (scratch.check_pwe_delta2, worked.pwe_delta2_pairs, "O(L) per document"),
-    (scratch.check_pwe_delta2, pwe_all_pairs_at_once, "O(L) per document"),
-    (scratch.check_grad_W1_rows, grad_W1_full_then_rows, "full D × F product"),
-    (scratch.check_train, train_fixed_minibatches, "never share a minibatch"),
-    (scratch.check_train, train_biased_swap, "not uniformly random"),
+    (course.check_ce_delta2, ce_with_tanh_outputs, "not tanh(z2)"),
+    (course.check_ce_delta2, ce_clipped, "o is clipped"),
+    (course.check_pwe_delta2, pwe_tanh_prime_one_minus_o, "not 1 − o"),
+    (course.check_pwe_delta2_pairs, pwe_tanh_prime_on_both, "not also that of the other label"),
+    (course.check_pwe_delta2, pwe_sums_swapped, "S_y and S_ȳ are swapped"),
+    (course.check_pwe_delta2, worked.pwe_delta2_pairs, "O(L) per document"),
+    (course.check_pwe_delta2, pwe_all_pairs_at_once, "O(L) per document"),
+    (course.check_grad_W1_rows, grad_W1_full_then_rows, "full D × F product"),
+    (course.check_train, train_fixed_minibatches, "never share a minibatch"),
+    (course.check_train, train_biased_swap, "not uniformly random"),
 ]
 
 
@@ -817,7 +821,7 @@ def test_the_new_mistakes_are_rejected_by_name(check, answer, words, capsys):
 
 
 def test_the_pair_sum_passes_where_it_is_asked_for(capsys):
-    assert scratch.check_pwe_delta2_pairs(pwe_all_pairs_at_once), capsys.readouterr().out
+    assert course.check_pwe_delta2_pairs(pwe_all_pairs_at_once), capsys.readouterr().out
 
 
 @pytest.mark.parametrize("check, name", PIECES, ids=[name for _, name in PIECES])
@@ -866,24 +870,24 @@ def test_under_autograde_one_wrong_piece_fails_its_own_cell_only(wrong, monkeypa
 def test_the_pieces_a_piece_calls_are_mlnns_while_it_is_judged(capsys):
     namespace = notebook_namespace()
     namespace["ce_delta2"] = ce_sign
-    judged = scratch.standing_in(namespace["update"])
-    assert judged.__globals__["ce_delta2"] is scratch.STAND_INS["ce_delta2"]
+    judged = pieces.standing_in(namespace["update"])
+    assert judged.__globals__["ce_delta2"] is pieces.STAND_INS["ce_delta2"]
     assert namespace["update"].__globals__["ce_delta2"] is ce_sign        # the notebook's own
-    assert scratch.check_update(namespace["update"]), capsys.readouterr().out
+    assert course.check_update(namespace["update"]), capsys.readouterr().out
 
 
 def test_yours_if_keeps_a_passing_answer_and_gives_mlnns_piece_for_a_failing_one(capsys):
-    assert scratch.yours_if(True, forward_without_b1, "forward") is forward_without_b1
+    assert pieces.yours_if(True, forward_without_b1, "forward") is forward_without_b1
     assert "use your forward" in capsys.readouterr().out
-    for name, stand_in in scratch.STAND_INS.items():
-        assert scratch.yours_if(False, ONE_MISTAKE[name], name) is stand_in
+    for name, stand_in in pieces.STAND_INS.items():
+        assert pieces.yours_if(False, ONE_MISTAKE[name], name) is stand_in
         out = capsys.readouterr().out
         assert f"mlnn's own {name} until yours passes" in out and out.count("\n") == 1
 
 
 @pytest.mark.parametrize("check, name", PIECES, ids=[name for _, name in PIECES])
 def test_mlnns_stand_in_passes_the_grader_of_its_piece(check, name, capsys):
-    assert check(scratch.STAND_INS[name]), capsys.readouterr().out
+    assert check(pieces.STAND_INS[name]), capsys.readouterr().out
 
 
 # -- the references the graders judge by, against central differences (once, here) ----------
@@ -894,10 +898,10 @@ def _fd_params(case):
                                      case.params[name]) for name in ("W1", "b1", "W2", "b2")}
 
 
-@pytest.mark.parametrize("shape", [s for s in scratch.SHAPES if s[-1] == np.float64])
+@pytest.mark.parametrize("shape", [s for s in pieces.SHAPES if s[-1] == np.float64])
 def test_the_reference_gradients_match_central_differences(shape):
-    case, cache, grads = scratch.backward_case(60, shape)
-    answer = scratch._backward(case.X, cache.z1, cache.h, case.params["W2"], grads.delta2)
+    case, cache, grads = pieces.backward_case(60, shape)
+    answer = pieces.mlnn_backward(case.X, cache.z1, cache.h, case.params["W2"], grads.delta2)
     numeric = _fd_params(case)
     rows, values = answer["W1"]
     full = np.zeros_like(numeric["W1"])
@@ -910,15 +914,15 @@ def test_the_reference_gradients_match_central_differences(shape):
     def total(z1):
         z2 = np.maximum(z1, 0) @ W2 + b2
         return float(np.sum(ce.per_document(z2, expit(z2), case.Y)))
-    delta1 = scratch._mlnn_delta1(grads.delta2, W2, cache.z1)
+    delta1 = pieces.mlnn_delta1_relu(grads.delta2, W2, cache.z1)
     assert rel_error(delta1, numerical_gradient(total, cache.z1)) < 1e-5
 
 
 @pytest.mark.parametrize("output, seed", [("sigmoid", 20), ("tanh", 30)])
 def test_the_reference_deltas_match_central_differences(output, seed):
-    reference = scratch._ce if output == "sigmoid" else scratch.pwe_reference
+    reference = pieces.mlnn_ce_delta2 if output == "sigmoid" else pwe_reference
     loss = CrossEntropy() if output == "sigmoid" else PairwiseExponential()
-    for what, named in scratch.delta_cases(output, seed):
+    for what, named in pieces.delta_cases(output, seed):
         z2, o, Y = (value for _, value in named)
         if z2.dtype != np.float64 or "saturated" in what:
             continue
@@ -929,8 +933,8 @@ def test_the_reference_deltas_match_central_differences(output, seed):
 
 
 def test_the_factorised_pwe_reference_equals_mlnns_loss():
-    for what, named in list(scratch.delta_cases("tanh", 30)) + list(
-            scratch._large_pwe_cases())[-2:]:
+    for what, named in list(pieces.delta_cases("tanh", 30)) + list(
+            _large_pwe_cases())[-2:]:
         z2, o, Y = (value for _, value in named)
-        ours, mlnns = scratch.pwe_reference(z2, o, Y), PairwiseExponential().delta(z2, o, Y)
+        ours, mlnns = pwe_reference(z2, o, Y), PairwiseExponential().delta(z2, o, Y)
         assert ours.dtype == mlnns.dtype and rel_error(ours, mlnns) < 1e-6, what

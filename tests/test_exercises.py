@@ -94,13 +94,13 @@ def test_every_mistake_of_a_table_is_rejected_with_its_own_hint(grader, mistake,
 
 def test_without_autograde_a_wrong_answer_prints_and_the_notebook_goes_on(monkeypatch, capsys):
     monkeypatch.setattr(grading, "AUTOGRADE", False)
-    assert course.check_delta1(course.graders.DELTA1_MISTAKES[0].answer) is False
+    assert course.check_delta1(course.derivatives.DELTA1_MISTAKES[0].answer) is False
     assert capsys.readouterr().out.startswith("NOT YET")
 
 
 def test_under_autograde_a_wrong_answer_fails_the_cell_with_the_same_message(monkeypatch, capsys):
     monkeypatch.setattr(grading, "AUTOGRADE", True)
-    mistake = course.graders.DELTA1_MISTAKES[1]
+    mistake = course.derivatives.DELTA1_MISTAKES[1]
     with pytest.raises(AssertionError) as failure:
         course.check_delta1(mistake.answer)
     out = capsys.readouterr().out
@@ -168,10 +168,21 @@ def test_no_name_is_defined_twice_across_the_course_modules():
     assert sorted({name for name in defined if defined.count(name) > 1}) == []
 
 
-@pytest.mark.parametrize("module", ["graders", "scratch", "measures"])
+#: The modules holding graders, one per concept; the helpers they share are the others.
+GRADER_MODULES = ("derivatives", "pwe", "loss_landscapes", "update_rules", "dropout_masks",
+                  "training_loop", "ranking_measures", "bipartition", "comparison")
+
+
+def test_every_grader_of_the_registry_is_defined_in_a_grader_module():
+    defined = {name for module in GRADER_MODULES
+               for name in _top_level_names(ROOT / "mlnn" / "course" / f"{module}.py")}
+    assert {e.grader for e in REGISTRY} <= defined
+
+
+@pytest.mark.parametrize("module", GRADER_MODULES)
 def test_no_grader_module_imports_another(module):
     path = ROOT / "mlnn" / "course" / f"{module}.py"
     imported = {node.module for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
                 if isinstance(node, ast.ImportFrom)}
-    others = {f"mlnn.course.{name}" for name in ("graders", "scratch", "measures")}
+    others = {f"mlnn.course.{name}" for name in GRADER_MODULES}
     assert not imported & others, imported

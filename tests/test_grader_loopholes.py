@@ -10,7 +10,7 @@ import scipy.sparse as sp
 import scipy.stats
 
 from mlnn import course
-from mlnn.course.measures import selection_values
+from mlnn.course.bipartition import selection_values
 from mlnn.evaluation.metrics import LOWER_IS_BETTER
 from mlnn.paper.ranks import friedman_test
 from tests.test_exercises import solutions
@@ -448,7 +448,7 @@ def test_a_catch_up_that_works_for_every_step_is_named(answer, capsys):
 
 
 def test_the_closed_form_reference_is_the_literal_loop():
-    from mlnn.course.graders import _momentum_skipped
+    from mlnn.course.update_rules import _momentum_skipped
     rng = np.random.default_rng(0)
     for mu, eta, gamma, skipped in [(0.9, 0.1, 0.0, 7), (0.6, 0.3, 0.2, 40), (0.5, 0.1, 0.0, 0)]:
         theta, v = rng.normal(size=3), rng.normal(size=3)

@@ -1,5 +1,6 @@
-"""Notebook 06b's graders (mlnn.course.measures): the worked solutions pass, and plausible wrong
-answers — each written the way a student would write it — fail with a hint naming the mistake."""
+"""Notebook 06b's graders (in mlnn.course.ranking_measures and mlnn.course.bipartition): the
+worked solutions pass, and plausible wrong answers — each written the way a student would write
+it — fail with a hint naming the mistake."""
 
 import importlib.util
 from pathlib import Path
@@ -9,7 +10,9 @@ import pytest
 
 from mlnn.base.validation import validation_split
 from mlnn.baselines.svm import LinearSVMBR
-from mlnn.course import measures as course
+from mlnn import course
+from mlnn.course.bipartition import reference_C, selection_cases
+from mlnn.course.ranking_measures import ranking_cases
 from mlnn.datasets.synthetic import make_synthetic
 from mlnn.evaluation import metrics
 from mlnn.paper.selection import fit_br, warm_start
@@ -443,12 +446,12 @@ def test_a_wrong_answer_fails_naming_its_problem(grader, wrong, problem, capsys)
 # -- the graders' own references ----------------------------------------------------------------
 
 def test_the_cases_vary_what_an_answer_could_hard_code():
-    cases = course.ranking_cases()
+    cases = ranking_cases()
     shapes = {Y.shape for Y, _ in cases}
     assert len({n for n, _ in shapes}) >= 5 and len({L for _, L in shapes}) >= 5
     assert any((S == S.max(axis=1, keepdims=True)).sum(axis=1).max() > 1 for _, S in cases)
     assert any(((np.asarray(Y) > 0).sum(axis=1) == 1).any() for Y, _ in cases)
-    selection = [dict(named) for _, named in course.selection_cases()]
+    selection = [dict(named) for _, named in selection_cases()]
     assert {case["variant"] for case in selection} == {"B", "R"}
     assert len({tuple(case["C_values"]) for case in selection}) >= 5
 
@@ -467,7 +470,7 @@ def test_the_rule_is_fit_brs():
     Y_val = Y[val_rows].toarray()
     for variant in "BR":
         chosen = fit_br(X, Y, variant, grid, validation=(fit_rows, val_rows), refit=False).C
-        assert course.reference_C(grid, margins, Y_val, variant) == chosen
+        assert reference_C(grid, margins, Y_val, variant) == chosen
 
 
 # -- near ties, scores off any grid, float32 ------------------------------------------------------

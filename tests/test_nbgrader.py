@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from mlnn.course import graders
+from mlnn import course as graders
 from mlnn.tools import nbgrader_course as tool
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,8 +17,9 @@ import scipy.sparse as sp
 import scipy.stats
 from scipy.special import expit
 
-from mlnn.course import graders as course
+from mlnn import course
 from mlnn.course import grading
+from mlnn.course.update_rules import RMSPropRule
 from mlnn.nn import dropout as dropout_module
 from mlnn.paper.ranks import Q_ALPHA
 from tests.test_exercises import EXERCISES, SOLUTIONS, solutions
@@ -658,7 +659,7 @@ def momentum_by_steps(theta, v, mu, eta, gamma, skipped):
 
 #: Right answers written differently from the worked solutions: each must pass.
 RIGHT = [
-    (course.check_rmsprop_rule, course.RMSPropRule),
+    (course.check_rmsprop_rule, RMSPropRule),
     (course.check_inverted_dropout, lambda h, r, g: (lambda m: (h * m, m))(
         dropout_module.hidden_mask(h.shape, r, g))),
     (course.check_inverted_dropout, lambda h, r, g: (lambda m: (h * m, m))(

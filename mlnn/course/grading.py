@@ -31,6 +31,12 @@ TOLERANCE = 1e-7
 #: The hint for an exercise not done yet (its answer returns None or does nothing).
 NO_ANSWER = "no answer yet"
 
+#: Random cases per deterministic grader.
+CASES = 8
+
+#: Relative error below which a measure counts as equal to its reference.
+MEASURE_TOLERANCE = 1e-9
+
 
 class NotYet(Exception):
     """The answer is wrong; the message is the hint (what is wrong, never the code)."""

@@ -5,7 +5,7 @@ Notebooks 03, 05 and 07 grade one document, 06b a matrix of them, with the same 
 
 import numpy as np
 
-from mlnn.course.grading import Mistake
+from mlnn.course.grading import Mistake, case_rngs, label_rows
 from mlnn.evaluation import metrics
 
 #: The key of each measure in :func:`mlnn.evaluation.metrics.ranking_measures`.
@@ -182,3 +182,16 @@ def random_scores(rng, n, L, kind):
     if kind == SCORE_KINDS[1]:
         S[:, 1] = S[:, 0] + rng.choice([-1, 1], size=n) * rng.uniform(1e-12, 1e-10, size=n)
     return S
+
+
+def one_document_cases(seed, count, n, what):
+    """(scores, y) of one document at a time, from ``count`` cases of n documents: L from 3 to
+    12, labels of several dtypes, every document with a relevant and an irrelevant label, the
+    scores of each kind."""
+    for rng, dtype, kind in zip(case_rngs(seed, count), (np.int8, np.float64, np.int32, np.int64),
+                                SCORE_KINDS):
+        L = int(rng.integers(3, 13))
+        scores, Y = random_scores(rng, n, L, kind), label_rows(rng, n, L).astype(dtype)
+        for s, y in zip(scores, Y):
+            yield (f"{what} with L = {L}, |y| = {np.sum(y > 0)} and {kind}",
+                   [("scores", s), ("y", y)])

@@ -1,135 +1,75 @@
-"""Graders of notebook 06b: the measures of Sec. 4 by hand (the ranking ones over
-:mod:`~mlnn.course.ranking`), micro and macro averaging, and the choice of C for the baselines
-BR_B and BR_R (:func:`mlnn.paper.selection.fit_br`). The references are mlnn's
-:mod:`mlnn.evaluation.metrics`.
-"""
+"""Graders of the bipartition side of Sec. 4: the F1-best threshold of a document and the ridge
+regression of Eq. 5 (notebook 06), micro and macro P/R/F1 by hand, and the choice of C for the
+baselines BR_B and BR_R (:func:`mlnn.paper.selection.fit_br`, notebook 06b)."""
 
 import numpy as np
 
-from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, case_rngs, close,
-                                 expect_dtype, expect_shape, make_grader, name_mistake, variant)
-from mlnn.course.ranking import (RANKING_MISTAKES, SCORE_KINDS, TIES, measure_of,
-                                 random_scores)
+from mlnn.course.grading import (MEASURE_TOLERANCE, NO_ANSWER, Mistake, NotYet, as_array,
+                                 case_rngs, close, make_grader, variant)
+from mlnn.course.ranking import one_document_cases
 from mlnn.evaluation import metrics
+from mlnn.evaluation.thresholds import optimal_thresholds, ridge
 
-#: Relative error below which an answer counts as equal to its reference.
-MEASURE_TOLERANCE = 1e-9
+
+# -- notebook 06: the F1-best threshold and the ridge of Eq. 5 -------------------------------------
+
+def _threshold_cases():
+    """``best_threshold_one(scores, y)`` → a threshold t whose prediction s > t has the best F1."""
+    yield from one_document_cases(17, 3, 10, "a document")
+
+
+def _expect_best_f1(answer, expected, what, wrongs, inputs):
+    """Any threshold whose F1 is the best F1 of the document; −∞ predicts every label, which
+    is right where that is F1-optimal."""
+    array = as_array(answer, "the threshold")
+    if array.size != 1:
+        raise NotYet(f"the threshold must be one number, not an array of shape {array.shape}")
+    t = float(array.reshape(()))
+    if np.isnan(t):
+        raise NotYet("the threshold is NaN")
+    s, y = inputs["scores"], inputs["y"][None, :]
+    yours, best = (metrics.bipartition_measures(y, s[None, :] > cut)["miF"]
+                   for cut in (t, expected))
+    if yours < best - 1e-12:
+        every = (": here predicting every label is best, so try a threshold below the lowest "
+                 "score too" if np.all(s > expected) else "")
+        raise NotYet(f"on {what} your threshold {t:.3f} gives F1 {yours:.3f}, and {best:.3f} is "
+                     f"possible{every}")
+
+
+check_f1_threshold = make_grader("check_f1_threshold", "F1-optimal threshold of one document",
+                              lambda s, y: optimal_thresholds(s[None, :], y[None, :])[0],
+                              _threshold_cases, expect=_expect_best_f1)
+
+
+def _ridge(Z, t, lam):
+    return ridge(Z, t, lam, tol=1e-14)[0]
+
+
+def _ridge_cases():
+    """``ridge_solve(Z, t, lam)`` → θ minimising ‖Z θ − t‖² + λ ‖θ‖² (Eq. 5 as mlnn solves it)."""
+    for rng, lam in zip(case_rngs(18, 5), (3.0, 0.5, 100.0, 20.0, 1.0)):
+        M, K = int(rng.integers(8, 50)), int(rng.integers(2, 8))
+        yield (f"θ for Z of shape {(M, K)}, λ = {lam}",
+               [("Z", rng.normal(size=(M, K))), ("t", rng.normal(size=M)), ("lam", lam)])
+
+
+check_ridge = make_grader("check_ridge", "ridge regression of Eq. 5", _ridge, _ridge_cases, [
+    Mistake("the penalty λ‖θ‖² is missing", lambda Z, t, lam: _ridge(Z, t, 0.0)),
+    Mistake("the penalty counts half: λ‖θ‖² has weight λ here",
+            lambda Z, t, lam: _ridge(Z, t, lam / 2)),
+    Mistake("the penalty counts twice: λ‖θ‖² has weight λ here",
+            lambda Z, t, lam: _ridge(Z, t, 2 * lam)),
+    Mistake("that θ averages the squared error over the M documents (the paper's 1/(2M) "
+            "scale); Eq. 5 is solved here with the plain sum of squares",
+            lambda Z, t, lam: _ridge(Z, t, lam * len(t)))])
+
 
 #: The keys of :func:`check_micro_macro`'s answer, in the paper's order.
 BIPARTITION = ("miP", "miR", "miF", "maP", "maR", "maF")
 
-# ---------------------------------------------------------------------------------------------
-# the ranking exercises
 
-#: Hand-built documents (y, s) with L = 4 that separate the tie conventions.
-SPECIAL_DOCUMENTS = (
-    ((1, 0, 0, 1), (0.9, 0.9, 0.1, 0.3)),      # top tie, the relevant label listed first
-    ((0, 1, 0, 0), (0.9, 0.9, 0.2, 0.1)),      # top tie, the irrelevant label listed first
-    ((0, 1, 0, 1), (0.5, 0.5, 0.5, 0.5)),      # every score tied
-    ((0, 0, 0, 1), (0.4, 0.3, 0.2, 0.1)),      # one relevant label, ranked last
-    ((1, 0, 0, 0), (3.0, 2.0, 1.0, 0.0)),      # one relevant label, ranked first
-    ((0, 1, 1, 0), (-0.2, -1.5, -0.2, -3.0)),  # negative margins, a relevant label tied
-    ((1, 1, 0, 0), (2.0, 1.0, 1.0, 1.0)),      # a relevant label tied with two irrelevant
-)
-
-
-def ranking_cases(need_irrelevant=False, count=40, seed=2014):
-    """[(Y, scores)]: the special documents one at a time and stacked (n = 7), then ``count``
-    random cases with n in 1 … 8 and L in 2 … 12. Every document has a relevant label, and an
-    irrelevant one when ``need_irrelevant`` (rank loss); Y's dtype varies (bool, int8, float)."""
-    documents = [(np.array(y, dtype=bool), np.array(s)) for y, s in SPECIAL_DOCUMENTS]
-    cases = [(y[None, :], s[None, :]) for y, s in documents]
-    cases.append((np.array([y for y, _ in documents]), np.array([s for _, s in documents])))
-    for rng in case_rngs(seed, count):
-        n, L = int(rng.integers(1, 9)), int(rng.integers(2, 13))
-        Y = rng.random((n, L)) < rng.uniform(0.1, 0.7)
-        for row in Y:
-            if not row.any():
-                row[rng.integers(L)] = True
-            if need_irrelevant and row.all():
-                row[rng.integers(L)] = False
-        cases.append((Y, random_scores(rng, n, L, SCORE_KINDS[rng.integers(4)])))
-    if not need_irrelevant:                      # every label relevant: defined except rank loss
-        cases.append((np.ones((2, 5), dtype=bool), np.array([[1.0, 2, 3, 4, 5], [0.0] * 5])))
-    dtypes = (bool, np.int8, np.float64)
-    return [(Y.astype(dtypes[i % 3]), S.astype(np.float64)) for i, (Y, S) in enumerate(cases)]
-
-
-def _describe_document(y, s, index, n):
-    """Words for one document of a case, to say where an answer goes wrong."""
-    parts = [f"document {index + 1} of a case with n = {n}, L = {len(s)}, |y| = {int(y.sum())}"]
-    top = s == s.max()
-    if top.sum() > 1:
-        parts.append(f"its top score shared by {int(top.sum())} labels")
-    elif any(np.sum(s == s[k]) > 1 for k in np.flatnonzero(y)):
-        parts.append("a relevant label tied with another label")
-    if y.sum() == 1:
-        parts.append("one relevant label")
-    if y.all():
-        parts.append("every label relevant")
-    if s.min() < 0:
-        parts.append("negative scores")
-    gaps = np.diff(np.sort(s))
-    if np.any((gaps > 0) & (gaps < 1e-9)):
-        parts.append("two scores within 1e-9 of each other (not tied)")
-    return ", ".join(parts)
-
-
-def _rows(per_document):
-    """A per-document function f(y, s) as an answer: one value per row of (Y, scores)."""
-    return lambda Y, S: np.array([per_document(np.asarray(y) > 0, s) for y, s in zip(Y, S)])
-
-
-def _expect_ranking(measure):
-    """One value per document, each equal to the reference; a wrong answer is named by a
-    mistake of the table, else described by its first wrong document."""
-    def expect(answer, expected, what, wrongs, inputs):
-        array = as_array(answer, what)
-        if array.ndim == 0:
-            raise NotYet(f"{what} is a single number: return one value per document (an array "
-                         f"of length n = {len(expected)}), not their mean")
-        expect_shape(array, expected.shape, what)
-        expect_dtype(array, expected, what, "biuf")
-        values = array.astype(np.float64)
-        if not np.all(np.isfinite(values)):
-            raise NotYet(f"{what} holds NaN or infinite values; every document here has a "
-                         "relevant label (and, for rank loss, an irrelevant one)")
-        wrong = [i for i in range(len(values))
-                 if not close(values[i], expected[i], MEASURE_TOLERANCE)]
-        if not wrong:
-            return
-        name_mistake(values, expected, wrongs, f"wrong on {len(wrong)} documents",
-                     MEASURE_TOLERANCE)
-        Y, S = np.asarray(inputs["Y"]) > 0, inputs["scores"]
-        ties = all(len(np.unique(S[i])) < S.shape[1] for i in wrong)
-        hint = (f"right on every document without tied scores, wrong on some with ties: "
-                f"{TIES[measure]}" if ties else "Check the definition and its tie convention "
-                "above.")
-        raise NotYet(f"wrong on {len(wrong)} documents, the first: "
-                     f"{_describe_document(Y[wrong[0]], S[wrong[0]], wrong[0], len(Y))}. {hint}")
-    return expect
-
-
-def _ranking_grader(measure, name):
-    def cases():
-        for Y, S in ranking_cases(need_irrelevant=measure == "rank loss"):
-            yield f"the {measure} of {len(Y)} documents", [("Y", Y), ("scores", S)]
-    cases.__doc__ = (f"``{name}(Y, scores)`` → (n,) the {measure} of each document (ties as "
-                     ":mod:`mlnn.evaluation.metrics`).")
-    return make_grader(f"check_{name.removesuffix('_by_hand')}", f"{measure} by hand",
-                    _rows(measure_of(measure)), cases,
-                    [Mistake(m.hint, _rows(m.answer)) for m in RANKING_MISTAKES[measure]],
-                    expect=_expect_ranking(measure))
-
-
-check_one_error = _ranking_grader("one-error", "one_error_by_hand")
-check_coverage = _ranking_grader("coverage", "coverage_by_hand")
-check_rank_loss = _ranking_grader("rank loss", "rank_loss_by_hand")
-check_average_precision = _ranking_grader("MAP", "average_precision_by_hand")
-
-
-# ---------------------------------------------------------------------------------------------
-# micro and macro averaging
+# -- notebook 06b: micro and macro averaging -------------------------------------------------------
 
 def _counts(Y_true, Y_pred, axis):
     t, p = np.asarray(Y_true) > 0, np.asarray(Y_pred) > 0
@@ -180,8 +120,11 @@ def _per_document(keys):
 EMPTY_ZERO = ("a label with no true and no predicted positive (TP = FP = FN = 0) scores 1 here "
               "(MULAN's convention), and so do the micro measures when nothing is true and "
               "nothing predicted; yours scores it 0")
+
+
 ZERO_ONE = ("a zero denominator with something to count (nothing predicted while something is "
             "true, or predicted while nothing is true) gives 0, not 1")
+
 
 BIPARTITION_MISTAKES = [
     Mistake("your macro measures average over the documents (rows); "
@@ -280,8 +223,7 @@ check_micro_macro = make_grader("check_micro_macro", "micro and macro P/R/F1 by 
                              expect=_expect_bipartition, whole=True)
 
 
-# ---------------------------------------------------------------------------------------------
-# the choice of C for BR_B and BR_R
+# -- notebook 06b: the choice of C for BR_B and BR_R -----------------------------------------------
 
 def selection_values(S_list, Y, variant, predict=lambda S: S > 0, **score):
     """The validation criterion of each C: BR_B's mean of micro- and macro-F1 of the label sets

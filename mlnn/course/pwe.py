@@ -1,0 +1,122 @@
+"""Graders of PWE's δ2 (Eq. 3 and 10, Sec. 3.2 and 3.4) in all its forms: one document
+(notebook 01), a minibatch by the pair sum and factorised in O(L) per document (01b), and the
+documents PWE excludes (05). The reference and its mistakes are :mod:`~mlnn.course.pairwise`'s."""
+
+import numpy as np
+
+from mlnn.course.grading import (CASES, Mistake, NotYet, as_array, case_rngs, judge, make_grader,
+                                 run, within)
+from mlnn.course.pairwise import PWE_MISTAKES, pwe_reference
+from mlnn.course.pieces import delta_cases, labels, piece
+from mlnn.nn.losses import PairwiseExponential
+
+
+# -- notebook 01: one document ---------------------------------------------------------------------
+
+def _of_one(batch):
+    """A δ2 function of documents (z2, o, Y) as one of one document (o, y)."""
+    return lambda o, y: batch(np.arctanh(o)[None, :], np.asarray(o)[None, :],
+                              np.asarray(y)[None, :])[0]
+
+
+def _pwe_document_cases():
+    """``pwe_delta_one(o, y)`` → δ2 of one document for PWE over tanh outputs (1-d arrays, Eq. 10,
+    Sec. 3.4)."""
+    for i, rng in enumerate(case_rngs(3, CASES)):
+        L = int(rng.integers(3, 11))
+        size = {0: 1, 1: L // 2, 2: L - 1}.get(i, rng.integers(1, L))   # |y| = 1, ≈ |ȳ|, …
+        y = np.zeros(L)
+        y[rng.choice(L, size=size, replace=False)] = 1.0
+        yield (f"δ2 for L = {L}, |y| = {size}, |ȳ| = {L - size}",
+               [("o", np.tanh(rng.normal(size=L))), ("y", y)])
+
+
+check_pwe_delta = make_grader(   # the last mistake, a division by n, means nothing for one document
+    "check_pwe_delta", "PWE δ2 of one document", _of_one(pwe_reference), _pwe_document_cases,
+    [Mistake(m.hint, _of_one(m.answer)) for m in PWE_MISTAKES[:-1]],
+    scale="the sum over pairs is normalised by the wrong count (try a document with |y| ≠ |ȳ|)")
+
+
+# -- notebook 05: the documents PWE excludes -------------------------------------------------------
+
+def _excluded_cases():
+    """``excluded(Y)`` → the boolean mask of documents without a (relevant, irrelevant) pair."""
+    for rng, dtype in zip(case_rngs(14, 4), (np.int64, np.float64, np.int32, np.int8)):
+        n, L = rng.integers(4, 12), rng.integers(2, 9)
+        Y = (rng.random((n, L)) < rng.uniform(0.2, 0.8)).astype(dtype)
+        Y[0], Y[1] = 0, 1                       # one without relevant labels, one all relevant
+        yield f"the mask for n = {n}, L = {L}", [("Y", Y[rng.permutation(n)])]
+
+
+check_pwe_excluded = make_grader(
+    "check_pwe_excluded", "PWE's excluded documents",
+    lambda Y: np.isin(np.count_nonzero(Y, axis=1), (0, Y.shape[1])), _excluded_cases, [
+        Mistake("a document whose labels are all relevant has no pair either",
+                lambda Y: np.count_nonzero(Y, axis=1) == 0),
+        Mistake("a document with no relevant label has no pair either",
+                lambda Y: np.count_nonzero(Y, axis=1) == Y.shape[1])], kind="b")
+
+
+PAIRS_HINT = ("your δ2 does work for every (relevant, irrelevant) pair: the factorised form needs "
+              "only two sums over the labels of each document, O(L) per document")
+
+
+LOOP_HINT = ("your δ2 loops over the documents (or the labels) one at a time: compute it for all "
+             "documents at once, with array operations over the whole minibatch")
+
+
+# -- notebook 01b: a minibatch, by the pair sum and factorised -------------------------------------
+
+def _expect_pwe(answer, expected, what, wrongs, inputs):
+    """An excluded document's δ2 row is 0; then the values, a known mistake named."""
+    array = as_array(answer, what)
+    if array.shape == expected.shape:
+        rows = array[PairwiseExponential().excluded(np.asarray(inputs["Y"]))].astype(float)
+        if not np.all(np.isfinite(rows)) or np.any(rows != 0):
+            raise NotYet("a document with no relevant label, or with every label relevant, has "
+                         "no pair: PWE excludes it and its δ2 row must be 0 (no division by zero)")
+    judge(answer, expected, what, wrongs)
+
+
+def _pwe_batch_cases():
+    """``pwe_delta2_pairs(z2, o, Y)`` → PWE's δ2 (Eq. 10, Sec. 3.4) through tanh outputs."""
+    return delta_cases("tanh", 30)
+
+
+def _large_pwe_cases():
+    """``pwe_delta2(z2, o, Y)`` → PWE's δ2 in O(L) per document, all documents at once; also on
+    2 documents of 1,500 labels, where no array of all pairs may be formed and no loop may run
+    over them, and on 3,000 documents of 4 labels, where no loop may run over the documents."""
+    yield from _pwe_batch_cases()
+    rng = np.random.default_rng(31)
+    for n, L in ((2, 1500), (3000, 4)):
+        z2 = rng.normal(size=(n, L))
+        yield (f"δ2 for n = {n}, L = {L}",
+               [("z2", z2), ("o", np.tanh(z2)), ("Y", labels(rng, n, L))])
+
+
+#: Python lines a vectorised δ2 stays under on the large cases (NumPy's own included).
+PWE_LINES = 2500
+
+
+def run_linear(function, *named, name="function"):
+    """:func:`~mlnn.course.grading.run`, the work of a large case bounded, whatever form the
+    code takes: O(L) memory per document and no Python loop over the pairs (many labels), no
+    loop over the documents (many documents)."""
+    n, L = np.shape(named[1][1])
+    if L >= 1000:
+        within(function, *named, name=name, memory=64 * n * L * 8, lines=50 * L,
+               hint=PAIRS_HINT)
+    elif n >= 1000:
+        within(function, *named, name=name, lines=PWE_LINES, hint=LOOP_HINT)
+    return run(function, *named, name=name)
+
+
+check_pwe_delta2_pairs = piece(make_grader("check_pwe_delta2_pairs", "PWE's δ2 by the pair sum",
+                                        pwe_reference, _pwe_batch_cases, PWE_MISTAKES,
+                                        expect=_expect_pwe, name="pwe_delta2_pairs"))
+
+
+check_pwe_delta2 = piece(make_grader("check_pwe_delta2", "PWE's δ2 factorised", pwe_reference,
+                                  _large_pwe_cases, PWE_MISTAKES, expect=_expect_pwe,
+                                  runner=run_linear, name="pwe_delta2"))

@@ -1,0 +1,232 @@
+"""Graders of training (Sec. 3.2, 3.5): one minibatch update and the shuffled training loop
+(notebook 01b, judged by what they do with mlnn's pieces), and where over-fitting starts (04)."""
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.stats import chisquare
+
+from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, case_rngs, expect_items, grade,
+                                 make_grader, pristine, same)
+from mlnn.course.pieces import (SHAPES, WIDE_SHAPES, GuardedCSR, backward_case, expect_backward,
+                                mlnn_backward, piece, run_guarded)
+
+
+# -- notebook 04: where over-fitting starts --------------------------------------------------------
+
+def _best_update(curve, position=False, sign=1):
+    best = int(np.argmin(curve["rankloss"]))
+    return (best if position else curve["updates"][best],
+            sign * (curve["rankloss"][-1] - curve["rankloss"][best]))
+
+
+def _best_update_cases():
+    """``best_update(curve)`` → (update of the lowest rank loss, final − best rank loss)."""
+    for rng in case_rngs(15, 5):
+        size = int(rng.integers(2, 12))
+        curve = {"updates": np.cumsum(rng.integers(20, 400, size=size)).tolist(),
+                 "rankloss": rng.uniform(0.05, 0.4, size=size).round(6).tolist()}
+        yield f"of {size} evaluations", [("curve", curve)]
+
+
+check_best_update = make_grader("check_best_update", "where over-fitting starts", _best_update,
+                             _best_update_cases, [
+    Mistake("that is the position in the list, not the update's number",
+            lambda c: _best_update(c, position=True)),
+    Mistake("the sign is flipped: it is final minus best", lambda c: _best_update(c, sign=-1))],
+                             expect=expect_items(("the update", "final − best rank loss"),
+                                                 kind="biuf"))
+
+
+# -- notebook 01b: one minibatch update and the training loop --------------------------------------
+
+class Recorder:
+    """An optimizer that only records what ``step`` was given."""
+
+    def __init__(self):
+        self.calls = []
+
+    def step(self, params, grads):
+        self.calls.append((params, pristine(grads)))
+
+
+@piece
+def check_update(update):
+    """``update(params, optimizer, X_batch, Y_batch)``: forward, CE's δ2, backward and one
+    ``optimizer.step(params, grads)`` with the gradients of the mean CE loss."""
+    def attempt():
+        for seed, shape in enumerate(SHAPES[:5] + WIDE_SHAPES[:1]):
+            case, cache, grads = backward_case(80 + seed, shape)
+            if shape in WIDE_SHAPES:                # the work done, on objects of its own
+                run_guarded(lambda X_batch, Y_batch: update(
+                    pristine(case.params), Recorder(), X_batch, Y_batch),
+                    ("X_batch", case.X), ("Y_batch", case.Y), name="update")
+            params, optimizer = pristine(case.params), Recorder()
+            before = pristine(params)
+            run_guarded(lambda X_batch, Y_batch: update(params, optimizer, X_batch, Y_batch),
+                        ("X_batch", case.X), ("Y_batch", case.Y), name="update", measure=False)
+            if not same(before, params):
+                raise NotYet("update changed the parameters itself, or through another "
+                             "optimizer than the one it was given; only optimizer.step may")
+            if not optimizer.calls:
+                raise NotYet(NO_ANSWER)
+            if len(optimizer.calls) > 1:
+                raise NotYet(f"optimizer.step was called {len(optimizer.calls)} times; one "
+                             "update is one step")
+            if optimizer.calls[0][0] is not params:
+                raise NotYet("hand optimizer.step the params dict you were given")
+            named = dict(X=case.X, z1=cache.z1, h=cache.h, W2=case.params["W2"],
+                         delta2=grads.delta2)
+            try:
+                expect_backward(optimizer.calls[0][1], mlnn_backward(*named.values()), "", (),
+                                named)
+            except NotYet as hint:
+                raise NotYet(f"the gradients handed to optimizer.step: {hint} (forward, "
+                             "ce_delta2 and backward each have a grader above)") from None
+        return "5 random minibatches against mlnn's forward, CE δ2 and backward"
+    return bool(grade("one minibatch update", attempt))
+
+
+#: Label bits of the documents :func:`record_training` numbers (up to 2¹² − 1 documents).
+BITS = 12
+
+
+def record_training(train, n, batch_size, epochs, seed):
+    """What ``train`` hands to ``update``, for X (n × 1) holding each document's number 1 … n
+    and Y its bits: a list of (params and optimizer right, X's numbers, Y's numbers)."""
+    ids = np.arange(1, n + 1)
+    X = GuardedCSR((ids.astype(float), np.zeros(n, np.int32), np.arange(n + 1)), shape=(n, 1))
+    Y = ((ids[:, None] >> np.arange(BITS)) & 1).astype(np.float64)
+    recorder, record = Recorder(), []
+    given = {"W1": np.zeros((1, 1)), "b1": np.zeros(1), "W2": np.zeros((1, BITS)),
+             "b2": np.zeros(BITS)}
+
+    def update(params, optimizer, X_batch, Y_batch):      # the names the exercise documents
+        x = np.asarray(X_batch.tocsr().data, int) if sp.issparse(X_batch) else None
+        y = None
+        if isinstance(Y_batch, np.ndarray) and Y_batch.ndim == 2 and Y_batch.shape[1] == BITS:
+            y = (np.asarray(Y_batch, float) @ (2.0 ** np.arange(BITS))).astype(int)
+        record.append((params is given and optimizer is recorder, x, y))
+    run_guarded(lambda X, Y: train(given, recorder, X, Y, epochs, batch_size,
+                                   np.random.default_rng(seed), update),
+                ("X", X), ("Y", Y), name="train")
+    if recorder.calls:
+        raise NotYet("train must hand each minibatch to the update it is given as its argument, "
+                     "not to another function")
+    return record
+
+
+def orders(record):
+    return [x.tolist() for _, x, _ in record]
+
+
+def expect_epochs(record, n, batch_size, epochs):
+    """The minibatches of each epoch: sparse, matching X and Y, sizes, every document once."""
+    per_epoch = -(-n // batch_size)
+    if not record:
+        raise NotYet(NO_ANSWER)
+    if not all(right for right, _, _ in record):
+        raise NotYet("hand update the params and the optimizer you were given")
+    if any(x is None for _, x, _ in record):
+        raise NotYet("X_batch must stay a sparse matrix: take its rows from X, do not densify")
+    if any(y is None or not np.array_equal(x, y) for _, x, y in record):
+        raise NotYet("X_batch and Y_batch must hold the same documents, in the same order")
+    if len(record) != epochs * per_epoch:
+        if epochs > 1 and len(record) == per_epoch:
+            raise NotYet(f"one epoch only: train for the {epochs} epochs asked")
+        raise NotYet(f"update was called {len(record)} times; {epochs} epochs of {n} documents "
+                     f"in minibatches of {batch_size} make {epochs * per_epoch}")
+    sizes = [batch_size] * (per_epoch - 1) + [n - batch_size * (per_epoch - 1)]
+    epoch_orders = []
+    for epoch in range(epochs):
+        batches = [x for _, x, _ in record[epoch * per_epoch:(epoch + 1) * per_epoch]]
+        if [len(b) for b in batches] != sizes:
+            raise NotYet(f"minibatches hold batch_size = {batch_size} documents each (the last "
+                         "one of an epoch fewer)")
+        epoch_orders.append(np.concatenate(batches).tolist())
+        if sorted(epoch_orders[-1]) != list(range(1, n + 1)):
+            raise NotYet("an epoch must visit every document exactly once")
+    return epoch_orders
+
+
+@piece
+def check_train(train):
+    """``train(params, optimizer, X, Y, epochs, batch_size, rng, update)``: ``epochs`` passes,
+    each over every document once in a new random order drawn from ``rng``, in minibatches of
+    ``batch_size`` (the last one of an epoch smaller), each handed to
+    ``update(params, optimizer, X_batch, Y_batch)`` with X_batch still sparse."""
+    def attempt():
+        cases = [(10, 3, 2), (12, 12, 3), (23, 4, 3), (5, 8, 2), (1, 2, 2), (17, 5, 1)]
+        for number, (n, batch_size, epochs) in enumerate(cases):
+            record = record_training(train, n, batch_size, epochs, seed=90 + number)
+            epoch_orders = expect_epochs(record, n, batch_size, epochs)
+            if orders(record_training(train, n, batch_size, epochs, 90 + number)) != orders(
+                    record):
+                raise NotYet("the order must come from the generator rng you are given: the "
+                             "same rng seed must give the same minibatches")
+            if n < 10:
+                continue
+            if epoch_orders[0] == list(range(1, n + 1)):
+                raise NotYet("the documents come in their stored order: shuffle them at the "
+                             "start of every epoch")
+            if epochs > 1 and all(order == epoch_orders[0] for order in epoch_orders):
+                raise NotYet("every epoch has the same order: draw a new random order at the "
+                             "start of each epoch")
+            if orders(record_training(train, n, batch_size, epochs, 1090 + number)) == orders(
+                    record):
+                raise NotYet("the order does not depend on the generator rng you are given")
+        unordered = expect_unordered(train)
+        expect_mixed(train)
+        unordered()
+        expect_uniform(train)
+        return (f"{len(cases)} cases of n, batch size and epochs, 60 epochs of 12 documents for "
+                "the minibatches and 4,000 of 4 for the randomness of the order")
+    return bool(grade("the shuffled minibatch training loop", attempt))
+
+
+def expect_mixed(train, n=12, batch_size=4, epochs=60):
+    """Any two documents share a minibatch in some epoch (in about 3 of 11 epochs when the
+    whole order is shuffled; never, when the order is shuffled only inside fixed minibatches)."""
+    together = np.zeros((n + 1, n + 1), dtype=int)
+    for _, batch, _ in record_training(train, n, batch_size, epochs, seed=98):
+        together[np.ix_(batch, batch)] += 1
+    if np.any(together[1:, 1:] == 0):
+        raise NotYet("some documents never share a minibatch: the minibatches are fixed and only "
+                     "their order or their insides are shuffled; shuffle the order of all the "
+                     "documents at the start of each epoch, then cut it into minibatches")
+
+
+def expect_unordered(train, n=3000, epochs=3):
+    """Over epochs of 3,000 documents (one minibatch each), the positions of one epoch are
+    uncorrelated with those of the previous one (r ≈ 0 ± 1/√n): an order reversed or shifted
+    from the last one is refused at once. Returns the second check, to run later: a shuffled
+    order ascends at about half its steps, (n − 1)/2 ± √((n + 1)/12), which random keys with
+    ties (keeping the stored order among them) do not."""
+    record = record_training(train, n, n, epochs, seed=97)
+    orders_ = [np.asarray(x) for _, x, _ in record]
+    for before, after in zip(orders_, orders_[1:]):
+        positions = [np.argsort(order) for order in (before, after)]
+        if abs(np.corrcoef(*positions)[0, 1]) * np.sqrt(n) > 6:
+            raise NotYet("each epoch's order follows from the previous one's (reversed or "
+                         "shifted): draw a new random order at the start of each epoch")
+
+    def ascending():
+        for order in orders_:
+            ascents = np.count_nonzero(np.diff(order) > 0)
+            if abs(ascents - (n - 1) / 2) > 6 * np.sqrt((n + 1) / 12):
+                raise NotYet(f"in an epoch of {n} documents {ascents} neighbours of the order "
+                             f"are in their stored order, about {(n - 1) // 2} in a random "
+                             "order: ties among your random keys keep the stored order; "
+                             "shuffle with a permutation of all the documents")
+    return ascending
+
+
+def expect_uniform(train, epochs=4000):
+    """Over many epochs of 4 documents every one of the 24 orders is about equally frequent
+    (4,000 epochs: a χ² test that sees the classic biased shuffle, which swaps each position
+    with any position, with power above 0.999 at p = 1e-6)."""
+    found = [tuple(order) for order in orders(record_training(train, 4, 4, epochs, seed=99))]
+    counts = [found.count(order) for order in sorted(set(found))]
+    if chisquare(counts + [0] * (24 - len(counts))).pvalue < 1e-6:
+        raise NotYet("the orders are not uniformly random: every order of the documents should "
+                     "be equally likely (a shuffle that swaps each position with any position, "
+                     "not only with itself or a later one, favours some orders)")

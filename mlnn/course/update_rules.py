@@ -1,0 +1,387 @@
+"""Graders of the update rules of Sec. 3.5: AdaGrad with its state (notebook 01b) and its
+per-feature rates (03), RMSProp as a loop and as an mlnn rule on named parameters, momentum's
+catch-up in closed form (02b)."""
+
+import numpy as np
+
+from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, call, case_rngs,
+                                 expect_class, expect_items, expect_tuple, make_grader, pristine,
+                                 run, same, within)
+from mlnn.course.pieces import Reference, piece
+from mlnn.course.rules import STEPS, rule_problem
+from mlnn.nn.lazy_updates import LazyRows
+from mlnn.nn.network import RowSparseGradient
+from mlnn.nn.optimizers import AdaGrad
+
+
+# -- notebook 02b: RMSProp, as a loop and as an mlnn rule ------------------------------------------
+
+def _rmsprop_literal(theta, G, g, eta, rho, eps, inside=False, adagrad=False, swapped=False):
+    """One RMSProp step by a literal loop over the entries, or with ε ``inside`` the root, with
+    AdaGrad's sum of squares (``adagrad``), or ρ and 1 − ρ ``swapped``."""
+    theta, G = np.array(theta, dtype=float), np.array(G, dtype=float)
+    keep = 1 - rho if swapped else rho
+    for i in np.ndindex(theta.shape):
+        G[i] = G[i] + g[i] ** 2 if adagrad else keep * G[i] + (1 - keep) * g[i] ** 2
+        theta[i] -= eta * g[i] / (np.sqrt(G[i] + eps) if inside else np.sqrt(G[i]) + eps)
+    return theta, G
+
+
+def _rmsprop_steps(step, *named, name):
+    """(θ, G) after the student's ``step`` took every gradient of the case in turn."""
+    values = dict(named)
+    state = (values["theta"], values["G"])
+    for g in values["grads"]:
+        state = expect_tuple(run(step, ("theta", state[0]), ("G", state[1]), ("g", g),
+                                 *[(k, values[k]) for k in ("eta", "rho", "eps")],
+                                 name=name), ("θ", "G"))
+        state = tuple(as_array(a, "θ and G") for a in state)
+    return state
+
+
+#: (η, ρ, ε) of the RMSProp cases: ε large enough that where it is added shows.
+RMSPROP_SETTINGS = ((0.01, 0.9, 1e-8), (0.1, 0.5, 0.1), (0.003, 0.99, 1.0), (0.05, 0.7, 1e-3))
+
+
+def _rmsprop_cases():
+    """``rmsprop_step(theta, G, g, eta, rho, eps)`` → new (θ, G), inputs unchanged; six steps."""
+    for rng, (eta, rho, eps) in zip(case_rngs(6, 4), RMSPROP_SETTINGS):
+        shape = (rng.integers(2, 6), rng.integers(2, 5))
+        grads = rng.normal(size=(STEPS,) + shape) * (rng.random(shape) < 0.7)
+        yield (f"after {STEPS} steps with η = {eta}, ρ = {rho}, ε = {eps:g}", [
+            ("theta", rng.normal(size=shape)), ("G", rng.random(shape) * rng.integers(0, 2)),
+            ("grads", grads), ("eta", eta), ("rho", rho), ("eps", eps)])
+
+
+INSIDE = "ε is inside the square root; it belongs outside, added to the root"
+
+
+SWAPPED = ("ρ and 1 − ρ are swapped: G keeps the fraction ρ of its old value and takes 1 − ρ of "
+           "the new g²")
+
+
+check_rmsprop = make_grader("check_rmsprop", "RMSProp against a dense loop", _rmsprop_literal,
+                         _rmsprop_cases, [
+    Mistake(INSIDE, lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, rho, eps, True)),
+    Mistake(SWAPPED, lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, rho, eps,
+                                                                    swapped=True))],
+                         runner=_rmsprop_steps, expect=expect_items(("θ", "G"), (1, 0)),
+                         name="rmsprop_step")
+
+
+def rmsprop_rule(keep_G=True, shared=False, rebind=False, **mistake):
+    """RMSProp as mlnn writes a rule, ``new_state(theta)`` and ``update(theta, g, state)`` in
+    place (by the literal loop); or with one mistake: G not kept, one G ``shared`` by the
+    parameters of a shape, the state's G replaced (``rebind``) instead of written into, or a
+    ``mistake`` of :func:`_rmsprop_literal`."""
+    class RMSProp:
+        def __init__(self, learning_rate, rho=0.9, epsilon=1e-8):
+            self.learning_rate, self.rho, self.epsilon = learning_rate, rho, epsilon
+            self.shared = {}
+
+        def new_state(self, theta):
+            if shared:
+                return {"mean_square": self.shared.setdefault(theta.shape, np.zeros_like(theta))}
+            return {"mean_square": np.zeros_like(theta)}
+
+        def update(self, theta, g, state):
+            G = state["mean_square"]
+            theta[...], new_G = _rmsprop_literal(theta, G, g, self.learning_rate, self.rho,
+                                                 self.epsilon, **mistake)
+            if rebind:
+                state["mean_square"] = new_G
+            elif keep_G:
+                G[...] = new_G
+    return RMSProp
+
+
+RMSPropRule = rmsprop_rule()
+
+
+#: The methods of an update rule, as :class:`mlnn.nn.lazy_updates.LazyRows` calls them.
+RULE_METHODS = {"new_state": "new_state(theta)", "update": "update(theta, g, state)"}
+
+
+def _drive_rule(Rule, *named, name):
+    """The parameters after the rule's steps, run where mlnn runs a rule: in
+    :class:`mlnn.nn.lazy_updates.LazyRows`, W1's gradients row-sparse."""
+    settings, start, sequence = (value for _, value in named)
+    expect_class(Rule, "RMSProp", RULE_METHODS)
+    rule = call(Rule, *settings, name=name)
+    params = pristine(start)
+    for key, theta in params.items():
+        state = call(rule.new_state, theta.copy(), name="new_state")
+        if state is None:
+            raise NotYet(NO_ANSWER)
+        if not isinstance(state, dict) or not all(
+                np.shape(v) == theta.shape for v in state.values()):
+            raise NotYet("the state of one parameter, new_state(theta), must be a dict of arrays "
+                         "shaped like theta (AdaGrad's holds its sum of squares)")
+    executor = LazyRows(rule, weight_decay=0.0)
+    for grads in sequence:
+        call(executor.step, params, {key: RowSparseGradient(*g, params[key].shape)
+                                     if isinstance(g, tuple) else g
+                                     for key, g in grads.items()}, name="update")
+    for key in params:
+        if np.array_equal(params[key], start[key]):
+            raise NotYet(f"{key} did not change in {STEPS} steps: update must change θ (and "
+                         "its state) in place")
+    return params
+
+
+def _rule_cases():
+    """``RMSProp(learning_rate, rho, epsilon)`` with ``new_state(theta)`` and ``update(theta, g,
+    state)``: six steps on four parameters (W1's gradients row-sparse, b1 and b2 of one shape),
+    run as mlnn's lazy executor runs a rule, against the literal loop."""
+    for rng, settings in zip(case_rngs(7, 3), RMSPROP_SETTINGS[1:]):
+        params, sequence = rule_problem(rng, 7, 3, 3)
+        yield (f"after {STEPS} steps with η, ρ, ε = {settings}",
+               [("settings", settings), ("params", params), ("sequence", sequence)])
+
+
+check_rmsprop_rule = make_grader("check_rmsprop_rule", "RMSProp as an mlnn update rule",
+                              RMSPropRule, _rule_cases, [
+    Mistake("G starts from 0 at every step; keep it in the state and update that array in place",
+            rmsprop_rule(keep_G=False)),
+    Mistake("every parameter needs its own accumulator", rmsprop_rule(shared=True)),
+    Mistake("G sums the squares (that is AdaGrad); RMSProp's G forgets the old ones",
+            rmsprop_rule(adagrad=True)),
+    Mistake(INSIDE, rmsprop_rule(inside=True)),
+    Mistake(SWAPPED, rmsprop_rule(swapped=True)),
+    Mistake("update replaces state[\"mean_square\"] by a new array, which the executor never "
+            "sees (it keeps the arrays new_state gave); write the new G into that array, in place",
+            rmsprop_rule(rebind=True))],
+                              runner=_drive_rule, expect=expect_items(("b1", "b2", "W2", "W1")),
+                              name="RMSProp(learning_rate, rho, epsilon)")
+
+
+# -- notebook 02b: momentum's catch-up over skipped steps ------------------------------------------
+
+def _momentum_skipped(theta, v, mu, eta, gamma, skipped):
+    """Classical momentum with zero ∂J/∂θ and weight decay γ: Δ steps g = γ θ, v ← μ v − η g,
+    θ ← θ + v make (θ, v) ← A^Δ (θ, v) with A = [[1 − η γ, μ], [−η γ, μ]] (tested equal to the
+    literal loop)."""
+    A = np.linalg.matrix_power(np.array([[1 - eta * gamma, mu], [-eta * gamma, mu]]), skipped)
+    theta, v = np.asarray(theta, dtype=float), np.asarray(v, dtype=float)
+    return A[0, 0] * theta + A[0, 1] * v, A[1, 0] * theta + A[1, 1] * v
+
+
+STEPS_HINT = ("your catch-up does work for every skipped step (a loop over the Δ steps, or arrays "
+              "of Δ entries): the closed form costs the same whatever Δ is")
+
+
+def run_closed_form(function, *named, name="function"):
+    """:func:`~mlnn.course.grading.run`, with the work of a case of a million skipped steps
+    bounded: no loop over the steps, whatever form it takes."""
+    if dict(named)["skipped"] >= 10 ** 6:
+        within(function, *named, name=name, memory=100_000, lines=500, hint=STEPS_HINT)
+    return run(function, *named, name=name)
+
+
+def _momentum_cases():
+    """``momentum_skip(theta, v, mu, eta, gamma, skipped)`` → (θ, v) after ``skipped`` classical
+    momentum steps with zero ∂J/∂θ and weight decay γ, in closed form."""
+    settings = ((0.9, 0.1, 0.0, 0), (0.5, 0.1, 0.0, 1), (0.3, 0.05, 0.0, 2), (0.75, 0.1, 0.0, 7),
+                (0.99, 0.01, 0.0, 40), (0.6, 0.2, 0.5, 1), (0.9, 0.1, 0.01, 7),
+                (0.6, 0.3, 0.2, 40), (0.9, 0.05, 1e-3, 40), (0.99, 0.01, 0.0, 10 ** 6))
+    for rng, (mu, eta, gamma, skipped) in zip(case_rngs(8, len(settings)), settings):
+        theta = rng.normal(size=rng.integers(1, 6))
+        v = rng.normal() * rng.uniform(0.5, 2, size=theta.shape)
+        yield (f"after Δ = {skipped} steps with μ = {mu}, η = {eta}, γ = {gamma}", [
+            ("theta", theta), ("v", v), ("mu", mu), ("eta", eta), ("gamma", gamma),
+            ("skipped", skipped)])
+
+
+check_momentum_skip = make_grader("check_momentum_skip", "momentum's catch-up in closed form",
+                               _momentum_skipped, _momentum_cases, [
+    Mistake("θ moves by the whole v at every skipped step, but v shrinks by μ at each",
+            lambda t, v, mu, eta, gamma, d: (t + d * v, mu ** d * v)),
+    Mistake("the factor μ/(1 − μ) does not follow the μ passed in",
+            lambda t, v, mu, eta, gamma, d: (t + 9 * (1 - mu ** d) * v, mu ** d * v)),
+    Mistake("v must shrink by μ at every skipped step",
+            lambda t, v, mu, eta, gamma, d: (t + mu * (1 - mu ** d) / (1 - mu) * v, v)),
+    Mistake("one step too many: Δ skipped steps apply the step Δ times, not Δ + 1",
+            lambda t, v, mu, eta, gamma, d: _momentum_skipped(t, v, mu, eta, gamma, d + 1)),
+    Mistake("one step too few: Δ skipped steps apply the step Δ times, not Δ − 1",
+            lambda t, v, mu, eta, gamma, d: _momentum_skipped(t, v, mu, eta, gamma,
+                                                               max(d - 1, 0))),
+    Mistake("v is one step ahead of θ: after Δ steps v has shrunk by μ^Δ, not μ^(Δ + 1)",
+            lambda t, v, mu, eta, gamma, d: (_momentum_skipped(t, v, mu, eta, gamma, d)[0],
+                                             _momentum_skipped(t, v, mu, eta, gamma, d + 1)[1])),
+    Mistake("the weight decay is missing: a skipped step still has the gradient γ θ, which "
+            "changes v and θ",
+            lambda t, v, mu, eta, gamma, d: _momentum_skipped(t, v, mu, eta, 0, d))],
+                               expect=expect_items(("θ", "v")), runner=run_closed_form)
+
+
+# -- notebook 03: AdaGrad's per-feature rates ------------------------------------------------------
+
+def _adagrad_rates(grads, eta0):
+    """η0 / (√G_t + ε) after each step, by mlnn's AdaGrad rule on one row of D entries."""
+    rule, theta = AdaGrad(eta0), np.zeros(grads.shape[1])
+    state, rates = rule.new_state(theta), []
+    for g in grads:
+        rule.update(theta, g, state)
+        rates.append(eta0 / (np.sqrt(state["sum_squares"]) + rule.epsilon))
+    return np.array(rates).reshape(grads.shape)
+
+
+def _rates_cases():
+    """``effective_rates(grads, eta0)`` → (T, D) AdaGrad step sizes η0 / (√G_t + ε) after each
+    step, G_t the sum of squares of the gradients up to t (Sec. 3.5)."""
+    for rng, eta0 in zip(case_rngs(10, 5), (0.1, 0.5, 0.03, 1.0, 0.2)):
+        T = int(rng.integers(1, 12))
+        D = int(rng.choice([d for d in range(1, 8) if d != T]))    # not square
+        grads = rng.normal(size=(T, D)) * (rng.random((T, D)) < 0.5)
+        yield f"the rates for T = {T} steps, D = {D}, η0 = {eta0}", [("grads", grads),
+                                                                     ("eta0", eta0)]
+
+
+check_adagrad_rates = make_grader("check_adagrad_rates", "AdaGrad's per-feature learning rates",
+                               _adagrad_rates, _rates_cases, [
+    Mistake("each rate uses only the gradient of its own step; AdaGrad accumulates all steps so "
+            "far", lambda grads, eta0: eta0 / (np.abs(grads) + 1e-8)),
+    Mistake("they are right where a gradient has been seen and off where none has yet: guard "
+            "the division with ε = 1e-8, as mlnn's AdaGrad does",
+            lambda grads, eta0: eta0 / (np.sqrt(np.cumsum(grads ** 2, axis=0)) + 1e-6)),
+    Mistake("the rate divides by G itself; AdaGrad divides by its square root, √G + ε",
+            lambda grads, eta0: eta0 / (np.cumsum(grads ** 2, axis=0) + 1e-8)),
+    Mistake("ε is added to √G, outside the root",
+            lambda grads, eta0: eta0 / np.sqrt(np.cumsum(grads ** 2, axis=0) + 1e-8))],
+                               nonfinite="are infinite or NaN where no gradient has been seen "
+                                         "yet: the small ε that guards the division is missing")
+
+
+# -- notebook 01b: AdaGrad with its state ----------------------------------------------------------
+
+def adagrad_with(rule):
+    """An ``AdaGrad(eta0, epsilon)`` class whose step applies ``rule(G, g, η0, ε)`` → (new G,
+    step) to each parameter (to W1 on the rows given): one mistake of :data:`ADAGRAD_MISTAKES`."""
+    class AdaGrad:
+        def __init__(self, eta0, epsilon=1e-8):
+            self.eta0, self.epsilon, self.G = eta0, epsilon, {}
+
+        def step(self, params, grads):
+            for name, g in grads.items():
+                rows, g = g if isinstance(g, tuple) else (slice(None), g)
+                G = self.G.setdefault(name, np.zeros_like(params[name]))
+                G[rows], step = rule(G[rows], g, self.eta0, self.epsilon)
+                params[name][rows] -= step
+    return AdaGrad
+
+
+ADAGRAD_MISTAKES = [
+    Mistake("the step divides by G + ε; AdaGrad divides by √G + ε", adagrad_with(
+        lambda G, g, eta0, eps: (G + g * g, eta0 * g / (G + g * g + eps)))),
+    Mistake("ε belongs outside the square root: √G + ε, not √(G + ε)", adagrad_with(
+        lambda G, g, eta0, eps: (G + g * g, eta0 * g / np.sqrt(G + g * g + eps)))),
+    Mistake("G is reset at every step; it must accumulate g² over all the steps so far",
+            adagrad_with(lambda G, g, eta0, eps: (g * g, eta0 * g / (np.abs(g) + eps)))),
+    Mistake("G must include the current gradient: add g² to G before taking the step",
+            adagrad_with(lambda G, g, eta0, eps: (G + g * g, eta0 * g / (np.sqrt(G) + eps)))),
+    Mistake("the step is η0 g; AdaGrad divides it by √G + ε, per parameter entry",
+            adagrad_with(lambda G, g, eta0, eps: (G + g * g, eta0 * g))),
+    Mistake("the parameters move uphill: subtract the step", adagrad_with(
+        lambda G, g, eta0, eps: (G + g * g, -eta0 * g / (np.sqrt(G + g * g) + eps))))]
+
+
+class WatchedRows(np.ndarray):
+    """W1 recording in ``written`` the rows a step writes: by item assignment, by a ufunc
+    writing into it, or by ``ufunc.at``."""
+
+    def __array_finalize__(self, obj):
+        self.written = None                  # views and copies record nothing
+
+    def record(self, key):
+        if self.written is not None:
+            probe = np.zeros(self.shape, dtype=bool)
+            probe[key] = True
+            self.written |= probe.reshape(len(probe), -1).any(axis=1)
+
+    def __setitem__(self, key, value):
+        self.record(key)
+        super().__setitem__(key, value)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        if method == "at" and isinstance(inputs[0], WatchedRows):
+            inputs[0].record(inputs[1])
+        for array in out or ():
+            if isinstance(array, WatchedRows):
+                array.record(Ellipsis)
+        plain = [x.view(np.ndarray) if isinstance(x, WatchedRows) else x for x in inputs]
+        if out is not None:
+            kwargs["out"] = tuple(x.view(np.ndarray) if isinstance(x, WatchedRows) else x
+                                  for x in out)
+        result = getattr(ufunc, method)(*plain, **kwargs)
+        return (out[0] if len(out) == 1 else out) if out is not None else result
+
+
+def take_steps(optimizer, params, steps):
+    """``optimizer.step`` on each gradient dict: the parameters updated in place (W1 on the rows
+    given only), the gradients left unchanged."""
+    arrays = dict(params)
+    for grads in steps:
+        given = pristine(grads)
+        call(optimizer.step, params, given, name="AdaGrad.step")
+        if not same(grads, given):
+            raise NotYet("step modified the gradients it was given; leave them unchanged")
+        W1, rows = params.get("W1"), grads["W1"][0]
+        if isinstance(W1, WatchedRows) and W1.written is not None:
+            extra = W1.written.copy()
+            extra[rows], W1.written[:] = False, False
+            if extra.any() and len(rows) + extra.sum() == len(W1):
+                raise NotYet(f"step wrote all {len(W1)} rows of W1; only the rows listed in rows "
+                             "have a gradient and may be touched (k × F work per step instead "
+                             "of D × F)")
+            if extra.any():
+                raise NotYet("step wrote rows of W1 that have no gradient in this step; W1's "
+                             "gradient (rows, values) applies to the rows listed in rows only")
+        for name, array in arrays.items():
+            if params.get(name) is not array:
+                raise NotYet(f"step replaced params[{name!r}] by a new array; update it in place "
+                             "(on W1's rows only), otherwise every step copies all of W1")
+    return params
+
+
+def state_of(optimizer):
+    """Copies of the data attributes an optimizer reaches (its own and its class's)."""
+    return {name: pristine(getattr(optimizer, name)) for name in dir(optimizer)
+            if not name.startswith("__") and not callable(getattr(optimizer, name))}
+
+
+def _drive_adagrad(AdaGrad, *named, name):
+    """The parameters after the steps of ``AdaGrad(eta0, epsilon)``, once a step of another
+    optimizer has left its state untouched."""
+    eta0, epsilon, start, steps = (value for _, value in named)
+    expect_class(AdaGrad, "AdaGrad", {"step": "step(params, grads)"})
+    optimizer = call(AdaGrad, eta0, epsilon, name=name)
+    other, before = call(AdaGrad, 0.5, 0.01, name=name), state_of(optimizer)
+    take_steps(other, pristine(start), steps[:1])
+    if not same(before, state_of(optimizer)):
+        raise NotYet("two AdaGrad objects used side by side interfere: each must keep its own G, "
+                     "made in __init__, not shared between objects")
+    params = pristine(start)
+    params["W1"] = start["W1"].copy().view(WatchedRows)
+    params["W1"].written = np.zeros(len(start["W1"]), dtype=bool)
+    take_steps(optimizer, params, steps)
+    if all(np.array_equal(params[name], start[name]) for name in start):
+        raise NotYet(NO_ANSWER)
+    return params
+
+
+def _adagrad_cases():
+    """``AdaGrad(eta0, epsilon)`` with ``step(params, grads)``: G ← G + g²,
+    θ ← θ − η0 g / (√G + ε) per parameter (Sec. 3.5), W1's gradient given as (rows, values);
+    η0 from 0.03 to 1, ε from 1e-8 to 0.5, a step without W1 rows, float32."""
+    for number, (eta0, epsilon, (D, F, L), dtype) in enumerate([
+            (0.1, 1e-8, (7, 3, 4), np.float64), (0.03, 0.5, (5, 4, 4), np.float64),
+            (1.0, 1e-3, (9, 2, 5), np.float64), (0.3, 0.1, (6, 3, 3), np.float32)]):
+        start, steps = rule_problem(np.random.default_rng([70, number]), D, F, L, dtype, steps=5)
+        yield (f"after 5 steps with η0 = {eta0}, ε = {epsilon:g} ({np.dtype(dtype)})",
+               [("eta0", eta0), ("epsilon", epsilon), ("params", start), ("steps", steps)])
+
+
+check_adagrad = piece(make_grader("check_adagrad", "AdaGrad with its state", Reference,
+                               _adagrad_cases, ADAGRAD_MISTAKES, runner=_drive_adagrad,
+                               name="AdaGrad(eta0, epsilon)",
+                               expect=expect_items(("b1", "b2", "W2", "W1"))))
