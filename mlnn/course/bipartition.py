@@ -1,6 +1,6 @@
-"""Graders of the bipartition side of Sec. 4: the F1-best threshold of a document and the ridge
-regression of Eq. 5 (notebook 06), micro and macro P/R/F1 by hand, and the choice of C for the
-baselines BR_B and BR_R (:func:`mlnn.paper.selection.fit_br`, notebook 06b)."""
+"""Graders of the bipartitions: the F1-best threshold of a document and the ridge regression of
+Eq. 5 (Sec. 3.3, notebook 06); micro and macro P/R/F1 by hand and the choice of C for the
+baselines BR_B and BR_R (Sec. 4; :func:`mlnn.paper.selection.fit_br`, notebook 06b)."""
 
 import numpy as np
 

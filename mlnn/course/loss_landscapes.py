@@ -1,5 +1,5 @@
 """Graders of notebook 02: loss landscapes on the network of Fig. 2 (x = 1, one tanh hidden unit),
-PWE's in closed form and CE's slope along W2_1 (Sec. 3.3)."""
+PWE's in closed form (Eq. 3) and the slope of CE (Sec. 3.4) along W2_1."""
 
 import numpy as np
 from scipy.special import expit

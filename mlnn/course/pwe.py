@@ -1,4 +1,4 @@
-"""Graders of PWE's δ2 (Eq. 3 and 10, Sec. 3.2 and 3.4) in all its forms: one document
+"""Graders of PWE's δ2 (Eq. 10, Sec. 3.4) in all its forms: one document
 (notebook 01), a minibatch by the pair sum and factorised in O(L) per document (01b), and the
 documents PWE excludes (05). The reference and its mistakes are :mod:`~mlnn.course.pairwise`'s."""
 
