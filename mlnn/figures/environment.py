@@ -1,17 +1,24 @@
 """How the notebooks size their experiments and where figures go, read from the environment.
 
 * ``MLNN_FAST=1`` -- tiny experiments that run the whole pipeline in seconds (as the tests do);
+  under nbgrader's autograde (:func:`autograde`) always, and the demonstrations that grade
+  nothing are skipped;
 * ``MLNN_RERUN=1`` -- retrain a figure's networks instead of redrawing its stored curves;
 * ``MLNN_FIGURES`` -- where figures go; unset, a fresh scratch directory, unless
   ``MLNN_REFRESH_FIGURES=1`` makes a full run refresh the committed ``figures/``;
 * ``MLNN_DATA`` -- the real datasets; without them a notebook falls back to the stored curves
   (:func:`stored`) and the synthetic collection (:func:`load_or_synthetic`), and says so.
 
+Stored results are read from ``figures/`` beside the notebook first (where ``course source``
+puts them for an nbgrader assignment), then from the project's ``figures/``.
+
 :func:`claim` checks what a notebook's text says about its results: a full run stops if they
 disagree.
 """
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -19,9 +26,17 @@ from mlnn import datasets
 from mlnn.base.errors import MLNNError
 
 
+def autograde():
+    """True under nbgrader's autograde, as :data:`mlnn.course.grading.AUTOGRADE` decided when
+    the course was first imported: notebooks then skip the demonstrations that grade nothing."""
+    from mlnn.course import grading
+    return bool(grading.AUTOGRADE)
+
+
 def fast_mode():
-    """True when ``MLNN_FAST=1``: notebooks then run tiny experiments (as the tests do)."""
-    return os.environ.get("MLNN_FAST", "") == "1"
+    """True when ``MLNN_FAST=1`` or under autograde: notebooks then run tiny experiments (as
+    the tests do)."""
+    return os.environ.get("MLNN_FAST", "") == "1" or autograde()
 
 
 def rerun_mode():
@@ -47,6 +62,8 @@ def figures_dir():
         directory = (project_root() or Path.cwd()) / "figures"
     else:
         directory = Path(tempfile.mkdtemp(prefix="mlnn-figures-"))
+        if autograde():                 # nobody looks at them: gone when the kernel ends
+            atexit.register(shutil.rmtree, directory, ignore_errors=True)
     directory.mkdir(parents=True, exist_ok=True)
     return directory
 
@@ -74,10 +91,17 @@ def claim(holds, statement):
         raise MLNNError(f"the text claims that {statement}, but the results above say otherwise")
 
 
-def stored(name):
-    """The committed file ``figures/name`` (stored curves, tables), whatever ``MLNN_FIGURES``
+def stored_figures():
+    """The directory of the stored results: ``figures/`` beside the notebook (the current
+    directory) if there is one, else the project's ``figures/``, whatever ``MLNN_FIGURES``
     says."""
-    path = (project_root() or Path.cwd()) / "figures" / name
+    beside = Path.cwd() / "figures"
+    return beside if beside.is_dir() else (project_root() or Path.cwd()) / "figures"
+
+
+def stored(name):
+    """The stored file ``name`` (curves, tables, run files) under :func:`stored_figures`."""
+    path = stored_figures() / name
     if not path.is_file():
         raise MLNNError(f"stored file {name!r} not found: {path} does not exist")
     return path
