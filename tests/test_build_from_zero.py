@@ -3,16 +3,18 @@ plausible wrong answers are rejected, each with a message that names its mistake
 
 import ast
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from scipy.special import expit
 
-from mlnn.course import scratch
+from mlnn.course import grading, scratch
+from mlnn.nn.gradcheck import loss_of_param, numerical_gradient, rel_error
+from mlnn.nn.losses import CrossEntropy, PairwiseExponential
+from tests.test_exercises import SOLUTIONS, solutions
 
-ROOT = Path(__file__).resolve().parents[1]
-worked = scratch.load_worked_solution(ROOT)
+worked = solutions("ex01b_build_it_from_zero")
 
 #: (grader, name of the piece in the worked solution), in the notebook's order.
 PIECES = [(scratch.check_forward, "forward"), (scratch.check_ce_delta2, "ce_delta2"),
@@ -43,7 +45,7 @@ def _body_lines(node):
 
 
 def test_the_worked_solution_is_plain_numpy_in_a_few_dozen_lines():
-    tree = ast.parse((ROOT / scratch.SOLUTION).read_text(encoding="utf-8"))
+    tree = ast.parse((SOLUTIONS / "ex01b_build_it_from_zero.py").read_text(encoding="utf-8"))
     imported = {alias.name.split(".")[0] for node in ast.walk(tree)
                 if isinstance(node, ast.Import) for alias in node.names}
     imported |= {node.module.split(".")[0] for node in ast.walk(tree)
@@ -669,7 +671,7 @@ WRONG = [
     (scratch.check_adagrad, AdaGradSquaresGradientInPlace, "modified the gradients"),
     (scratch.check_adagrad, AdaGradStub, "no answer yet"),
     (scratch.check_adagrad, adagrad_function, "must be a class"),
-    (scratch.check_update, update_without_step, "never called"),
+    (scratch.check_update, update_without_step, "no answer yet"),
     (scratch.check_update, update_wrong_delta_sign, "handed to optimizer.step"),
     (scratch.check_update, update_changes_params_itself, "changed the parameters itself"),
     (scratch.check_update, update_two_steps, "called 2 times"),
@@ -713,17 +715,11 @@ def test_a_wrong_answer_is_rejected_naming_its_mistake(check, answer, words, cap
     assert not CODE.search(out), f"the hint prints code: {out}"
 
 
-def test_yours_if_keeps_a_passing_answer_and_replaces_a_failing_one(capsys):
-    assert scratch.yours_if(True, forward_without_b1, worked) is forward_without_b1
-    assert "use your forward_without_b1" in capsys.readouterr().out
-    assert scratch.yours_if(False, forward_without_b1, worked, "forward") is worked.forward
-    out = capsys.readouterr().out
-    assert "worked solution's forward" in out and "until yours passes" in out
-
-
 def test_a_failure_of_the_grader_itself_is_not_blamed_on_the_student(monkeypatch, capsys):
-    monkeypatch.setattr(scratch, "FD_TOLERANCE", 0.0)  # no gradient can agree now
-    report = scratch.check_ce_delta2(worked.ce_delta2)
+    def failing(*args):
+        raise RuntimeError("the grader's own reference failed")
+    monkeypatch.setattr(scratch, "_backward", failing)     # the reference update is judged by
+    report = scratch.check_update(worked.update)
     out = capsys.readouterr().out
     assert not report and out.startswith("ERROR") and "not a fault of your answer" in out
 
@@ -833,13 +829,100 @@ def test_a_piece_left_as_a_stub_is_not_yet_done(check, name, capsys):
     assert capsys.readouterr().out.startswith("NOT YET")
 
 
-#: Every grader of 01b with a table of mistakes: each mistake is also a wrong answer.
-TABLES = [(check, mistake) for check, _ in PIECES for mistake in getattr(check, "mistakes", ())]
+# -- one mistake costs one piece: mlnn's pieces stand in for the student's other ones ----------
+
+#: One wrong version of each piece, by name (each is rejected by its own grader above).
+ONE_MISTAKE = {"forward": forward_without_b1, "ce_delta2": ce_sign, "pwe_delta2_pairs": pwe_sign,
+               "pwe_delta2": pwe_relevant_sign, "delta1_relu": delta1_without_relu,
+               "grad_W1_rows": grad_W1_without_mean, "backward": backward_W2_sum,
+               "AdaGrad": AdaGradUphill, "update": update_two_steps,
+               "train": train_in_stored_order}
 
 
-@pytest.mark.parametrize("check, mistake", TABLES,
-                         ids=[f"{c.__name__}-{i}" for i, (c, _) in enumerate(TABLES)])
-def test_every_mistake_of_a_table_is_rejected_with_its_own_hint(check, mistake, capsys):
-    assert not check(mistake.answer)
-    out = capsys.readouterr().out
-    assert out.startswith("NOT YET") and mistake.hint in out, out
+def notebook_namespace():
+    """The worked pieces defined in one namespace, as a notebook's cells define them: each
+    calls the others by name (update calls forward, ce_delta2 and backward; backward delta1_relu
+    and grad_W1_rows)."""
+    path = SOLUTIONS / "ex01b_build_it_from_zero.py"
+    namespace = {"__name__": "notebook"}
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)
+    return namespace
+
+
+@pytest.mark.parametrize("wrong", list(ONE_MISTAKE))
+def test_under_autograde_one_wrong_piece_fails_its_own_cell_only(wrong, monkeypatch, capsys):
+    monkeypatch.setattr(grading, "AUTOGRADE", True)
+    namespace = notebook_namespace()
+    namespace[wrong] = ONE_MISTAKE[wrong]
+    failed = []
+    for check, name in PIECES:
+        try:
+            check(namespace[name])
+        except AssertionError:
+            failed.append(name)
+    assert failed == [wrong], capsys.readouterr().out
+
+
+def test_the_pieces_a_piece_calls_are_mlnns_while_it_is_judged(capsys):
+    namespace = notebook_namespace()
+    namespace["ce_delta2"] = ce_sign
+    judged = scratch.standing_in(namespace["update"])
+    assert judged.__globals__["ce_delta2"] is scratch.STAND_INS["ce_delta2"]
+    assert namespace["update"].__globals__["ce_delta2"] is ce_sign        # the notebook's own
+    assert scratch.check_update(namespace["update"]), capsys.readouterr().out
+
+
+def test_yours_if_keeps_a_passing_answer_and_gives_mlnns_piece_for_a_failing_one(capsys):
+    assert scratch.yours_if(True, forward_without_b1, "forward") is forward_without_b1
+    assert "use your forward" in capsys.readouterr().out
+    for name, stand_in in scratch.STAND_INS.items():
+        assert scratch.yours_if(False, ONE_MISTAKE[name], name) is stand_in
+        out = capsys.readouterr().out
+        assert f"mlnn's own {name} until yours passes" in out and out.count("\n") == 1
+
+
+@pytest.mark.parametrize("check, name", PIECES, ids=[name for _, name in PIECES])
+def test_mlnns_stand_in_passes_the_grader_of_its_piece(check, name, capsys):
+    assert check(scratch.STAND_INS[name]), capsys.readouterr().out
+
+
+# -- the references the graders judge by, against central differences (once, here) ----------
+
+def _fd_params(case):
+    X = sp.csr_matrix(case.X)
+    return {name: numerical_gradient(loss_of_param(case.net, CrossEntropy(), X, case.Y, name),
+                                     case.params[name]) for name in ("W1", "b1", "W2", "b2")}
+
+
+@pytest.mark.parametrize("shape", [s for s in scratch.SHAPES if s[-1] == np.float64])
+def test_the_reference_gradients_match_central_differences(shape):
+    case, cache, grads = scratch.backward_case(60, shape)
+    answer = scratch._backward(case.X, cache.z1, cache.h, case.params["W2"], grads.delta2)
+    numeric = _fd_params(case)
+    rows, values = answer["W1"]
+    full = np.zeros_like(numeric["W1"])
+    full[rows] = values
+    assert rel_error(full, numeric["W1"]) < 1e-5
+    for name in ("b1", "W2", "b2"):
+        assert rel_error(answer[name], numeric[name]) < 1e-5
+    W2, b2, ce = case.params["W2"], case.params["b2"], CrossEntropy()
+
+    def total(z1):
+        z2 = np.maximum(z1, 0) @ W2 + b2
+        return float(np.sum(ce.per_document(z2, expit(z2), case.Y)))
+    delta1 = scratch._mlnn_delta1(grads.delta2, W2, cache.z1)
+    assert rel_error(delta1, numerical_gradient(total, cache.z1)) < 1e-5
+
+
+@pytest.mark.parametrize("output, seed", [("sigmoid", 20), ("tanh", 30)])
+def test_the_reference_deltas_match_central_differences(output, seed):
+    reference = scratch._ce if output == "sigmoid" else scratch.pwe_reference
+    loss = CrossEntropy() if output == "sigmoid" else PairwiseExponential()
+    for what, named in scratch.delta_cases(output, seed):
+        z2, o, Y = (value for _, value in named)
+        if z2.dtype != np.float64 or "saturated" in what:
+            continue
+
+        def total(value, Y=Y):
+            return float(np.sum(loss.per_document(value, loss.output.fn(value), Y)))
+        assert rel_error(reference(z2, o, Y), numerical_gradient(total, z2)) < 1e-5, what

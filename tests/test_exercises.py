@@ -1,55 +1,65 @@
-"""The worked solutions in notebooks/solutions/ pass the notebooks' graders, and wrong answers
-(the mistakes the hints are written for) fail them."""
+"""The course's registry and its graders as a notebook calls them (``from mlnn import course``):
+every exercise of :data:`mlnn.course.registry.EXERCISES` has its grader, the worked solution in
+notebooks/solutions/ passes it, an answer left open or raising is reported, every mistake of its
+table is rejected with its own hint, and autograde is decided once, at import."""
 
 import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 
-from mlnn.course import graders as course
+from mlnn import course
+from mlnn.course import grading
+from mlnn.course.registry import EXERCISES as REGISTRY
+from mlnn.course.registry import SOLUTIONS as SOLUTION_STEMS
+from mlnn.course.registry import Exercise, exercise
 
-SOLUTIONS = Path(__file__).resolve().parents[1] / "notebooks" / "solutions"
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = ROOT / "notebooks" / "solutions"
 
 
 def solutions(stem):
+    """The worked solutions of one notebook (the instructor's file), as a module."""
     spec = importlib.util.spec_from_file_location(stem, SOLUTIONS / f"{stem}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-#: (grader, solution file, function name) for every exercise.
-EXERCISES = [
-    (course.check_delta1, "ex01_derivatives", "delta1_tanh"),
-    (course.check_input_gradient, "ex01_derivatives", "grad_W1_dense"),
-    (course.check_pwe_delta, "ex01_derivatives", "pwe_delta_one"),
-    (course.check_gradient_check, "ex01_derivatives", "central_differences"),
-    (course.check_pwe_landscape, "ex02_landscapes", "pwe_closed_form"),
-    (course.check_ce_slope, "ex02_landscapes", "ce_dJ_dW2_1"),
-    (course.check_rmsprop, "ex02b_optimizers_dropout", "rmsprop_step"),
-    (course.check_rmsprop_rule, "ex02b_optimizers_dropout", "RMSProp"),
-    (course.check_momentum_skip, "ex02b_optimizers_dropout", "momentum_skip"),
-    (course.check_inverted_dropout, "ex02b_optimizers_dropout", "inverted_dropout"),
-    (course.check_rank_loss, "ex03_convergence", "rank_loss_one"),
-    (course.check_adagrad_rates, "ex03_convergence", "effective_rates"),
-    (course.check_input_dropout, "ex04_dropout", "input_dropout"),
-    (course.check_best_update, "ex04_dropout", "best_update"),
-    (course.check_pwe_excluded, "ex05_learning_rates", "excluded"),
-    (course.check_average_precision, "ex05_learning_rates", "average_precision_one"),
-    (course.check_f1_threshold, "ex06_thresholds", "best_threshold_one"),
-    (course.check_ridge, "ex06_thresholds", "ridge_solve"),
-    (course.check_better_than_paper, "ex07_paper_table", "better_than_paper"),
-    (course.check_coverage, "ex07_paper_table", "coverage_one"),
-    (course.check_average_ranks, "ex08_beyond_the_paper", "average_ranks_by_hand"),
-    (course.check_friedman, "ex08_beyond_the_paper", "friedman_chi2"),
-    (course.check_critical_difference, "ex08_beyond_the_paper", "nemenyi_cd"),
-]
-IDS = [grader.__name__ for grader, _, _ in EXERCISES]
+#: (grader, solution file, answer name) for every exercise of the registry.
+EXERCISES = [(getattr(course, e.grader), e.solution, e.name) for e in REGISTRY]
+IDS = [e.grader for e in REGISTRY]
+
+
+def test_the_registry_lists_each_exercise_once_with_points_by_effort():
+    assert len(REGISTRY) == 39
+    assert len({(e.notebook, e.name) for e in REGISTRY}) == len(REGISTRY)
+    assert len({e.grader for e in REGISTRY}) == len(REGISTRY)
+    assert {e.notebook for e in REGISTRY} == set(SOLUTION_STEMS)
+    assert all(isinstance(e.points, int) and 1 <= e.points <= 4 for e in REGISTRY)
+    assert exercise("01b", "train").points > exercise("01b", "ce_delta2").points == 1
+    assert all(isinstance(e.reaches, tuple) and all(isinstance(r, str) for r in e.reaches)
+               for e in REGISTRY)
+    assert "mlnn.paper.ranks.friedman_test" in exercise("08", "friedman_chi2").reaches
+    assert exercise("06b", "select_C") == Exercise(*exercise("06b", "select_C"))
+    with pytest.raises(KeyError, match="its exercises: delta1_tanh"):
+        exercise("01", "nothing")
+
+
+@pytest.mark.parametrize("entry", REGISTRY, ids=IDS)
+def test_every_grader_is_reached_as_mlnn_course_and_the_solution_defines_the_answer(entry):
+    grader = getattr(course, entry.grader)
+    assert callable(grader) and grader.__name__ == entry.grader
+    assert hasattr(solutions(entry.solution), entry.name)
 
 
 @pytest.mark.parametrize("grader, stem, name", EXERCISES, ids=IDS)
 def test_worked_solution_passes(grader, stem, name, capsys):
-    assert grader(getattr(solutions(stem), name)) is True
+    assert grader(getattr(solutions(stem), name))
     assert capsys.readouterr().out.startswith("PASS")
 
 
@@ -57,7 +67,7 @@ def test_worked_solution_passes(grader, stem, name, capsys):
 def test_an_exercise_left_open_is_reported_not_raised(grader, capsys):
     def not_done(*args):
         ...
-    assert grader(not_done) is False
+    assert not grader(not_done)
     assert capsys.readouterr().out.startswith("NOT YET")
 
 
@@ -76,22 +86,20 @@ TABLES = [(grader, mistake) for grader, _, _ in EXERCISES
 @pytest.mark.parametrize("grader, mistake", TABLES,
                          ids=[f"{g.__name__}-{i}" for i, (g, _) in enumerate(TABLES)])
 def test_every_mistake_of_a_table_is_rejected_with_its_own_hint(grader, mistake, capsys):
-    assert grader(mistake.answer) is False
+    assert not grader(mistake.answer)
     out = capsys.readouterr().out
     assert out.startswith("NOT YET") and mistake.hint in out, out
 
 
-def test_without_nbgrader_a_wrong_answer_prints_and_the_notebook_goes_on(monkeypatch, capsys):
-    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
-    assert course.check_delta1(course.DELTA1_MISTAKES[0].answer) is False
+def test_without_autograde_a_wrong_answer_prints_and_the_notebook_goes_on(monkeypatch, capsys):
+    monkeypatch.setattr(grading, "AUTOGRADE", False)
+    assert course.check_delta1(course.graders.DELTA1_MISTAKES[0].answer) is False
     assert capsys.readouterr().out.startswith("NOT YET")
 
 
-@pytest.mark.parametrize("mode", ["autograde", "validate"])
-def test_under_nbgrader_a_wrong_answer_fails_the_cell_with_the_same_message(monkeypatch, capsys,
-                                                                            mode):
-    monkeypatch.setenv("NBGRADER_EXECUTION", mode)
-    mistake = course.DELTA1_MISTAKES[1]
+def test_under_autograde_a_wrong_answer_fails_the_cell_with_the_same_message(monkeypatch, capsys):
+    monkeypatch.setattr(grading, "AUTOGRADE", True)
+    mistake = course.graders.DELTA1_MISTAKES[1]
     with pytest.raises(AssertionError) as failure:
         course.check_delta1(mistake.answer)
     out = capsys.readouterr().out
@@ -101,7 +109,39 @@ def test_under_nbgrader_a_wrong_answer_fails_the_cell_with_the_same_message(monk
         course.check_delta1(lambda *args: None)
 
 
-def test_under_nbgrader_a_right_answer_passes_quietly(monkeypatch, capsys):
-    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+def test_under_autograde_a_right_answer_passes_quietly(monkeypatch, capsys):
+    monkeypatch.setattr(grading, "AUTOGRADE", True)
     assert course.check_delta1(solutions("ex01_derivatives").delta1_tanh) is True
     assert capsys.readouterr().out.startswith("PASS")
+
+
+def test_unsetting_the_variable_after_import_does_not_turn_autograde_off(monkeypatch, capsys):
+    monkeypatch.setattr(grading, "AUTOGRADE", True)        # as imported under nbgrader
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    with pytest.raises(AssertionError, match="NOT YET"):
+        course.check_delta1(lambda *args: None)
+    monkeypatch.setenv("NBGRADER_EXECUTION", "")
+    with pytest.raises(AssertionError, match="NOT YET"):
+        course.check_delta1(lambda *args: None)
+
+
+#: A student's first answer cell that tries to switch the grade off, then a wrong answer.
+TAMPERING = textwrap.dedent("""
+    import os
+    from mlnn import course
+    os.environ.pop("NBGRADER_EXECUTION")
+    os.environ["NBGRADER_EXECUTION"] = ""
+    try:
+        course.check_delta1(lambda delta2, W2, h: None)
+    except AssertionError:
+        print("cell failed")
+""")
+
+
+@pytest.mark.parametrize("value, failed", [("autograde", True), ("validate", True), ("", False)])
+def test_autograde_is_decided_by_the_variable_at_import_in_a_fresh_kernel(value, failed):
+    environ = {**os.environ, "PYTHONPATH": str(ROOT), "NBGRADER_EXECUTION": value}
+    done = subprocess.run([sys.executable, "-c", TAMPERING], env=environ, capture_output=True,
+                          text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("NOT YET") and ("cell failed" in done.stdout) is failed

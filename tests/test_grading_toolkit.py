@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from mlnn.course import grading
+from mlnn.nn.gradcheck import rel_error
 
 #: The tolerance the course states (a relative error below 1e-7 means right, notebooks 01, 02b).
 STATED = 1e-7
@@ -29,8 +30,8 @@ def test_an_answer_just_inside_the_tolerance_passes_and_just_outside_does_not(va
     tolerance = STATED_BY_DTYPE[dtype]
     reference = np.array(values)
     inside, outside = _at(0.9 * tolerance, reference), _at(1.1 * tolerance, reference)
-    assert grading.relative_error(inside, reference) == pytest.approx(0.9 * tolerance, rel=1e-6)
-    assert grading.relative_error(outside, reference) == pytest.approx(1.1 * tolerance, rel=1e-6)
+    assert rel_error(inside, reference) == pytest.approx(0.9 * tolerance, rel=1e-6)
+    assert rel_error(outside, reference) == pytest.approx(1.1 * tolerance, rel=1e-6)
     if dtype == np.float64:
         assert grading.close(inside, reference) and not grading.close(outside, reference)
     # judged in the reference's precision (float32 rounding, 6e-8, is far inside the margins)
@@ -43,12 +44,12 @@ def test_an_answer_just_inside_the_tolerance_passes_and_just_outside_does_not(va
 def test_the_relative_error_against_hand_computed_values():
     a, b = np.array([3.0, -1.0, 2.0]), np.array([1.0, -1.5, 2.0])
     # entrywise |a − b| / (|a| + |b|): 2 / 4, 0.5 / 2.5, 0 / 4; the largest is 0.5
-    assert grading.relative_error(a, b) == 0.5
-    assert grading.relative_error(b, a) == 0.5                         # symmetric
+    assert rel_error(a, b) == 0.5
+    assert rel_error(b, a) == 0.5                         # symmetric
     # below the floor 1e-8 the denominator is the floor: 1e-9 / 1e-8
-    assert grading.relative_error(np.array([1e-9]), np.array([0.0])) == pytest.approx(0.1)
-    assert grading.relative_error(np.array([4.0]), np.array([-4.0])) == 1.0   # opposite signs
-    assert grading.relative_error(np.zeros(0), np.zeros(0)) == 0.0
+    assert rel_error(np.array([1e-9]), np.array([0.0])) == pytest.approx(0.1)
+    assert rel_error(np.array([4.0]), np.array([-4.0])) == 1.0   # opposite signs
+    assert rel_error(np.zeros(0), np.zeros(0)) == 0.0
 
 
 @pytest.mark.parametrize("count, trials, p, z", [
@@ -106,3 +107,11 @@ def test_an_input_whose_dtype_the_function_changed_in_place_is_reported(value, c
     with pytest.raises(grading.NotYet, match="modified its input X in place"):
         grading.run(student, ("X", value), name="answer")
     assert grading.run(lambda X: 1.0, ("X", value)) == 1.0
+
+
+def test_a_right_answer_is_never_called_a_scaled_one():
+    reference = np.array([[1.0, -2.5], [3e-3, 7e4]])
+    assert grading.scale_of(reference, reference) is None
+    assert grading.scale_of(reference * (1 + 1e-9), reference) is None
+    assert grading.scale_of(2 * reference, reference) == pytest.approx(2.0)
+    assert grading.scale_of(-reference, reference) == pytest.approx(-1.0)

@@ -506,15 +506,3 @@ def test_near_ties_scores_off_a_grid_and_float32_are_rejected(grader, wrong, pro
     assert not grader(wrong)
     out = capsys.readouterr().out
     assert out.startswith("NOT YET") and problem in out, out
-
-
-#: Every grader of 06b with its table of mistakes: each mistake is also a wrong answer.
-TABLES = [(grader, mistake) for grader, _ in EXERCISES for mistake in grader.mistakes]
-
-
-@pytest.mark.parametrize("grader, mistake", TABLES,
-                         ids=[f"{g.__name__}-{i}" for i, (g, _) in enumerate(TABLES)])
-def test_every_mistake_of_a_table_is_rejected_with_its_own_hint(grader, mistake, capsys):
-    assert not grader(mistake.answer)
-    out = capsys.readouterr().out
-    assert out.startswith("NOT YET") and mistake.hint in out, out

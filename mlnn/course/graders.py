@@ -283,9 +283,10 @@ def _per_document(label, measure, seed, noun=None):
                     kind="biuf")
 
 
-check_rank_loss = _per_document("check_rank_loss", "rank loss", 11)
-check_average_precision = _per_document("check_average_precision", "MAP", 12, "average precision")
-check_coverage = _per_document("check_coverage", "coverage", 13)
+check_rank_loss_one = _per_document("check_rank_loss_one", "rank loss", 11)
+check_average_precision_one = _per_document("check_average_precision_one", "MAP", 12,
+                                          "average precision")
+check_coverage_one = _per_document("check_coverage_one", "coverage", 13)
 
 
 def _excluded_cases():

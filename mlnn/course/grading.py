@@ -5,8 +5,8 @@ cases, each on copies of its inputs (:func:`run`: an input changed in place is n
 the answers (:func:`judge`: None, type, shape, dtype before any conversion, finite values, then
 values) and names a wrong answer by the :class:`Mistake` of its table that gives the same answer,
 never by code. :func:`grade` prints one line, ``PASS     title: …`` or ``NOT YET  title: hint``;
-under nbgrader (``NBGRADER_EXECUTION`` set) a line that is not PASS also fails the cell. Random
-answers are judged by their distribution (:func:`binomial_z`, :func:`dispersion`).
+under autograde (:data:`AUTOGRADE`) a line that is not PASS also fails the cell. Random answers
+are judged by their distribution (:func:`binomial_z`, :func:`dispersion`).
 """
 
 import copy
@@ -16,11 +16,18 @@ from typing import Callable, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from mlnn.nn.gradcheck import rel_error
+
+#: Whether this kernel runs under nbgrader (autograde or validate), decided once when the course
+#: is first imported: a report other than PASS then fails its cell. Nothing set or unset in
+#: ``os.environ`` afterwards changes it.
+AUTOGRADE = bool(os.environ.get("NBGRADER_EXECUTION"))
+
 #: Relative error below which a float64 answer counts as equal to its reference.
 TOLERANCE = 1e-7
 
-#: The hint for an exercise not done yet (its function returns None).
-NO_ANSWER = "no answer yet (the function returned None)"
+#: The hint for an exercise not done yet (its answer returns None or does nothing).
+NO_ANSWER = "no answer yet"
 
 
 class NotYet(Exception):
@@ -72,7 +79,7 @@ def grade(title, attempt):
                                       f"{error}); this is not a fault of your answer")
     line = f"{report.status:<8} {title}: {report.detail}"
     print(line)
-    if not report and os.environ.get("NBGRADER_EXECUTION"):   # set by autograde and validate
+    if not report and AUTOGRADE:
         raise AssertionError(line)
     return report
 
@@ -154,13 +161,6 @@ def expect_dtype(array, reference, what, kind):
         raise NotYet(f"{what} has dtype {array.dtype}, expected {name}")
 
 
-def relative_error(a, b, floor=1e-8):
-    """max |a − b| / max(|a| + |b|, floor) entrywise: a scale-free error (0 for empty arrays)."""
-    if a.size == 0:
-        return 0.0
-    return float(np.max(np.abs(a - b) / np.maximum(np.abs(a) + np.abs(b), floor)))
-
-
 def close(answer, reference, tolerance=TOLERANCE):
     """Whether ``answer`` equals ``reference`` within ``tolerance`` (False if it cannot be read)."""
     try:
@@ -169,7 +169,7 @@ def close(answer, reference, tolerance=TOLERANCE):
     except (TypeError, ValueError, AttributeError):
         return False
     return (a.shape == b.shape and bool(np.all(np.isfinite(a)))
-            and relative_error(a, b) < tolerance)
+            and rel_error(a, b) < tolerance)
 
 
 def scale_of(answer, reference):
@@ -220,7 +220,7 @@ def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=No
     if c is not None and scale:
         raise NotYet(f"{what} is {c:.3g} times the right value: {scale}")
     raise NotYet(f"{what} is off (relative error "
-                 f"{relative_error(values, reference.astype(np.float64)):.1e})")
+                 f"{rel_error(values, reference):.1e})")
 
 
 def expect_tuple(answer, names):

@@ -1,6 +1,6 @@
 """Worked solution of notebook 01b (build the network from zero), in plain NumPy/SciPy.
 
-Each function is one piece the notebook asks for, graded by ``mlnn.course.scratch.check_*``;
+Each function is one piece the notebook asks for, graded by ``mlnn.course.check_*``;
 nothing here imports mlnn. The network is that of the paper (Sec. 3.2, Eq. 2) with ReLU hidden
 units, trained with CE (Eq. 6) and AdaGrad (Sec. 3.5). Rows are documents: X is n × D (CSR),
 W1 D × F, W2 F × L. The gradients are those of the mean loss J = (1/n) Σ_i J_i.
