@@ -8,7 +8,7 @@ asks for, and every changed locked cell (exit code 1 if it flags anything); 'cou
 bench-autograde' times nbgrader's autograde of one student's eleven notebooks.
 """
 
-from mlnn.tools import course_audit, nbgrader_course
+from mlnn.tools import course_audit, course_bench, nbgrader_course
 
 
 def register(subparsers):
@@ -61,5 +61,4 @@ def run_audit(args):
 
 
 def run_bench(args):
-    from mlnn.tools import course_bench
     return course_bench.main(args.course)

@@ -26,11 +26,44 @@ from mlnn import datasets
 from mlnn.base.errors import MLNNError
 
 
+#: Whether nbgrader is running the notebook (autograde or validate), decided once, when this
+#: module is first imported (in a notebook's first, locked cell), by the rule
+#: :data:`mlnn.course.grading.AUTOGRADE` follows; it only shortens the run, never a grade.
+AUTOGRADE = bool(os.environ.get("NBGRADER_EXECUTION"))
+
+
 def autograde():
-    """True under nbgrader's autograde, as :data:`mlnn.course.grading.AUTOGRADE` decided when
-    the course was first imported: notebooks then skip the demonstrations that grade nothing."""
-    from mlnn.course import grading
-    return bool(grading.AUTOGRADE)
+    """True under nbgrader's autograde (:data:`AUTOGRADE`): notebooks then run in fast mode and
+    skip the demonstrations that grade nothing."""
+    return AUTOGRADE
+
+
+#: The first line of a code cell that grades nothing and that autograde skips.
+DEMONSTRATION = "# demonstration (skipped when autograded)"
+
+
+def _skip_demonstration(lines):
+    """An IPython input transformer: a cell opening with :data:`DEMONSTRATION` becomes empty."""
+    return [] if lines and lines[0].startswith(DEMONSTRATION) else lines
+
+
+def skip_demonstrations(shell=None):
+    """Under autograde, have IPython (``shell``, default the running one) skip every cell that
+    opens with :data:`DEMONSTRATION`; returns whether it does. A grader cell never opens so
+    (autograde restores its source), and skipping an answer cell only fails its grader."""
+    if not autograde():
+        return False
+    if shell is None:
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return False
+        shell = get_ipython()
+    if shell is None:
+        return False
+    if _skip_demonstration not in shell.input_transformers_cleanup:
+        shell.input_transformers_cleanup.append(_skip_demonstration)
+    return True
 
 
 def fast_mode():

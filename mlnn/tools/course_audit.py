@@ -41,6 +41,7 @@ from typing import NamedTuple
 
 from mlnn.base.errors import MLNNError
 from mlnn.base.fileio import write_text
+from mlnn.course.registry import EXERCISES
 
 #: (dotted prefix, kind) of what an answer cell must not reach; a name matches a prefix when it
 #: equals it or continues it with a dot.
@@ -226,7 +227,6 @@ def _meta(cell):
 
 def reaches_of(assignment):
     """``{exercise name: reaches}`` of the assignment's notebook (registry)."""
-    from mlnn.course.registry import EXERCISES
     k = assignment.split("_", 1)[0]
     return {e.name: tuple(e.reaches) for e in EXERCISES if e.notebook == k}
 

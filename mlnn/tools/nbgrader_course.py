@@ -23,6 +23,7 @@ from pathlib import Path
 
 from mlnn.base.errors import MLNNError
 from mlnn.base.fileio import check_output_directory, write_files
+from mlnn.course.registry import EXERCISES
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
@@ -116,7 +117,6 @@ def key(stem):
 
 def registered(stem):
     """``{name: Exercise}`` of the notebook's exercises in the registry, in its order."""
-    from mlnn.course.registry import EXERCISES
     return {e.name: e for e in EXERCISES if e.notebook == key(stem)}
 
 
