@@ -158,8 +158,10 @@ WRONG_02 = [
      "times"),
     (course.check_pwe_landscape, lambda W1, W2_1, c: (3 * ex02.pwe_closed_form(W1, W2_1, c) + 1) / 4,
      "off"),
-    (course.check_pwe_landscape, lambda W1, W2_1, c: np.exp(-expit(W2_1 * np.tanh(W1))), "off"),
-    (course.check_pwe_landscape, lambda W1, W2_1, c: np.exp(np.tanh(W2_1 * np.tanh(W1))), "off"),
+    (course.check_pwe_landscape, lambda W1, W2_1, c: np.exp(-expit(W2_1 * np.tanh(W1))),
+     "does not follow the c passed in"),
+    (course.check_pwe_landscape, lambda W1, W2_1, c: np.exp(np.tanh(W2_1 * np.tanh(W1))),
+     "does not follow the c passed in"),
     (course.check_pwe_landscape, lambda W1, W2_1, c: np.exp(-np.tanh(W2_1 * np.tanh(W1))),
      "the network in the text"),
     (course.check_pwe_landscape, lambda W1, W2_1, c: np.ones((7, 7)), "shape"),
@@ -349,7 +351,7 @@ WRONG_02B = [
     (course.check_momentum_skip, lambda t, v, mu, eta, gamma, d: (t + mu * (1 - mu ** d) / (1 - mu) * v, v),
      "v must shrink"),
     (course.check_momentum_skip, lambda t, v, mu, eta, gamma, d: (
-        t + mu * (1 - mu ** d) / (1 - mu) * v, mu ** (d + 1) * v), "off"),
+        t + mu * (1 - mu ** d) / (1 - mu) * v, mu ** (d + 1) * v), "v is one step ahead"),
     (course.check_momentum_skip, lambda t, v, mu, eta, gamma, d: (
         t + (1 - mu ** d) / (1 - mu) * v, mu ** d * v), "whole v"),
     (course.check_momentum_skip, momentum_in_place, "modified its input theta"),
@@ -475,7 +477,7 @@ WRONG_03_07 = [
     (course.check_adagrad_rates, lambda g, eta0: eta0 / (np.sqrt(np.cumsum(g * g, axis=1))
                                                          + 1e-8), "off"),
     (course.check_adagrad_rates, lambda g, eta0: eta0 / (np.cumsum(g * g, axis=0) + 1e-8),
-     "off"),
+     "its square root"),
     (course.check_adagrad_rates, rates_in_place, "modified its input grads"),
     (course.check_adagrad_rates, lambda g, eta0: ex03.effective_rates(g, eta0, 1e-6), "ε = 1e-8"),
     (course.check_adagrad_rates, lambda g, eta0: eta0 / np.sqrt(np.cumsum(g * g, axis=0) + 1e-8),
@@ -577,7 +579,7 @@ def ranks_sorting(values, lower):
 
 WRONG_08 = [
     (course.check_average_ranks, lambda v, lower: (np.argsort(np.argsort(
-        v if lower else -v, axis=1), axis=1) + 1).mean(0), "off"),
+        v if lower else -v, axis=1), axis=1) + 1).mean(0), "different ranks"),
     (course.check_average_ranks, lambda v, lower: ex08.average_ranks_by_hand(v, True),
      "wrong way"),
     (course.check_average_ranks, lambda v, lower: ex08.average_ranks_by_hand(v, not lower),
@@ -588,15 +590,16 @@ WRONG_08 = [
         v if lower else -v, axis=1).sum(axis=0), "off"),
     (course.check_average_ranks, ranks_sorting, "modified its input values"),
     (course.check_average_ranks, lambda v, lower: scipy.stats.rankdata(
-        v if lower else -v, axis=1, method="min").mean(axis=0), "off"),
+        v if lower else -v, axis=1, method="min").mean(axis=0), "lowest rank"),
     (course.check_friedman, lambda R, N: 12 * N / (len(R) * (len(R) + 1)) * np.sum(np.square(R)),
-     "off"),
+     "not centred"),
     (course.check_friedman, lambda R, N: ex08.friedman_chi2(np.resize(R, 8), N), "off"),
     (course.check_friedman, lambda R, N: 12.0 * len(R) / (N * (N + 1)) * (
-        np.sum(np.square(R)) - N * (N + 1) ** 2 / 4.0), "off"),
-    (course.check_friedman, lambda R, N: ex08.friedman_chi2(R, N) / N, "off"),
+        np.sum(np.square(R)) - N * (N + 1) ** 2 / 4.0), "N and k are swapped"),
+    (course.check_friedman, lambda R, N: ex08.friedman_chi2(R, N) / N, "factor N is missing"),
     (course.check_friedman, lambda R, N: round(ex08.friedman_chi2(R, N)), "dtype int"),
-    (course.check_critical_difference, lambda k, N, q: np.sqrt(k * (k + 1) / (6 * N)), "off"),
+    (course.check_critical_difference, lambda k, N, q: np.sqrt(k * (k + 1) / (6 * N)),
+     "q_α passed in"),
     (course.check_critical_difference, lambda k, N, q: q * np.sqrt(k * (k + 1) / N), "off"),
     (course.check_critical_difference, lambda k, N, q: Q_ALPHA[0.05][k - 2] * np.sqrt(
         k * (k + 1) / (6.0 * N)), "q_α passed in"),

@@ -6,21 +6,26 @@ mlnn has it) and its table of mistakes. Dropout is judged by the distribution of
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.stats import rankdata
 
-from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, binomial_z, call,
-                                 case_rngs, dispersion, exercise, expect_items, expect_shape,
+from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, StudentError, as_array,
+                                 binomial_z, call, case_rngs, dispersion, exercise,
+                                 expect_class, expect_dtype, expect_items, expect_shape,
                                  expect_tuple, grade, judge, label_rows, pristine, run,
                                  sparse_rows)
 from mlnn.course.measures import (RANKING_MISTAKES, SCORE_KINDS, measure_of, random_scores,
                                   scores_first)
-from mlnn.evaluation.metrics import LOWER_IS_BETTER, MEASURES, bipartition_measures
+from mlnn.evaluation.metrics import (EXTRA_MEASURES, LOWER_IS_BETTER, MEASURES,
+                                     bipartition_measures)
 from mlnn.evaluation.thresholds import optimal_thresholds, ridge
 from mlnn.figures.landscapes import loss_surface, surface_gradient
 from mlnn.nn.activations import get_activation
 from mlnn.nn.gradcheck import numerical_gradient
+from mlnn.nn.lazy_updates import LazyRows
 from mlnn.nn.losses import PairwiseExponential
+from mlnn.nn.network import RowSparseGradient
 from mlnn.nn.optimizers import AdaGrad
-from mlnn.paper.ranks import average_ranks, critical_difference, friedman_test
+from mlnn.paper.ranks import average_ranks, friedman_test
 
 #: Random cases per deterministic grader.
 CASES = 8
@@ -95,7 +100,17 @@ def pwe_variant(o, Y, normaliser="pairs", derivative="tanh", both=False, swapped
 
 
 def pwe_reference(z2, o, Y):
-    return PairwiseExponential("pairwise").delta(z2, o, Y)
+    """PWE's δ2 (Eq. 10) of tanh outputs, factorised as exp(−(o_p − o_n)) = exp(−o_p) exp(o_n):
+    two sums over the labels of each document, all documents at once; 0 for an excluded
+    document. Equal to :class:`mlnn.nn.losses.PairwiseExponential`'s (tested), and O(L)."""
+    o = np.asarray(o)
+    relevant = np.asarray(Y) > 0
+    n_y = relevant.sum(axis=1, keepdims=True)
+    pairs = np.maximum(n_y * (o.shape[1] - n_y), 1).astype(o.dtype)
+    e_minus, e_plus = np.exp(-o), np.exp(o)
+    S_y = np.where(relevant, e_minus, 0).sum(axis=1, keepdims=True)
+    S_ybar = np.where(relevant, 0, e_plus).sum(axis=1, keepdims=True)
+    return np.where(relevant, -e_minus * S_ybar, e_plus * S_y) / pairs * (1 + o) * (1 - o)
 
 
 def _pwe_as(**mistake):
@@ -182,9 +197,7 @@ check_gradient_check = exercise("check_gradient_check", "central differences",
                                 numerical_gradient, _gradient_check_cases, [
     Mistake("that is a one-sided difference; use both sides of x", _one_sided),
     Mistake("twice the central difference: the two points are 2h apart",
-            lambda f, x, h: 2 * numerical_gradient(f, x, h)),
-    Mistake("it does not follow the step h passed in",
-            lambda f, x, h: numerical_gradient(f, x, 1e-6))])
+            lambda f, x, h: 2 * numerical_gradient(f, x, h))])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -337,8 +350,14 @@ def _threshold_cases():
 
 
 def _expect_best_f1(answer, expected, what, wrongs, inputs):
-    """Any threshold whose F1 is the best F1 of the document."""
-    t = float(judge(answer, 0.0, "the threshold", kind="biuf", tolerance=np.inf))
+    """Any threshold whose F1 is the best F1 of the document; −∞ predicts every label, which
+    is right where that is F1-optimal."""
+    array = as_array(answer, "the threshold")
+    if array.size != 1:
+        raise NotYet(f"the threshold must be one number, not an array of shape {array.shape}")
+    t = float(array.reshape(()))
+    if np.isnan(t):
+        raise NotYet("the threshold is NaN")
     s, y = inputs["scores"], inputs["y"][None, :]
     yours, best = (bipartition_measures(y, s[None, :] > cut)["miF"] for cut in (t, expected))
     if yours < best - 1e-12:
@@ -371,7 +390,6 @@ check_ridge = exercise("check_ridge", "ridge regression of Eq. 5", _ridge, _ridg
             lambda Z, t, lam: _ridge(Z, t, lam / 2)),
     Mistake("the penalty counts twice: λ‖θ‖² has weight λ here",
             lambda Z, t, lam: _ridge(Z, t, 2 * lam)),
-    Mistake("θ does not follow the λ passed in", lambda Z, t, lam: _ridge(Z, t, 3.0)),
     Mistake("that θ averages the squared error over the M documents (the paper's 1/(2M) "
             "scale); Eq. 5 is solved here with the plain sum of squares",
             lambda Z, t, lam: _ridge(Z, t, lam * len(t)))])
@@ -385,7 +403,7 @@ def _better_cases():
     """``better_than_paper(measure, ours, paper)`` → the relative difference, > 0 when ours is
     better."""
     rng = np.random.default_rng(19)
-    for measure in MEASURES:
+    for measure in MEASURES + EXTRA_MEASURES:
         ours, paper = (float(v) for v in rng.uniform(0.02, 20, size=2).round(4))
         yield (f"the difference for {measure}",
                [("measure", measure), ("ours", ours), ("paper", paper)])
@@ -413,29 +431,67 @@ def _rank_cases():
                [("values", rng.integers(1, 5, size=(N, k)) / 10.0), ("lower_is_better", lower)])
 
 
+def _ranks_with(method):
+    """Average ranks whose ties take ``method`` of scipy.stats.rankdata ("ordinal": broken by
+    position, "min" / "max": the lowest / highest rank of the tie) instead of their mean."""
+    def ranks(values, lower_is_better):
+        oriented = np.asarray(values) if lower_is_better else -np.asarray(values)
+        return rankdata(oriented, method=method, axis=1).mean(axis=0)
+    return ranks
+
+
 check_average_ranks = exercise("check_average_ranks", "average ranks with ties", average_ranks,
-                               _rank_cases, [Mistake("the ranks run the wrong way",
-                                                     lambda v, lower: average_ranks(v, not lower))])
+                               _rank_cases, [
+    Mistake("the ranks run the wrong way", lambda v, lower: average_ranks(v, not lower)),
+    Mistake("tied values get different ranks (by their position): ties share the mean of the "
+            "ranks they span", _ranks_with("ordinal")),
+    Mistake("tied values share the lowest rank of their tie; they share the mean of the ranks "
+            "they span", _ranks_with("min")),
+    Mistake("tied values share the highest rank of their tie; they share the mean of the ranks "
+            "they span", _ranks_with("max"))])
 
 
 def _friedman_cases():
     """``friedman_chi2(R, N)`` → Friedman's χ²_F from the average ranks R of k methods over N
     datasets (Demšar 2006, Sec. 3.2.2)."""
-    for rng in case_rngs(21, 6):
-        N, k = int(rng.integers(2, 12)), int(rng.integers(2, 10))
+    for rng, k in zip(case_rngs(21, 10), (2, 3, 5, 7, 11, 4, 14, 6, 9, 20)):
+        N = int(rng.integers(2, 40))
         yield (f"χ²_F for k = {k} methods, N = {N}",
                [("R", average_ranks(rng.random((N, k)), True)), ("N", N)])
 
 
+def _chi2(R, N, k=None, scale=1.0, centre=True, pairs=1):
+    """χ²_F = 12 N / (k (k + 1)) (Σ R_j² − k (k + 1)² / 4), or with one mistake: another ``k``
+    (the size of R by default), a ``scale``, no ``centre`` term, k (k + ``pairs``)."""
+    k = len(R) if k is None else k
+    centre_term = len(R) * (len(R) + 1) ** 2 / 4.0 if centre else 0.0
+    return scale * 12.0 * N / (k * (k + pairs)) * (np.sum(np.square(R)) - centre_term)
+
+
+def _iman_davenport(R, N):
+    return friedman_test(R, N).F
+
+
 check_friedman = exercise("check_friedman", "Friedman's statistic",
-                          lambda R, N: friedman_test(R, N).chi2, _friedman_cases)
+                          lambda R, N: friedman_test(R, N).chi2, _friedman_cases, [
+    Mistake("Σ R_j² is not centred: subtract k (k + 1)² / 4, the value of Σ R_j² when every "
+            "method has the mean rank (k + 1)/2", lambda R, N: _chi2(R, N, centre=False)),
+    Mistake("the factor is 12 N / (k (k + 1)), not 12 N / (k (k − 1))",
+            lambda R, N: _chi2(R, N, pairs=-1)),
+    Mistake("N and k are swapped: N counts the datasets, k the methods (the length of R)",
+            lambda R, N: 12.0 * len(R) / (N * (N + 1)) * (np.sum(np.square(R))
+                                                          - N * (N + 1) ** 2 / 4.0)),
+    Mistake("the factor N is missing: χ²_F grows with the number of datasets",
+            lambda R, N: _chi2(R, N) / N),
+    Mistake("that is Iman and Davenport's F_F; the exercise asks for Friedman's χ²_F",
+            _iman_davenport)])
 
 
 def _cd_cases():
     """``nemenyi_cd(k, N, q_alpha)`` → Nemenyi's CD, q_α times the standard deviation of a
     difference of two average ranks (Demšar 2006)."""
-    for rng in case_rngs(22, 6):
-        k, N = int(rng.integers(2, 11)), int(rng.integers(2, 60))
+    for rng, k in zip(case_rngs(22, 8), (2, 3, 6, 10, 4, 15, 8, 25)):
+        N = int(rng.integers(2, 60))
         q = float(rng.uniform(1.5, 4.0))
         yield f"CD for k = {k}, N = {N}, q_α = {q:.3f}", [("k", k), ("N", N), ("q_alpha", q)]
 
@@ -443,9 +499,8 @@ def _cd_cases():
 check_critical_difference = exercise(
     "check_critical_difference", "Nemenyi's critical difference",
     lambda k, N, q: q * np.sqrt(k * (k + 1) / (6.0 * N)), _cd_cases, [
-        Mistake("it does not follow the q_α passed in", lambda k, N, q: critical_difference(k, N)),
-        Mistake("it does not follow the q_α passed in",
-                lambda k, N, q: critical_difference(k, N, 0.10)),
+        Mistake("the square root is missing: the CD is q_α times a standard deviation, the root "
+                "of the variance k (k + 1) / (6 N)", lambda k, N, q: q * k * (k + 1) / (6.0 * N)),
         Mistake("the standard error is that of one average rank; a difference of two average "
                 "ranks varies more", lambda k, N, q: q * np.sqrt((k * k - 1) / (12.0 * N)))])
 
@@ -453,12 +508,13 @@ check_critical_difference = exercise(
 # ---------------------------------------------------------------------------------------------
 # notebook 02b: update rules and dropout (Sec. 3.5); notebook 03: AdaGrad's rates
 
-def _rmsprop_literal(theta, G, g, eta, rho, eps, inside=False, adagrad=False):
-    """One RMSProp step by a literal loop over the entries, or with ε ``inside`` the root, or
-    with AdaGrad's sum of squares (``adagrad``)."""
+def _rmsprop_literal(theta, G, g, eta, rho, eps, inside=False, adagrad=False, swapped=False):
+    """One RMSProp step by a literal loop over the entries, or with ε ``inside`` the root, with
+    AdaGrad's sum of squares (``adagrad``), or ρ and 1 − ρ ``swapped``."""
     theta, G = np.array(theta, dtype=float), np.array(G, dtype=float)
+    keep = 1 - rho if swapped else rho
     for i in np.ndindex(theta.shape):
-        G[i] = G[i] + g[i] ** 2 if adagrad else rho * G[i] + (1 - rho) * g[i] ** 2
+        G[i] = G[i] + g[i] ** 2 if adagrad else keep * G[i] + (1 - keep) * g[i] ** 2
         theta[i] -= eta * g[i] / (np.sqrt(G[i] + eps) if inside else np.sqrt(G[i]) + eps)
     return theta, G
 
@@ -493,24 +549,23 @@ def _rmsprop_cases():
 
 
 INSIDE = "ε is inside the square root; it belongs outside, added to the root"
+SWAPPED = ("ρ and 1 − ρ are swapped: G keeps the fraction ρ of its old value and takes 1 − ρ of "
+           "the new g²")
 
 check_rmsprop = exercise("check_rmsprop", "RMSProp against a dense loop", _rmsprop_literal,
                          _rmsprop_cases, [
     Mistake(INSIDE, lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, rho, eps, True)),
-    Mistake("G does not follow the ρ passed in",
-            lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, 0.9, eps)),
-    Mistake("θ does not follow the ε passed in",
-            lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, rho, 1e-8)),
-    Mistake("θ does not follow the η passed in",
-            lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, 0.01, rho, eps))],
+    Mistake(SWAPPED, lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, rho, eps,
+                                                                    swapped=True))],
                          runner=_rmsprop_steps, expect=expect_items(("θ", "G"), (1, 0)),
                          name="rmsprop_step")
 
 
-def rmsprop_rule(keep_G=True, shared=False, **mistake):
+def rmsprop_rule(keep_G=True, shared=False, rebind=False, **mistake):
     """RMSProp as mlnn writes a rule, ``new_state(theta)`` and ``update(theta, g, state)`` in
     place (by the literal loop); or with one mistake: G not kept, one G ``shared`` by the
-    parameters of a shape, or a ``mistake`` of :func:`_rmsprop_literal`."""
+    parameters of a shape, the state's G replaced (``rebind``) instead of written into, or a
+    ``mistake`` of :func:`_rmsprop_literal`."""
     class RMSProp:
         def __init__(self, learning_rate, rho=0.9, epsilon=1e-8):
             self.learning_rate, self.rho, self.epsilon = learning_rate, rho, epsilon
@@ -525,7 +580,9 @@ def rmsprop_rule(keep_G=True, shared=False, **mistake):
             G = state["mean_square"]
             theta[...], new_G = _rmsprop_literal(theta, G, g, self.learning_rate, self.rho,
                                                  self.epsilon, **mistake)
-            if keep_G:
+            if rebind:
+                state["mean_square"] = new_G
+            elif keep_G:
                 G[...] = new_G
     return RMSProp
 
@@ -564,22 +621,28 @@ def apply_rule(rule, params, states, grads):
             state[k][rows] = v
 
 
+#: The methods of an update rule, as :class:`mlnn.nn.lazy_updates.LazyRows` calls them.
+RULE_METHODS = {"new_state": "new_state(theta)", "update": "update(theta, g, state)"}
+
+
 def _drive_rule(Rule, *named, name):
-    """The parameters after the rule's steps, run as mlnn's lazy executor runs a rule."""
+    """The parameters after the rule's steps, run where mlnn runs a rule: in
+    :class:`mlnn.nn.lazy_updates.LazyRows`, W1's gradients row-sparse."""
     settings, start, sequence = (value for _, value in named)
-    if not isinstance(Rule, type):
-        raise NotYet("RMSProp must be a class with the methods new_state(theta) and "
-                     "update(theta, g, state)")
+    expect_class(Rule, "RMSProp", RULE_METHODS)
     rule = call(Rule, *settings, name=name)
-    params, states = pristine(start), {}
+    params = pristine(start)
     for key, theta in params.items():
-        states[key] = call(rule.new_state, theta, name="new_state")
-        if not isinstance(states[key], dict) or not all(
-                np.shape(v) == theta.shape for v in states[key].values()):
+        state = call(rule.new_state, theta.copy(), name="new_state")
+        if not isinstance(state, dict) or not all(
+                np.shape(v) == theta.shape for v in state.values()):
             raise NotYet("the state of one parameter, new_state(theta), must be a dict of arrays "
                          "shaped like theta (AdaGrad's holds its sum of squares)")
+    executor = LazyRows(rule, weight_decay=0.0)
     for grads in sequence:
-        apply_rule(rule, params, states, grads)
+        call(executor.step, params, {key: RowSparseGradient(*g, params[key].shape)
+                                     if isinstance(g, tuple) else g
+                                     for key, g in grads.items()}, name="update")
     for key in params:
         if np.array_equal(params[key], start[key]):
             raise NotYet(f"{key} did not change in {STEPS} steps: update must change θ (and "
@@ -604,7 +667,11 @@ check_rmsprop_rule = exercise("check_rmsprop_rule", "RMSProp as an mlnn update r
     Mistake("every parameter needs its own accumulator", rmsprop_rule(shared=True)),
     Mistake("G sums the squares (that is AdaGrad); RMSProp's G forgets the old ones",
             rmsprop_rule(adagrad=True)),
-    Mistake(INSIDE, rmsprop_rule(inside=True))],
+    Mistake(INSIDE, rmsprop_rule(inside=True)),
+    Mistake(SWAPPED, rmsprop_rule(swapped=True)),
+    Mistake("update replaces state[\"mean_square\"] by a new array, which the executor never "
+            "sees (it keeps the arrays new_state gave); write the new G into that array, in place",
+            rmsprop_rule(rebind=True))],
                               runner=_drive_rule, expect=expect_items(("b1", "b2", "W2", "W1")),
                               name="RMSProp(learning_rate, rho, epsilon)")
 
@@ -641,16 +708,26 @@ check_momentum_skip = exercise("check_momentum_skip", "momentum's catch-up in cl
             lambda t, v, mu, eta, gamma, d: (t + 9 * (1 - mu ** d) * v, mu ** d * v)),
     Mistake("v must shrink by μ at every skipped step",
             lambda t, v, mu, eta, gamma, d: (t + mu * (1 - mu ** d) / (1 - mu) * v, v)),
-    Mistake("it does not follow the μ passed in",
-            lambda t, v, mu, eta, gamma, d: _momentum_loop(t, v, 0.9, eta, gamma, d)),
+    Mistake("one step too many: Δ skipped steps apply the step Δ times, not Δ + 1",
+            lambda t, v, mu, eta, gamma, d: _momentum_loop(t, v, mu, eta, gamma, d + 1)),
+    Mistake("one step too few: Δ skipped steps apply the step Δ times, not Δ − 1",
+            lambda t, v, mu, eta, gamma, d: _momentum_loop(t, v, mu, eta, gamma, max(d - 1, 0))),
+    Mistake("v is one step ahead of θ: after Δ steps v has shrunk by μ^Δ, not μ^(Δ + 1)",
+            lambda t, v, mu, eta, gamma, d: (_momentum_loop(t, v, mu, eta, gamma, d)[0],
+                                             _momentum_loop(t, v, mu, eta, gamma, d + 1)[1])),
     Mistake("the weight decay is missing: a skipped step still has the gradient γ θ, which "
             "changes v and θ",
             lambda t, v, mu, eta, gamma, d: _momentum_loop(t, v, mu, eta, 0, d))],
                                expect=expect_items(("θ", "v")))
 
 
-#: The dropout rates the dropout graders try.
-RATES = (0.2, 0.5, 0.7, 0.1)
+#: The dropout rates the graders try, with the draws at each: tenths, a quarter, and a rate off
+#: the percent grid (coins drawn on a coarse grid keep the wrong fraction there).
+RATES = {0.2: 20, 0.5: 20, 0.7: 20, 0.1: 20, 0.25: 20, 0.0151: 4}
+
+#: The shape of h at each rate: never one shape only, large where few units are dropped.
+H_SHAPES = {0.2: (30, 40), 0.5: (17, 23), 0.7: (64, 9), 0.1: (5, 50), 0.25: (30, 40),
+            0.0151: (120, 160)}
 
 
 def judge_scale(kept, original, rate, what):
@@ -662,13 +739,13 @@ def judge_scale(kept, original, rate, what):
           scale="a kept entry is scaled by 1/(1 − rate)")
 
 
-def judge_kept(kept, rate, column, trials=None, noun="units"):
+def judge_kept(kept, rate, column, trials, noun="units"):
     """Judge boolean masks ``kept`` (draws × documents × columns) by their distribution:
-    per-document and per-column counts binomial in both directions (no coin shared by a row or
-    column, no fixed count), neighbours independent, and the kept fraction 1 − rate."""
-    trials = np.ones(kept.shape[1:]) if trials is None else trials
+    per-document, per-column and per-call counts binomial in both directions (no coin shared by
+    a row or column, no fixed count), no coin a copy of another, neighbours independent, and
+    the kept fraction 1 − rate."""
     count, total = kept.sum(), trials.sum() * len(kept)
-    q = min(max(count / total, 0.02), 0.98)                 # the observed kept fraction
+    q = min(max(count / total, 0.001), 0.999)               # the observed kept fraction
     by_row = np.mean([dispersion(k.sum(axis=1), trials.sum(axis=1), q) for k in kept])
     by_column = np.mean([dispersion(k.sum(axis=0), trials.sum(axis=0), q) for k in kept])
     if by_row > 3 and by_column > 3:
@@ -684,6 +761,12 @@ def judge_kept(kept, rate, column, trials=None, noun="units"):
         one = "document" if by_row < 0.3 else column
         raise NotYet(f"at rate {rate} every {one} keeps about the same number of {noun}: with "
                      "an independent coin for each, that number varies from draw to draw")
+    if dispersion(kept.sum(axis=(1, 2)), np.full(len(kept), trials.sum()), q) < 0.1:
+        raise NotYet(f"at rate {rate} every call keeps the same number of {noun}: with an "
+                     "independent coin for each, the number kept varies from call to call")
+    if _shared_coins_z(kept, trials > 0, q) > 8:
+        raise NotYet(f"at rate {rate} some coins are copies of others, not independent (the "
+                     f"mask repeats itself): draw one coin for every {column} of every document")
     for axis, name in ((2, f"neighbouring {column}s of a document"),
                        (1, f"neighbouring documents for one {column}")):
         z = _neighbours_z(kept, trials > 0, axis, q)
@@ -692,9 +775,23 @@ def judge_kept(kept, rate, column, trials=None, noun="units"):
                          f"{'often' if z > 0 else 'rarely'}: their coins are not independent")
     if abs(binomial_z(count, total, 1 - rate)) > 5:
         swapped = abs(binomial_z(count, total, rate)) < 5
-        raise NotYet(f"at rate {rate} you keep {count / total:.1%} of the {noun}: " +
-                     ("you keep with probability rate; rate is the probability of dropping"
-                      if swapped else f"each should be dropped with probability {rate}"))
+        raise NotYet(f"at rate {rate} you keep {count / total:.2%} of the {noun}: " + (
+            "you keep with probability rate; rate is the probability of dropping" if swapped
+            else f"each should be dropped with probability {rate} (a coin drawn on a coarse "
+                 "grid, such as tenths or percent, cannot be compared with every rate)"))
+
+
+def _shared_coins_z(kept, present, q):
+    """The largest z-score, over the distances d ≥ 1 in storage order, of how often the coins of
+    entries d apart agree (summed over the draws): a coin copied from another (a mask resized
+    from fewer coins, rows or columns repeated) shows at its distance."""
+    coins = np.array([k[present] for k in kept], dtype=float) - q
+    size = coins.shape[1]
+    spectrum = np.fft.rfft(coins, 2 * size, axis=1)
+    agreement = np.fft.irfft(spectrum * spectrum.conj(), 2 * size, axis=1)[:, :size].sum(axis=0)
+    lags = np.arange(1, max(size - 50, 2))
+    spread = np.sqrt(len(kept) * (size - lags)) * q * (1 - q)
+    return float(np.max(np.abs(agreement[lags]) / spread))
 
 
 def _neighbours_z(kept, present, axis, q):
@@ -708,43 +805,53 @@ def _neighbours_z(kept, present, axis, q):
 
 
 def _inverted_kept(inverted_dropout, h, rate, rng):
-    """The kept units of one call, after checking a pair, shapes, mask values 0 or 1/(1 − rate)
-    and h ∘ mask."""
+    """The kept units of one call, after checking a pair, the mask's shape and dtype as
+    returned, its values 0 or 1/(1 − rate) and h ∘ mask."""
     what = f"the mask at rate {rate}"
-    dropped, mask = expect_tuple(run(inverted_dropout, ("h", h), ("rate", rate), ("rng", rng)),
-                                 ("h ∘ mask", "mask"))
-    mask = as_array(mask, what).astype(float)
+    try:
+        answer = run(inverted_dropout, ("h", h), ("rate", rate), ("rng", rng))
+    except StudentError as error:
+        if "broadcast" in str(error):
+            raise NotYet(f"{what} does not fit h of shape {h.shape}: draw it with h's shape, "
+                         "whatever shape h has") from None
+        raise
+    dropped, mask = expect_tuple(answer, ("h ∘ mask", "mask"))
+    mask = as_array(mask, what)
     expect_shape(mask, h.shape, what)
+    expect_dtype(mask, h, what, "f")
     judge_scale(mask[mask != 0], np.ones(np.count_nonzero(mask)), rate, what)
     judge(dropped, h * mask, f"h ∘ mask at rate {rate}")
     return mask > 0
 
 
 def _input_kept(input_dropout, X, rate, rng):
-    """The kept stored entries of one call (a grid like X), after checking type, shape, zeros
-    and the scale."""
+    """The kept stored entries of one call (a grid like X), after checking type, shape, dtype
+    as returned, zeros and the scale."""
     answer, what = run(input_dropout, ("X", X), ("rate", rate), ("rng", rng)), \
         f"the dropped-out X at rate {rate}"
     if answer is None:
         raise NotYet(NO_ANSWER)
     if not sp.issparse(answer):
         raise NotYet(f"{what} is a {type(answer).__name__}; keep it sparse (a CSR matrix like X)")
-    dense, original = as_array(answer, what).astype(float), X.toarray()
+    dense, original = as_array(answer, what), X.toarray()
     expect_shape(dense, original.shape, what)
+    expect_dtype(dense, original, what, "f")
     if np.any(dense[original == 0] != 0):
         raise NotYet(f"{what}: a zero input became nonzero")
     judge_scale(dense[dense != 0], original[dense != 0], rate, what)
     return dense != 0
 
 
-def _check_dropout(title, kept, generators, column, noun, trials=None):
-    """Judge ``kept(rate, rng)`` at every rate: one call per generator of ``generators()``,
-    judged by their distribution; then the masks must come from the generator passed in."""
+def _check_dropout(title, kept, given, draws, column, noun):
+    """Judge ``kept(x, rate, rng)``, the kept entries of one call on ``given(rate)``, at every
+    rate: ``draws(rate)`` calls from one generator, judged by their distribution; then the
+    masks must come from the generator passed in."""
     def attempt():
         for rate in RATES:
-            judge_kept(np.array([kept(rate, rng) for rng in generators()]), rate, column,
-                       trials, noun)
-            first, again, other = (kept(rate, np.random.default_rng(seed)) for seed in (11, 11, 12))
+            x, rng = given(rate), np.random.default_rng(9)
+            present = x.toarray() != 0 if sp.issparse(x) else np.ones(np.shape(x), dtype=bool)
+            first, again, other = (kept(x, rate, np.random.default_rng(seed))
+                                   for seed in (11, 11, 12))
             if not np.array_equal(first, again):
                 raise NotYet("two generators with the same seed gave different masks: draw the "
                              "coins from the generator rng passed in (not from NumPy's global "
@@ -752,29 +859,34 @@ def _check_dropout(title, kept, generators, column, noun, trials=None):
             if np.array_equal(first, other):
                 raise NotYet("generators with different seeds gave the same mask: draw the coins "
                              "from the generator rng passed in, not from one of your own")
+            judge_kept(np.array([kept(x, rate, rng) for _ in range(draws(rate))]), rate, column,
+                       present.astype(float), noun)
         return (f"rates {', '.join(map(str, RATES))}: kept fraction, independence across "
-                f"{column}s and documents, the generator passed in; inputs unchanged")
+                f"{column}s, documents and calls, the generator passed in; inputs unchanged")
     return bool(grade(title, attempt))
 
 
 def check_inverted_dropout(inverted_dropout):
-    """``inverted_dropout(h, rate, rng)`` → (h ∘ mask, mask), mask entries 0 or 1/(1 − rate),
-    each unit of each document kept independently with probability 1 − rate, drawn from ``rng``."""
-    h = np.random.default_rng(9).uniform(0.1, 2.0, size=(30, 40))
-    return _check_dropout("inverted dropout",
-                          lambda rate, rng: _inverted_kept(inverted_dropout, h, rate, rng),
-                          lambda: [np.random.default_rng(9)] * 20,
-                          "unit", "units")
+    """``inverted_dropout(h, rate, rng)`` → (h ∘ mask, mask), mask entries 0 or 1/(1 − rate)
+    in h's dtype, each unit of each document kept independently with probability 1 − rate,
+    drawn from ``rng``; h of several shapes."""
+    return _check_dropout(
+        "inverted dropout", lambda h, rate, rng: _inverted_kept(inverted_dropout, h, rate, rng),
+        lambda rate: np.random.default_rng(9).uniform(0.1, 2.0, size=H_SHAPES[rate]),
+        RATES.get, "unit", "units")
+
+
+#: The X of the input dropout grader: 3,000 stored entries.
+INPUT_X = sparse_rows(np.random.default_rng(16), 120, 100, density=0.25)
 
 
 def check_input_dropout(input_dropout):
-    """``input_dropout(X, rate, rng)`` → CSR X with each stored value kept ×1/(1 − rate) or
-    dropped, independently, with the coins drawn from ``rng``."""
-    X = sparse_rows(np.random.default_rng(16), 80, 60, density=0.25)
-    return _check_dropout("input dropout on a sparse X",
-                          lambda rate, rng: _input_kept(input_dropout, X, rate, rng),
-                          lambda: [np.random.default_rng(seed) for seed in range(4)],
-                          "feature", "stored entries", (X.toarray() != 0).astype(float))
+    """``input_dropout(X, rate, rng)`` → CSR X (X's dtype) with each stored value kept
+    ×1/(1 − rate) or dropped, independently, with the coins drawn from ``rng``."""
+    return _check_dropout(
+        "input dropout on a sparse X",
+        lambda X, rate, rng: _input_kept(input_dropout, X, rate, rng), lambda rate: INPUT_X,
+        lambda rate: 12, "feature", "stored entries")
 
 
 def _adagrad_rates(grads, eta0):
@@ -802,10 +914,11 @@ check_adagrad_rates = exercise("check_adagrad_rates", "AdaGrad's per-feature lea
                                _adagrad_rates, _rates_cases, [
     Mistake("each rate uses only the gradient of its own step; AdaGrad accumulates all steps so "
             "far", lambda grads, eta0: eta0 / (np.abs(grads) + 1e-8)),
-    Mistake("they do not follow the η0 passed in", lambda grads, eta0: _adagrad_rates(grads, 0.1)),
     Mistake("they are right where a gradient has been seen and off where none has yet: guard "
             "the division with ε = 1e-8, as mlnn's AdaGrad does",
             lambda grads, eta0: eta0 / (np.sqrt(np.cumsum(grads ** 2, axis=0)) + 1e-6)),
+    Mistake("the rate divides by G itself; AdaGrad divides by its square root, √G + ε",
+            lambda grads, eta0: eta0 / (np.cumsum(grads ** 2, axis=0) + 1e-8)),
     Mistake("ε is added to √G, outside the root",
             lambda grads, eta0: eta0 / np.sqrt(np.cumsum(grads ** 2, axis=0) + 1e-8))],
                                nonfinite="are infinite or NaN where no gradient has been seen "

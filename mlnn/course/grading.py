@@ -11,6 +11,8 @@ are judged by their distribution (:func:`binomial_z`, :func:`dispersion`).
 
 import copy
 import os
+import sys
+import tracemalloc
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -34,7 +36,15 @@ class NotYet(Exception):
     """The answer is wrong; the message is the hint (what is wrong, never the code)."""
 
 
-class Ambiguous(NotYet):
+class Off(NotYet):
+    """The answer has the right form and is off in value, like no mistake of the table."""
+
+
+class Named(NotYet):
+    """The answer equals a mistake of the exercise's table; the message is its hint."""
+
+
+class Ambiguous(Named):
     """The answer equals several mistakes in this case: a later case may tell them apart."""
 
 
@@ -127,6 +137,61 @@ def run(function, *named, name="function"):
     return result
 
 
+class TooMuchWork(Exception):
+    """Raised inside a student's function once it has run more Python lines than its budget."""
+
+
+def work_done(function, *args, lines=None):
+    """(bytes allocated at the peak, Python lines run) while ``function(*args)`` runs, whatever
+    the types its work goes through (NumPy and SciPy allocate through tracemalloc); raises
+    :class:`TooMuchWork` inside it past ``lines`` lines. Counts, not times: the same on a busy
+    machine."""
+    count = 0
+
+    def line(frame, event, arg):
+        nonlocal count
+        if event == "line":
+            count += 1
+            if lines is not None and count > lines:
+                raise TooMuchWork
+        return line
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    base, previous = tracemalloc.get_traced_memory()[0], sys.gettrace()
+    sys.settrace(lambda frame, event, arg: line)
+    try:
+        function(*args)
+    finally:
+        sys.settrace(previous)
+        peak = tracemalloc.get_traced_memory()[1] - base
+        if started:
+            tracemalloc.stop()
+    return peak, count
+
+
+#: The names under which a grader runs its own functions (never judged by their work).
+OURS = ("reference", "mistake")
+
+
+def within(function, *named, name="function", memory=np.inf, lines=None, hint=""):
+    """:class:`NotYet` with ``hint`` when the student's ``function``, on copies of the named
+    inputs, allocates more than ``memory`` bytes or runs more than ``lines`` Python lines (the
+    work done, whatever form the code takes); the grader's own functions are not measured."""
+    if name in OURS:
+        return
+    try:
+        copies = [pristine(value) for _, value in named]
+        peak, _ = call(lambda: work_done(function, *copies, lines=lines), name=name)
+    except StudentError as error:
+        if isinstance(error.error, TooMuchWork):
+            raise NotYet(hint) from None
+        raise
+    if peak > memory:
+        raise NotYet(hint)
+
+
 def as_array(answer, what):
     """``answer`` as a NumPy array (a sparse matrix densified), or :class:`NotYet` saying why."""
     if answer is None:
@@ -187,7 +252,7 @@ def name_mistake(array, reference, wrongs, what, tolerance):
     hints = [hint for wrong, hint in wrongs if wrong is not None and close(array, wrong, tolerance)
              and not close(wrong, reference, tolerance)]
     if hints:
-        raise (Ambiguous if len(set(hints)) > 1 else NotYet)(f"{what}: {hints[0]}")
+        raise (Ambiguous if len(set(hints)) > 1 else Named)(f"{what}: {hints[0]}")
 
 
 def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=None,
@@ -219,7 +284,7 @@ def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=No
         raise NotYet(f"the sign of {what} is flipped")
     if c is not None and scale:
         raise NotYet(f"{what} is {c:.3g} times the right value: {scale}")
-    raise NotYet(f"{what} is off (relative error "
+    raise Off(f"{what} is off (relative error "
                  f"{rel_error(values, reference):.1e})")
 
 
@@ -233,6 +298,18 @@ def expect_tuple(answer, names):
         raise NotYet(f"the result must be {items or len(names)} "
                      f"({', '.join(names)}, in that order), not a {type(answer).__name__}{size}")
     return answer
+
+
+def expect_class(answer, what, methods):
+    """:class:`NotYet` unless ``answer`` is a class with every method of ``methods`` (its name →
+    how it is called), naming the first one missing."""
+    if answer is None:
+        raise NotYet(NO_ANSWER)
+    if not isinstance(answer, type):
+        raise NotYet(f"{what} must be a class with the methods {' and '.join(methods.values())}")
+    for method, called in methods.items():
+        if not callable(getattr(answer, method, None)):
+            raise NotYet(f"your {what} has no method {method}: write {called}")
 
 
 def expect_items(names, order=None, kind="f", label="{}"):
@@ -261,6 +338,61 @@ def expect_items(names, order=None, kind="f", label="{}"):
     return expect
 
 
+#: How a hint names an argument of the student's function.
+SYMBOLS = {"eta": "η", "eta0": "η0", "rho": "ρ", "eps": "ε", "epsilon": "ε", "mu": "μ",
+           "gamma": "γ", "lam": "λ", "q_alpha": "q_α", "h": "step h", "skipped": "Δ"}
+
+
+def agree(a, b):
+    """Whether two answers (arrays, numbers, or tuples, lists and dicts of them) are equal
+    within :data:`TOLERANCE`."""
+    if isinstance(a, dict) or isinstance(b, dict):
+        return (isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys()
+                and all(agree(a[k], b[k]) for k in a))
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(agree(x, y) for x, y in zip(a, b))
+    return close(a, b)
+
+
+def is_number(value):
+    """A number argument (int or float, not bool): one an answer could hard-code."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_))
+
+
+def unfollowed(student, reference, named, answer, expected, every, runner, name):
+    """The name of a number argument that the student's answer ignores: with it set to its value
+    in another case of ``every``, the reference's answer moves and the student's does not (None
+    if there is none)."""
+    values = {}
+    for _, others in every:
+        for label, value in others:
+            values.setdefault(label, []).append(value)
+    for i, (label, value) in enumerate(named):
+        others = [v for v in values.get(label, ()) if is_number(value) and v != value
+                  and isinstance(v, (int, np.integer)) == isinstance(value, (int, np.integer))]
+        for other in others[:1]:
+            changed = [*named[:i], (label, other), *named[i + 1:]]
+            try:
+                with np.errstate(all="ignore"):
+                    moved = runner(reference, *changed, name=OURS[0])
+                    yours = runner(student, *changed, name=name)
+            except Exception:
+                continue
+            if not agree(moved, expected) and agree(yours, answer):
+                return SYMBOLS.get(label, label)
+    return None
+
+
+def answered(runner, function, named):
+    """What ``function`` answers on the named inputs (None if it cannot run)."""
+    try:
+        with np.errstate(all="ignore"):
+            return runner(function, *named, name=OURS[1])
+    except Exception:
+        return None
+
+
 def check(title, student, reference, cases, mistakes=(), *, name="function", runner=run,
           expect=None, whole=False, **judging):
     """The generic grader: ``student`` and ``reference`` (same signature) on every case of
@@ -272,11 +404,7 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", run
     mistake names the error only if it gives the answer on every case. Returns the
     :class:`Report`."""
     def mistaken(mistake, named):            # what a mistake answers (None if it cannot run)
-        try:
-            with np.errstate(all="ignore"):
-                return runner(mistake.answer, *named, name="mistake")
-        except Exception:
-            return None
+        return answered(runner, mistake.answer, named)
 
     def compare(answer, expected, what, named, wrongs=()):
         if expect:
@@ -292,10 +420,10 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", run
             return False
 
     def attempt():
-        records, pending = [], None
-        for what, named in cases():
+        records, pending, every = [], None, list(cases())
+        for what, named in every:
             answer = runner(student, *named, name=name)
-            expected = runner(reference, *named, name="reference")
+            expected = runner(reference, *named, name=OURS[0])
             records.append((what, named, answer, expected))
             if not whole:
                 try:
@@ -303,6 +431,12 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", run
                             ((mistaken(m, named), m.hint) for m in mistakes))
                 except Ambiguous as hint:
                     pending = pending or hint
+                except Off:
+                    ignored = unfollowed(student, reference, named, answer, expected, every,
+                                         runner, name)
+                    if ignored:
+                        raise NotYet(f"{what}: it does not follow the {ignored} passed in")
+                    raise
         if pending is not None:
             raise NotYet(str(pending))
         wrong = [r for r in records if not equal(r[2], r[3], r[0], r[1])] if whole else []
@@ -323,12 +457,12 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", run
 
 def exercise(label, title, reference, cases, mistakes=(), **options):
     """The grader called ``label``: ``grader(student)`` runs :func:`check` and returns whether
-    the answer passed; ``grader.mistakes`` is its table."""
+    the answer passed; ``grader.mistakes`` is its table, ``grader.cases()`` its cases."""
     def grader(student):
         return bool(check(title, student, reference, cases, mistakes, **options))
     grader.__name__ = grader.__qualname__ = label
     grader.__doc__ = f"{title}: {cases.__doc__}"
-    grader.mistakes = list(mistakes)
+    grader.mistakes, grader.cases = list(mistakes), cases
     return grader
 
 

@@ -21,8 +21,8 @@ from scipy.stats import chisquare
 
 from mlnn.course.graders import PWE_MISTAKES, apply_rule, pwe_reference, rule_problem
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, StudentError, as_array, call,
-                                 exercise, expect_items, grade, judge, label_rows, pristine,
-                                 run, same)
+                                 exercise, expect_class, expect_items, grade, judge, label_rows,
+                                 pristine, run, same, within)
 from mlnn.nn.activations import get_activation
 from mlnn.nn.losses import CrossEntropy, PairwiseExponential
 from mlnn.nn.network import Network
@@ -55,13 +55,21 @@ def piece(grader):
 SHAPES = [(6, 12, 5, 5, np.float64), (1, 6, 3, 4, np.float64), (4, 9, 4, 3, np.float64),
           (3, 10, 2, 7, np.float64), (9, 30, 6, 2, np.float64), (5, 14, 4, 6, np.float32)]
 
+#: The vocabulary size D of the wide cases, where the work done tells a sparse product from X
+#: made dense (n × D) or the full D × F product; both stay under ``WIDE_ROWS`` · D entries.
+WIDE, WIDE_ROWS = 50_000, 8
+
+#: The wide cases: many documents and few hidden units (X dense would be n × D), and the other
+#: way round (the full product would be D × F).
+WIDE_SHAPES = [(40, WIDE, 2, 3, np.float64), (2, WIDE, 40, 3, np.float64)]
+
 # -- the guards ----------------------------------------------------------------------------------
 
 class Refused(Exception):
     """Raised inside a student's function that does what its exercise rules out (the hint)."""
 
 
-GUARD = {"armed": False, "D": None, "reads": 0, "limit": None}
+GUARD = {"armed": False, "D": None}
 
 DENSE_HINT = ("your function made the sparse X dense; products with X and Xᵀ work on the sparse "
               "matrix directly, at a cost proportional to its nonzeros")
@@ -69,7 +77,8 @@ FULL_HINT = ("your function forms the full D × F product Xᵀ δ1 (one row per 
              "vocabulary); restrict Xᵀ to the features present in the minibatch first")
 PAIRS_HINT = ("your δ2 does work for every (relevant, irrelevant) pair: the factorised form needs "
               "only two sums over the labels of each document, O(L) per document")
-
+LOOP_HINT = ("your δ2 loops over the documents (or the labels) one at a time: compute it for all "
+             "documents at once, with array operations over the whole minibatch")
 
 class Guarded:
     """A sparse matrix that, while a student's function runs, refuses to become dense and to
@@ -98,35 +107,24 @@ class GuardedCSR(Guarded, sp.csr_matrix):
         return GuardedCSC(super().transpose(*args, **kwargs))
 
 
-class Linear(np.ndarray):
-    """An array that, while a student's function runs, refuses to give rise to an array of more
-    than ``GUARD["limit"]`` entries or to be indexed more than that many times: O(L) work."""
-
-    def __array_finalize__(self, obj):
-        if GUARD["armed"] and GUARD["limit"] and self.size > GUARD["limit"]:
-            raise Refused(PAIRS_HINT)
-
-    def __getitem__(self, key):
-        if GUARD["armed"] and GUARD["limit"]:
-            GUARD["reads"] += 1
-            if GUARD["reads"] > GUARD["limit"]:
-                raise Refused(PAIRS_HINT)
-        return super().__getitem__(key)
-
-
-def run_guarded(function, *named, name="function", limit=None):
+def run_guarded(function, *named, name="function", measure=True):
     """:func:`~mlnn.course.grading.run` with the guards armed; what they refuse is the hint. A
-    minibatch X lacking some of the D features may not give a product with D rows."""
+    minibatch X lacking some of the D features may not give a product with D rows. On a wide
+    case (D = :data:`WIDE`) the memory the function allocates is the judge, whatever classes X
+    goes through: n × D entries is X made dense (n ≥ 16 there), D × F the full product (n = 2)."""
     X = next((value for _, value in named if sp.issparse(value)), None)
     D = X.shape[1] if X is not None and np.unique(X.indices).size < X.shape[1] else None
 
     def armed(*args):
-        GUARD.update(armed=True, D=D, reads=0, limit=limit)
+        GUARD.update(armed=True, D=D)
         try:
             return function(*args)
         finally:
-            GUARD.update(armed=False, D=None, limit=None)
+            GUARD.update(armed=False, D=None)
     try:
+        if measure and X is not None and X.shape[1] >= WIDE:
+            within(armed, *named, name=name, memory=WIDE_ROWS * X.shape[1] * 8,
+                   hint=DENSE_HINT if X.shape[0] >= 16 else FULL_HINT)
         return run(armed, *named, name=name)
     except StudentError as error:
         if isinstance(error.error, Refused):
@@ -138,7 +136,7 @@ def run_guarded(function, *named, name="function", limit=None):
 
 def documents(rng, n, D, dtype=np.float64):
     """A GuardedCSR n × D of positive values, sorted indices; for n > 1 one document is empty."""
-    sizes = rng.integers(1, max(2, D // 3) + 1, size=n)
+    sizes = rng.integers(1, max(2, min(D // 3, 12)) + 1, size=n)
     if n > 1:
         sizes[rng.integers(n)] = 0
     rows = [np.sort(rng.choice(D, size=min(size, D), replace=False)) for size in sizes]
@@ -197,11 +195,11 @@ def shape_words(shape):
 # -- the forward pass ----------------------------------------------------------------------------
 
 def _forward(X, W1, b1, W2, b2, f_o, hidden=lambda z1: np.maximum(z1, 0), z2_from_z1=False,
-             no_b1=False, no_b2=False, output=None, z1_is_h=False):
+             no_b1=False, no_b2=False, output=None, z1_is_h=False, clip=np.inf):
     """(z1, h, z2, o) of Eq. 2, right or with one mistake."""
     z1 = sp.csr_matrix(X) @ W1 + (0 if no_b1 else b1)
     h = hidden(z1)
-    z2 = (z1 if z2_from_z1 else h) @ W2 + (0 if no_b2 else b2)
+    z2 = np.clip((z1 if z2_from_z1 else h) @ W2 + (0 if no_b2 else b2), -clip, clip)
     return (h if z1_is_h else z1), h, z2, (output or f_o)(z2)
 
 
@@ -225,16 +223,23 @@ FORWARD_MISTAKES = [
     Mistake("you applied tanh whatever f_o is; apply the f_o given",
             _forward_with(output=np.tanh)),
     Mistake("z1 was overwritten by ReLU: keep z1 and h = ReLU(z1) apart",
-            _forward_with(z1_is_h=True))]
+            _forward_with(z1_is_h=True)),
+    Mistake("z2 is clipped: return z2 = h W2 + b2 however large it is; the output activation "
+            "takes large values as they are", _forward_with(clip=30.0))]
 
 
 def _forward_cases():
     """``forward(X, W1, b1, W2, b2, f_o)`` → (z1, h, z2, o): z1 = X W1 + b1, h = ReLU(z1),
     z2 = h W2 + b2, o = f_o(z2) (Eq. 2), X sparse and never made dense."""
-    for seed, shape in enumerate(SHAPES):
-        for f_o, output in ((expit, "sigmoid"), (np.tanh, "tanh")):
+    for seed, shape in enumerate(SHAPES + [(5, 12, 4, 6, np.float64)] + WIDE_SHAPES[:1]):
+        for f_o, output in ((expit, "sigmoid"), (np.tanh, "tanh"))[:2 if seed < 7 else 1]:
             case = network_case(10 + seed, *shape, output=output)
-            yield (f"for {shape_words(shape)} ({np.dtype(shape[4])}, {output} outputs)",
+            saturated = seed == len(SHAPES)
+            if saturated:                           # |z2| from 31 to 60: saturated outputs
+                b2 = case.params["b2"]
+                b2[:] = np.sign(b2 + 1e-12) * np.linspace(31, 60, b2.size)
+            yield (f"for {shape_words(shape)} ({np.dtype(shape[4])}, {output} outputs"
+                   f"{', |z2| > 30' if saturated else ''})",
                    [("X", case.X), *case.params.items(), ("f_o", f_o)])
 
 
@@ -259,10 +264,11 @@ def delta_cases(output, seed):
     for number, (n, _, _, L, dtype) in enumerate(SHAPES + [(4, 0, 0, 6, np.float64)]):
         rng = np.random.default_rng([seed, number])
         z2 = rng.normal(scale=1.5, size=(n, L)).astype(dtype)
-        saturated = number == len(SHAPES)
-        if saturated:
-            z2 = rng.choice([-1, 1], size=(n, L)) * rng.uniform(30, 36, size=(n, L))
-        o, Y = activation(z2), labels(rng, n, L, dtype)
+        saturated, Y = number == len(SHAPES), labels(rng, n, L, dtype)
+        if saturated:                       # |z2| from 30 to 45, o = 1 exactly beyond 36.7
+            z2 = np.where(Y > 0, -1, 1) * rng.choice([-1, 1, 1], size=(n, L)) * rng.uniform(
+                30, 45, size=(n, L))
+        o = activation(z2)
         yield (f"δ2 for n = {n}, L = {L} ({np.dtype(dtype)}"
                f"{', saturated outputs' if saturated else ''})", [("z2", z2), ("o", o), ("Y", Y)])
 
@@ -283,7 +289,9 @@ CE_MISTAKES = [
     Mistake("CE's outputs are sigmoids: use the o given, σ(z2), not tanh(z2)",
             lambda z2, o, Y: np.tanh(z2) - Y),
     Mistake("o is clipped: δ2 = o − y holds for every probability, however small, and needs no "
-            "clipping", lambda z2, o, Y: np.clip(o, 1e-7, 1 - 1e-7) - Y)]
+            "clipping", lambda z2, o, Y: np.clip(o, 1e-7, 1 - 1e-7) - Y),
+    Mistake("δ2 is set to 0 where the output saturates (o = 0 or 1 exactly): δ2 = o − y holds "
+            "there too, and needs no guard", lambda z2, o, Y: np.where(o * (1 - o) > 0, o - Y, 0))]
 
 
 def _ce_cases():
@@ -303,7 +311,7 @@ def _expect_pwe(answer, expected, what, wrongs, inputs):
         if not np.all(np.isfinite(rows)) or np.any(rows != 0):
             raise NotYet("a document with no relevant label, or with every label relevant, has "
                          "no pair: PWE excludes it and its δ2 row must be 0 (no division by zero)")
-    judge(np.asarray(answer) if isinstance(answer, Linear) else answer, expected, what, wrongs)
+    judge(answer, expected, what, wrongs)
 
 
 def _pwe_cases():
@@ -312,22 +320,32 @@ def _pwe_cases():
 
 
 def _large_pwe_cases():
-    """``pwe_delta2(z2, o, Y)`` → PWE's δ2 in O(L) per document, also on 3 documents of 2,000
-    labels, where no array of all pairs may be formed and no loop may run over them."""
+    """``pwe_delta2(z2, o, Y)`` → PWE's δ2 in O(L) per document, all documents at once; also on
+    2 documents of 1,500 labels, where no array of all pairs may be formed and no loop may run
+    over them, and on 3,000 documents of 4 labels, where no loop may run over the documents."""
     yield from _pwe_cases()
     rng = np.random.default_rng(31)
-    z2 = rng.normal(size=(3, 2000))
-    yield ("δ2 for n = 3, L = 2000", [("z2", z2), ("o", np.tanh(z2)),
-                                      ("Y", (rng.random(z2.shape) < 0.5).astype(np.float64))])
+    for n, L in ((2, 1500), (3000, 4)):
+        z2 = rng.normal(size=(n, L))
+        yield (f"δ2 for n = {n}, L = {L}",
+               [("z2", z2), ("o", np.tanh(z2)), ("Y", labels(rng, n, L))])
+
+
+#: Python lines a vectorised δ2 stays under on the large cases (NumPy's own included).
+PWE_LINES = 2500
 
 
 def run_linear(function, *named, name="function"):
-    """:func:`run_guarded` refusing, on a large case, more than O(L) work per document."""
-    size = named[1][1].size
-    if size < 1000:
-        return run(function, *named, name=name)
-    return run_guarded(function, *((k, v.view(Linear)) for k, v in named), name=name,
-                       limit=8 * size)
+    """:func:`~mlnn.course.grading.run`, the work of a large case bounded, whatever form the
+    code takes: O(L) memory per document and no Python loop over the pairs (many labels), no
+    loop over the documents (many documents)."""
+    n, L = np.shape(named[1][1])
+    if L >= 1000:
+        within(function, *named, name=name, memory=64 * n * L * 8, lines=50 * L,
+               hint=PAIRS_HINT)
+    elif n >= 1000:
+        within(function, *named, name=name, lines=PWE_LINES, hint=LOOP_HINT)
+    return run(function, *named, name=name)
 
 
 check_pwe_delta2_pairs = piece(exercise("check_pwe_delta2_pairs", "PWE's δ2 by the pair sum",
@@ -357,6 +375,8 @@ DELTA1_MISTAKES = [
     Mistake("multiplied by h = ReLU(z1); δ1 needs its derivative ReLU'(z1)",
             _delta1_with(derivative=lambda z: np.maximum(z, 0))),
     Mistake("ReLU'(z1) is 0 where z1 < 0, not −1", _delta1_with(derivative=np.sign)),
+    Mistake("ReLU'(z1) is 1 for every z1 > 0, however small: compare z1 with 0 itself, not "
+            "with a tolerance", _delta1_with(derivative=lambda z: z > 1e-6)),
     Mistake("the sign is flipped", lambda d2, W2, z1: -_delta1(d2, W2, z1)),
     Mistake("δ2 (n × L) multiplies W2ᵀ (L × F), the transpose of W2 (F × L)",
             _delta1_with(transposed=False)),
@@ -368,9 +388,14 @@ def _delta1_cases():
     for seed, shape in enumerate(SHAPES):
         kink = seed % 2 == 1
         case, cache, grads = backward_case(40 + seed, shape, kink)
+        z1 = cache.z1.copy()
+        if seed in (0, 2):                          # some z1 within 1e-7 of the kink
+            near = np.random.default_rng(seed).random(z1.shape) < 0.3
+            z1[near] = np.sign(z1[near]) * np.logspace(-9, -7, int(near.sum()))
         yield (f"δ1 for n = {shape[0]}, F = {shape[2]}, L = {shape[3]}"
-               + (", some z1 exactly 0" if kink else ""),
-               [("delta2", grads.delta2), ("W2", case.params["W2"]), ("z1", cache.z1)])
+               + (", some z1 exactly 0" if kink else "")
+               + (", some z1 within 1e-7 of 0" if seed in (0, 2) else ""),
+               [("delta2", grads.delta2), ("W2", case.params["W2"]), ("z1", z1)])
 
 
 def _mlnn_delta1(d2, W2, z1):
@@ -418,7 +443,7 @@ W1_MISTAKES = [
 def _grad_W1_cases():
     """``grad_W1_rows(X, delta1)`` → (rows, values): ∂J/∂W1 = Xᵀ δ1 / n on the rows of the words
     present in X, and only those; one minibatch has no word at all."""
-    for seed, shape in enumerate(SHAPES + [(3, 8, 3, 4, np.float64)]):
+    for seed, shape in enumerate(SHAPES + [(3, 8, 3, 4, np.float64)] + WIDE_SHAPES):
         case, cache, grads = backward_case(50 + seed, shape)
         X = case.X
         if seed == len(SHAPES):
@@ -475,7 +500,7 @@ def _expect_backward(answer, expected, what, wrongs, inputs):
 def _backward_cases():
     """``backward(X, z1, h, W2, delta2)`` → {"W1": (rows, values), "b1", "W2", "b2"}, the
     gradients of the mean loss (Sec. 3.2) with ReLU hidden units."""
-    for seed, shape in enumerate(SHAPES):
+    for seed, shape in enumerate(SHAPES + WIDE_SHAPES):
         case, cache, grads = backward_case(60 + seed, shape, kink=seed == 2)
         named = [("X", case.X), ("z1", cache.z1), ("h", cache.h), ("W2", case.params["W2"]),
                  ("delta2", grads.delta2)]
@@ -529,11 +554,7 @@ ADAGRAD_MISTAKES = [Mistake(hint, adagrad_with(rule)) for hint, rule in [
     ("the step is η0 g; AdaGrad divides it by √G + ε, per parameter entry",
      lambda G, g, eta0, eps: (G + g * g, eta0 * g)),
     ("the parameters move uphill: subtract the step",
-     lambda G, g, eta0, eps: (G + g * g, -eta0 * g / (np.sqrt(G + g * g) + eps))),
-    ("the step does not follow the η0 passed in",
-     lambda G, g, eta0, eps: (G + g * g, 0.1 * g / (np.sqrt(G + g * g) + eps))),
-    ("the step does not follow the ε passed in",
-     lambda G, g, eta0, eps: (G + g * g, eta0 * g / (np.sqrt(G + g * g) + 1e-8)))]]
+     lambda G, g, eta0, eps: (G + g * g, -eta0 * g / (np.sqrt(G + g * g) + eps)))]]
 
 
 class WatchedRows(np.ndarray):
@@ -604,9 +625,7 @@ def _drive_adagrad(AdaGrad, *named, name):
     """The parameters after the steps of ``AdaGrad(eta0, epsilon)``, once a step of another
     optimizer has left its state untouched."""
     eta0, epsilon, start, steps = (value for _, value in named)
-    if not isinstance(AdaGrad, type):
-        raise NotYet("AdaGrad must be a class: AdaGrad(eta0, epsilon) keeps its state and has a "
-                     "method step(params, grads)")
+    expect_class(AdaGrad, "AdaGrad", {"step": "step(params, grads)"})
     optimizer = call(AdaGrad, eta0, epsilon, name=name)
     other, before = call(AdaGrad, 0.5, 0.01, name=name), state_of(optimizer)
     take_steps(other, pristine(start), steps[:1])
@@ -636,7 +655,8 @@ def _adagrad_cases():
 
 check_adagrad = piece(exercise("check_adagrad", "AdaGrad with its state", Reference,
                                _adagrad_cases, ADAGRAD_MISTAKES, runner=_drive_adagrad,
-                               name="AdaGrad(eta0, epsilon)", expect=expect_items(("b1", "b2", "W2", "W1"))))
+                               name="AdaGrad(eta0, epsilon)",
+                               expect=expect_items(("b1", "b2", "W2", "W1"))))
 
 
 # -- one update and the training loop ------------------------------------------------------------
@@ -656,12 +676,16 @@ def check_update(update):
     """``update(params, optimizer, X_batch, Y_batch)``: forward, CE's δ2, backward and one
     ``optimizer.step(params, grads)`` with the gradients of the mean CE loss."""
     def attempt():
-        for seed, shape in enumerate(SHAPES[:5]):
+        for seed, shape in enumerate(SHAPES[:5] + WIDE_SHAPES[:1]):
             case, cache, grads = backward_case(80 + seed, shape)
+            if shape in WIDE_SHAPES:                # the work done, on objects of its own
+                run_guarded(lambda X_batch, Y_batch: update(
+                    pristine(case.params), Recorder(), X_batch, Y_batch),
+                    ("X_batch", case.X), ("Y_batch", case.Y), name="update")
             params, optimizer = pristine(case.params), Recorder()
             before = pristine(params)
             run_guarded(lambda X_batch, Y_batch: update(params, optimizer, X_batch, Y_batch),
-                        ("X_batch", case.X), ("Y_batch", case.Y), name="update")
+                        ("X_batch", case.X), ("Y_batch", case.Y), name="update", measure=False)
             if not same(before, params):
                 raise NotYet("update changed the parameters itself, or through another "
                              "optimizer than the one it was given; only optimizer.step may")
@@ -683,26 +707,30 @@ def check_update(update):
     return bool(grade("one minibatch update", attempt))
 
 
+#: Label bits of the documents :func:`record_training` numbers (up to 2¹² − 1 documents).
+BITS = 12
+
+
 def record_training(train, n, batch_size, epochs, seed):
     """What ``train`` hands to ``update``, for X (n × 1) holding each document's number 1 … n
-    and Y its 8 bits: a list of (params and optimizer right, X's numbers, Y's numbers)."""
+    and Y its bits: a list of (params and optimizer right, X's numbers, Y's numbers)."""
     ids = np.arange(1, n + 1)
     X = GuardedCSR((ids.astype(float), np.zeros(n, np.int32), np.arange(n + 1)), shape=(n, 1))
-    Y = ((ids[:, None] >> np.arange(8)) & 1).astype(np.float64)
-    optimizer, record = Recorder(), []
-    params = {"W1": np.zeros((1, 1)), "b1": np.zeros(1), "W2": np.zeros((1, 8)),
-              "b2": np.zeros(8)}
+    Y = ((ids[:, None] >> np.arange(BITS)) & 1).astype(np.float64)
+    recorder, record = Recorder(), []
+    given = {"W1": np.zeros((1, 1)), "b1": np.zeros(1), "W2": np.zeros((1, BITS)),
+             "b2": np.zeros(BITS)}
 
-    def update(p, o, X_batch, Y_batch):
+    def update(params, optimizer, X_batch, Y_batch):      # the names the exercise documents
         x = np.asarray(X_batch.tocsr().data, int) if sp.issparse(X_batch) else None
         y = None
-        if isinstance(Y_batch, np.ndarray) and Y_batch.ndim == 2 and Y_batch.shape[1] == 8:
-            y = (np.asarray(Y_batch, float) @ (2.0 ** np.arange(8))).astype(int)
-        record.append((p is params and o is optimizer, x, y))
-    run_guarded(lambda X, Y: train(params, optimizer, X, Y, epochs, batch_size,
+        if isinstance(Y_batch, np.ndarray) and Y_batch.ndim == 2 and Y_batch.shape[1] == BITS:
+            y = (np.asarray(Y_batch, float) @ (2.0 ** np.arange(BITS))).astype(int)
+        record.append((params is given and optimizer is recorder, x, y))
+    run_guarded(lambda X, Y: train(given, recorder, X, Y, epochs, batch_size,
                                    np.random.default_rng(seed), update),
                 ("X", X), ("Y", Y), name="train")
-    if optimizer.calls:
+    if recorder.calls:
         raise NotYet("train must hand each minibatch to the update it is given as its argument, "
                      "not to another function")
     return record
@@ -767,7 +795,9 @@ def check_train(train):
             if orders(record_training(train, n, batch_size, epochs, 1090 + number)) == orders(
                     record):
                 raise NotYet("the order does not depend on the generator rng you are given")
+        unordered = expect_unordered(train)
         expect_mixed(train)
+        unordered()
         expect_uniform(train)
         return (f"{len(cases)} cases of n, batch size and epochs, 60 epochs of 12 documents for "
                 "the minibatches and 4,000 of 4 for the randomness of the order")
@@ -784,6 +814,31 @@ def expect_mixed(train, n=12, batch_size=4, epochs=60):
         raise NotYet("some documents never share a minibatch: the minibatches are fixed and only "
                      "their order or their insides are shuffled; shuffle the order of all the "
                      "documents at the start of each epoch, then cut it into minibatches")
+
+
+def expect_unordered(train, n=3000, epochs=3):
+    """Over epochs of 3,000 documents (one minibatch each), the positions of one epoch are
+    uncorrelated with those of the previous one (r ≈ 0 ± 1/√n): an order reversed or shifted
+    from the last one is refused at once. Returns the second check, to run later: a shuffled
+    order ascends at about half its steps, (n − 1)/2 ± √((n + 1)/12), which random keys with
+    ties (keeping the stored order among them) do not."""
+    record = record_training(train, n, n, epochs, seed=97)
+    orders_ = [np.asarray(x) for _, x, _ in record]
+    for before, after in zip(orders_, orders_[1:]):
+        positions = [np.argsort(order) for order in (before, after)]
+        if abs(np.corrcoef(*positions)[0, 1]) * np.sqrt(n) > 6:
+            raise NotYet("each epoch's order follows from the previous one's (reversed or "
+                         "shifted): draw a new random order at the start of each epoch")
+
+    def ascending():
+        for order in orders_:
+            ascents = np.count_nonzero(np.diff(order) > 0)
+            if abs(ascents - (n - 1) / 2) > 6 * np.sqrt((n + 1) / 12):
+                raise NotYet(f"in an epoch of {n} documents {ascents} neighbours of the order "
+                             f"are in their stored order, about {(n - 1) // 2} in a random "
+                             "order: ties among your random keys keep the stored order; "
+                             "shuffle with a permutation of all the documents")
+    return ascending
 
 
 def expect_uniform(train, epochs=4000):

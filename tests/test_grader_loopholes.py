@@ -1,0 +1,420 @@
+"""Wrong answers that graders used to accept, and right ones they used to reject: each wrong
+form is rejected with a hint that names its mistake, each right form passes. By kind: a constant
+hard-coded to any value, a mistake of a derivation, state written where the executor never
+sees it, a class without one of its methods, a measure missing from a list, an infinite
+threshold, a training loop calling update by keyword."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.stats
+
+from mlnn import course
+from mlnn.evaluation.metrics import LOWER_IS_BETTER
+from mlnn.paper.ranks import friedman_test
+from tests.test_exercises import solutions
+
+ex01, ex02b = solutions("ex01_derivatives"), solutions("ex02b_optimizers_dropout")
+ex03, ex06 = solutions("ex03_convergence"), solutions("ex06_thresholds")
+ex07, ex08 = solutions("ex07_paper_table"), solutions("ex08_beyond_the_paper")
+ex01b = solutions("ex01b_build_it_from_zero")
+
+
+def rejected(grader, answer, capsys):
+    """The line a grader prints for a wrong answer (asserted NOT YET)."""
+    assert not grader(answer)
+    out = capsys.readouterr().out
+    assert out.startswith("NOT YET"), out
+    return out
+
+
+# -- a constant hard-coded to any value is named by the argument it ignores ------------------
+
+class AdaGradFixedAt(ex01b.AdaGrad):
+    def __init__(self, eta0, epsilon=1e-8):
+        super().__init__(0.05, epsilon)
+
+
+HARD_CODED = [
+    (course.check_rmsprop, lambda t, G, g, eta, rho, eps: ex02b.rmsprop_step(t, G, g, 0.02, rho,
+                                                                             eps), "η"),
+    (course.check_rmsprop, lambda t, G, g, eta, rho, eps: ex02b.rmsprop_step(t, G, g, eta, 0.8,
+                                                                             eps), "ρ"),
+    (course.check_rmsprop, lambda t, G, g, eta, rho, eps: ex02b.rmsprop_step(t, G, g, eta, rho,
+                                                                             1e-4), "ε"),
+    (course.check_critical_difference, lambda k, N, q: ex08.nemenyi_cd(k, N, 2.5), "q_α"),
+    (course.check_ridge, lambda Z, t, lam: ex06.ridge_solve(Z, t, 1.0), "λ"),
+    (course.check_gradient_check, lambda f, x, h: ex01.central_differences(f, x, 1e-5),
+     "step h"),
+    (course.check_momentum_skip, lambda t, v, mu, eta, gamma, d: ex02b.momentum_skip(
+        t, v, 0.8, eta, gamma, d), "μ"),
+    (course.check_momentum_skip, lambda t, v, mu, eta, gamma, d: ex02b.momentum_skip(
+        t, v, mu, eta, gamma, 3), "Δ"),
+    (course.check_adagrad_rates, lambda g, eta0: ex03.effective_rates(g, 0.3), "η0"),
+    (course.check_adagrad, AdaGradFixedAt, "η0"),
+]
+
+
+@pytest.mark.parametrize("grader, answer, symbol", HARD_CODED,
+                         ids=[f"{g.__name__}-{s}" for g, _, s in HARD_CODED])
+def test_a_constant_hard_coded_to_any_value_is_named(grader, answer, symbol, capsys):
+    out = rejected(grader, answer, capsys)
+    assert f"does not follow the {symbol} passed in" in out, out
+
+
+# -- mistakes that were only "off" ---------------------------------------------------------
+
+def rmsprop_rho_swapped(theta, G, g, eta, rho, eps):
+    G = (1 - rho) * G + rho * g * g
+    return theta - eta * g / (np.sqrt(G) + eps), G
+
+
+class RMSPropRhoSwapped(ex02b.RMSProp):
+    def update(self, theta, g, state):
+        G = state["mean_square"]
+        G[...] = (1 - self.rho) * G + self.rho * g * g
+        theta -= self.learning_rate * g / (np.sqrt(G) + self.epsilon)
+
+
+def momentum_one_step_more(theta, v, mu, eta, gamma, skipped):
+    return ex02b.momentum_skip(theta, v, mu, eta, gamma, skipped + 1)
+
+
+def ranks_without_ties(values, lower_is_better):
+    return scipy.stats.rankdata(values if lower_is_better else -values, method="ordinal",
+                                axis=1).mean(axis=0)
+
+
+NAMED = [
+    (course.check_rmsprop, rmsprop_rho_swapped, "ρ and 1 − ρ are swapped"),
+    (course.check_rmsprop_rule, RMSPropRhoSwapped, "ρ and 1 − ρ are swapped"),
+    (course.check_momentum_skip, momentum_one_step_more, "one step too many"),
+    (course.check_average_ranks, ranks_without_ties, "different ranks"),
+    (course.check_critical_difference, lambda k, N, q: q * k * (k + 1) / (6.0 * N),
+     "square root is missing"),
+    (course.check_adagrad_rates, lambda g, eta0: eta0 / (np.cumsum(g * g, axis=0) + 1e-8),
+     "square root"),
+    (course.check_friedman, lambda R, N: friedman_test(R, N).F, "Iman and Davenport"),
+    (course.check_friedman, lambda R, N: 12.0 * N / (len(R) * (len(R) - 1)) * (
+        np.sum(np.square(R)) - len(R) * (len(R) + 1) ** 2 / 4.0), "not 12 N / (k (k − 1))"),
+]
+
+
+@pytest.mark.parametrize("grader, answer, hint", NAMED, ids=[a.__name__ if hasattr(
+    a, "__name__") else str(i) for i, (_, a, _) in enumerate(NAMED)])
+def test_a_mistake_that_was_only_off_is_named(grader, answer, hint, capsys):
+    out = rejected(grader, answer, capsys)
+    assert hint in out and "relative error" not in out, out
+
+
+@pytest.mark.parametrize("k", [2, 5, 14, 20])
+def test_friedman_is_tried_with_few_and_many_methods(k):
+    cases = [dict(named)["R"] for _, named in course.check_friedman.cases()]
+    assert k in {len(R) for R in cases}
+
+
+# -- state the executor never sees, and classes without a method ----------------------------
+
+class RMSPropRebinding(ex02b.RMSProp):
+    """Right values, but G is a new array bound to the state's key, not written into it."""
+
+    def update(self, theta, g, state):
+        state["mean_square"] = self.rho * state["mean_square"] + (1 - self.rho) * g * g
+        theta -= self.learning_rate * g / (np.sqrt(state["mean_square"]) + self.epsilon)
+
+
+def test_a_rule_that_rebinds_its_state_is_judged_where_mlnn_runs_a_rule(capsys):
+    out = rejected(course.check_rmsprop_rule, RMSPropRebinding, capsys)
+    assert "write the new G into that array, in place" in out, out
+
+
+def without(cls, method):
+    """``cls`` with ``method`` missing (as a student who has not written it yet)."""
+    namespace = {k: v for k, v in vars(cls).items() if k != method}
+    bases = tuple(b for b in cls.__mro__[1:] if b is not object and method not in vars(b))
+    return type(cls.__name__, bases or (object,), namespace)
+
+
+@pytest.mark.parametrize("grader, cls, method", [
+    (course.check_rmsprop_rule, ex02b.RMSProp, "update"),
+    (course.check_rmsprop_rule, ex02b.RMSProp, "new_state"),
+    (course.check_adagrad, ex01b.AdaGrad, "step")])
+def test_a_class_missing_a_method_is_told_which(grader, cls, method, capsys):
+    answer = without(cls, method)
+    assert not hasattr(answer, method)
+    out = rejected(grader, answer, capsys)
+    assert f"has no method {method}" in out, out
+
+
+# -- 07: every measure that is lower-is-better -------------------------------------------------
+
+def better_without_hamming(measure, ours, paper):
+    lower = measure in LOWER_IS_BETTER - {"hamming"}
+    return (paper - ours) / paper if lower else (ours - paper) / paper
+
+
+def test_a_lower_is_better_list_missing_hamming_is_rejected(capsys):
+    out = rejected(course.check_better_than_paper, better_without_hamming, capsys)
+    assert "hamming" in out and "sign is wrong" in out, out
+
+
+# -- 06: −∞ predicts every label -------------------------------------------------------------
+
+def threshold_minus_infinity_where_every_label_is_best(scores, y):
+    t = ex06.best_threshold_one(scores, y)
+    return -np.inf if np.all(scores > t) else t
+
+
+def test_minus_infinity_passes_where_predicting_every_label_is_best(capsys):
+    assert any(np.all(dict(named)["scores"] > ex06.best_threshold_one(**dict(named)))
+               for _, named in course.check_f1_threshold.cases())      # the cases have one
+    assert course.check_f1_threshold(threshold_minus_infinity_where_every_label_is_best), \
+        capsys.readouterr().out
+
+
+@pytest.mark.parametrize("answer, words", [(lambda s, y: -np.inf, "F1"),
+                                           (lambda s, y: np.inf, "F1"),
+                                           (lambda s, y: np.nan, "NaN")])
+def test_an_infinite_or_nan_threshold_is_judged_by_its_f1(answer, words, capsys):
+    assert words in rejected(course.check_f1_threshold, answer, capsys)
+
+
+# -- 01b: update called by its documented names ----------------------------------------------
+
+def train_by_keyword(params, optimizer, X, Y, epochs, batch_size, rng, update):
+    for _ in range(epochs):
+        order = rng.permutation(X.shape[0])
+        for start in range(0, X.shape[0], batch_size):
+            batch = order[start:start + batch_size]
+            update(params=params, optimizer=optimizer, X_batch=X[batch], Y_batch=Y[batch])
+
+
+def test_a_training_loop_calling_update_by_keyword_passes(capsys):
+    assert course.check_train(train_by_keyword), capsys.readouterr().out
+
+
+# -- saturation and thresholds -----------------------------------------------------------------
+
+def forward_clipping_z2(X, W1, b1, W2, b2, f_o):
+    z1 = X @ W1 + b1
+    h = np.maximum(z1, 0)
+    z2 = np.clip(h @ W2 + b2, -30, 30)
+    return z1, h, z2, f_o(z2)
+
+
+def ce_guarded(z2, o, Y):
+    return np.where(o * (1 - o) > 0, o - Y, 0.0)
+
+
+def delta1_with_tolerance(delta2, W2, z1):
+    return (delta2 @ W2.T) * (z1 > 1e-6)
+
+
+@pytest.mark.parametrize("grader, answer, hint", [
+    (course.check_forward, forward_clipping_z2, "z2 is clipped"),
+    (course.check_ce_delta2, ce_guarded, "where the output saturates"),
+    (course.check_delta1_relu, delta1_with_tolerance, "not with a tolerance")],
+    ids=["forward_clipping_z2", "ce_guarded", "delta1_with_tolerance"])
+def test_saturation_and_thresholds_are_tried_beyond_where_they_bite(grader, answer, hint,
+                                                                    capsys):
+    assert hint in rejected(grader, answer, capsys)
+
+
+# -- contracts judged by the work done, whatever classes the student converts to -------------
+
+def forward_through_coo(X, W1, b1, W2, b2, f_o):
+    z1 = X.tocoo().toarray() @ W1 + b1
+    h = np.maximum(z1, 0)
+    return z1, h, h @ W2 + b2, f_o(h @ W2 + b2)
+
+
+def forward_through_a_new_csr(X, W1, b1, W2, b2, f_o):
+    z1 = sp.csr_matrix(X).toarray() @ W1 + b1
+    h = np.maximum(z1, 0)
+    return z1, h, h @ W2 + b2, f_o(h @ W2 + b2)
+
+
+def grad_W1_through_csc(X, delta1):
+    rows = np.unique(X.indices)
+    full = X.tocsc().T @ delta1
+    return rows, np.asarray(full)[rows] / X.shape[0]
+
+
+def backward_through_csc(X, z1, h, W2, delta2):
+    n, delta1 = X.shape[0], ex01b.delta1_relu(delta2, W2, z1)
+    rows = np.unique(X.indices)
+    return {"W1": (rows, np.asarray(X.tocsc().T @ delta1)[rows] / n),
+            "b1": delta1.sum(axis=0) / n, "W2": h.T @ delta2 / n, "b2": delta2.sum(axis=0) / n}
+
+
+def update_through_coo(params, optimizer, X_batch, Y_batch):
+    ex01b.update(params, optimizer, sp.csr_matrix(X_batch.tocoo().toarray()), Y_batch)
+
+
+def pwe_pairs_through_asarray(z2, o, Y):
+    o, Y = np.asarray(o), np.asarray(Y)
+    return ex01b.pwe_delta2_pairs(z2, o, Y)
+
+
+def pwe_pairs_by_einsum(z2, o, Y):
+    relevant = (np.asarray(Y) > 0).astype(o.dtype)
+    pairs = np.einsum("ip,in->ipn", relevant, 1 - relevant)
+    E = np.exp(-(o[:, :, None] - o[:, None, :])) * pairs
+    count = np.maximum(pairs.sum(axis=(1, 2)), 1)[:, None]
+    return (E.sum(axis=1) - E.sum(axis=2)) / count * (1 + o) * (1 - o)
+
+
+def pwe_pairs_over_lists(z2, o, Y):
+    delta2 = np.zeros_like(o)
+    for i, (row, y) in enumerate(zip(o.tolist(), Y.tolist())):
+        relevant = [p for p, v in enumerate(y) if v > 0]
+        irrelevant = [q for q, v in enumerate(y) if v <= 0]
+        for p in relevant:
+            for q in irrelevant:
+                e = np.exp(-(row[p] - row[q])) / (len(relevant) * len(irrelevant))
+                delta2[i, p] -= e
+                delta2[i, q] += e
+    return delta2 * (1 + o) * (1 - o)
+
+
+def pwe_one_document_at_a_time(z2, o, Y):
+    return np.vstack([ex01b.pwe_delta2(z2[i:i + 1], o[i:i + 1], Y[i:i + 1])
+                      for i in range(len(o))])
+
+
+@pytest.mark.parametrize("grader, answer, hint", [
+    (course.check_forward, forward_through_coo, "made the sparse X dense"),
+    (course.check_forward, forward_through_a_new_csr, "made the sparse X dense"),
+    (course.check_grad_W1_rows, grad_W1_through_csc, "full D × F product"),
+    (course.check_backward, backward_through_csc, "full D × F product"),
+    (course.check_update, update_through_coo, "made the sparse X dense"),
+    (course.check_pwe_delta2, pwe_pairs_through_asarray, "every (relevant, irrelevant) pair"),
+    (course.check_pwe_delta2, pwe_pairs_by_einsum, "every (relevant, irrelevant) pair"),
+    (course.check_pwe_delta2, pwe_pairs_over_lists, "every (relevant, irrelevant) pair"),
+    (course.check_pwe_delta2, pwe_one_document_at_a_time, "all documents at once")],
+    ids=lambda value: getattr(value, "__name__", None))
+def test_a_contract_is_judged_by_the_work_done(grader, answer, hint, capsys):
+    assert hint in rejected(grader, answer, capsys)
+
+
+def test_the_work_done_counts_allocations_and_lines_not_time():
+    from mlnn.course.grading import TooMuchWork, work_done
+    peak, lines = work_done(lambda n: np.zeros((n, 1000)), 100)
+    assert 800_000 <= peak < 1_000_000 and lines == 1
+    with pytest.raises(TooMuchWork):
+        work_done(lambda: [None for _ in range(1000)], lines=100)
+
+
+# -- dropout masks -----------------------------------------------------------------------------
+
+def inverted_from(keep):
+    """An inverted dropout whose kept units are the boolean ``keep(h, rate, rng)``."""
+    def inverted_dropout(h, rate, rng):
+        mask = keep(h, rate, rng) / (1 - rate)
+        return h * mask, mask
+    return inverted_dropout
+
+
+def input_from(keep):
+    """An input dropout whose kept stored entries are the boolean ``keep(X, rate, rng)``."""
+    def input_dropout(X, rate, rng):
+        X = X.tocsr(copy=True)
+        X.data = X.data * keep(X, rate, rng) / (1 - rate)
+        return X
+    return input_dropout
+
+
+def fixed_total(size, rate, rng):
+    keep = np.ones(size, dtype=bool)
+    keep[rng.choice(size, round(rate * size), replace=False)] = False
+    return keep
+
+
+def half_the_coins(size, rate, rng):
+    return np.resize(rng.random(size // 2 + 1) >= rate, size)
+
+
+def inverted_float32(h, rate, rng):
+    mask = ((rng.random(h.shape) >= rate) / (1 - rate)).astype(np.float32)
+    return h * mask, mask
+
+
+def input_float32(X, rate, rng):
+    X = X.tocsr(copy=True).astype(np.float32)
+    X.data *= (rng.random(X.nnz) >= rate) / (1 - rate)
+    return X
+
+
+def inverted_of_one_shape(h, rate, rng):
+    mask = (rng.random((30, 40)) >= rate) / (1 - rate)
+    return h * mask, mask
+
+
+DROPOUT = [
+    (course.check_inverted_dropout, inverted_from(
+        lambda h, r, g: g.integers(0, 10, size=h.shape) / 10 >= r), "coarse grid"),
+    (course.check_inverted_dropout, inverted_from(
+        lambda h, r, g: g.integers(0, 100, size=h.shape) >= 100 * r), "coarse grid"),
+    (course.check_input_dropout, input_from(
+        lambda X, r, g: g.integers(0, 100, size=X.nnz) >= 100 * r), "coarse grid"),
+    (course.check_inverted_dropout, inverted_from(
+        lambda h, r, g: fixed_total(h.size, r, g).reshape(h.shape)), "same number"),
+    (course.check_input_dropout, input_from(lambda X, r, g: fixed_total(X.nnz, r, g)),
+     "same number"),
+    (course.check_inverted_dropout, inverted_of_one_shape, "h's shape"),
+    (course.check_inverted_dropout, inverted_from(
+        lambda h, r, g: half_the_coins(h.size, r, g).reshape(h.shape)), "copies of others"),
+    (course.check_input_dropout, input_from(lambda X, r, g: half_the_coins(X.nnz, r, g)),
+     "copies of others"),
+    (course.check_inverted_dropout, inverted_float32, "dtype float32, expected float64"),
+    (course.check_input_dropout, input_float32, "dtype float32, expected float64"),
+]
+
+
+@pytest.mark.parametrize("grader, answer, hint", DROPOUT, ids=[f"{g.__name__}-{i}" for i, (
+    g, _, _) in enumerate(DROPOUT)])
+def test_a_dropout_mask_of_the_wrong_law_shape_or_dtype_is_named(grader, answer, hint, capsys):
+    assert hint in rejected(grader, answer, capsys)
+
+
+@pytest.mark.parametrize("grader, answer", [
+    (course.check_inverted_dropout, inverted_from(lambda h, r, g: g.random(h.shape) >= r)),
+    (course.check_inverted_dropout, inverted_from(lambda h, r, g: g.binomial(1, 1 - r, h.shape))),
+    (course.check_input_dropout, input_from(lambda X, r, g: g.random(X.nnz) >= r))])
+def test_independent_coins_pass(grader, answer, capsys):
+    assert grader(answer), capsys.readouterr().out
+
+
+# -- shuffles ----------------------------------------------------------------------------------
+
+def train_by_order(order_of):
+    """A training loop whose epoch order is ``order_of(n, rng, previous order)``."""
+    def train(params, optimizer, X, Y, epochs, batch_size, rng, update):
+        order = None
+        for _ in range(epochs):
+            order = order_of(X.shape[0], rng, order)
+            for start in range(0, X.shape[0], batch_size):
+                batch = order[start:start + batch_size]
+                update(params, optimizer, X[batch], Y[batch])
+    return train
+
+
+SHUFFLES = [
+    (lambda n, rng, last: np.argsort(rng.integers(0, 1000, size=n), kind="stable"),
+     "ties among your random keys"),
+    (lambda n, rng, last: np.argsort(np.round(rng.random(n), 2), kind="stable"),
+     "ties among your random keys"),
+    (lambda n, rng, last: rng.permutation(n) if last is None else last[::-1],
+     "follows from the previous one"),
+]
+
+
+@pytest.mark.parametrize("order_of, hint", SHUFFLES, ids=["integer keys", "rounded keys",
+                                                          "reversed"])
+def test_a_shuffle_with_ties_or_tied_to_the_last_epoch_is_named(order_of, hint, capsys):
+    assert hint in rejected(course.check_train, train_by_order(order_of), capsys)
+
+
+def test_a_shuffle_by_random_keys_without_ties_passes(capsys):
+    right = train_by_order(lambda n, rng, last: np.argsort(rng.random(n)))
+    assert course.check_train(right), capsys.readouterr().out
