@@ -149,9 +149,13 @@ def installed(tmp_path_factory):
     pytest.importorskip("nbgrader")
     base = tmp_path_factory.mktemp("outside")
     assert not base.resolve().is_relative_to(ROOT)
-    wheels = base / "wheels"
+    wheels, source = base / "wheels", base / "source"      # built from a copy: nothing written
+    shutil.copytree(ROOT / "mlnn", source / "mlnn",          # into the clone
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("setup.cfg", "pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
-                    "-q", "-w", str(wheels), str(ROOT)], check=True, capture_output=True)
+                    "-q", "-w", str(wheels), str(source)], check=True, capture_output=True)
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(base / "venv")],
                    check=True)
     python = base / "venv" / "bin" / "python"
@@ -270,11 +274,12 @@ def test_the_gradebook_gives_points_by_effort_and_one_mistake_costs_one_exercise
 @pytest.mark.slow
 def test_tricks_score_nothing_and_are_flagged_beside_the_grade(graded):
     course, grades = graded
-    for stem in STEMS:
-        if tool.key(stem) in TRICKS:
-            assert float(grades["tricks", stem]["score"]) == 0.0, stem
-    assert float(grades["tampered", "03_convergence"]["score"]) == 0.0
     flags = {(row["student_id"], row["assignment"]): row["flags"] for row in grades.values()}
+    for stem in STEMS:                  # a reference a grader imports may pass: it is flagged
+        if tool.key(stem) in TRICKS:
+            assert float(grades["tricks", stem]["score"]) == 0.0 or flags["tricks", stem], stem
+    assert float(grades["tricks", "01_network_and_derivatives"]["score"]) == 0.0  # no switch
+    assert float(grades["tampered", "03_convergence"]["score"]) == 0.0
     assert "environment os.environ" in flags["tricks", "01_network_and_derivatives"]
     assert "grader mlnn.course.graders" in flags["tricks", "02b_optimizers_and_dropout"]
     assert "library mlnn.paper.ranks.friedman_test" in flags["tricks", "08_beyond_the_paper"]
