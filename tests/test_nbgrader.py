@@ -26,6 +26,7 @@ import pytest
 from mlnn import course as graders
 from mlnn.course.registry import EXERCISES
 from mlnn.tools import nbgrader_course as tool
+from tests.test_course_audit import DISAGREE
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -284,7 +285,10 @@ def test_tricks_score_nothing_and_are_flagged_beside_the_grade(graded):
     assert "grader mlnn.course.graders" in flags["tricks", "02b_optimizers_and_dropout"]
     assert "library mlnn.paper.ranks.friedman_test" in flags["tricks", "08_beyond_the_paper"]
     assert "locked" in flags["tampered", "03_convergence"]
-    assert not any(flags.get((s, stem)) for s in ("solved", "stubs") for stem in STEMS)
+    for student in ("solved", "stubs"):      # the worked solutions: only where the registry's
+        for stem in STEMS:                  # list and the solution disagree (test_course_audit)
+            found = set(filter(None, flags.get((student, stem), "").split("; ")))
+            assert found <= {f"{name}: library {detail}" for name, detail in DISAGREE}, found
 
 
 @pytest.mark.slow
@@ -297,7 +301,8 @@ def test_the_audit_command_reports_per_student_and_exercise_with_the_score(grade
     with open(course / "audit.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     students = {row["student_id"] for row in rows}
-    assert {"tricks", "tampered"} <= students and not students & {"solved", "stubs"}
+    assert {"tricks", "tampered"} <= students and "stubs" not in students
+    assert {(r["exercise"], r["detail"]) for r in rows if r["student_id"] == "solved"} <= DISAGREE
     row = next(r for r in rows if r["exercise"] == "friedman_chi2")
     assert (row["flag"], float(row["score"]), float(row["max_score"])) == ("library", 0.0, 3.0)
 
