@@ -209,7 +209,9 @@ def findings(tree, resolver, reaches=()):
         for name in filter(None, names):
             found += [(kind, name) for prefix, kind in FORBIDDEN if _matches(name, prefix)]
             found += [("library", name) for reach in reaches if _matches(name, reach)]
-    return list(dict.fromkeys(found))
+    found = list(dict.fromkeys(found))
+    return [(kind, detail) for kind, detail in found      # os.environ.pop, not os.environ too
+            if not any(k == kind and d.startswith(detail + ".") for k, d in found)]
 
 
 def _cells(notebook):
