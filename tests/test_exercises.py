@@ -3,6 +3,7 @@ every exercise of :data:`mlnn.course.registry.EXERCISES` has its grader, the wor
 notebooks/solutions/ passes it, an answer left open or raising is reported, every mistake of its
 table is rejected with its own hint, and autograde is decided once, at import."""
 
+import ast
 import importlib.util
 import os
 import subprocess
@@ -145,3 +146,32 @@ def test_autograde_is_decided_by_the_variable_at_import_in_a_fresh_kernel(value,
                           text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("NOT YET") and ("cell failed" in done.stdout) is failed
+
+
+def _top_level_names(path):
+    """The names a module of mlnn/course defines at its top level."""
+    names = []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign):
+            names += [target.id for target in node.targets if isinstance(target, ast.Name)]
+    return names
+
+
+COURSE = sorted((ROOT / "mlnn" / "course").glob("*.py"))
+
+
+def test_no_name_is_defined_twice_across_the_course_modules():
+    defined = [name for path in COURSE if path.stem != "__init__"
+               for name in _top_level_names(path)]
+    assert sorted({name for name in defined if defined.count(name) > 1}) == []
+
+
+@pytest.mark.parametrize("module", ["graders", "scratch", "measures"])
+def test_no_grader_module_imports_another(module):
+    path = ROOT / "mlnn" / "course" / f"{module}.py"
+    imported = {node.module for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                if isinstance(node, ast.ImportFrom)}
+    others = {f"mlnn.course.{name}" for name in ("graders", "scratch", "measures")}
+    assert not imported & others, imported

@@ -10,6 +10,7 @@ import scipy.sparse as sp
 import scipy.stats
 
 from mlnn import course
+from mlnn.course.measures import selection_values
 from mlnn.evaluation.metrics import LOWER_IS_BETTER
 from mlnn.paper.ranks import friedman_test
 from tests.test_exercises import solutions
@@ -297,14 +298,6 @@ def test_a_contract_is_judged_by_the_work_done(grader, answer, hint, capsys):
     assert hint in rejected(grader, answer, capsys)
 
 
-def test_the_work_done_counts_allocations_and_lines_not_time():
-    from mlnn.course.grading import TooMuchWork, work_done
-    peak, lines = work_done(lambda n: np.zeros((n, 1000)), 100)
-    assert 800_000 <= peak < 1_000_000 and lines == 1
-    with pytest.raises(TooMuchWork):
-        work_done(lambda: [None for _ in range(1000)], lines=100)
-
-
 # -- dropout masks -----------------------------------------------------------------------------
 
 def inverted_from(keep):
@@ -418,3 +411,47 @@ def test_a_shuffle_with_ties_or_tied_to_the_last_epoch_is_named(order_of, hint, 
 def test_a_shuffle_by_random_keys_without_ties_passes(capsys):
     right = train_by_order(lambda n, rng, last: np.argsort(rng.random(n)))
     assert course.check_train(right), capsys.readouterr().out
+
+
+# -- near ties ---------------------------------------------------------------------------------
+
+def select_C_within_isclose(C_values, S_val, Y_val, S_test, Y_test, variant):
+    criteria = selection_values(S_val, Y_val, variant)
+    best = (max if variant == "B" else min)(criteria)
+    return C_values[next(i for i, c in enumerate(criteria) if np.isclose(c, best))]
+
+
+def test_a_c_chosen_within_a_tolerance_of_the_best_is_named(capsys):
+    out = rejected(course.check_select_C, select_C_within_isclose, capsys)
+    assert "not within a tolerance" in out, out
+
+
+# -- 02b: momentum's catch-up without a loop over the steps -----------------------------------
+
+def momentum_by_steps(theta, v, mu, eta, gamma, skipped):
+    for _ in range(skipped):
+        v = mu * v - eta * gamma * theta
+        theta = theta + v
+    return theta, v
+
+
+def momentum_by_arrays_of_steps(theta, v, mu, eta, gamma, skipped):
+    powers = mu ** np.arange(1, skipped + 1)
+    if gamma:
+        return ex02b.momentum_skip(theta, v, mu, eta, gamma, skipped)
+    return theta + powers.sum() * v, powers[-1] * v if skipped else v
+
+
+@pytest.mark.parametrize("answer", [momentum_by_steps, momentum_by_arrays_of_steps])
+def test_a_catch_up_that_works_for_every_step_is_named(answer, capsys):
+    assert "work for every skipped step" in rejected(course.check_momentum_skip, answer, capsys)
+
+
+def test_the_closed_form_reference_is_the_literal_loop():
+    from mlnn.course.graders import _momentum_skipped
+    rng = np.random.default_rng(0)
+    for mu, eta, gamma, skipped in [(0.9, 0.1, 0.0, 7), (0.6, 0.3, 0.2, 40), (0.5, 0.1, 0.0, 0)]:
+        theta, v = rng.normal(size=3), rng.normal(size=3)
+        for ours, loop in zip(_momentum_skipped(theta, v, mu, eta, gamma, skipped),
+                              momentum_by_steps(theta, v, mu, eta, gamma, skipped)):
+            np.testing.assert_allclose(ours, loop, rtol=1e-12, atol=1e-15)

@@ -148,24 +148,41 @@ WRONG_01 = [
 
 # --- notebook 02 ----------------------------------------------------------------------------
 
-def tanh_in_place(W1, W2_1, c):
+def tanh_in_place(W1, W2_1, c, y):
     h = np.tanh(W1, out=W1)
-    return (np.exp(-np.tanh(W2_1 * h) + np.tanh(c * h)) + 1) / 2
+    return (np.exp(-np.tanh(W2_1 * h) + np.tanh(c * h)) + np.sum(y) - 1) / np.sum(y)
+
+
+def pwe_landscape_over(norm):
+    """The pair sum of the PWE landscape divided by ``norm(|y|, |ȳ|, L)``."""
+    def pwe_closed_form(W1, W2_1, c, y):
+        p, q = int(np.sum(y)), len(y) - int(np.sum(y))
+        h = np.tanh(W1)
+        pair_sum = q * np.exp(-(np.tanh(W2_1 * h) - np.tanh(c * h))) + (p - 1) * q
+        return pair_sum / norm(p, q, len(y))
+    return pwe_closed_form
 
 
 WRONG_02 = [
-    (course.check_pwe_landscape, lambda W1, W2_1, c: 3 * ex02.pwe_closed_form(W1, W2_1, c),
+    (course.check_pwe_landscape, lambda W1, W2_1, c, y: 3 * ex02.pwe_closed_form(W1, W2_1, c, y),
      "times"),
-    (course.check_pwe_landscape, lambda W1, W2_1, c: (3 * ex02.pwe_closed_form(W1, W2_1, c) + 1) / 4,
-     "off"),
-    (course.check_pwe_landscape, lambda W1, W2_1, c: np.exp(-expit(W2_1 * np.tanh(W1))),
+    (course.check_pwe_landscape, lambda W1, W2_1, c, y: (3 * ex02.pwe_closed_form(
+        W1, W2_1, c, y) + 1) / 4, "off"),
+    (course.check_pwe_landscape, lambda W1, W2_1, c, y: np.exp(-expit(W2_1 * np.tanh(W1))),
      "does not follow the c passed in"),
-    (course.check_pwe_landscape, lambda W1, W2_1, c: np.exp(np.tanh(W2_1 * np.tanh(W1))),
+    (course.check_pwe_landscape, lambda W1, W2_1, c, y: np.exp(np.tanh(W2_1 * np.tanh(W1))),
      "does not follow the c passed in"),
-    (course.check_pwe_landscape, lambda W1, W2_1, c: np.exp(-np.tanh(W2_1 * np.tanh(W1))),
+    (course.check_pwe_landscape, lambda W1, W2_1, c, y: np.exp(-np.tanh(W2_1 * np.tanh(W1))),
      "the network in the text"),
-    (course.check_pwe_landscape, lambda W1, W2_1, c: np.ones((7, 7)), "shape"),
+    (course.check_pwe_landscape, lambda W1, W2_1, c, y: np.ones((7, 7)), "shape"),
     (course.check_pwe_landscape, tanh_in_place, "modified its input W1"),
+    (course.check_pwe_landscape, lambda W1, W2_1, c, y: ex02.pwe_closed_form(W1, W2_1, c,
+                                                                             (1, 1, 0, 0)),
+     "does not follow the y passed in"),
+    (course.check_pwe_landscape, pwe_landscape_over(lambda p, q, L: L), "not by L"),
+    (course.check_pwe_landscape, pwe_landscape_over(lambda p, q, L: p * p), "not by |y|²"),
+    (course.check_pwe_landscape, pwe_landscape_over(lambda p, q, L: q * q), "not by |ȳ|²"),
+    (course.check_pwe_landscape, pwe_landscape_over(lambda p, q, L: 1), "not averaged"),
     (course.check_ce_slope, lambda W1, W2_1: -ex02.ce_dJ_dW2_1(W1, W2_1), "sign"),
     (course.check_ce_slope, lambda W1, W2_1: expit(W2_1 * np.tanh(W1)) - 1, "δ2 alone"),
     (course.check_ce_slope, lambda W1, W2_1: (np.tanh(W2_1 * np.tanh(W1)) - 1) * np.tanh(W1),
@@ -339,7 +356,7 @@ WRONG_02B = [
     (course.check_rmsprop_rule, RowsIgnored, "off"),
     (course.check_rmsprop_rule, RhoFixed, "off"),
     (course.check_rmsprop_rule, StateNotDict, "must be a dict"),
-    (course.check_rmsprop_rule, RMSPropStub, "must be a dict of arrays shaped like theta"),
+    (course.check_rmsprop_rule, RMSPropStub, "no answer yet"),
     (course.check_rmsprop_rule, RuleSharedByShape, "own accumulator"),
     (course.check_rmsprop_rule, PlainSGD, "off"),
     (course.check_rmsprop_rule, UpdateLeftOpen, "did not change"),
@@ -650,7 +667,6 @@ RIGHT = [
         X, dropout_module.input_mask(X, r, g))),
     (course.check_input_dropout, lambda X, r, g: X.multiply(
         (g.random(X.shape) >= r) / (1 - r)).tocsr()),
-    (course.check_momentum_skip, momentum_by_steps),
     (course.check_delta1, lambda d2, W2, h: (W2 @ d2.T).T * (1 + h) * (1 - h)),
     (course.check_input_gradient, lambda X, d1: (X.T @ sp.csr_matrix(d1)) / X.shape[0]),
     (course.check_rank_loss_one, lambda s, y: float(np.mean((pairs(s, y) < 0) + 0.5 * (

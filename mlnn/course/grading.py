@@ -65,6 +65,12 @@ class Mistake(NamedTuple):
     answer: Callable
 
 
+def variant(reference, **mistake):
+    """A wrong answer made from the exercise's one reference: called with the student's
+    arguments and the keywords that plant the ``mistake``."""
+    return lambda *args: reference(*args, **mistake)
+
+
 class Report(NamedTuple):
     """``status`` "PASS", "NOT YET" or "ERROR" (the grader itself failed), the ``title`` of the
     exercise and one line of ``detail``; true when it passed."""
@@ -355,7 +361,10 @@ def agree(a, b):
 
 
 def is_number(value):
-    """A number argument (int or float, not bool): one an answer could hard-code."""
+    """A number argument (int or float, not bool), or a tuple of them: one an answer could
+    hard-code."""
+    if isinstance(value, tuple):
+        return all(map(is_number, value))
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
         value, (bool, np.bool_))
 
@@ -370,7 +379,7 @@ def unfollowed(student, reference, named, answer, expected, every, runner, name)
             values.setdefault(label, []).append(value)
     for i, (label, value) in enumerate(named):
         others = [v for v in values.get(label, ()) if is_number(value) and v != value
-                  and isinstance(v, (int, np.integer)) == isinstance(value, (int, np.integer))]
+                  and type(v) is type(value)]
         for other in others[:1]:
             changed = [*named[:i], (label, other), *named[i + 1:]]
             try:
@@ -391,6 +400,19 @@ def answered(runner, function, named):
             return runner(function, *named, name=OURS[1])
     except Exception:
         return None
+
+
+def explaining(mistakes, records, mistaken, equal):
+    """The first mistake that answers as the student on every record (what, named inputs,
+    answer, expected), tried in their order and left at its first difference; None if none."""
+    for mistake in mistakes:
+        for what, named, answer, _ in records:
+            out = mistaken(mistake, named)
+            if out is None or not equal(answer, out, what, named):
+                break
+        else:
+            return mistake
+    return None
 
 
 def check(title, student, reference, cases, mistakes=(), *, name="function", runner=run,
@@ -442,20 +464,17 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", run
         wrong = [r for r in records if not equal(r[2], r[3], r[0], r[1])] if whole else []
         if not wrong:
             return f"{len(records)} random cases, inputs unchanged"
-        for mistake in mistakes:
-            outputs = [mistaken(mistake, named) for _, named, _, _ in records]
-            if (all(out is not None and equal(answer, out, what, named)
-                    for (what, named, answer, _), out in zip(records, outputs))
-                    and not all(equal(expected, out, what, named)
-                                for (what, named, _, expected), out in zip(records, outputs))):
-                raise NotYet(mistake.hint)
+        ordered = wrong + [r for r in records if not any(r is w for w in wrong)]
+        found = explaining(mistakes, ordered, mistaken, equal)
+        if found:
+            raise NotYet(found.hint)
         what, named, answer, expected = wrong[0]
         compare(answer, expected, f"{what} (and {len(wrong) - 1} more)" if len(wrong) > 1
                 else what, named)
     return grade(title, attempt)
 
 
-def exercise(label, title, reference, cases, mistakes=(), **options):
+def make_grader(label, title, reference, cases, mistakes=(), **options):
     """The grader called ``label``: ``grader(student)`` runs :func:`check` and returns whether
     the answer passed; ``grader.mistakes`` is its table, ``grader.cases()`` its cases."""
     def grader(student):

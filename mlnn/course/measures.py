@@ -1,161 +1,22 @@
-"""Graders of notebook 06b: the measures of Sec. 4 by hand, micro and macro averaging, and the
-choice of C for the baselines BR_B and BR_R (:func:`mlnn.paper.selection.fit_br`).
-
-The references are mlnn's :mod:`mlnn.evaluation.metrics`; notebooks 03, 05 and 07 grade rank
-loss, average precision and coverage of one document with the same tables of mistakes.
+"""Graders of notebook 06b: the measures of Sec. 4 by hand (the ranking ones over
+:mod:`~mlnn.course.ranking`), micro and macro averaging, and the choice of C for the baselines
+BR_B and BR_R (:func:`mlnn.paper.selection.fit_br`). The references are mlnn's
+:mod:`mlnn.evaluation.metrics`.
 """
 
 import numpy as np
 
-from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, case_rngs, close, exercise,
-                                 expect_dtype, expect_shape, name_mistake)
+from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, case_rngs, close,
+                                 expect_dtype, expect_shape, make_grader, name_mistake, variant)
+from mlnn.course.ranking import (RANKING_MISTAKES, SCORE_KINDS, TIES, measure_of,
+                                 random_scores)
 from mlnn.evaluation import metrics
 
 #: Relative error below which an answer counts as equal to its reference.
-TOLERANCE = 1e-9
+MEASURE_TOLERANCE = 1e-9
 
 #: The keys of :func:`check_micro_macro`'s answer, in the paper's order.
 BIPARTITION = ("miP", "miR", "miF", "maP", "maR", "maF")
-
-#: The key of each measure in :func:`mlnn.evaluation.metrics.ranking_measures`.
-METRIC_KEY = {"one-error": "oneError", "coverage": "coverage", "rank loss": "rankloss",
-              "MAP": "MAP"}
-
-
-def measure_of(measure):
-    """``measure`` of one document (y a bool vector, s the scores) by mlnn's metrics."""
-    key = METRIC_KEY[measure]
-    return lambda y, s: float(metrics.ranking_measures(y[None, :], s[None, :])[key])
-
-
-def scores_first(per_document):
-    """A per-document f(y, s) as the answer of notebooks 03, 05 and 07: f(scores, y)."""
-    return lambda s, y: per_document(np.asarray(y) > 0, np.asarray(s, dtype=np.float64))
-
-
-# ---------------------------------------------------------------------------------------------
-# the usual mistakes, one document at a time (y: bool vector, s: float vector)
-
-def pessimistic_rank(s, k):
-    """rank(k) = #{l : s_l ≥ s_k}: ties resolved pessimistically."""
-    return int(np.sum(s >= s[k]))
-
-
-def _strict_rank(s, k):
-    return 1 + int(np.sum(s > s[k]))
-
-
-def _order_rank(s, k):
-    return 1 + int(np.flatnonzero(np.argsort(-s, kind="stable") == k)[0])
-
-
-def _coverage_with(rank, pick=max):
-    return lambda y, s: float(pick(rank(s, k) for k in np.flatnonzero(y)) - 1)
-
-
-def _rank_loss_with(tie, norm):
-    def rank_loss(y, s):
-        p, q = s[y][:, None], s[~y][None, :]
-        return float((np.sum(p < q) + tie * np.sum(p == q)) / norm(y))
-    return rank_loss
-
-
-def _pairs(y):
-    return y.sum() * (~y).sum()
-
-
-def _ap_with(rank, over):
-    def average_precision(y, s):
-        relevant = np.flatnonzero(y)
-        return float(sum(np.sum(s[relevant] >= s[k]) / rank(s, k) for k in relevant) / over(y))
-    return average_precision
-
-
-def _ap_by_position(y, s):
-    hits = y[np.argsort(-s, kind="stable")]
-    return float(np.sum(np.cumsum(hits) / np.arange(1, len(s) + 1) * hits) / y.sum())
-
-
-def _ap_all_precisions(y, s):
-    return float(np.mean([np.sum(y & (s >= s[k])) / pessimistic_rank(s, k)
-                          for k in range(len(s))]))
-
-
-TOLERANT = ("scores that differ, however little, are not tied: compare them exactly, without a "
-            "tolerance or rounding")
-
-
-def _rounded(measure):
-    """A measure that takes scores within 1e-6 of each other as tied (rounds them)."""
-    return lambda y, s: measure_of(measure)(y, np.round(s, 6))
-
-
-def _plus(measure, c, sign=1):
-    return lambda y, s: c + sign * measure_of(measure)(y, s)
-
-
-TIES_ORDER = ("ties: your rank depends on the order of tied labels in the row; a tie puts k "
-              "behind every label it ties with")
-
-#: (wrong answer of one document, hint) for each ranking measure.
-RANKING_MISTAKES = {
-    "one-error": [
-        (_rounded("one-error"), TOLERANT),
-        (lambda y, s: float(not y[int(np.argmax(s))]),
-         "ties at the top: your answer depends on which tied label comes first in the row; "
-         "count an error whenever any label sharing the top score is irrelevant"),
-        (lambda y, s: float(not np.any(y[s == s.max()])),
-         "ties at the top count against the ranking: a document is an error when any label "
-         "sharing the top score is irrelevant, not only when all of them are"),
-        (_plus("one-error", 1, -1),
-         "one-error is 1 when the top label is NOT relevant; yours is inverted")],
-    "coverage": [
-        (_rounded("coverage"), TOLERANT),
-        (_coverage_with(_order_rank), TIES_ORDER),
-        (_coverage_with(_strict_rank), "ties: rank(k) counts every label scoring at least as "
-                                       "high as k (s_l ≥ s_k), not only those scoring higher"),
-        (_plus("coverage", 1), "off by one, 1 too large: the paper's coverage counts the steps "
-                               "past the top label, rank − 1 (a single relevant label ranked "
-                               "first has coverage 0)"),
-        (_plus("coverage", -1), "off by one, 1 too small: rank(k) counts label k itself"),
-        (_coverage_with(pessimistic_rank, min), "coverage looks for the relevant label ranked "
-                                                "LAST (how far down one must go to see all of "
-                                                "y), not the first")],
-    "rank loss": [
-        (_rounded("rank loss"), TOLERANT),
-        (_rank_loss_with(0.5, len), "normalise by the number of (relevant, irrelevant) pairs "
-                                    "|y||ȳ|, not by L"),
-        (_rank_loss_with(0.5, lambda y: len(y) ** 2), "normalise by |y||ȳ|, not by L²"),
-        (_rank_loss_with(0.5, lambda y: y.sum() * len(y)), "normalise by |y||ȳ|, not by |y|·L"),
-        (_rank_loss_with(1.0, _pairs), "a tie between a relevant and an irrelevant label counts "
-                                       "½ (Eq. 1), not as a whole error"),
-        (_rank_loss_with(0.0, _pairs), "a tie between a relevant and an irrelevant label counts "
-                                       "½ (Eq. 1), not 0"),
-        (_rank_loss_with(0.5, lambda y: 1), "divide by |y||ȳ|, the number of (relevant, "
-                                            "irrelevant) pairs"),
-        (_plus("rank loss", 1, -1), "rank loss counts the pairs ordered wrongly (relevant below "
-                                    "irrelevant), not those ordered rightly")],
-    "MAP": [
-        (_rounded("MAP"), TOLERANT),
-        (_ap_with(pessimistic_rank, len),
-         "average the precisions over the relevant labels (divide by |y|), not over all L"),
-        (_ap_all_precisions, "average the precisions at the ranks of the relevant labels only, "
-                             "not at every label"),
-        (_ap_with(pessimistic_rank, lambda y: 1.0),
-         "average precision is a mean over the relevant labels: divide the sum by |y|"),
-        (_ap_with(_strict_rank, np.sum), "ties: rank(k) counts every label scoring at least as "
-                                         "high as k (s_l ≥ s_k)"),
-        (_ap_by_position, TIES_ORDER)],
-}
-
-#: What each measure does with tied scores, for a hint when only documents with ties go wrong.
-TIES = {"one-error": "a document is an error whenever any label sharing the top score is "
-                     "irrelevant",
-        "coverage": "rank(k) = #{l : s_l ≥ s_k} counts every label tied with k",
-        "rank loss": "a (relevant, irrelevant) pair with equal scores counts ½",
-        "MAP": "rank(k) = #{l : s_l ≥ s_k} and the relevant k' with s_k' ≥ s_k both count the "
-               "labels tied with k"}
-
 
 # ---------------------------------------------------------------------------------------------
 # the ranking exercises
@@ -170,23 +31,6 @@ SPECIAL_DOCUMENTS = (
     ((0, 1, 1, 0), (-0.2, -1.5, -0.2, -3.0)),  # negative margins, a relevant label tied
     ((1, 1, 0, 0), (2.0, 1.0, 1.0, 1.0)),      # a relevant label tied with two irrelevant
 )
-
-
-#: The kinds of random scores, as a case's description names them.
-SCORE_KINDS = ("tied scores rounded to one decimal", "two scores within 1e-9 of each other (not "
-               "tied)", "scores on no coarse grid", "tied scores on a few values")
-
-
-def random_scores(rng, n, L, kind):
-    """n × L scores of a ``kind`` of :data:`SCORE_KINDS`."""
-    if kind == SCORE_KINDS[3]:
-        return rng.choice(rng.normal(size=rng.integers(2, 5)) * 2, size=(n, L))
-    S = rng.random((n, L))
-    if kind == SCORE_KINDS[0]:
-        return np.round(S, 1)
-    if kind == SCORE_KINDS[1]:
-        S[:, 1] = S[:, 0] + rng.choice([-1, 1], size=n) * rng.uniform(1e-12, 1e-10, size=n)
-    return S
 
 
 def ranking_cases(need_irrelevant=False, count=40, seed=2014):
@@ -250,10 +94,12 @@ def _expect_ranking(measure):
         if not np.all(np.isfinite(values)):
             raise NotYet(f"{what} holds NaN or infinite values; every document here has a "
                          "relevant label (and, for rank loss, an irrelevant one)")
-        wrong = [i for i in range(len(values)) if not close(values[i], expected[i], TOLERANCE)]
+        wrong = [i for i in range(len(values))
+                 if not close(values[i], expected[i], MEASURE_TOLERANCE)]
         if not wrong:
             return
-        name_mistake(values, expected, wrongs, f"wrong on {len(wrong)} documents", TOLERANCE)
+        name_mistake(values, expected, wrongs, f"wrong on {len(wrong)} documents",
+                     MEASURE_TOLERANCE)
         Y, S = np.asarray(inputs["Y"]) > 0, inputs["scores"]
         ties = all(len(np.unique(S[i])) < S.shape[1] for i in wrong)
         hint = (f"right on every document without tied scores, wrong on some with ties: "
@@ -270,9 +116,9 @@ def _ranking_grader(measure, name):
             yield f"the {measure} of {len(Y)} documents", [("Y", Y), ("scores", S)]
     cases.__doc__ = (f"``{name}(Y, scores)`` → (n,) the {measure} of each document (ties as "
                      ":mod:`mlnn.evaluation.metrics`).")
-    return exercise(f"check_{name.removesuffix('_by_hand')}", f"{measure} by hand",
+    return make_grader(f"check_{name.removesuffix('_by_hand')}", f"{measure} by hand",
                     _rows(measure_of(measure)), cases,
-                    [Mistake(hint, _rows(m)) for m, hint in RANKING_MISTAKES[measure]],
+                    [Mistake(m.hint, _rows(m.answer)) for m in RANKING_MISTAKES[measure]],
                     expect=_expect_ranking(measure))
 
 
@@ -337,35 +183,41 @@ EMPTY_ZERO = ("a label with no true and no predicted positive (TP = FP = FN = 0)
 ZERO_ONE = ("a zero denominator with something to count (nothing predicted while something is "
             "true, or predicted while nothing is true) gives 0, not 1")
 
-BIPARTITION_MISTAKES = [Mistake(hint, answer) for answer, hint in [
-    (_per_document(BIPARTITION[3:]), "your macro measures average over the documents (rows); "
-                                     "macro averages over the labels (columns): P, R and F1 of "
-                                     "each label, then their mean over the L labels"),
-    (_per_document(BIPARTITION[:3]), "your micro measures average per-document values; micro "
-                                     "pools TP, FP and FN over every document and label first, "
-                                     "then divides"),
-    (_changed(lambda r, t, p: dict(miP=r["maP"], miR=r["maR"], miF=r["maF"])),
-     "your micro measures are means of per-label values — that is macro averaging; micro pools "
-     "TP, FP and FN over all labels first"),
-    (_changed(lambda r, t, p: dict(miF=r["maF"])),
-     "your micro-F1 is the mean of the per-label F1 — that is macro-F1; micro-F1 is "
-     "2TP / (2TP + FP + FN) with the counts pooled"),
-    (_changed(lambda r, t, p: dict(maF=2 * r["maP"] * r["maR"] / (r["maP"] + r["maR"])
-                                   if r["maP"] + r["maR"] > 0 else 0.0)),
-     "macro-F1 is the mean of the per-label F1 scores, not the harmonic mean of maP and maR"),
-    (_macro_with(empty_value=0.0, micro_too=True), EMPTY_ZERO),
-    (_macro_with(empty_value=0.0), EMPTY_ZERO),
-    (_macro_with(keep=lambda tp, fp, fn: tp + fp + fn > 0),
-     "a label with no true and no predicted positive still counts in the macro average (it "
-     "scores 1); yours leaves it out"),
-    (_macro_with(keep=lambda tp, fp, fn: tp + fn > 0),
-     "the paper's macro average runs over all L labels, also those with no true positive "
-     "document (a label only predicted scores 0, a label neither true nor predicted 1)"),
-    (_macro_with(zero_value=1.0, micro_too=True), ZERO_ONE),
-    (_macro_with(zero_value=1.0), ZERO_ONE),
-    (_changed(lambda r, t, p: dict(miP=r["miR"], miR=r["miP"], maP=r["maR"], maR=r["maP"])),
-     "precision and recall are swapped: precision = TP / (TP + FP) (of what was predicted), "
-     "recall = TP / (TP + FN) (of what is relevant)")]]
+BIPARTITION_MISTAKES = [
+    Mistake("your macro measures average over the documents (rows); "
+            "macro averages over the labels (columns): P, R and F1 of "
+            "each label, then their mean over the L labels",
+            _per_document(BIPARTITION[3:])),
+    Mistake("your micro measures average per-document values; micro "
+            "pools TP, FP and FN over every document and label first, "
+            "then divides",
+            _per_document(BIPARTITION[:3])),
+    Mistake("your micro measures are means of per-label values — that is macro averaging; "
+            "micro pools TP, FP and FN over all labels first",
+            _changed(lambda r, t, p: dict(miP=r["maP"], miR=r["maR"], miF=r["maF"]))),
+    Mistake("your micro-F1 is the mean of the per-label F1 — that is macro-F1; micro-F1 is "
+            "2TP / (2TP + FP + FN) with the counts pooled",
+            _changed(lambda r, t, p: dict(miF=r["maF"]))),
+    Mistake("macro-F1 is the mean of the per-label F1 scores, not the harmonic mean of maP and maR",
+            _changed(lambda r, t, p: dict(maF=2 * r["maP"] * r["maR"] / (r["maP"] + r["maR"])
+            if r["maP"] + r["maR"] > 0 else 0.0))),
+    Mistake(EMPTY_ZERO,
+            _macro_with(empty_value=0.0, micro_too=True)),
+    Mistake(EMPTY_ZERO,
+            _macro_with(empty_value=0.0)),
+    Mistake("a label with no true and no predicted positive still counts in the macro average (it "
+            "scores 1); yours leaves it out",
+            _macro_with(keep=lambda tp, fp, fn: tp + fp + fn > 0)),
+    Mistake("the paper's macro average runs over all L labels, also those with no true positive "
+            "document (a label only predicted scores 0, a label neither true nor predicted 1)",
+            _macro_with(keep=lambda tp, fp, fn: tp + fn > 0)),
+    Mistake(ZERO_ONE,
+            _macro_with(zero_value=1.0, micro_too=True)),
+    Mistake(ZERO_ONE,
+            _macro_with(zero_value=1.0)),
+    Mistake("precision and recall are swapped: precision = TP / (TP + FP) (of what was predicted), "
+            "recall = TP / (TP + FN) (of what is relevant)",
+            _changed(lambda r, t, p: dict(miP=r["miR"], miR=r["miP"], maP=r["maR"], maR=r["maP"])))]
 
 
 def _bipartition_cases():
@@ -416,14 +268,14 @@ def _expect_bipartition(answer, expected, what, wrongs, inputs):
             raise NotYet(f"{key} must be one number, not an array of shape {array.shape}")
         if not np.isfinite(float(array.reshape(()))):
             raise NotYet(f"{key} is NaN or infinite: every zero denominator has a value here")
-        if not close(float(array.reshape(())), expected[key], TOLERANCE):
+        if not close(float(array.reshape(())), expected[key], MEASURE_TOLERANCE):
             wrong.append(key)
     if wrong:
         raise NotYet(f"{', '.join(wrong)} wrong on {what}. Micro pools the counts over all "
                      "labels; macro averages the per-label values over all L labels.")
 
 
-check_micro_macro = exercise("check_micro_macro", "micro and macro P/R/F1 by hand",
+check_micro_macro = make_grader("check_micro_macro", "micro and macro P/R/F1 by hand",
                              bipartition_reference, _bipartition_cases, BIPARTITION_MISTAKES,
                              expect=_expect_bipartition, whole=True)
 
@@ -441,16 +293,19 @@ def selection_values(S_list, Y, variant, predict=lambda S: S > 0, **score):
 
 
 def select(C_values, S_val, Y_val, S_test, Y_test, variant, split="val", by=None, flip=False,
-           last=False, position=False, **score):
+           last=False, position=False, near=False, **score):
     """The C that :func:`mlnn.paper.selection.fit_br` chooses, by a literal loop (the first C
     wins ties); or with one mistake: the ``split`` "test", the criterion of variant ``by``, the
-    comparison ``flip`` ped, the ``last`` C of ties, its ``position``, BR_B's ``score`` changed."""
+    comparison ``flip`` ped, the ``last`` C of ties, its ``position``, the first C within
+    np.isclose of the best (``near``), BR_B's ``score`` changed."""
     S, Y = (S_val, Y_val) if split == "val" else (S_test, Y_test)
     by = by or variant
     values = selection_values(S, Y, by, **(score if variant == "B" else {}))
     sign = -1 if (by == "B") != flip else 1      # F1: higher is better; rank loss: lower
     order = range(len(values))[::-1] if last else range(len(values))
     best = min(order, key=lambda i: sign * values[i])          # min keeps the first of ties
+    if near:
+        best = next(i for i in order if np.isclose(values[i], values[best]))
     return best if position else C_values[best]
 
 
@@ -459,33 +314,37 @@ def reference_C(C_values, S_val, Y_val, variant):
     return select(C_values, S_val, Y_val, None, None, variant)
 
 
-def _selecting(**mistake):
-    return lambda *case: select(*case, **mistake)
-
-
-SELECTION_MISTAKES = [Mistake(hint, _selecting(**mistake)) for hint, mistake in [
-    ("your C is the one the TEST split prefers: choose C on the validation split; the test "
-     "split only reports the result", dict(split="test")),
-    ("ties: when several C values score the same, take the first of the grid (the smallest C), "
-     "not the last", dict(last=True)),
-    ("BR_B's macro-F1 runs over the labels that have a positive validation document (the "
-     "project's selection convention), not over all labels", dict(macro_labels="all")),
-    ("BR_B chooses by the MEAN of micro- and macro-F1, not by micro-F1 alone",
-     dict(criterion="miF")),
-    ("BR_B chooses by the MEAN of micro- and macro-F1, not by macro-F1 alone",
-     dict(criterion="maF")),
-    ("BR_B predicts label l when its margin is strictly positive, s_l > 0; a margin of exactly "
-     "0 is not a prediction", dict(predict=lambda S: S >= 0)),
-    ("the SVM margins are not probabilities: BR_B's sign prediction thresholds them at 0, not "
-     "0.5", dict(predict=lambda S: S > 0.5)),
-    ("BR_B chooses C by F1 of its sign predictions, not by rank loss (that is BR_R)",
-     dict(by="R")),
-    ("BR_R chooses C by the validation rank loss of the margins, not by F1 (that is BR_B)",
-     dict(by="B")),
-    ("lower rank loss is better, higher F1 is better: your comparison runs the wrong way",
-     dict(flip=True)),
-    ("return the C value itself (an element of C_values), not its position in the grid",
-     dict(position=True))]]
+SELECTION_MISTAKES = [
+    Mistake("your C is the one the TEST split prefers: choose C on the validation split; the test "
+            "split only reports the result",
+            variant(select, split="test")),
+    Mistake("ties: when several C values score the same, take the first of the grid (the "
+            "smallest C), not the last",
+            variant(select, last=True)),
+    Mistake("BR_B's macro-F1 runs over the labels that have a positive validation document (the "
+            "project's selection convention), not over all labels",
+            variant(select, macro_labels="all")),
+    Mistake("BR_B chooses by the MEAN of micro- and macro-F1, not by micro-F1 alone",
+            variant(select, criterion="miF")),
+    Mistake("BR_B chooses by the MEAN of micro- and macro-F1, not by macro-F1 alone",
+            variant(select, criterion="maF")),
+    Mistake("BR_B predicts label l when its margin is strictly positive, s_l > 0; a margin of "
+            "exactly 0 is not a prediction",
+            variant(select, predict=lambda S: S >= 0)),
+    Mistake("the SVM margins are not probabilities: BR_B's sign prediction thresholds them at "
+            "0, not 0.5",
+            variant(select, predict=lambda S: S > 0.5)),
+    Mistake("BR_B chooses C by F1 of its sign predictions, not by rank loss (that is BR_R)",
+            variant(select, by="R")),
+    Mistake("BR_R chooses C by the validation rank loss of the margins, not by F1 (that is BR_B)",
+            variant(select, by="B")),
+    Mistake("lower rank loss is better, higher F1 is better: your comparison runs the wrong way",
+            variant(select, flip=True)),
+    Mistake("return the C value itself (an element of C_values), not its position in the grid",
+            variant(select, position=True)),
+    Mistake("criteria that differ, however little, are not tied: compare them exactly (the first C "
+            "wins only an exact tie), not within a tolerance such as np.isclose's",
+            variant(select, near=True))]
 
 
 def _labels(rng, n, L):
@@ -536,6 +395,24 @@ def selection_cases(count=36, seed=2016):
                 break
         yield f"case {k + 1}", [("C_values", C_values), ("S_val", S_val), ("Y_val", Y_val),
                                 ("S_test", S_test), ("Y_test", Y_test), ("variant", variant)]
+    yield f"case {count + 1}", near_tie_case(np.random.default_rng(seed))
+
+
+def near_tie_case(rng, n=2000, L=50):
+    """BR_R on 2,000 validation documents of 50 labels, where C = 1 has the lowest rank loss and
+    C = 0.1 one more wrongly ordered pair, in a document of 25 × 25 pairs: their criteria differ
+    by 1/(2000 · 625) = 8e-7, closer than np.isclose's tolerance, and are not tied."""
+    C_values = [0.01, 0.1, 1.0, 10.0]
+    Y = _labels(rng, n, L)
+    Y[0] = np.repeat([1, 0], L // 2)
+    best = 2.0 * Y - 1 + rng.normal(scale=3.0, size=Y.shape)
+    best[0] = np.concatenate([np.arange(L // 2) + L / 2 - 0.5, np.arange(L // 2)])
+    near = best.copy()
+    near[0, 0] = L / 2 - 1.5                     # the lowest relevant score below an irrelevant
+    S_val = [best + rng.normal(scale=2.0, size=Y.shape), near, best,
+             best + rng.normal(size=Y.shape)]
+    return [("C_values", C_values), ("S_val", S_val), ("Y_val", Y), ("S_test", S_val),
+            ("Y_test", Y), ("variant", "R")]
 
 
 def _expect_selection(answer, expected, what, wrongs, inputs):
@@ -563,6 +440,6 @@ def _expect_selection(answer, expected, what, wrongs, inputs):
                  "ties.")
 
 
-check_select_C = exercise("check_select_C", "choosing C for BR_B and BR_R", select,
+check_select_C = make_grader("check_select_C", "choosing C for BR_B and BR_R", select,
                           selection_cases, SELECTION_MISTAKES, expect=_expect_selection,
                           whole=True)

@@ -4,10 +4,12 @@ CE (Eq. 6) or PWE (Eq. 3, Sec. 3.2) at the output, ReLU hidden units and AdaGrad
 Each piece runs through :func:`~mlnn.course.grading.check` on random minibatches against mlnn's
 code or a plain NumPy reference (whose gradients the tests check against central differences),
 and is judged on its own: while it runs, mlnn's pieces (:data:`STAND_INS`) stand in for the
-student's other pieces that it calls, so one mistake fails one grader. While the student's
-function runs, guards refuse what the exercise rules out: X made dense, the full D × F product
-Xᵀ δ1, O(L²) work where O(L) is asked. :func:`yours_if` gives the cells below the student's piece
-once it passed, else mlnn's stand-in.
+student's other pieces that it calls, so one mistake fails one grader. What the exercise rules
+out is judged by the work done, whatever classes the student's code goes through (memory
+allocated, Python lines run: :func:`~mlnn.course.grading.within`), with guards on X naming it
+early: X made dense, the full D × F product Xᵀ δ1, O(L²) work or a loop over the documents where
+O(L) per document, all documents at once, is asked. :func:`yours_if` gives the cells below the
+student's piece once it passed, else mlnn's stand-in.
 """
 
 import functools
@@ -19,16 +21,17 @@ import scipy.sparse as sp
 from scipy.special import expit
 from scipy.stats import chisquare
 
-from mlnn.course.graders import PWE_MISTAKES, apply_rule, pwe_reference, rule_problem
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, StudentError, as_array, call,
-                                 exercise, expect_class, expect_items, grade, judge, label_rows,
-                                 pristine, run, same, within)
+                                 expect_class, expect_items, grade, judge, label_rows,
+                                 make_grader, pristine, run, same, variant, within)
+from mlnn.course.pairwise import PWE_MISTAKES, pwe_reference
+from mlnn.course.rules import apply_rule, rule_problem
 from mlnn.nn.activations import get_activation
 from mlnn.nn.losses import CrossEntropy, PairwiseExponential
 from mlnn.nn.network import Network
 from mlnn.nn.optimizers import AdaGrad as MlnnAdaGrad
 
-# -- one piece judged on its own ---------------------------------------------------------------------
+# -- one piece judged on its own --------------------------------------------------------------
 
 def standing_in(answer):
     """``answer`` with mlnn's pieces in place of the student's pieces it calls by name (a
@@ -203,29 +206,25 @@ def _forward(X, W1, b1, W2, b2, f_o, hidden=lambda z1: np.maximum(z1, 0), z2_fro
     return (h if z1_is_h else z1), h, z2, (output or f_o)(z2)
 
 
-def _forward_with(**mistake):
-    return lambda X, W1, b1, W2, b2, f_o: _forward(X, W1, b1, W2, b2, f_o, **mistake)
-
-
 FORWARD_MISTAKES = [
-    Mistake("z1 is missing the bias b1", _forward_with(no_b1=True)),
-    Mistake("z2 is missing the bias b2", _forward_with(no_b2=True)),
-    Mistake("h is z1 itself: the hidden units apply ReLU", _forward_with(hidden=lambda z: z)),
-    Mistake("the hidden units are ReLU, max(0, z1), not tanh", _forward_with(hidden=np.tanh)),
+    Mistake("z1 is missing the bias b1", variant(_forward, no_b1=True)),
+    Mistake("z2 is missing the bias b2", variant(_forward, no_b2=True)),
+    Mistake("h is z1 itself: the hidden units apply ReLU", variant(_forward, hidden=lambda z: z)),
+    Mistake("the hidden units are ReLU, max(0, z1), not tanh", variant(_forward, hidden=np.tanh)),
     Mistake("the hidden units are ReLU, max(0, z1), not the sigmoid",
-            _forward_with(hidden=expit)),
+            variant(_forward, hidden=expit)),
     Mistake("z2 is computed from z1; it takes the hidden units h = ReLU(z1)",
-            _forward_with(z2_from_z1=True)),
+            variant(_forward, z2_from_z1=True)),
     Mistake("o is z2 itself: apply the output activation f_o you are given",
-            _forward_with(output=lambda z: z)),
+            variant(_forward, output=lambda z: z)),
     Mistake("you applied the sigmoid whatever f_o is; apply the f_o given",
-            _forward_with(output=expit)),
+            variant(_forward, output=expit)),
     Mistake("you applied tanh whatever f_o is; apply the f_o given",
-            _forward_with(output=np.tanh)),
+            variant(_forward, output=np.tanh)),
     Mistake("z1 was overwritten by ReLU: keep z1 and h = ReLU(z1) apart",
-            _forward_with(z1_is_h=True)),
+            variant(_forward, z1_is_h=True)),
     Mistake("z2 is clipped: return z2 = h W2 + b2 however large it is; the output activation "
-            "takes large values as they are", _forward_with(clip=30.0))]
+            "takes large values as they are", variant(_forward, clip=30.0))]
 
 
 def _forward_cases():
@@ -249,7 +248,7 @@ def _mlnn_forward(X, W1, b1, W2, b2, f_o=expit):
     return cache.z1, cache.h, cache.z2, cache.o
 
 
-check_forward = piece(exercise("check_forward", "the sparse forward pass", _mlnn_forward,
+check_forward = piece(make_grader("check_forward", "the sparse forward pass", _mlnn_forward,
                                _forward_cases, FORWARD_MISTAKES,
                                expect=expect_items(("z1", "h", "z2", "o")), runner=run_guarded,
                                name="forward"))
@@ -299,7 +298,7 @@ def _ce_cases():
     return delta_cases("sigmoid", 20)
 
 
-check_ce_delta2 = piece(exercise("check_ce_delta2", "CE's δ2", _ce, _ce_cases, CE_MISTAKES,
+check_ce_delta2 = piece(make_grader("check_ce_delta2", "CE's δ2", _ce, _ce_cases, CE_MISTAKES,
                                  name="ce_delta2"))
 
 
@@ -314,7 +313,7 @@ def _expect_pwe(answer, expected, what, wrongs, inputs):
     judge(answer, expected, what, wrongs)
 
 
-def _pwe_cases():
+def _pwe_batch_cases():
     """``pwe_delta2_pairs(z2, o, Y)`` → PWE's δ2 (Eq. 10, Sec. 3.4) through tanh outputs."""
     return delta_cases("tanh", 30)
 
@@ -323,7 +322,7 @@ def _large_pwe_cases():
     """``pwe_delta2(z2, o, Y)`` → PWE's δ2 in O(L) per document, all documents at once; also on
     2 documents of 1,500 labels, where no array of all pairs may be formed and no loop may run
     over them, and on 3,000 documents of 4 labels, where no loop may run over the documents."""
-    yield from _pwe_cases()
+    yield from _pwe_batch_cases()
     rng = np.random.default_rng(31)
     for n, L in ((2, 1500), (3000, 4)):
         z2 = rng.normal(size=(n, L))
@@ -348,10 +347,10 @@ def run_linear(function, *named, name="function"):
     return run(function, *named, name=name)
 
 
-check_pwe_delta2_pairs = piece(exercise("check_pwe_delta2_pairs", "PWE's δ2 by the pair sum",
-                                        pwe_reference, _pwe_cases, PWE_MISTAKES,
+check_pwe_delta2_pairs = piece(make_grader("check_pwe_delta2_pairs", "PWE's δ2 by the pair sum",
+                                        pwe_reference, _pwe_batch_cases, PWE_MISTAKES,
                                         expect=_expect_pwe, name="pwe_delta2_pairs"))
-check_pwe_delta2 = piece(exercise("check_pwe_delta2", "PWE's δ2 factorised", pwe_reference,
+check_pwe_delta2 = piece(make_grader("check_pwe_delta2", "PWE's δ2 factorised", pwe_reference,
                                   _large_pwe_cases, PWE_MISTAKES, expect=_expect_pwe,
                                   runner=run_linear, name="pwe_delta2"))
 
@@ -362,28 +361,24 @@ def _delta1(d2, W2, z1, derivative=lambda z1: z1 > 0, transposed=True):
     return (d2 @ (W2.T if transposed else W2)) * derivative(z1)
 
 
-def _delta1_with(**mistake):
-    return lambda d2, W2, z1: _delta1(d2, W2, z1, **mistake)
-
-
-DELTA1_MISTAKES = [
-    Mistake("δ1 is missing the factor ReLU'(z1)", _delta1_with(derivative=lambda z: 1)),
+RELU_DELTA1_MISTAKES = [
+    Mistake("δ1 is missing the factor ReLU'(z1)", variant(_delta1, derivative=lambda z: 1)),
     Mistake("ReLU'(z1) is 1 where z1 > 0 and 0 where z1 < 0; yours is the other way round",
-            _delta1_with(derivative=lambda z: z < 0)),
+            variant(_delta1, derivative=lambda z: z < 0)),
     Mistake("at z1 = 0 exactly (a document without words, b1 = 0) ReLU'(0) is taken as 0",
-            _delta1_with(derivative=lambda z: z >= 0)),
+            variant(_delta1, derivative=lambda z: z >= 0)),
     Mistake("multiplied by h = ReLU(z1); δ1 needs its derivative ReLU'(z1)",
-            _delta1_with(derivative=lambda z: np.maximum(z, 0))),
-    Mistake("ReLU'(z1) is 0 where z1 < 0, not −1", _delta1_with(derivative=np.sign)),
+            variant(_delta1, derivative=lambda z: np.maximum(z, 0))),
+    Mistake("ReLU'(z1) is 0 where z1 < 0, not −1", variant(_delta1, derivative=np.sign)),
     Mistake("ReLU'(z1) is 1 for every z1 > 0, however small: compare z1 with 0 itself, not "
-            "with a tolerance", _delta1_with(derivative=lambda z: z > 1e-6)),
+            "with a tolerance", variant(_delta1, derivative=lambda z: z > 1e-6)),
     Mistake("the sign is flipped", lambda d2, W2, z1: -_delta1(d2, W2, z1)),
     Mistake("δ2 (n × L) multiplies W2ᵀ (L × F), the transpose of W2 (F × L)",
-            _delta1_with(transposed=False)),
+            variant(_delta1, transposed=False)),
     Mistake("δ1 is per document: no 1/n here", lambda d2, W2, z1: _delta1(d2, W2, z1) / len(z1))]
 
 
-def _delta1_cases():
+def _relu_delta1_cases():
     """``delta1_relu(delta2, W2, z1)`` → δ1 = (δ2 W2ᵀ) ∘ ReLU'(z1), ReLU'(0) taken as 0."""
     for seed, shape in enumerate(SHAPES):
         kink = seed % 2 == 1
@@ -402,8 +397,8 @@ def _mlnn_delta1(d2, W2, z1):
     return (d2 @ W2.T) * get_activation("relu").grad(z1, np.maximum(z1, 0))
 
 
-check_delta1_relu = piece(exercise("check_delta1_relu", "δ1 through ReLU", _mlnn_delta1,
-                                   _delta1_cases, DELTA1_MISTAKES, name="delta1_relu"))
+check_delta1_relu = piece(make_grader("check_delta1_relu", "δ1 through ReLU", _mlnn_delta1,
+                                   _relu_delta1_cases, RELU_DELTA1_MISTAKES, name="delta1_relu"))
 
 
 def _grad_W1(X, d1, scale=1.0):
@@ -451,7 +446,7 @@ def _grad_W1_cases():
         yield f"∂J/∂W1 for {shape_words(shape)}", [("X", X), ("delta1", grads.delta1)]
 
 
-check_grad_W1_rows = piece(exercise("check_grad_W1_rows", "the row-sparse ∂J/∂W1", _grad_W1,
+check_grad_W1_rows = piece(make_grader("check_grad_W1_rows", "the row-sparse ∂J/∂W1", _grad_W1,
                                     _grad_W1_cases, W1_MISTAKES, expect=_expect_rows,
                                     runner=run_guarded, name="grad_W1_rows"))
 
@@ -507,7 +502,7 @@ def _backward_cases():
         yield f"for {shape_words(shape)}", named
 
 
-check_backward = piece(exercise("check_backward", "backward: ∂J/∂W1 (row-sparse), ∂J/∂b1, "
+check_backward = piece(make_grader("check_backward", "backward: ∂J/∂W1 (row-sparse), ∂J/∂b1, "
                                 "∂J/∂W2, ∂J/∂b2", _backward, _backward_cases, BACKWARD_MISTAKES,
                                 expect=_expect_backward, runner=run_guarded, name="backward"))
 
@@ -542,19 +537,19 @@ def adagrad_with(rule):
     return AdaGrad
 
 
-ADAGRAD_MISTAKES = [Mistake(hint, adagrad_with(rule)) for hint, rule in [
-    ("the step divides by G + ε; AdaGrad divides by √G + ε",
-     lambda G, g, eta0, eps: (G + g * g, eta0 * g / (G + g * g + eps))),
-    ("ε belongs outside the square root: √G + ε, not √(G + ε)",
-     lambda G, g, eta0, eps: (G + g * g, eta0 * g / np.sqrt(G + g * g + eps))),
-    ("G is reset at every step; it must accumulate g² over all the steps so far",
-     lambda G, g, eta0, eps: (g * g, eta0 * g / (np.abs(g) + eps))),
-    ("G must include the current gradient: add g² to G before taking the step",
-     lambda G, g, eta0, eps: (G + g * g, eta0 * g / (np.sqrt(G) + eps))),
-    ("the step is η0 g; AdaGrad divides it by √G + ε, per parameter entry",
-     lambda G, g, eta0, eps: (G + g * g, eta0 * g)),
-    ("the parameters move uphill: subtract the step",
-     lambda G, g, eta0, eps: (G + g * g, -eta0 * g / (np.sqrt(G + g * g) + eps)))]]
+ADAGRAD_MISTAKES = [
+    Mistake("the step divides by G + ε; AdaGrad divides by √G + ε", adagrad_with(
+        lambda G, g, eta0, eps: (G + g * g, eta0 * g / (G + g * g + eps)))),
+    Mistake("ε belongs outside the square root: √G + ε, not √(G + ε)", adagrad_with(
+        lambda G, g, eta0, eps: (G + g * g, eta0 * g / np.sqrt(G + g * g + eps)))),
+    Mistake("G is reset at every step; it must accumulate g² over all the steps so far",
+            adagrad_with(lambda G, g, eta0, eps: (g * g, eta0 * g / (np.abs(g) + eps)))),
+    Mistake("G must include the current gradient: add g² to G before taking the step",
+            adagrad_with(lambda G, g, eta0, eps: (G + g * g, eta0 * g / (np.sqrt(G) + eps)))),
+    Mistake("the step is η0 g; AdaGrad divides it by √G + ε, per parameter entry",
+            adagrad_with(lambda G, g, eta0, eps: (G + g * g, eta0 * g))),
+    Mistake("the parameters move uphill: subtract the step", adagrad_with(
+        lambda G, g, eta0, eps: (G + g * g, -eta0 * g / (np.sqrt(G + g * g) + eps))))]
 
 
 class WatchedRows(np.ndarray):
@@ -653,7 +648,7 @@ def _adagrad_cases():
                [("eta0", eta0), ("epsilon", epsilon), ("params", start), ("steps", steps)])
 
 
-check_adagrad = piece(exercise("check_adagrad", "AdaGrad with its state", Reference,
+check_adagrad = piece(make_grader("check_adagrad", "AdaGrad with its state", Reference,
                                _adagrad_cases, ADAGRAD_MISTAKES, runner=_drive_adagrad,
                                name="AdaGrad(eta0, epsilon)",
                                expect=expect_items(("b1", "b2", "W2", "W1"))))

@@ -1,0 +1,79 @@
+"""PWE's δ2 (Eq. 10, Sec. 3.4) as the graders of notebooks 01 and 01b judge it: the reference,
+factorised and O(L), and the usual mistakes, each a variant of the literal pair sum."""
+
+import numpy as np
+
+from mlnn.course.grading import Mistake, variant
+
+
+def pwe_variant(z2, o, Y, normaliser="pairs", derivative="tanh", both=False, swapped=False):
+    """PWE's δ2 (Eq. 10) of tanh outputs o (n × L), right or with one mistake: the pair sum
+    divided by ``normaliser`` (|y||ȳ|, or "y2" |y|², "ybar2" |ȳ|², "L", "L2", "1"), times the
+    ``derivative`` (tanh', "one_minus_o" 1 − o, "sigmoid" o(1 − o), "none"), with tanh' of both
+    labels on each pair term (``both``), or S_y and S_ȳ ``swapped``. Excluded documents give 0."""
+    o = np.asarray(o, dtype=np.float64)
+    f = {"tanh": 1 - o * o, "one_minus_o": 1 - o, "sigmoid": o * (1 - o),
+         "none": np.ones_like(o)}[derivative]
+    delta2 = np.zeros(o.shape)
+    for i, y in enumerate(np.asarray(Y) > 0):
+        p, q = np.flatnonzero(y), np.flatnonzero(~y)
+        if p.size == 0 or q.size == 0:
+            continue
+        norm = {"pairs": p.size * q.size, "y2": p.size ** 2, "ybar2": q.size ** 2, "L": len(y),
+                "L2": len(y) ** 2, "1": 1}[normaliser]
+        e_p, e_q = np.exp(-o[i, p]), np.exp(o[i, q])           # exp(−(o_p − o_n)) = e_p e_n
+        w_p, w_q = (e_p * f[i, p], e_q * f[i, q]) if both else (e_p, e_q)
+        S_y, S_ybar = (w_q.sum(), w_p.sum()) if swapped else (w_p.sum(), w_q.sum())
+        delta2[i, p] = -e_p * f[i, p] * S_ybar / norm
+        delta2[i, q] = e_q * f[i, q] * S_y / norm
+    return delta2
+
+
+def pwe_reference(z2, o, Y):
+    """PWE's δ2 (Eq. 10) of tanh outputs, factorised as exp(−(o_p − o_n)) = exp(−o_p) exp(o_n):
+    two sums over the labels of each document, all documents at once; 0 for an excluded
+    document. Equal to :class:`mlnn.nn.losses.PairwiseExponential`'s (tested), and O(L)."""
+    o = np.asarray(o)
+    relevant = np.asarray(Y) > 0
+    n_y = relevant.sum(axis=1, keepdims=True)
+    pairs = np.maximum(n_y * (o.shape[1] - n_y), 1).astype(o.dtype)
+    e_minus, e_plus = np.exp(-o), np.exp(o)
+    S_y = np.where(relevant, e_minus, 0).sum(axis=1, keepdims=True)
+    S_ybar = np.where(relevant, 0, e_plus).sum(axis=1, keepdims=True)
+    return np.where(relevant, -e_minus * S_ybar, e_plus * S_y) / pairs * (1 + o) * (1 - o)
+
+
+def _pwe_by_label(relevant, irrelevant):
+    """mlnn's δ2 times ``relevant`` on the relevant labels, ``irrelevant`` on the others."""
+    return lambda z2, o, Y: pwe_reference(z2, o, Y) * np.where(np.asarray(Y) > 0, relevant,
+                                                               irrelevant)
+
+
+PWE_MISTAKES = [
+    Mistake("the sign is flipped: relevant labels get a negative δ2, irrelevant ones a positive "
+            "δ2", _pwe_by_label(-1, -1)),
+    Mistake("the relevant labels' δ2 has the wrong sign", _pwe_by_label(-1, 1)),
+    Mistake("the irrelevant labels' δ2 has the wrong sign", _pwe_by_label(1, -1)),
+    Mistake("the irrelevant labels' δ2 is missing: each n ∈ ȳ gets a term from each of its pairs",
+            _pwe_by_label(1, 0)),
+    Mistake("the relevant labels' δ2 is missing: each p ∈ y gets a term from each of its pairs",
+            _pwe_by_label(0, 1)),
+    Mistake("that is ∂J/∂o; δ2 = ∂J/∂z2 also needs tanh'(z2) = (1 + o)(1 − o)",
+            variant(pwe_variant, derivative="none")),
+    Mistake("the derivative of tanh is (1 + o)(1 − o), not o(1 − o)",
+            variant(pwe_variant, derivative="sigmoid")),
+    Mistake("tanh'(z2) is (1 + o)(1 − o) = 1 − o², not 1 − o",
+            variant(pwe_variant, derivative="one_minus_o")),
+    Mistake("each label's δ2 takes only its own tanh'(z2), not also that of the other label of "
+            "the pair", variant(pwe_variant, both=True)),
+    Mistake("S_y and S_ȳ are swapped: a relevant label's δ2 sums over the irrelevant labels, an "
+            "irrelevant label's over the relevant ones", variant(pwe_variant, swapped=True)),
+    Mistake("wrong normaliser: divide by |y||ȳ|, the number of pairs, not |y|²",
+            variant(pwe_variant, normaliser="y2")),
+    Mistake("wrong normaliser: divide by |y||ȳ|, not |ȳ|²",
+            variant(pwe_variant, normaliser="ybar2")),
+    Mistake("the pair sum is not normalised: divide by |y||ȳ|",
+            variant(pwe_variant, normaliser="1")),
+    Mistake("wrong normaliser: |y||ȳ|, not L²", variant(pwe_variant, normaliser="L2")),
+    Mistake("wrong normaliser: |y||ȳ|, not L", variant(pwe_variant, normaliser="L")),
+    Mistake("δ2 is per document: no 1/n here", lambda z2, o, Y: pwe_reference(z2, o, Y) / len(o))]
