@@ -175,6 +175,11 @@ def installed(tmp_path_factory):
     where = subprocess.run([str(python), "-c", "import mlnn; print(mlnn.__file__)"], env=env,
                            cwd=base, capture_output=True, text=True, check=True).stdout
     assert Path(where.strip()).is_relative_to(base / "venv"), where
+    opened = base / "opened.txt"                  # the hook sees a file of the clone opened
+    subprocess.run([str(python), "-c", f"open({str(ROOT / 'setup.cfg')!r}).close()"], env=env,
+                   cwd=base, check=True)
+    assert opened.read_text(encoding="utf-8").strip() == str(ROOT / "setup.cfg")
+    opened.unlink()
     return python, env, base
 
 
