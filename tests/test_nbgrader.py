@@ -317,3 +317,41 @@ def test_no_file_of_the_clone_is_read_and_no_scratch_folder_is_left(graded, inst
     opened = installed[2] / "opened.txt"
     assert not opened.exists(), opened.read_text(encoding="utf-8")[:2000]
     assert not list((installed[2] / "tmp").glob("mlnn-figures-*"))
+
+
+#: Run each released notebook as a student does in Jupyter (not autograded: every demonstration
+#: runs), in fast mode, from its own folder; print each notebook's grader lines.
+STUDENT_RUN = '''import sys
+from pathlib import Path
+import nbclient, nbformat
+for folder in map(Path, sys.argv[1:]):
+    notebook = nbformat.read(folder / f"{folder.name}.ipynb", as_version=4)
+    nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(folder)}}).execute()
+    lines = "".join(o.get("text", "") for c in notebook.cells if c.cell_type == "code"
+                    for o in c.get("outputs", []) if o.get("output_type") == "stream")
+    lines = lines.splitlines()
+    print(folder.name, sum(line.startswith("NOT YET") for line in lines), sum(
+        line.startswith("PASS") for line in lines))
+'''
+
+
+@pytest.mark.slow
+def test_a_students_release_runs_whole_outside_the_clone(graded, installed):
+    """The release copied into a student's home, every cell run (demonstrations reading the
+    stored results that travel with the assignment included): nothing crashes, the stubs say
+    NOT YET, and no file of the clone is opened."""
+    course, _ = graded
+    python, env, base = installed
+    home = base / "home"
+    for stem in STEMS:
+        shutil.copytree(course / "release" / stem, home / stem)
+    done = subprocess.run([str(python), "-c", STUDENT_RUN, *(str(home / s) for s in STEMS)],
+                          cwd=home, env=dict(env, MLNN_FAST="1"), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    counts = {line.split()[0]: tuple(map(int, line.split()[1:]))
+              for line in done.stdout.splitlines()}
+    for stem in STEMS:
+        exercises = sum(1 for e in EXERCISES if e.notebook == tool.key(stem))
+        assert counts[stem] == (exercises, 0), (stem, counts[stem])
+    assert not (base / "opened.txt").exists(), (base / "opened.txt").read_text("utf-8")[:2000]
