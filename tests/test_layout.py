@@ -185,7 +185,7 @@ LAYERS = {
     "model": {"base", "evaluation", "datasets", "nn"},
     "paper": {"base", "evaluation", "baselines", "model", "mlnn"},
     "figures": {"base", "datasets", "model", "nn"},
-    "tools": {"base", "baselines", "model", "nn"},
+    "tools": {"base", "baselines", "model", "nn", "course"},
     "course": {"base", "evaluation", "datasets", "baselines", "nn", "model", "paper", "figures"},
     "cli": {"base", "baselines", "datasets", "evaluation", "figures", "model", "paper", "tools"},
     "__main__": {"base", "cli"},

@@ -5,4 +5,7 @@ and the course in nbgrader's format for an instructor.
 ``svm_bench`` — the BR solvers timed beside liblinear (scikit-learn's build, when installed)
 ``machine`` — processor, BLAS threads and versions, recorded with every benchmark
 ``nbgrader_course`` — nbgrader metadata in the notebooks; the source version with the solutions
+``course_audit`` — what each submitted answer cell reaches (solutions, graders, the environment,
+the library routine of its exercise), and changed locked cells; the export's flags column
+``course_bench`` — nbgrader's autograde of one student timed
 """

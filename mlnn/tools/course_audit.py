@@ -1,0 +1,412 @@
+"""The instructor's audit of an nbgrader course: what each submitted answer cell reaches.
+
+A grader runs in the student's kernel, so Python cannot stop an answer cell from tampering with
+it: reading a grader's reference from its closure, loading the worked solutions by path,
+replacing ``mlnn.course`` functions, or calling the library routine the exercise asks the student
+to write. The grade cannot see that; this audit can. It reads each submission under
+``submitted/<student>/<assignment>/`` beside the release (``release/<assignment>/``) and flags,
+per student and exercise:
+
+* ``files`` -- reading or running code from files (``open``, ``exec``, ``eval``, ``compile``,
+  ``runpy``, ``subprocess``, ``%run`` and ``!`` lines, ``Path.read_text``, ...), or naming the
+  worked solutions (``solutions``);
+* ``grader`` -- anything under ``mlnn.course`` (graders, their references, ``yours_if``) or the
+  course tools;
+* ``internals`` -- a function's or the interpreter's insides (``__closure__``, ``__code__``,
+  ``__globals__``, ``gc``, ``inspect``, ``sys.modules``, ``importlib``, ``builtins``,
+  ``globals()``, ``setattr``, ``getattr`` with a computed name, ``get_ipython``, ...);
+* ``environment`` -- ``os.environ``, ``os.putenv``, ``os.getenv``, ...;
+* ``library`` -- a routine of the exercise's ``reaches`` list (:mod:`mlnn.course.registry`):
+  the library code that solves it;
+* ``locked`` -- a locked cell (text, setup, grader) changed or deleted (autograde restores it;
+  the flag says someone tried);
+* ``unreadable`` -- an answer cell that is not Python (IPython's magics are translated first).
+
+Names are resolved through the notebook's imports and assignments in every cell, so
+``from mlnn.paper import ranks as r; r.friedman_test``, ``import mlnn.paper.ranks``,
+``__import__("mlnn.course")``, ``getattr(m, "name")`` and ``sys.modules["..."]`` all count.
+What it cannot see: code whose names are built at run time (a computed ``getattr`` or
+``__import__`` is flagged as such, but not what it reaches), and answers copied by hand from
+elsewhere. Every flag is a reason to read the cell, not a verdict.
+"""
+
+import ast
+import builtins
+import csv
+import io
+import json
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+from mlnn.base.errors import MLNNError
+from mlnn.base.fileio import write_text
+from mlnn.course.registry import EXERCISES
+
+#: (dotted prefix, kind) of what an answer cell must not reach; a name matches a prefix when it
+#: equals it or continues it with a dot.
+FORBIDDEN = (
+    *((name, "files") for name in (
+        "builtins.open", "builtins.exec", "builtins.eval", "builtins.compile", "io.open",
+        "os.open", "os.system", "os.popen", "os.execv", "os.execve", "os.spawnv", "subprocess",
+        "runpy", "pathlib", "shutil", "codecs.open", "zipimport", "pickle", "marshal",
+        "get_ipython.run_line_magic", "get_ipython.system", "get_ipython.run_cell_magic")),
+    *((name, "grader") for name in ("mlnn.course", "mlnn.tools", "nbgrader")),
+    *((name, "internals") for name in (
+        "gc", "inspect", "importlib", "builtins.__import__", "builtins.globals",
+        "builtins.locals", "builtins.vars", "builtins.setattr", "builtins.delattr",
+        "builtins.__builtins__", "builtins.get_ipython", "builtins.breakpoint", "sys.modules",
+        "sys._getframe", "sys.settrace", "sys.setprofile", "sys.meta_path", "sys.path_hooks",
+        "sys.path", "sys.exc_info", "sys.audit", "sys.addaudithook", "ctypes", "types",
+        "dis", "IPython", "site", "__builtins__")),
+    *((name, "environment") for name in (
+        "os.environ", "os.environb", "os.putenv", "os.unsetenv", "os.getenv", "posix", "nt")),
+)
+
+#: Attributes that open a function, frame or class to its insides.
+DUNDERS = {"__closure__", "__code__", "__globals__", "__defaults__", "__kwdefaults__",
+           "__dict__", "__builtins__", "__wrapped__", "__subclasses__", "__self__", "__func__",
+           "__getattribute__", "__loader__", "__spec__", "cell_contents", "f_globals", "f_locals",
+           "f_back", "f_builtins", "gi_frame", "cr_frame", "tb_frame", "co_consts", "co_code"}
+
+#: Methods that read a file's contents.
+READERS = {"read_text", "read_bytes", "exec_module", "load_module", "get_source", "get_code",
+           "get_data"}
+
+#: A string that names the worked solutions.
+SOLUTIONS = re.compile(r"solution", re.I)
+
+
+class Flag(NamedTuple):
+    """One finding: the ``cell`` (grade id or cell id) of ``exercise`` in ``assignment``, its
+    ``kind`` and what was reached (``detail``)."""
+
+    student: str
+    assignment: str
+    exercise: str
+    cell: str
+    kind: str
+    detail: str
+
+
+def python(source):
+    """``source`` as plain Python (IPython's ``%magic`` and ``!shell`` lines translated)."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:
+        return source
+    try:
+        return TransformerManager().transform_cell(source)
+    except Exception:                       # IPython's transformer fails on broken input
+        return source
+
+
+def bound(tree):
+    """Names a cell binds itself (assignments, parameters, definitions, imports)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+    return names
+
+
+class Resolver:
+    """The dotted names a notebook's expressions refer to, through its imports and simple
+    assignments (``r = mlnn.paper.ranks``), cell after cell."""
+
+    def __init__(self):
+        self.names = {}
+
+    def dotted(self, node, local=frozenset()):
+        """The dotted name ``node`` refers to (``mlnn.paper.ranks.friedman_test``), or None."""
+        if isinstance(node, ast.Name):
+            if node.id in self.names:
+                return self.names[node.id]
+            if node.id == "__builtins__":
+                return "__builtins__"
+            builtin = node.id in dir(builtins) or node.id == "get_ipython"
+            return f"builtins.{node.id}" if builtin and node.id not in local else None
+        if isinstance(node, ast.Attribute):
+            base = self.dotted(node.value, local)
+            return base and f"{base}.{node.attr}"
+        if isinstance(node, ast.Subscript):
+            key = node.slice
+            if self.dotted(node.value, local) == "sys.modules" and _string(key):
+                return key.value
+        if isinstance(node, ast.Call):
+            return self.called(node, local)
+        return None
+
+    def called(self, node, local):
+        """What a call returns by name: ``__import__("a.b")``, ``import_module("a.b")``,
+        ``getattr(x, "y")``; else None."""
+        function = self.dotted(node.func, local)
+        args = node.args
+        if function in ("builtins.__import__", "importlib.import_module") and args \
+                and _string(args[0]):
+            return args[0].value
+        if function == "builtins.getattr" and len(args) >= 2 and _string(args[1]):
+            base = self.dotted(args[0], local)
+            return base and f"{base}.{args[1].value}"
+        return None
+
+    def learn(self, tree):
+        """Record the names ``tree`` (one cell) binds by import or simple assignment."""
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self.names[alias.asname] = alias.name
+                    else:
+                        top = alias.name.split(".")[0]
+                        self.names[top] = top
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    self.names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            elif isinstance(node, ast.Assign):
+                target = self.dotted(node.value, bound(tree))
+                for name in node.targets:
+                    if isinstance(name, ast.Name) and target:
+                        self.names[name.id] = target
+
+
+def _string(node):
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _matches(name, prefix):
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def findings(tree, resolver, reaches=()):
+    """``[(kind, detail), ...]`` of one answer cell (``tree``), names resolved by
+    ``resolver``; ``reaches`` the library routines that solve its exercise."""
+    local, found = bound(tree), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in DUNDERS:
+            found.append(("internals", f".{node.attr}"))
+        if isinstance(node, ast.Attribute) and node.attr in READERS:
+            found.append(("files", f".{node.attr}()"))
+        if _string(node) and SOLUTIONS.search(node.value):
+            found.append(("files", repr(node.value)))
+        if isinstance(node, ast.Call) and resolver.dotted(node.func, local) in (
+                "builtins.getattr", "builtins.__import__", "importlib.import_module") \
+                and resolver.called(node, local) is None:
+            found.append(("internals", f"{ast.unparse(node.func)}() with a computed name"))
+        names = []
+        if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
+            names = [resolver.dotted(node, local)]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [f"{node.module}.{alias.name}" for alias in node.names]
+        if any(_matches(name, "builtins") for name in names if isinstance(node, ast.stmt)):
+            found.append(("internals", "import builtins"))
+        for name in filter(None, names):
+            found += [(kind, name) for prefix, kind in FORBIDDEN if _matches(name, prefix)]
+            found += [("library", name) for reach in reaches if _matches(name, reach)]
+    found = list(dict.fromkeys(found))
+    return [(kind, detail) for kind, detail in found      # os.environ.pop, not os.environ too
+            if not any(k == kind and d.startswith(detail + ".") for k, d in found)]
+
+
+def _cells(notebook):
+    return [cell for cell in notebook.get("cells", []) if isinstance(cell, dict)]
+
+
+def _source(cell):
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _meta(cell):
+    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+
+
+def reaches_of(assignment):
+    """``{exercise name: reaches}`` of the assignment's notebook (registry)."""
+    k = assignment.split("_", 1)[0]
+    return {e.name: tuple(e.reaches) for e in EXERCISES if e.notebook == k}
+
+
+def audit_notebook(submitted, released, student="", assignment=""):
+    """The :class:`Flag` list of one submitted notebook against its release (both dicts)."""
+    k = assignment.split("_", 1)[0]
+    reaches = reaches_of(assignment)
+    every = tuple(r for rs in reaches.values() for r in rs)
+    locked = {_meta(c)["grade_id"]: c for c in _cells(released)
+              if _meta(c).get("locked") and not _meta(c).get("solution")}
+    answers = {_meta(c)["grade_id"] for c in _cells(released) if _meta(c).get("solution")}
+    flags, seen, resolver = [], set(), Resolver()
+
+    def flag(exercise, cell, kind, detail):
+        flags.append(Flag(student, assignment, exercise, cell, kind, detail))
+
+    for cell in _cells(submitted):
+        grade_id = _meta(cell).get("grade_id") or f"added cell {cell.get('id', '?')}"
+        seen.add(grade_id)
+        if cell.get("cell_type") != "code":
+            if grade_id in locked and _source(cell).strip() != _source(locked[grade_id]).strip():
+                flag("-", grade_id, "locked", "a locked cell changed")
+            continue
+        try:
+            tree = ast.parse(python(_source(cell)))
+        except SyntaxError as error:
+            if grade_id not in locked:
+                flag(_exercise(grade_id, k), grade_id, "unreadable",
+                     f"not Python (line {error.lineno}: {error.msg})")
+            continue
+        if grade_id in locked and _source(cell).strip() == _source(locked[grade_id]).strip():
+            resolver.learn(tree)
+            continue
+        if grade_id in locked:
+            flag("-", grade_id, "locked", "a locked cell changed")
+        exercise = _exercise(grade_id, k)
+        own = reaches.get(exercise, every if grade_id not in answers else ())
+        resolver.learn(tree)
+        for kind, detail in findings(tree, resolver, own):
+            flag(exercise, grade_id, kind, detail)
+    for grade_id in locked.keys() - seen:
+        flag("-", grade_id, "locked", "a locked cell deleted")
+    return flags
+
+
+def _exercise(grade_id, k):
+    """The exercise a grade id belongs to (``03-rank_loss_one`` -> ``rank_loss_one``)."""
+    if grade_id.startswith(f"{k}-") and not grade_id.startswith(f"{k}-cell-"):
+        return grade_id[len(k) + 1:].removesuffix("-test")
+    return grade_id
+
+
+def load(path):
+    """A notebook's JSON; :class:`MLNNError` naming ``path`` if it is not one."""
+    try:
+        notebook = json.loads(Path(path).read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise MLNNError(f"{path}: not a notebook ({error})") from None
+    if not isinstance(notebook, dict):
+        raise MLNNError(f"{path}: not a notebook (no cells)")
+    return notebook
+
+
+def audit(course):
+    """Every :class:`Flag` of every submission under ``course/submitted``, by student and
+    assignment; :class:`MLNNError` if ``course`` has no release to compare with."""
+    course = Path(course)
+    if not (course / "release").is_dir():
+        raise MLNNError(f"{course}: no release/ directory; run the audit in an nbgrader course "
+                        "directory after `nbgrader generate_assignment`")
+    flags = []
+    for path in sorted(course.glob("submitted/*/*/*.ipynb")):
+        student, assignment = path.parts[-3], path.parts[-2]
+        released = course / "release" / assignment / path.name
+        if not released.is_file():
+            continue
+        try:
+            submitted = load(path)
+        except MLNNError as error:
+            flags.append(Flag(student, assignment, "-", path.name, "unreadable", str(error)))
+            continue
+        flags += audit_notebook(submitted, load(released), student, assignment)
+    return flags
+
+
+def scores(course):
+    """``{(student, assignment, exercise): (score, max score)}`` from the gradebook, if
+    nbgrader and ``gradebook.db`` are there; else empty."""
+    database = Path(course) / "gradebook.db"
+    try:
+        from nbgrader.api import Gradebook
+    except ImportError:
+        return {}
+    if not database.is_file():
+        return {}
+    found = {}
+    with Gradebook(f"sqlite:///{database}") as gradebook:
+        for assignment in gradebook.assignments:
+            for submission in gradebook.assignment_submissions(assignment.name):
+                for notebook in submission.notebooks:
+                    for grade in notebook.grades:
+                        k = assignment.name.split("_", 1)[0]
+                        found[submission.student.id, assignment.name,
+                              _exercise(grade.name, k)] = (grade.score, grade.max_score)
+    return found
+
+
+COLUMNS = ("student_id", "assignment", "exercise", "score", "max_score", "cell", "flag",
+           "detail")
+
+
+def rows(flags, grades):
+    """The report's rows: each flag beside the exercise's score in the gradebook."""
+    out = []
+    for f in flags:
+        score, most = grades.get((f.student, f.assignment, f.exercise), ("", ""))
+        out.append(dict(zip(COLUMNS, (f.student, f.assignment, f.exercise, score, most, f.cell,
+                                      f.kind, f.detail))))
+    return out
+
+
+def csv_text(report):
+    handle = io.StringIO()
+    writer = csv.DictWriter(handle, COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(report)
+    return handle.getvalue()
+
+
+def table(report):
+    """The report as a readable table, one line per flag."""
+    if not report:
+        return "no flags: no answer cell reaches a solution, a grader, the environment or the " \
+               "library routine of its exercise, and no locked cell changed"
+    widths = {c: max(len(c), *(len(str(r[c])) for r in report)) for c in COLUMNS[:-1]}
+    line = "  ".join(f"{{{c}:<{widths[c]}}}" for c in COLUMNS[:-1]) + "  {detail}"
+    return "\n".join([line.format(**{c: c for c in COLUMNS})] +
+                     [line.format(**{c: str(v) for c, v in r.items()}) for r in report])
+
+
+def write_report(course, out=None):
+    """Audit ``course``, write the CSV (``out``, default ``course/audit.csv``); the rows."""
+    report = rows(audit(course), scores(course))
+    write_text(Path(out) if out else Path(course) / "audit.csv", csv_text(report))
+    return report
+
+
+def flags_by_submission(course):
+    """``{(student, assignment): "exercise: flag detail; ..."}`` for the export."""
+    summary = {}
+    for f in audit(course):
+        summary.setdefault((f.student, f.assignment), []).append(
+            f"{f.exercise}: {f.kind} {f.detail}")
+    return {key: "; ".join(items) for key, items in summary.items()}
+
+
+try:
+    from nbgrader.plugins.export import CsvExportPlugin
+except ImportError:                             # nbgrader is the instructor's extra
+    CsvExportPlugin = object
+
+
+class FlagsExportPlugin(CsvExportPlugin):
+    """``nbgrader export`` as nbgrader writes it, with a ``flags`` column: the audit's flags of
+    each submission (the course's ``nbgrader_config.py`` sets it as the export plugin)."""
+
+    def export(self, gradebook):
+        super().export(gradebook)
+        dest = Path(self.to or "grades.csv")
+        with open(dest, newline="", encoding="utf-8") as handle:
+            graded = list(csv.DictReader(handle))
+        flags = flags_by_submission(Path.cwd())
+        handle = io.StringIO()
+        writer = csv.DictWriter(handle, [*graded[0].keys(), "flags"] if graded else ["flags"],
+                                lineterminator="\n")
+        writer.writeheader()
+        for row in graded:
+            writer.writerow(dict(row, flags=flags.get((row["student_id"], row["assignment"]),
+                                                      "")))
+        write_text(dest, handle.getvalue())

@@ -1,0 +1,172 @@
+"""The instructor's audit (``python -m mlnn course audit``): every trick that reaches past an
+exercise is flagged, through any alias; the worked solutions and the stubs raise no flag."""
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from mlnn.cli import main
+from mlnn.tools import course_audit as audit
+from mlnn.tools import nbgrader_course as tool
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+#: Tricks: (notebook, exercise, answer cell, a flag (kind, part of the detail) it must raise).
+TRICKS = [
+    ("01b", "forward", 'import os\nos.environ.pop("NBGRADER_EXECUTION")\n'
+                       "def forward(X, W1, b1, W2, b2, f_o=None):\n    return None",
+     ("environment", "os.environ")),
+    ("01b", "forward", 'from os import environ as e\ne["NBGRADER_EXECUTION"] = ""',
+     ("environment", "os.environ")),
+    ("01b", "ce_delta2", 'ce_delta2 = course.pieces.STAND_INS["ce_delta2"]',
+     ("grader", "mlnn.course.pieces.STAND_INS")),
+    ("01b", "ce_delta2", 'ce_delta2 = course.yours_if(None, None, "ce_delta2")',
+     ("grader", "mlnn.course.yours_if")),
+    ("01", "delta1_tanh", "delta1_tanh = course.check_delta1.__closure__[0].cell_contents",
+     ("internals", "__closure__")),
+    ("01", "delta1_tanh", "g = course.check_delta1\nref = g.__globals__['_delta1']",
+     ("internals", "__globals__")),
+    ("02b", "momentum_skip", "from mlnn.course import update_rules\n"
+                             "momentum_skip = update_rules._momentum_skipped",
+     ("grader", "mlnn.course.update_rules._momentum_skipped")),
+    ("01b", "backward", "from mlnn.course.pieces import mlnn_backward as backward",
+     ("grader", "mlnn.course.pieces.mlnn_backward")),
+    ("06b", "select_C", "from mlnn.course import bipartition as m\nselect_C = m.select",
+     ("grader", "mlnn.course.bipartition.select")),
+    ("01", "delta1_tanh", 'exec(open("../../notebooks/solutions/ex01_derivatives.py").read())',
+     ("files", "builtins.exec")),
+    ("01", "delta1_tanh", 'import runpy\nns = runpy.run_path("ex01_derivatives.py")\n'
+                          'delta1_tanh = ns["delta1_tanh"]', ("files", "runpy")),
+    ("01", "delta1_tanh", "from pathlib import Path\n"
+                          "code = Path('ex01_derivatives.py').read_text()", ("files", "read_text")),
+    ("08", "friedman_chi2", "%run ../solutions/ex08_beyond_the_paper.py",
+     ("internals", "get_ipython")),
+    ("08", "friedman_chi2", "from mlnn.paper import ranks as r\n"
+                            "def friedman_chi2(R, N):\n    return r.friedman_test(R, N)",
+     ("library", "mlnn.paper.ranks.friedman_test")),
+    ("08", "average_ranks_by_hand", "import mlnn.paper.ranks\n"
+                                    "average_ranks_by_hand = mlnn.paper.ranks.average_ranks",
+     ("library", "mlnn.paper.ranks.average_ranks")),
+    ("08", "average_ranks_by_hand", "from mlnn.paper.ranks import average_ranks as mine\n"
+                                    "average_ranks_by_hand = mine",
+     ("library", "mlnn.paper.ranks.average_ranks")),
+    ("08", "friedman_chi2", 'm = __import__("mlnn.paper.ranks", fromlist=["x"])\n'
+                            'friedman_chi2 = getattr(m, "friedman_test")',
+     ("library", "mlnn.paper.ranks.friedman_test")),
+    ("08", "friedman_chi2", 'name = "friedman" + "_test"\n'
+                            'friedman_chi2 = getattr(__import__("mlnn.paper.ranks"), name)',
+     ("internals", "computed name")),
+    ("01", "delta1_tanh", 'c = __import__("mlnn.course")', ("grader", "mlnn.course")),
+    ("01", "delta1_tanh", 'import importlib\nc = importlib.import_module("mlnn.course.grading")',
+     ("grader", "mlnn.course.grading")),
+    ("01", "delta1_tanh", 'import sys\nsys.modules["mlnn.course.grading"].AUTOGRADE = False',
+     ("grader", "mlnn.course.grading.AUTOGRADE")),
+    ("01", "delta1_tanh", "import gc\nrefs = gc.get_referents(course.check_delta1)",
+     ("internals", "gc")),
+    ("01", "delta1_tanh", "import inspect\nsrc = inspect.getclosurevars(course.check_delta1)",
+     ("internals", "inspect")),
+    ("01", "delta1_tanh", "import builtins\nbuiltins.print = lambda *a: None",
+     ("internals", "import builtins")),
+    ("01", "delta1_tanh", "course.check_delta1 = lambda answer: True",
+     ("grader", "mlnn.course.check_delta1")),
+    ("01", "delta1_tanh", "setattr(course, 'check_delta1', print)", ("internals", "setattr")),
+]
+
+
+def marked(stem):
+    notebook = tool.read(ROOT / "notebooks" / f"{stem}.ipynb")
+    tool.mark(notebook, stem)
+    return notebook
+
+
+def stem_of(k):
+    return next(p.stem for p in NOTEBOOKS if tool.key(p.stem) == k)
+
+
+def with_answer(notebook, k, name, source):
+    submitted = copy.deepcopy(notebook)
+    for cell in submitted["cells"]:
+        if cell["metadata"]["nbgrader"]["grade_id"] == f"{k}-{name}":
+            cell["source"] = source
+    return submitted
+
+
+@pytest.mark.parametrize("k, name, source, expected", TRICKS,
+                         ids=[f"{t[0]}-{t[3][0]}-{i}" for i, t in enumerate(TRICKS)])
+def test_each_trick_is_flagged_beside_its_exercise(k, name, source, expected):
+    stem = stem_of(k)
+    released = marked(stem)
+    flags = audit.audit_notebook(with_answer(released, k, name, source), released, "s", stem)
+    kind, detail = expected
+    assert any(f.kind == kind and detail in f.detail and f.exercise == name for f in flags), \
+        flags
+
+
+#: Worked solutions that use a routine the registry lists as solving their exercise: the
+#: registry and the solution disagree, and the audit says so.
+DISAGREE = {("select_C", "mlnn.evaluation.metrics.selection_score"),
+            ("average_ranks_by_hand", "scipy.stats.rankdata")}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_the_worked_solutions_and_the_stubs_raise_no_flag(path):
+    released = marked(path.stem)
+    assert audit.audit_notebook(released, released, "s", path.stem) == []
+    solved = tool.source_version(path)
+    flags = audit.audit_notebook(solved, released, "s", path.stem)
+    assert [f for f in flags if (f.exercise, f.detail) not in DISAGREE] == []
+
+
+def test_a_changed_or_deleted_locked_cell_and_an_added_cell_are_flagged():
+    stem = stem_of("03")
+    released = marked(stem)
+    submitted = copy.deepcopy(released)
+    grader = next(c for c in submitted["cells"] if c["metadata"]["nbgrader"]["grade"])
+    grader["source"] = 'print("PASS")'
+    deleted = submitted["cells"].pop(2)
+    submitted["cells"].insert(3, {"cell_type": "code", "id": "mine", "metadata": {},
+                                  "source": "import os\nos.environ.clear()", "outputs": []})
+    flags = audit.audit_notebook(submitted, released, "s", stem)
+    found = {(f.cell, f.kind, f.detail) for f in flags}
+    assert (grader["metadata"]["nbgrader"]["grade_id"], "locked", "a locked cell changed") \
+        in found
+    assert (deleted["metadata"]["nbgrader"]["grade_id"], "locked", "a locked cell deleted") \
+        in found
+    assert ("added cell mine", "environment", "os.environ.clear") in found
+
+
+def test_the_audit_command_writes_a_csv_and_a_table_per_student_and_exercise(tmp_path,
+                                                                             capsys):
+    stem = stem_of("08")
+    released = marked(stem)
+    for student, source in (("honest", None), ("copier", TRICKS[13][2])):
+        folder = tmp_path / "submitted" / student / stem
+        folder.mkdir(parents=True)
+        submitted = with_answer(released, "08", "friedman_chi2", source) if source else released
+        tool.write(folder / f"{stem}.ipynb", submitted)
+    (tmp_path / "release" / stem).mkdir(parents=True)
+    tool.write(tmp_path / "release" / stem / f"{stem}.ipynb", released)
+    assert main(["course", "audit", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "copier" in out and "honest" not in out and "friedman_test" in out
+    rows = (tmp_path / "audit.csv").read_text(encoding="utf-8").splitlines()
+    assert rows[0] == ",".join(audit.COLUMNS)
+    assert all(row.startswith(f"copier,{stem},friedman_chi2,") for row in rows[1:]) and rows[1:]
+
+
+def test_the_audit_needs_a_release(tmp_path, capsys):
+    assert main(["course", "audit", str(tmp_path)]) == 2
+    assert "no release/ directory" in capsys.readouterr().err
+
+
+def test_a_submission_that_is_not_a_notebook_is_flagged_not_a_crash(tmp_path):
+    stem = stem_of("03")
+    (tmp_path / "release" / stem).mkdir(parents=True)
+    tool.write(tmp_path / "release" / stem / f"{stem}.ipynb", marked(stem))
+    (tmp_path / "submitted" / "s" / stem).mkdir(parents=True)
+    (tmp_path / "submitted" / "s" / stem / f"{stem}.ipynb").write_text("{", encoding="utf-8")
+    assert [f.kind for f in audit.audit(tmp_path)] == ["unreadable"]
+    json.loads((tmp_path / "release" / stem / f"{stem}.ipynb").read_text(encoding="utf-8"))
