@@ -246,9 +246,6 @@ HANDLE_WRITERS = {"save": "np", "savez": "np", "savez_compressed": "np", "dump":
 #: whose creation must be exclusive (a hard link or O_EXCL), which a rename over it is not.
 WRITERS = {"mlnn/base/fileio.py", "mlnn/base/lock.py"}
 
-#: Modules that still write with a plain write. The list can only shrink: the test below fails
-#: once one of them writes through the atomic writer, so that it is taken off.
-NOT_YET_ATOMIC = {"mlnn/tools/nbgrader_course.py"}
 
 
 def _plain_writes(path):
@@ -315,4 +312,4 @@ def test_every_file_is_written_through_the_atomic_writer():
     writes = {path.relative_to(ROOT).as_posix(): _plain_writes(path)
               for path in sorted(PACKAGE.rglob("*.py"))}
     plain = {name: lines for name, lines in writes.items() if lines and name not in WRITERS}
-    assert set(plain) == NOT_YET_ATOMIC, plain
+    assert not plain, plain
