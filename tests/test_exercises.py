@@ -5,6 +5,7 @@ table is rejected with its own hint, and autograde is decided once, at import.""
 
 import ast
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -62,6 +63,33 @@ def test_every_grader_is_reached_as_mlnn_course_and_the_solution_defines_the_ans
 def test_worked_solution_passes(grader, stem, name, capsys):
     assert grader(getattr(solutions(stem), name))
     assert capsys.readouterr().out.startswith("PASS")
+
+
+def _parameters(source, name):
+    """The parameters of ``name`` in ``source``, of the function or of each method of the class:
+    {function: (the names, how many of them have no default)}."""
+    node = next(n for n in ast.parse(source).body
+                if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name)
+    functions = [node] if isinstance(node, ast.FunctionDef) else [
+        n for n in node.body if isinstance(n, ast.FunctionDef)]
+    return {f.name: ([a.arg for a in f.args.args], len(f.args.args) - len(f.args.defaults))
+            for f in functions}
+
+
+@pytest.mark.parametrize("entry", REGISTRY, ids=IDS)
+def test_the_stub_of_each_answer_cell_takes_what_the_grader_passes(entry):
+    """The stub's parameters are the worked solution's (which the grader calls), but for
+    trailing ones that have a default there."""
+    (path,) = (ROOT / "notebooks").glob(f"{entry.notebook}_*.ipynb")
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    (stub,) = ["".join(cell["source"]) for cell in cells
+               if cell["metadata"].get("nbgrader", {}).get("grade_id")
+               == f"{entry.notebook}-{entry.name}"]
+    solution = (SOLUTIONS / f"{entry.solution}.py").read_text(encoding="utf-8")
+    worked = _parameters(solution, entry.name)
+    for function, (names, _) in _parameters(stub, entry.name).items():
+        solved, required = worked[function]
+        assert names == solved[:max(len(names), required)], f"{path.name}: {function}"
 
 
 @pytest.mark.parametrize("grader", [g for g, _, _ in EXERCISES], ids=IDS)
