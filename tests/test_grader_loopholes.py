@@ -455,3 +455,79 @@ def test_the_closed_form_reference_is_the_literal_loop():
         for ours, loop in zip(_momentum_skipped(theta, v, mu, eta, gamma, skipped),
                               momentum_by_steps(theta, v, mu, eta, gamma, skipped)):
             np.testing.assert_allclose(ours, loop, rtol=1e-12, atol=1e-15)
+
+
+# -- near ties: scores one floating-point step apart catch any tie tolerance -------------------
+
+def tied_within(tolerance):
+    """s_l ≥ s_k − tolerance: a comparison that takes scores within ``tolerance`` as tied."""
+    return lambda s, k: int(np.sum(s >= s[k] - tolerance))
+
+
+def rank_loss_within(tolerance):
+    def rank_loss(s, y):
+        y, s = np.asarray(y) > 0, np.asarray(s, dtype=float)
+        p, q = s[y][:, None], s[~y][None, :]
+        tie = np.abs(p - q) <= tolerance
+        return float((np.sum((p < q) & ~tie) + 0.5 * np.sum(tie)) / (y.sum() * (~y).sum()))
+    return rank_loss
+
+
+def coverage_within(tolerance):
+    def coverage(s, y):
+        s = np.asarray(s, dtype=float)
+        return float(max(tied_within(tolerance)(s, k) for k in np.flatnonzero(y)) - 1)
+    return coverage
+
+
+def precision_within(tolerance):
+    def average_precision(s, y):
+        s, relevant = np.asarray(s, dtype=float), np.flatnonzero(y)
+        return float(np.mean([np.sum(s[relevant] >= s[k] - tolerance)
+                              / tied_within(tolerance)(s, k) for k in relevant]))
+    return average_precision
+
+
+def one_error_within(tolerance):
+    return lambda s, y: float(not np.all(np.asarray(y)[s >= s.max() - tolerance] > 0))
+
+
+def by_rows(per_document):
+    return lambda Y, S: np.array([per_document(s, y) for y, s in zip(Y, S)])
+
+
+def best_update_within(tolerance):
+    def best_update(curve):
+        losses = np.asarray(curve["rankloss"])
+        best = int(np.flatnonzero(np.isclose(losses, losses.min(), rtol=0, atol=tolerance))[0])
+        return curve["updates"][best], losses[-1] - losses[best]
+    return best_update
+
+
+def average_ranks_rounded(decimals):
+    def average_ranks(values, lower_is_better):
+        values = np.round(values, decimals) * (1 if lower_is_better else -1)
+        return scipy.stats.rankdata(values, axis=1).mean(axis=0)
+    return average_ranks
+
+
+NEAR_TIES = [(grader, answer(tolerance), tolerance) for tolerance in (1e-12, 1e-15)
+             for grader, answer in [
+                 (course.check_rank_loss_one, rank_loss_within),
+                 (course.check_coverage_one, coverage_within),
+                 (course.check_average_precision_one, precision_within),
+                 (course.check_rank_loss, lambda t: by_rows(rank_loss_within(t))),
+                 (course.check_coverage, lambda t: by_rows(coverage_within(t))),
+                 (course.check_average_precision, lambda t: by_rows(precision_within(t))),
+                 (course.check_one_error, lambda t: by_rows(one_error_within(t))),
+                 (course.check_best_update, best_update_within)]] + [
+    (course.check_best_update, best_update_within(1e-4), 1e-4),
+    (course.check_average_ranks, average_ranks_rounded(10), 1e-10),
+    (course.check_average_ranks, average_ranks_rounded(6), 1e-6)]
+
+
+@pytest.mark.parametrize("grader, answer, tolerance", NEAR_TIES,
+                         ids=[f"{g.__name__}-{t:g}" for g, _, t in NEAR_TIES])
+def test_any_tie_tolerance_is_named(grader, answer, tolerance, capsys):
+    out = rejected(grader, answer, capsys)
+    assert "however little" in out and "without a tolerance or rounding" in out, out

@@ -7,14 +7,18 @@ from scipy.stats import chisquare
 
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, case_rngs, expect_items, grade,
                                  make_grader, pristine, same)
+from mlnn.course.ranking import TOLERANT, step_above
 from mlnn.course.pieces import (SHAPES, WIDE_SHAPES, GuardedCSR, backward_case, expect_backward,
                                 mlnn_backward, piece, run_guarded)
 
 
 # -- notebook 04: where over-fitting starts --------------------------------------------------------
 
-def _best_update(curve, position=False, sign=1):
-    best = int(np.argmin(curve["rankloss"]))
+def _best_update(curve, position=False, sign=1, tolerance=0.0):
+    """(update of the lowest rank loss, the first if tied; final − best), or with a mistake:
+    the ``position``, the ``sign`` flipped, the first within ``tolerance`` of the lowest."""
+    losses = np.asarray(curve["rankloss"])
+    best = int(np.argmax(losses <= losses.min() + tolerance))
     return (best if position else curve["updates"][best],
             sign * (curve["rankloss"][-1] - curve["rankloss"][best]))
 
@@ -26,13 +30,18 @@ def _best_update_cases():
         curve = {"updates": np.cumsum(rng.integers(20, 400, size=size)).tolist(),
                  "rankloss": rng.uniform(0.05, 0.4, size=size).round(6).tolist()}
         yield f"of {size} evaluations", [("curve", curve)]
+    yield ("of 4 evaluations, two rank losses one floating-point step apart (not equal)",
+           [("curve", {"updates": [10, 20, 30, 40], "rankloss": [step_above(0.1), 0.1, 0.12,
+                                                                  0.15]})])
 
 
 check_best_update = make_grader("check_best_update", "where over-fitting starts", _best_update,
                              _best_update_cases, [
     Mistake("that is the position in the list, not the update's number",
             lambda c: _best_update(c, position=True)),
-    Mistake("the sign is flipped: it is final minus best", lambda c: _best_update(c, sign=-1))],
+    Mistake("the sign is flipped: it is final minus best", lambda c: _best_update(c, sign=-1)),
+    Mistake("rank losses that differ, however little, are not equal: take the exact minimum, "
+            "without a tolerance or rounding", lambda c: _best_update(c, tolerance=1e-6))],
                              expect=expect_items(("the update", "final − best rank loss"),
                                                  kind="biuf"))
 
