@@ -7,6 +7,7 @@ threshold, a training loop calling update by keyword."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import scipy.special
 import scipy.stats
 
 from mlnn import course
@@ -531,3 +532,20 @@ NEAR_TIES = [(grader, answer(tolerance), tolerance) for tolerance in (1e-12, 1e-
 def test_any_tie_tolerance_is_named(grader, answer, tolerance, capsys):
     out = rejected(grader, answer, capsys)
     assert "however little" in out and "without a tolerance or rounding" in out, out
+
+
+# -- saturation: a clipped tanh, sigmoid or output is named deep in saturation ------------------
+
+SATURATED = [
+    (course.check_delta1, lambda d2, W2, h: ex01.delta1_tanh(d2, W2, np.clip(h, -0.999, 0.999)),
+     "h is clipped"),
+    (course.check_pwe_delta, lambda o, y: ex01.pwe_delta_one(np.clip(o, -0.99, 0.99), y),
+     "o is clipped"),
+    (course.check_ce_slope, lambda W1, W2_1: (scipy.special.expit(np.clip(
+        W2_1 * np.tanh(W1), -20, 20)) - 1) * np.tanh(W1), "z2 is clipped")]
+
+
+@pytest.mark.parametrize("grader, answer, hint", SATURATED, ids=[g.__name__ for g, _, _ in SATURATED])
+def test_an_answer_clipped_short_of_saturation_is_named(grader, answer, hint, capsys):
+    out = rejected(grader, answer, capsys)
+    assert hint in out and "saturat" in out, out

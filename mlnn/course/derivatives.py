@@ -29,16 +29,23 @@ DELTA1_MISTAKES = [
     Mistake("tanh' is 1 − h², not 1 − h", lambda d2, W2, h: (d2 @ W2.T) * (1 - h)),
     Mistake("the sign is flipped", lambda d2, W2, h: -_tanh_delta1(d2, W2, h)),
     Mistake("tanh is applied twice: h is already tanh(z1)",
-            lambda d2, W2, h: (d2 @ W2.T) * (1 - np.tanh(h) ** 2))]
+            lambda d2, W2, h: (d2 @ W2.T) * (1 - np.tanh(h) ** 2)),
+    Mistake("h is clipped: tanh' = 1 − h² holds however close h is to ±1, and needs no clipping",
+            lambda d2, W2, h: (d2 @ W2.T) * (1 - np.clip(h, -0.999, 0.999) ** 2))]
 
 
 def _delta1_cases():
-    """``delta1_tanh(delta2, W2, h)`` → δ1 = (δ2 W2ᵀ) ∘ (1 − h²) for tanh hidden units."""
-    for rng in case_rngs(1, CASES):
+    """``delta1_tanh(delta2, W2, h)`` → δ1 = (δ2 W2ᵀ) ∘ (1 − h²) for tanh hidden units; the
+    last cases deep in saturation (|z1| from 3 to 15, 1 − h² down to 4e-13)."""
+    for i, rng in enumerate(case_rngs(1, CASES)):
         n, F, L = rng.integers(1, 8), rng.integers(2, 7), rng.integers(2, 7)
-        yield (f"δ1 for n = {n}, F = {F}, L = {L}", [
-            ("delta2", rng.normal(size=(n, L))), ("W2", rng.normal(size=(F, L))),
-            ("h", np.tanh(rng.normal(size=(n, F))))])
+        saturated = i >= CASES - 2
+        z1 = rng.normal(size=(n, F))
+        if saturated:
+            z1 = np.sign(z1) * rng.uniform(3, 15, size=(n, F))
+        yield (f"δ1 for n = {n}, F = {F}, L = {L}{', saturated h (|z1| ≥ 3)' if saturated else ''}",
+               [("delta2", rng.normal(size=(n, L))), ("W2", rng.normal(size=(F, L))),
+                ("h", np.tanh(z1))])
 
 
 check_delta1 = make_grader("check_delta1", "δ1 for tanh hidden units", _tanh_delta1, _delta1_cases,

@@ -21,14 +21,18 @@ def _of_one(batch):
 
 def _pwe_document_cases():
     """``pwe_delta_one(o, y)`` → δ2 of one document for PWE over tanh outputs (1-d arrays, Eq. 10,
-    Sec. 3.4)."""
+    Sec. 3.4); the last two deep in saturation (|z2| from 3 to 15, o up to 1 − 2e-13)."""
     for i, rng in enumerate(case_rngs(3, CASES)):
         L = int(rng.integers(3, 11))
         size = {0: 1, 1: L // 2, 2: L - 1}.get(i, rng.integers(1, L))   # |y| = 1, ≈ |ȳ|, …
         y = np.zeros(L)
         y[rng.choice(L, size=size, replace=False)] = 1.0
-        yield (f"δ2 for L = {L}, |y| = {size}, |ȳ| = {L - size}",
-               [("o", np.tanh(rng.normal(size=L))), ("y", y)])
+        z2, saturated = rng.normal(size=L), i >= CASES - 2
+        if saturated:
+            z2 = np.sign(z2) * rng.uniform(3, 15, size=L)
+        yield (f"δ2 for L = {L}, |y| = {size}, |ȳ| = {L - size}"
+               f"{', saturated outputs (|z2| ≥ 3)' if saturated else ''}",
+               [("o", np.tanh(z2)), ("y", y)])
 
 
 check_pwe_delta = make_grader(   # the last mistake, a division by n, means nothing for one document
