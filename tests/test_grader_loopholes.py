@@ -253,6 +253,18 @@ def update_through_coo(params, optimizer, X_batch, Y_batch):
     ex01b.update(params, optimizer, sp.csr_matrix(X_batch.tocoo().toarray()), Y_batch)
 
 
+def forward_row_by_row(X, W1, b1, W2, b2, f_o):
+    """Each row of X made dense by hand, without toarray: work ~ D per document."""
+    rows = []
+    for i in range(X.shape[0]):
+        row = np.zeros(X.shape[1], dtype=W1.dtype)
+        row[X.indices[X.indptr[i]:X.indptr[i + 1]]] = X.data[X.indptr[i]:X.indptr[i + 1]]
+        rows.append(row @ W1)
+    z1 = np.array(rows).reshape(X.shape[0], -1) + b1
+    h = np.maximum(z1, 0)
+    return z1, h, h @ W2 + b2, f_o(h @ W2 + b2)
+
+
 def pwe_pairs_through_asarray(z2, o, Y):
     o, Y = np.asarray(o), np.asarray(Y)
     return ex01b.pwe_delta2_pairs(z2, o, Y)
@@ -287,6 +299,7 @@ def pwe_one_document_at_a_time(z2, o, Y):
 @pytest.mark.parametrize("grader, answer, hint", [
     (course.check_forward, forward_through_coo, "made the sparse X dense"),
     (course.check_forward, forward_through_a_new_csr, "made the sparse X dense"),
+    (course.check_forward, forward_row_by_row, "rows of it"),
     (course.check_grad_W1_rows, grad_W1_through_csc, "full D × F product"),
     (course.check_backward, backward_through_csc, "full D × F product"),
     (course.check_update, update_through_coo, "made the sparse X dense"),
@@ -297,6 +310,16 @@ def pwe_one_document_at_a_time(z2, o, Y):
     ids=lambda value: getattr(value, "__name__", None))
 def test_a_contract_is_judged_by_the_work_done(grader, answer, hint, capsys):
     assert hint in rejected(grader, answer, capsys)
+
+
+def grad_W1_rows_from_column_sums(X, delta1):
+    """The rows present found from X's column sums: O(nnz) and one vector of D entries."""
+    rows = np.flatnonzero(np.asarray(abs(X).sum(axis=0)).ravel())
+    return rows, np.asarray(X[:, rows].T @ delta1) / X.shape[0]
+
+
+def test_rows_found_from_column_sums_pass(capsys):
+    assert course.check_grad_W1_rows(grad_W1_rows_from_column_sums), capsys.readouterr().out
 
 
 # -- dropout masks -----------------------------------------------------------------------------
@@ -549,3 +572,20 @@ SATURATED = [
 def test_an_answer_clipped_short_of_saturation_is_named(grader, answer, hint, capsys):
     out = rejected(grader, answer, capsys)
     assert hint in out and "saturat" in out, out
+
+
+# -- 06: a document with no relevant label needs the threshold above the top score ------------
+
+def threshold_without_the_top_candidate(scores, y):
+    """The midpoints and one below the lowest score, but no candidate above the top score."""
+    s, relevant = np.sort(np.unique(scores))[::-1], y > 0
+
+    def f1(t):
+        size = relevant.sum() + np.sum(scores > t)
+        return 1.0 if size == 0 else 2 * np.sum(relevant & (scores > t)) / size
+    return max(np.concatenate([(s[:-1] + s[1:]) / 2, [s[-1] - 1]]), key=f1)
+
+
+def test_a_threshold_search_without_the_candidate_above_the_top_score_is_named(capsys):
+    out = rejected(course.check_f1_threshold, threshold_without_the_top_candidate, capsys)
+    assert "y is empty" in out and "above the top score" in out, out

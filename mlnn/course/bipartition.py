@@ -14,8 +14,14 @@ from mlnn.evaluation.thresholds import optimal_thresholds, ridge
 # -- notebook 06: the F1-best threshold and the ridge of Eq. 5 -------------------------------------
 
 def _threshold_cases():
-    """``best_threshold_one(scores, y)`` → a threshold t whose prediction s > t has the best F1."""
-    yield from one_document_cases(17, 3, 10, "a document")
+    """``best_threshold_one(scores, y)`` → a threshold t whose prediction s > t has the best F1
+    (no two scores closer than 1e-12, so that a midpoint splits them); then a document with no
+    relevant label, where only a threshold at or above the top score is best, and one with every
+    label relevant."""
+    yield from one_document_cases(17, 3, 10, "a document", gap=1e-12)
+    for y, what in (((0, 0, 0), "no relevant label"), ((1, 1, 1), "every label relevant")):
+        yield (f"a document with {what}",
+               [("scores", np.array([0.2, 0.8, -0.4])), ("y", np.array(y, dtype=np.int8))])
 
 
 def _expect_best_f1(answer, expected, what, wrongs, inputs):
@@ -32,7 +38,9 @@ def _expect_best_f1(answer, expected, what, wrongs, inputs):
                    for cut in (t, expected))
     if yours < best - 1e-12:
         every = (": here predicting every label is best, so try a threshold below the lowest "
-                 "score too" if np.all(s > expected) else "")
+                 "score too (or −∞)" if np.all(s > expected) else
+                 ": here y is empty and predicting no label is best (F1 = 1), so try a threshold "
+                 "at or above the top score too" if not np.any(y) else "")
         raise NotYet(f"on {what} your threshold {t:.3f} gives F1 {yours:.3f}, and {best:.3f} is "
                      f"possible{every}")
 

@@ -2,6 +2,8 @@
 (dense with the minibatch mean, and row-sparse), central differences, and notebook 01b's sparse
 forward pass, CE's δ2 (Eq. 6) and backward with the bias gradients."""
 
+import functools
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
@@ -9,9 +11,9 @@ from scipy.special import expit
 from mlnn.course.grading import (CASES, Mistake, case_rngs, expect_items, make_grader, sparse_rows,
                                  variant)
 from mlnn.course.pieces import (SHAPES, WIDE_SHAPES, GuardedCSR, backward_case, delta_cases,
-                                expect_backward, expect_rows, mlnn_backward, mlnn_ce_delta2,
-                                mlnn_delta1_relu, mlnn_forward, mlnn_grad_W1_rows, network_case,
-                                piece, run_guarded, shape_words)
+                                expect_backward, expect_rows, grad_W1_rows_scaled, mlnn_backward,
+                                mlnn_ce_delta2, mlnn_delta1_relu, mlnn_forward, mlnn_grad_W1_rows,
+                                network_case, piece, run_guarded, shape_words)
 from mlnn.nn.activations import get_activation
 from mlnn.nn.gradcheck import numerical_gradient
 
@@ -142,7 +144,8 @@ def _forward_cases():
 
 check_forward = piece(make_grader("check_forward", "the sparse forward pass", mlnn_forward,
                                _forward_cases, FORWARD_MISTAKES,
-                               expect=expect_items(("z1", "h", "z2", "o")), runner=run_guarded,
+                               expect=expect_items(("z1", "h", "z2", "o")),
+                               runner=functools.partial(run_guarded, vectors=0.5),
                                name="forward"))
 
 
@@ -214,8 +217,8 @@ check_delta1_relu = piece(make_grader("check_delta1_relu", "δ1 through ReLU", m
 
 W1_MISTAKES = [
     Mistake("∂J/∂W1 is n times too large: J is the mean over the n documents",
-            lambda X, d1: mlnn_grad_W1_rows(X, d1, X.shape[0])),
-    Mistake("∂J/∂W1 is divided by n twice", lambda X, d1: mlnn_grad_W1_rows(X, d1, 1 / X.shape[0]))]
+            lambda X, d1: grad_W1_rows_scaled(X, d1, X.shape[0])),
+    Mistake("∂J/∂W1 is divided by n twice", lambda X, d1: grad_W1_rows_scaled(X, d1, 1 / X.shape[0]))]
 
 
 def _grad_W1_cases():

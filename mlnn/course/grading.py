@@ -10,6 +10,7 @@ are judged by their distribution (:func:`binomial_z`, :func:`dispersion`).
 """
 
 import copy
+import inspect
 import os
 import sys
 import tracemalloc
@@ -137,9 +138,31 @@ def call(function, *args, name="function"):
         raise StudentError(name, error) from error
 
 
+def expect_arguments(function, named):
+    """:class:`NotYet` naming the arguments of ``named`` that a Python ``function`` cannot take
+    (a stub of an older signature), or those it lacks a value for, before it is called."""
+    if not inspect.isfunction(function):
+        return
+    labels = [label for label, _ in named]
+    parameters = inspect.signature(function).parameters
+    try:
+        inspect.signature(function).bind(*labels)
+    except TypeError:
+        takes = f"your {function.__name__}({', '.join(parameters)})"
+        called = f"it is called as {function.__name__}({', '.join(labels)})"
+        extra = labels[len(parameters):]
+        if extra:
+            raise NotYet(f"{takes} takes {len(parameters)} arguments and {called}: add the "
+                         f"argument{'s' * (len(extra) > 1)} {', '.join(extra)}") from None
+        raise NotYet(f"{takes} needs more arguments than the {len(labels)} it is given: "
+                     f"{called}") from None
+
+
 def run(function, *named, name="function"):
     """``function`` called on copies of the named inputs ``(name, value), ...``; :class:`NotYet`
-    naming every input it modified in place (a changed dtype included)."""
+    naming every input it modified in place (a changed dtype included), or the arguments it
+    cannot take (:func:`expect_arguments`)."""
+    expect_arguments(function, named)
     given = [pristine(value) for _, value in named]
     result = call(function, *given, name=name)
     changed = [label for (label, value), used in zip(named, given) if not same(value, used)]
