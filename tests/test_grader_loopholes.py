@@ -432,6 +432,19 @@ def test_a_shuffle_with_ties_or_tied_to_the_last_epoch_is_named(order_of, hint, 
     assert hint in rejected(course.check_train, train_by_order(order_of), capsys)
 
 
+def train_sorting_each_minibatch(params, optimizer, X, Y, epochs, batch_size, rng, update):
+    """A shuffled order whose minibatches are each sorted: the same documents per minibatch."""
+    for _ in range(epochs):
+        order = rng.permutation(X.shape[0])
+        for start in range(0, X.shape[0], batch_size):
+            batch = np.sort(order[start:start + batch_size])
+            update(params, optimizer, X[batch], Y[batch])
+
+
+def test_a_shuffle_that_sorts_each_minibatch_passes(capsys):
+    assert course.check_train(train_sorting_each_minibatch), capsys.readouterr().out
+
+
 def test_a_shuffle_by_random_keys_without_ties_passes(capsys):
     right = train_by_order(lambda n, rng, last: np.argsort(rng.random(n)))
     assert course.check_train(right), capsys.readouterr().out
