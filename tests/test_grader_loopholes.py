@@ -291,6 +291,17 @@ def pwe_pairs_over_lists(z2, o, Y):
     return delta2 * (1 + o) * (1 - o)
 
 
+def pwe_sums_by_a_product_over_the_documents(z2, o, Y):
+    """S_y and S_ȳ as the diagonals of n × n products: work and memory ~ n² for n documents."""
+    relevant = (np.asarray(Y) > 0).astype(o.dtype)
+    n_y = relevant.sum(axis=1, keepdims=True)
+    pairs = np.maximum(n_y * (o.shape[1] - n_y), 1)
+    S_y = (np.exp(-o) @ relevant.T).diagonal()[:, None]
+    S_ybar = (np.exp(o) @ (1 - relevant).T).diagonal()[:, None]
+    return (np.where(relevant > 0, -np.exp(-o) * S_ybar, np.exp(o) * S_y) / pairs
+            * (1 + o) * (1 - o))
+
+
 def pwe_one_document_at_a_time(z2, o, Y):
     return np.vstack([ex01b.pwe_delta2(z2[i:i + 1], o[i:i + 1], Y[i:i + 1])
                       for i in range(len(o))])
@@ -306,7 +317,8 @@ def pwe_one_document_at_a_time(z2, o, Y):
     (course.check_pwe_delta2, pwe_pairs_through_asarray, "every (relevant, irrelevant) pair"),
     (course.check_pwe_delta2, pwe_pairs_by_einsum, "every (relevant, irrelevant) pair"),
     (course.check_pwe_delta2, pwe_pairs_over_lists, "every (relevant, irrelevant) pair"),
-    (course.check_pwe_delta2, pwe_one_document_at_a_time, "all documents at once")],
+    (course.check_pwe_delta2, pwe_one_document_at_a_time, "all documents at once"),
+    (course.check_pwe_delta2, pwe_sums_by_a_product_over_the_documents, "n × n")],
     ids=lambda value: getattr(value, "__name__", None))
 def test_a_contract_is_judged_by_the_work_done(grader, answer, hint, capsys):
     assert hint in rejected(grader, answer, capsys)
@@ -602,3 +614,23 @@ def threshold_without_the_top_candidate(scores, y):
 def test_a_threshold_search_without_the_candidate_above_the_top_score_is_named(capsys):
     out = rejected(course.check_f1_threshold, threshold_without_the_top_candidate, capsys)
     assert "y is empty" in out and "above the top score" in out, out
+
+
+# -- 01: central differences at an integer x ---------------------------------------------------
+
+def central_differences_on_an_integer_copy(f, x, h=1e-6):
+    x, grad = np.array(x), np.zeros(np.shape(x))
+    for i in np.ndindex(x.shape):
+        saved = x[i]
+        x[i] = saved + h
+        f_plus = f(x)
+        x[i] = saved - h
+        f_minus = f(x)
+        x[i] = saved
+        grad[i] = (f_plus - f_minus) / (2 * h)
+    return grad
+
+
+def test_central_differences_that_keep_an_integer_x_are_named(capsys):
+    out = rejected(course.check_gradient_check, central_differences_on_an_integer_copy, capsys)
+    assert "integer dtype" in out, out

@@ -74,25 +74,43 @@ def _one_sided(f, x, h):
     return np.array([(f(x + h * e) - f(x)) / h for e in units]).reshape(x.shape)
 
 
+def _integer_copy(f, x, h):
+    """Central differences on a copy of x that keeps x's integer dtype: x ± h truncated."""
+    x, grad = np.array(x), np.zeros(np.shape(x))
+    for i in np.ndindex(x.shape):
+        saved = x[i]
+        x[i] = saved + h
+        f_plus = f(x)
+        x[i] = saved - h
+        f_minus = f(x)
+        x[i] = saved
+        grad[i] = (f_plus - f_minus) / (2 * h)
+    return grad
+
+
 def _gradient_check_cases():
-    """``central_differences(f, x, h)`` → the array of (f(x + h e_i) − f(x − h e_i)) / 2h."""
-    shapes = ((3,), (2, 3), (4, 1), (3, 2), (5,), (2, 2, 2))
-    steps = (1e-6, 1e-2, 1e-4, 1e-3, 1e-5, 3e-2)
-    for rng, shape, h in zip(case_rngs(4, len(shapes)), shapes, steps):
-        x = rng.normal(size=shape)
+    """``central_differences(f, x, h)`` → the array of (f(x + h e_i) − f(x − h e_i)) / 2h; the
+    last x of integers (the gradient is taken at them, in floats)."""
+    shapes = ((3,), (2, 3), (4, 1), (3, 2), (5,), (2, 2, 2), (4,))
+    steps = (1e-6, 1e-2, 1e-4, 1e-3, 1e-5, 3e-2, 1e-6)
+    for number, (rng, shape, h) in enumerate(zip(case_rngs(4, len(shapes)), shapes, steps)):
+        integers = number == len(shapes) - 1
+        x = rng.integers(-2, 3, size=shape) if integers else rng.normal(size=shape)
         A = rng.normal(size=(x.size, x.size))
 
         def f(x, A=A):                          # a smooth function: Σ tanh(A vec(x))²
             return float(np.sum(np.tanh(A @ np.reshape(x, -1)) ** 2))
-        yield (f"the numerical gradient for x of shape {shape}, h = {h:g}",
-               [("f", f), ("x", x), ("h", h)])
+        yield (f"the numerical gradient for x of shape {shape}"
+               f"{' (integers)' if integers else ''}, h = {h:g}", [("f", f), ("x", x), ("h", h)])
 
 
 check_gradient_check = make_grader("check_gradient_check", "central differences",
                                 numerical_gradient, _gradient_check_cases, [
     Mistake("that is a one-sided difference; use both sides of x", _one_sided),
     Mistake("twice the central difference: the two points are 2h apart",
-            lambda f, x, h: 2 * numerical_gradient(f, x, h))])
+            lambda f, x, h: 2 * numerical_gradient(f, x, h)),
+    Mistake("x keeps its integer dtype, so x ± h is truncated to an integer: work on a float "
+            "copy of x", _integer_copy)])
 
 
 # -- notebook 01b: the sparse forward pass, CE's δ2, δ1 through ReLU, backward ---------------------

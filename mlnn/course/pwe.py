@@ -69,6 +69,11 @@ LOOP_HINT = ("your δ2 loops over the documents (or the labels) one at a time: c
              "documents at once, with array operations over the whole minibatch")
 
 
+SQUARE_HINT = ("your δ2 forms an array with a row per document for every document (n × n, such as "
+               "a product over the documents whose diagonal is kept): each document's sums need "
+               "only its own row, O(L) per document")
+
+
 # -- notebook 01b: a minibatch, by the pair sum and factorised -------------------------------------
 
 def _expect_pwe(answer, expected, what, wrongs, inputs):
@@ -106,12 +111,13 @@ PWE_LINES = 2500
 def run_linear(function, *named, name="function"):
     """:func:`~mlnn.course.grading.run`, the work of a large case bounded, whatever form the
     code takes: O(L) memory per document and no Python loop over the pairs (many labels), no
-    loop over the documents (many documents)."""
+    array of n × n and no loop over the documents (many documents)."""
     n, L = np.shape(named[1][1])
     if L >= 1000:
         within(function, *named, name=name, memory=64 * n * L * 8, lines=50 * L,
                hint=PAIRS_HINT)
     elif n >= 1000:
+        within(function, *named, name=name, memory=64 * n * L * 8, hint=SQUARE_HINT)
         within(function, *named, name=name, lines=PWE_LINES, hint=LOOP_HINT)
     return run(function, *named, name=name)
 
