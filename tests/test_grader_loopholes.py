@@ -634,3 +634,28 @@ def central_differences_on_an_integer_copy(f, x, h=1e-6):
 def test_central_differences_that_keep_an_integer_x_are_named(capsys):
     out = rejected(course.check_gradient_check, central_differences_on_an_integer_copy, capsys)
     assert "integer dtype" in out, out
+
+
+# -- dtypes: one rule, stated in the hint --------------------------------------------------------
+
+def test_a_float64_answer_to_float32_inputs_is_told_the_dtype_rule(capsys):
+    out = rejected(course.check_pwe_delta2, lambda z2, o, Y: ex01b.pwe_delta2(
+        z2, np.asarray(o, dtype=np.float64), Y), capsys)
+    assert "expected float32" in out and "float dtype of its inputs" in out, out
+
+
+@pytest.mark.parametrize("grader, answer", [
+    (course.check_one_error, lambda Y, S: ~np.array([np.all(np.asarray(y)[s == s.max()] > 0)
+                                                      for y, s in zip(Y, S)])),
+    (course.check_coverage, lambda Y, S: np.array([int(np.sum(s >= s[np.asarray(y) > 0].min()))
+                                                   - 1 for y, s in zip(Y, S)]))],
+    ids=["one-error as bool", "coverage as int"])
+def test_a_whole_number_may_be_an_int_or_a_bool(grader, answer, capsys):
+    assert grader(answer), capsys.readouterr().out
+
+
+def test_rows_as_a_python_list_pass(capsys):
+    def grad_W1_rows_listed(X, delta1):
+        rows, values = ex01b.grad_W1_rows(X, delta1)
+        return [int(r) for r in rows], values
+    assert course.check_grad_W1_rows(grad_W1_rows_listed), capsys.readouterr().out

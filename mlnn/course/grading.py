@@ -251,14 +251,21 @@ def expect_shape(array, shape, what):
     raise NotYet(f"{what} has shape {array.shape}, expected {tuple(shape)}")
 
 
+#: The one rule on an answer's dtype, as every grader applies it (:func:`expect_dtype`).
+DTYPE_RULE = ("a float answer has the float dtype of its inputs (float64, or float32 where they "
+              "are float32); a whole number (a count, 0/1) may also be an int or a bool")
+
+
 def expect_dtype(array, reference, what, kind):
-    """The dtype, before any conversion: a float answer has the reference's float dtype (never
-    float32 where float64 is asked); ``kind`` lists the dtype kinds allowed."""
+    """The dtype, before any conversion, by :data:`DTYPE_RULE`: a float answer has the
+    reference's float dtype (never float32 where float64 is asked, nor the other way round);
+    ``kind`` lists the dtype kinds allowed ("biuf" where the value is a whole number)."""
     expected = np.asarray(reference).dtype
     wanted = expected if expected.kind == "f" else np.dtype(np.float64)
     if array.dtype.kind not in kind or (array.dtype.kind == "f" and array.dtype != wanted):
         name = {"b": "bool"}.get(kind, str(wanted) if "f" in kind else expected)
-        raise NotYet(f"{what} has dtype {array.dtype}, expected {name}")
+        rule = f" ({DTYPE_RULE})" if "f" in kind else ""
+        raise NotYet(f"{what} has dtype {array.dtype}, expected {name}{rule}")
 
 
 def close(answer, reference, tolerance=TOLERANCE):
