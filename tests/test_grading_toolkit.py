@@ -155,3 +155,21 @@ def test_an_answer_that_ignores_a_number_argument_is_named_by_it():
                               reference(np.ones(2), 0.5), cases, grading.run, "f") is None
     report = grading.check("a check", fixed, reference, lambda: iter(cases))
     assert not report and "does not follow the η passed in" in report.detail
+
+
+def test_a_function_of_an_older_signature_is_told_which_argument_to_add():
+    def closed_form(W1, W2_1, c):
+        return W1 + W2_1 + c
+    with pytest.raises(grading.NotYet, match=r"closed_form\(W1, W2_1, c\) takes 3 arguments .* "
+                                              r"add the argument y$"):
+        grading.run(closed_form, ("W1", 1.0), ("W2_1", 2.0), ("c", 0.0), ("y", (1, 0)))
+    assert grading.run(lambda W1, W2_1, c, y=None: W1, ("W1", 1.0), ("W2_1", 2.0), ("c", 0.0),
+                       ("y", (1, 0))) == 1.0
+
+
+def test_a_dtype_hint_states_the_one_rule():
+    with pytest.raises(grading.NotYet, match="float dtype of its inputs"):
+        grading.judge(np.ones(2, dtype=np.float32), np.ones(2), "δ2")
+    with pytest.raises(grading.NotYet, match="float dtype of its inputs"):
+        grading.judge(np.ones(2), np.ones(2, dtype=np.float32), "δ2")
+    grading.judge(np.ones(2, dtype=np.int64), np.ones(2), "coverage", kind="biuf")
