@@ -2,7 +2,9 @@
 form is rejected with a hint that names its mistake, each right form passes. By kind: a constant
 hard-coded to any value, a mistake of a derivation, state written where the executor never
 sees it, a class without one of its methods, a measure missing from a list, an infinite
-threshold, a training loop calling update by keyword."""
+threshold, a training loop calling update by keyword, a contract judged by the work done, a
+tie tolerance however small, a clip short of saturation, a document with no relevant label,
+an integer x, sorted minibatches, and the one dtype rule."""
 
 import numpy as np
 import pytest
@@ -659,3 +661,10 @@ def test_rows_as_a_python_list_pass(capsys):
         rows, values = ex01b.grad_W1_rows(X, delta1)
         return [int(r) for r in rows], values
     assert course.check_grad_W1_rows(grad_W1_rows_listed), capsys.readouterr().out
+
+
+def test_an_update_that_hands_the_optimizer_a_copy_of_params_is_told_why(capsys):
+    def update_with_a_copy(params, optimizer, X_batch, Y_batch):
+        ex01b.update(dict(params), optimizer, X_batch, Y_batch)
+    out = rejected(course.check_update, update_with_a_copy, capsys)
+    assert "not a copy" in out, out

@@ -82,7 +82,8 @@ def check_update(update):
                 raise NotYet(f"optimizer.step was called {len(optimizer.calls)} times; one "
                              "update is one step")
             if optimizer.calls[0][0] is not params:
-                raise NotYet("hand optimizer.step the params dict you were given")
+                raise NotYet("hand optimizer.step the params dict you were given, not a copy: "
+                             "an optimizer may put new arrays in it, which a copy would lose")
             named = dict(X=case.X, z1=cache.z1, h=cache.h, W2=case.params["W2"],
                          delta2=grads.delta2)
             try:
