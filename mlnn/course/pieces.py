@@ -71,7 +71,11 @@ class Refused(Exception):
     """Raised inside a student's function that does what its exercise rules out (the hint)."""
 
 
-GUARD = {"armed": False, "D": None}
+GUARD = {"armed": False, "D": None, "vectors": 0}
+
+#: The dense vectors of D entries a piece may get from products with X (X's column sums, say);
+#: more, such as the full D × F product or its columns one at a time, is refused.
+VECTORS = 2
 
 
 DENSE_HINT = ("your function made the sparse X dense; products with X and Xᵀ work on the sparse "
@@ -88,8 +92,8 @@ ROW_HINT = ("your function made the sparse X dense, or rows of it (arrays of D e
 
 class Guarded:
     """A sparse matrix that, while a student's function runs, refuses to become dense and to
-    give a product with one dense row per feature and several columns (the full D × F gradient;
-    a vector of D entries, such as X's column sums, is allowed)."""
+    give products with one dense row per feature of more than :data:`VECTORS` columns in all
+    (the full D × F gradient, at once or by columns; X's column sums are allowed)."""
 
     def toarray(self, *args, **kwargs):           # todense() calls it too
         if GUARD["armed"]:
@@ -99,8 +103,10 @@ class Guarded:
     def _matmul_dispatch(self, other):
         result = super()._matmul_dispatch(other)
         if (GUARD["armed"] and GUARD["D"] and np.ndim(result) == 2 and not sp.issparse(result)
-                and result.shape[0] == GUARD["D"] and result.shape[1] > 1):
-            raise Refused(FULL_HINT)
+                and result.shape[0] == GUARD["D"]):
+            GUARD["vectors"] += result.shape[1]
+            if GUARD["vectors"] > VECTORS:
+                raise Refused(FULL_HINT)
         return result
 
 
@@ -125,7 +131,7 @@ def run_guarded(function, *named, name="function", measure=True, vectors=WIDE_RO
     D = X.shape[1] if X is not None and np.unique(X.indices).size < X.shape[1] else None
 
     def armed(*args):
-        GUARD.update(armed=True, D=D)
+        GUARD.update(armed=True, D=D, vectors=0)
         try:
             return function(*args)
         finally:
