@@ -472,6 +472,19 @@ def select_C_within_isclose(C_values, S_val, Y_val, S_test, Y_test, variant):
     return C_values[next(i for i, c in enumerate(criteria) if np.isclose(c, best))]
 
 
+def select_C_within(tolerance):
+    def select_C(C_values, S_val, Y_val, S_test, Y_test, variant):
+        values = selection_values(S_val, Y_val, variant)
+        best = (max if variant == "B" else min)(values)
+        return C_values[next(i for i, v in enumerate(values) if abs(v - best) <= tolerance)]
+    return select_C
+
+
+@pytest.mark.parametrize("tolerance", [1e-9, 1e-12, 1e-13])
+def test_a_c_chosen_within_any_tolerance_of_the_best_is_named(tolerance, capsys):
+    assert "however little" in rejected(course.check_select_C, select_C_within(tolerance), capsys)
+
+
 def test_a_c_chosen_within_a_tolerance_of_the_best_is_named(capsys):
     out = rejected(course.check_select_C, select_C_within_isclose, capsys)
     assert "not within a tolerance" in out, out
