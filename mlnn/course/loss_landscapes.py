@@ -15,14 +15,18 @@ LANDSCAPE_LABELS = ((1, 1, 0, 0), (1, 0, 0), (1, 1, 1, 0, 0), (1, 0, 0, 0, 0, 0)
 
 
 def _landscape_cases(title, names):
-    """(W1, W2_1, c, y) grids of several shapes: a non-square meshgrid, a 1-d array, a scalar;
-    the labels y of :data:`LANDSCAPE_LABELS`."""
+    """(W1, W2_1, c, y) grids of several shapes: a non-square meshgrid, a 1-d array, a scalar,
+    the last deep in saturation (|W1|, |W2_1| up to 12); the labels y of
+    :data:`LANDSCAPE_LABELS`."""
     shapes = ((5, 8), (9, 3), (6,), (), (4, 4), (7,))
     for rng, shape, y in zip(case_rngs(5, len(shapes)), shapes, LANDSCAPE_LABELS):
-        values = {"W1": rng.uniform(-3, 3, size=shape), "W2_1": rng.uniform(-3, 3, size=shape),
+        scale = 12 if shape == (7,) else 3      # the last deep in the tanh's saturation
+        values = {"W1": rng.uniform(-scale, scale, size=shape),
+                  "W2_1": rng.uniform(-scale, scale, size=shape),
                   "c": float(rng.uniform(-2, 2)), "y": y}
         where = f" for y = {y}" if "y" in names else ""
-        yield (f"{title} on an array of shape {shape}{where}",
+        deep = ", |W1| and |W2_1| up to 12" if scale > 3 else ""
+        yield (f"{title} on an array of shape {shape}{where}{deep}",
                [(name, values[name]) for name in names])
 
 
