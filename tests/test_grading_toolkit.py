@@ -173,3 +173,29 @@ def test_a_dtype_hint_states_the_one_rule():
     with pytest.raises(grading.NotYet, match="float dtype of its inputs"):
         grading.judge(np.ones(2), np.ones(2, dtype=np.float32), "δ2")
     grading.judge(np.ones(2, dtype=np.int64), np.ones(2), "coverage", kind="biuf")
+
+
+def test_a_tie_tolerance_however_small_is_named_on_scores_one_step_apart(capsys):
+    """Scores one floating-point step apart are not tied: any tolerance changes rank loss."""
+    from mlnn import course
+
+    def rank_loss_within_1e_15(s, y):
+        y, s = np.asarray(y) > 0, np.asarray(s, dtype=float)
+        p, q = s[y][:, None], s[~y][None, :]
+        tie = np.abs(p - q) <= 1e-15
+        return float((np.sum((p < q) & ~tie) + 0.5 * np.sum(tie)) / (y.sum() * (~y).sum()))
+    assert not course.check_rank_loss_one(rank_loss_within_1e_15)
+    assert "without a tolerance or rounding" in capsys.readouterr().out
+
+
+def test_a_training_loop_that_sorts_each_minibatch_passes(capsys):
+    """The minibatches are judged as sets of documents: the order inside one changes nothing."""
+    from mlnn import course
+
+    def train(params, optimizer, X, Y, epochs, batch_size, rng, update):
+        for _ in range(epochs):
+            order = rng.permutation(X.shape[0])
+            for start in range(0, X.shape[0], batch_size):
+                batch = np.sort(order[start:start + batch_size])
+                update(params, optimizer, X[batch], Y[batch])
+    assert course.check_train(train), capsys.readouterr().out
