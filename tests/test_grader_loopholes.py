@@ -608,7 +608,8 @@ SATURATED = [
         W2_1 * np.tanh(W1), -20, 20)) - 1) * np.tanh(W1), "z2 is clipped")]
 
 
-@pytest.mark.parametrize("grader, answer, hint", SATURATED, ids=[g.__name__ for g, _, _ in SATURATED])
+@pytest.mark.parametrize("grader, answer, hint", SATURATED,
+                         ids=[g.__name__ for g, _, _ in SATURATED])
 def test_an_answer_clipped_short_of_saturation_is_named(grader, answer, hint, capsys):
     out = rejected(grader, answer, capsys)
     assert hint in out and "saturat" in out, out

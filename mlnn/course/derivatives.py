@@ -236,7 +236,8 @@ check_delta1_relu = piece(make_grader("check_delta1_relu", "δ1 through ReLU", m
 W1_MISTAKES = [
     Mistake("∂J/∂W1 is n times too large: J is the mean over the n documents",
             lambda X, d1: grad_W1_rows_scaled(X, d1, X.shape[0])),
-    Mistake("∂J/∂W1 is divided by n twice", lambda X, d1: grad_W1_rows_scaled(X, d1, 1 / X.shape[0]))]
+    Mistake("∂J/∂W1 is divided by n twice",
+            lambda X, d1: grad_W1_rows_scaled(X, d1, 1 / X.shape[0]))]
 
 
 def _grad_W1_cases():

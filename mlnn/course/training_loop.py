@@ -7,9 +7,9 @@ from scipy.stats import chisquare
 
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, case_rngs, expect_items, grade,
                                  make_grader, pristine, same)
-from mlnn.course.ranking import TOLERANT, step_above
 from mlnn.course.pieces import (SHAPES, WIDE_SHAPES, GuardedCSR, backward_case, expect_backward,
                                 mlnn_backward, piece, run_guarded)
+from mlnn.course.ranking import step_above
 
 
 # -- notebook 04: where over-fitting starts --------------------------------------------------------
