@@ -3,6 +3,7 @@ passes every one, and plausible wrong answers are rejected, each with a message 
 mistake and no code."""
 
 import ast
+import inspect
 import re
 
 import numpy as np
@@ -883,6 +884,22 @@ def test_yours_if_keeps_a_passing_answer_and_gives_mlnns_piece_for_a_failing_one
         assert pieces.yours_if(False, ONE_MISTAKE[name], name) is stand_in
         out = capsys.readouterr().out
         assert f"mlnn's own {name} until yours passes" in out and out.count("\n") == 1
+
+
+def parameters(function):
+    """The names of a function's parameters, in order, each with whether it has a default."""
+    return [(p.name, p.default is p.empty) for p in inspect.signature(function).parameters.values()]
+
+
+@pytest.mark.parametrize("name", sorted(pieces.STAND_INS))
+def test_every_stand_in_has_the_notebooks_signature(name):
+    """A student's code may call a stand-in by the argument names of the notebook's stub."""
+    ours, theirs = pieces.STAND_INS[name], getattr(worked, name)
+    methods = [m for m in vars(theirs) if m == "__init__" or not m.startswith("_")] \
+        if isinstance(theirs, type) else [None]
+    for method in methods:
+        assert parameters(getattr(ours, method) if method else ours) == \
+            parameters(getattr(theirs, method) if method else theirs), method
 
 
 @pytest.mark.parametrize("check, name", PIECES, ids=[name for _, name in PIECES])

@@ -2,11 +2,14 @@
 form is rejected with a hint that names its mistake, each right form passes. By kind: a constant
 hard-coded to any value, a mistake of a derivation, state written where the executor never
 sees it, a class without one of its methods, a measure missing from a list, an infinite
-threshold, a training loop calling update by keyword."""
+threshold, a training loop calling update by keyword, a contract judged by the work done, a
+tie tolerance however small, a clip short of saturation, a document with no relevant label,
+an integer x, sorted minibatches, and the one dtype rule."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import scipy.special
 import scipy.stats
 
 from mlnn import course
@@ -252,6 +255,18 @@ def update_through_coo(params, optimizer, X_batch, Y_batch):
     ex01b.update(params, optimizer, sp.csr_matrix(X_batch.tocoo().toarray()), Y_batch)
 
 
+def forward_row_by_row(X, W1, b1, W2, b2, f_o):
+    """Each row of X made dense by hand, without toarray: work ~ D per document."""
+    rows = []
+    for i in range(X.shape[0]):
+        row = np.zeros(X.shape[1], dtype=W1.dtype)
+        row[X.indices[X.indptr[i]:X.indptr[i + 1]]] = X.data[X.indptr[i]:X.indptr[i + 1]]
+        rows.append(row @ W1)
+    z1 = np.array(rows).reshape(X.shape[0], -1) + b1
+    h = np.maximum(z1, 0)
+    return z1, h, h @ W2 + b2, f_o(h @ W2 + b2)
+
+
 def pwe_pairs_through_asarray(z2, o, Y):
     o, Y = np.asarray(o), np.asarray(Y)
     return ex01b.pwe_delta2_pairs(z2, o, Y)
@@ -278,6 +293,17 @@ def pwe_pairs_over_lists(z2, o, Y):
     return delta2 * (1 + o) * (1 - o)
 
 
+def pwe_sums_by_a_product_over_the_documents(z2, o, Y):
+    """S_y and S_ȳ as the diagonals of n × n products: work and memory ~ n² for n documents."""
+    relevant = (np.asarray(Y) > 0).astype(o.dtype)
+    n_y = relevant.sum(axis=1, keepdims=True)
+    pairs = np.maximum(n_y * (o.shape[1] - n_y), 1)
+    S_y = (np.exp(-o) @ relevant.T).diagonal()[:, None]
+    S_ybar = (np.exp(o) @ (1 - relevant).T).diagonal()[:, None]
+    return (np.where(relevant > 0, -np.exp(-o) * S_ybar, np.exp(o) * S_y) / pairs
+            * (1 + o) * (1 - o))
+
+
 def pwe_one_document_at_a_time(z2, o, Y):
     return np.vstack([ex01b.pwe_delta2(z2[i:i + 1], o[i:i + 1], Y[i:i + 1])
                       for i in range(len(o))])
@@ -286,16 +312,28 @@ def pwe_one_document_at_a_time(z2, o, Y):
 @pytest.mark.parametrize("grader, answer, hint", [
     (course.check_forward, forward_through_coo, "made the sparse X dense"),
     (course.check_forward, forward_through_a_new_csr, "made the sparse X dense"),
+    (course.check_forward, forward_row_by_row, "rows of it"),
     (course.check_grad_W1_rows, grad_W1_through_csc, "full D × F product"),
     (course.check_backward, backward_through_csc, "full D × F product"),
     (course.check_update, update_through_coo, "made the sparse X dense"),
     (course.check_pwe_delta2, pwe_pairs_through_asarray, "every (relevant, irrelevant) pair"),
     (course.check_pwe_delta2, pwe_pairs_by_einsum, "every (relevant, irrelevant) pair"),
     (course.check_pwe_delta2, pwe_pairs_over_lists, "every (relevant, irrelevant) pair"),
-    (course.check_pwe_delta2, pwe_one_document_at_a_time, "all documents at once")],
+    (course.check_pwe_delta2, pwe_one_document_at_a_time, "all documents at once"),
+    (course.check_pwe_delta2, pwe_sums_by_a_product_over_the_documents, "n × n")],
     ids=lambda value: getattr(value, "__name__", None))
 def test_a_contract_is_judged_by_the_work_done(grader, answer, hint, capsys):
     assert hint in rejected(grader, answer, capsys)
+
+
+def grad_W1_rows_from_column_sums(X, delta1):
+    """The rows present found from X's column sums: O(nnz) and one vector of D entries."""
+    rows = np.flatnonzero(np.asarray(abs(X).sum(axis=0)).ravel())
+    return rows, np.asarray(X[:, rows].T @ delta1) / X.shape[0]
+
+
+def test_rows_found_from_column_sums_pass(capsys):
+    assert course.check_grad_W1_rows(grad_W1_rows_from_column_sums), capsys.readouterr().out
 
 
 # -- dropout masks -----------------------------------------------------------------------------
@@ -408,6 +446,19 @@ def test_a_shuffle_with_ties_or_tied_to_the_last_epoch_is_named(order_of, hint, 
     assert hint in rejected(course.check_train, train_by_order(order_of), capsys)
 
 
+def train_sorting_each_minibatch(params, optimizer, X, Y, epochs, batch_size, rng, update):
+    """A shuffled order whose minibatches are each sorted: the same documents per minibatch."""
+    for _ in range(epochs):
+        order = rng.permutation(X.shape[0])
+        for start in range(0, X.shape[0], batch_size):
+            batch = np.sort(order[start:start + batch_size])
+            update(params, optimizer, X[batch], Y[batch])
+
+
+def test_a_shuffle_that_sorts_each_minibatch_passes(capsys):
+    assert course.check_train(train_sorting_each_minibatch), capsys.readouterr().out
+
+
 def test_a_shuffle_by_random_keys_without_ties_passes(capsys):
     right = train_by_order(lambda n, rng, last: np.argsort(rng.random(n)))
     assert course.check_train(right), capsys.readouterr().out
@@ -419,6 +470,19 @@ def select_C_within_isclose(C_values, S_val, Y_val, S_test, Y_test, variant):
     criteria = selection_values(S_val, Y_val, variant)
     best = (max if variant == "B" else min)(criteria)
     return C_values[next(i for i, c in enumerate(criteria) if np.isclose(c, best))]
+
+
+def select_C_within(tolerance):
+    def select_C(C_values, S_val, Y_val, S_test, Y_test, variant):
+        values = selection_values(S_val, Y_val, variant)
+        best = (max if variant == "B" else min)(values)
+        return C_values[next(i for i, v in enumerate(values) if abs(v - best) <= tolerance)]
+    return select_C
+
+
+@pytest.mark.parametrize("tolerance", [1e-9, 1e-12, 1e-13])
+def test_a_c_chosen_within_any_tolerance_of_the_best_is_named(tolerance, capsys):
+    assert "however little" in rejected(course.check_select_C, select_C_within(tolerance), capsys)
 
 
 def test_a_c_chosen_within_a_tolerance_of_the_best_is_named(capsys):
@@ -455,3 +519,174 @@ def test_the_closed_form_reference_is_the_literal_loop():
         for ours, loop in zip(_momentum_skipped(theta, v, mu, eta, gamma, skipped),
                               momentum_by_steps(theta, v, mu, eta, gamma, skipped)):
             np.testing.assert_allclose(ours, loop, rtol=1e-12, atol=1e-15)
+
+
+# -- near ties: scores one floating-point step apart catch any tie tolerance -------------------
+
+def tied_within(tolerance):
+    """s_l ≥ s_k − tolerance: a comparison that takes scores within ``tolerance`` as tied."""
+    return lambda s, k: int(np.sum(s >= s[k] - tolerance))
+
+
+def rank_loss_within(tolerance):
+    def rank_loss(s, y):
+        y, s = np.asarray(y) > 0, np.asarray(s, dtype=float)
+        p, q = s[y][:, None], s[~y][None, :]
+        tie = np.abs(p - q) <= tolerance
+        return float((np.sum((p < q) & ~tie) + 0.5 * np.sum(tie)) / (y.sum() * (~y).sum()))
+    return rank_loss
+
+
+def coverage_within(tolerance):
+    def coverage(s, y):
+        s = np.asarray(s, dtype=float)
+        return float(max(tied_within(tolerance)(s, k) for k in np.flatnonzero(y)) - 1)
+    return coverage
+
+
+def precision_within(tolerance):
+    def average_precision(s, y):
+        s, relevant = np.asarray(s, dtype=float), np.flatnonzero(y)
+        return float(np.mean([np.sum(s[relevant] >= s[k] - tolerance)
+                              / tied_within(tolerance)(s, k) for k in relevant]))
+    return average_precision
+
+
+def one_error_within(tolerance):
+    return lambda s, y: float(not np.all(np.asarray(y)[s >= s.max() - tolerance] > 0))
+
+
+def by_rows(per_document):
+    return lambda Y, S: np.array([per_document(s, y) for y, s in zip(Y, S)])
+
+
+def best_update_within(tolerance):
+    def best_update(curve):
+        losses = np.asarray(curve["rankloss"])
+        best = int(np.flatnonzero(np.isclose(losses, losses.min(), rtol=0, atol=tolerance))[0])
+        return curve["updates"][best], losses[-1] - losses[best]
+    return best_update
+
+
+def average_ranks_rounded(decimals):
+    def average_ranks(values, lower_is_better):
+        values = np.round(values, decimals) * (1 if lower_is_better else -1)
+        return scipy.stats.rankdata(values, axis=1).mean(axis=0)
+    return average_ranks
+
+
+NEAR_TIES = [(grader, answer(tolerance), tolerance) for tolerance in (1e-12, 1e-15)
+             for grader, answer in [
+                 (course.check_rank_loss_one, rank_loss_within),
+                 (course.check_coverage_one, coverage_within),
+                 (course.check_average_precision_one, precision_within),
+                 (course.check_rank_loss, lambda t: by_rows(rank_loss_within(t))),
+                 (course.check_coverage, lambda t: by_rows(coverage_within(t))),
+                 (course.check_average_precision, lambda t: by_rows(precision_within(t))),
+                 (course.check_one_error, lambda t: by_rows(one_error_within(t))),
+                 (course.check_best_update, best_update_within)]] + [
+    (course.check_best_update, best_update_within(1e-4), 1e-4),
+    (course.check_average_ranks, average_ranks_rounded(10), 1e-10),
+    (course.check_average_ranks, average_ranks_rounded(6), 1e-6)]
+
+
+@pytest.mark.parametrize("grader, answer, tolerance", NEAR_TIES,
+                         ids=[f"{g.__name__}-{t:g}" for g, _, t in NEAR_TIES])
+def test_any_tie_tolerance_is_named(grader, answer, tolerance, capsys):
+    out = rejected(grader, answer, capsys)
+    assert "however little" in out and "without a tolerance or rounding" in out, out
+
+
+# -- saturation: a clipped tanh, sigmoid or output is named deep in saturation ------------------
+
+SATURATED = [
+    (course.check_delta1, lambda d2, W2, h: ex01.delta1_tanh(d2, W2, np.clip(h, -0.999, 0.999)),
+     "h is clipped"),
+    (course.check_pwe_delta, lambda o, y: ex01.pwe_delta_one(np.clip(o, -0.99, 0.99), y),
+     "o is clipped"),
+    (course.check_ce_slope, lambda W1, W2_1: (scipy.special.expit(np.clip(
+        W2_1 * np.tanh(W1), -20, 20)) - 1) * np.tanh(W1), "z2 is clipped")]
+
+
+@pytest.mark.parametrize("grader, answer, hint", SATURATED,
+                         ids=[g.__name__ for g, _, _ in SATURATED])
+def test_an_answer_clipped_short_of_saturation_is_named(grader, answer, hint, capsys):
+    out = rejected(grader, answer, capsys)
+    assert hint in out and "saturat" in out, out
+
+
+# -- 06: a document with no relevant label needs the threshold above the top score ------------
+
+def threshold_without_the_top_candidate(scores, y):
+    """The midpoints and one below the lowest score, but no candidate above the top score."""
+    s, relevant = np.sort(np.unique(scores))[::-1], y > 0
+
+    def f1(t):
+        size = relevant.sum() + np.sum(scores > t)
+        return 1.0 if size == 0 else 2 * np.sum(relevant & (scores > t)) / size
+    return max(np.concatenate([(s[:-1] + s[1:]) / 2, [s[-1] - 1]]), key=f1)
+
+
+def test_a_threshold_search_without_the_candidate_above_the_top_score_is_named(capsys):
+    out = rejected(course.check_f1_threshold, threshold_without_the_top_candidate, capsys)
+    assert "y is empty" in out and "above the top score" in out, out
+
+
+# -- 01: central differences at an integer x ---------------------------------------------------
+
+def central_differences_on_an_integer_copy(f, x, h=1e-6):
+    x, grad = np.array(x), np.zeros(np.shape(x))
+    for i in np.ndindex(x.shape):
+        saved = x[i]
+        x[i] = saved + h
+        f_plus = f(x)
+        x[i] = saved - h
+        f_minus = f(x)
+        x[i] = saved
+        grad[i] = (f_plus - f_minus) / (2 * h)
+    return grad
+
+
+def test_central_differences_that_keep_an_integer_x_are_named(capsys):
+    out = rejected(course.check_gradient_check, central_differences_on_an_integer_copy, capsys)
+    assert "integer dtype" in out, out
+
+
+# -- dtypes: one rule, stated in the hint --------------------------------------------------------
+
+def test_a_float64_answer_to_float32_inputs_is_told_the_dtype_rule(capsys):
+    out = rejected(course.check_pwe_delta2, lambda z2, o, Y: ex01b.pwe_delta2(
+        z2, np.asarray(o, dtype=np.float64), Y), capsys)
+    assert "expected float32" in out and "float dtype of its inputs" in out, out
+
+
+@pytest.mark.parametrize("grader, answer", [
+    (course.check_one_error, lambda Y, S: ~np.array([np.all(np.asarray(y)[s == s.max()] > 0)
+                                                      for y, s in zip(Y, S)])),
+    (course.check_coverage, lambda Y, S: np.array([int(np.sum(s >= s[np.asarray(y) > 0].min()))
+                                                   - 1 for y, s in zip(Y, S)]))],
+    ids=["one-error as bool", "coverage as int"])
+def test_a_whole_number_may_be_an_int_or_a_bool(grader, answer, capsys):
+    assert grader(answer), capsys.readouterr().out
+
+
+def test_rows_as_a_python_list_pass(capsys):
+    def grad_W1_rows_listed(X, delta1):
+        rows, values = ex01b.grad_W1_rows(X, delta1)
+        return [int(r) for r in rows], values
+    assert course.check_grad_W1_rows(grad_W1_rows_listed), capsys.readouterr().out
+
+
+def test_an_update_that_hands_the_optimizer_a_copy_of_params_is_told_why(capsys):
+    def update_with_a_copy(params, optimizer, X_batch, Y_batch):
+        ex01b.update(dict(params), optimizer, X_batch, Y_batch)
+    out = rejected(course.check_update, update_with_a_copy, capsys)
+    assert "not a copy" in out, out
+
+
+def test_the_full_product_one_column_at_a_time_is_named(capsys):
+    def grad_W1_by_columns(X, delta1):
+        rows = np.unique(X.indices)
+        columns = [np.asarray(X.T @ delta1[:, j:j + 1]) for j in range(delta1.shape[1])]
+        return rows, np.hstack(columns)[rows] / X.shape[0]
+    assert "full D × F product" in rejected(course.check_grad_W1_rows, grad_W1_by_columns, capsys)

@@ -155,3 +155,47 @@ def test_an_answer_that_ignores_a_number_argument_is_named_by_it():
                               reference(np.ones(2), 0.5), cases, grading.run, "f") is None
     report = grading.check("a check", fixed, reference, lambda: iter(cases))
     assert not report and "does not follow the η passed in" in report.detail
+
+
+def test_a_function_of_an_older_signature_is_told_which_argument_to_add():
+    def closed_form(W1, W2_1, c):
+        return W1 + W2_1 + c
+    with pytest.raises(grading.NotYet, match=r"closed_form\(W1, W2_1, c\) takes 3 arguments .* "
+                                              r"add the argument y$"):
+        grading.run(closed_form, ("W1", 1.0), ("W2_1", 2.0), ("c", 0.0), ("y", (1, 0)))
+    assert grading.run(lambda W1, W2_1, c, y=None: W1, ("W1", 1.0), ("W2_1", 2.0), ("c", 0.0),
+                       ("y", (1, 0))) == 1.0
+
+
+def test_a_dtype_hint_states_the_one_rule():
+    with pytest.raises(grading.NotYet, match="float dtype of its inputs"):
+        grading.judge(np.ones(2, dtype=np.float32), np.ones(2), "δ2")
+    with pytest.raises(grading.NotYet, match="float dtype of its inputs"):
+        grading.judge(np.ones(2), np.ones(2, dtype=np.float32), "δ2")
+    grading.judge(np.ones(2, dtype=np.int64), np.ones(2), "coverage", kind="biuf")
+
+
+def test_a_tie_tolerance_however_small_is_named_on_scores_one_step_apart(capsys):
+    """Scores one floating-point step apart are not tied: any tolerance changes rank loss."""
+    from mlnn import course
+
+    def rank_loss_within_1e_15(s, y):
+        y, s = np.asarray(y) > 0, np.asarray(s, dtype=float)
+        p, q = s[y][:, None], s[~y][None, :]
+        tie = np.abs(p - q) <= 1e-15
+        return float((np.sum((p < q) & ~tie) + 0.5 * np.sum(tie)) / (y.sum() * (~y).sum()))
+    assert not course.check_rank_loss_one(rank_loss_within_1e_15)
+    assert "without a tolerance or rounding" in capsys.readouterr().out
+
+
+def test_a_training_loop_that_sorts_each_minibatch_passes(capsys):
+    """The minibatches are judged as sets of documents: the order inside one changes nothing."""
+    from mlnn import course
+
+    def train(params, optimizer, X, Y, epochs, batch_size, rng, update):
+        for _ in range(epochs):
+            order = rng.permutation(X.shape[0])
+            for start in range(0, X.shape[0], batch_size):
+                batch = np.sort(order[start:start + batch_size])
+                update(params, optimizer, X[batch], Y[batch])
+    assert course.check_train(train), capsys.readouterr().out

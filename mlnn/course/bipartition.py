@@ -14,8 +14,14 @@ from mlnn.evaluation.thresholds import optimal_thresholds, ridge
 # -- notebook 06: the F1-best threshold and the ridge of Eq. 5 -------------------------------------
 
 def _threshold_cases():
-    """``best_threshold_one(scores, y)`` → a threshold t whose prediction s > t has the best F1."""
-    yield from one_document_cases(17, 3, 10, "a document")
+    """``best_threshold_one(scores, y)`` → a threshold t whose prediction s > t has the best F1
+    (no two scores closer than 1e-12, so that a midpoint splits them); then a document with no
+    relevant label, where only a threshold at or above the top score is best, and one with every
+    label relevant."""
+    yield from one_document_cases(17, 3, 10, "a document", gap=1e-12)
+    for y, what in (((0, 0, 0), "no relevant label"), ((1, 1, 1), "every label relevant")):
+        yield (f"a document with {what}",
+               [("scores", np.array([0.2, 0.8, -0.4])), ("y", np.array(y, dtype=np.int8))])
 
 
 def _expect_best_f1(answer, expected, what, wrongs, inputs):
@@ -32,7 +38,9 @@ def _expect_best_f1(answer, expected, what, wrongs, inputs):
                    for cut in (t, expected))
     if yours < best - 1e-12:
         every = (": here predicting every label is best, so try a threshold below the lowest "
-                 "score too" if np.all(s > expected) else "")
+                 "score too (or −∞)" if np.all(s > expected) else
+                 ": here y is empty and predicting no label is best (F1 = 1), so try a threshold "
+                 "at or above the top score too" if not np.any(y) else "")
         raise NotYet(f"on {what} your threshold {t:.3f} gives F1 {yours:.3f}, and {best:.3f} is "
                      f"possible{every}")
 
@@ -239,15 +247,17 @@ def select(C_values, S_val, Y_val, S_test, Y_test, variant, split="val", by=None
     """The C that :func:`mlnn.paper.selection.fit_br` chooses, by a literal loop (the first C
     wins ties); or with one mistake: the ``split`` "test", the criterion of variant ``by``, the
     comparison ``flip`` ped, the ``last`` C of ties, its ``position``, the first C within
-    np.isclose of the best (``near``), BR_B's ``score`` changed."""
+    np.isclose of the best (``near`` True) or within ``near`` of it, BR_B's ``score`` changed."""
     S, Y = (S_val, Y_val) if split == "val" else (S_test, Y_test)
     by = by or variant
     values = selection_values(S, Y, by, **(score if variant == "B" else {}))
     sign = -1 if (by == "B") != flip else 1      # F1: higher is better; rank loss: lower
     order = range(len(values))[::-1] if last else range(len(values))
     best = min(order, key=lambda i: sign * values[i])          # min keeps the first of ties
-    if near:
+    if near is True:
         best = next(i for i in order if np.isclose(values[i], values[best]))
+    elif near:
+        best = next(i for i in order if abs(values[i] - values[best]) <= near)
     return best if position else C_values[best]
 
 
@@ -284,9 +294,9 @@ SELECTION_MISTAKES = [
             variant(select, flip=True)),
     Mistake("return the C value itself (an element of C_values), not its position in the grid",
             variant(select, position=True)),
-    Mistake("criteria that differ, however little, are not tied: compare them exactly (the first C "
-            "wins only an exact tie), not within a tolerance such as np.isclose's",
-            variant(select, near=True))]
+    *(Mistake("criteria that differ, however little, are not tied: compare them exactly (the "
+              "first C wins only an exact tie), not within a tolerance such as np.isclose's",
+              variant(select, near=near)) for near in (True, 1e-12))]
 
 
 def _labels(rng, n, L):
@@ -338,6 +348,7 @@ def selection_cases(count=36, seed=2016):
         yield f"case {k + 1}", [("C_values", C_values), ("S_val", S_val), ("Y_val", Y_val),
                                 ("S_test", S_test), ("Y_test", Y_test), ("variant", variant)]
     yield f"case {count + 1}", near_tie_case(np.random.default_rng(seed))
+    yield f"case {count + 2}", nearer_tie_case()
 
 
 def near_tie_case(rng, n=2000, L=50):
@@ -355,6 +366,24 @@ def near_tie_case(rng, n=2000, L=50):
              best + rng.normal(size=Y.shape)]
     return [("C_values", C_values), ("S_val", S_val), ("Y_val", Y), ("S_test", S_val),
             ("Y_test", Y), ("variant", "R")]
+
+
+def nearer_tie_case(m=2000):
+    """BR_R on 4 documents of 2m labels, where C = 1 has the lowest rank loss, about 0.25, and
+    C = 0.1 a rank loss 1/(4 m² (m² − 1)) = 1.6e-14 higher (its one wrongly ordered pair in a
+    document of m² − 1 pairs instead of m²): closer than any tolerance of 1e-13, and not tied."""
+    L = 2 * m
+    Y = np.zeros((4, L), dtype=np.int8)
+    Y[0, :m], Y[1, :m - 1], Y[2:, ::2] = 1, 1, 1
+    best = np.tile(np.arange(L, 0, -1, dtype=float), (4, 1))   # relevant first: no pair wrong
+    best[2:] = np.arange(L)                  # relevant and irrelevant alternating: about half
+    near, worse = best.copy(), best.copy()
+    best[0, [m - 1, m]] = best[0, [m, m - 1]]            # one pair wrong of m²
+    near[1, [m - 2, m - 1]] = near[1, [m - 1, m - 2]]    # one pair wrong of m² − 1
+    worse[0, :m] = worse[0, :m][::-1] - m                 # every pair of document 1 wrong
+    S_val = [worse, near, best, worse[::-1]]
+    return [("C_values", [0.01, 0.1, 1.0, 10.0]), ("S_val", S_val), ("Y_val", Y),
+            ("S_test", S_val), ("Y_test", Y), ("variant", "R")]
 
 
 def _expect_selection(answer, expected, what, wrongs, inputs):

@@ -6,6 +6,7 @@ import numpy as np
 from scipy.stats import rankdata
 
 from mlnn.course.grading import Mistake, case_rngs, make_grader
+from mlnn.course.ranking import TOLERANT, step_above
 from mlnn.evaluation.metrics import EXTRA_MEASURES, LOWER_IS_BETTER, MEASURES
 from mlnn.paper.ranks import average_ranks, friedman_test
 
@@ -45,13 +46,20 @@ def _rank_cases():
         N, k = rng.integers(2, 9), rng.integers(2, 9)
         yield (f"R for {N} datasets × {k} methods with lower_is_better={lower}",
                [("values", rng.integers(1, 5, size=(N, k)) / 10.0), ("lower_is_better", lower)])
+    near = np.array([[0.5, step_above(0.5), 0.25], [step_above(0.125), 0.125, 0.75],
+                     [0.3, 0.3, step_above(0.3)]])
+    for lower in (True, False):
+        yield (f"R for 3 datasets × 3 methods, values one floating-point step apart, with "
+               f"lower_is_better={lower}", [("values", near), ("lower_is_better", lower)])
 
 
-def _ranks_with(method):
+def _ranks_with(method, decimals=None):
     """Average ranks whose ties take ``method`` of scipy.stats.rankdata ("ordinal": broken by
-    position, "min" / "max": the lowest / highest rank of the tie) instead of their mean."""
+    position, "min" / "max": the lowest / highest rank of the tie) instead of their mean, or of
+    values rounded to ``decimals`` (values that differ a little taken as tied)."""
     def ranks(values, lower_is_better):
-        oriented = np.asarray(values) if lower_is_better else -np.asarray(values)
+        values = np.asarray(values) if decimals is None else np.round(values, decimals)
+        oriented = values if lower_is_better else -values
         return rankdata(oriented, method=method, axis=1).mean(axis=0)
     return ranks
 
@@ -64,7 +72,8 @@ check_average_ranks = make_grader("check_average_ranks", "average ranks with tie
     Mistake("tied values share the lowest rank of their tie; they share the mean of the ranks "
             "they span", _ranks_with("min")),
     Mistake("tied values share the highest rank of their tie; they share the mean of the ranks "
-            "they span", _ranks_with("max"))])
+            "they span", _ranks_with("max")),
+    Mistake(TOLERANT, _ranks_with("average", decimals=6))])
 
 
 def _friedman_cases():

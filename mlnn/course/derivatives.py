@@ -2,6 +2,8 @@
 (dense with the minibatch mean, and row-sparse), central differences, and notebook 01b's sparse
 forward pass, CE's δ2 (Eq. 6) and backward with the bias gradients."""
 
+import functools
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
@@ -9,9 +11,9 @@ from scipy.special import expit
 from mlnn.course.grading import (CASES, Mistake, case_rngs, expect_items, make_grader, sparse_rows,
                                  variant)
 from mlnn.course.pieces import (SHAPES, WIDE_SHAPES, GuardedCSR, backward_case, delta_cases,
-                                expect_backward, expect_rows, mlnn_backward, mlnn_ce_delta2,
-                                mlnn_delta1_relu, mlnn_forward, mlnn_grad_W1_rows, network_case,
-                                piece, run_guarded, shape_words)
+                                expect_backward, expect_rows, grad_W1_rows_scaled, mlnn_backward,
+                                mlnn_ce_delta2, mlnn_delta1_relu, mlnn_forward, mlnn_grad_W1_rows,
+                                network_case, piece, run_guarded, shape_words)
 from mlnn.nn.activations import get_activation
 from mlnn.nn.gradcheck import numerical_gradient
 
@@ -29,16 +31,23 @@ DELTA1_MISTAKES = [
     Mistake("tanh' is 1 − h², not 1 − h", lambda d2, W2, h: (d2 @ W2.T) * (1 - h)),
     Mistake("the sign is flipped", lambda d2, W2, h: -_tanh_delta1(d2, W2, h)),
     Mistake("tanh is applied twice: h is already tanh(z1)",
-            lambda d2, W2, h: (d2 @ W2.T) * (1 - np.tanh(h) ** 2))]
+            lambda d2, W2, h: (d2 @ W2.T) * (1 - np.tanh(h) ** 2)),
+    Mistake("h is clipped: tanh' = 1 − h² holds however close h is to ±1, and needs no clipping",
+            lambda d2, W2, h: (d2 @ W2.T) * (1 - np.clip(h, -0.999, 0.999) ** 2))]
 
 
 def _delta1_cases():
-    """``delta1_tanh(delta2, W2, h)`` → δ1 = (δ2 W2ᵀ) ∘ (1 − h²) for tanh hidden units."""
-    for rng in case_rngs(1, CASES):
+    """``delta1_tanh(delta2, W2, h)`` → δ1 = (δ2 W2ᵀ) ∘ (1 − h²) for tanh hidden units; the
+    last cases deep in saturation (|z1| from 3 to 15, 1 − h² down to 4e-13)."""
+    for i, rng in enumerate(case_rngs(1, CASES)):
         n, F, L = rng.integers(1, 8), rng.integers(2, 7), rng.integers(2, 7)
-        yield (f"δ1 for n = {n}, F = {F}, L = {L}", [
-            ("delta2", rng.normal(size=(n, L))), ("W2", rng.normal(size=(F, L))),
-            ("h", np.tanh(rng.normal(size=(n, F))))])
+        saturated = i >= CASES - 2
+        z1 = rng.normal(size=(n, F))
+        if saturated:
+            z1 = np.sign(z1) * rng.uniform(3, 15, size=(n, F))
+        yield (f"δ1 for n = {n}, F = {F}, L = {L}{', saturated h (|z1| ≥ 3)' if saturated else ''}",
+               [("delta2", rng.normal(size=(n, L))), ("W2", rng.normal(size=(F, L))),
+                ("h", np.tanh(z1))])
 
 
 check_delta1 = make_grader("check_delta1", "δ1 for tanh hidden units", _tanh_delta1, _delta1_cases,
@@ -65,25 +74,43 @@ def _one_sided(f, x, h):
     return np.array([(f(x + h * e) - f(x)) / h for e in units]).reshape(x.shape)
 
 
+def _integer_copy(f, x, h):
+    """Central differences on a copy of x that keeps x's integer dtype: x ± h truncated."""
+    x, grad = np.array(x), np.zeros(np.shape(x))
+    for i in np.ndindex(x.shape):
+        saved = x[i]
+        x[i] = saved + h
+        f_plus = f(x)
+        x[i] = saved - h
+        f_minus = f(x)
+        x[i] = saved
+        grad[i] = (f_plus - f_minus) / (2 * h)
+    return grad
+
+
 def _gradient_check_cases():
-    """``central_differences(f, x, h)`` → the array of (f(x + h e_i) − f(x − h e_i)) / 2h."""
-    shapes = ((3,), (2, 3), (4, 1), (3, 2), (5,), (2, 2, 2))
-    steps = (1e-6, 1e-2, 1e-4, 1e-3, 1e-5, 3e-2)
-    for rng, shape, h in zip(case_rngs(4, len(shapes)), shapes, steps):
-        x = rng.normal(size=shape)
+    """``central_differences(f, x, h)`` → the array of (f(x + h e_i) − f(x − h e_i)) / 2h; the
+    last x of integers (the gradient is taken at them, in floats)."""
+    shapes = ((3,), (2, 3), (4, 1), (3, 2), (5,), (2, 2, 2), (4,))
+    steps = (1e-6, 1e-2, 1e-4, 1e-3, 1e-5, 3e-2, 1e-6)
+    for number, (rng, shape, h) in enumerate(zip(case_rngs(4, len(shapes)), shapes, steps)):
+        integers = number == len(shapes) - 1
+        x = rng.integers(-2, 3, size=shape) if integers else rng.normal(size=shape)
         A = rng.normal(size=(x.size, x.size))
 
         def f(x, A=A):                          # a smooth function: Σ tanh(A vec(x))²
             return float(np.sum(np.tanh(A @ np.reshape(x, -1)) ** 2))
-        yield (f"the numerical gradient for x of shape {shape}, h = {h:g}",
-               [("f", f), ("x", x), ("h", h)])
+        yield (f"the numerical gradient for x of shape {shape}"
+               f"{' (integers)' if integers else ''}, h = {h:g}", [("f", f), ("x", x), ("h", h)])
 
 
 check_gradient_check = make_grader("check_gradient_check", "central differences",
                                 numerical_gradient, _gradient_check_cases, [
     Mistake("that is a one-sided difference; use both sides of x", _one_sided),
     Mistake("twice the central difference: the two points are 2h apart",
-            lambda f, x, h: 2 * numerical_gradient(f, x, h))])
+            lambda f, x, h: 2 * numerical_gradient(f, x, h)),
+    Mistake("x keeps its integer dtype, so x ± h is truncated to an integer: work on a float "
+            "copy of x", _integer_copy)])
 
 
 # -- notebook 01b: the sparse forward pass, CE's δ2, δ1 through ReLU, backward ---------------------
@@ -135,7 +162,8 @@ def _forward_cases():
 
 check_forward = piece(make_grader("check_forward", "the sparse forward pass", mlnn_forward,
                                _forward_cases, FORWARD_MISTAKES,
-                               expect=expect_items(("z1", "h", "z2", "o")), runner=run_guarded,
+                               expect=expect_items(("z1", "h", "z2", "o")),
+                               runner=functools.partial(run_guarded, vectors=0.5),
                                name="forward"))
 
 
@@ -207,8 +235,9 @@ check_delta1_relu = piece(make_grader("check_delta1_relu", "δ1 through ReLU", m
 
 W1_MISTAKES = [
     Mistake("∂J/∂W1 is n times too large: J is the mean over the n documents",
-            lambda X, d1: mlnn_grad_W1_rows(X, d1, X.shape[0])),
-    Mistake("∂J/∂W1 is divided by n twice", lambda X, d1: mlnn_grad_W1_rows(X, d1, 1 / X.shape[0]))]
+            lambda X, d1: grad_W1_rows_scaled(X, d1, X.shape[0])),
+    Mistake("∂J/∂W1 is divided by n twice",
+            lambda X, d1: grad_W1_rows_scaled(X, d1, 1 / X.shape[0]))]
 
 
 def _grad_W1_cases():

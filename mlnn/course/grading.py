@@ -10,6 +10,7 @@ are judged by their distribution (:func:`binomial_z`, :func:`dispersion`).
 """
 
 import copy
+import inspect
 import os
 import sys
 import tracemalloc
@@ -137,9 +138,31 @@ def call(function, *args, name="function"):
         raise StudentError(name, error) from error
 
 
+def expect_arguments(function, named):
+    """:class:`NotYet` naming the arguments of ``named`` that a Python ``function`` cannot take
+    (a stub of an older signature), or those it lacks a value for, before it is called."""
+    if not inspect.isfunction(function):
+        return
+    labels = [label for label, _ in named]
+    parameters = inspect.signature(function).parameters
+    try:
+        inspect.signature(function).bind(*labels)
+    except TypeError:
+        takes = f"your {function.__name__}({', '.join(parameters)})"
+        called = f"it is called as {function.__name__}({', '.join(labels)})"
+        extra = labels[len(parameters):]
+        if extra:
+            raise NotYet(f"{takes} takes {len(parameters)} arguments and {called}: add the "
+                         f"argument{'s' * (len(extra) > 1)} {', '.join(extra)}") from None
+        raise NotYet(f"{takes} needs more arguments than the {len(labels)} it is given: "
+                     f"{called}") from None
+
+
 def run(function, *named, name="function"):
     """``function`` called on copies of the named inputs ``(name, value), ...``; :class:`NotYet`
-    naming every input it modified in place (a changed dtype included)."""
+    naming every input it modified in place (a changed dtype included), or the arguments it
+    cannot take (:func:`expect_arguments`)."""
+    expect_arguments(function, named)
     given = [pristine(value) for _, value in named]
     result = call(function, *given, name=name)
     changed = [label for (label, value), used in zip(named, given) if not same(value, used)]
@@ -228,14 +251,21 @@ def expect_shape(array, shape, what):
     raise NotYet(f"{what} has shape {array.shape}, expected {tuple(shape)}")
 
 
+#: The one rule on an answer's dtype, as every grader applies it (:func:`expect_dtype`).
+DTYPE_RULE = ("a float answer has the float dtype of its inputs (float64, or float32 where they "
+              "are float32); a whole number (a count, 0/1) may also be an int or a bool")
+
+
 def expect_dtype(array, reference, what, kind):
-    """The dtype, before any conversion: a float answer has the reference's float dtype (never
-    float32 where float64 is asked); ``kind`` lists the dtype kinds allowed."""
+    """The dtype, before any conversion, by :data:`DTYPE_RULE`: a float answer has the
+    reference's float dtype (never float32 where float64 is asked, nor the other way round);
+    ``kind`` lists the dtype kinds allowed ("biuf" where the value is a whole number)."""
     expected = np.asarray(reference).dtype
     wanted = expected if expected.kind == "f" else np.dtype(np.float64)
     if array.dtype.kind not in kind or (array.dtype.kind == "f" and array.dtype != wanted):
         name = {"b": "bool"}.get(kind, str(wanted) if "f" in kind else expected)
-        raise NotYet(f"{what} has dtype {array.dtype}, expected {name}")
+        rule = f" ({DTYPE_RULE})" if "f" in kind else ""
+        raise NotYet(f"{what} has dtype {array.dtype}, expected {name}{rule}")
 
 
 def close(answer, reference, tolerance=TOLERANCE):

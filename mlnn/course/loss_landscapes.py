@@ -15,14 +15,18 @@ LANDSCAPE_LABELS = ((1, 1, 0, 0), (1, 0, 0), (1, 1, 1, 0, 0), (1, 0, 0, 0, 0, 0)
 
 
 def _landscape_cases(title, names):
-    """(W1, W2_1, c, y) grids of several shapes: a non-square meshgrid, a 1-d array, a scalar;
-    the labels y of :data:`LANDSCAPE_LABELS`."""
+    """(W1, W2_1, c, y) grids of several shapes: a non-square meshgrid, a 1-d array, a scalar,
+    the last deep in saturation (|W1|, |W2_1| up to 12); the labels y of
+    :data:`LANDSCAPE_LABELS`."""
     shapes = ((5, 8), (9, 3), (6,), (), (4, 4), (7,))
     for rng, shape, y in zip(case_rngs(5, len(shapes)), shapes, LANDSCAPE_LABELS):
-        values = {"W1": rng.uniform(-3, 3, size=shape), "W2_1": rng.uniform(-3, 3, size=shape),
+        scale = 12 if shape == (7,) else 3      # the last deep in the tanh's saturation
+        values = {"W1": rng.uniform(-scale, scale, size=shape),
+                  "W2_1": rng.uniform(-scale, scale, size=shape),
                   "c": float(rng.uniform(-2, 2)), "y": y}
         where = f" for y = {y}" if "y" in names else ""
-        yield (f"{title} on an array of shape {shape}{where}",
+        deep = ", |W1| and |W2_1| up to 12" if scale > 3 else ""
+        yield (f"{title} on an array of shape {shape}{where}{deep}",
                [(name, values[name]) for name in names])
 
 
@@ -88,8 +92,12 @@ def _ce_slope(W1, W2_1):
 
 
 def _ce_slope_cases():
-    """``ce_dJ_dW2_1(W1, W2_1)`` → ∂J/∂W2_1 of CE, y = 1 for the one output."""
+    """``ce_dJ_dW2_1(W1, W2_1)`` → ∂J/∂W2_1 of CE, y = 1 for the one output; the last case deep
+    in saturation (z2 = W2_1 tanh(W1) from 25 to 32, and −30)."""
     yield from _landscape_cases("∂J/∂W2_1", ("W1", "W2_1"))
+    W1 = np.array([3.0, 2.5, 4.0, -3.0, 3.0])
+    yield ("∂J/∂W2_1 deep in saturation (z2 = W2_1 tanh(W1) from 25 to 32, and −30)",
+           [("W1", W1), ("W2_1", np.array([30.0, 25.5, 32.0, -26.0, -30.1]))])
 
 
 check_ce_slope = make_grader("check_ce_slope", "CE slope along W2_1", _ce_slope, _ce_slope_cases, [
@@ -100,4 +108,6 @@ check_ce_slope = make_grader("check_ce_slope", "CE slope along W2_1", _ce_slope,
     Mistake("CE's output unit is the sigmoid, not tanh",
             lambda W1, W2_1: (np.tanh(W2_1 * np.tanh(W1)) - 1) * np.tanh(W1)),
     Mistake("δ2 = o − y has a label in it: y = 1 for this output",
-            lambda W1, W2_1: _sigmoid_z2(W1, W2_1) * np.tanh(W1))])
+            lambda W1, W2_1: _sigmoid_z2(W1, W2_1) * np.tanh(W1)),
+    Mistake("z2 is clipped: σ(z2) − 1 holds however large z2 is, and needs no clipping",
+            lambda W1, W2_1: (expit(np.clip(W2_1 * np.tanh(W1), -20, 20)) - 1) * np.tanh(W1))])

@@ -6,12 +6,14 @@ import numpy as np
 from mlnn.course.grading import Mistake, variant
 
 
-def pwe_variant(z2, o, Y, normaliser="pairs", derivative="tanh", both=False, swapped=False):
+def pwe_variant(z2, o, Y, normaliser="pairs", derivative="tanh", both=False, swapped=False,
+                clip=1.0):
     """PWE's δ2 (Eq. 10) of tanh outputs o (n × L), right or with one mistake: the pair sum
     divided by ``normaliser`` (|y||ȳ|, or "y2" |y|², "ybar2" |ȳ|², "L", "L2", "1"), times the
     ``derivative`` (tanh', "one_minus_o" 1 − o, "sigmoid" o(1 − o), "none"), with tanh' of both
-    labels on each pair term (``both``), or S_y and S_ȳ ``swapped``. Excluded documents give 0."""
-    o = np.asarray(o, dtype=np.float64)
+    labels on each pair term (``both``), S_y and S_ȳ ``swapped``, or o clipped to ±``clip``.
+    Excluded documents give 0."""
+    o = np.clip(np.asarray(o, dtype=np.float64), -clip, clip)
     f = {"tanh": 1 - o * o, "one_minus_o": 1 - o, "sigmoid": o * (1 - o),
          "none": np.ones_like(o)}[derivative]
     delta2 = np.zeros(o.shape)
@@ -76,4 +78,6 @@ PWE_MISTAKES = [
             variant(pwe_variant, normaliser="1")),
     Mistake("wrong normaliser: |y||ȳ|, not L²", variant(pwe_variant, normaliser="L2")),
     Mistake("wrong normaliser: |y||ȳ|, not L", variant(pwe_variant, normaliser="L")),
+    Mistake("o is clipped: δ2 holds however close o is to ±1 (tanh'(z2) = (1 + o)(1 − o) is "
+            "then small, rightly), and needs no clipping", variant(pwe_variant, clip=0.99)),
     Mistake("δ2 is per document: no 1/n here", lambda z2, o, Y: pwe_reference(z2, o, Y) / len(o))]

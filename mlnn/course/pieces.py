@@ -17,8 +17,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from mlnn.course.grading import (NO_ANSWER, NotYet, StudentError, as_array, expect_items, judge,
-                                 label_rows, run, within)
+from mlnn.course.grading import (NO_ANSWER, NotYet, StudentError, as_array, expect_arguments,
+                                 expect_items, judge, label_rows, run, within)
 from mlnn.course.pairwise import pwe_reference
 from mlnn.course.rules import apply_rule
 from mlnn.nn.activations import get_activation
@@ -71,7 +71,11 @@ class Refused(Exception):
     """Raised inside a student's function that does what its exercise rules out (the hint)."""
 
 
-GUARD = {"armed": False, "D": None}
+GUARD = {"armed": False, "D": None, "vectors": 0}
+
+#: The dense vectors of D entries a piece may get from products with X (X's column sums, say);
+#: more, such as the full D × F product or its columns one at a time, is refused.
+VECTORS = 2
 
 
 DENSE_HINT = ("your function made the sparse X dense; products with X and Xᵀ work on the sparse "
@@ -82,9 +86,14 @@ FULL_HINT = ("your function forms the full D × F product Xᵀ δ1 (one row per 
              "vocabulary); restrict Xᵀ to the features present in the minibatch first")
 
 
+ROW_HINT = ("your function made the sparse X dense, or rows of it (arrays of D entries): X W1 "
+            "works on the sparse X directly, at a cost proportional to its nonzeros")
+
+
 class Guarded:
     """A sparse matrix that, while a student's function runs, refuses to become dense and to
-    give a product with one dense row per feature (the full D × F gradient)."""
+    give products with one dense row per feature of more than :data:`VECTORS` columns in all
+    (the full D × F gradient, at once or by columns; X's column sums are allowed)."""
 
     def toarray(self, *args, **kwargs):           # todense() calls it too
         if GUARD["armed"]:
@@ -95,7 +104,9 @@ class Guarded:
         result = super()._matmul_dispatch(other)
         if (GUARD["armed"] and GUARD["D"] and np.ndim(result) == 2 and not sp.issparse(result)
                 and result.shape[0] == GUARD["D"]):
-            raise Refused(FULL_HINT)
+            GUARD["vectors"] += result.shape[1]
+            if GUARD["vectors"] > VECTORS:
+                raise Refused(FULL_HINT)
         return result
 
 
@@ -109,24 +120,27 @@ class GuardedCSR(Guarded, sp.csr_matrix):
         return GuardedCSC(super().transpose(*args, **kwargs))
 
 
-def run_guarded(function, *named, name="function", measure=True):
+def run_guarded(function, *named, name="function", measure=True, vectors=WIDE_ROWS):
     """:func:`~mlnn.course.grading.run` with the guards armed; what they refuse is the hint. A
     minibatch X lacking some of the D features may not give a product with D rows. On a wide
     case (D = :data:`WIDE`) the memory the function allocates is the judge, whatever classes X
-    goes through: n × D entries is X made dense (n ≥ 16 there), D × F the full product (n = 2)."""
+    goes through: more than ``vectors`` arrays of D entries at once is X made dense (n ≥ 16
+    there), the full product (n = 2), or, with ``vectors`` < 1, a row of X made dense."""
+    expect_arguments(function, named)
     X = next((value for _, value in named if sp.issparse(value)), None)
     D = X.shape[1] if X is not None and np.unique(X.indices).size < X.shape[1] else None
 
     def armed(*args):
-        GUARD.update(armed=True, D=D)
+        GUARD.update(armed=True, D=D, vectors=0)
         try:
             return function(*args)
         finally:
             GUARD.update(armed=False, D=None)
     try:
         if measure and X is not None and X.shape[1] >= WIDE:
-            within(armed, *named, name=name, memory=WIDE_ROWS * X.shape[1] * 8,
-                   hint=DENSE_HINT if X.shape[0] >= 16 else FULL_HINT)
+            within(armed, *named, name=name, memory=vectors * X.shape[1] * 8,
+                   hint=ROW_HINT if vectors < 1 else DENSE_HINT if X.shape[0] >= 16
+                   else FULL_HINT)
         return run(armed, *named, name=name)
     except StudentError as error:
         if isinstance(error.error, Refused):
@@ -222,21 +236,26 @@ def mlnn_ce_delta2(z2, o, Y):
     return CrossEntropy().delta(z2, o, Y)
 
 
-def mlnn_delta1_relu(d2, W2, z1):
-    return (d2 @ W2.T) * get_activation("relu").grad(z1, np.maximum(z1, 0))
+def mlnn_delta1_relu(delta2, W2, z1):
+    return (delta2 @ W2.T) * get_activation("relu").grad(z1, np.maximum(z1, 0))
 
 
-def mlnn_grad_W1_rows(X, d1, scale=1.0):
-    """∂J/∂W1 = Xᵀ δ1 / n on the rows of the words present, as (rows, values)."""
+def grad_W1_rows_scaled(X, delta1, scale):
+    """``scale`` times ∂J/∂W1 = Xᵀ δ1 / n on the rows of the words present, as (rows, values)."""
     rows = np.unique(X.indices)
-    return rows, np.asarray(X[:, rows].T @ d1) / X.shape[0] * scale
+    return rows, np.asarray(X[:, rows].T @ delta1) / X.shape[0] * scale
 
 
-def mlnn_backward(X, z1, h, W2, d2):
+def mlnn_grad_W1_rows(X, delta1):
+    """∂J/∂W1 = Xᵀ δ1 / n on the rows of the words present, as (rows, values)."""
+    return grad_W1_rows_scaled(X, delta1, 1.0)
+
+
+def mlnn_backward(X, z1, h, W2, delta2):
     """The gradients of the mean loss with ReLU hidden units (Sec. 3.2), ∂J/∂W1 row-sparse."""
-    n, d1 = len(z1), mlnn_delta1_relu(d2, W2, z1)
-    return {"W1": mlnn_grad_W1_rows(X, d1), "b1": d1.sum(axis=0) / n, "W2": h.T @ d2 / n,
-            "b2": d2.sum(axis=0) / n}
+    n, delta1 = len(z1), mlnn_delta1_relu(delta2, W2, z1)
+    return {"W1": mlnn_grad_W1_rows(X, delta1), "b1": delta1.sum(axis=0) / n,
+            "W2": h.T @ delta2 / n, "b2": delta2.sum(axis=0) / n}
 
 
 class Reference:
@@ -296,9 +315,11 @@ def expect_rows(answer, expected, case, wrongs, inputs, what="∂J/∂W1"):
         raise NotYet(f"{what} must be a tuple (rows, values): the sorted indices of the words "
                      "present in the minibatch, and the k × F block of their gradient rows")
     rows, (right, values) = as_array(answer[0], "rows"), expected
+    if rows.size == 0 and isinstance(answer[0], (list, tuple)):
+        rows = rows.astype(np.intp)               # an empty list of indices holds no floats
     D, k = inputs["X"].shape[1], len(right)
     if rows.ndim != 1 or rows.dtype.kind not in "iu":
-        raise NotYet("rows must be a 1-d array of integer feature indices")
+        raise NotYet("rows must be a 1-d array (or list) of integer feature indices")
     if len(rows) == D and k < D:
         raise NotYet(f"{what} holds all D = {D} rows; store only the k = {k} rows of the words "
                      "present in the minibatch (every other row is zero)")

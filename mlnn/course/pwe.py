@@ -21,14 +21,18 @@ def _of_one(batch):
 
 def _pwe_document_cases():
     """``pwe_delta_one(o, y)`` → δ2 of one document for PWE over tanh outputs (1-d arrays, Eq. 10,
-    Sec. 3.4)."""
+    Sec. 3.4); the last two deep in saturation (|z2| from 3 to 15, o up to 1 − 2e-13)."""
     for i, rng in enumerate(case_rngs(3, CASES)):
         L = int(rng.integers(3, 11))
         size = {0: 1, 1: L // 2, 2: L - 1}.get(i, rng.integers(1, L))   # |y| = 1, ≈ |ȳ|, …
         y = np.zeros(L)
         y[rng.choice(L, size=size, replace=False)] = 1.0
-        yield (f"δ2 for L = {L}, |y| = {size}, |ȳ| = {L - size}",
-               [("o", np.tanh(rng.normal(size=L))), ("y", y)])
+        z2, saturated = rng.normal(size=L), i >= CASES - 2
+        if saturated:
+            z2 = np.sign(z2) * rng.uniform(3, 15, size=L)
+        yield (f"δ2 for L = {L}, |y| = {size}, |ȳ| = {L - size}"
+               f"{', saturated outputs (|z2| ≥ 3)' if saturated else ''}",
+               [("o", np.tanh(z2)), ("y", y)])
 
 
 check_pwe_delta = make_grader(   # the last mistake, a division by n, means nothing for one document
@@ -63,6 +67,11 @@ PAIRS_HINT = ("your δ2 does work for every (relevant, irrelevant) pair: the fac
 
 LOOP_HINT = ("your δ2 loops over the documents (or the labels) one at a time: compute it for all "
              "documents at once, with array operations over the whole minibatch")
+
+
+SQUARE_HINT = ("your δ2 forms an array with a row per document for every document (n × n, such as "
+               "a product over the documents whose diagonal is kept): each document's sums need "
+               "only its own row, O(L) per document")
 
 
 # -- notebook 01b: a minibatch, by the pair sum and factorised -------------------------------------
@@ -102,12 +111,13 @@ PWE_LINES = 2500
 def run_linear(function, *named, name="function"):
     """:func:`~mlnn.course.grading.run`, the work of a large case bounded, whatever form the
     code takes: O(L) memory per document and no Python loop over the pairs (many labels), no
-    loop over the documents (many documents)."""
+    array of n × n and no loop over the documents (many documents)."""
     n, L = np.shape(named[1][1])
     if L >= 1000:
         within(function, *named, name=name, memory=64 * n * L * 8, lines=50 * L,
                hint=PAIRS_HINT)
     elif n >= 1000:
+        within(function, *named, name=name, memory=64 * n * L * 8, hint=SQUARE_HINT)
         within(function, *named, name=name, lines=PWE_LINES, hint=LOOP_HINT)
     return run(function, *named, name=name)
 

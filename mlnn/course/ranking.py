@@ -168,30 +168,51 @@ TIES = {"one-error": "a document is an error whenever any label sharing the top 
 
 
 #: The kinds of random scores, as a case's description names them.
-SCORE_KINDS = ("tied scores rounded to one decimal", "two scores within 1e-9 of each other (not "
-               "tied)", "scores on no coarse grid", "tied scores on a few values")
+SCORE_KINDS = ("tied scores rounded to one decimal", "two scores one floating-point step apart "
+               "(not tied)", "scores on no coarse grid", "tied scores on a few values")
 
 
-def random_scores(rng, n, L, kind):
-    """n × L scores of a ``kind`` of :data:`SCORE_KINDS`."""
+def random_scores(rng, n, L, kind, gap=None):
+    """n × L scores of a ``kind`` of :data:`SCORE_KINDS`; two scores of the second kind are
+    ``gap`` to 100 ``gap`` apart if it is given."""
     if kind == SCORE_KINDS[3]:
         return rng.choice(rng.normal(size=rng.integers(2, 5)) * 2, size=(n, L))
     S = rng.random((n, L))
     if kind == SCORE_KINDS[0]:
         return np.round(S, 1)
     if kind == SCORE_KINDS[1]:
-        S[:, 1] = S[:, 0] + rng.choice([-1, 1], size=n) * rng.uniform(1e-12, 1e-10, size=n)
+        side = rng.choice([-1.0, 1.0], size=n)
+        S[:, 1] = (np.nextafter(S[:, 0], side * np.inf) if gap is None
+                   else S[:, 0] + side * rng.uniform(gap, 100 * gap, size=n))
     return S
 
 
-def one_document_cases(seed, count, n, what):
+def step_above(value):
+    """The float64 just above ``value``: a score that differs by the least amount there is, so
+    that a comparison with any tolerance (or rounding) takes the two as tied."""
+    return float(np.nextafter(value, np.inf))
+
+
+#: Documents (y, s), |y| = 2 of L = 5 (so that every normaliser differs), with two scores one
+#: floating-point step apart: the upper one relevant and ranked last of y (any tie tolerance
+#: changes coverage, rank loss and MAP), relevant at the top (one-error), irrelevant (rank loss).
+NEAR_TIES = (((1, 1, 0, 0, 0), (0.9, step_above(0.3), 0.3, 0.2, 0.1)),
+             ((1, 0, 1, 0, 0), (step_above(0.3), 0.3, 0.1, 0.2, 0.05)),
+             ((0, 1, 1, 0, 0), (step_above(-0.5), -0.5, -1.0, -2.0, -3.0)))
+
+
+def one_document_cases(seed, count, n, what, gap=None):
     """(scores, y) of one document at a time, from ``count`` cases of n documents: L from 3 to
     12, labels of several dtypes, every document with a relevant and an irrelevant label, the
-    scores of each kind."""
+    scores of each kind; then the documents of :data:`NEAR_TIES`. With a ``gap``, no two scores
+    are closer than ``gap`` (and no document of :data:`NEAR_TIES`)."""
     for rng, dtype, kind in zip(case_rngs(seed, count), (np.int8, np.float64, np.int32, np.int64),
                                 SCORE_KINDS):
         L = int(rng.integers(3, 13))
-        scores, Y = random_scores(rng, n, L, kind), label_rows(rng, n, L).astype(dtype)
+        scores, Y = random_scores(rng, n, L, kind, gap), label_rows(rng, n, L).astype(dtype)
         for s, y in zip(scores, Y):
             yield (f"{what} with L = {L}, |y| = {np.sum(y > 0)} and {kind}",
                    [("scores", s), ("y", y)])
+    for y, s in NEAR_TIES if gap is None else ():
+        yield (f"{what} with two scores one floating-point step apart (not tied)",
+               [("scores", np.array(s)), ("y", np.array(y, dtype=np.int8))])

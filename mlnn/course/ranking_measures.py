@@ -6,7 +6,7 @@ import numpy as np
 
 from mlnn.course.grading import (MEASURE_TOLERANCE, Mistake, NotYet, as_array, case_rngs, close,
                                  expect_dtype, expect_shape, make_grader, name_mistake)
-from mlnn.course.ranking import (RANKING_MISTAKES, SCORE_KINDS, TIES, measure_of,
+from mlnn.course.ranking import (NEAR_TIES, RANKING_MISTAKES, SCORE_KINDS, TIES, measure_of,
                                  one_document_cases, random_scores, scores_first)
 
 
@@ -45,12 +45,15 @@ SPECIAL_DOCUMENTS = (
 
 
 def ranking_cases(need_irrelevant=False, count=40, seed=2014):
-    """[(Y, scores)]: the special documents one at a time and stacked (n = 7), then ``count``
+    """[(Y, scores)]: the special documents and those of :data:`NEAR_TIES` one at a time, each
+    set stacked (n = 7 and 3), then ``count``
     random cases with n in 1 … 8 and L in 2 … 12. Every document has a relevant label, and an
     irrelevant one when ``need_irrelevant`` (rank loss); Y's dtype varies (bool, int8, float)."""
-    documents = [(np.array(y, dtype=bool), np.array(s)) for y, s in SPECIAL_DOCUMENTS]
-    cases = [(y[None, :], s[None, :]) for y, s in documents]
-    cases.append((np.array([y for y, _ in documents]), np.array([s for _, s in documents])))
+    cases = []
+    for special in (SPECIAL_DOCUMENTS, NEAR_TIES):
+        documents = [(np.array(y, dtype=bool), np.array(s)) for y, s in special]
+        cases += [(y[None, :], s[None, :]) for y, s in documents]
+        cases.append((np.array([y for y, _ in documents]), np.array([s for _, s in documents])))
     for rng in case_rngs(seed, count):
         n, L = int(rng.integers(1, 9)), int(rng.integers(2, 13))
         Y = rng.random((n, L)) < rng.uniform(0.1, 0.7)
@@ -82,7 +85,7 @@ def _describe_document(y, s, index, n):
         parts.append("negative scores")
     gaps = np.diff(np.sort(s))
     if np.any((gaps > 0) & (gaps < 1e-9)):
-        parts.append("two scores within 1e-9 of each other (not tied)")
+        parts.append("two scores less than 1e-9 apart (not tied)")
     return ", ".join(parts)
 
 

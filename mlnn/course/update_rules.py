@@ -69,11 +69,12 @@ check_rmsprop = make_grader("check_rmsprop", "RMSProp against a dense loop", _rm
                          name="rmsprop_step")
 
 
-def rmsprop_rule(keep_G=True, shared=False, rebind=False, **mistake):
+def rmsprop_rule(keep_G=True, shared=False, **mistake):
     """RMSProp as mlnn writes a rule, ``new_state(theta)`` and ``update(theta, g, state)`` in
-    place (by the literal loop); or with one mistake: G not kept, one G ``shared`` by the
-    parameters of a shape, the state's G replaced (``rebind``) instead of written into, or a
-    ``mistake`` of :func:`_rmsprop_literal`."""
+    place (by the literal loop); or with one mistake: G not kept (run where mlnn runs a rule,
+    the same as a new array put in ``state["mean_square"]``: the executor hands ``update`` a new
+    dict of its state's arrays at every step), one G ``shared`` by the parameters of a shape, or
+    a ``mistake`` of :func:`_rmsprop_literal`."""
     class RMSProp:
         def __init__(self, learning_rate, rho=0.9, epsilon=1e-8):
             self.learning_rate, self.rho, self.epsilon = learning_rate, rho, epsilon
@@ -88,9 +89,7 @@ def rmsprop_rule(keep_G=True, shared=False, rebind=False, **mistake):
             G = state["mean_square"]
             theta[...], new_G = _rmsprop_literal(theta, G, g, self.learning_rate, self.rho,
                                                  self.epsilon, **mistake)
-            if rebind:
-                state["mean_square"] = new_G
-            elif keep_G:
+            if keep_G:
                 G[...] = new_G
     return RMSProp
 
@@ -141,16 +140,15 @@ def _rule_cases():
 
 check_rmsprop_rule = make_grader("check_rmsprop_rule", "RMSProp as an mlnn update rule",
                               RMSPropRule, _rule_cases, [
-    Mistake("G starts from 0 at every step; keep it in the state and update that array in place",
+    Mistake("G starts from 0 at every step: keep it in the state and write the new G into that "
+            "array, in place (G[...] = ...); a new array put in state[\"mean_square\"] is never "
+            "seen by the executor, which keeps the arrays new_state gave",
             rmsprop_rule(keep_G=False)),
     Mistake("every parameter needs its own accumulator", rmsprop_rule(shared=True)),
     Mistake("G sums the squares (that is AdaGrad); RMSProp's G forgets the old ones",
             rmsprop_rule(adagrad=True)),
     Mistake(INSIDE, rmsprop_rule(inside=True)),
-    Mistake(SWAPPED, rmsprop_rule(swapped=True)),
-    Mistake("update replaces state[\"mean_square\"] by a new array, which the executor never "
-            "sees (it keeps the arrays new_state gave); write the new G into that array, in place",
-            rmsprop_rule(rebind=True))],
+    Mistake(SWAPPED, rmsprop_rule(swapped=True))],
                               runner=_drive_rule, expect=expect_items(("b1", "b2", "W2", "W1")),
                               name="RMSProp(learning_rate, rho, epsilon)")
 
