@@ -129,3 +129,10 @@ def test_every_relative_link_of_a_readme_exists(path):
     links = re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", path.read_text(encoding="utf-8"))
     missing = [link for link in links if not (path.parent / link).exists()]
     assert not missing, missing
+
+
+def test_the_readme_counts_the_mutation_catalogue():
+    """The number of planted bugs the README states is the catalogue's."""
+    from tests.mutation.catalogue import MUTANTS
+    stated = re.search(r"the catalogue holds (\d+) such bugs", " ".join(README.read_text().split()))
+    assert stated and int(stated.group(1)) == len(MUTANTS)
