@@ -73,6 +73,57 @@ TRICKS = [
     ("01", "delta1_tanh", "course.check_delta1 = lambda answer: True",
      ("grader", "mlnn.course.check_delta1")),
     ("01", "delta1_tanh", "setattr(course, 'check_delta1', print)", ("internals", "setattr")),
+    # switch-offs through bases the resolver cannot follow: flagged by name
+    ("01", "delta1_tanh", "import mlnn\n(mlnn,)[0].course.grading.AUTOGRADE = False",
+     ("internals", "assigns (mlnn,)[0].course.grading.AUTOGRADE")),
+    ("01", "delta1_tanh", "import mlnn\ndef off(m):\n    m.course.grading.AUTOGRADE = False\n"
+                          "off(mlnn)", ("grader", "the name AUTOGRADE")),
+    ("01", "delta1_tanh", "import mlnn\ndef f(x=[mlnn][0].course.grading):\n"
+                          "    x.AUTOGRADE = False\nf()", ("grader", "the name grading")),
+    ("01", "delta1_tanh", "import mlnn\nif (m := mlnn):\n    m.AUTOGRADE = False",
+     ("grader", "the name mlnn")),
+    ("01", "delta1_tanh", "import contextlib\nwith contextlib.nullcontext(mlnn) as m:\n"
+                          "    m.course.grading.AUTOGRADE = False", ("grader", "the name course")),
+    ("01", "delta1_tanh", "for m in [mlnn]:\n    m.grading.AUTOGRADE = False",
+     ("grader", "the name grading")),
+    ("01", "delta1_tanh", "m: object = mlnn\nm.course.grading.AUTOGRADE = False",
+     ("grader", "the name AUTOGRADE")),
+    ("01", "delta1_tanh", "object.__setattr__([mlnn][0], 'x', False)",
+     ("internals", "the name __setattr__")),
+    ("01", "delta1_tanh", "c, = map(getattr, [mlnn], ['cour' + 'se'])",
+     ("grader", "the name mlnn")),
+    ("01", "delta1_tanh", 'g = os.sys.modules["mlnn.course.grading"]',
+     ("internals", "the name modules")),
+    ("01", "delta1_tanh", "import pkgutil\npkgutil.resolve_name('mlnn.course.grading')",
+     ("internals", "import pkgutil")),
+    ("01", "delta1_tanh", "__builtin__.exec('import mlnn.course.grading as g')",
+     ("internals", "the name __builtin__")),
+    ("01", "delta1_tanh", "f = os.sys._getframe(1)", ("internals", "the name _getframe")),
+    ("01", "delta1_tanh", "environment.os.environ.get('X')", ("environment", "the name environ")),
+    ("01", "delta1_tanh", "exit._ip.input_transformers_cleanup.append(lambda lines: lines)",
+     ("internals", "the name _ip")),
+    ("01", "delta1_tanh", "quit._ip.set_custom_exc((AssertionError,), lambda *a, **k: None)",
+     ("internals", "the name quit")),
+    ("01", "delta1_tanh", "import operator\nf = operator.attrgetter('f_locals')",
+     ("internals", "import operator")),
+    ("01", "delta1_tanh", "from operator import attrgetter\nc = attrgetter('__closure__')",
+     ("internals", "the name attrgetter")),
+    ("01", "delta1_tanh", "np.max = lambda *a, **k: 0.0",
+     ("internals", "assigns np.max")),
+    ("01", "delta1_tanh", "del np.testing", ("internals", "assigns np.testing")),
+    ("01", "delta1_tanh", "name = 'AUTO' + 'GRADE'\nwhere = 'mlnn.course'",
+     ("grader", "'mlnn.course'")),
+    # library routines: by final name, under any path, in any exercise's cell
+    ("08", "average_ranks_by_hand", "from mlnn.paper import ranks as r\n"
+                                    "def friedman_chi2(R, N):\n    return r.friedman_test(R, N)",
+     ("library", "friedman_test (the routine of friedman_chi2)")),
+    ("08", "friedman_chi2", "from mlnn.paper import ranks as r\n"
+                            "def friedman_chi2(R, N):\n    return (r,)[0].friedman_test(R, N)",
+     ("library", "mlnn.paper.ranks.friedman_test")),
+    ("08", "friedman_chi2", "def pick(m):\n    return m.friedman_test",
+     ("library", "mlnn.paper.ranks.friedman_test")),
+    ("08", "average_ranks_by_hand", "import scipy.stats.mstats as ms\nr = ms.rankdata([1, 2])",
+     ("library", "scipy.stats.rankdata")),
 ]
 
 
@@ -108,7 +159,10 @@ def test_each_trick_is_flagged_beside_its_exercise(k, name, source, expected):
 #: Worked solutions that use a routine the registry lists as solving their exercise: the
 #: registry and the solution disagree, and the audit says so.
 DISAGREE = {("select_C", "mlnn.evaluation.metrics.selection_score"),
-            ("average_ranks_by_hand", "scipy.stats.rankdata")}
+            ("average_ranks_by_hand", "scipy.stats.rankdata"),
+            *(("select_C", f"sklearn.metrics (the routine of {name}_by_hand)") for name in (
+                "one_error", "coverage", "rank_loss", "average_precision", "micro_macro")),
+            ("select_C", "mlnn.evaluation.metrics.rank_loss (the routine of rank_loss_by_hand)")}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
