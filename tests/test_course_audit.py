@@ -224,3 +224,70 @@ def test_a_submission_that_is_not_a_notebook_is_flagged_not_a_crash(tmp_path):
     (tmp_path / "submitted" / "s" / stem / f"{stem}.ipynb").write_text("{", encoding="utf-8")
     assert [f.kind for f in audit.audit(tmp_path)] == ["unreadable"]
     json.loads((tmp_path / "release" / stem / f"{stem}.ipynb").read_text(encoding="utf-8"))
+
+
+def graded_cell(cell, text, error=False):
+    """``cell`` with the outputs of a run that printed ``text`` (and failed if ``error``)."""
+    cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": text}]
+    if error:
+        cell["outputs"].append({"output_type": "error", "ename": "AssertionError",
+                                "evalue": text, "traceback": []})
+    return cell
+
+
+def test_a_grader_cell_that_scored_without_its_pass_line_is_flagged(tmp_path):
+    """However the failure was switched off, a scored grader cell without PASS is flagged."""
+    stem = stem_of("01")
+    released = marked(stem)
+    graders = [c for c in released["cells"] if c["metadata"]["nbgrader"]["grade"]
+               and not c["metadata"]["nbgrader"]["solution"]]
+    switched, passed, failed = graders[:3]
+    for other in graders[3:]:
+        graded_cell(other, "NOT YET  other: no answer yet\n", error=True)
+    graded_cell(switched, "NOT YET  δ1 for tanh hidden units: no answer yet\n")
+    graded_cell(passed, "PASS     ∂L/∂W1: matches the reference on 4 cases\n")
+    graded_cell(failed, "NOT YET  δ for PWE: no answer yet\n", error=True)
+    flags = audit.unearned_notebook(released, {}, "s", stem)
+    assert [(f.cell, f.kind) for f in flags] == [
+        (switched["metadata"]["nbgrader"]["grade_id"], "scored without a PASS line")]
+    assert audit.unearned_notebook(released, {passed["metadata"]["nbgrader"]["grade_id"]: 0.0,
+                                              switched["metadata"]["nbgrader"]["grade_id"]: 0.0},
+                                   "s", stem) == []         # the gradebook says: no points
+    folder = tmp_path / "autograded" / "s" / stem
+    folder.mkdir(parents=True)
+    tool.write(folder / f"{stem}.ipynb", released)
+    (tmp_path / "release" / stem).mkdir(parents=True)
+    tool.write(tmp_path / "release" / stem / f"{stem}.ipynb", marked(stem))
+    assert [f.kind for f in audit.audit(tmp_path)] == ["scored without a PASS line"]
+
+
+def answer_cell(notebook):
+    return next(c for c in notebook["cells"] if c["metadata"]["nbgrader"]["solution"])
+
+
+@pytest.mark.parametrize("why, mutate", [
+    ("not text", lambda nb: answer_cell(nb).__setitem__("source", ["x = 1\n", 2])),
+    ("not a mapping", lambda nb: answer_cell(nb)["metadata"].__setitem__("nbgrader", "x")),
+    ("not a mapping", lambda nb: answer_cell(nb).__setitem__("metadata", [])),
+    ("grade_id is not text", lambda nb: answer_cell(nb)["metadata"]["nbgrader"].__setitem__(
+        "grade_id", 5)),
+    ("not a list of cells", lambda nb: nb.__setitem__("cells", {"a": 1})),
+    ("too deep", lambda nb: answer_cell(nb).__setitem__("source", "x = y" + ".a" * 1500 +
+                                                        "\nz = " + "-" * 100000 + "1")),
+])
+def test_a_malformed_submission_is_one_unreadable_flag_not_a_crash(why, mutate):
+    stem = stem_of("01")
+    released = marked(stem)
+    submitted = copy.deepcopy(released)
+    mutate(submitted)
+    flags = audit.audit_notebook(submitted, released, "s", stem)
+    assert [f.kind for f in flags] == ["unreadable"] and why in flags[0].detail, flags
+
+
+def test_a_long_attribute_chain_is_analysed_and_its_names_flagged():
+    stem = stem_of("01")
+    released = marked(stem)
+    source = "import mlnn\nx = mlnn" + ".a" * 1500 + "\nmlnn.course.grading.AUTOGRADE = False"
+    flags = audit.audit_notebook(with_answer(released, "01", "delta1_tanh", source), released,
+                                 "s", stem)
+    assert ("grader", "mlnn.course.grading.AUTOGRADE") in {(f.kind, f.detail) for f in flags}

@@ -180,6 +180,7 @@ class Resolver:
 
     def learn(self, tree):
         """Record the names ``tree`` (one cell) binds by import or simple assignment."""
+        local = bound(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
@@ -192,7 +193,7 @@ class Resolver:
                 for alias in node.names:
                     self.names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
             elif isinstance(node, ast.Assign):
-                target = self.dotted(node.value, bound(tree))
+                target = self.dotted(node.value, local)
                 for name in node.targets:
                     if isinstance(name, ast.Name) and target:
                         self.names[name.id] = target
@@ -362,7 +363,8 @@ def audit_notebook(submitted, released, student="", assignment=""):
     try:
         return _audit_notebook(submitted, released, student, assignment)
     except (ValueError, TypeError, AttributeError, RecursionError, MemoryError) as error:
-        why = "nested too deep to analyse" if isinstance(error, RecursionError) else str(error)
+        why = "nested too deep to analyse" if isinstance(error, (RecursionError, MemoryError)) \
+            else str(error)
         return [Flag(student, assignment, "-", "-", "unreadable", why)]
 
 
