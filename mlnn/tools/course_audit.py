@@ -16,11 +16,23 @@ per student and exercise:
   ``__globals__``, ``gc``, ``inspect``, ``sys.modules``, ``importlib``, ``builtins``,
   ``globals()``, ``setattr``, ``getattr`` with a computed name, ``get_ipython``, ...);
 * ``environment`` -- ``os.environ``, ``os.putenv``, ``os.getenv``, ...;
-* ``library`` -- a routine of the exercise's ``reaches`` list (:mod:`mlnn.course.registry`):
-  the library code that solves it;
+* ``library`` -- a routine of a ``reaches`` list (:mod:`mlnn.course.registry`) of any exercise
+  of the notebook: the library code that solves it (the detail names that exercise if it is
+  another one);
 * ``locked`` -- a locked cell (text, setup, grader) changed or deleted (autograde restores it;
   the flag says someone tried);
-* ``unreadable`` -- an answer cell that is not Python (IPython's magics are translated first).
+* ``unreadable`` -- an answer cell that is not Python (IPython's magics are translated first),
+  or a whole submission the audit cannot read (malformed cells, code nested too deep): one flag,
+  never a crash;
+* ``scored without a PASS line`` -- a grader cell of ``autograded/<student>/<assignment>/`` that
+  scored above 0 while its output holds no ``PASS     <title>:`` line: however the failure was
+  switched off in the kernel, the grader did not pass it.
+
+Some names are flagged whatever they resolve to (:data:`NAMES`: ``mlnn``, ``course``,
+``AUTOGRADE``, ``_getframe``, ``_ip``, ``attrgetter``, ...), as are strings naming the graders and
+any attribute assigned or deleted on an imported module or on a base that is not a plain local
+name (``np.max = ...``); a routine of any exercise's ``reaches`` is matched also by its final
+name, in every cell of the notebook.
 
 Names are resolved through the notebook's imports and assignments in every cell, so
 ``from mlnn.paper import ranks as r; r.friedman_test``, ``import mlnn.paper.ranks``,
