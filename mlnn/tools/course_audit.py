@@ -307,6 +307,8 @@ def findings(tree, resolver, reaches=None, exercise=""):
                           else f"{routine} (the routine of {owner})"))
         if _string(node) and GRADER_STRINGS.search(node.value):
             found.append(("grader", repr(node.value)))
+        if _string(node) and node.value in DUNDERS | {n for n in NAMES if n.startswith("_")}:
+            found.append(("internals", f"the string {node.value!r}"))
         if isinstance(node, ast.Attribute) and node.attr in DUNDERS:
             found.append(("internals", f".{node.attr}"))
         if isinstance(node, ast.Attribute) and node.attr in READERS:
