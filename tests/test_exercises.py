@@ -145,7 +145,7 @@ def test_under_autograde_a_right_answer_passes_quietly(monkeypatch, capsys):
 
 
 def test_unsetting_the_variable_after_import_does_not_turn_autograde_off(monkeypatch, capsys):
-    monkeypatch.setitem(grading.grade.__kwdefaults__, "_autograde", True)        # as imported under nbgrader
+    monkeypatch.setitem(grading.grade.__kwdefaults__, "_autograde", True)  # as under nbgrader
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
     with pytest.raises(AssertionError, match="NOT YET"):
         course.check_delta1(lambda *args: None)
