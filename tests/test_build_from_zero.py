@@ -856,7 +856,7 @@ def notebook_namespace():
 
 @pytest.mark.parametrize("wrong", list(ONE_MISTAKE))
 def test_under_autograde_one_wrong_piece_fails_its_own_cell_only(wrong, monkeypatch, capsys):
-    monkeypatch.setattr(grading, "AUTOGRADE", True)
+    monkeypatch.setitem(grading.grade.__kwdefaults__, "_autograde", True)
     namespace = notebook_namespace()
     namespace[wrong] = ONE_MISTAKE[wrong]
     failed = []

@@ -73,6 +73,60 @@ TRICKS = [
     ("01", "delta1_tanh", "course.check_delta1 = lambda answer: True",
      ("grader", "mlnn.course.check_delta1")),
     ("01", "delta1_tanh", "setattr(course, 'check_delta1', print)", ("internals", "setattr")),
+    # switch-offs through bases the resolver cannot follow: flagged by name
+    ("01", "delta1_tanh", "import mlnn\n(mlnn,)[0].course.grading.AUTOGRADE = False",
+     ("internals", "assigns (mlnn,)[0].course.grading.AUTOGRADE")),
+    ("01", "delta1_tanh", "import mlnn\ndef off(m):\n    m.course.grading.AUTOGRADE = False\n"
+                          "off(mlnn)", ("grader", "the name AUTOGRADE")),
+    ("01", "delta1_tanh", "import mlnn\ndef f(x=[mlnn][0].course.grading):\n"
+                          "    x.AUTOGRADE = False\nf()", ("grader", "the name grading")),
+    ("01", "delta1_tanh", "import mlnn\nif (m := mlnn):\n    m.AUTOGRADE = False",
+     ("grader", "the name mlnn")),
+    ("01", "delta1_tanh", "import contextlib\nwith contextlib.nullcontext(mlnn) as m:\n"
+                          "    m.course.grading.AUTOGRADE = False", ("grader", "the name course")),
+    ("01", "delta1_tanh", "for m in [mlnn]:\n    m.grading.AUTOGRADE = False",
+     ("grader", "the name grading")),
+    ("01", "delta1_tanh", "m: object = mlnn\nm.course.grading.AUTOGRADE = False",
+     ("grader", "the name AUTOGRADE")),
+    ("01", "delta1_tanh", "object.__setattr__([mlnn][0], 'x', False)",
+     ("internals", "the name __setattr__")),
+    ("01", "delta1_tanh", "c, = map(getattr, [mlnn], ['cour' + 'se'])",
+     ("grader", "the name mlnn")),
+    ("01", "delta1_tanh", 'g = os.sys.modules["mlnn.course.grading"]',
+     ("internals", "the name modules")),
+    ("01", "delta1_tanh", "import pkgutil\npkgutil.resolve_name('mlnn.course.grading')",
+     ("internals", "import pkgutil")),
+    ("01", "delta1_tanh", "__builtin__.exec('import mlnn.course.grading as g')",
+     ("internals", "the name __builtin__")),
+    ("01", "delta1_tanh", "f = os.sys._getframe(1)", ("internals", "the name _getframe")),
+    ("01", "delta1_tanh", "environment.os.environ.get('X')", ("environment", "the name environ")),
+    ("01", "delta1_tanh", "exit._ip.input_transformers_cleanup.append(lambda lines: lines)",
+     ("internals", "the name _ip")),
+    ("01", "delta1_tanh", "quit._ip.set_custom_exc((AssertionError,), lambda *a, **k: None)",
+     ("internals", "the name quit")),
+    ("01", "delta1_tanh", "import operator\nf = operator.attrgetter('f_locals')",
+     ("internals", "import operator")),
+    ("01", "delta1_tanh", "from operator import attrgetter\nc = attrgetter('__closure__')",
+     ("internals", "the name attrgetter")),
+    ("01", "delta1_tanh", "f = o.attrgetter('f_locals')", ("internals", "the string 'f_locals'")),
+    ("01", "delta1_tanh", "f = o.attrgetter('__closure__')",
+     ("internals", "the string '__closure__'")),
+    ("01", "delta1_tanh", "np.max = lambda *a, **k: 0.0",
+     ("internals", "assigns np.max")),
+    ("01", "delta1_tanh", "del np.testing", ("internals", "assigns np.testing")),
+    ("01", "delta1_tanh", "name = 'AUTO' + 'GRADE'\nwhere = 'mlnn.course'",
+     ("grader", "'mlnn.course'")),
+    # library routines: by final name, under any path, in any exercise's cell
+    ("08", "average_ranks_by_hand", "from mlnn.paper import ranks as r\n"
+                                    "def friedman_chi2(R, N):\n    return r.friedman_test(R, N)",
+     ("library", "friedman_test (the routine of friedman_chi2)")),
+    ("08", "friedman_chi2", "from mlnn.paper import ranks as r\n"
+                            "def friedman_chi2(R, N):\n    return (r,)[0].friedman_test(R, N)",
+     ("library", "mlnn.paper.ranks.friedman_test")),
+    ("08", "friedman_chi2", "def pick(m):\n    return m.friedman_test",
+     ("library", "mlnn.paper.ranks.friedman_test")),
+    ("08", "average_ranks_by_hand", "import scipy.stats.mstats as ms\nr = ms.rankdata([1, 2])",
+     ("library", "scipy.stats.rankdata")),
 ]
 
 
@@ -108,7 +162,10 @@ def test_each_trick_is_flagged_beside_its_exercise(k, name, source, expected):
 #: Worked solutions that use a routine the registry lists as solving their exercise: the
 #: registry and the solution disagree, and the audit says so.
 DISAGREE = {("select_C", "mlnn.evaluation.metrics.selection_score"),
-            ("average_ranks_by_hand", "scipy.stats.rankdata")}
+            ("average_ranks_by_hand", "scipy.stats.rankdata"),
+            *(("select_C", f"sklearn.metrics (the routine of {name}_by_hand)") for name in (
+                "one_error", "coverage", "rank_loss", "average_precision", "micro_macro")),
+            ("select_C", "mlnn.evaluation.metrics.rank_loss (the routine of rank_loss_by_hand)")}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
@@ -170,3 +227,70 @@ def test_a_submission_that_is_not_a_notebook_is_flagged_not_a_crash(tmp_path):
     (tmp_path / "submitted" / "s" / stem / f"{stem}.ipynb").write_text("{", encoding="utf-8")
     assert [f.kind for f in audit.audit(tmp_path)] == ["unreadable"]
     json.loads((tmp_path / "release" / stem / f"{stem}.ipynb").read_text(encoding="utf-8"))
+
+
+def graded_cell(cell, text, error=False):
+    """``cell`` with the outputs of a run that printed ``text`` (and failed if ``error``)."""
+    cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": text}]
+    if error:
+        cell["outputs"].append({"output_type": "error", "ename": "AssertionError",
+                                "evalue": text, "traceback": []})
+    return cell
+
+
+def test_a_grader_cell_that_scored_without_its_pass_line_is_flagged(tmp_path):
+    """However the failure was switched off, a scored grader cell without PASS is flagged."""
+    stem = stem_of("01")
+    released = marked(stem)
+    graders = [c for c in released["cells"] if c["metadata"]["nbgrader"]["grade"]
+               and not c["metadata"]["nbgrader"]["solution"]]
+    switched, passed, failed = graders[:3]
+    for other in graders[3:]:
+        graded_cell(other, "NOT YET  other: no answer yet\n", error=True)
+    graded_cell(switched, "NOT YET  δ1 for tanh hidden units: no answer yet\n")
+    graded_cell(passed, "PASS     ∂L/∂W1: matches the reference on 4 cases\n")
+    graded_cell(failed, "NOT YET  δ for PWE: no answer yet\n", error=True)
+    flags = audit.unearned_notebook(released, {}, "s", stem)
+    assert [(f.cell, f.kind) for f in flags] == [
+        (switched["metadata"]["nbgrader"]["grade_id"], "scored without a PASS line")]
+    assert audit.unearned_notebook(released, {passed["metadata"]["nbgrader"]["grade_id"]: 0.0,
+                                              switched["metadata"]["nbgrader"]["grade_id"]: 0.0},
+                                   "s", stem) == []         # the gradebook says: no points
+    folder = tmp_path / "autograded" / "s" / stem
+    folder.mkdir(parents=True)
+    tool.write(folder / f"{stem}.ipynb", released)
+    (tmp_path / "release" / stem).mkdir(parents=True)
+    tool.write(tmp_path / "release" / stem / f"{stem}.ipynb", marked(stem))
+    assert [f.kind for f in audit.audit(tmp_path)] == ["scored without a PASS line"]
+
+
+def answer_cell(notebook):
+    return next(c for c in notebook["cells"] if c["metadata"]["nbgrader"]["solution"])
+
+
+@pytest.mark.parametrize("why, mutate", [
+    ("not text", lambda nb: answer_cell(nb).__setitem__("source", ["x = 1\n", 2])),
+    ("not a mapping", lambda nb: answer_cell(nb)["metadata"].__setitem__("nbgrader", "x")),
+    ("not a mapping", lambda nb: answer_cell(nb).__setitem__("metadata", [])),
+    ("grade_id is not text", lambda nb: answer_cell(nb)["metadata"]["nbgrader"].__setitem__(
+        "grade_id", 5)),
+    ("not a list of cells", lambda nb: nb.__setitem__("cells", {"a": 1})),
+    ("too deep", lambda nb: answer_cell(nb).__setitem__("source", "x = y" + ".a" * 1500 +
+                                                        "\nz = " + "-" * 100000 + "1")),
+])
+def test_a_malformed_submission_is_one_unreadable_flag_not_a_crash(why, mutate):
+    stem = stem_of("01")
+    released = marked(stem)
+    submitted = copy.deepcopy(released)
+    mutate(submitted)
+    flags = audit.audit_notebook(submitted, released, "s", stem)
+    assert [f.kind for f in flags] == ["unreadable"] and why in flags[0].detail, flags
+
+
+def test_a_long_attribute_chain_is_analysed_and_its_names_flagged():
+    stem = stem_of("01")
+    released = marked(stem)
+    source = "import mlnn\nx = mlnn" + ".a" * 1500 + "\nmlnn.course.grading.AUTOGRADE = False"
+    flags = audit.audit_notebook(with_answer(released, "01", "delta1_tanh", source), released,
+                                 "s", stem)
+    assert ("grader", "mlnn.course.grading.AUTOGRADE") in {(f.kind, f.detail) for f in flags}

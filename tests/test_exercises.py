@@ -121,13 +121,13 @@ def test_every_mistake_of_a_table_is_rejected_with_its_own_hint(grader, mistake,
 
 
 def test_without_autograde_a_wrong_answer_prints_and_the_notebook_goes_on(monkeypatch, capsys):
-    monkeypatch.setattr(grading, "AUTOGRADE", False)
+    monkeypatch.setitem(grading.grade.__kwdefaults__, "_autograde", False)
     assert course.check_delta1(course.derivatives.DELTA1_MISTAKES[0].answer) is False
     assert capsys.readouterr().out.startswith("NOT YET")
 
 
 def test_under_autograde_a_wrong_answer_fails_the_cell_with_the_same_message(monkeypatch, capsys):
-    monkeypatch.setattr(grading, "AUTOGRADE", True)
+    monkeypatch.setitem(grading.grade.__kwdefaults__, "_autograde", True)
     mistake = course.derivatives.DELTA1_MISTAKES[1]
     with pytest.raises(AssertionError) as failure:
         course.check_delta1(mistake.answer)
@@ -139,13 +139,13 @@ def test_under_autograde_a_wrong_answer_fails_the_cell_with_the_same_message(mon
 
 
 def test_under_autograde_a_right_answer_passes_quietly(monkeypatch, capsys):
-    monkeypatch.setattr(grading, "AUTOGRADE", True)
+    monkeypatch.setitem(grading.grade.__kwdefaults__, "_autograde", True)
     assert course.check_delta1(solutions("ex01_derivatives").delta1_tanh) is True
     assert capsys.readouterr().out.startswith("PASS")
 
 
 def test_unsetting_the_variable_after_import_does_not_turn_autograde_off(monkeypatch, capsys):
-    monkeypatch.setattr(grading, "AUTOGRADE", True)        # as imported under nbgrader
+    monkeypatch.setitem(grading.grade.__kwdefaults__, "_autograde", True)  # as under nbgrader
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
     with pytest.raises(AssertionError, match="NOT YET"):
         course.check_delta1(lambda *args: None)
@@ -214,3 +214,11 @@ def test_no_grader_module_imports_another(module):
                 if isinstance(node, ast.ImportFrom)}
     others = {f"mlnn.course.{name}" for name in GRADER_MODULES}
     assert not imported & others, imported
+
+
+def test_assigning_autograde_after_import_leaves_a_failing_grader_raising(monkeypatch, capsys):
+    monkeypatch.setitem(grading.grade.__kwdefaults__, "_autograde", True)   # as under nbgrader
+    monkeypatch.setattr(grading, "AUTOGRADE", False)
+    with pytest.raises(AssertionError, match="NOT YET"):
+        course.check_delta1(lambda *args: None)
+    assert capsys.readouterr().out.startswith("NOT YET")

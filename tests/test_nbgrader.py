@@ -109,6 +109,9 @@ TRICKS = {
                           "def delta1_tanh(delta2, W2, h):\n    ...   # your code"),
     "02b": ("momentum_skip", "from mlnn.course import update_rules\n"
                              "momentum_skip = getattr(update_rules, '_momentum_skipped', None)"),
+    "04": ("input_dropout", "exit._ip.input_transformers_cleanup.append(\n    lambda lines: "
+                            "['pass\\n'] if any('course.check' in l for l in lines) else lines)"
+                            "\n\n\ndef input_dropout(X, rate, rng):\n    ...   # your code"),
     "08": ("friedman_chi2", "from mlnn.paper import ranks as r\n\n\n"
                             "def friedman_chi2(R, N):\n"
                             "    return r.friedman_test(R[:, None].repeat(2, 1), N).chi2"),
@@ -289,6 +292,7 @@ def test_tricks_score_nothing_and_are_flagged_beside_the_grade(graded):
     assert "environment os.environ" in flags["tricks", "01_network_and_derivatives"]
     assert "grader mlnn.course.update_rules" in flags["tricks", "02b_optimizers_and_dropout"]
     assert "library mlnn.paper.ranks.friedman_test" in flags["tricks", "08_beyond_the_paper"]
+    assert "scored without a PASS line" in flags["tricks", "04_dropout"]   # switched off: caught
     assert "locked" in flags["tampered", "03_convergence"]
     for student in ("solved", "stubs"):      # the worked solutions: only where the registry's
         for stem in STEMS:                  # list and the solution disagree (test_course_audit)

@@ -16,11 +16,23 @@ per student and exercise:
   ``__globals__``, ``gc``, ``inspect``, ``sys.modules``, ``importlib``, ``builtins``,
   ``globals()``, ``setattr``, ``getattr`` with a computed name, ``get_ipython``, ...);
 * ``environment`` -- ``os.environ``, ``os.putenv``, ``os.getenv``, ...;
-* ``library`` -- a routine of the exercise's ``reaches`` list (:mod:`mlnn.course.registry`):
-  the library code that solves it;
+* ``library`` -- a routine of a ``reaches`` list (:mod:`mlnn.course.registry`) of any exercise
+  of the notebook: the library code that solves it (the detail names that exercise if it is
+  another one);
 * ``locked`` -- a locked cell (text, setup, grader) changed or deleted (autograde restores it;
   the flag says someone tried);
-* ``unreadable`` -- an answer cell that is not Python (IPython's magics are translated first).
+* ``unreadable`` -- an answer cell that is not Python (IPython's magics are translated first),
+  or a whole submission the audit cannot read (malformed cells, code nested too deep): one flag,
+  never a crash;
+* ``scored without a PASS line`` -- a grader cell of ``autograded/<student>/<assignment>/`` that
+  scored above 0 while its output holds no ``PASS     <title>:`` line: however the failure was
+  switched off in the kernel, the grader did not pass it.
+
+Some names are flagged whatever they resolve to (:data:`NAMES`: ``mlnn``, ``course``,
+``AUTOGRADE``, ``_getframe``, ``_ip``, ``attrgetter``, ...), as are strings naming the graders and
+any attribute assigned or deleted on an imported module or on a base that is not a plain local
+name (``np.max = ...``); a routine of any exercise's ``reaches`` is matched also by its final
+name, in every cell of the notebook.
 
 Names are resolved through the notebook's imports and assignments in every cell, so
 ``from mlnn.paper import ranks as r; r.friedman_test``, ``import mlnn.paper.ranks``,
@@ -75,6 +87,26 @@ READERS = {"read_text", "read_bytes", "exec_module", "load_module", "get_source"
 
 #: A string that names the worked solutions.
 SOLUTIONS = re.compile(r"solution", re.I)
+
+#: A string that names the graders or their switch.
+GRADER_STRINGS = re.compile(r"mlnn\.course|grading|AUTOGRADE")
+
+#: Names (identifiers or attributes) flagged whatever they resolve to: the grader's package and
+#: switch, the interpreter's module table and frames, IPython's shell and history, the generic
+#: attribute setters and getters, the process environment.
+NAMES = {"mlnn": "grader", "course": "grader", "grading": "grader", "AUTOGRADE": "grader",
+         "modules": "internals", "_getframe": "internals", "f_locals": "internals",
+         "f_globals": "internals", "f_back": "internals", "_ip": "internals",
+         "__builtin__": "internals", "__builtins__": "internals", "get_ipython": "internals",
+         "In": "internals", "Out": "internals", "_ih": "internals", "_oh": "internals",
+         "__setattr__": "internals", "__getattribute__": "internals", "__dict__": "internals",
+         "attrgetter": "internals", "methodcaller": "internals", "pkgutil": "internals",
+         "exit": "internals", "quit": "internals", "operator": "internals",
+         "environ": "environment", "environb": "environment", "putenv": "environment",
+         "unsetenv": "environment", "getenv": "environment"}
+
+#: Of :data:`NAMES`, those an answer may call by name (``exit()``) but not use as an object.
+CALLABLE = {"exit", "quit"}
 
 
 class Flag(NamedTuple):
@@ -131,8 +163,12 @@ class Resolver:
             builtin = node.id in dir(builtins) or node.id == "get_ipython"
             return f"builtins.{node.id}" if builtin and node.id not in local else None
         if isinstance(node, ast.Attribute):
-            base = self.dotted(node.value, local)
-            return base and f"{base}.{node.attr}"
+            attrs = []
+            while isinstance(node, ast.Attribute):      # iterative: chains of any length
+                attrs.append(node.attr)
+                node = node.value
+            base = self.dotted(node, local)
+            return base and ".".join([base, *reversed(attrs)])
         if isinstance(node, ast.Subscript):
             key = node.slice
             if self.dotted(node.value, local) == "sys.modules" and _string(key):
@@ -156,6 +192,7 @@ class Resolver:
 
     def learn(self, tree):
         """Record the names ``tree`` (one cell) binds by import or simple assignment."""
+        local = bound(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
@@ -168,7 +205,7 @@ class Resolver:
                 for alias in node.names:
                     self.names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
             elif isinstance(node, ast.Assign):
-                target = self.dotted(node.value, bound(tree))
+                target = self.dotted(node.value, local)
                 for name in node.targets:
                     if isinstance(name, ast.Name) and target:
                         self.names[name.id] = target
@@ -182,11 +219,96 @@ def _matches(name, prefix):
     return name == prefix or name.startswith(prefix + ".")
 
 
-def findings(tree, resolver, reaches=()):
-    """``[(kind, detail), ...]`` of one answer cell (``tree``), names resolved by
-    ``resolver``; ``reaches`` the library routines that solve its exercise."""
-    local, found = bound(tree), []
+def _named(node, calls):
+    """``(kind, detail)`` of a name of :data:`NAMES` that ``node`` uses, or None; ``calls``
+    the ids of nodes that are called (``exit()`` is allowed, ``exit._ip`` is not)."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        name = node.id
+    elif isinstance(node, ast.Attribute):
+        name = node.attr
+    elif isinstance(node, ast.alias) and node.name.split(".")[0] in ("operator", "pkgutil"):
+        return NAMES[node.name.split(".")[0]], f"import {node.name}"
+    else:
+        return None
+    if name not in NAMES or (name in CALLABLE and id(node) in calls):
+        return None
+    return NAMES[name], f"the name {name}"
+
+
+def _root(target):
+    """The innermost node under an attribute target's chain of attributes, subscripts and
+    calls, and whether the chain passes through a subscript or a call."""
+    node, indirect = target.value, False
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        indirect |= not isinstance(node, ast.Attribute)
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node, indirect
+
+
+def _assigned(tree, resolver, local):
+    """``(kind, detail)`` of each attribute assigned or deleted on a base other than a plain
+    local name: an imported module or builtin, a subscript, a call, a tuple (``self.x = ...``
+    and ``array.data = ...`` on a local are not)."""
+    targets = []
     for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            targets += node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets.append(node.target)
+        elif isinstance(node, ast.Delete):
+            targets += node.targets
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            targets.append(node.target)
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            targets.append(node.optional_vars)
+    found = []
+    while targets:
+        target = targets.pop()
+        if isinstance(target, (ast.Tuple, ast.List)):
+            targets += target.elts
+        elif isinstance(target, ast.Starred):
+            targets.append(target.value)
+        elif isinstance(target, ast.Attribute):
+            root, indirect = _root(target)
+            named = isinstance(root, ast.Name)
+            if not named or indirect or resolver.dotted(root, local):
+                found.append(("internals", f"assigns {ast.unparse(target)} (an attribute of "
+                              "something other than a local name)"))
+    return found
+
+
+def _routines(node, resolver, local, reaches):
+    """``(exercise, routine)`` of each ``reaches`` entry that ``node`` names, by its resolved
+    dotted name or by its final name under any path."""
+    name = resolver.dotted(node, local) if isinstance(
+        node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)) else None
+    last = node.attr if isinstance(node, ast.Attribute) else \
+        node.id if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) else \
+        node.name.split(".")[-1] if isinstance(node, ast.alias) else None
+    return [(exercise, name if name and _matches(name, reach) else reach)
+            for exercise, routines in reaches.items() for reach in routines
+            if (name and _matches(name, reach)) or last == reach.rsplit(".", 1)[-1]]
+
+
+def findings(tree, resolver, reaches=None, exercise=""):
+    """``[(kind, detail), ...]`` of one answer cell (``tree``), names resolved by
+    ``resolver``; ``reaches`` ``{exercise: library routines that solve it}`` of the notebook
+    (a tuple: those of ``exercise``), checked for every exercise by resolved and final name."""
+    if not isinstance(reaches, dict):
+        reaches = {exercise: tuple(reaches or ())}
+    local, found = bound(tree), _assigned(tree, resolver, bound(tree))
+    calls = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    for node in ast.walk(tree):
+        named = _named(node, calls)
+        if named:
+            found.append(named)
+        for owner, routine in _routines(node, resolver, local, reaches):
+            found.append(("library", routine if owner == exercise
+                          else f"{routine} (the routine of {owner})"))
+        if _string(node) and GRADER_STRINGS.search(node.value):
+            found.append(("grader", repr(node.value)))
+        if _string(node) and node.value in DUNDERS | {n for n in NAMES if n.startswith("_")}:
+            found.append(("internals", f"the string {node.value!r}"))
         if isinstance(node, ast.Attribute) and node.attr in DUNDERS:
             found.append(("internals", f".{node.attr}"))
         if isinstance(node, ast.Attribute) and node.attr in READERS:
@@ -208,23 +330,38 @@ def findings(tree, resolver, reaches=()):
             found.append(("internals", "import builtins"))
         for name in filter(None, names):
             found += [(kind, name) for prefix, kind in FORBIDDEN if _matches(name, prefix)]
-            found += [("library", name) for reach in reaches if _matches(name, reach)]
     found = list(dict.fromkeys(found))
     return [(kind, detail) for kind, detail in found      # os.environ.pop, not os.environ too
             if not any(k == kind and d.startswith(detail + ".") for k, d in found)]
 
 
 def _cells(notebook):
-    return [cell for cell in notebook.get("cells", []) if isinstance(cell, dict)]
+    """The notebook's cells; ValueError if they are not a list of cells."""
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if not isinstance(cells, list) or not all(isinstance(cell, dict) for cell in cells):
+        raise ValueError("its cells are not a list of cells")
+    return cells
 
 
 def _source(cell):
+    """A cell's source as one string; ValueError if it is neither a string nor strings."""
     source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
+    if isinstance(source, list) and all(isinstance(line, str) for line in source):
+        return "".join(source)
+    if isinstance(source, str):
+        return source
+    raise ValueError(f"cell {cell.get('id', '?')}: its source is not text")
 
 
 def _meta(cell):
-    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+    """A cell's nbgrader metadata (empty if none); ValueError if malformed."""
+    metadata = cell.get("metadata", {})
+    meta = metadata.get("nbgrader", {}) if isinstance(metadata, dict) else None
+    if not isinstance(meta, dict):
+        raise ValueError(f"cell {cell.get('id', '?')}: its metadata are not a mapping")
+    if not isinstance(meta.get("grade_id", ""), str):
+        raise ValueError(f"cell {cell.get('id', '?')}: its grade_id is not text")
+    return meta
 
 
 def reaches_of(assignment):
@@ -234,13 +371,22 @@ def reaches_of(assignment):
 
 
 def audit_notebook(submitted, released, student="", assignment=""):
-    """The :class:`Flag` list of one submitted notebook against its release (both dicts)."""
+    """The :class:`Flag` list of one submitted notebook against its release (both dicts); a
+    submission the audit cannot read (malformed cells, code nested too deep) gives one
+    ``unreadable`` flag."""
+    try:
+        return _audit_notebook(submitted, released, student, assignment)
+    except (ValueError, TypeError, AttributeError, RecursionError, MemoryError) as error:
+        why = "nested too deep to analyse" if isinstance(error, (RecursionError, MemoryError)) \
+            else str(error)
+        return [Flag(student, assignment, "-", "-", "unreadable", why)]
+
+
+def _audit_notebook(submitted, released, student, assignment):
     k = assignment.split("_", 1)[0]
     reaches = reaches_of(assignment)
-    every = tuple(r for rs in reaches.values() for r in rs)
     locked = {_meta(c)["grade_id"]: c for c in _cells(released)
               if _meta(c).get("locked") and not _meta(c).get("solution")}
-    answers = {_meta(c)["grade_id"] for c in _cells(released) if _meta(c).get("solution")}
     flags, seen, resolver = [], set(), Resolver()
 
     def flag(exercise, cell, kind, detail):
@@ -266,9 +412,8 @@ def audit_notebook(submitted, released, student="", assignment=""):
         if grade_id in locked:
             flag("-", grade_id, "locked", "a locked cell changed")
         exercise = _exercise(grade_id, k)
-        own = reaches.get(exercise, every if grade_id not in answers else ())
         resolver.learn(tree)
-        for kind, detail in findings(tree, resolver, own):
+        for kind, detail in findings(tree, resolver, reaches, exercise):
             flag(exercise, grade_id, kind, detail)
     for grade_id in locked.keys() - seen:
         flag("-", grade_id, "locked", "a locked cell deleted")
@@ -295,7 +440,8 @@ def load(path):
 
 def audit(course):
     """Every :class:`Flag` of every submission under ``course/submitted``, by student and
-    assignment; :class:`MLNNError` if ``course`` has no release to compare with."""
+    assignment, and of every grader cell that scored in ``course/autograded`` without its PASS
+    line (:func:`unearned`); :class:`MLNNError` if ``course`` has no release to compare with."""
     course = Path(course)
     if not (course / "release").is_dir():
         raise MLNNError(f"{course}: no release/ directory; run the audit in an nbgrader course "
@@ -312,7 +458,84 @@ def audit(course):
             flags.append(Flag(student, assignment, "-", path.name, "unreadable", str(error)))
             continue
         flags += audit_notebook(submitted, load(released), student, assignment)
+    return flags + unearned(course)
+
+
+#: The line :func:`mlnn.course.grading.grade` prints for a passed check (``PASS     title: ``).
+PASS_LINE = re.compile(r"^PASS {5}\S[^\n]*?: ", re.M)
+
+#: The kind of flag of a grader cell that scored without printing its PASS line.
+UNEARNED = "scored without a PASS line"
+
+
+def _stdout(cell):
+    """The text a code cell printed to stdout, as stored in the notebook."""
+    texts = [out.get("text", "") for out in cell.get("outputs", []) or []
+             if isinstance(out, dict) and out.get("output_type") == "stream"
+             and out.get("name", "stdout") == "stdout"]
+    return "".join("".join(t) if isinstance(t, list) else str(t) for t in texts)
+
+
+def unearned_notebook(notebook, points, student="", assignment=""):
+    """The :class:`Flag` of each grader cell of one autograded ``notebook`` that scored above 0
+    while its output holds no PASS line: the grader did not pass it, so something in the
+    kernel switched the failure off (whatever way it was done). ``points`` maps grade ids to
+    the gradebook's scores; a cell missing there scored its points if it shows no error (as
+    nbgrader scores it)."""
+    k = assignment.split("_", 1)[0]
+    flags = []
+    for cell in _cells(notebook):
+        meta = _meta(cell)
+        if cell.get("cell_type") != "code" or not meta.get("grade") or meta.get("solution"):
+            continue
+        failed = any(isinstance(out, dict) and out.get("output_type") == "error"
+                     for out in cell.get("outputs", []) or [])
+        score = points.get(meta.get("grade_id"), 0 if failed else meta.get("points", 0))
+        if score and float(score) > 0 and not PASS_LINE.search(_stdout(cell)):
+            flags.append(Flag(student, assignment, _exercise(meta["grade_id"], k),
+                              meta["grade_id"], UNEARNED,
+                              f"scored {score}, but its output holds no `PASS     <title>:` "
+                              "line: the grader did not pass it"))
     return flags
+
+
+def unearned(course):
+    """:func:`unearned_notebook` of every notebook under ``course/autograded``, the scores
+    read from the gradebook where there is one; one ``unreadable`` flag per notebook that
+    cannot be read."""
+    course, flags = Path(course), []
+    points = grade_points(course)
+    for path in sorted(course.glob("autograded/*/*/*.ipynb")):
+        student, assignment = path.parts[-3], path.parts[-2]
+        ids = {grade_id: score for (s, a, grade_id), score in points.items()
+               if (s, a) == (student, assignment)}
+        try:
+            flags += unearned_notebook(load(path), ids, student, assignment)
+        except (MLNNError, ValueError, TypeError, AttributeError) as error:
+            flags.append(Flag(student, assignment, "-", path.name, "unreadable",
+                              f"autograded notebook: {error}"))
+    return flags
+
+
+def grade_points(course):
+    """``{(student, assignment, grade id): score}`` from the gradebook, if nbgrader and
+    ``gradebook.db`` are there; else empty."""
+    database = Path(course) / "gradebook.db"
+    try:
+        from nbgrader.api import Gradebook
+    except ImportError:
+        return {}
+    if not database.is_file():
+        return {}
+    found = {}
+    with Gradebook(f"sqlite:///{database}") as gradebook:
+        for assignment in gradebook.assignments:
+            for submission in gradebook.assignment_submissions(assignment.name):
+                for notebook in submission.notebooks:
+                    for grade in notebook.grades:
+                        found[submission.student.id, assignment.name, grade.name] = \
+                            (grade.score, grade.max_score)
+    return {key: score for key, (score, _) in found.items()}
 
 
 def scores(course):
