@@ -16,9 +16,11 @@ per student and exercise:
   ``__globals__``, ``gc``, ``inspect``, ``sys.modules``, ``importlib``, ``builtins``,
   ``globals()``, ``setattr``, ``getattr`` with a computed name, ``get_ipython``, ...);
 * ``environment`` -- ``os.environ``, ``os.putenv``, ``os.getenv``, ...;
-* ``library`` -- a routine of a ``reaches`` list (:mod:`mlnn.course.registry`) of any exercise
-  of the notebook: the library code that solves it (the detail names that exercise if it is
-  another one);
+* ``library`` -- a routine of a ``reaches`` list (:mod:`mlnn.course.registry`) of the cell's
+  exercise or of one after it in the notebook (an added cell: of any): the library code that
+  solves it (the detail names that exercise if it is another one);
+* ``answer`` -- a cell that defines the answer of another exercise (an answer put where that
+  exercise's own cell would not show it);
 * ``locked`` -- a locked cell (text, setup, grader) changed or deleted (autograde restores it;
   the flag says someone tried);
 * ``unreadable`` -- an answer cell that is not Python (IPython's magics are translated first),
@@ -413,11 +415,36 @@ def _audit_notebook(submitted, released, student, assignment):
             flag("-", grade_id, "locked", "a locked cell changed")
         exercise = _exercise(grade_id, k)
         resolver.learn(tree)
-        for kind, detail in findings(tree, resolver, reaches, exercise):
+        for kind, detail in findings(tree, resolver, _from(reaches, exercise), exercise):
             flag(exercise, grade_id, kind, detail)
+        for name in sorted(_defined(tree) & reaches.keys() - {exercise}):
+            flag(exercise, grade_id, "answer", f"defines {name}, the answer of another exercise")
     for grade_id in locked.keys() - seen:
         flag("-", grade_id, "locked", "a locked cell deleted")
     return flags
+
+
+def _from(reaches, exercise):
+    """The ``reaches`` of ``exercise`` and of the exercises after it in the notebook: a routine
+    of an exercise done earlier may serve a later answer (06b's ``select_C`` scores with the
+    measures written by hand before it); an added cell is checked against all of them."""
+    names = list(reaches)
+    return {name: reaches[name] for name in names[names.index(exercise):]} \
+        if exercise in reaches else reaches
+
+
+def _defined(tree):
+    """The names a cell binds at its top level (definitions, assignments, imports)."""
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return names
 
 
 def _exercise(grade_id, k):
