@@ -544,47 +544,35 @@ def unearned(course):
     return flags
 
 
-def grade_points(course):
-    """``{(student, assignment, grade id): score}`` from the gradebook, if nbgrader and
-    ``gradebook.db`` are there; else empty."""
+def _grades(course):
+    """``(student, assignment, grade id, score, max score)`` of every graded cell in the
+    course's gradebook, if nbgrader and ``gradebook.db`` are there; else nothing."""
     database = Path(course) / "gradebook.db"
     try:
         from nbgrader.api import Gradebook
     except ImportError:
-        return {}
+        return []
     if not database.is_file():
-        return {}
-    found = {}
+        return []
     with Gradebook(f"sqlite:///{database}") as gradebook:
-        for assignment in gradebook.assignments:
-            for submission in gradebook.assignment_submissions(assignment.name):
-                for notebook in submission.notebooks:
-                    for grade in notebook.grades:
-                        found[submission.student.id, assignment.name, grade.name] = \
-                            (grade.score, grade.max_score)
-    return {key: score for key, (score, _) in found.items()}
+        return [(submission.student.id, assignment.name, grade.name, grade.score,
+                 grade.max_score)
+                for assignment in gradebook.assignments
+                for submission in gradebook.assignment_submissions(assignment.name)
+                for notebook in submission.notebooks for grade in notebook.grades]
+
+
+def grade_points(course):
+    """``{(student, assignment, grade id): score}`` from the gradebook (empty without one)."""
+    return {(student, assignment, grade_id): score
+            for student, assignment, grade_id, score, _ in _grades(course)}
 
 
 def scores(course):
-    """``{(student, assignment, exercise): (score, max score)}`` from the gradebook, if
-    nbgrader and ``gradebook.db`` are there; else empty."""
-    database = Path(course) / "gradebook.db"
-    try:
-        from nbgrader.api import Gradebook
-    except ImportError:
-        return {}
-    if not database.is_file():
-        return {}
-    found = {}
-    with Gradebook(f"sqlite:///{database}") as gradebook:
-        for assignment in gradebook.assignments:
-            for submission in gradebook.assignment_submissions(assignment.name):
-                for notebook in submission.notebooks:
-                    for grade in notebook.grades:
-                        k = assignment.name.split("_", 1)[0]
-                        found[submission.student.id, assignment.name,
-                              _exercise(grade.name, k)] = (grade.score, grade.max_score)
-    return found
+    """``{(student, assignment, exercise): (score, max score)}`` from the gradebook (empty
+    without one)."""
+    return {(student, assignment, _exercise(grade_id, assignment.split("_", 1)[0])):
+            (score, most) for student, assignment, grade_id, score, most in _grades(course)}
 
 
 COLUMNS = ("student_id", "assignment", "exercise", "score", "max_score", "cell", "flag",
