@@ -117,16 +117,19 @@ TRICKS = {
                             "    return r.friedman_test(R[:, None].repeat(2, 1), N).chi2"),
 }
 
-#: What a process may not open: any file under the clone (written by the audit hook below).
+#: What a process may not open: any file under the clone (written by the audit hook below),
+#: except those of the Python environment the tests run in, wherever it lies (CI makes its
+#: virtual environment inside the clone).
 HOOK = '''import os, sys
 _root, _log, _busy = os.environ["MLNN_CLONE"] + os.sep, os.environ["MLNN_OPENED"], []
+_environment = os.environ["MLNN_ENVIRONMENT"] + os.sep
 def _hook(event, args):
     if event != "open" or _busy or not args or not isinstance(args[0], (str, bytes, os.PathLike)):
         return
     _busy.append(1)
     try:
         path = os.path.abspath(os.fsdecode(args[0]))
-        if path.startswith(_root):
+        if path.startswith(_root) and not path.startswith(_environment):
             with open(_log, "a") as handle:
                 handle.write(path + "\\n")
     finally:
@@ -171,6 +174,7 @@ def installed(tmp_path_factory):
     (base / "hook" / "sitecustomize.py").write_text(HOOK, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MLNN_", "NBGRADER"))}
     env.update(PYTHONPATH=str(base / "hook"), MLNN_CLONE=str(ROOT), MPLBACKEND="Agg",
+               MLNN_ENVIRONMENT=os.path.abspath(sys.prefix),
                MLNN_OPENED=str(base / "opened.txt"), OPENBLAS_NUM_THREADS="1",
                TMPDIR=str(base / "tmp"),
                JUPYTER_PATH=str(Path(sys.prefix) / "share" / "jupyter"),   # nbconvert's templates
