@@ -10,10 +10,10 @@ from scipy.special import expit
 
 from mlnn.course.grading import (CASES, Mistake, case_rngs, expect_items, make_grader, sparse_rows,
                                  variant)
-from mlnn.course.pieces import (SHAPES, WIDE_SHAPES, GuardedCSR, backward_case, delta_cases,
+from mlnn.course.pieces import (SHAPES, WIDE_SHAPES, backward_case, delta_cases,
                                 expect_backward, expect_rows, grad_W1_rows_scaled, mlnn_backward,
                                 mlnn_ce_delta2, mlnn_delta1_relu, mlnn_forward, mlnn_grad_W1_rows,
-                                network_case, piece, run_guarded, shape_words)
+                                network_case, piece, run_sparse, shape_words)
 from mlnn.nn.activations import get_activation
 from mlnn.nn.gradcheck import numerical_gradient
 
@@ -163,7 +163,7 @@ def _forward_cases():
 check_forward = piece(make_grader("check_forward", "the sparse forward pass", mlnn_forward,
                                _forward_cases, FORWARD_MISTAKES,
                                expect=expect_items(("z1", "h", "z2", "o")),
-                               runner=functools.partial(run_guarded, vectors=0.5),
+                               runner=functools.partial(run_sparse, vectors=0.5),
                                name="forward"))
 
 
@@ -247,13 +247,13 @@ def _grad_W1_cases():
         case, cache, grads = backward_case(50 + seed, shape)
         X = case.X
         if seed == len(SHAPES):
-            X = GuardedCSR(X.shape, dtype=X.dtype)
+            X = sp.csr_matrix(X.shape, dtype=X.dtype)
         yield f"∂J/∂W1 for {shape_words(shape)}", [("X", X), ("delta1", grads.delta1)]
 
 
 check_grad_W1_rows = piece(make_grader("check_grad_W1_rows", "the row-sparse ∂J/∂W1",
                                     mlnn_grad_W1_rows, _grad_W1_cases, W1_MISTAKES,
-                                    expect=expect_rows, runner=run_guarded, name="grad_W1_rows"))
+                                    expect=expect_rows, runner=run_sparse, name="grad_W1_rows"))
 
 
 def _backward_with(name, wrong):
@@ -290,4 +290,4 @@ def _backward_cases():
 
 check_backward = piece(make_grader("check_backward", "backward: ∂J/∂W1 (row-sparse), ∂J/∂b1, "
                                 "∂J/∂W2, ∂J/∂b2", mlnn_backward, _backward_cases, BACKWARD_MISTAKES,
-                                expect=expect_backward, runner=run_guarded, name="backward"))
+                                expect=expect_backward, runner=run_sparse, name="backward"))

@@ -152,7 +152,7 @@ def _check_dropout(title, kept, given, draws, column, noun):
                        present.astype(float), noun)
         return (f"rates {', '.join(map(str, RATES))}: kept fraction, independence across "
                 f"{column}s, documents and calls, the generator passed in; inputs unchanged")
-    return bool(grade(title, attempt))
+    return grade(title, attempt)
 
 
 def check_inverted_dropout(inverted_dropout):

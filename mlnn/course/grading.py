@@ -4,28 +4,26 @@
 cases, each on copies of its inputs (:func:`run`: an input changed in place is named), compares
 the answers (:func:`judge`: None, type, shape, dtype before any conversion, finite values, then
 values) and names a wrong answer by the :class:`Mistake` of its table that gives the same answer,
-never by code. :func:`grade` prints one line, ``PASS     title: …`` or ``NOT YET  title: hint``;
-under autograde (:data:`AUTOGRADE`) a line that is not PASS also fails the cell. Random answers
-are judged by their distribution (:func:`binomial_z`, :func:`dispersion`).
+never by code. :func:`grade` prints one line, ``PASS     title: …`` or ``NOT YET  title: hint``,
+and returns the :class:`Report`; it decides no grade (the grade comes from the instructor's
+``python -m mlnn course grade``, which runs the same graders on answers in processes of their
+own, :mod:`mlnn.course.answers`). How an answer works (its memory, its CPU time) is judged only
+there, by limits the operating system enforces (:func:`within`). Random answers are judged by
+their distribution (:func:`binomial_z`, :func:`dispersion`).
 """
 
+import contextlib
+import contextvars
 import copy
 import inspect
-import os
-import sys
-import tracemalloc
+import time
 from typing import Callable, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
 from mlnn.nn.gradcheck import rel_error
-
-#: Whether this kernel runs under nbgrader (autograde or validate), decided once when the course
-#: is first imported: a report other than PASS then fails its cell. Nothing set or unset in
-#: ``os.environ`` afterwards changes it, and neither does assigning this name: :func:`grade`
-#: keeps the value bound at import (readable here for the notebooks).
-AUTOGRADE = bool(os.environ.get("NBGRADER_EXECUTION"))
+from mlnn.sandbox.client import Ended, is_remote
 
 #: Relative error below which a float64 answer counts as equal to its reference.
 TOLERANCE = 1e-7
@@ -62,8 +60,10 @@ class StudentError(Exception):
     def __init__(self, name, error):
         text = " ".join(str(error).split())
         text = text if len(text) <= 160 else text[:157] + "..."
-        super().__init__(f"your {name} raised {type(error).__name__}: {text}")
-        self.error = error
+        kind = getattr(error, "kind", type(error).__name__)
+        super().__init__(f"your {name} was stopped: {text}" if isinstance(error, Ended)
+                         else f"your {name} raised {kind}: {text}")
+        self.error, self.kind = error, kind
 
 
 class Mistake(NamedTuple):
@@ -91,10 +91,9 @@ class Report(NamedTuple):
         return self.status == "PASS"
 
 
-def grade(title, attempt, *, _autograde=AUTOGRADE):
+def grade(title, attempt):
     """Run ``attempt()`` (the PASS detail, or :class:`NotYet`), print the :class:`Report` line
-    and return the report; under nbgrader (``_autograde``, :data:`AUTOGRADE` as bound at
-    import) a report other than PASS raises AssertionError."""
+    and return the report."""
     try:
         report = Report("PASS", title, attempt())
     except (NotYet, StudentError) as hint:
@@ -102,10 +101,7 @@ def grade(title, attempt, *, _autograde=AUTOGRADE):
     except Exception as error:              # the grader's own failure, not the student's
         report = Report("ERROR", title, f"the grader itself failed ({type(error).__name__}: "
                                       f"{error}); this is not a fault of your answer")
-    line = f"{report.status:<8} {title}: {report.detail}"
-    print(line)
-    if not report and _autograde:
-        raise AssertionError(line)
+    print(f"{report.status:<8} {title}: {report.detail}")
     return report
 
 
@@ -120,8 +116,13 @@ def pristine(value):
 def same(a, b):
     """Whether two inputs are identical: same type, shape, dtype and bits (NaN equal to NaN)."""
     if sp.issparse(a) or sp.issparse(b):
-        return (sp.issparse(a) and sp.issparse(b) and a.shape == b.shape and a.dtype == b.dtype
-                and same(a.tocsr().toarray(), b.tocsr().toarray()))
+        if not (sp.issparse(a) and sp.issparse(b) and a.format == b.format
+                and a.shape == b.shape and a.dtype == b.dtype):
+            return False
+        A, B = (sp.csr_matrix(m, copy=True) for m in (a, b))
+        for m in (A, B):
+            m.sum_duplicates()
+        return all(same(getattr(A, k), getattr(B, k)) for k in ("indptr", "indices", "data"))
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
                 and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
@@ -147,6 +148,11 @@ def expect_arguments(function, named):
         return
     labels = [label for label, _ in named]
     parameters = inspect.signature(function).parameters
+    keyword = [p for p in list(parameters.values())[:len(labels)] if p.kind == p.KEYWORD_ONLY]
+    if keyword:
+        raise NotYet(f"your {function.__name__} takes {keyword[0].name} as a keyword-only "
+                     f"argument (after *); it is called with every argument by position: "
+                     f"{function.__name__}({', '.join(labels)})")
     try:
         inspect.signature(function).bind(*labels)
     except TypeError:
@@ -174,59 +180,53 @@ def run(function, *named, name="function"):
     return result
 
 
-class TooMuchWork(Exception):
-    """Raised inside a student's function once it has run more Python lines than its budget."""
-
-
-def work_done(function, *args, lines=None):
-    """(bytes allocated at the peak, Python lines run) while ``function(*args)`` runs, whatever
-    the types its work goes through (NumPy and SciPy allocate through tracemalloc); raises
-    :class:`TooMuchWork` inside it past ``lines`` lines. Counts, not times: the same on a busy
-    machine."""
-    count = 0
-
-    def line(frame, event, arg):
-        nonlocal count
-        if event == "line":
-            count += 1
-            if lines is not None and count > lines:
-                raise TooMuchWork
-        return line
-    started = not tracemalloc.is_tracing()
-    if started:
-        tracemalloc.start()
-    tracemalloc.reset_peak()
-    base, previous = tracemalloc.get_traced_memory()[0], sys.gettrace()
-    sys.settrace(lambda frame, event, arg: line)
-    try:
-        function(*args)
-    finally:
-        sys.settrace(previous)
-        peak = tracemalloc.get_traced_memory()[1] - base
-        if started:
-            tracemalloc.stop()
-    return peak, count
-
-
 #: The names under which a grader runs its own functions (never judged by their work).
 OURS = ("reference", "mistake")
 
+#: What a limited call may allocate beyond its budget and three copies of its inputs, and the
+#: CPU seconds it may use beyond twenty times the reference's.
+SLACK, CPU_SLACK = 64 << 20, 0.25
 
-def within(function, *named, name="function", memory=np.inf, lines=None, hint=""):
-    """:class:`NotYet` with ``hint`` when the student's ``function``, on copies of the named
-    inputs, allocates more than ``memory`` bytes or runs more than ``lines`` Python lines (the
-    work done, whatever form the code takes); the grader's own functions are not measured."""
-    if name in OURS:
+
+def nbytes(value):
+    """The bytes of the arrays inside ``value``."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if sp.issparse(value):
+        return sum(getattr(value, a).nbytes for a in ("data", "indices", "indptr", "row", "col")
+                   if hasattr(value, a))
+    if isinstance(value, dict):
+        return sum(map(nbytes, value.values()))
+    if isinstance(value, (list, tuple)):
+        return sum(map(nbytes, value))
+    return 0
+
+
+def within(function, *named, name="function", memory=np.inf, reference=None, cpu=None,
+           hint=""):
+    """:class:`NotYet` with ``hint`` when the student's ``function``, run in a process of its
+    own on the named inputs, needs more than ``memory`` bytes (the kernel refuses it the
+    address space) or more CPU time than ``cpu`` seconds, by default twenty times what
+    ``reference`` takes here (the grader reads its CPU time from outside and stops it): work of
+    the wrong order, whatever form the code takes. Only an answer of another process is
+    judged so (:mod:`mlnn.course.answers`)."""
+    if name in OURS or not is_remote(function):
         return
-    try:
-        copies = [pristine(value) for _, value in named]
-        peak, _ = call(lambda: work_done(function, *copies, lines=lines), name=name)
-    except StudentError as error:
-        if isinstance(error.error, TooMuchWork):
-            raise NotYet(hint) from None
-        raise
-    if peak > memory:
-        raise NotYet(hint)
+    copies = [pristine(value) for _, value in named]
+    if cpu is None:
+        start = time.process_time()
+        reference(*[pristine(value) for _, value in named])
+        cpu = 20 * (time.process_time() - start)
+    allowance = min(memory, 1 << 40) + 3 * sum(map(nbytes, copies)) + SLACK
+    with function.answer.limited(memory=allowance, cpu=cpu + CPU_SLACK) as limited:
+        try:
+            call(limited.get(function.__name__), *copies, name=name)
+        except StudentError as error:
+            kind = "memory" if error.kind == "MemoryError" else error.kind
+            if kind in ("memory", "cpu", "wall"):
+                raise NotYet(hint.get(kind, hint.get("cpu")) if isinstance(hint, dict)
+                             else hint) from None
+            raise
 
 
 def as_array(answer, what):
@@ -513,19 +513,35 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", run
 
 
 def make_grader(label, title, reference, cases, mistakes=(), **options):
-    """The grader called ``label``: ``grader(student)`` runs :func:`check` and returns whether
-    the answer passed; ``grader.mistakes`` is its table, ``grader.cases()`` its cases."""
+    """The grader called ``label``: ``grader(student)`` runs :func:`check` and returns its
+    :class:`Report` (true when it passed); ``grader.mistakes`` is its table, ``grader.cases()`` its cases."""
     def grader(student):
-        return bool(check(title, student, reference, cases, mistakes, **options))
+        return check(title, student, reference, cases, mistakes, **options)
     grader.__name__ = grader.__qualname__ = label
     grader.__doc__ = f"{title}: {cases.__doc__}"
     grader.mistakes, grader.cases = list(mistakes), cases
     return grader
 
 
+#: The draw of the random cases: 0 in the notebooks and tests; the grading command draws
+#: another, which no student sees (:func:`draws`).
+DRAW = contextvars.ContextVar("draw", default=0)
+
+
+@contextlib.contextmanager
+def draws(draw):
+    """Draw every grader's random cases from ``draw`` while the block runs."""
+    token = DRAW.set(int(draw))
+    try:
+        yield
+    finally:
+        DRAW.reset(token)
+
+
 def case_rngs(seed, count):
-    """``count`` independent generators for the random cases of one grader."""
-    return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(count)]
+    """``count`` independent generators for the random cases of one grader, of this draw."""
+    entropy = seed if DRAW.get() == 0 else [seed, DRAW.get()]
+    return [np.random.default_rng(s) for s in np.random.SeedSequence(entropy).spawn(count)]
 
 
 def label_rows(rng, n, L):

@@ -4,6 +4,7 @@ factorised and O(L), and the usual mistakes, each a variant of the literal pair 
 import numpy as np
 
 from mlnn.course.grading import Mistake, variant
+from mlnn.course.standins import pwe_reference
 
 
 def pwe_variant(z2, o, Y, normaliser="pairs", derivative="tanh", both=False, swapped=False,
@@ -29,20 +30,6 @@ def pwe_variant(z2, o, Y, normaliser="pairs", derivative="tanh", both=False, swa
         delta2[i, p] = -e_p * f[i, p] * S_ybar / norm
         delta2[i, q] = e_q * f[i, q] * S_y / norm
     return delta2
-
-
-def pwe_reference(z2, o, Y):
-    """PWE's δ2 (Eq. 10) of tanh outputs, factorised as exp(−(o_p − o_n)) = exp(−o_p) exp(o_n):
-    two sums over the labels of each document, all documents at once; 0 for an excluded
-    document. Equal to :class:`mlnn.nn.losses.PairwiseExponential`'s (tested), and O(L)."""
-    o = np.asarray(o)
-    relevant = np.asarray(Y) > 0
-    n_y = relevant.sum(axis=1, keepdims=True)
-    pairs = np.maximum(n_y * (o.shape[1] - n_y), 1).astype(o.dtype)
-    e_minus, e_plus = np.exp(-o), np.exp(o)
-    S_y = np.where(relevant, e_minus, 0).sum(axis=1, keepdims=True)
-    S_ybar = np.where(relevant, 0, e_plus).sum(axis=1, keepdims=True)
-    return np.where(relevant, -e_minus * S_ybar, e_plus * S_y) / pairs * (1 + o) * (1 - o)
 
 
 def _pwe_by_label(relevant, irrelevant):

@@ -1,12 +1,12 @@
 r"""Notebook 01b's machinery: the student's network (Eq. 2) built from zero, one piece at a time.
 
-Each piece is judged on its own: while it runs, mlnn's pieces (:data:`STAND_INS`) stand in for
-the student's other pieces that it calls, so one mistake fails one grader (:func:`piece`). What
-an exercise rules out is judged by the work done, whatever classes the student's code goes
-through (memory allocated, Python lines run: :func:`~mlnn.course.grading.within`), with guards
-on X naming it early: X made dense, the full D × F product Xᵀ δ1 (:func:`run_guarded`). Also the
-random minibatches of the graders, and :func:`yours_if`, which gives the cells below the
-student's piece once it passed, else mlnn's stand-in.
+Each piece is judged on its own: while it runs, mlnn's pieces (:data:`STAND_INS`, in
+:mod:`~mlnn.course.standins`) stand in for the student's other pieces that it calls, so one
+mistake fails one grader (:func:`piece`; in the answer's own process they are defined there,
+:mod:`mlnn.course.answers`). What an exercise rules out, X made dense or the full D × F product
+Xᵀ δ1, is judged on wide cases by the memory and CPU time the operating system lets the answer
+have (:func:`run_sparse`). Also the random minibatches of the graders, and :func:`yours_if`,
+which gives the cells below the student's piece once it passed, else mlnn's stand-in.
 """
 
 import functools
@@ -17,14 +17,15 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from mlnn.course.grading import (NO_ANSWER, NotYet, StudentError, as_array, expect_arguments,
-                                 expect_items, judge, label_rows, run, within)
-from mlnn.course.pairwise import pwe_reference
-from mlnn.course.rules import apply_rule
-from mlnn.nn.activations import get_activation
+from mlnn.course.grading import (NO_ANSWER, NotYet, as_array, expect_items, judge, label_rows,
+                                 run, within)
+from mlnn.course.standins import (STAND_INS, grad_W1_rows_scaled, mlnn_backward,  # noqa: F401
+                                  mlnn_ce_delta2, mlnn_delta1_relu, mlnn_forward,
+                                  mlnn_grad_W1_rows, mlnn_train, mlnn_update, pwe_reference,
+                                  Reference)
 from mlnn.nn.losses import CrossEntropy
 from mlnn.nn.network import Network
-from mlnn.nn.optimizers import AdaGrad as MlnnAdaGrad
+from mlnn.sandbox.client import is_remote
 
 
 # -- one piece judged on its own -------------------------------------------------------------------
@@ -32,7 +33,7 @@ from mlnn.nn.optimizers import AdaGrad as MlnnAdaGrad
 def standing_in(answer):
     """``answer`` with mlnn's pieces in place of the student's pieces it calls by name (a
     function reads them from its notebook's namespace): it is judged on its own."""
-    if not isinstance(answer, types.FunctionType):
+    if not isinstance(answer, types.FunctionType) or is_remote(answer):
         return answer
     names = {**answer.__globals__, **STAND_INS}
     judged = types.FunctionType(answer.__code__, names, answer.__name__, answer.__defaults__,
@@ -57,25 +58,12 @@ SHAPES = [(6, 12, 5, 5, np.float64), (1, 6, 3, 4, np.float64), (4, 9, 4, 3, np.f
 
 #: The vocabulary size D of the wide cases, where the work done tells a sparse product from X
 #: made dense (n × D) or the full D × F product; both stay under ``WIDE_ROWS`` · D entries.
-WIDE, WIDE_ROWS = 50_000, 8
+WIDE, WIDE_ROWS = 1_000_000, 8
 
 
-#: The wide cases: many documents and few hidden units (X dense would be n × D), and the other
-#: way round (the full product would be D × F).
-WIDE_SHAPES = [(40, WIDE, 2, 3, np.float64), (2, WIDE, 40, 3, np.float64)]
-
-
-# -- the guards ------------------------------------------------------------------------------------
-
-class Refused(Exception):
-    """Raised inside a student's function that does what its exercise rules out (the hint)."""
-
-
-GUARD = {"armed": False, "D": None, "vectors": 0}
-
-#: The dense vectors of D entries a piece may get from products with X (X's column sums, say);
-#: more, such as the full D × F product or its columns one at a time, is refused.
-VECTORS = 2
+#: The wide cases: many documents and few hidden units (X dense would be n × D, and densifying
+#: it row by row takes n · D steps), and the other way round (the full product would be D × F).
+WIDE_SHAPES = [(1000, WIDE, 2, 3, np.float64), (2, WIDE, 40, 3, np.float64)]
 
 
 DENSE_HINT = ("your function made the sparse X dense; products with X and Xᵀ work on the sparse "
@@ -90,68 +78,23 @@ ROW_HINT = ("your function made the sparse X dense, or rows of it (arrays of D e
             "works on the sparse X directly, at a cost proportional to its nonzeros")
 
 
-class Guarded:
-    """A sparse matrix that, while a student's function runs, refuses to become dense and to
-    give products with one dense row per feature of more than :data:`VECTORS` columns in all
-    (the full D × F gradient, at once or by columns; X's column sums are allowed)."""
-
-    def toarray(self, *args, **kwargs):           # todense() calls it too
-        if GUARD["armed"]:
-            raise Refused(DENSE_HINT)
-        return super().toarray(*args, **kwargs)
-
-    def _matmul_dispatch(self, other):
-        result = super()._matmul_dispatch(other)
-        if (GUARD["armed"] and GUARD["D"] and np.ndim(result) == 2 and not sp.issparse(result)
-                and result.shape[0] == GUARD["D"]):
-            GUARD["vectors"] += result.shape[1]
-            if GUARD["vectors"] > VECTORS:
-                raise Refused(FULL_HINT)
-        return result
-
-
-class GuardedCSC(Guarded, sp.csc_matrix):
-    def transpose(self, *args, **kwargs):
-        return GuardedCSR(super().transpose(*args, **kwargs))
-
-
-class GuardedCSR(Guarded, sp.csr_matrix):
-    def transpose(self, *args, **kwargs):
-        return GuardedCSC(super().transpose(*args, **kwargs))
-
-
-def run_guarded(function, *named, name="function", measure=True, vectors=WIDE_ROWS):
-    """:func:`~mlnn.course.grading.run` with the guards armed; what they refuse is the hint. A
-    minibatch X lacking some of the D features may not give a product with D rows. On a wide
-    case (D = :data:`WIDE`) the memory the function allocates is the judge, whatever classes X
-    goes through: more than ``vectors`` arrays of D entries at once is X made dense (n ≥ 16
-    there), the full product (n = 2), or, with ``vectors`` < 1, a row of X made dense."""
-    expect_arguments(function, named)
+def run_sparse(function, *named, name="function", vectors=WIDE_ROWS):
+    """:func:`~mlnn.course.grading.run`; on a wide case (D = :data:`WIDE`) first the work,
+    whatever classes X goes through: more than ``vectors`` arrays of D entries, or the CPU
+    time of O(n · D) steps, is X made dense (many documents), the full product (two), or with
+    ``vectors`` < 1 a row of X made dense."""
     X = next((value for _, value in named if sp.issparse(value)), None)
-    D = X.shape[1] if X is not None and np.unique(X.indices).size < X.shape[1] else None
-
-    def armed(*args):
-        GUARD.update(armed=True, D=D, vectors=0)
-        try:
-            return function(*args)
-        finally:
-            GUARD.update(armed=False, D=None)
-    try:
-        if measure and X is not None and X.shape[1] >= WIDE:
-            within(armed, *named, name=name, memory=vectors * X.shape[1] * 8,
-                   hint=ROW_HINT if vectors < 1 else DENSE_HINT if X.shape[0] >= 16
-                   else FULL_HINT)
-        return run(armed, *named, name=name)
-    except StudentError as error:
-        if isinstance(error.error, Refused):
-            raise NotYet(str(error.error)) from None
-        raise
+    if X is not None and X.shape[1] >= WIDE:
+        within(function, *named, name=name, memory=vectors * X.shape[1] * 8,
+               reference=STAND_INS.get(name, lambda *args: None),
+               hint=ROW_HINT if vectors < 1 else DENSE_HINT if X.shape[0] >= 16 else FULL_HINT)
+    return run(function, *named, name=name)
 
 
 # -- random minibatches ----------------------------------------------------------------------------
 
 def documents(rng, n, D, dtype=np.float64):
-    """A GuardedCSR n × D of positive values, sorted indices; for n > 1 one document is empty."""
+    """A CSR n × D of positive values, sorted indices; for n > 1 one document is empty."""
     sizes = rng.integers(1, max(2, min(D // 3, 12)) + 1, size=n)
     if n > 1:
         sizes[rng.integers(n)] = 0
@@ -159,7 +102,7 @@ def documents(rng, n, D, dtype=np.float64):
     indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])])
     indices = np.concatenate(rows).astype(np.int32)
     data = rng.uniform(0.1, 1.0, size=len(indices)).astype(dtype)
-    return GuardedCSR((data, indices, indptr), shape=(n, D))
+    return sp.csr_matrix((data, indices, indptr), shape=(n, D))
 
 
 def labels(rng, n, L, dtype=np.float64):
@@ -171,7 +114,7 @@ def labels(rng, n, L, dtype=np.float64):
 
 
 class Case(NamedTuple):
-    """One random minibatch: X (GuardedCSR), Y, the parameters, mlnn's network on them."""
+    """One random minibatch: X (CSR), Y, the parameters, mlnn's network on them."""
 
     X: sp.csr_matrix
     Y: np.ndarray
@@ -222,77 +165,6 @@ def delta_cases(output, seed):
         o = activation(z2)
         yield (f"δ2 for n = {n}, L = {L} ({np.dtype(dtype)}"
                f"{', saturated outputs' if saturated else ''})", [("z2", z2), ("o", o), ("Y", Y)])
-
-
-# -- mlnn's pieces standing in for the student's ---------------------------------------------------
-
-def mlnn_forward(X, W1, b1, W2, b2, f_o=expit):
-    output = "sigmoid" if f_o is expit else "tanh"
-    cache = Network(W1, b1, W2, b2, "relu", output).forward(sp.csr_matrix(X))
-    return cache.z1, cache.h, cache.z2, cache.o
-
-
-def mlnn_ce_delta2(z2, o, Y):
-    return CrossEntropy().delta(z2, o, Y)
-
-
-def mlnn_delta1_relu(delta2, W2, z1):
-    return (delta2 @ W2.T) * get_activation("relu").grad(z1, np.maximum(z1, 0))
-
-
-def grad_W1_rows_scaled(X, delta1, scale):
-    """``scale`` times ∂J/∂W1 = Xᵀ δ1 / n on the rows of the words present, as (rows, values)."""
-    rows = np.unique(X.indices)
-    return rows, np.asarray(X[:, rows].T @ delta1) / X.shape[0] * scale
-
-
-def mlnn_grad_W1_rows(X, delta1):
-    """∂J/∂W1 = Xᵀ δ1 / n on the rows of the words present, as (rows, values)."""
-    return grad_W1_rows_scaled(X, delta1, 1.0)
-
-
-def mlnn_backward(X, z1, h, W2, delta2):
-    """The gradients of the mean loss with ReLU hidden units (Sec. 3.2), ∂J/∂W1 row-sparse."""
-    n, delta1 = len(z1), mlnn_delta1_relu(delta2, W2, z1)
-    return {"W1": mlnn_grad_W1_rows(X, delta1), "b1": delta1.sum(axis=0) / n,
-            "W2": h.T @ delta2 / n, "b2": delta2.sum(axis=0) / n}
-
-
-class Reference:
-    """mlnn's AdaGrad rule as the notebook's ``AdaGrad(eta0, epsilon)`` with ``step``."""
-
-    def __init__(self, eta0, epsilon=1e-8):
-        self.rule, self.states = MlnnAdaGrad(eta0, epsilon=epsilon), {}
-
-    def step(self, params, grads):
-        for name in grads:
-            self.states.setdefault(name, self.rule.new_state(params[name]))
-        apply_rule(self.rule, params, self.states, grads)
-
-
-def mlnn_update(params, optimizer, X_batch, Y_batch):
-    """One minibatch update: forward, CE's δ2, backward and one ``optimizer.step``."""
-    z1, h, z2, o = mlnn_forward(X_batch, **params)
-    delta2 = mlnn_ce_delta2(z2, o, Y_batch)
-    optimizer.step(params, mlnn_backward(X_batch, z1, h, params["W2"], delta2))
-
-
-def mlnn_train(params, optimizer, X, Y, epochs, batch_size, rng, update=mlnn_update):
-    """``epochs`` passes, each in a new random order from ``rng``, in minibatches to ``update``."""
-    for _ in range(epochs):
-        order = rng.permutation(X.shape[0])
-        for start in range(0, X.shape[0], batch_size):
-            batch = order[start:start + batch_size]
-            update(params, optimizer, X[batch], Y[batch])
-
-
-#: mlnn's own piece of each name, with the notebook's signature: what stands in for a piece of
-#: the student's while another piece is graded, and in the cells below until the piece passes.
-STAND_INS = {"forward": mlnn_forward, "ce_delta2": mlnn_ce_delta2,
-             "pwe_delta2_pairs": pwe_reference, "pwe_delta2": pwe_reference,
-             "delta1_relu": mlnn_delta1_relu,
-             "grad_W1_rows": mlnn_grad_W1_rows, "backward": mlnn_backward, "AdaGrad": Reference,
-             "update": mlnn_update, "train": mlnn_train}
 
 
 def yours_if(report, answer, name):

@@ -2,11 +2,14 @@
 that judges it (an attribute of :mod:`mlnn.course`), its points and what would solve it for the
 student.
 
-The tests, the nbgrader metadata (points) and the course index all read :data:`EXERCISES`.
+The tests, the nbgrader metadata (points), the grading command and the course index all read
+:data:`EXERCISES`.
 Points follow the effort: a one-line sign or count 1, a derivative or a short formula 2, a
 derivation in closed form, a class with state or a full measure 3, the training loop and the
 choice of C 4. ``reaches`` lists the dotted names of library code that, used in the answer cell,
-does the exercise for the student (the instructor's audit flags them).
+does the exercise for the student (the instructor's audit flags them); ``allows`` the mlnn
+modules the answer's process may import (nothing else of mlnn is there); ``uses`` the other
+pieces of notebook 01b the answer calls by name, mlnn's own standing in for the student's.
 """
 
 from typing import NamedTuple
@@ -21,6 +24,8 @@ class Exercise(NamedTuple):
     grader: str
     points: int
     reaches: tuple
+    allows: tuple = ()
+    uses: tuple = ()
 
     @property
     def solution(self):
@@ -53,12 +58,13 @@ EXERCISES = tuple(Exercise(*entry) for entry in [
     ("01b", "pwe_delta2", "check_pwe_delta2", 3, _PWE),
     ("01b", "delta1_relu", "check_delta1_relu", 2, _NETWORK),
     ("01b", "grad_W1_rows", "check_grad_W1_rows", 2, _NETWORK),
-    ("01b", "backward", "check_backward", 3, _NETWORK),
+    ("01b", "backward", "check_backward", 3, _NETWORK, (), ("delta1_relu", "grad_W1_rows")),
     ("01b", "AdaGrad", "check_adagrad", 3, ("mlnn.nn.optimizers", "mlnn.nn.lazy_updates")),
     ("01b", "update", "check_update", 2,
-     ("mlnn.nn.training.minibatch_update", "mlnn.nn.network.Network")),
+     ("mlnn.nn.training.minibatch_update", "mlnn.nn.network.Network"), (),
+     ("forward", "ce_delta2", "backward")),
     ("01b", "train", "check_train", 4,
-     ("mlnn.nn.training.train", "mlnn.nn.training.minibatches")),
+     ("mlnn.nn.training.train", "mlnn.nn.training.minibatches"), (), ("update",)),
     ("02", "pwe_closed_form", "check_pwe_landscape", 3,
      ("mlnn.figures.landscapes.loss_surface",)),
     ("02", "ce_dJ_dW2_1", "check_ce_slope", 2,
@@ -66,8 +72,8 @@ EXERCISES = tuple(Exercise(*entry) for entry in [
     ("02b", "rmsprop_step", "check_rmsprop", 2, ()),
     ("02b", "RMSProp", "check_rmsprop_rule", 3, ()),
     ("02b", "momentum_skip", "check_momentum_skip", 3,
-     ("mlnn.nn.lazy_updates.MomentumSteps", "mlnn.nn.lazy_updates.momentum_transition",
-      "mlnn.nn.lazy_updates.matrix_powers")),
+     ("mlnn.nn.lazy_updates.powers", "mlnn.nn.lazy_updates.matrix_powers",
+      "mlnn.nn.lazy_updates.apply_powers")),
     ("02b", "inverted_dropout", "check_inverted_dropout", 2,
      ("mlnn.nn.dropout.hidden_mask",)),
     ("03", "rank_loss_one", "check_rank_loss_one", 2,
@@ -93,11 +99,11 @@ EXERCISES = tuple(Exercise(*entry) for entry in [
       "sklearn.metrics")),
     ("06b", "select_C", "check_select_C", 4,
      ("mlnn.paper.selection.fit_br", "mlnn.paper.selection._search_C",
-      "mlnn.paper.selection.choose", "mlnn.evaluation.metrics.selection_score")),
-    ("07", "better_than_paper", "check_better_than_paper", 1, ()),
+      "mlnn.paper.selection.choose"), ("mlnn.evaluation.metrics",)),
+    ("07", "better_than_paper", "check_better_than_paper", 1, (), ("mlnn.evaluation.metrics",)),
     ("07", "coverage_one", "check_coverage_one", 2, _RANKING),
     ("08", "average_ranks_by_hand", "check_average_ranks", 2,
-     ("mlnn.paper.ranks.average_ranks", "mlnn.paper.ranks.rank_table", "scipy.stats.rankdata")),
+     ("mlnn.paper.ranks.average_ranks", "mlnn.paper.ranks.rank_table")),
     ("08", "friedman_chi2", "check_friedman", 3,
      ("mlnn.paper.ranks.friedman_test", "mlnn.paper.ranks.Friedman",
       "scipy.stats.friedmanchisquare")),

@@ -6,9 +6,9 @@ import scipy.sparse as sp
 from scipy.stats import chisquare
 
 from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, case_rngs, expect_items, grade,
-                                 make_grader, pristine, same)
-from mlnn.course.pieces import (SHAPES, WIDE_SHAPES, GuardedCSR, backward_case, expect_backward,
-                                mlnn_backward, piece, run_guarded)
+                                 make_grader, pristine, run, same, within)
+from mlnn.course.pieces import (DENSE_HINT, SHAPES, WIDE_ROWS, WIDE_SHAPES, backward_case,
+                                expect_backward, mlnn_backward, mlnn_update, piece)
 from mlnn.course.ranking import step_above
 
 
@@ -66,13 +66,13 @@ def check_update(update):
         for seed, shape in enumerate(SHAPES[:5] + WIDE_SHAPES[:1]):
             case, cache, grads = backward_case(80 + seed, shape)
             if shape in WIDE_SHAPES:                # the work done, on objects of its own
-                run_guarded(lambda X_batch, Y_batch: update(
-                    pristine(case.params), Recorder(), X_batch, Y_batch),
-                    ("X_batch", case.X), ("Y_batch", case.Y), name="update")
+                within(update, ("params", pristine(case.params)), ("optimizer", Recorder()),
+                       ("X_batch", case.X), ("Y_batch", case.Y), name="update",
+                       memory=WIDE_ROWS * shape[1] * 8, reference=mlnn_update, hint=DENSE_HINT)
             params, optimizer = pristine(case.params), Recorder()
             before = pristine(params)
-            run_guarded(lambda X_batch, Y_batch: update(params, optimizer, X_batch, Y_batch),
-                        ("X_batch", case.X), ("Y_batch", case.Y), name="update", measure=False)
+            run(lambda X_batch, Y_batch: update(params, optimizer, X_batch, Y_batch),
+                ("X_batch", case.X), ("Y_batch", case.Y), name="update")
             if not same(before, params):
                 raise NotYet("update changed the parameters itself, or through another "
                              "optimizer than the one it was given; only optimizer.step may")
@@ -93,7 +93,7 @@ def check_update(update):
                 raise NotYet(f"the gradients handed to optimizer.step: {hint} (forward, "
                              "ce_delta2 and backward each have a grader above)") from None
         return "5 random minibatches against mlnn's forward, CE δ2 and backward"
-    return bool(grade("one minibatch update", attempt))
+    return grade("one minibatch update", attempt)
 
 
 #: Label bits of the documents :func:`record_training` numbers (up to 2¹² − 1 documents).
@@ -104,7 +104,7 @@ def record_training(train, n, batch_size, epochs, seed):
     """What ``train`` hands to ``update``, for X (n × 1) holding each document's number 1 … n
     and Y its bits: a list of (params and optimizer right, X's numbers, Y's numbers)."""
     ids = np.arange(1, n + 1)
-    X = GuardedCSR((ids.astype(float), np.zeros(n, np.int32), np.arange(n + 1)), shape=(n, 1))
+    X = sp.csr_matrix((ids.astype(float), np.zeros(n, np.int32), np.arange(n + 1)), shape=(n, 1))
     Y = ((ids[:, None] >> np.arange(BITS)) & 1).astype(np.float64)
     recorder, record = Recorder(), []
     given = {"W1": np.zeros((1, 1)), "b1": np.zeros(1), "W2": np.zeros((1, BITS)),
@@ -116,9 +116,8 @@ def record_training(train, n, batch_size, epochs, seed):
         if isinstance(Y_batch, np.ndarray) and Y_batch.ndim == 2 and Y_batch.shape[1] == BITS:
             y = (np.asarray(Y_batch, float) @ (2.0 ** np.arange(BITS))).astype(int)
         record.append((params is given and optimizer is recorder, x, y))
-    run_guarded(lambda X, Y: train(given, recorder, X, Y, epochs, batch_size,
-                                   np.random.default_rng(seed), update),
-                ("X", X), ("Y", Y), name="train")
+    run(lambda X, Y: train(given, recorder, X, Y, epochs, batch_size,
+                           np.random.default_rng(seed), update), ("X", X), ("Y", Y), name="train")
     if recorder.calls:
         raise NotYet("train must hand each minibatch to the update it is given as its argument, "
                      "not to another function")
@@ -193,7 +192,7 @@ def check_train(train):
         expect_uniform(train)
         return (f"{len(cases)} cases of n, batch size and epochs, 60 epochs of 12 documents for "
                 "the minibatches and 4,000 of 4 for the randomness of the order")
-    return bool(grade("the shuffled minibatch training loop", attempt))
+    return grade("the shuffled minibatch training loop", attempt)
 
 
 FIXED_HINT = ("some documents never share a minibatch: the minibatches are fixed and only their "

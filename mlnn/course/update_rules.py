@@ -169,10 +169,12 @@ STEPS_HINT = ("your catch-up does work for every skipped step (a loop over the Î
 
 
 def run_closed_form(function, *named, name="function"):
-    """:func:`~mlnn.course.grading.run`, with the work of a case of a million skipped steps
-    bounded: no loop over the steps, whatever form it takes."""
+    """:func:`~mlnn.course.grading.run`; on a case of a million skipped steps first the work
+    of a billion, whatever form it takes: no loop over the steps, no array of them."""
     if dict(named)["skipped"] >= 10 ** 6:
-        within(function, *named, name=name, memory=100_000, lines=500, hint=STEPS_HINT)
+        many = [(label, 10 ** 9 if label == "skipped" else value) for label, value in named]
+        within(function, *many, name=name, memory=1 << 20, reference=_momentum_skipped,
+               hint=STEPS_HINT)
     return run(function, *named, name=name)
 
 

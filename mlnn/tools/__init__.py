@@ -5,7 +5,8 @@ and the course in nbgrader's format for an instructor.
 ``svm_bench`` — the BR solvers timed beside liblinear (scikit-learn's build, when installed)
 ``machine`` — processor, BLAS threads and versions, recorded with every benchmark
 ``nbgrader_course`` — nbgrader metadata in the notebooks; the source version with the solutions
-``course_audit`` — what each submitted answer cell reaches (solutions, graders, the environment,
-the library routine of its exercise), and changed locked cells; the export's flags column
-``course_bench`` — nbgrader's autograde of one student timed
+``course_grade`` — every submission graded, each answer cell in a confined process of its own
+``course_audit`` — what the grade cannot see: mlnn's own routine used or copied, locked cells
+changed
+``course_bench`` — the grading of one student timed
 """

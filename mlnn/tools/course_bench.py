@@ -1,10 +1,10 @@
-"""How long nbgrader's autograde takes for one student (``python -m mlnn course bench-autograde``).
+"""How long grading one student takes (``python -m mlnn course bench``).
 
-Builds the course in a directory (``course source``, ``nbgrader generate_assignment``), submits
-the worked solutions of every notebook for one student and times ``nbgrader autograde`` of each
-assignment, then of all eleven in one call, as an instructor runs it. Nothing else is set: the
-notebooks find out from nbgrader that they are autograded (fast mode, demonstrations skipped).
-Needs nbgrader (the ``instructor`` extra).
+Builds the course in a temporary directory (``course source``, ``nbgrader generate_assignment``),
+submits the worked solutions of every notebook for one student and times ``python -m mlnn
+course grade`` on it, as an instructor runs it: a new process, every answer cell in a confined
+process of its own. Needs nbgrader (the ``instructor`` extra). Prints the seconds and the auto
+points, which must be every point of the registry.
 """
 
 import os
@@ -15,31 +15,31 @@ import time
 from pathlib import Path
 
 from mlnn.base.errors import MLNNError
+from mlnn.course.registry import EXERCISES
 from mlnn.tools import nbgrader_course as tool
 
 
-def nbgrader(course, *args, env=None):
-    """Run ``nbgrader *args`` in ``course``; :class:`MLNNError` with the end of its log if it
-    fails."""
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course,
-                          env=env or environment(), capture_output=True, text=True)
-    if done.returncode != 0:
-        raise MLNNError(f"nbgrader {' '.join(args)} failed: {done.stderr[-2000:]}")
-    return done
-
-
-def environment():
-    """The environment nbgrader runs in: ours, with matplotlib drawing off screen and the
-    interpreter's directory first on PATH (its jupyter kernel)."""
-    return dict(os.environ, MPLBACKEND="Agg",
-                PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
+def run(course, *args):
+    """Run ``python *args`` in ``course`` in a session of its own (ended with this one);
+    :class:`MLNNError` with the end of its output if it fails."""
+    env = dict(os.environ, MPLBACKEND="Agg")
+    with subprocess.Popen([sys.executable, *args], cwd=course, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          start_new_session=True) as process:
+        try:
+            out, _ = process.communicate()
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, 9)
+    if process.returncode != 0:
+        raise MLNNError(f"{' '.join(args[:4])} failed: {out[-2000:]}")
+    return out
 
 
 def build(course, student="solved"):
-    """Write the source version and the release into ``course`` and submit the worked
-    solutions as ``student``; returns the assignment names."""
+    """The source version, the release, and the worked solutions submitted as ``student``."""
     stems = tool.write_source(course)
-    nbgrader(course, "generate_assignment", "*")
+    run(course, "-m", "nbgrader", "generate_assignment", "*")
     for stem in stems:
         folder = Path(course) / "submitted" / student / stem
         folder.mkdir(parents=True, exist_ok=True)
@@ -48,24 +48,15 @@ def build(course, student="solved"):
     return stems
 
 
-def timed(course, *args):
-    start = time.perf_counter()
-    nbgrader(course, "autograde", *args)
-    return time.perf_counter() - start
-
-
-def bench(course):
-    """``({assignment: seconds}, seconds for all in one call)``."""
-    stems = build(course)
-    each = {stem: timed(course, stem, "--create", "--force") for stem in stems}
-    return each, timed(course, "*", "--create", "--force")
-
-
-def main(course=None):
-    with tempfile.TemporaryDirectory(prefix="mlnn-bench-autograde-") as scratch:
-        each, total = bench(Path(course or scratch))
-    for stem, seconds in each.items():
-        print(f"{stem:<32} {seconds:6.1f} s")
-    print(f"{'sum of the eleven calls':<32} {sum(each.values()):6.1f} s")
-    print(f"{'autograde of one student, one call':<32} {total:6.1f} s")
-    return 0
+def main():
+    with tempfile.TemporaryDirectory(prefix="mlnn-bench-grade-") as course:
+        stems = build(course)
+        start = time.perf_counter()
+        out = run(course, "-m", "mlnn", "course", "grade", ".")
+        seconds = time.perf_counter() - start
+    points = sum(int(line.split()[2]) for line in out.splitlines()
+                 if line.endswith("auto points"))
+    total = sum(e.points for e in EXERCISES)
+    print(f"course grade of one student's {len(stems)} notebooks: {seconds:.1f} s on "
+          f"{os.cpu_count()} cores; {points} of {total} auto points")
+    return 0 if points == total else 1

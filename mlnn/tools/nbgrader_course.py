@@ -51,14 +51,12 @@ c.CourseDirectory.course_id = "mlnn"
 # The student's stub stays in an answer cell; the worked solution under it is removed.
 c.ClearSolutions.code_stub = {"python": ""}
 c.ClearSolutions.text_stub = ""
-# Under autograde the notebooks run in fast mode and skip the demonstrations that grade nothing.
-c.Execute.timeout = 600
-# grades.csv with the audit's flags beside each grade (python -m mlnn course audit .)
-c.ExportApp.plugin_class = "mlnn.tools.course_audit.FlagsExportPlugin"
+# Points come from `python -m mlnn course grade .`, not from `nbgrader autograde`.
 '''
 
-#: The text nbgrader leaves where a written answer goes (the source version's solution region).
-ANSWER_REGION = "### BEGIN SOLUTION\n(your notes for grading this answer)\n### END SOLUTION"
+#: The written answers' keys for the instructor (one section ``## <grade id>`` each), put into
+#: the source version's solution region of each written answer and never released.
+KEYS = "written_answers.md"
 
 
 class CourseError(MLNNError):
@@ -249,11 +247,30 @@ def source_version(path, notebooks=NOTEBOOKS):
         source = source_of(cell).rstrip("\n") + "\n### BEGIN SOLUTION\n" + \
             worked(solution_file(stem, notebooks), name) + "\n### END SOLUTION"
         cell["source"] = source.splitlines(True)
+    keys = written_keys(Path(notebooks) / "solutions" / KEYS)
     for cell in notebook["cells"]:
         if cell["cell_type"] == "markdown" and PROMPT.match(source_of(cell)):
-            cell["source"] = (source_of(cell).rstrip("\n") + "\n\n" +
-                              ANSWER_REGION).splitlines(True)
+            gid = cell["metadata"]["nbgrader"]["grade_id"]
+            if gid not in keys:
+                raise CourseError(f"{stem}: the written answer {gid} has no key in "
+                                  f"solutions/{KEYS} (a section headed `## {gid}`)")
+            cell["source"] = (source_of(cell).rstrip("\n") + "\n\n### BEGIN SOLUTION\n" +
+                              keys[gid] + "\n### END SOLUTION").splitlines(True)
     return notebook
+
+
+def written_keys(path):
+    """{grade id: key text} of the keys file (empty if there is none)."""
+    if not Path(path).is_file():
+        return {}
+    keys, current = {}, None
+    for line in read_text(path).splitlines():
+        if line.startswith("## "):
+            current = line[3:].strip()
+            keys[current] = []
+        elif current is not None:
+            keys[current].append(line)
+    return {k: "\n".join(v).strip() or "(no key written)" for k, v in keys.items()}
 
 
 def stored_files(stem, figures):

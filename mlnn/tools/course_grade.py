@@ -1,0 +1,266 @@
+"""The instructor's grading: ``python -m mlnn course grade COURSE_DIR``.
+
+Every submission under ``submitted/<student>/<assignment>/<assignment>.ipynb`` of an nbgrader
+course is read here, as data: no cell of it runs in this process. Each answer cell, found by
+the grade id its release gives it, runs in a confined process of its own with the notebook's
+imports before it, and is judged by the exercise's grader here, on cases drawn here from a
+seed the students never see (:func:`mlnn.course.answers.run_cell`). The points go into
+nbgrader's ``gradebook.db`` (auto scores of the grader cells; written answers keep the manual
+score an instructor entered, and count nothing until one does), and into
+``autograded/<student>/<assignment>/`` for formgrade and feedback: the release with the
+student's answers in its answer cells and each grader's line as its output. Without nbgrader,
+``grades.csv``. Always ``mlnn-report.csv``: a row per exercise, written answer left untouched,
+flag (:mod:`mlnn.tools.course_audit`) and submission that could not be graded (one named line,
+never a silent 0).
+"""
+
+import contextlib
+import csv
+import io
+import json
+import os
+import secrets
+import stat
+import warnings
+from pathlib import Path
+
+from mlnn.base.errors import MLNNError
+from mlnn.base.fileio import write_files
+from mlnn.course import raw_grader
+from mlnn.course.answers import preamble, run_cell
+from mlnn.course.grading import draws
+from mlnn.course.registry import EXERCISES
+from mlnn.tools import course_audit
+
+#: The largest notebook read, in bytes.
+LARGEST = 20 << 20
+
+COLUMNS = ("student", "assignment", "item", "points", "max_points", "status", "detail")
+
+
+class Unreadable(Exception):
+    """A submission this command cannot grade; the message says why, in one line."""
+
+
+def read_notebook(path):
+    """The notebook at ``path`` as a dict, checked to be a regular file of nbformat 4 whose
+    cells are cells; :class:`Unreadable` naming the fault otherwise."""
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except OSError as error:
+        raise Unreadable(f"{path.name}: cannot be read ({error.strerror})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise Unreadable(f"{path.name}: not a regular file")
+    if info.st_size > LARGEST:
+        raise Unreadable(f"{path.name}: {info.st_size} bytes, more than a notebook")
+    try:
+        notebook = json.loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise Unreadable(f"{path.name}: not a notebook ({type(error).__name__})") from None
+    if not isinstance(notebook, dict) or notebook.get("nbformat") != 4 or \
+            not isinstance(notebook.get("cells"), list):
+        raise Unreadable(f"{path.name}: not an nbformat 4 notebook (nbformat "
+                         f"{notebook.get('nbformat') if isinstance(notebook, dict) else '?'}); "
+                         "open it in Jupyter and save it again")
+    for i, cell in enumerate(notebook["cells"]):
+        if not isinstance(cell, dict) or not isinstance(cell.get("metadata", {}), dict) or \
+                not isinstance(source_of(cell), str):
+            raise Unreadable(f"{path.name}: cell {i} is not a notebook cell")
+    return notebook
+
+
+def source_of(cell):
+    source = cell.get("source", "")
+    if isinstance(source, list) and all(isinstance(s, str) for s in source):
+        return "".join(source)
+    return source if isinstance(source, str) else None
+
+
+def grade_id(cell):
+    meta = cell.get("metadata", {}).get("nbgrader")
+    return meta.get("grade_id") if isinstance(meta, dict) else None
+
+
+def by_grade_id(notebook):
+    """{grade id: cell} of a notebook's cells; :class:`Unreadable` if a grade id repeats."""
+    cells = {}
+    for cell in notebook["cells"]:
+        key = grade_id(cell)
+        if isinstance(key, str):
+            if key in cells:
+                raise Unreadable(f"two cells carry the grade id {key}")
+            cells[key] = cell
+    return cells
+
+
+def grade_notebook(release, submission, student, assignment):
+    """The rows of one submission, and the notebook nbgrader keeps as autograded."""
+    key, rows = assignment.split("_", 1)[0], []
+    theirs = by_grade_id(submission)
+    graded = json.loads(json.dumps(release))
+    code = []
+    for cell in graded["cells"]:
+        meta, source = cell.get("metadata", {}).get("nbgrader") or {}, source_of(cell)
+        gid = meta.get("grade_id")
+        if meta.get("solution") and gid in theirs:
+            cell["source"] = source_of(theirs[gid]) or ""
+        if cell["cell_type"] != "code":
+            if meta.get("solution") and gid in theirs and source_of(theirs[gid]) == source:
+                rows.append((student, assignment, gid, "", meta.get("points", ""),
+                             "untouched", "written answer left as released"))
+            continue
+        name = gid[len(key) + 1:-len("-test")] if gid and gid.endswith("-test") else None
+        exercise = next((e for e in EXERCISES if e.notebook == key and e.name == name), None)
+        if exercise is None:
+            code.append(source)
+            continue
+        answer = theirs.get(f"{key}-{name}")
+        out = io.StringIO()
+        if answer is None or source_of(answer) is None:
+            status, detail = "NOT YET", f"no answer cell {key}-{name} in the submission"
+        else:
+            with contextlib.redirect_stdout(out):
+                report = run_cell(exercise, raw_grader(exercise.grader), source_of(answer),
+                                  preamble(code, exercise.allows))
+            status, detail = report.status, report.detail
+            for kind, what in course_audit.answer_flags(source_of(answer), exercise.reaches):
+                rows.append((student, assignment, f"{key}-{name}", "", "", f"flag: {kind}",
+                             what))
+        points = exercise.points if status == "PASS" else 0
+        rows.append((student, assignment, f"{key}-{name}", points, exercise.points, status,
+                     detail))
+        cell["outputs"] = [{"name": "stdout", "output_type": "stream",
+                            "text": f"{status:<8} {detail}\n"}]
+        code.append(source)
+    locked = {grade_id(c): source_of(c) for c in release["cells"]
+              if (c.get("metadata", {}).get("nbgrader") or {}).get("locked")}
+    mine = {k: source_of(c) for k, c in theirs.items()}
+    rows += [(student, assignment, "-", "", "", f"flag: {kind}", what)
+             for kind, what in course_audit.locked_flags(locked, mine)]
+    return rows, graded
+
+
+def submissions(course):
+    """``[(student, assignment, path or None, problem or None), ...]``: every folder under
+    ``submitted/``, with what is wrong where it is not a submission of a released notebook."""
+    release, found = course / "release", []
+    assignments = sorted(p.name for p in release.iterdir() if p.is_dir()) \
+        if release.is_dir() else []
+    if not assignments:
+        raise MLNNError(f"{release}: no released assignments; run `nbgrader "
+                        "generate_assignment` first")
+    for student in sorted(p for p in (course / "submitted").glob("*") if p.is_dir()):
+        for folder in sorted(p for p in student.iterdir() if p.is_dir()):
+            path = folder / f"{folder.name}.ipynb"
+            problem = None
+            if folder.name not in assignments:
+                problem = f"{folder.name} is not a released assignment"
+            elif not os.path.lexists(path):
+                others = sorted(p.name for p in folder.glob("*.ipynb"))
+                problem = (f"no {path.name} (the notebook must keep its name; found: "
+                           f"{', '.join(others) or 'none'})")
+            found.append((student.name, folder.name, path, problem))
+    return assignments, found
+
+
+def grade_course(course, draw=None):
+    """Grade every submission of the nbgrader course in ``course``; returns (rows, the draw of
+    the cases, {(student, assignment): autograded notebook})."""
+    course = Path(course)
+    if not course.is_dir():
+        raise MLNNError(f"course grade: {course} is not a directory")
+    draw = secrets.randbits(48) if draw is None else draw
+    assignments, found = submissions(course)
+    rows, notebooks = [], {}
+    with draws(draw):
+        for student, assignment, path, problem in found:
+            try:
+                if problem:
+                    raise Unreadable(problem)
+                release = read_notebook(course / "release" / assignment / f"{assignment}.ipynb")
+                result, notebooks[student, assignment] = grade_notebook(
+                    release, read_notebook(path), student, assignment)
+                rows += result
+            except Unreadable as error:
+                rows.append((student, assignment, "-", 0, "", "not graded", str(error)))
+    return rows, draw, notebooks
+
+
+def write_gradebook(course, rows):
+    """The auto scores into nbgrader's gradebook; False if there is none (or no nbgrader)."""
+    database = Path(course) / "gradebook.db"
+    try:
+        from nbgrader.api import Gradebook, MissingEntry
+    except ImportError:
+        return False
+    if not database.is_file():
+        return False
+    scored = {}
+    for student, assignment, item, points, _, status, _ in rows:
+        if status in ("PASS", "NOT YET", "ERROR"):
+            scored.setdefault((student, assignment), {})[f"{item}-test"] = points
+    try:
+        with warnings.catch_warnings(), Gradebook(f"sqlite:///{database}") as gb:
+            warnings.simplefilter("ignore")          # SQLAlchemy's, about nbgrader's own code
+            for (student, assignment), points in scored.items():
+                gb.update_or_create_student(student)
+                submission = gb.update_or_create_submission(assignment, student)
+                for grade in (g for notebook in submission.notebooks for g in notebook.grades):
+                    if grade.cell.name in points:
+                        grade.auto_score, grade.needs_manual_grade = points[grade.cell.name], False
+                    elif grade.manual_score is None:
+                        grade.auto_score, grade.needs_manual_grade = None, True
+                gb.db.commit()
+    except MissingEntry as error:
+        raise MLNNError(f"{database}: {error}; run `nbgrader generate_assignment` first") \
+            from None
+    except Exception as error:               # a damaged database, nbgrader's own errors
+        raise MLNNError(f"{database}: cannot be updated ({type(error).__name__}: "
+                        f"{' '.join(str(error).split())[:200]})") from None
+    return True
+
+
+def totals(rows):
+    """{(student, assignment): auto points} of the graded rows."""
+    found = {}
+    for student, assignment, _, points, _, status, _ in rows:
+        if status in ("PASS", "NOT YET", "ERROR", "not graded"):
+            found[student, assignment] = found.get((student, assignment), 0) + (points or 0)
+    return found
+
+
+def csv_text(header, rows):
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return out.getvalue().encode("utf-8")
+
+
+def main(course, draw=None):
+    """Grade, write the gradebook (or grades.csv), the autograded notebooks and the report;
+    print one line per student and notebook."""
+    course = Path(course)
+    rows, draw, notebooks = grade_course(course, draw)
+    files = {course / "mlnn-report.csv": csv_text(COLUMNS, rows)}
+    for (student, assignment), notebook in notebooks.items():
+        folder = course / "autograded" / student / assignment
+        folder.mkdir(parents=True, exist_ok=True)
+        files[folder / f"{assignment}.ipynb"] = (json.dumps(
+            notebook, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    in_gradebook = write_gradebook(course, rows)
+    if not in_gradebook:
+        files[course / "grades.csv"] = csv_text(("student", "assignment", "auto_points"), [
+            (s, a, p) for (s, a), p in sorted(totals(rows).items())])
+    write_files(files)
+    flags = {}
+    for student, assignment, item, _, _, status, detail in rows:
+        if status.startswith("flag") or status in ("not graded", "untouched"):
+            flags.setdefault((student, assignment), []).append(f"{status} {item}: {detail}")
+    for (student, assignment), points in sorted(totals(rows).items()):
+        print(f"{student:<16} {assignment:<32} {points:>3} auto points")
+        for line in flags.get((student, assignment), []):
+            print(f"    {line}")
+    print(f"cases drawn with seed {draw} (`--draw {draw}` grades again with the same cases); "
+          f"{'gradebook.db' if in_gradebook else 'grades.csv'} and mlnn-report.csv written")
+    return 0
