@@ -538,6 +538,11 @@ def draws(draw):
         DRAW.reset(token)
 
 
+def case_rng(*key):
+    """One generator for the random case ``key`` (integers), of this draw."""
+    return np.random.default_rng([*key, DRAW.get()] if DRAW.get() else list(key))
+
+
 def case_rngs(seed, count):
     """``count`` independent generators for the random cases of one grader, of this draw."""
     entropy = seed if DRAW.get() == 0 else [seed, DRAW.get()]

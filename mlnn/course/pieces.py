@@ -17,8 +17,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from mlnn.course.grading import (NO_ANSWER, NotYet, as_array, expect_items, judge, label_rows,
-                                 run, within)
+from mlnn.course.grading import (NO_ANSWER, NotYet, as_array, case_rng, expect_items, judge,
+                                 label_rows, run, within)
 from mlnn.course.standins import (STAND_INS, grad_W1_rows_scaled, mlnn_backward,  # noqa: F401
                                   mlnn_ce_delta2, mlnn_delta1_relu, mlnn_forward,
                                   mlnn_grad_W1_rows, mlnn_train, mlnn_update, pwe_reference,
@@ -124,9 +124,10 @@ class Case(NamedTuple):
 
 def network_case(seed, n, D, F, L, dtype=np.float64, output="sigmoid", kink=False):
     """A random :class:`Case` whose z1 stays 1e-3 away from ReLU's kink, unless ``kink``: then
-    half the biases b1 are 0, so that a document without words has z1 = 0 there."""
+    half the biases b1 are 0, so that a document without words has z1 = 0 there. (Many
+    documents: the biases are drawn again until z1 is away from the kink.)"""
     for attempt in range(100):
-        rng = np.random.default_rng([seed, attempt])
+        rng = case_rng(seed, attempt)
         X = documents(rng, n, D, dtype)
         params = {"W1": rng.normal(scale=0.8, size=(D, F)).astype(dtype),
                   "b1": rng.normal(scale=0.4, size=F).astype(dtype),
@@ -134,9 +135,13 @@ def network_case(seed, n, D, F, L, dtype=np.float64, output="sigmoid", kink=Fals
                   "b2": rng.normal(scale=0.3, size=L).astype(dtype)}
         if kink:
             params["b1"][::2] = 0
-        net = Network(*(params[k].copy() for k in ("W1", "b1", "W2", "b2")), "relu", output)
-        if kink or np.min(np.abs(net.forward(sp.csr_matrix(X)).z1)) > 1e-3:
-            return Case(X, labels(rng, n, L, dtype), params, net)
+        XW = np.asarray(X @ params["W1"])
+        for _ in range(100 if n >= 100 and not kink else 1):
+            if kink or np.min(np.abs(XW + params["b1"])) > 1e-3:
+                net = Network(*(params[k].copy() for k in ("W1", "b1", "W2", "b2")), "relu",
+                              output)
+                return Case(X, labels(rng, n, L, dtype), params, net)
+            params["b1"] = rng.normal(scale=0.4, size=F).astype(dtype)
     raise RuntimeError("no random case away from ReLU's kink")
 
 
@@ -156,7 +161,7 @@ def delta_cases(output, seed):
     outputs (|z2| > 30)."""
     activation = expit if output == "sigmoid" else np.tanh
     for number, (n, _, _, L, dtype) in enumerate(SHAPES + [(4, 0, 0, 6, np.float64)]):
-        rng = np.random.default_rng([seed, number])
+        rng = case_rng(seed, number)
         z2 = rng.normal(scale=1.5, size=(n, L)).astype(dtype)
         saturated, Y = number == len(SHAPES), labels(rng, n, L, dtype)
         if saturated:                       # |z2| from 30 to 45, o = 1 exactly beyond 36.7

@@ -4,8 +4,8 @@ documents PWE excludes (05). The reference and its mistakes are :mod:`~mlnn.cour
 
 import numpy as np
 
-from mlnn.course.grading import (CASES, Mistake, NotYet, as_array, case_rngs, judge, make_grader,
-                                 run, within)
+from mlnn.course.grading import (CASES, Mistake, NotYet, as_array, case_rng, case_rngs, judge,
+                                 make_grader, run, within)
 from mlnn.course.pairwise import PWE_MISTAKES, pwe_reference
 from mlnn.course.pieces import delta_cases, labels, piece
 from mlnn.nn.losses import PairwiseExponential
@@ -121,11 +121,13 @@ def run_linear(function, *named, name="function"):
     labels), no n × n array and no loop over the documents (many documents)."""
     n, L = np.shape(named[1][1])
     if max(n, L) >= 1000:
-        rng = np.random.default_rng(32)
+        rng = case_rng(32)
         size, hint = ((MANY_LABELS, {"memory": PAIRS_HINT, "cpu": LABELS_HINT}) if L >= 1000
                       else (MANY_DOCUMENTS, {"memory": SQUARE_HINT, "cpu": LOOP_HINT}))
         z2 = rng.normal(size=size)
-        big = [("z2", z2), ("o", np.tanh(z2)), ("Y", labels(rng, *size))]
+        Y = (rng.random(size) < rng.uniform(0.2, 0.8, size=(size[0], 1))).astype(float)
+        Y[:, 0], Y[:, 1] = 1, 0                # every document has a pair
+        big = [("z2", z2), ("o", np.tanh(z2)), ("Y", Y)]
         within(function, *big, name=name, memory=64 * z2.size * 8, reference=pwe_reference,
                hint=hint)
     return run(function, *named, name=name)

@@ -16,6 +16,7 @@ stays an update made in place).
 """
 
 import json
+import math
 import socket
 import struct
 
@@ -52,9 +53,12 @@ def send_frame(sock, header, buffers=()):
     """One frame: its length, the JSON header's length, the header, the buffers."""
     head = json.dumps(header, allow_nan=True).encode("utf-8")
     sizes = [len(b) for b in buffers]
-    head_len = struct.pack("!I", len(head))
     total = 4 + len(head) + sum(sizes)
-    sock.sendall(struct.pack("!Q", total) + head_len + head)
+    start = struct.pack("!Q", total) + struct.pack("!I", len(head)) + head
+    if total < 1 << 20:
+        sock.sendall(b"".join([start, *buffers]))
+        return
+    sock.sendall(start)
     for buffer in buffers:
         sock.sendall(buffer)
 
@@ -184,7 +188,7 @@ class Decoder:
         except (KeyError, TypeError, ValueError, IndexError):
             raise WireError("an array node without a valid dtype, shape and buffer") from None
         if dtype.kind not in KINDS or dtype.hasobject or any(s < 0 for s in shape) or \
-                int(np.prod(shape, dtype=object)) * dtype.itemsize != stop - start:
+                math.prod(shape) * dtype.itemsize != stop - start:
             raise WireError(f"an array of dtype {dtype} and shape {shape} in {stop - start} "
                             "bytes")
         return np.frombuffer(self.buffers[start:stop], dtype=dtype).reshape(shape).copy()

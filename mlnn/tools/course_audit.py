@@ -17,6 +17,7 @@ A flag is a reason to read the cell, not a verdict.
 
 import ast
 import difflib
+import functools
 import importlib
 import inspect
 import io
@@ -85,6 +86,7 @@ def tokens(source):
         return []
 
 
+@functools.lru_cache(maxsize=None)
 def library_source(reach):
     """The source of the routine ``reach`` names, or None (not mlnn's, or not found)."""
     module, _, name = reach.rpartition(".")
