@@ -224,107 +224,7 @@ def test_saturation_and_thresholds_are_tried_beyond_where_they_bite(grader, answ
     assert hint in rejected(grader, answer, capsys)
 
 
-# -- contracts judged by the work done, whatever classes the student converts to -------------
-
-def forward_through_coo(X, W1, b1, W2, b2, f_o):
-    z1 = X.tocoo().toarray() @ W1 + b1
-    h = np.maximum(z1, 0)
-    return z1, h, h @ W2 + b2, f_o(h @ W2 + b2)
-
-
-def forward_through_a_new_csr(X, W1, b1, W2, b2, f_o):
-    z1 = sp.csr_matrix(X).toarray() @ W1 + b1
-    h = np.maximum(z1, 0)
-    return z1, h, h @ W2 + b2, f_o(h @ W2 + b2)
-
-
-def grad_W1_through_csc(X, delta1):
-    rows = np.unique(X.indices)
-    full = X.tocsc().T @ delta1
-    return rows, np.asarray(full)[rows] / X.shape[0]
-
-
-def backward_through_csc(X, z1, h, W2, delta2):
-    n, delta1 = X.shape[0], ex01b.delta1_relu(delta2, W2, z1)
-    rows = np.unique(X.indices)
-    return {"W1": (rows, np.asarray(X.tocsc().T @ delta1)[rows] / n),
-            "b1": delta1.sum(axis=0) / n, "W2": h.T @ delta2 / n, "b2": delta2.sum(axis=0) / n}
-
-
-def update_through_coo(params, optimizer, X_batch, Y_batch):
-    ex01b.update(params, optimizer, sp.csr_matrix(X_batch.tocoo().toarray()), Y_batch)
-
-
-def forward_row_by_row(X, W1, b1, W2, b2, f_o):
-    """Each row of X made dense by hand, without toarray: work ~ D per document."""
-    rows = []
-    for i in range(X.shape[0]):
-        row = np.zeros(X.shape[1], dtype=W1.dtype)
-        row[X.indices[X.indptr[i]:X.indptr[i + 1]]] = X.data[X.indptr[i]:X.indptr[i + 1]]
-        rows.append(row @ W1)
-    z1 = np.array(rows).reshape(X.shape[0], -1) + b1
-    h = np.maximum(z1, 0)
-    return z1, h, h @ W2 + b2, f_o(h @ W2 + b2)
-
-
-def pwe_pairs_through_asarray(z2, o, Y):
-    o, Y = np.asarray(o), np.asarray(Y)
-    return ex01b.pwe_delta2_pairs(z2, o, Y)
-
-
-def pwe_pairs_by_einsum(z2, o, Y):
-    relevant = (np.asarray(Y) > 0).astype(o.dtype)
-    pairs = np.einsum("ip,in->ipn", relevant, 1 - relevant)
-    E = np.exp(-(o[:, :, None] - o[:, None, :])) * pairs
-    count = np.maximum(pairs.sum(axis=(1, 2)), 1)[:, None]
-    return (E.sum(axis=1) - E.sum(axis=2)) / count * (1 + o) * (1 - o)
-
-
-def pwe_pairs_over_lists(z2, o, Y):
-    delta2 = np.zeros_like(o)
-    for i, (row, y) in enumerate(zip(o.tolist(), Y.tolist())):
-        relevant = [p for p, v in enumerate(y) if v > 0]
-        irrelevant = [q for q, v in enumerate(y) if v <= 0]
-        for p in relevant:
-            for q in irrelevant:
-                e = np.exp(-(row[p] - row[q])) / (len(relevant) * len(irrelevant))
-                delta2[i, p] -= e
-                delta2[i, q] += e
-    return delta2 * (1 + o) * (1 - o)
-
-
-def pwe_sums_by_a_product_over_the_documents(z2, o, Y):
-    """S_y and S_ȳ as the diagonals of n × n products: work and memory ~ n² for n documents."""
-    relevant = (np.asarray(Y) > 0).astype(o.dtype)
-    n_y = relevant.sum(axis=1, keepdims=True)
-    pairs = np.maximum(n_y * (o.shape[1] - n_y), 1)
-    S_y = (np.exp(-o) @ relevant.T).diagonal()[:, None]
-    S_ybar = (np.exp(o) @ (1 - relevant).T).diagonal()[:, None]
-    return (np.where(relevant > 0, -np.exp(-o) * S_ybar, np.exp(o) * S_y) / pairs
-            * (1 + o) * (1 - o))
-
-
-def pwe_one_document_at_a_time(z2, o, Y):
-    return np.vstack([ex01b.pwe_delta2(z2[i:i + 1], o[i:i + 1], Y[i:i + 1])
-                      for i in range(len(o))])
-
-
-@pytest.mark.parametrize("grader, answer, hint", [
-    (course.check_forward, forward_through_coo, "made the sparse X dense"),
-    (course.check_forward, forward_through_a_new_csr, "made the sparse X dense"),
-    (course.check_forward, forward_row_by_row, "rows of it"),
-    (course.check_grad_W1_rows, grad_W1_through_csc, "full D × F product"),
-    (course.check_backward, backward_through_csc, "full D × F product"),
-    (course.check_update, update_through_coo, "made the sparse X dense"),
-    (course.check_pwe_delta2, pwe_pairs_through_asarray, "every (relevant, irrelevant) pair"),
-    (course.check_pwe_delta2, pwe_pairs_by_einsum, "every (relevant, irrelevant) pair"),
-    (course.check_pwe_delta2, pwe_pairs_over_lists, "every (relevant, irrelevant) pair"),
-    (course.check_pwe_delta2, pwe_one_document_at_a_time, "all documents at once"),
-    (course.check_pwe_delta2, pwe_sums_by_a_product_over_the_documents, "n × n")],
-    ids=lambda value: getattr(value, "__name__", None))
-def test_a_contract_is_judged_by_the_work_done(grader, answer, hint, capsys):
-    assert hint in rejected(grader, answer, capsys)
-
+# -- contracts judged by the work done: tests/test_work_limits.py -----------------------------
 
 def grad_W1_rows_from_column_sums(X, delta1):
     """The rows present found from X's column sums: O(nnz) and one vector of D entries."""
@@ -490,25 +390,13 @@ def test_a_c_chosen_within_a_tolerance_of_the_best_is_named(capsys):
     assert "not within a tolerance" in out, out
 
 
-# -- 02b: momentum's catch-up without a loop over the steps -----------------------------------
+# -- 02b: momentum's catch-up (its work: tests/test_work_limits.py) ---------------------------
 
 def momentum_by_steps(theta, v, mu, eta, gamma, skipped):
     for _ in range(skipped):
         v = mu * v - eta * gamma * theta
         theta = theta + v
     return theta, v
-
-
-def momentum_by_arrays_of_steps(theta, v, mu, eta, gamma, skipped):
-    powers = mu ** np.arange(1, skipped + 1)
-    if gamma:
-        return ex02b.momentum_skip(theta, v, mu, eta, gamma, skipped)
-    return theta + powers.sum() * v, powers[-1] * v if skipped else v
-
-
-@pytest.mark.parametrize("answer", [momentum_by_steps, momentum_by_arrays_of_steps])
-def test_a_catch_up_that_works_for_every_step_is_named(answer, capsys):
-    assert "work for every skipped step" in rejected(course.check_momentum_skip, answer, capsys)
 
 
 def test_the_closed_form_reference_is_the_literal_loop():

@@ -683,7 +683,7 @@ RIGHT = [
 @pytest.mark.parametrize("grader, right", RIGHT,
                          ids=[f"{g.__name__}-{i}" for i, (g, _) in enumerate(RIGHT)])
 def test_a_right_answer_written_differently_passes(grader, right, capsys):
-    assert grader(right) is True, capsys.readouterr().out
+    assert grader(right), capsys.readouterr().out
 
 
 def test_there_are_at_least_a_hundred_wrong_answers_over_every_exercise():
@@ -696,7 +696,7 @@ def test_there_are_at_least_a_hundred_wrong_answers_over_every_exercise():
                          ids=[f"{g.__name__}-{i}" for i, (g, _, _) in enumerate(WRONG)])
 def test_a_wrong_answer_is_rejected_with_a_message_naming_the_problem(grader, wrong, phrase,
                                                                       capsys):
-    assert grader(wrong) is False
+    assert not grader(wrong)
     out = capsys.readouterr().out
     assert out.startswith("NOT YET"), out
     assert phrase in out, out
@@ -707,9 +707,9 @@ def test_a_wrong_answer_is_rejected_with_a_message_naming_the_problem(grader, wr
 @pytest.mark.parametrize("grader, stem, name", EXERCISES, ids=[g.__name__ for g, _, _ in EXERCISES])
 def test_every_worked_solution_passes_with_a_short_stable_line(grader, stem, name, capsys):
     function = getattr(solutions(stem), name)
-    assert grader(function) is True
+    assert grader(function)
     first = capsys.readouterr().out
-    assert grader(function) is True
+    assert grader(function)
     assert capsys.readouterr().out == first
     assert first.startswith("PASS     ") and first.count("\n") == 1 and len(first) < 200
 
@@ -717,7 +717,7 @@ def test_every_worked_solution_passes_with_a_short_stable_line(grader, stem, nam
 @pytest.mark.parametrize("grader", [g for g, _, _ in EXERCISES],
                          ids=[g.__name__ for g, _, _ in EXERCISES])
 def test_an_exercise_left_open_gets_the_same_short_hint(grader, capsys):
-    assert grader(lambda *args: None) is False
+    assert not grader(lambda *args: None)
     out = capsys.readouterr().out
     assert out.startswith("NOT YET") and (grading.NO_ANSWER in out or "class" in out), out
 
@@ -725,7 +725,7 @@ def test_an_exercise_left_open_gets_the_same_short_hint(grader, capsys):
 def test_an_exception_inside_the_answer_is_the_students_and_the_graders_own_is_not(capsys):
     def raising(d2, W2, h):
         raise KeyError("oops")
-    assert course.check_delta1(raising) is False
+    assert not course.check_delta1(raising)
     assert "your function raised KeyError" in capsys.readouterr().out
     report = grading.grade("a check", lambda: {}["a key the grader lacks"])
     assert report.status == "ERROR" and not report
@@ -735,7 +735,7 @@ def test_an_exception_inside_the_answer_is_the_students_and_the_graders_own_is_n
 def test_an_error_of_the_answer_is_reported_on_one_short_line(capsys):
     def raising(d2, W2, h):
         raise ValueError("first line\n" + "x" * 500)
-    assert course.check_delta1(raising) is False
+    assert not course.check_delta1(raising)
     out = capsys.readouterr().out
     assert out.count("\n") == 1 and len(out) < 300 and "first line x" in out
 

@@ -184,7 +184,7 @@ def run(function, *named, name="function"):
 OURS = ("reference", "mistake")
 
 #: What a limited call may allocate beyond its budget and three copies of its inputs, and the
-#: CPU seconds it may use beyond twenty times the reference's.
+#: CPU seconds it may use beyond ten times the reference's.
 SLACK, CPU_SLACK = 64 << 20, 0.25
 
 
@@ -202,11 +202,19 @@ def nbytes(value):
     return 0
 
 
+def cpu_time(function, named):
+    """The CPU seconds ``function`` takes here on copies of the named inputs."""
+    copies = [pristine(value) for _, value in named]
+    start = time.process_time()
+    function(*copies)
+    return time.process_time() - start
+
+
 def within(function, *named, name="function", memory=np.inf, reference=None, cpu=None,
            hint=""):
     """:class:`NotYet` with ``hint`` when the student's ``function``, run in a process of its
     own on the named inputs, needs more than ``memory`` bytes (the kernel refuses it the
-    address space) or more CPU time than ``cpu`` seconds, by default twenty times what
+    address space) or more CPU time than ``cpu`` seconds, by default ten times what
     ``reference`` takes here (the grader reads its CPU time from outside and stops it): work of
     the wrong order, whatever form the code takes. Only an answer of another process is
     judged so (:mod:`mlnn.course.answers`)."""
@@ -214,9 +222,7 @@ def within(function, *named, name="function", memory=np.inf, reference=None, cpu
         return
     copies = [pristine(value) for _, value in named]
     if cpu is None:
-        start = time.process_time()
-        reference(*[pristine(value) for _, value in named])
-        cpu = 20 * (time.process_time() - start)
+        cpu = 10 * min(cpu_time(reference, named) for _ in range(3))
     allowance = min(memory, 1 << 40) + 3 * sum(map(nbytes, copies)) + SLACK
     with function.answer.limited(memory=allowance, cpu=cpu + CPU_SLACK) as limited:
         try:
