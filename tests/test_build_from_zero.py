@@ -192,12 +192,23 @@ def pwe_normalised_by_L_squared(z2, o, Y):
     return worked.pwe_delta2_pairs(z2, o, Y) * pairs / Y.shape[1] ** 2
 
 
+
+
+def pwe_with_factor(o, Y, factor):
+    """PWE's δ2 factorised, times ``factor`` in place of tanh'(z2)."""
+    relevant = np.asarray(Y) > 0
+    pairs = np.maximum(relevant.sum(1, keepdims=True) * (~relevant).sum(1, keepdims=True), 1)
+    S_y = np.where(relevant, np.exp(-o), 0).sum(1, keepdims=True)
+    S_ybar = np.where(relevant, 0, np.exp(o)).sum(1, keepdims=True)
+    return np.where(relevant, -np.exp(-o) * S_ybar, np.exp(o) * S_y) / pairs * factor
+
+
 def pwe_without_tanh_factor(z2, o, Y):
-    return worked.pwe_delta2_pairs(z2, o, Y) / ((1 + o) * (1 - o))
+    return pwe_with_factor(o, Y, 1.0)
 
 
 def pwe_sigmoid_factor(z2, o, Y):
-    return worked.pwe_delta2(z2, o, Y) / ((1 + o) * (1 - o)) * o * (1 - o)
+    return pwe_with_factor(o, Y, o * (1 - o))
 
 
 def pwe_sign(z2, o, Y):
@@ -740,7 +751,7 @@ def ce_clipped(z2, o, Y):
 
 
 def pwe_tanh_prime_one_minus_o(z2, o, Y):
-    return worked.pwe_delta2(z2, o, Y) / ((1 + o) * (1 - o)) * (1 - o)
+    return pwe_with_factor(o, Y, 1 - o)
 
 
 def pwe_tanh_prime_on_both(z2, o, Y):

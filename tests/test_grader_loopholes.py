@@ -159,7 +159,7 @@ def better_without_hamming(measure, ours, paper):
 
 def test_a_lower_is_better_list_missing_hamming_is_rejected(capsys):
     out = rejected(course.check_better_than_paper, better_without_hamming, capsys)
-    assert "hamming" in out and "sign is wrong" in out, out
+    assert "hamming" in out and "is flipped" in out, out
 
 
 # -- 06: −∞ predicts every label -------------------------------------------------------------
@@ -612,7 +612,7 @@ SATURATED = [
                          ids=[g.__name__ for g, _, _ in SATURATED])
 def test_an_answer_clipped_short_of_saturation_is_named(grader, answer, hint, capsys):
     out = rejected(grader, answer, capsys)
-    assert hint in out and "saturat" in out, out
+    assert hint in out, out
 
 
 # -- 06: a document with no relevant label needs the threshold above the top score ------------

@@ -4,7 +4,7 @@ baselines BR_B and BR_R (Sec. 4; :func:`mlnn.paper.selection.fit_br`, notebook 0
 
 import numpy as np
 
-from mlnn.course.grading import (MEASURE_TOLERANCE, NO_ANSWER, Mistake, NotYet, as_array,
+from mlnn.course.grading import (MEASURE_TOLERANCE, NO_ANSWER, CaseRng, Mistake, NotYet, as_array,
                                  case_rngs, close, make_grader, variant)
 from mlnn.course.ranking import one_document_cases
 from mlnn.evaluation import metrics
@@ -228,7 +228,7 @@ def _expect_bipartition(answer, expected, what, wrongs, inputs):
 
 check_micro_macro = make_grader("check_micro_macro", "micro and macro P/R/F1 by hand",
                              bipartition_reference, _bipartition_cases, BIPARTITION_MISTAKES,
-                             expect=_expect_bipartition, whole=True)
+                             expect=_expect_bipartition)
 
 
 # -- notebook 06b: the choice of C for BR_B and BR_R -----------------------------------------------
@@ -347,7 +347,7 @@ def selection_cases(count=36, seed=2016):
                 break
         yield f"case {k + 1}", [("C_values", C_values), ("S_val", S_val), ("Y_val", Y_val),
                                 ("S_test", S_test), ("Y_test", Y_test), ("variant", variant)]
-    yield f"case {count + 1}", near_tie_case(np.random.default_rng(seed))
+    yield f"case {count + 1}", near_tie_case(CaseRng(seed))
     yield f"case {count + 2}", nearer_tie_case()
 
 
@@ -412,5 +412,4 @@ def _expect_selection(answer, expected, what, wrongs, inputs):
 
 
 check_select_C = make_grader("check_select_C", "choosing C for BR_B and BR_R", select,
-                          selection_cases, SELECTION_MISTAKES, expect=_expect_selection,
-                          whole=True)
+                          selection_cases, SELECTION_MISTAKES, expect=_expect_selection)

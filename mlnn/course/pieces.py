@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from mlnn.course.grading import (NO_ANSWER, NotYet, StudentError, as_array, expect_arguments,
+from mlnn.course.grading import (NO_ANSWER, CaseRng, NotYet, StudentError, as_array, expect_arguments,
                                  expect_items, judge, label_rows, run, within)
 from mlnn.course.pairwise import pwe_reference
 from mlnn.course.rules import apply_rule
@@ -183,7 +183,7 @@ def network_case(seed, n, D, F, L, dtype=np.float64, output="sigmoid", kink=Fals
     """A random :class:`Case` whose z1 stays 1e-3 away from ReLU's kink, unless ``kink``: then
     half the biases b1 are 0, so that a document without words has z1 = 0 there."""
     for attempt in range(100):
-        rng = np.random.default_rng([seed, attempt])
+        rng = CaseRng(seed, attempt)
         X = documents(rng, n, D, dtype)
         params = {"W1": rng.normal(scale=0.8, size=(D, F)).astype(dtype),
                   "b1": rng.normal(scale=0.4, size=F).astype(dtype),
@@ -213,7 +213,7 @@ def delta_cases(output, seed):
     outputs (|z2| > 30)."""
     activation = expit if output == "sigmoid" else np.tanh
     for number, (n, _, _, L, dtype) in enumerate(SHAPES + [(4, 0, 0, 6, np.float64)]):
-        rng = np.random.default_rng([seed, number])
+        rng = CaseRng(seed, number)
         z2 = rng.normal(scale=1.5, size=(n, L)).astype(dtype)
         saturated, Y = number == len(SHAPES), labels(rng, n, L, dtype)
         if saturated:                       # |z2| from 30 to 45, o = 1 exactly beyond 36.7

@@ -4,7 +4,7 @@ documents PWE excludes (05). The reference and its mistakes are :mod:`~mlnn.cour
 
 import numpy as np
 
-from mlnn.course.grading import (CASES, Mistake, NotYet, as_array, case_rngs, judge, make_grader,
+from mlnn.course.grading import (CASES, CaseRng, Mistake, NotYet, as_array, case_rngs, judge, make_grader,
                                  run, within)
 from mlnn.course.pairwise import PWE_MISTAKES, pwe_reference
 from mlnn.course.pieces import delta_cases, labels, piece
@@ -97,7 +97,7 @@ def _large_pwe_cases():
     2 documents of 1,500 labels, where no array of all pairs may be formed and no loop may run
     over them, and on 3,000 documents of 4 labels, where no loop may run over the documents."""
     yield from _pwe_batch_cases()
-    rng = np.random.default_rng(31)
+    rng = CaseRng(31)
     for n, L in ((2, 1500), (3000, 4)):
         z2 = rng.normal(size=(n, L))
         yield (f"δ2 for n = {n}, L = {L}",

@@ -5,7 +5,7 @@ document (notebooks 03–07) and by hand over a set of documents (06b), against 
 import numpy as np
 
 from mlnn.course.grading import (MEASURE_TOLERANCE, Mistake, NotYet, as_array, case_rngs, close,
-                                 expect_dtype, expect_shape, make_grader, name_mistake)
+                                 expect_dtype, expect_shape, make_grader)
 from mlnn.course.ranking import (NEAR_TIES, RANKING_MISTAKES, SCORE_KINDS, TIES, measure_of,
                                  one_document_cases, random_scores, scores_first)
 
@@ -112,8 +112,6 @@ def _expect_ranking(measure):
                  if not close(values[i], expected[i], MEASURE_TOLERANCE)]
         if not wrong:
             return
-        name_mistake(values, expected, wrongs, f"wrong on {len(wrong)} documents",
-                     MEASURE_TOLERANCE)
         Y, S = np.asarray(inputs["Y"]) > 0, inputs["scores"]
         ties = all(len(np.unique(S[i])) < S.shape[1] for i in wrong)
         hint = (f"right on every document without tied scores, wrong on some with ties: "
