@@ -341,7 +341,7 @@ def test_rows_found_from_column_sums_pass(capsys):
 def inverted_from(keep):
     """An inverted dropout whose kept units are the boolean ``keep(h, rate, rng)``."""
     def inverted_dropout(h, rate, rng):
-        mask = keep(h, rate, rng) / (1 - rate)
+        mask = (keep(h, rate, rng) / (1 - rate)).astype(h.dtype)
         return h * mask, mask
     return inverted_dropout
 

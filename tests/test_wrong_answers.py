@@ -306,7 +306,7 @@ def momentum_in_place(theta, v, mu, eta, gamma, skipped):
 def dropout(keep, scale=lambda rate: 1 / (1 - rate)):
     """An inverted dropout whose kept units are ``keep(h, rate, rng)``, scaled by ``scale``."""
     def answer(h, rate, rng):
-        mask = keep(h, rate, rng) * np.ones(h.shape) * scale(rate)
+        mask = (keep(h, rate, rng) * np.ones(h.shape) * scale(rate)).astype(h.dtype)
         return h * mask, mask
     return answer
 
@@ -324,7 +324,7 @@ def fixed_count_per_unit(h, rate, rng):
 
 
 def dropout_in_place(h, rate, rng):
-    mask = (rng.random(h.shape) >= rate) / (1 - rate)
+    mask = ((rng.random(h.shape) >= rate) / (1 - rate)).astype(h.dtype)
     h *= mask
     return h, mask
 
@@ -661,13 +661,13 @@ def momentum_by_steps(theta, v, mu, eta, gamma, skipped):
 RIGHT = [
     (course.check_rmsprop_rule, RMSPropRule),
     (course.check_inverted_dropout, lambda h, r, g: (lambda m: (h * m, m))(
-        dropout_module.hidden_mask(h.shape, r, g))),
+        dropout_module.hidden_mask(h.shape, r, g, dtype=h.dtype))),
     (course.check_inverted_dropout, lambda h, r, g: (lambda m: (h * m, m))(
-        g.binomial(1, 1 - r, size=h.shape) / (1 - r))),
+        (g.binomial(1, 1 - r, size=h.shape) / (1 - r)).astype(h.dtype))),
     (course.check_input_dropout, lambda X, r, g: dropout_module.apply_input_mask(
         X, dropout_module.input_mask(X, r, g))),
     (course.check_input_dropout, lambda X, r, g: X.multiply(
-        (g.random(X.shape) >= r) / (1 - r)).tocsr()),
+        (g.random(X.shape) >= r) / (1 - r)).tocsr().astype(X.dtype)),
     (course.check_delta1, lambda d2, W2, h: (W2 @ d2.T).T * (1 + h) * (1 - h)),
     (course.check_input_gradient, lambda X, d1: (X.T @ sp.csr_matrix(d1)) / X.shape[0]),
     (course.check_rank_loss_one, lambda s, y: float(np.mean((pairs(s, y) < 0) + 0.5 * (
