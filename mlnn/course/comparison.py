@@ -46,8 +46,11 @@ def _rank_cases():
         N, k = rng.integers(2, 9), rng.integers(2, 9)
         yield (f"R for {N} datasets × {k} methods with lower_is_better={lower}",
                [("values", rng.integers(1, 5, size=(N, k)) / 10.0), ("lower_is_better", lower)])
-    near = np.array([[0.5, step_above(0.5), 0.25], [step_above(0.125), 0.125, 0.75],
-                     [0.3, 0.3, step_above(0.3)]])
+    rng = CaseRng(20, 60)                    # rank sums to 720: past the int8 range
+    yield ("R for 60 datasets × 12 methods with lower_is_better=False",
+           [("values", rng.integers(1, 9, size=(60, 12)) / 10.0), ("lower_is_better", False)])
+    near = np.array([[0.5, step_above(0.5), 0.75], [step_above(0.625), 0.625, 0.875],
+                     [0.6, 0.6, step_above(0.6)]])      # in [0.5, 1): 1 − v is exact there
     for lower in (True, False):
         yield (f"R for 3 datasets × 3 methods, values one floating-point step apart, with "
                f"lower_is_better={lower}", [("values", near), ("lower_is_better", lower)])

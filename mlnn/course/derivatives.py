@@ -8,8 +8,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from mlnn.course.grading import (CASES, CaseRng, Mistake, case_rngs, expect_items, make_grader, sparse_rows,
-                                 variant)
+from mlnn.course.grading import (CASES, CaseRng, Mistake, case_rngs, expect_items, make_grader,
+                                 sparse_rows, variant)
 from mlnn.course.pieces import (SHAPES, WIDE_SHAPES, GuardedCSR, backward_case, delta_cases,
                                 expect_backward, expect_rows, grad_W1_rows_scaled, mlnn_backward,
                                 mlnn_ce_delta2, mlnn_delta1_relu, mlnn_forward, mlnn_grad_W1_rows,

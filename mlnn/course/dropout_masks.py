@@ -5,8 +5,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.course.grading import (NO_ANSWER, CaseRng, NotYet, StudentError, as_array, binomial_z,
-                                 dispersion, each_draw, expect_dtype, expect_shape, expect_tuple,
-                                 grade, judge, run, sparse_rows)
+                                 dispersion, drawn_seed, each_draw, expect_dtype, expect_shape,
+                                 expect_tuple, grade, judge, run, sparse_rows)
 
 
 #: The dropout rates the graders try, with the draws at each: tenths, a quarter, and a rate off
@@ -147,9 +147,9 @@ def _check_dropout(title, kept, given, draws, column, noun):
     masks must come from the generator passed in."""
     def attempt():
         for rate, _ in ((rate, draw) for rate in RATES for draw in each_draw()):
-            x, rng = given(rate), np.random.default_rng(9)
+            x, rng = given(rate), np.random.default_rng(drawn_seed(9))
             present = x.toarray() != 0 if sp.issparse(x) else np.ones(np.shape(x), dtype=bool)
-            first, again, other = (kept(x, rate, np.random.default_rng(seed))
+            first, again, other = (kept(x, rate, np.random.default_rng(drawn_seed(seed)))
                                    for seed in (11, 11, 12))
             if not np.array_equal(first, again):
                 raise NotYet("two generators with the same seed gave different masks: draw the "

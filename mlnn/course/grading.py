@@ -5,7 +5,8 @@ cases, each built on two draws (:data:`DRAWS`: the same shapes, new values, inte
 on copies of its inputs (:func:`run`: an input changed in place is named), compares the answers
 (:func:`judge`: None, type, shape, dtype before any conversion, finite values, then values) and
 names a wrong answer by the :class:`Mistake` of its table that gives the same answer on every
-case, never by code; otherwise it says what it observed. :func:`grade` prints one line, ``PASS     title: …`` or ``NOT YET  title: hint``;
+case, never by code; otherwise it says what it observed. :func:`grade` prints one line,
+``PASS     title: …`` or ``NOT YET  title: hint``;
 under autograde (:data:`AUTOGRADE`) a line that is not PASS also fails the cell. Random answers
 are judged by their distribution (:func:`binomial_z`, :func:`dispersion`).
 """
@@ -472,6 +473,11 @@ def each_draw():
             yield draw
         finally:
             _DRAW.reset(token)
+
+
+def drawn_seed(*entropy):
+    """The seed of a generator handed to an answer in a case, salted by the draw being built."""
+    return [*entropy, _DRAW.get()[1]]
 
 
 def drawing(*draws):

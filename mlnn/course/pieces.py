@@ -17,8 +17,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from mlnn.course.grading import (NO_ANSWER, CaseRng, NotYet, StudentError, as_array, expect_arguments,
-                                 expect_items, judge, label_rows, run, within)
+from mlnn.course.grading import (NO_ANSWER, CaseRng, NotYet, StudentError, as_array,
+                                 expect_arguments, expect_items, judge, label_rows, run, within)
 from mlnn.course.pairwise import pwe_reference
 from mlnn.course.rules import apply_rule
 from mlnn.nn.activations import get_activation

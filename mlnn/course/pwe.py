@@ -4,8 +4,8 @@ documents PWE excludes (05). The reference and its mistakes are :mod:`~mlnn.cour
 
 import numpy as np
 
-from mlnn.course.grading import (CASES, CaseRng, Mistake, NotYet, as_array, case_rngs, judge, make_grader,
-                                 run, within)
+from mlnn.course.grading import (CASES, CaseRng, Mistake, NotYet, as_array, case_rngs, judge,
+                                 make_grader, run, within)
 from mlnn.course.pairwise import PWE_MISTAKES, pwe_reference
 from mlnn.course.pieces import delta_cases, labels, piece
 from mlnn.nn.losses import PairwiseExponential
@@ -50,6 +50,9 @@ def _excluded_cases():
         Y = (rng.random((n, L)) < rng.uniform(0.2, 0.8)).astype(dtype)
         Y[0], Y[1] = 0, 1                       # one without relevant labels, one all relevant
         yield f"the mask for n = {n}, L = {L}", [("Y", Y[rng.permutation(n)])]
+    Y = np.ones((3, 300), dtype=np.int8)     # counts past 127
+    Y[1, ::2] = 0
+    yield "the mask for n = 3, L = 300", [("Y", Y)]
 
 
 check_pwe_excluded = make_grader(
