@@ -819,7 +819,7 @@ NEW_WRONG = [
     (course.check_pwe_delta2, worked.pwe_delta2_pairs, "O(L) per document"),
     (course.check_pwe_delta2, pwe_all_pairs_at_once, "O(L) per document"),
     (course.check_grad_W1_rows, grad_W1_full_then_rows, "full D × F product"),
-    (course.check_train, train_fixed_minibatches, "never share a minibatch"),
+    (course.check_train, train_fixed_minibatches, "cut into consecutive runs"),
     (course.check_train, train_biased_swap, "not uniformly random"),
 ]
 
