@@ -249,3 +249,13 @@ def test_a_mistake_is_named_only_when_it_explains_every_case(capsys):
     assert not _toy(lambda x: 2 * x if x.shape == (3,) else x + 1)
     out = capsys.readouterr().out
     assert "twice" not in out and "is off" in out, out
+
+
+def test_the_second_draw_keeps_the_sizes_drawn_for_the_first():
+    def cases():
+        for rng in grading.case_rngs(6, 5):
+            n, d = rng.integers(1, 50), rng.integers(1, 50)
+            yield "x", [("x", rng.normal(size=(n, d)))]
+    every = grading.drawn_cases(cases)
+    assert len(every) == 10
+    assert all(a[1][0][1].shape == b[1][0][1].shape for a, b in zip(every[::2], every[1::2]))
