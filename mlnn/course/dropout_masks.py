@@ -176,8 +176,8 @@ def check_inverted_dropout(inverted_dropout):
 
 
 def input_X(rate):
-    """The X of the input dropout grader at ``rate``: 120 documents of about 25 stored entries
-    and 200 of one (3,200 entries), float32 at rate 0.7."""
+    """The X of the input dropout grader at ``rate``: 120 documents of about 26 stored entries
+    and 200 of one, float32 at rate 0.7."""
     rng = CaseRng(16)
     X = sp.vstack([sparse_rows(rng, 120, 100, density=0.25), sparse_rows(rng, 200, 100, 0)])
     return X.tocsr().astype(np.float32 if rate == 0.7 else np.float64)
