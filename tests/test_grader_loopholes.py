@@ -1008,3 +1008,11 @@ def test_the_input_dropout_x_has_the_documents_its_text_describes():
     sizes = np.diff(input_X(0.2).indptr)
     assert len(sizes) == 320 and np.sum(sizes == 1) == 200 and round(sizes[:120].mean()) == 26
     assert input_X(0.7).dtype == np.float32 and input_X(0.2).format == "csr"
+
+
+def test_the_largest_cases_hold_counts_past_the_narrow_integer_types():
+    t, p = dict(list(course.check_micro_macro.cases())[-1][1]).values()
+    assert np.sum((t > 0) & (p > 0)) > 2 ** 15
+    L = max(len(dict(named)["y"]) for _, named in course.check_rank_loss_one.cases())
+    R = max(dict(named)["values"].size for _, named in course.check_average_ranks.cases())
+    assert L == 400 and R == 60 * 12
