@@ -252,4 +252,24 @@ def test_course_source_copies_the_stored_results_each_notebook_reads(project):
                             for p in (course / "source" / stem / "figures").glob(pattern))
             assert copied == sorted(p.relative_to(ROOT / "figures")
                                     for p in (ROOT / "figures").glob(pattern)), (stem, pattern)
-    assert "FlagsExportPlugin" in (course / "nbgrader_config.py").read_text(encoding="utf-8")
+    config = (course / "nbgrader_config.py").read_text(encoding="utf-8")
+    assert "course grade" in config and "plugin" not in config
+
+
+def test_each_written_answer_gets_its_key_in_the_source_and_a_missing_key_is_named(project):
+    keys = tool.written_keys(project / "notebooks" / "solutions" / tool.KEYS)
+    for stem in STEMS:
+        source = tool.source_version(project / "notebooks" / f"{stem}.ipynb",
+                                     project / "notebooks")
+        for cell in source["cells"]:
+            if cell["cell_type"] == "markdown" and tool.PROMPT.match(tool.source_of(cell)):
+                gid = cell["metadata"]["nbgrader"]["grade_id"]
+                assert keys[gid] in tool.source_of(cell), gid
+                assert "### BEGIN SOLUTION" in tool.source_of(cell)
+    path = project / "notebooks" / "solutions" / tool.KEYS
+    first = next(iter(keys))
+    path.write_text(path.read_text(encoding="utf-8").replace(f"## {first}\n", "## gone\n"),
+                    encoding="utf-8")
+    stem = next(s for s in STEMS if first.startswith(tool.key(s) + "-"))
+    with pytest.raises(tool.CourseError, match=f"{first} has no key"):
+        tool.source_version(project / "notebooks" / f"{stem}.ipynb", project / "notebooks")

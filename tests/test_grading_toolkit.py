@@ -162,7 +162,7 @@ def test_a_tie_tolerance_however_small_is_named_on_scores_one_step_apart(capsys)
         tie = np.abs(p - q) <= 1e-15
         return float((np.sum((p < q) & ~tie) + 0.5 * np.sum(tie)) / (y.sum() * (~y).sum()))
     assert not course.check_rank_loss_one(rank_loss_within_1e_15)
-    assert "without a tolerance or rounding" in capsys.readouterr().out
+    assert "without a tolerance or rounding" in "".join(capsys.readouterr())
 
 
 def test_a_training_loop_that_sorts_each_minibatch_passes(capsys):
@@ -175,4 +175,64 @@ def test_a_training_loop_that_sorts_each_minibatch_passes(capsys):
             for start in range(0, X.shape[0], batch_size):
                 batch = np.sort(order[start:start + batch_size])
                 update(params, optimizer, X[batch], Y[batch])
-    assert course.check_train(train), capsys.readouterr().out
+    assert course.check_train(train), "".join(capsys.readouterr())
+
+
+# -- every case on two draws, and a mistake named only where it explains every case -----------
+
+def _toy_cases():
+    """Four cases of x: one shape each, drawn on the case generators."""
+    for rng, shape in zip(grading.case_rngs(5, 4), ((3,), (2, 2), (4,), (1, 3))):
+        yield f"x of shape {shape}", [("x", rng.normal(size=shape))]
+
+
+TWICE = grading.Mistake("twice the right value", lambda x: 2 * x)
+
+
+def _toy(answer):
+    return grading.check("toy", answer, lambda x: x + 1, _toy_cases, [TWICE])
+
+
+def test_each_case_is_drawn_twice_with_its_shapes_and_new_values():
+    every = grading.drawn_cases(_toy_cases)
+    assert len(every) == 8
+    for (_, first), (_, second) in zip(every[::2], every[1::2]):
+        assert first[0][1].shape == second[0][1].shape
+        assert not np.allclose(first[0][1], second[0][1])
+
+
+def test_the_draws_can_be_set_so_that_no_case_is_one_the_student_saw():
+    seen = [named[0][1] for _, named in grading.drawn_cases(_toy_cases)]
+    token = grading.drawing(101, 202)
+    try:
+        secret = [named[0][1] for _, named in grading.drawn_cases(_toy_cases)]
+    finally:
+        grading.DRAWS.reset(token)
+    assert all(a.shape == b.shape and not np.allclose(a, b) for a, b in zip(seen, secret))
+
+
+def test_an_answer_cached_by_shape_is_seen_at_the_second_draw(capsys):
+    memory = {}
+
+    def cached(x):
+        return memory.setdefault(x.shape, x + 1)
+    assert not _toy(cached)
+    assert "(another draw)" in "".join(capsys.readouterr())
+
+
+def test_a_mistake_is_named_only_when_it_explains_every_case(capsys):
+    assert not _toy(lambda x: 2 * x)
+    assert "twice the right value" in "".join(capsys.readouterr())
+    assert not _toy(lambda x: 2 * x if x.shape == (3,) else x + 1)
+    out = "".join(capsys.readouterr())
+    assert "twice" not in out and "is off" in out, out
+
+
+def test_the_second_draw_keeps_the_sizes_drawn_for_the_first():
+    def cases():
+        for rng in grading.case_rngs(6, 5):
+            n, d = rng.integers(1, 50), rng.integers(1, 50)
+            yield "x", [("x", rng.normal(size=(n, d)))]
+    every = grading.drawn_cases(cases)
+    assert len(every) == 10
+    assert all(a[1][0][1].shape == b[1][0][1].shape for a, b in zip(every[::2], every[1::2]))

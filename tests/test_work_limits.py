@@ -41,6 +41,11 @@ def grad_W1_rows(X, delta1):
     full = X.tocsc().T @ delta1
     return rows, np.asarray(full)[rows] / X.shape[0]
 """, "full D × F product"),
+    "through X made dense": ("grad_W1_rows", """
+def grad_W1_rows(X, delta1):
+    rows = np.unique(X.indices)
+    return rows, (X.toarray().T @ delta1)[rows] / X.shape[0]
+""", "made the sparse X dense"),
     "backward through the full product": ("backward", """
 def backward(X, z1, h, W2, delta2):
     n, delta1 = X.shape[0], delta1_relu(delta2, W2, z1)

@@ -65,7 +65,7 @@ def run_cell(exercise, grader, source, imports=""):
 def said(exercise, detail):
     """A NOT YET report about the cell itself, printed as a grader prints its line."""
     report = Report("NOT YET", exercise.name, detail)
-    print(f"{report.status:<8} {report.title}: {report.detail}")
+    print(f"{report.status:<8} {report.title}: {report.detail}", file=sys.stderr)
     return report
 
 

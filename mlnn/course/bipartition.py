@@ -4,8 +4,8 @@ baselines BR_B and BR_R (Sec. 4; :func:`mlnn.paper.selection.fit_br`, notebook 0
 
 import numpy as np
 
-from mlnn.course.grading import (MEASURE_TOLERANCE, NO_ANSWER, Mistake, NotYet, as_array,
-                                 case_rngs, close, make_grader, variant)
+from mlnn.course.grading import (MEASURE_TOLERANCE, NO_ANSWER, CaseRng, Mistake, NotYet, as_array,
+                                 case_rngs, close, expect_dtype, make_grader, variant)
 from mlnn.course.ranking import one_document_cases
 from mlnn.evaluation import metrics
 from mlnn.evaluation.thresholds import optimal_thresholds, ridge
@@ -175,7 +175,7 @@ def _bipartition_cases():
     """``micro_macro_by_hand(Y_true, Y_pred)`` → {"miP", "miR", "miF", "maP", "maR", "maF"}:
     a few built cases (nothing true and nothing predicted; nothing predicted), then random
     0/1 int8 matrices, n in 1 … 25, L in 1 … 12, skewed label frequencies, a label with
-    TP = FP = FN = 0 and one only predicted."""
+    TP = FP = FN = 0 and one only predicted; last 300 × 120, with more than 2¹⁵ true positives."""
     cases = [(np.zeros((3, 4)), np.zeros((3, 4))),
              (np.array([[1, 0, 0], [1, 1, 0]]), np.zeros((2, 3))),
              (np.array([[1, 0], [0, 0], [1, 0]]), np.array([[1, 1], [0, 0], [0, 0]]))]
@@ -188,6 +188,9 @@ def _bipartition_cases():
             Y_true[:, -1] = Y_pred[:, -1] = False          # TP = FP = FN = 0
             Y_true[:, -2] = False                          # only predicted (or nothing)
         cases.append((Y_true, Y_pred))
+    rng = CaseRng(2015, 300)                 # counts past 2¹⁵: no narrow integer type holds them
+    Y_true = rng.random((300, 120)) < 0.95
+    cases.append((Y_true, Y_true ^ (rng.random((300, 120)) < 0.03)))
     for number, (t, p) in enumerate(cases):
         t, p = np.asarray(t, dtype=np.int8), np.asarray(p, dtype=np.int8)
         parts = [f"case {number + 1}, with n = {t.shape[0]} documents and L = {t.shape[1]} labels"]
@@ -217,6 +220,7 @@ def _expect_bipartition(answer, expected, what, wrongs, inputs):
         array = as_array(answer[key], key)
         if array.size != 1:
             raise NotYet(f"{key} must be one number, not an array of shape {array.shape}")
+        expect_dtype(array, expected[key], key, "biuf")
         if not np.isfinite(float(array.reshape(()))):
             raise NotYet(f"{key} is NaN or infinite: every zero denominator has a value here")
         if not close(float(array.reshape(())), expected[key], MEASURE_TOLERANCE):
@@ -228,18 +232,34 @@ def _expect_bipartition(answer, expected, what, wrongs, inputs):
 
 check_micro_macro = make_grader("check_micro_macro", "micro and macro P/R/F1 by hand",
                              bipartition_reference, _bipartition_cases, BIPARTITION_MISTAKES,
-                             expect=_expect_bipartition, whole=True)
+                             expect=_expect_bipartition)
 
 
 # -- notebook 06b: the choice of C for BR_B and BR_R -----------------------------------------------
 
-def selection_values(S_list, Y, variant, predict=lambda S: S > 0, **score):
+def selection_values(S_list, Y, variant, predict=lambda S: S > 0, combine=None, pooled=False,
+                     **score):
     """The validation criterion of each C: BR_B's mean of micro- and macro-F1 of the label sets
     ``predict(S)`` (:func:`mlnn.evaluation.metrics.selection_score`, higher is better), BR_R's
-    rank loss (lower is better)."""
+    rank loss (lower is better); or with a mistake: micro- and macro-F1 ``combine`` d otherwise,
+    the rank loss ``pooled`` over all the pairs of all documents."""
+    if variant == "B" and combine:
+        return [combine(*(metrics.selection_score(Y, predict(S), criterion=c, **score)
+                          for c in ("miF", "maF"))) for S in S_list]
     if variant == "B":
         return [metrics.selection_score(Y, predict(S), **score) for S in S_list]
+    if pooled:
+        return [_pooled_rank_loss(Y, S) for S in S_list]
     return [metrics.rank_loss(Y, S) for S in S_list]
+
+
+def _pooled_rank_loss(Y, S):
+    """The wrongly ordered pairs (ties ½) of all documents over all their pairs."""
+    wrong = pairs = 0
+    for y, s in zip(np.asarray(Y) > 0, S):
+        d = s[y][:, None] - s[~y][None, :]
+        wrong, pairs = wrong + np.sum(d < 0) + 0.5 * np.sum(d == 0), pairs + d.size
+    return wrong / pairs
 
 
 def select(C_values, S_val, Y_val, S_test, Y_test, variant, split="val", by=None, flip=False,
@@ -247,10 +267,11 @@ def select(C_values, S_val, Y_val, S_test, Y_test, variant, split="val", by=None
     """The C that :func:`mlnn.paper.selection.fit_br` chooses, by a literal loop (the first C
     wins ties); or with one mistake: the ``split`` "test", the criterion of variant ``by``, the
     comparison ``flip`` ped, the ``last`` C of ties, its ``position``, the first C within
-    np.isclose of the best (``near`` True) or within ``near`` of it, BR_B's ``score`` changed."""
+    np.isclose of the best (``near`` True) or within ``near`` of it, the ``score`` changed
+    (:func:`selection_values`)."""
     S, Y = (S_val, Y_val) if split == "val" else (S_test, Y_test)
     by = by or variant
-    values = selection_values(S, Y, by, **(score if variant == "B" else {}))
+    values = selection_values(S, Y, by, **(score if variant == by else {}))
     sign = -1 if (by == "B") != flip else 1      # F1: higher is better; rank loss: lower
     order = range(len(values))[::-1] if last else range(len(values))
     best = min(order, key=lambda i: sign * values[i])          # min keeps the first of ties
@@ -264,6 +285,10 @@ def select(C_values, S_val, Y_val, S_test, Y_test, variant, split="val", by=None
 def reference_C(C_values, S_val, Y_val, variant):
     """The C that :func:`mlnn.paper.selection.fit_br` chooses from these validation margins."""
     return select(C_values, S_val, Y_val, None, None, variant)
+
+
+OTHER_MEAN = ("BR_B chooses by the arithmetic mean (miF + maF) / 2 of micro- and macro-F1, not by "
+              "another mean of the two (such as the geometric or the harmonic one)")
 
 
 SELECTION_MISTAKES = [
@@ -296,7 +321,12 @@ SELECTION_MISTAKES = [
             variant(select, position=True)),
     *(Mistake("criteria that differ, however little, are not tied: compare them exactly (the "
               "first C wins only an exact tie), not within a tolerance such as np.isclose's",
-              variant(select, near=near)) for near in (True, 1e-12))]
+              variant(select, near=near)) for near in (True, 1e-12)),
+    *(Mistake(OTHER_MEAN, variant(select, combine=mean)) for mean in (
+        lambda a, b: np.sqrt(a * b), lambda a, b: 2 * a * b / (a + b) if a + b else 0.0)),
+    Mistake("BR_R's rank loss is the mean over the documents of each one's fraction of pairs "
+            "ordered wrongly, not the fraction of all pairs pooled over the documents",
+            variant(select, pooled=True))]
 
 
 def _labels(rng, n, L):
@@ -325,30 +355,68 @@ def _plant_tie(C_values, S, Y, variant):
     return {best, other}
 
 
+def _random_selection_case(rng, k):
+    """A random case of variant "B" or "R" (k even or odd), a tie planted at the best C if k is
+    not a multiple of 3 and no other tie."""
+    variant = "BR"[k % 2]
+    while True:
+        C_values = [float(10.0 ** e) for e in range(int(rng.integers(-3, 1)), 4)]
+        C_values = C_values[:int(rng.integers(3, len(C_values) + 1))]
+        n_val, n_test, L = (int(v) for v in rng.integers((20, 20, 3), (61, 61, 11)))
+        Y_val, Y_test = _labels(rng, n_val, L), _labels(rng, n_test, L)
+        S_val, S_test = _margins(rng, Y_val, len(C_values)), _margins(rng, Y_test,
+                                                                      len(C_values))
+        planted = _plant_tie(C_values, S_val, Y_val, variant) if k % 3 else set()
+        values = selection_values(S_val, Y_val, variant)
+        if not any(abs(values[i] - values[j]) < 1e-9 and {i, j} != planted
+                   for i in range(len(values)) for j in range(i + 1, len(values))):
+            return [("C_values", C_values), ("S_val", S_val), ("Y_val", Y_val),
+                    ("S_test", S_test), ("Y_test", Y_test), ("variant", variant)]
+
+
 def selection_cases(count=36, seed=2016):
     """``select_C(C_values, S_val, Y_val, S_test, Y_test, variant)`` → the C that BR_B (variant
     "B") or BR_R ("R") chooses; ``S_val[j]``, ``S_test[j]`` are the margins of the SVMs trained
     with ``C_values[j]``. Grids of 3 … 7 powers of ten within the paper's 10⁻³ … 10³, margins
     of 2 decimals (some exactly 0), labels with no validation positive, a planted tie at the
-    best C in two cases of three, the variants alternating, and no other tie."""
-    for k, rng in enumerate(case_rngs(seed, count)):
-        variant = "BR"[k % 2]
-        while True:
-            C_values = [float(10.0 ** e) for e in range(int(rng.integers(-3, 1)), 4)]
-            C_values = C_values[:int(rng.integers(3, len(C_values) + 1))]
-            n_val, n_test, L = (int(v) for v in rng.integers((20, 20, 3), (61, 61, 11)))
-            Y_val, Y_test = _labels(rng, n_val, L), _labels(rng, n_test, L)
-            S_val, S_test = _margins(rng, Y_val, len(C_values)), _margins(rng, Y_test,
-                                                                          len(C_values))
-            planted = _plant_tie(C_values, S_val, Y_val, variant) if k % 3 else set()
-            values = selection_values(S_val, Y_val, variant)
-            if not any(abs(values[i] - values[j]) < 1e-9 and {i, j} != planted
-                       for i in range(len(values)) for j in range(i + 1, len(values))):
-                break
-        yield f"case {k + 1}", [("C_values", C_values), ("S_val", S_val), ("Y_val", Y_val),
-                                ("S_test", S_test), ("Y_test", Y_test), ("variant", variant)]
-    yield f"case {count + 1}", near_tie_case(np.random.default_rng(seed))
-    yield f"case {count + 2}", nearer_tie_case()
+    best C in two cases of three, the variants alternating, and no other tie; then cases where
+    the plausible criteria choose different C (:func:`disagreeing_cases`), and near ties."""
+    cases = [_random_selection_case(rng, k) for k, rng in enumerate(case_rngs(seed, count))]
+    cases += [*disagreeing_cases(CaseRng(seed, 1)), near_tie_case(CaseRng(seed)),
+              nearer_tie_case()]
+    for k, named in enumerate(cases):
+        yield f"case {k + 1}", named
+
+
+def disagreeing_cases(rng, n=200, L=10):
+    """A BR_B case where (miF + maF) / 2 chooses C = 10 (a high micro-F1, a low macro-F1) and
+    the geometric and harmonic means C = 1 (micro- and macro-F1 about equal); a BR_R case where
+    the mean rank loss of the documents chooses C = 1 (half the documents, of 100 pairs each, in
+    a random order) and the rank loss pooled over all pairs C = 0.1 (the other half, of 19
+    pairs, all wrong). The grader's tests check that these criteria choose so."""
+    Y = np.zeros((n, L), dtype=np.int8)
+    Y[rng.permutation(n)[:80], 0] = 1                          # a frequent label, 9 rare ones
+    for label in range(1, L):
+        Y[rng.permutation(n)[:2], label] = 1
+    best_micro, balanced = Y.copy(), Y.copy()
+    best_micro[:, 4:] = 0                                      # 3 rare labels right, 6 missed
+    positives, negatives = np.flatnonzero(Y[:, 0]), np.flatnonzero(Y[:, 0] == 0)
+    balanced[rng.permutation(positives)[:30], 0] = 0           # F1 ≈ 0.65 on every label
+    balanced[rng.permutation(negatives)[:30], 0] = 1
+    balanced[np.argmax(Y[:, 1:], axis=0), np.arange(1, L)] = 0
+    S = [np.round(np.where(P > 0, 1, -1) * rng.uniform(0.2, 2, size=P.shape), 2)
+         for P in (np.zeros_like(Y), balanced, best_micro)]
+    yield [("C_values", [0.1, 1.0, 10.0]), ("S_val", S), ("Y_val", Y), ("S_test", S),
+           ("Y_test", Y), ("variant", "B")]
+    Y = np.zeros((n, 20), dtype=np.int8)
+    Y[: n // 2, :10], Y[n // 2:, 0] = 1, 1                     # 100 pairs, and 19
+    ordered = np.where(Y > 0, 1.0, -1.0) + rng.uniform(0, 0.5, size=Y.shape)
+    shuffled = rng.random(Y.shape)
+    mixed = np.vstack([ordered[: n // 2], -ordered[n // 2:]])  # many pairs right, few wrong
+    rights = np.vstack([shuffled[: n // 2], ordered[n // 2:]])  # many pairs random, few right
+    S = [shuffled, mixed, rights]
+    yield [("C_values", [0.01, 0.1, 1.0]), ("S_val", S), ("Y_val", Y), ("S_test", S),
+           ("Y_test", Y), ("variant", "R")]
 
 
 def near_tie_case(rng, n=2000, L=50):
@@ -412,5 +480,4 @@ def _expect_selection(answer, expected, what, wrongs, inputs):
 
 
 check_select_C = make_grader("check_select_C", "choosing C for BR_B and BR_R", select,
-                          selection_cases, SELECTION_MISTAKES, expect=_expect_selection,
-                          whole=True)
+                          selection_cases, SELECTION_MISTAKES, expect=_expect_selection)

@@ -5,7 +5,7 @@ difference."""
 import numpy as np
 from scipy.stats import rankdata
 
-from mlnn.course.grading import Mistake, case_rngs, make_grader
+from mlnn.course.grading import CaseRng, Mistake, case_rngs, make_grader
 from mlnn.course.ranking import TOLERANT, step_above
 from mlnn.evaluation.metrics import EXTRA_MEASURES, LOWER_IS_BETTER, MEASURES
 from mlnn.paper.ranks import average_ranks, friedman_test
@@ -20,7 +20,7 @@ def _better(measure, ours, paper, sign=1):
 def _better_cases():
     """``better_than_paper(measure, ours, paper)`` → the relative difference, > 0 when ours is
     better."""
-    rng = np.random.default_rng(19)
+    rng = CaseRng(19)
     for measure in MEASURES + EXTRA_MEASURES:
         ours, paper = (float(v) for v in rng.uniform(0.02, 20, size=2).round(4))
         yield (f"the difference for {measure}",
@@ -46,8 +46,11 @@ def _rank_cases():
         N, k = rng.integers(2, 9), rng.integers(2, 9)
         yield (f"R for {N} datasets × {k} methods with lower_is_better={lower}",
                [("values", rng.integers(1, 5, size=(N, k)) / 10.0), ("lower_is_better", lower)])
-    near = np.array([[0.5, step_above(0.5), 0.25], [step_above(0.125), 0.125, 0.75],
-                     [0.3, 0.3, step_above(0.3)]])
+    rng = CaseRng(20, 60)                    # rank sums to 720: past the int8 range
+    yield ("R for 60 datasets × 12 methods with lower_is_better=False",
+           [("values", rng.integers(1, 9, size=(60, 12)) / 10.0), ("lower_is_better", False)])
+    near = np.array([[0.5, step_above(0.5), 0.75], [step_above(0.625), 0.625, 0.875],
+                     [0.6, 0.6, step_above(0.6)]])      # in [0.5, 1): 1 − v is exact there
     for lower in (True, False):
         yield (f"R for 3 datasets × 3 methods, values one floating-point step apart, with "
                f"lower_is_better={lower}", [("values", near), ("lower_is_better", lower)])

@@ -8,8 +8,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from mlnn.course.grading import (CASES, Mistake, case_rngs, expect_items, make_grader, sparse_rows,
-                                 variant)
+from mlnn.course.grading import (CASES, CaseRng, Mistake, case_rngs, expect_items, make_grader,
+                                 sparse_rows, variant)
 from mlnn.course.pieces import (SHAPES, WIDE_SHAPES, backward_case, delta_cases,
                                 expect_backward, expect_rows, grad_W1_rows_scaled, mlnn_backward,
                                 mlnn_ce_delta2, mlnn_delta1_relu, mlnn_forward, mlnn_grad_W1_rows,
@@ -221,7 +221,7 @@ def _relu_delta1_cases():
         case, cache, grads = backward_case(40 + seed, shape, kink)
         z1 = cache.z1.copy()
         if seed in (0, 2):                          # some z1 within 1e-7 of the kink
-            near = np.random.default_rng(seed).random(z1.shape) < 0.3
+            near = CaseRng(seed).random(z1.shape) < 0.3
             z1[near] = np.sign(z1[near]) * np.logspace(-9, -7, int(near.sum()))
         yield (f"δ1 for n = {shape[0]}, F = {shape[2]}, L = {shape[3]}"
                + (", some z1 exactly 0" if kink else "")

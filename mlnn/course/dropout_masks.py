@@ -4,9 +4,9 @@ dropout of the input features, judged by the distribution of their masks."""
 import numpy as np
 import scipy.sparse as sp
 
-from mlnn.course.grading import (NO_ANSWER, NotYet, StudentError, as_array, binomial_z, dispersion,
-                                 expect_dtype, expect_shape, expect_tuple, grade, judge, run,
-                                 sparse_rows)
+from mlnn.course.grading import (NO_ANSWER, CaseRng, NotYet, StudentError, as_array, binomial_z,
+                                 dispersion, drawn_seed, each_draw, expect_dtype, expect_shape,
+                                 expect_tuple, grade, judge, run, sparse_rows)
 
 
 #: The dropout rates the graders try, with the draws at each: tenths, a quarter, and a rate off
@@ -14,9 +14,10 @@ from mlnn.course.grading import (NO_ANSWER, NotYet, StudentError, as_array, bino
 RATES = {0.2: 20, 0.5: 20, 0.7: 20, 0.1: 20, 0.25: 20, 0.0151: 4}
 
 
-#: The shape of h at each rate: never one shape only, large where few units are dropped.
-H_SHAPES = {0.2: (30, 40), 0.5: (17, 23), 0.7: (64, 9), 0.1: (5, 50), 0.25: (30, 40),
-            0.0151: (120, 160)}
+#: The shape and dtype of h at each rate: never one shape only, large where few units are
+#: dropped, float32 at two rates, and one hidden unit per document at one.
+H_SHAPES = {0.2: (30, 40), 0.5: (600, 1, np.float32), 0.7: (64, 9), 0.1: (5, 50, np.float32),
+            0.25: (30, 40), 0.0151: (120, 160)}
 
 
 def judge_scale(kept, original, rate, what):
@@ -62,12 +63,20 @@ def judge_kept(kept, rate, column, trials, noun="units"):
         if abs(z) > 6:
             raise NotYet(f"at rate {rate} {name} are kept together too "
                          f"{'often' if z > 0 else 'rarely'}: their coins are not independent")
+    few = trials.sum(axis=1) <= 2                            # documents of one or two entries
+    many = ~few if not few.all() else few
+    count, total = kept[:, many].sum(), trials[many].sum() * len(kept)
     if abs(binomial_z(count, total, 1 - rate)) > 5:
         swapped = abs(binomial_z(count, total, rate)) < 5
         raise NotYet(f"at rate {rate} you keep {count / total:.2%} of the {noun}: " + (
             "you keep with probability rate; rate is the probability of dropping" if swapped
             else f"each should be dropped with probability {rate} (a coin drawn on a coarse "
                  "grid, such as tenths or percent, cannot be compared with every rate)"))
+    small, tried = kept[:, few].sum(), trials[few].sum() * len(kept)
+    if not many.all() and tried and abs(binomial_z(small, tried, 1 - rate)) > 5:
+        raise NotYet(f"at rate {rate} the documents of one or two {column}s keep "
+                     f"{small / tried:.2%} of them: each {column} is dropped with probability "
+                     f"{rate}, however few a document has (all of them, at times)")
 
 
 def _shared_coins_z(kept, present, q):
@@ -108,7 +117,7 @@ def _inverted_kept(inverted_dropout, h, rate, rng):
     mask = as_array(mask, what)
     expect_shape(mask, h.shape, what)
     expect_dtype(mask, h, what, "f")
-    judge_scale(mask[mask != 0], np.ones(np.count_nonzero(mask)), rate, what)
+    judge_scale(mask[mask != 0], np.ones(np.count_nonzero(mask), h.dtype), rate, what)
     judge(dropped, h * mask, f"h ∘ mask at rate {rate}")
     return mask > 0
 
@@ -120,8 +129,9 @@ def _input_kept(input_dropout, X, rate, rng):
         f"the dropped-out X at rate {rate}"
     if answer is None:
         raise NotYet(NO_ANSWER)
-    if not sp.issparse(answer):
-        raise NotYet(f"{what} is a {type(answer).__name__}; keep it sparse (a CSR matrix like X)")
+    if not sp.issparse(answer) or answer.format != "csr":
+        form = f"{answer.format} matrix" if sp.issparse(answer) else type(answer).__name__
+        raise NotYet(f"{what} is a {form}; keep it sparse, a CSR matrix like X")
     dense, original = as_array(answer, what), X.toarray()
     expect_shape(dense, original.shape, what)
     expect_dtype(dense, original, what, "f")
@@ -136,10 +146,10 @@ def _check_dropout(title, kept, given, draws, column, noun):
     rate: ``draws(rate)`` calls from one generator, judged by their distribution; then the
     masks must come from the generator passed in."""
     def attempt():
-        for rate in RATES:
-            x, rng = given(rate), np.random.default_rng(9)
+        for rate, _ in ((rate, draw) for rate in RATES for draw in each_draw()):
+            x, rng = given(rate), np.random.default_rng(drawn_seed(9))
             present = x.toarray() != 0 if sp.issparse(x) else np.ones(np.shape(x), dtype=bool)
-            first, again, other = (kept(x, rate, np.random.default_rng(seed))
+            first, again, other = (kept(x, rate, np.random.default_rng(drawn_seed(seed)))
                                    for seed in (11, 11, 12))
             if not np.array_equal(first, again):
                 raise NotYet("two generators with the same seed gave different masks: draw the "
@@ -161,12 +171,16 @@ def check_inverted_dropout(inverted_dropout):
     drawn from ``rng``; h of several shapes."""
     return _check_dropout(
         "inverted dropout", lambda h, rate, rng: _inverted_kept(inverted_dropout, h, rate, rng),
-        lambda rate: np.random.default_rng(9).uniform(0.1, 2.0, size=H_SHAPES[rate]),
-        RATES.get, "unit", "units")
+        lambda rate: CaseRng(9).uniform(0.1, 2.0, size=H_SHAPES[rate][:2]).astype(
+            (*H_SHAPES[rate][2:], np.float64)[0]), RATES.get, "unit", "units")
 
 
-#: The X of the input dropout grader: 3,000 stored entries.
-INPUT_X = sparse_rows(np.random.default_rng(16), 120, 100, density=0.25)
+def input_X(rate):
+    """The X of the input dropout grader at ``rate``: 120 documents of about 26 stored entries
+    and 200 of one, float32 at rate 0.7."""
+    rng = CaseRng(16)
+    X = sp.vstack([sparse_rows(rng, 120, 100, density=0.25), sparse_rows(rng, 200, 100, 0)])
+    return X.tocsr().astype(np.float32 if rate == 0.7 else np.float64)
 
 
 def check_input_dropout(input_dropout):
@@ -174,5 +188,5 @@ def check_input_dropout(input_dropout):
     ×1/(1 − rate) or dropped, independently, with the coins drawn from ``rng``."""
     return _check_dropout(
         "input dropout on a sparse X",
-        lambda X, rate, rng: _input_kept(input_dropout, X, rate, rng), lambda rate: INPUT_X,
+        lambda X, rate, rng: _input_kept(input_dropout, X, rate, rng), input_X,
         lambda rate: 12, "feature", "stored entries")

@@ -1,22 +1,26 @@
 """The one mechanism every grader of the notebooks uses: run, compare, name the mistake, report.
 
 :func:`check` runs the student's function and a reference with the same signature on random
-cases, each on copies of its inputs (:func:`run`: an input changed in place is named), compares
-the answers (:func:`judge`: None, type, shape, dtype before any conversion, finite values, then
-values) and names a wrong answer by the :class:`Mistake` of its table that gives the same answer,
-never by code. :func:`grade` prints one line, ``PASS     title: …`` or ``NOT YET  title: hint``,
-and returns the :class:`Report`; it decides no grade (the grade comes from the instructor's
-``python -m mlnn course grade``, which runs the same graders on answers in processes of their
-own, :mod:`mlnn.course.answers`). How an answer works (its memory, its CPU time) is judged only
+cases, each built on two draws (:data:`DRAWS`: the same shapes, new values, interleaved) and run
+on copies of its inputs (:func:`run`: an input changed in place is named), compares the answers
+(:func:`judge`: None, type, shape, dtype before any conversion, finite values, then values) and
+names a wrong answer by the :class:`Mistake` of its table that gives the same answer on every
+case, never by code; otherwise it says what it observed. :func:`grade` prints one line,
+``PASS     title: …`` or ``NOT YET  title: hint``, and returns the :class:`Report`; it decides no
+grade (the grade comes from the instructor's ``python -m mlnn course grade``, which runs the same
+graders on answers in processes of their own, on draws no student sees:
+:mod:`mlnn.course.answers`). How an answer works (its memory, its CPU time) is judged only
 there, by limits the operating system enforces (:func:`within`). Random answers are judged by
 their distribution (:func:`binomial_z`, :func:`dispersion`).
 """
 
-import contextlib
 import contextvars
 import copy
 import inspect
+import sys
+import textwrap
 import time
+import warnings
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -44,14 +48,6 @@ class NotYet(Exception):
 
 class Off(NotYet):
     """The answer has the right form and is off in value, like no mistake of the table."""
-
-
-class Named(NotYet):
-    """The answer equals a mistake of the exercise's table; the message is its hint."""
-
-
-class Ambiguous(Named):
-    """The answer equals several mistakes in this case: a later case may tell them apart."""
 
 
 class StudentError(Exception):
@@ -93,15 +89,21 @@ class Report(NamedTuple):
 
 def grade(title, attempt):
     """Run ``attempt()`` (the PASS detail, or :class:`NotYet`), print the :class:`Report` line
-    and return the report."""
+    (PASS on standard output; NOT YET on standard error, which nbgrader's Validate shows as the
+    cell's failure, without a traceback; wrapped at spaces) and return the report."""
     try:
-        report = Report("PASS", title, attempt())
+        with warnings.catch_warnings():          # the answer's warnings are not its line
+            warnings.simplefilter("ignore")
+            report = Report("PASS", title, attempt())
     except (NotYet, StudentError) as hint:
         report = Report("NOT YET", title, str(hint))
     except Exception as error:              # the grader's own failure, not the student's
         report = Report("ERROR", title, f"the grader itself failed ({type(error).__name__}: "
                                       f"{error}); this is not a fault of your answer")
-    print(f"{report.status:<8} {title}: {report.detail}")
+    line = textwrap.fill(f"{report.status:<8} {title}: {report.detail}", width=88,
+                         subsequent_indent=" " * 9, break_long_words=False,
+                         break_on_hyphens=False)
+    print(line, file=sys.stdout if report else sys.stderr, flush=True)
     return report
 
 
@@ -297,12 +299,12 @@ def scale_of(answer, reference):
 
 
 def name_mistake(array, reference, wrongs, what, tolerance):
-    """:class:`NotYet` with the hint of the one mistake the answer equals (and the reference
-    does not); :class:`Ambiguous` when it equals mistakes with different hints."""
-    hints = [hint for wrong, hint in wrongs if wrong is not None and close(array, wrong, tolerance)
-             and not close(wrong, reference, tolerance)]
-    if hints:
-        raise (Ambiguous if len(set(hints)) > 1 else Named)(f"{what}: {hints[0]}")
+    """:class:`NotYet` with the hint of the mistake the answer equals (and the reference does
+    not), if every such mistake has that hint."""
+    hints = {hint for wrong, hint in wrongs if wrong is not None and close(array, wrong, tolerance)
+             and not close(wrong, reference, tolerance)}
+    if len(hints) == 1:
+        raise NotYet(f"{what}: {hints.pop()}")
 
 
 def judge(answer, reference, what, wrongs=(), kind="f", tolerance=None, scale=None,
@@ -365,7 +367,7 @@ def expect_class(answer, what, methods):
 def expect_items(names, order=None, kind="f", label="{}"):
     """Judge an answer made of several arrays, a tuple in the order of ``names`` or a dict with
     the keys ``names``, item by item (in ``order``, or that of ``names``), each called
-    ``label.format(name)``; only a mistake that explains every item names the error."""
+    ``label.format(name)`` (a mistake is named by :func:`check`, which sees every item)."""
     def expect(answer, expected, what, wrongs, inputs=None):
         if isinstance(expected, dict):
             keys = names
@@ -375,16 +377,9 @@ def expect_items(names, order=None, kind="f", label="{}"):
         else:
             keys = range(len(names))
             expect_tuple(answer, names)
-
-        def explains(wrong):
-            try:
-                return all(close(answer[k], wrong[k]) for k in keys)
-            except (TypeError, KeyError, IndexError):
-                return False
-        matches = [(wrong, hint) for wrong, hint in wrongs if wrong is not None and explains(wrong)]
         for i in order or range(len(names)):
             judge(answer[keys[i]], expected[keys[i]], f"{label.format(names[i])} {what}".strip(),
-                  [(wrong[keys[i]], hint) for wrong, hint in matches], kind=kind)
+                  kind=kind)
     return expect
 
 
@@ -393,15 +388,24 @@ SYMBOLS = {"eta": "η", "eta0": "η0", "rho": "ρ", "eps": "ε", "epsilon": "ε"
            "gamma": "γ", "lam": "λ", "q_alpha": "q_α", "h": "step h", "skipped": "Δ"}
 
 
-def agree(a, b):
+def agree(a, b, tolerance=TOLERANCE):
     """Whether two answers (arrays, numbers, or tuples, lists and dicts of them) are equal
-    within :data:`TOLERANCE`."""
+    within ``tolerance``."""
     if isinstance(a, dict) or isinstance(b, dict):
         return (isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys()
-                and all(agree(a[k], b[k]) for k in a))
+                and all(agree(a[k], b[k], tolerance) for k in a))
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return len(a) == len(b) and all(agree(x, y) for x, y in zip(a, b))
-    return close(a, b)
+        return len(a) == len(b) and all(agree(x, y, tolerance) for x, y in zip(a, b))
+    try:                                     # NaN and infinite values equal where both have them
+        x, y = (np.asarray(v, dtype=np.float64) for v in (a, b))
+        finite = np.isfinite(x)
+        if x.shape == y.shape and not finite.all():
+            return (np.array_equal(finite, np.isfinite(y))
+                    and np.array_equal(x[~finite], y[~finite], equal_nan=True)
+                    and close(x[finite], y[finite], tolerance))
+    except (TypeError, ValueError):
+        pass
+    return close(a, b, tolerance)
 
 
 def is_number(value):
@@ -446,75 +450,118 @@ def answered(runner, function, named):
         return None
 
 
-def explaining(mistakes, records, mistaken, equal):
-    """The first mistake that answers as the student on every record (what, named inputs,
-    answer, expected), tried in their order and left at its first difference; None if none."""
+def explaining(mistakes, records, mistaken):
+    """The hint of the mistakes that answer as the student on every record (answer, expected,
+    what, named inputs), each left at its first difference; None if there is none, or if they
+    differ in hint (the grader cannot tell which mistake it sees)."""
+    hints = set()
     for mistake in mistakes:
-        for what, named, answer, _ in records:
+        for answer, _, _, named in records:
+            loose = any(getattr(value, "dtype", None) == np.float32 for _, value in named)
             out = mistaken(mistake, named)
-            if out is None or not equal(answer, out, what, named):
+            if out is None or not agree(answer, out, 2e-4 if loose else TOLERANCE):
                 break
         else:
-            return mistake
-    return None
+            hints.add(mistake.hint)
+    return hints.pop() if len(hints) == 1 else None
+
+
+#: The draws of every grader's random cases, each case built once per draw (the same shapes,
+#: new values) and the answer judged on all of them, interleaved: an answer that keeps what it
+#: answered for one shape is seen at the next draw. The notebooks use these; the grading command
+#: sets draws of its own (:func:`drawing`), so that its cases are not those the student saw.
+DRAWS = contextvars.ContextVar("draws", default=(0, 1))
+
+#: The (shapes, values) salts of the draw the cases are being built for.
+_DRAW = contextvars.ContextVar("draw", default=(0, 0))
+
+
+def each_draw():
+    """Yields each draw of :data:`DRAWS` with the cases' generators (:func:`case_rng`) set to
+    it: the shapes of the first draw, the values of this one."""
+    draws = DRAWS.get()
+    for draw in draws:
+        token = _DRAW.set((draws[0], draw))
+        try:
+            yield draw
+        finally:
+            _DRAW.reset(token)
+
+
+def drawn_seed(*entropy):
+    """The seed of a generator handed to an answer in a case, salted by the draw being built."""
+    return [*entropy, _DRAW.get()[1]]
+
+
+def drawing(*draws):
+    """Set :data:`DRAWS` (two or more ints) for what follows; returns the token to reset it."""
+    return DRAWS.set(tuple(int(d) for d in draws))
+
+
+def drawn_cases(cases):
+    """``cases()`` built under each draw, interleaved: case i of every draw, then case i + 1; a
+    case that no draw changes (built by hand) once."""
+    built = [list(cases()) for _ in each_draw()]
+    every = []
+    for i, (what, named) in enumerate(built[0]):
+        every.append((what, named))
+        every += [(f"{other[i][0]} (another draw)", other[i][1]) for other in built[1:]
+                  if i < len(other) and not same(other[i][1], named)]
+    return every
 
 
 def check(title, student, reference, cases, mistakes=(), *, name="function", runner=run,
-          expect=None, whole=False, **judging):
+          expect=None, **judging):
     """The generic grader: ``student`` and ``reference`` (same signature) on every case of
-    ``cases()``, pairs (what the case is, [(input name, value), ...]); a wrong answer is named by
-    the mistake that answers the same on these inputs (a hint ambiguous in one case waits for a
-    later case). ``runner(function, *named, name=...)`` replaces :func:`run` (to arm guards, or
-    to drive a class through steps), ``expect(answer, reference, what, wrongs, inputs)``
-    replaces :func:`judge` (``judging`` are its options). With ``whole`` (coarse answers), a
-    mistake names the error only if it gives the answer on every case. Returns the
-    :class:`Report`."""
+    ``cases()`` under every draw (:func:`drawn_cases`), pairs (what the case is, [(input name,
+    value), ...]). A wrong answer is named by the mistakes that answer as it does on every case
+    (:func:`explaining`); else its first wrong case says what is wrong there.
+    ``runner(function, *named, name=...)`` replaces :func:`run` (to arm guards, or to drive a
+    class through steps), ``expect(answer, reference, what, wrongs, inputs)`` replaces
+    :func:`judge` (``judging`` are its options). Returns the :class:`Report`."""
     def mistaken(mistake, named):            # what a mistake answers (None if it cannot run)
         return answered(runner, mistake.answer, named)
 
-    def compare(answer, expected, what, named, wrongs=()):
+    def compare(answer, expected, what, named):
         if expect:
-            expect(answer, expected, what, wrongs, dict(named))
+            expect(answer, expected, what, (), dict(named))
         else:
-            judge(answer, expected, what, wrongs, **judging)
+            judge(answer, expected, what, **judging)
 
-    def equal(answer, expected, what, named):
+    def wrong(record):
         try:
-            compare(answer, expected, what, named)
-            return True
-        except NotYet:
+            compare(*record)
             return False
+        except NotYet:
+            return True
 
     def attempt():
-        records, pending, every = [], None, list(cases())
+        every, records, failed = drawn_cases(cases), [], []
         for what, named in every:
-            answer = runner(student, *named, name=name)
-            expected = runner(reference, *named, name=OURS[0])
-            records.append((what, named, answer, expected))
-            if not whole:
-                try:
-                    compare(answer, expected, what, named,
-                            ((mistaken(m, named), m.hint) for m in mistakes))
-                except Ambiguous as hint:
-                    pending = pending or hint
-                except Off:
-                    ignored = unfollowed(student, reference, named, answer, expected, every,
-                                         runner, name)
-                    if ignored:
-                        raise NotYet(f"{what}: it does not follow the {ignored} passed in")
-                    raise
-        if pending is not None:
-            raise NotYet(str(pending))
-        wrong = [r for r in records if not equal(r[2], r[3], r[0], r[1])] if whole else []
-        if not wrong:
-            return f"{len(records)} random cases, inputs unchanged"
-        ordered = wrong + [r for r in records if not any(r is w for w in wrong)]
-        found = explaining(mistakes, ordered, mistaken, equal)
-        if found:
-            raise NotYet(found.hint)
-        what, named, answer, expected = wrong[0]
-        compare(answer, expected, f"{what} (and {len(wrong) - 1} more)" if len(wrong) > 1
-                else what, named)
+            try:
+                answer = runner(student, *named, name=name)
+            except (NotYet, StudentError):
+                if failed:                   # judged by the cases seen so far
+                    break
+                raise
+            records.append((answer, runner(reference, *named, name=OURS[0]), what, named))
+            failed += [records[-1]] if wrong(records[-1]) else []
+        if not failed:
+            return f"{len(records)} random cases (each drawn twice), inputs unchanged"
+        answer, expected, what, named = failed[0]
+        others = [record for record in records if not any(record is f for f in failed)]
+        hint = explaining(mistakes, failed + others, mistaken)
+        if hint:
+            raise NotYet(f"{what}: {hint}")
+        try:
+            compare(answer, expected, f"{what} (and {len(failed) - 1} more)" if len(failed) > 1
+                    else what, named)
+        except Off:
+            ignored = unfollowed(student, reference, named, answer, expected, every, runner,
+                                 name)
+            if ignored:
+                raise NotYet(f"{what}: it does not follow the {ignored} passed in") from None
+            raise
     return grade(title, attempt)
 
 
@@ -529,30 +576,24 @@ def make_grader(label, title, reference, cases, mistakes=(), **options):
     return grader
 
 
-#: The draw of the random cases: 0 in the notebooks and tests; the grading command draws
-#: another, which no student sees (:func:`draws`).
-DRAW = contextvars.ContextVar("draw", default=0)
+class CaseRng(np.random.Generator):
+    """The generator of one case, for the draw being built (:func:`each_draw`): its scalar
+    integers (sizes, positions) follow the shapes' salt, everything else the values' salt."""
 
+    def __init__(self, *entropy):
+        shapes, values = _DRAW.get()
+        super().__init__(np.random.PCG64([*entropy, values]))
+        self.shapes = np.random.default_rng([*entropy, shapes])
 
-@contextlib.contextmanager
-def draws(draw):
-    """Draw every grader's random cases from ``draw`` while the block runs."""
-    token = DRAW.set(int(draw))
-    try:
-        yield
-    finally:
-        DRAW.reset(token)
-
-
-def case_rng(*key):
-    """One generator for the random case ``key`` (integers), of this draw."""
-    return np.random.default_rng([*key, DRAW.get()] if DRAW.get() else list(key))
+    def integers(self, low, high=None, size=None, **options):
+        if size is None:
+            return self.shapes.integers(low, high, **options)
+        return super().integers(low, high, size, **options)
 
 
 def case_rngs(seed, count):
-    """``count`` independent generators for the random cases of one grader, of this draw."""
-    entropy = seed if DRAW.get() == 0 else [seed, DRAW.get()]
-    return [np.random.default_rng(s) for s in np.random.SeedSequence(entropy).spawn(count)]
+    """``count`` independent generators for the random cases of one grader (:class:`CaseRng`)."""
+    return [CaseRng(seed, i) for i in range(count)]
 
 
 def label_rows(rng, n, L):

@@ -93,11 +93,13 @@ def _ce_slope(W1, W2_1):
 
 def _ce_slope_cases():
     """``ce_dJ_dW2_1(W1, W2_1)`` → ∂J/∂W2_1 of CE, y = 1 for the one output; the last case deep
-    in saturation (z2 = W2_1 tanh(W1) from 25 to 32, and −30)."""
+    in saturation (z2 = W2_1 tanh(W1) from 25 to 32, −30 and ±800: (σ(z2) − 1) h holds there,
+    where a formula through e^z2 or e^−z2 overflows)."""
     yield from _landscape_cases("∂J/∂W2_1", ("W1", "W2_1"))
-    W1 = np.array([3.0, 2.5, 4.0, -3.0, 3.0])
-    yield ("∂J/∂W2_1 deep in saturation (z2 = W2_1 tanh(W1) from 25 to 32, and −30)",
-           [("W1", W1), ("W2_1", np.array([30.0, 25.5, 32.0, -26.0, -30.1]))])
+    W1 = np.array([3.0, 2.5, 4.0, -3.0, 3.0, 3.0, 3.0])
+    yield ("∂J/∂W2_1 deep in saturation (z2 = W2_1 tanh(W1) from 25 to 32, −30, and ±800 where "
+           "e^z2 or e^−z2 overflows)",
+           [("W1", W1), ("W2_1", np.array([30.0, 25.5, 32.0, -26.0, -30.1, 800.0, -800.0]))])
 
 
 check_ce_slope = make_grader("check_ce_slope", "CE slope along W2_1", _ce_slope, _ce_slope_cases, [

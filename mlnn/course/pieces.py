@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from mlnn.course.grading import (NO_ANSWER, NotYet, as_array, case_rng, expect_items, judge,
+from mlnn.course.grading import (NO_ANSWER, CaseRng, NotYet, as_array, expect_items, judge,
                                  label_rows, run, within)
 from mlnn.course.standins import (STAND_INS, grad_W1_rows_scaled, mlnn_backward,  # noqa: F401
                                   mlnn_ce_delta2, mlnn_delta1_relu, mlnn_forward,
@@ -127,7 +127,7 @@ def network_case(seed, n, D, F, L, dtype=np.float64, output="sigmoid", kink=Fals
     half the biases b1 are 0, so that a document without words has z1 = 0 there. (Many
     documents: the biases are drawn again until z1 is away from the kink.)"""
     for attempt in range(100):
-        rng = case_rng(seed, attempt)
+        rng = CaseRng(seed, attempt)
         X = documents(rng, n, D, dtype)
         params = {"W1": rng.normal(scale=0.8, size=(D, F)).astype(dtype),
                   "b1": rng.normal(scale=0.4, size=F).astype(dtype),
@@ -161,7 +161,7 @@ def delta_cases(output, seed):
     outputs (|z2| > 30)."""
     activation = expit if output == "sigmoid" else np.tanh
     for number, (n, _, _, L, dtype) in enumerate(SHAPES + [(4, 0, 0, 6, np.float64)]):
-        rng = case_rng(seed, number)
+        rng = CaseRng(seed, number)
         z2 = rng.normal(scale=1.5, size=(n, L)).astype(dtype)
         saturated, Y = number == len(SHAPES), labels(rng, n, L, dtype)
         if saturated:                       # |z2| from 30 to 45, o = 1 exactly beyond 36.7

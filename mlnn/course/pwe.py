@@ -4,7 +4,7 @@ documents PWE excludes (05). The reference and its mistakes are :mod:`~mlnn.cour
 
 import numpy as np
 
-from mlnn.course.grading import (CASES, Mistake, NotYet, as_array, case_rng, case_rngs, judge,
+from mlnn.course.grading import (CASES, CaseRng, Mistake, NotYet, as_array, case_rngs, judge,
                                  make_grader, run, within)
 from mlnn.course.pairwise import PWE_MISTAKES, pwe_reference
 from mlnn.course.pieces import delta_cases, labels, piece
@@ -50,6 +50,9 @@ def _excluded_cases():
         Y = (rng.random((n, L)) < rng.uniform(0.2, 0.8)).astype(dtype)
         Y[0], Y[1] = 0, 1                       # one without relevant labels, one all relevant
         yield f"the mask for n = {n}, L = {L}", [("Y", Y[rng.permutation(n)])]
+    Y = np.ones((3, 300), dtype=np.int8)     # counts past 127
+    Y[1, ::2] = 0
+    yield "the mask for n = 3, L = 300", [("Y", Y)]
 
 
 check_pwe_excluded = make_grader(
@@ -102,7 +105,7 @@ def _large_pwe_cases():
     2 documents of 1,500 labels, where no array of all pairs may be formed and no loop may run
     over them, and on 3,000 documents of 4 labels, where no loop may run over the documents."""
     yield from _pwe_batch_cases()
-    rng = np.random.default_rng(31)
+    rng = CaseRng(31)
     for n, L in ((2, 1500), (3000, 4)):
         z2 = rng.normal(size=(n, L))
         yield (f"δ2 for n = {n}, L = {L}",
@@ -121,7 +124,7 @@ def run_linear(function, *named, name="function"):
     labels), no n × n array and no loop over the documents (many documents)."""
     n, L = np.shape(named[1][1])
     if max(n, L) >= 1000:
-        rng = case_rng(32)
+        rng = CaseRng(32)
         size, hint = ((MANY_LABELS, {"memory": PAIRS_HINT, "cpu": LABELS_HINT}) if L >= 1000
                       else (MANY_DOCUMENTS, {"memory": SQUARE_HINT, "cpu": LOOP_HINT}))
         z2 = rng.normal(size=size)

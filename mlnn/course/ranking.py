@@ -5,7 +5,7 @@ Notebooks 03, 05 and 07 grade one document, 06b a matrix of them, with the same 
 
 import numpy as np
 
-from mlnn.course.grading import Mistake, case_rngs, label_rows
+from mlnn.course.grading import CaseRng, Mistake, case_rngs, label_rows
 from mlnn.evaluation import metrics
 
 #: The key of each measure in :func:`mlnn.evaluation.metrics.ranking_measures`.
@@ -201,11 +201,21 @@ NEAR_TIES = (((1, 1, 0, 0, 0), (0.9, step_above(0.3), 0.3, 0.2, 0.1)),
              ((0, 1, 1, 0, 0), (step_above(-0.5), -0.5, -1.0, -2.0, -3.0)))
 
 
+def large_documents(seed, L=400):
+    """(y, s) of two documents of L = 400 labels, |y| = 200: every pair ordered wrongly, and
+    scores in a random order. Their counts (40,000 pairs, ranks to 400) do not fit the narrow
+    integer types (int8, int16)."""
+    rng = CaseRng(seed, 400)
+    y = (np.arange(L) % 2 == 0).astype(np.int8)
+    return [(y, np.where(y > 0, 0.0, 1.0) + 0.5 * rng.random(L)), (y, rng.permutation(L) / L)]
+
+
 def one_document_cases(seed, count, n, what, gap=None):
     """(scores, y) of one document at a time, from ``count`` cases of n documents: L from 3 to
     12, labels of several dtypes, every document with a relevant and an irrelevant label, the
-    scores of each kind; then the documents of :data:`NEAR_TIES`. With a ``gap``, no two scores
-    are closer than ``gap`` (and no document of :data:`NEAR_TIES`)."""
+    scores of each kind; then the documents of :data:`NEAR_TIES` and :func:`large_documents`.
+    With a ``gap``, no two scores are closer than ``gap`` (and no document of
+    :data:`NEAR_TIES`)."""
     for rng, dtype, kind in zip(case_rngs(seed, count), (np.int8, np.float64, np.int32, np.int64),
                                 SCORE_KINDS):
         L = int(rng.integers(3, 13))
@@ -216,3 +226,5 @@ def one_document_cases(seed, count, n, what, gap=None):
     for y, s in NEAR_TIES if gap is None else ():
         yield (f"{what} with two scores one floating-point step apart (not tied)",
                [("scores", np.array(s)), ("y", np.array(y, dtype=np.int8))])
+    for y, s in large_documents(seed):
+        yield f"{what} with L = {len(y)}, |y| = {int(y.sum())}", [("scores", s), ("y", y)]

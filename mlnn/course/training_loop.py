@@ -5,8 +5,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.stats import chisquare
 
-from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, case_rngs, expect_items, grade,
-                                 make_grader, pristine, run, same, within)
+from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, case_rngs, drawn_seed, each_draw,
+                                 expect_items, grade, make_grader, pristine, run, same, within)
 from mlnn.course.pieces import (DENSE_HINT, SHAPES, WIDE_ROWS, WIDE_SHAPES, backward_case,
                                 expect_backward, mlnn_backward, mlnn_update, piece)
 from mlnn.course.ranking import step_above
@@ -14,11 +14,13 @@ from mlnn.course.ranking import step_above
 
 # -- notebook 04: where over-fitting starts --------------------------------------------------------
 
-def _best_update(curve, position=False, sign=1, tolerance=0.0):
-    """(update of the lowest rank loss, the first if tied; final − best), or with a mistake:
-    the ``position``, the ``sign`` flipped, the first within ``tolerance`` of the lowest."""
+def _best_update(curve, position=False, sign=1, tolerance=0.0, last=False):
+    """(update of the lowest rank loss, the earliest if tied, as the text asks; final − best),
+    or with a mistake: the ``position``, the ``sign`` flipped, the first within ``tolerance`` of
+    the lowest, the ``last`` of tied minima."""
     losses = np.asarray(curve["rankloss"])
-    best = int(np.argmax(losses <= losses.min() + tolerance))
+    lowest = np.flatnonzero(losses <= losses.min() + tolerance)
+    best = int(lowest[-1] if last else lowest[0])
     return (best if position else curve["updates"][best],
             sign * (curve["rankloss"][-1] - curve["rankloss"][best]))
 
@@ -30,6 +32,8 @@ def _best_update_cases():
         curve = {"updates": np.cumsum(rng.integers(20, 400, size=size)).tolist(),
                  "rankloss": rng.uniform(0.05, 0.4, size=size).round(6).tolist()}
         yield f"of {size} evaluations", [("curve", curve)]
+    yield ("of 5 evaluations, the lowest rank loss reached twice",
+           [("curve", {"updates": [10, 20, 30, 40, 50], "rankloss": [0.3, 0.1, 0.2, 0.1, 0.25]})])
     yield ("of 4 evaluations, two rank losses one floating-point step apart (not equal)",
            [("curve", {"updates": [10, 20, 30, 40], "rankloss": [step_above(0.1), 0.1, 0.12,
                                                                   0.15]})])
@@ -41,7 +45,10 @@ check_best_update = make_grader("check_best_update", "where over-fitting starts"
             lambda c: _best_update(c, position=True)),
     Mistake("the sign is flipped: it is final minus best", lambda c: _best_update(c, sign=-1)),
     Mistake("rank losses that differ, however little, are not equal: take the exact minimum, "
-            "without a tolerance or rounding", lambda c: _best_update(c, tolerance=1e-6))],
+            "without a tolerance or rounding", lambda c: _best_update(c, tolerance=1e-6)),
+    Mistake("where the lowest rank loss is reached more than once, return the earliest of those "
+            "evaluations (over-fitting starts there), not the last", lambda c: _best_update(
+                c, last=True))],
                              expect=expect_items(("the update", "final − best rank loss"),
                                                  kind="biuf"))
 
@@ -63,7 +70,8 @@ def check_update(update):
     """``update(params, optimizer, X_batch, Y_batch)``: forward, CE's δ2, backward and one
     ``optimizer.step(params, grads)`` with the gradients of the mean CE loss."""
     def attempt():
-        for seed, shape in enumerate(SHAPES[:5] + WIDE_SHAPES[:1]):
+        shapes = enumerate(SHAPES[:5] + WIDE_SHAPES[:1])
+        for seed, shape, _ in ((s, shape, d) for s, shape in shapes for d in each_draw()):
             case, cache, grads = backward_case(80 + seed, shape)
             if shape in WIDE_SHAPES:                # the work done, on objects of its own
                 within(update, ("params", pristine(case.params)), ("optimizer", Recorder()),
@@ -92,7 +100,7 @@ def check_update(update):
             except NotYet as hint:
                 raise NotYet(f"the gradients handed to optimizer.step: {hint} (forward, "
                              "ce_delta2 and backward each have a grader above)") from None
-        return "5 random minibatches against mlnn's forward, CE δ2 and backward"
+        return "5 random minibatches, each drawn twice, against mlnn's forward, CE δ2 and backward"
     return grade("one minibatch update", attempt)
 
 
@@ -117,7 +125,8 @@ def record_training(train, n, batch_size, epochs, seed):
             y = (np.asarray(Y_batch, float) @ (2.0 ** np.arange(BITS))).astype(int)
         record.append((params is given and optimizer is recorder, x, y))
     run(lambda X, Y: train(given, recorder, X, Y, epochs, batch_size,
-                           np.random.default_rng(seed), update), ("X", X), ("Y", Y), name="train")
+                           np.random.default_rng(drawn_seed(seed)), update), ("X", X), ("Y", Y),
+        name="train")
     if recorder.calls:
         raise NotYet("train must hand each minibatch to the update it is given as its argument, "
                      "not to another function")
@@ -167,7 +176,8 @@ def check_train(train):
     ``update(params, optimizer, X_batch, Y_batch)`` with X_batch still sparse."""
     def attempt():
         cases = [(10, 3, 2), (12, 12, 3), (23, 4, 3), (5, 8, 2), (1, 2, 2), (17, 5, 1)]
-        for number, (n, batch_size, epochs) in enumerate(cases):
+        for number, (n, batch_size, epochs), _ in ((i, c, d) for i, c in enumerate(cases)
+                                                   for d in each_draw()):
             record = record_training(train, n, batch_size, epochs, seed=90 + number)
             epoch_orders = expect_epochs(record, n, batch_size, epochs)
             if orders(record_training(train, n, batch_size, epochs, 90 + number)) != orders(
@@ -195,9 +205,9 @@ def check_train(train):
     return grade("the shuffled minibatch training loop", attempt)
 
 
-FIXED_HINT = ("some documents never share a minibatch: the minibatches are fixed and only their "
-              "order or their insides are shuffled; shuffle the order of all the documents at the "
-              "start of each epoch, then cut it into minibatches")
+FIXED_HINT = ("the minibatches of the first epoch hold the documents in their stored order, cut "
+              "into consecutive runs (only the runs or their insides are shuffled): shuffle the "
+              "order of all the documents at the start of each epoch, then cut it into minibatches")
 
 
 def expect_mixed(train, n=12, batch_size=4, epochs=60):
@@ -207,7 +217,12 @@ def expect_mixed(train, n=12, batch_size=4, epochs=60):
     for _, batch, _ in record_training(train, n, batch_size, epochs, seed=98):
         together[np.ix_(batch, batch)] += 1
     if np.any(together[1:, 1:] == 0):
-        raise NotYet(FIXED_HINT)
+        i, j = np.argwhere(together[1:, 1:] == 0)[0] + 1
+        raise NotYet(f"in {epochs} epochs of {n} documents in minibatches of {batch_size}, "
+                     f"documents {i} and {j} never share a minibatch (with a new random order "
+                     "each epoch, two documents share one in about 3 epochs of 11): shuffle the "
+                     "order of all the documents at the start of each epoch, then cut it into "
+                     "minibatches")
 
 
 def expect_unordered(train, n=1500, epochs=2):
@@ -225,13 +240,17 @@ def expect_unordered(train, n=1500, epochs=2):
                          "shifted): draw a new random order at the start of each epoch")
 
     def ascending():
-        for order in orders_:
+        for epoch, order in enumerate(orders_):
             ascents = np.count_nonzero(np.diff(order) > 0)
+            if ascents == n - 1:
+                raise NotYet(f"epoch {epoch + 1} of {epochs} comes in the stored order: draw a "
+                             "new random order at the start of every epoch")
             if abs(ascents - (n - 1) / 2) > 6 * np.sqrt((n + 1) / 12):
-                raise NotYet(f"in an epoch of {n} documents {ascents} neighbours of the order "
-                             f"are in their stored order, about {(n - 1) // 2} in a random "
-                             "order: ties among your random keys keep the stored order; "
-                             "shuffle with a permutation of all the documents")
+                raise NotYet(f"in epoch {epoch + 1}, {ascents} of the {n - 1} neighbours of "
+                             f"the order of {n} documents are in their stored order, about "
+                             f"{(n - 1) // 2} in a random order: the order is not a uniformly "
+                             "random permutation (random keys that tie, sorted, keep the stored "
+                             "order among them)")
     return ascending
 
 

@@ -4,7 +4,7 @@ catch-up in closed form (02b)."""
 
 import numpy as np
 
-from mlnn.course.grading import (NO_ANSWER, Mistake, NotYet, as_array, call, case_rngs,
+from mlnn.course.grading import (NO_ANSWER, CaseRng, Mistake, NotYet, as_array, call, case_rngs,
                                  expect_class, expect_items, expect_tuple, make_grader, pristine,
                                  run, same, within)
 from mlnn.course.pieces import Reference, piece
@@ -376,7 +376,7 @@ def _adagrad_cases():
     for number, (eta0, epsilon, (D, F, L), dtype) in enumerate([
             (0.1, 1e-8, (7, 3, 4), np.float64), (0.03, 0.5, (5, 4, 4), np.float64),
             (1.0, 1e-3, (9, 2, 5), np.float64), (0.3, 0.1, (6, 3, 3), np.float32)]):
-        start, steps = rule_problem(np.random.default_rng([70, number]), D, F, L, dtype, steps=5)
+        start, steps = rule_problem(CaseRng(70, number), D, F, L, dtype, steps=5)
         yield (f"after 5 steps with η0 = {eta0}, ε = {epsilon:g} ({np.dtype(dtype)})",
                [("eta0", eta0), ("epsilon", epsilon), ("params", start), ("steps", steps)])
 

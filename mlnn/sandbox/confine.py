@@ -108,4 +108,6 @@ def confine(directory, memory, cpu, abi):
         landlock(directory, abi)
         enforced.append(f"Landlock ABI {abi}: files only in its own folder"
                         + (", no network" if abi >= 4 else ""))
+    else:
+        enforced.append("no Landlock in this kernel: files readable as its user")
     return enforced

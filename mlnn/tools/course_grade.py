@@ -28,8 +28,9 @@ from mlnn.base.errors import MLNNError
 from mlnn.base.fileio import write_files
 from mlnn.course import raw_grader
 from mlnn.course.answers import preamble, run_cell
-from mlnn.course.grading import draws
+from mlnn.course.grading import DRAWS, drawing
 from mlnn.course.registry import EXERCISES
+from mlnn.sandbox.client import Answer
 from mlnn.tools import course_audit
 
 #: The largest notebook read, in bytes.
@@ -169,10 +170,11 @@ def grade_course(course, draw=None):
     course = Path(course)
     if not course.is_dir():
         raise MLNNError(f"course grade: {course} is not a directory")
-    draw = secrets.randbits(48) if draw is None else draw
+    draw = secrets.randbits(48) + 2 if draw is None else draw
     assignments, found = submissions(course)
     rows, notebooks = [], {}
-    with draws(draw):
+    token = drawing(draw, draw + 1)               # two draws of the cases, neither the students'
+    try:
         for student, assignment, path, problem in found:
             try:
                 if problem:
@@ -183,6 +185,8 @@ def grade_course(course, draw=None):
                 rows += result
             except Unreadable as error:
                 rows.append((student, assignment, "-", 0, "", "not graded", str(error)))
+    finally:
+        DRAWS.reset(token)
     return rows, draw, notebooks
 
 
@@ -242,6 +246,9 @@ def main(course, draw=None):
     print one line per student and notebook."""
     course = Path(course)
     rows, draw, notebooks = grade_course(course, draw)
+    with Answer("") as probe:
+        enforced = "; ".join(probe.enforced)
+    rows.insert(0, ("-", "-", "answers' processes", "", "", "enforced", enforced))
     files = {course / "mlnn-report.csv": csv_text(COLUMNS, rows)}
     for (student, assignment), notebook in notebooks.items():
         folder = course / "autograded" / student / assignment
@@ -261,6 +268,7 @@ def main(course, draw=None):
         print(f"{student:<16} {assignment:<32} {points:>3} auto points")
         for line in flags.get((student, assignment), []):
             print(f"    {line}")
+    print(f"each answer ran in a process of its own: {enforced}")
     print(f"cases drawn with seed {draw} (`--draw {draw}` grades again with the same cases); "
           f"{'gradebook.db' if in_gradebook else 'grades.csv'} and mlnn-report.csv written")
     return 0

@@ -22,8 +22,9 @@ def momentum_skip(theta, v, mu, eta, gamma, skipped):
 
 
 def inverted_dropout(h, rate, rng):
-    """Keep each unit with probability 1 − rate and scale the kept ones by 1 / (1 − rate)."""
-    mask = (rng.random(h.shape) >= rate) / (1 - rate)
+    """Keep each unit with probability 1 − rate and scale the kept ones by 1 / (1 − rate); the
+    mask in h's dtype."""
+    mask = ((rng.random(h.shape) >= rate) / (1 - rate)).astype(h.dtype)
     return h * mask, mask
 
 
