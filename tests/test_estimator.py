@@ -401,6 +401,9 @@ def test_loss_options_are_checked_with_the_loss_they_go_with():
     model = MultiLabelNN(loss="pwe", loss_options={"form": "pairwise"}).check_params()
     with pytest.raises(MLNNError, match=r"^loss_options: loss 'ce' has no option 'form'"):
         model.set_params(loss="ce").check_params()
+    with pytest.raises(MLNNError, match=r"^loss_options: unknown PWE form 'loop'"):   # alone
+        model.set_params(loss="pwe").check_params().set_params(
+            loss_options={"form": "loop"}).check_params()
 
 
 def test_fit_checks_the_hyper_parameters_before_the_data():

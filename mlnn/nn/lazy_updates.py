@@ -37,7 +37,7 @@ The cost of 1 and 2 is proportional to the rows touched; rows go in cache-sized 
 import numpy as np
 
 from mlnn.nn.network import RowSparseGradient
-from mlnn.nn.optimizers import (MUST_RUN, Linear, check_update, checked_idle_steps, checked_state,
+from mlnn.nn.optimizers import (MUST_RUN, Linear, check_moved, checked_idle_steps, checked_state,
                                 momentum_transition, work_count)
 from mlnn.base.validation import check_bool, check_nonnegative_float
 
@@ -137,7 +137,7 @@ class LazyRows:
         self.state = {}
         self.t = 0
         self._idle = {}            # the rule's checked idle_steps(γ) of each parameter
-        self._moved = set()        # the parameters whose update was seen to move θ in place
+        self._checking = {}        # until a step with a gradient: did it have one, move θ?
         self._workspace = {}       # the reused buffers of :meth:`_buffers`
 
     def decay(self, name):
@@ -147,6 +147,8 @@ class LazyRows:
     def step(self, params, grads):
         """Apply one update with the gradients ``grads`` to ``params`` (in place)."""
         self.t += 1
+        if self._checking is not None:
+            self._checking = {"gradient": False, "moved": False}
         for name, grad in grads.items():
             theta = params[name]
             self._slot(name, theta)
@@ -158,6 +160,9 @@ class LazyRows:
                 rows, values = grad.rows, grad.values
                 for block in self._blocks(name, max(len(rows), 1), values[:1].nbytes):  # k = 0
                     self._apply(name, theta, rows[block], values[block])                # once
+        if self._checking and self._checking["gradient"]:
+            check_moved(self.rule, self._checking["moved"])
+            self._checking = None
 
     def catch_up(self, params, rows):
         """Bring the rows ``rows[name]`` of each parameter ``name`` up to step ``t`` (in place).
@@ -199,11 +204,11 @@ class LazyRows:
             self._catch_up(name, theta, rows, self.t - 1)
         gamma = self.decay(name)
         g = dJ + gamma * theta[rows] if gamma else dJ
-        self._update_rows(name, state, theta, rows, g)
+        self._update_rows(state, theta, rows, g)
         if "last_step" in state:
             state["last_step"][rows] = self.t
 
-    def _update_rows(self, name, state, theta, rows, g):
+    def _update_rows(self, state, theta, rows, g):
         """The rule on the rows ``rows`` of ``theta`` and of its state, whose regularised
         gradient is ``g``: the state's arrays of θ's shape gathered into preallocated buffers
         (views for a slice), its 0-d arrays whole; updated by the rule's ``update`` (given
@@ -211,27 +216,24 @@ class LazyRows:
         names = [slot for slot in state if slot != "last_step" and state[slot].ndim]
         slots = {slot: array for slot, array in state.items() if array.ndim == 0}
         if isinstance(rows, slice):
-            theta_rows = theta[rows]
-            slots.update((slot, state[slot][rows]) for slot in names)
+            theta_rows, gathered = theta[rows], [state[slot][rows] for slot in names]
         else:
             theta_rows, *gathered = self._buffers("gather", theta, len(g), 1 + len(names))
             np.take(theta, rows, axis=0, out=theta_rows, mode="clip")
-            slots.update((slot, np.take(state[slot], rows, axis=0, out=buffer, mode="clip"))
-                         for slot, buffer in zip(names, gathered))
+            for slot, buffer in zip(names, gathered):
+                np.take(state[slot], rows, axis=0, out=buffer, mode="clip")
+        slots.update(zip(names, gathered))
         work = (self._buffers("work", theta, len(g), self.work_arrays),) if self.work_arrays \
             else ()
-        if name in self._moved:
-            self.rule.update(theta_rows, g, slots, *work)
-        else:                                   # checked until a step with a gradient moved θ
-            before, slots_before = theta_rows.copy(), dict(slots)
-            self.rule.update(theta_rows, g, slots, *work)
-            check_update(self.rule, before, theta_rows, g, slots_before, slots)
-            if np.any(g):
-                self._moved.add(name)
+        before = None if self._checking is None else theta_rows.copy()
+        self.rule.update(theta_rows, g, slots, *work)
+        if before is not None:
+            self._checking["gradient"] |= bool(np.any(g))
+            self._checking["moved"] |= not np.array_equal(before, theta_rows, equal_nan=True)
         if not isinstance(rows, slice):
             theta[rows] = theta_rows
-            for slot in names:
-                state[slot][rows] = slots[slot]
+            for slot, buffer in zip(names, gathered):
+                state[slot][rows] = buffer
 
     def _buffers(self, use, theta, n_rows, count):
         """``count`` arrays of ``n_rows`` rows of θ's shape and dtype for ``use``: views of

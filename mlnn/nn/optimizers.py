@@ -26,7 +26,7 @@ rule on the rows of W1 a minibatch touched. A new rule is one class that keeps t
 registered by a string key in :data:`OPTIMIZERS`. What a rule answers is checked once, when it
 is first used, and a wrong answer is refused with one :class:`~mlnn.base.errors.MLNNError` naming
 the rule (:func:`rule_class`, :func:`checked_state`, :func:`checked_idle_steps`,
-:func:`check_update`).
+:func:`check_moved`).
 
 * **Constructor** ``Rule(learning_rate, option=default, ...)``: η first, named ``learning_rate``,
   then the rule's own options, by name (:func:`option_names`; no ``*args``, ``**kwargs``). The
@@ -42,11 +42,12 @@ the rule (:func:`rule_class`, :func:`checked_state`, :func:`checked_idle_steps`,
   of the whole parameter (Adam's step count t) and is passed whole, so ``update`` is then called
   once per step with all the rows to update. No other shape; ``last_step`` is the engine's name.
 * **update(theta, g, state, work=None)**, one step: changes θ and the arrays of ``state`` in
-  place (``theta -= ...``, ``G += ...``, ``t += 1``), never rebinding them (``theta = theta - ...``
-  or ``state["G"] = ...`` would change nothing the engine keeps); a step with a nonzero gradient
-  moves θ (the first such step is checked). ``work`` holds ``work_arrays`` (an int ≥ 0, 0 if not
-  said) arrays shaped like ``theta``, reused at every step, for the intermediate results, so that
-  a step makes no temporary of θ's size; called without them, ``update`` makes its own.
+  place (``theta -= ...``, ``G[...] = ...``, ``t += 1``), never rebinding them: ``theta = theta
+  - ...`` changes nothing (the first step with a nonzero gradient must move some θ: checked),
+  and a new array put in ``state`` is never seen (the engine keeps those ``new_state`` gave).
+  ``work`` holds ``work_arrays`` (an int ≥ 0; 0 if the rule does not say) arrays shaped like
+  ``theta``, reused at every step, for the intermediate results, so that a step makes no
+  temporary of θ's size; called without them, ``update`` makes its own.
 * **idle_steps(gamma)** (optional): what a step does to a row whose ∂J/∂θ is zero, so that
   g = γ θ with weight decay γ (the rows of W1 whose words a minibatch lacks); asked once per
   parameter, it answers
@@ -72,7 +73,7 @@ from mlnn.base.validation import check_positive_float, check_registered
 
 __all__ = ["SGD", "Momentum", "AdaGrad", "OPTIMIZERS", "get_rule", "rule_class", "option_names",
            "UNCHANGED", "MUST_RUN", "Linear", "momentum_transition", "checked_state",
-           "checked_idle_steps", "check_update", "work_count"]
+           "checked_idle_steps", "check_moved", "work_count"]
 
 #: ``idle_steps``: a step with ∂J/∂θ = 0 leaves the row of θ and of its state as they are.
 UNCHANGED = "unchanged"
@@ -284,12 +285,9 @@ def checked_idle_steps(rule, gamma, state):
     return answer
 
 
-def check_update(rule, theta_before, theta, g, slots_before, slots):
-    """Refuse an ``update`` that rebound a state array, or left θ as it was with a nonzero
-    gradient g (it rebound θ instead of changing it in place)."""
-    if any(slots.get(slot) is not array for slot, array in slots_before.items()):
-        _refuse(rule, "update must change the arrays of its state in place (state[name][...] = "
-                      "..., +=), not put new ones in the dict")
-    if np.any(g) and np.array_equal(theta_before, theta, equal_nan=True):
-        _refuse(rule, "update left θ as it was under a nonzero gradient: it must change theta in "
-                      "place (theta -= ...), not bind a new array to the name")
+def check_moved(rule, moved):
+    """Refuse an ``update`` that left every θ as it was (``moved`` False) in a step with a
+    nonzero gradient: it bound a new array to the name ``theta`` instead of changing it."""
+    if not moved:
+        _refuse(rule, "θ did not change in a step with a nonzero gradient: update must change "
+                      "theta in place (theta -= ...), not bind a new array to the name")
