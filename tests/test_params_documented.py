@@ -70,11 +70,11 @@ def test_check_params_names_only_the_bad_one_and_accepts_the_defaults():
                                                           "patience": "--patience"})
 
 
-def test_learning_rate_is_checked_once_on_a_path_of_the_files_the_readme_counts(tmp_path,
-                                                                                  readme):
-    """``train --learning-rate`` to the line of AdaGrad that uses η: one check (at the boundary,
-    :mod:`mlnn.model.params`), and the files of the calls that check it, build the rule with it
-    and run its first update -- as many as the README says."""
+@pytest.fixture(scope="module")
+def eta_path(tmp_path_factory):
+    """``train --learning-rate`` to the line of AdaGrad that uses η, traced: the checks of η (by
+    name), the files of the calls that check it, build the rule with it and run its first
+    update, and whether that update ran."""
     import sys
 
     import mlnn
@@ -106,14 +106,22 @@ def test_learning_rate_is_checked_once_on_a_path_of_the_files_the_readme_counts(
             on_path(frame)
 
     argv = ["train", "--dataset", "synthetic", "-o", "n_train=40", "-o", "n_test=10", "-o",
-            "n_features=20", "-o", "n_labels=3",
-            "--learning-rate", str(eta), "--epochs", "1", "--hidden-units", "4", "--quiet",
-            "--out", str(tmp_path / "m.npz")]
+            "n_features=20", "-o", "n_labels=3", "--learning-rate", str(eta), "--epochs", "1",
+            "--hidden-units", "4", "--quiet", "--out", str(tmp_path_factory.mktemp("eta") / "m")]
     sys.setprofile(profile)
     try:
         assert main(argv) == 0
     finally:
         sys.setprofile(None)
-    assert checks == ["check_positive_float"] and updates, (checks, updates)
-    stated = re.search(r"crosses (\d+) files", " ".join(readme.split()))
-    assert stated and int(stated.group(1)) == len(files), " ".join(sorted(files))
+    return checks, files, bool(updates)
+
+
+def test_learning_rate_is_checked_once_on_its_way_from_train_to_adagrad(eta_path):
+    """One check, at the boundary (:mod:`mlnn.model.params`); the rule trusts it."""
+    checks, _, updated = eta_path
+    assert checks == ["check_positive_float"] and updated
+
+
+def test_the_readme_counts_the_files_of_that_path(eta_path, readme):
+    stated = re.search(r"update cross (\d+) files", " ".join(readme.split()))
+    assert stated and int(stated.group(1)) == len(eta_path[1]), " ".join(sorted(eta_path[1]))

@@ -455,8 +455,9 @@ def test_a_rule_with_a_step_count_is_called_once_per_step_whatever_the_row_block
                                    err_msg=name)
 
 
-class RebindsState(RMSProp):
-    """Puts a new G in the state instead of writing into the one new_state gave."""
+class RebindsState(LazyRMSProp):
+    """Puts a new G in the state instead of writing into the one new_state gave (and defers
+    idle rows, so that the rows of a row-sparse gradient are gathered)."""
 
     def update(self, theta, g, state):
         state["mean_square"] = self.rho * state["mean_square"] + (1 - self.rho) * g * g

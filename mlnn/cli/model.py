@@ -108,9 +108,9 @@ def run_train(args):
                         f"{list(NETWORK_ALIASES)}")
     given = {**given_params(args, TRAIN_OPTIONS), **_rule_options(args.optimizer_option)}
     # checked before the data is read, naming each option; D and N size only BP-MLL's hidden
-    # layer and weight decay, set (and checked) with the data
-    model = MultiLabelNN(**{**network_params(method, 1, 1), **given}).check_params(
-        {**TRAIN_OPTIONS, **RULE_OPTIONS})
+    # layer and weight decay, set (and checked, by fit) with the data
+    settings = {key: value for key, value in METHODS[method].items() if key != "kind"}
+    model = MultiLabelNN(**{**settings, **given}).check_params({**TRAIN_OPTIONS, **RULE_OPTIONS})
     check_output_path(args.out, "--out", is_model_file, "an mlnn model file")
     dataset = load_dataset(args)
     model.set_params(**{**network_params(method, *reversed(dataset.X_train.shape)), **given})
