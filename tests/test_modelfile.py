@@ -330,7 +330,7 @@ def test_a_model_file_written_before_loss_options_still_loads(name):
     assert model.predict(data.X_test).shape == (20, 4)
 
 
-def _resealed(source, target, params, version=2):
+def _with_header(source, target, params, version=2):
     """``source`` with its header's hyper-parameters updated by ``params`` (None: removed), as
     format ``version``, sealed again: a file as an mlnn of that version would write it."""
     with np.load(source, allow_pickle=False) as npz:
@@ -350,18 +350,18 @@ def test_an_old_file_is_read_in_one_place_and_one_contradicting_itself_is_refuse
     key in a version 3 file is unknown. New files are version 3."""
     old = Path(__file__).parent / "data" / "model_v2_pwe_pairwise.npz"
     for options in ({"form": "loop"}, {"form": "factorised"}, None):
-        path = _resealed(old, tmp_path / "both.npz", {"loss_options": options or {}})
+        path = _with_header(old, tmp_path / "both.npz", {"loss_options": options or {}})
         with pytest.raises(ModelFileError, match=r"its header holds both pwe_form 'pairwise' "
                                                  r"and loss_options .*, which contradict"):
             MultiLabelNN.load(path)
-    agreeing = _resealed(old, tmp_path / "agree.npz", {"loss_options": {"form": "pairwise"}})
+    agreeing = _with_header(old, tmp_path / "agree.npz", {"loss_options": {"form": "pairwise"}})
     assert MultiLabelNN.load(agreeing).loss_.form == "pairwise"
-    newer = _resealed(old, tmp_path / "v2_newer.npz", {"pwe_form": None,
+    newer = _with_header(old, tmp_path / "v2_newer.npz", {"pwe_form": None,
                                                        "loss_options": {"form": "pairwise"}})
     assert MultiLabelNN.load(newer).loss_options == {"form": "pairwise"}      # v2, loss_options
     with pytest.raises(ModelFileError, match=r"hyper-parameters \['pwe_form'\] that this "
                                              "version of mlnn does not know"):
-        MultiLabelNN.load(_resealed(old, tmp_path / "v3.npz", {}, version=3))
+        MultiLabelNN.load(_with_header(old, tmp_path / "v3.npz", {}, version=3))
     model = MultiLabelNN.load(old)
     model.save(tmp_path / "again.npz")
     with np.load(tmp_path / "again.npz", allow_pickle=False) as npz:
