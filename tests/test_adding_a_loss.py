@@ -13,7 +13,7 @@ from mlnn.model.builders import build
 from mlnn.model.estimator import MultiLabelNN
 from mlnn.nn.activations import ACTIVATIONS, Activation
 from mlnn.nn.gradcheck import loss_of_param, numerical_gradient, rel_error
-from mlnn.nn.losses import LOSSES, Loss, as_labels
+from mlnn.nn.losses import LOSSES, Loss, PairwiseExponential, as_labels, get_loss
 
 
 class SquaredError(Loss):
@@ -139,3 +139,65 @@ def test_a_new_output_activation_gives_the_fixed_threshold_and_predict_proba(
     model.save(tmp_path / "bse.npz")
     np.testing.assert_array_equal(MultiLabelNN.load(tmp_path / "bse.npz").predict_proba(
         data.X_test), proba)
+
+
+# ---- the contract, held: a loss that breaks it is refused once, naming it ----------------------
+
+class WideDelta(SquaredError):
+    name = "wide"
+
+    def delta(self, z2, o, Y):
+        return np.zeros((len(z2), z2.shape[1] + 1))             # (n, L + 1)
+
+
+class ListDelta(SquaredError):
+    name = "listed"
+
+    def delta(self, z2, o, Y):
+        return super().delta(z2, o, Y).tolist()
+
+
+class RenamedOption(SquaredError):
+    name = "renamed"
+
+    def __init__(self, scale=1.0):
+        self.factor = scale
+
+
+@pytest.mark.parametrize("Kind, problem", [
+    (WideDelta, r"its δ2 must be a real NumPy array of z2's shape \(\d+, 5\), got ndarray of "
+                r"shape \(\d+, 6\)"),
+    (ListDelta, r"its δ2 must be a real NumPy array of z2's shape \(\d+, 5\), got list of shape "
+                "None"),
+])
+def test_a_loss_whose_delta2_is_not_an_array_of_z2s_shape_is_refused_naming_it(
+        monkeypatch, data, Kind, problem):
+    monkeypatch.setitem(LOSSES, Kind.name, Kind)
+    with pytest.raises(MLNNError, match=f"^loss {Kind.name!r}: {problem}$"):
+        MultiLabelNN(loss=Kind.name, hidden_units=4, max_epochs=1, threshold="fixed",
+                     random_state=0).fit(data.X_train, data.Y_train)
+
+
+def test_a_loss_whose_option_is_stored_under_another_name_or_that_is_no_class_is_refused(
+        monkeypatch):
+    """Its options could not be saved, or it could not be a Loss: refused when the
+    hyper-parameters are checked."""
+    monkeypatch.setitem(LOSSES, "renamed", RenamedOption)
+    with pytest.raises(MLNNError, match=r"^loss_options: loss 'renamed': its option 'scale' must "
+                                        r"be stored under its own name \(self.scale = scale\)"):
+        MultiLabelNN(loss="renamed").check_params()
+    monkeypatch.setitem(LOSSES, "lam", lambda: SquaredError())
+    with pytest.raises(MLNNError, match=r"^loss 'lam': registered as <function .*>, not a "
+                                        r"subclass of mlnn.nn.losses.Loss$"):
+        MultiLabelNN(loss="lam").check_params()
+    monkeypatch.setitem(LOSSES, 7, SquaredError)                   # no name: breaks nothing
+    MultiLabelNN(loss="pwe").check_params()
+
+
+def test_get_loss_refuses_options_with_a_built_loss_rather_than_ignoring_them():
+    built = PairwiseExponential()
+    assert get_loss(built) is built and get_loss("pwe", form="pairwise").form == "pairwise"
+    with pytest.raises(MLNNError, match=r"^get_loss: PairwiseExponential\(form='factorised'\) is "
+                                        r"built with its options already; give its name 'pwe' "
+                                        "with the options instead$"):
+        get_loss(built, form="pairwise")

@@ -215,8 +215,8 @@ def _counting_checks(monkeypatch):
 
 def test_train_checks_the_options_before_the_data_and_builds_one_model(tmp_path, monkeypatch,
                                                                        capsys):
-    """``train`` checks each option given before loading the data, naming the option, then
-    builds the method's model once, whose ``fit`` checks every value once; a loaded model is
+    """``train`` builds the method's model once and checks each of its values once, before
+    loading the data, naming the option; ``fit`` checks none of them again; a loaded model is
     checked by ``load`` alone."""
     import mlnn.cli.model as command
     counts = _counting_checks(monkeypatch)
@@ -233,10 +233,9 @@ def test_train_checks_the_options_before_the_data_and_builds_one_model(tmp_path,
     model = tmp_path / "m.npz"
     assert main(["train", *SYNTHETIC, "--hidden-units", "4", "--learning-rate", "0.05",
                  "--epochs", "1", "--quiet", "--out", str(model)]) == 0
-    given = {"hidden_units", "learning_rate", "max_epochs", "random_state"}
-    assert before_data == [{name: 1 for name in given}]
+    assert before_data == [{name: 1 for name in PARAMS}]          # every value, once
     assert len(built) == 1 and built[0]["dropout"] == 0.5 and built[0]["hidden_units"] == 4
-    assert counts == {name: 1 + (name in given) for name in PARAMS}
+    assert counts == {name: 1 for name in PARAMS}                  # fit checks none again
     counts.clear()
     assert main(["evaluate", "--model", str(model), *SYNTHETIC]) == 0
     assert counts == {name: 1 for name in PARAMS}
@@ -251,12 +250,14 @@ def test_train_builds_published_bpmll_once_with_the_datas_sizes(tmp_path, monkey
 
     class Counted(MultiLabelNN):
         def __init__(self, **params):
-            built.append(params)
+            built.append((params, self))
             super().__init__(**params)
     monkeypatch.setattr(command, "MultiLabelNN", Counted)
     assert main(["train", *SYNTHETIC, "--method", "bpmll-original", "--epochs", "1", "--quiet",
                  "--out", str(tmp_path / "m.npz")]) == 0
-    assert [(p["hidden_units"], p["weight_decay"]) for p in built] == [(6, 2 * 0.1 / 60)]
+    ((params, model),) = built
+    assert not {"hidden_units", "weight_decay"} & set(params)
+    assert (model.network_.shape[1], model.optimizer_.weight_decay) == (6, 2 * 0.1 / 60)
     capsys.readouterr()
 
 
@@ -276,3 +277,4 @@ def test_reproduce_passes_the_main_rule_and_the_sensitivity_rules_on(argv, stopp
     monkeypatch.setattr("mlnn.cli.reproduce.run_study", study)
     assert main(["reproduce", "--dataset", "synthetic", "--out", str(tmp_path), *argv]) == 0
     assert (seen["stopping"], seen["other_rules"]) == (stopping, others)
+

@@ -128,8 +128,8 @@ def test_truncated_tampered_and_wrong_version_files_are_clear_errors(fitted, tmp
     with pytest.raises(ModelFileError, match="format version 99"):
         MultiLabelNN.load(tmp_path / "v99.npz")
     np.savez(tmp_path / "v1.npz", **dict(arrays, format_version=np.array(1)))   # an older mlnn's
-    with pytest.raises(ModelFileError, match="format version 1, but this mlnn reads version 2 "
-                                             "only: train the model again"):
+    with pytest.raises(ModelFileError, match=r"format version 1, but this mlnn reads versions "
+                                             r"\[2, 3\] only: train the model again"):
         MultiLabelNN.load(tmp_path / "v1.npz")
 
     with pytest.raises(ModelFileError, match="does not exist"):
@@ -401,6 +401,9 @@ def test_loss_options_are_checked_with_the_loss_they_go_with():
     model = MultiLabelNN(loss="pwe", loss_options={"form": "pairwise"}).check_params()
     with pytest.raises(MLNNError, match=r"^loss_options: loss 'ce' has no option 'form'"):
         model.set_params(loss="ce").check_params()
+    with pytest.raises(MLNNError, match=r"^loss_options: unknown PWE form 'loop'"):   # alone
+        model.set_params(loss="pwe").check_params().set_params(
+            loss_options={"form": "loop"}).check_params()
 
 
 def test_fit_checks_the_hyper_parameters_before_the_data():
@@ -638,3 +641,19 @@ def test_a_rule_that_needs_validation_data_is_refused_without_it(stopping, data)
         model.fit(X, Y)
     MultiLabelNN(hidden_units=4, max_epochs=2, stopping="fixed", validation_fraction=0,
                  random_state=0).fit(X, Y)          # a fixed budget needs none
+
+
+def test_a_model_saves_the_hyper_parameters_it_was_fitted_with(data, tmp_path):
+    """fit(loss="pwe"), then set_params(loss="ce"): the file holds what was fitted (the loaded
+    model scores as the fitted one), and the next fit takes the new value."""
+    model = MultiLabelNN(**SMALL, loss="pwe", loss_options={"form": "pairwise"}).fit(
+        data.X_train, data.Y_train)
+    model.set_params(loss="ce", loss_options=None, learning_rate=0.5)
+    model.save(tmp_path / "m.npz")
+    loaded = MultiLabelNN.load(tmp_path / "m.npz")
+    assert (loaded.loss, loaded.loss_options, loaded.learning_rate) == (
+        "pwe", {"form": "pairwise"}, SMALL["learning_rate"])
+    assert loaded.loss_.name == "pwe" and loaded.network_.output.name == "tanh"
+    np.testing.assert_array_equal(loaded.decision_function(data.X_test),
+                                  model.decision_function(data.X_test))
+    assert model.fit(data.X_train, data.Y_train).loss_.name == "ce"

@@ -227,7 +227,8 @@ def _small_data(n=30, D=8, L=4, seed=0):
 def test_training_gives_the_same_network(form):
     from mlnn.nn.losses import get_loss
     from mlnn.nn.network import Network
-    from mlnn.nn.lazy_updates import get_optimizer
+    from mlnn.nn.lazy_updates import LazyRows
+    from mlnn.nn.optimizers import get_rule
     from mlnn.nn.training import train
     X, Y = _small_data()
     params = []
@@ -235,8 +236,8 @@ def test_training_gives_the_same_network(form):
         network = Network.initialize(X.shape[1], Y.shape[1], hidden_units=5,
                                      hidden_activation="relu", random_state=0,
                                      dtype=np.float64, init="glorot")
-        train(network, get_loss("ce"), get_optimizer("adagrad", 0.1,
-                                                     weight_decay=0.0), X, labels, batch_size=8,
+        train(network, get_loss("ce"), LazyRows(get_rule("adagrad", 0.1), weight_decay=0.0),
+              X, labels, batch_size=8,
               max_epochs=2, random_state=0, dropout=0.0, input_dropout=0.0)
         params.append(network.params)
     for name in params[0]:

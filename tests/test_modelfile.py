@@ -328,3 +328,47 @@ def test_a_model_file_written_before_loss_options_still_loads(name):
     data = load("synthetic", n_train=60, n_test=20, n_features=12, n_labels=4, random_state=0)
     np.testing.assert_allclose(model.decision_function(data.X_test)[0], scores, rtol=1e-6)
     assert model.predict(data.X_test).shape == (20, 4)
+
+
+def _with_header(source, target, params, version=2):
+    """``source`` with its header's hyper-parameters updated by ``params`` (None: removed), as
+    format ``version``, sealed again: a file as an mlnn of that version would write it."""
+    with np.load(source, allow_pickle=False) as npz:
+        entries = {name: npz[name] for name in npz.files if name != "checksum"}
+    meta = json.loads(str(entries["meta"]))
+    meta["params"].update(params)
+    meta["params"] = {key: value for key, value in meta["params"].items() if value is not None
+                      or key not in params}
+    entries["meta"], entries["format_version"] = np.array(json.dumps(meta)), np.array(version)
+    np.savez(target, **entries, checksum=np.array(checksum(entries)))
+    return target
+
+
+def test_an_old_file_is_read_in_one_place_and_one_contradicting_itself_is_refused(tmp_path):
+    """Version 2 files held PWE's form as ``pwe_form``; one that also holds ``loss_options``
+    saying otherwise (or invalid ones) is refused, not read with the old key winning; the same
+    key in a version 3 file is unknown. New files are version 3."""
+    old = Path(__file__).parent / "data" / "model_v2_pwe_pairwise.npz"
+    for options in ({"form": "loop"}, {"form": "factorised"}, None):
+        path = _with_header(old, tmp_path / "both.npz", {"loss_options": options or {}})
+        with pytest.raises(ModelFileError, match=r"its header holds both pwe_form 'pairwise' "
+                                                 r"and loss_options .*, which contradict"):
+            MultiLabelNN.load(path)
+    agreeing = _with_header(old, tmp_path / "agree.npz", {"loss_options": {"form": "pairwise"}})
+    assert MultiLabelNN.load(agreeing).loss_.form == "pairwise"
+    newer = _with_header(old, tmp_path / "v2_newer.npz", {"pwe_form": None,
+                                                       "loss_options": {"form": "pairwise"}})
+    assert MultiLabelNN.load(newer).loss_options == {"form": "pairwise"}      # v2, loss_options
+    with pytest.raises(ModelFileError, match=r"hyper-parameters \['pwe_form'\] that this "
+                                             "version of mlnn does not know"):
+        MultiLabelNN.load(_with_header(old, tmp_path / "v3.npz", {}, version=3))
+    model = MultiLabelNN.load(old)
+    model.save(tmp_path / "again.npz")
+    with np.load(tmp_path / "again.npz", allow_pickle=False) as npz:
+        assert int(npz["format_version"]) == 3
+    assert "pwe_form" not in json.loads(str(npz_meta(tmp_path / "again.npz")))["params"]
+
+
+def npz_meta(path):
+    with np.load(path, allow_pickle=False) as npz:
+        return str(npz["meta"])

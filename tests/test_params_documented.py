@@ -68,3 +68,60 @@ def test_check_params_names_only_the_bad_one_and_accepts_the_defaults():
     with pytest.raises(MLNNError, match=r"^--epochs must be a positive integer, got 0$"):
         check_params(dict(DEFAULTS, max_epochs=0), names={"max_epochs": "--epochs",
                                                           "patience": "--patience"})
+
+
+@pytest.fixture(scope="module")
+def eta_path(tmp_path_factory):
+    """``train --learning-rate`` to the line of AdaGrad that uses η, traced: the checks of η (by
+    name), the files of the calls that check it, build the rule with it and run its first
+    update, and whether that update ran."""
+    import sys
+
+    import mlnn
+    from mlnn.cli import main
+    from mlnn.nn.optimizers import AdaGrad
+
+    eta, root = 0.0123, Path(mlnn.__file__).parent
+    checks, files, updates = [], set(), []
+    validation = str(root / "base" / "validation.py")
+
+    def on_path(frame):
+        while frame is not None:
+            path = Path(frame.f_code.co_filename)
+            if root in path.parents:
+                files.add(path.relative_to(root.parent).as_posix())
+            frame = frame.f_back
+
+    def profile(frame, event, arg):
+        code = frame.f_code
+        if event != "call" or code not in (AdaGrad.__init__.__code__, AdaGrad.update.__code__) \
+                and code.co_filename != validation:
+            return
+        if code is AdaGrad.update.__code__:
+            if not updates and frame.f_locals["self"].learning_rate == eta:
+                updates.append(on_path(frame))
+        elif any(type(value) is float and value == eta for value in frame.f_locals.values()):
+            if code.co_filename == validation != frame.f_back.f_code.co_filename:
+                checks.append(code.co_name)          # a check (not one of its own helpers)
+            on_path(frame)
+
+    argv = ["train", "--dataset", "synthetic", "-o", "n_train=40", "-o", "n_test=10", "-o",
+            "n_features=20", "-o", "n_labels=3", "--learning-rate", str(eta), "--epochs", "1",
+            "--hidden-units", "4", "--quiet", "--out", str(tmp_path_factory.mktemp("eta") / "m")]
+    sys.setprofile(profile)
+    try:
+        assert main(argv) == 0
+    finally:
+        sys.setprofile(None)
+    return checks, files, bool(updates)
+
+
+def test_learning_rate_is_checked_once_on_its_way_from_train_to_adagrad(eta_path):
+    """One check, at the boundary (:mod:`mlnn.model.params`); the rule trusts it."""
+    checks, _, updated = eta_path
+    assert checks == ["check_positive_float"] and updated
+
+
+def test_the_readme_counts_the_files_of_that_path(eta_path, readme):
+    stated = re.search(r"update cross (\d+) files", " ".join(readme.split()))
+    assert stated and int(stated.group(1)) == len(eta_path[1]), " ".join(sorted(eta_path[1]))

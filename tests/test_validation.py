@@ -24,8 +24,7 @@ from mlnn.evaluation.thresholds import ThresholdPredictor
 from mlnn.nn.activations import get_activation
 from mlnn.nn.losses import PairwiseExponential, get_loss
 from mlnn.nn.network import Network
-from mlnn.nn.lazy_updates import get_optimizer
-from mlnn.nn.optimizers import Momentum
+from mlnn.nn.optimizers import Momentum, get_rule
 from mlnn.nn.training import EarlyStopping
 
 
@@ -198,9 +197,7 @@ def _core_option_calls():
         (lambda: ThresholdPredictor(lam=True), r"^lam must be a finite number ≥ 0, got True"),
         (lambda: ThresholdPredictor(fixed=1j), r"^fixed must be a finite number, got 1j"),
         (lambda: ThresholdPredictor(intercept=["none"]), r"^unknown intercept \['none'\]"),
-        (lambda: Momentum(0.1, 0.9, nesterov="no"), "^nesterov must be True or False, got 'no'"),
-        (lambda: Momentum(0.1, momentum=-0.5), r"^momentum must be a number in \[0, 1\)"),
-        (lambda: get_optimizer(["sgd"], 0.1, weight_decay=0.0), r"^unknown optimizer \['sgd'\]"),
+        (lambda: get_rule(["sgd"], 0.1), r"^unknown optimizer \['sgd'\]"),
         (lambda: EarlyStopping(mode="median", patience=5), "^unknown early-stopping mode 'median'"),
         (lambda: EarlyStopping(min_delta=float("nan"), patience=5), "^min_delta must be a finite number ≥ 0"),
         (lambda: PairwiseExponential("fast"), "^unknown PWE form 'fast'"),

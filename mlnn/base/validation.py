@@ -293,6 +293,12 @@ def check_choice(value, name, choices):
     return value
 
 
+def check_registered(value, name, registry):
+    """``value`` unchanged; raise unless it is a key of ``registry``, a dict of entries by name
+    read now (an entry registered later counts; a key that is not a string names nothing)."""
+    return check_choice(value, name, sorted(key for key in registry if isinstance(key, str)))
+
+
 def check_length(values, name, expected):
     """``values`` as a list; raise unless it has ``expected`` entries (e.g. one name per label)."""
     values = list(values)

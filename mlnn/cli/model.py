@@ -1,6 +1,8 @@
 """``train``, ``evaluate`` and ``predict``: one network method and its model file.
 
-``train`` checks every option and ``--out`` before it loads the data. ``predict --text`` turns
+``train`` checks every option and ``--out`` before it loads the data, once: the model it
+trains is made then, and its check is the one of every hyper-parameter (``--optimizer-option``
+too, by building the rule). ``predict --text`` turns
 raw text into features with the vectorizer saved in the model file; ``predict --input`` reads
 svmlight vectors. A document with nothing to classify (no feature, no known word) gets no label
 and a warning naming it; ``evaluate`` reports a measure no document defines as ``nan`` (``null``
@@ -18,20 +20,25 @@ from mlnn.base.errors import MLNNError, MLNNWarning
 from mlnn.base.fileio import check_input_file, check_output_path
 from mlnn.base.progress import epoch_reporter
 from mlnn.cli.options import (add_dataset, add_offline, add_param, add_progress, add_seed,
-                              given_params, load_dataset, show_progress)
+                              given_params, load_dataset, parse_options, show_progress)
 from mlnn.datasets.svmlight import parse_svmlight, read_svmlight
 from mlnn.datasets.text import decode
 from mlnn.evaluation.metrics import MEASURES, undefined_measures
 from mlnn.model.estimator import MultiLabelNN
 from mlnn.model.modelfile import is_model_file
-from mlnn.model.params import DEFAULTS, check_params
+from mlnn.model.params import DEFAULTS, RULE_PARAMS
 from mlnn.paper.methods import METHODS, NETWORK_ALIASES, network_params, resolve
 
 #: The hyper-parameters ``train`` takes, and their options.
 TRAIN_OPTIONS = {"learning_rate": "--learning-rate", "max_epochs": "--epochs",
                  "hidden_units": "--hidden-units", "batch_size": "--batch-size",
                  "validation_fraction": "--validation-fraction",
-                 "threshold_lambda": "--threshold-lambda", "random_state": "--seed"}
+                 "threshold_lambda": "--threshold-lambda", "random_state": "--seed",
+                 "optimizer": "--optimizer"}
+
+#: How ``train`` names the hyper-parameters of ``--optimizer-option`` in an error.
+RULE_OPTIONS = {"optimizer_options": "--optimizer-option",
+                **{name: f"--optimizer-option {name}" for name in RULE_PARAMS}}
 
 
 def register(subparsers):
@@ -48,6 +55,10 @@ def register(subparsers):
         if option != "--seed":
             add_param(train, option, param,
                       shown=f"default: the method's, else {DEFAULTS[param]}")
+    train.add_argument("--optimizer-option", action="append", metavar="KEY=VALUE",
+                       help="an option of the update rule (repeatable), e.g. --optimizer adagrad "
+                            "--optimizer-option epsilon=1e-6, or --optimizer momentum "
+                            "--optimizer-option momentum=0.5 --optimizer-option nesterov=true")
     train.add_argument("--out", default="model.npz", help="model file to write")
     add_offline(train)
     add_progress(train)
@@ -95,11 +106,14 @@ def run_train(args):
     if METHODS[method]["kind"] == "br":
         raise MLNNError(f"--method: {method} is not a neural-network method; choose one of "
                         f"{list(NETWORK_ALIASES)}")
-    given = given_params(args, TRAIN_OPTIONS)
-    check_params(given, TRAIN_OPTIONS)       # before the data is read, naming each option
+    given = {**given_params(args, TRAIN_OPTIONS), **_rule_options(args.optimizer_option)}
+    # checked before the data is read, naming each option; D and N size only BP-MLL's hidden
+    # layer and weight decay, set (and checked, by fit) with the data
+    settings = {key: value for key, value in METHODS[method].items() if key != "kind"}
+    model = MultiLabelNN(**{**settings, **given}).check_params({**TRAIN_OPTIONS, **RULE_OPTIONS})
     check_output_path(args.out, "--out", is_model_file, "an mlnn model file")
     dataset = load_dataset(args)
-    model = MultiLabelNN(**{**network_params(method, *reversed(dataset.X_train.shape)), **given})
+    model.set_params(**{**network_params(method, *reversed(dataset.X_train.shape)), **given})
     if show_progress(args):
         model.set_params(verbose=epoch_reporter(model.max_epochs, sys.stderr))
     print(f"training {method} on {dataset.name}: {dataset.X_train.shape[0]} documents, "
@@ -113,6 +127,17 @@ def run_train(args):
     print(f"{model.n_updates_} updates, threshold λ {model.threshold_lambda_}; "
           f"{model.fit_time_:.1f}s; saved {args.out}")
     return 0
+
+
+def _rule_options(pairs):
+    """The hyper-parameters of ``--optimizer-option KEY=VALUE ...``: μ and Nesterov's form as
+    themselves, the others as ``optimizer_options``."""
+    try:
+        options = parse_options(pairs)
+    except MLNNError as error:
+        raise MLNNError(f"--optimizer-option: {error}") from None
+    given = {name: options.pop(name) for name in RULE_PARAMS if name in options}
+    return {**given, "optimizer_options": options} if options else given
 
 
 def load_model(path):

@@ -29,11 +29,11 @@ from mlnn.base.validation import (check_fitted, check_length, check_sample_weigh
 from mlnn.datasets.text import TfidfVectorizer
 from mlnn.evaluation.metrics import evaluate
 from mlnn.evaluation.thresholds import DEFAULT_LAMBDAS, ThresholdPredictor, select_lambda
-from mlnn.model.builders import build, build_loss
+from mlnn.model.builders import build_loss, build_network, build_rule
 from mlnn.model.modelfile import loading, read_model_file, write_model_file
-from mlnn.model.params import DEFAULT, DEFAULTS, numpydoc
-from mlnn.model.params import (check_loss_options, check_optimizer_options,
-                               check_params as check_values)
+from mlnn.model.params import DEFAULT, DEFAULTS, RULE_PARAMS, numpydoc
+from mlnn.model.params import check_params as check_values
+from mlnn.nn.lazy_updates import LazyRows
 from mlnn.nn.network import Network
 from mlnn.model.stopping_rules import (RuleWatch, stopping_rule, threshold_rows,
                                        threshold_validation)
@@ -115,16 +115,18 @@ class MultiLabelNN:
 
     def check_params(self, names=None):
         """Check each hyper-parameter not checked before (:func:`mlnn.model.params.check_params`,
-        ``names`` as there); ``fit`` calls it first. Returns self."""
-        params, checked = self.get_params(), getattr(self, "_checked", {})
-        changed = {name: value for name, value in params.items()
+        ``names`` as there), and build the loss and the update rule ``fit`` trains with when
+        their hyper-parameters changed (which checks their options); ``fit`` calls it first.
+        Returns self."""
+        params, (checked, loss, rule) = self.get_params(), getattr(self, "_checked", ({},) * 3)
+        changed = {name for name, value in params.items()
                    if name not in checked or checked[name] is not value}
-        check_values(changed, names)
-        if {"loss", "loss_options"} & set(changed):      # the options must be the loss's
-            check_loss_options(self.loss, self.loss_options, names)
-        if {"optimizer", "optimizer_options"} & set(changed):     # and the rule's
-            check_optimizer_options(params, names)
-        self._checked = params
+        check_values({name: params[name] for name in changed}, names)
+        if {"loss", "loss_options"} & changed:
+            loss = build_loss(self.loss, self.loss_options, names)
+        if {"optimizer", "optimizer_options", "learning_rate", *RULE_PARAMS} & changed:
+            rule = build_rule(params, names)
+        self._checked = params, loss, rule
         return self
 
     def __repr__(self):
@@ -163,7 +165,9 @@ class MultiLabelNN:
                             "X_val, Y_val or a validation_fraction > 0 (without validation data "
                             "only stopping='fixed', or the default 'rankloss', which then trains "
                             "max_epochs epochs)")
-        network, loss, optimizer = build(X.shape[1], Y.shape[1], **self.get_params())
+        params, loss, rule = self._checked
+        network = build_network(X.shape[1], Y.shape[1], loss, params)
+        optimizer = LazyRows(rule, self.weight_decay, self.decay_biases)
         watch = RuleWatch(rules, self.patience)
         stopper, validate = (self._stopping(X, Y, network, rules) if X_val is not None
                              else (None, ranking_validation))
@@ -174,6 +178,7 @@ class MultiLabelNN:
                         eval_every=self.eval_every, early_stopping=stopper,
                         random_state=self.random_state, verbose=self._progress())
         self.network_, self.loss_, self.optimizer_ = network, loss, optimizer
+        self._fitted_params = params
         self.history_ = history
         self.rule_stops_ = watch.finish(history, network) if rules else {}
         self.n_updates_ = int(history.records[-1]["updates"])
@@ -301,9 +306,10 @@ class MultiLabelNN:
                     input_tags=InputTags(sparse=True))
 
     def save(self, path):
-        """Write the fitted model to one ``.npz`` file (:mod:`mlnn.model.modelfile`)."""
+        """Write the fitted model to one ``.npz`` file (:mod:`mlnn.model.modelfile`), with the
+        hyper-parameters it was fitted with (one set after ``fit`` is for the next fit)."""
         check_fitted(self, "network_")
-        params = self.get_params()
+        params = dict(self._fitted_params)
         params["verbose"] = bool(params["verbose"]) if not callable(params["verbose"]) else False
         t = self.thresholds_
         meta = {"params": params,
@@ -329,13 +335,13 @@ class MultiLabelNN:
         a valid model raises :class:`~mlnn.base.errors.ModelFileError`."""
         with loading(path):
             arrays, meta = read_model_file(path)
-            params = _with_loss_options(meta["params"])
+            params = meta["params"]
             unknown = sorted(set(params) - set(DEFAULTS))
             if unknown:
                 raise ModelFileError(f"model file {path} has hyper-parameters {unknown} that "
                                      "this version of mlnn does not know")
-            model = cls(**params)
-            model.loss_ = build_loss(model.loss, model.loss_options)
+            model = cls(**params).check_params()
+            model._fitted_params, model.loss_ = model._checked[:2]
             model.network_ = Network(*(arrays[name] for name in ("W1", "b1", "W2", "b2")),
                                      meta["hidden"], model.loss_.output)
             for name in FITTED_SCALARS:
@@ -346,7 +352,7 @@ class MultiLabelNN:
             model.feature_names_ = arrays["feature_names"].tolist() or None
             model.label_names_ = arrays["label_names"].tolist() or None
             model.vectorizer_ = _saved_vectorizer(meta, arrays)
-            return model.check_params()
+            return model
 
 
 def _check_vectorizer(vectorizer, n_features):
@@ -377,17 +383,6 @@ def _records(history):
     if not isinstance(history, list) or not all(isinstance(r, dict) for r in history):
         raise MLNNError("its training history is not a list of evaluation records")
     return history
-
-
-def _with_loss_options(params):
-    """The hyper-parameters of a model file; a file written before losses had options holds
-    PWE's one option as the hyper-parameter ``pwe_form``, read as ``loss_options``."""
-    if "pwe_form" not in params:
-        return params
-    params = dict(params)
-    form = params.pop("pwe_form")
-    params["loss_options"] = {"form": form} if params.get("loss") == "pwe" else None
-    return params
 
 
 def _thresholds(saved, coef):

@@ -19,7 +19,8 @@ This module knows files, not models: what goes in is decided by
 =====================  ================================================================
 
 A missing, truncated, tampered or foreign file, or one of another format version, raises
-:class:`~mlnn.base.errors.ModelFileError` saying which. The checksum proves only that a file is
+:class:`~mlnn.base.errors.ModelFileError` saying which. Files of older versions are read by one
+function, :func:`upgrade`, which turns their header into the current one. The checksum proves only that a file is
 intact, so every entry is also checked against the others (dtype, shape, finite values):
 a file altered and re-sealed is refused naming the entry. A model is rebuilt inside
 :func:`loading`, which reports what is still missing the same way, never as a ``KeyError``.
@@ -36,9 +37,12 @@ from mlnn.base.errors import MLNNError, ModelFileError
 from mlnn.base.fileio import ArchiveError, arrays_digest, atomic_write, read_npz
 
 FORMAT = "mlnn-model"
-#: What a model file holds; raised whenever that changes. A file of any other version (an older
-#: mlnn's) is refused with one error: there are no branches for reading older files.
-FORMAT_VERSION = 2
+#: What a model file holds; raised whenever that changes: 3, the loss's options are the
+#: hyper-parameter ``loss_options`` (version 2 held PWE's form as ``pwe_form``, and some version
+#: 2 files already ``loss_options``). Older files are read by :func:`upgrade` alone.
+FORMAT_VERSION = 3
+#: The versions :func:`upgrade` reads.
+READABLE_VERSIONS = (2, 3)
 #: The header entries, each a single value of these dtype kinds (unicode, integer).
 HEADER = {"format": "U", "format_version": "iu", "meta": "U", "checksum": "U"}
 
@@ -82,11 +86,28 @@ def read_model_file(path):
         raise _not_a_model(path, "its 'meta' entry is not valid JSON") from None
     if not isinstance(meta, dict):
         raise _not_a_model(path, "its 'meta' entry is not a JSON object")
-    for name in ("format", "format_version"):
-        arrays.pop(name)
+    arrays.pop("format")
+    meta = upgrade(path, int(arrays.pop("format_version")), meta)
     if "W1" in arrays:
         check_model_arrays(path, arrays, meta)
     return arrays, meta
+
+
+def upgrade(path, version, meta):
+    """The header ``meta`` of a file of format ``version`` as a current one: the one place that
+    reads older files. Version 2: PWE's form ``pwe_form`` becomes ``loss_options`` (for the loss
+    "pwe"; the other losses have no options); a file that also holds ``loss_options`` saying
+    otherwise contradicts itself and is refused."""
+    params = meta.get("params")
+    if version == FORMAT_VERSION or not isinstance(params, dict) or "pwe_form" not in params:
+        return meta
+    params = dict(params)
+    form = params.pop("pwe_form")
+    options = {"form": form} if params.get("loss") == "pwe" else None
+    if params.setdefault("loss_options", options) != options:
+        raise _not_a_model(path, f"its header holds both pwe_form {form!r} and loss_options "
+                                 f"{params['loss_options']!r}, which contradict each other")
+    return {**meta, "params": params}
 
 
 #: The network's parameters and the number of dimensions of each.
@@ -266,7 +287,7 @@ def _check_header(path, arrays):
     values = {name: _header_entry(path, arrays, name, kind) for name, kind in HEADER.items()}
     if values["format"] != FORMAT:
         raise _not_a_model(path, f"its format is {values['format']!r}, expected {FORMAT!r}")
-    if values["format_version"] != FORMAT_VERSION:
+    if values["format_version"] not in READABLE_VERSIONS:
         raise ModelFileError(f"model file {path} has format version {values['format_version']}, "
-                             f"but this mlnn reads version {FORMAT_VERSION} only: train the "
-                             "model again with this version")
+                             f"but this mlnn reads versions {list(READABLE_VERSIONS)} only: train "
+                             "the model again with this version")

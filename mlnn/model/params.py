@@ -4,8 +4,9 @@ Read like scikit-learn's ``_parameter_constraints``: one :class:`Param` per hype
 the order of :class:`~mlnn.model.estimator.MultiLabelNN`'s signature. This is the one place a
 default is stated and the one check of each value, at the public boundary; the estimator, the
 paper's methods, the figures, the benchmark and the command line's options read from it. Inner
-layers trust what the boundary checked; a core class used on its own (a
-:class:`~mlnn.nn.network.Network`, an optimizer) still rejects a nonsensical value once.
+layers trust what the boundary checked: the update rules take η, μ and Nesterov's form as
+checked (the contract in :mod:`mlnn.nn.optimizers`), and :mod:`mlnn.model.builders` builds the
+loss and the rule straight from these values, their own options checked by building them.
 """
 
 import textwrap
@@ -18,13 +19,13 @@ import numpy as np
 from mlnn.base.errors import MLNNError
 from mlnn.base.validation import (check_bool, check_choice, check_float_in, check_fraction,
                                   check_nonnegative_float, check_positive_float,
-                                  check_positive_int, check_seed)
+                                  check_positive_int, check_registered, check_seed)
 from mlnn.evaluation.thresholds import FEATURES, INTERCEPTS, TARGETS
 from mlnn.nn.activations import ACTIVATIONS
 from mlnn.nn.dropout import check_rate
-from mlnn.nn.losses import LOSSES, get_loss
+from mlnn.nn.losses import LOSSES, loss_class
 from mlnn.nn.network import DTYPES, INITIALISATIONS, check_dtype
-from mlnn.nn.optimizers import OPTIMIZERS, get_rule, option_names
+from mlnn.nn.optimizers import MOMENTUM_OPTIONS, OPTIMIZERS, option_names, rule_class
 from mlnn.model.stopping_rules import STOPPING_RULES
 
 
@@ -49,7 +50,7 @@ def _choice(*choices):
 def _registered(registry):
     """A check that a value is a key of ``registry`` (read when checking, so that a loss or an
     activation registered later is accepted)."""
-    return lambda value, name: check_choice(value, name, sorted(registry))
+    return lambda value, name: check_registered(value, name, registry)
 
 
 def _check_options(value, name):
@@ -62,20 +63,10 @@ def _check_options(value, name):
                         f"None, got {value!r}")
 
 
-def check_loss_options(loss, options, names=None):
-    """Raise :class:`~mlnn.base.errors.MLNNError` unless the loss ``loss`` takes the
-    ``loss_options`` ``options`` (None: its defaults), which are checked by building it; the error
-    names ``loss_options`` as ``names`` spells it (see :func:`check_params`)."""
-    try:
-        get_loss(loss, **(options or {}))
-    except MLNNError as error:
-        raise MLNNError(f"{(names or {}).get('loss_options', 'loss_options')}: {error}") from None
-
-
-#: The hyper-parameters that are also options of an update rule: a rule that takes an option of
-#: one of these names (``optimizer="momentum"``: μ and Nesterov's form, Sec. 3.5) gets it from
-#: the hyper-parameter; ``optimizer_options`` holds the rule's other options.
-RULE_PARAMS = ("momentum", "nesterov")
+#: The hyper-parameters that are also options of an update rule, μ and Nesterov's form of
+#: ``optimizer="momentum"`` (Sec. 3.5; no other rule takes options of these names):
+#: ``optimizer_options`` holds a rule's other options.
+RULE_PARAMS = MOMENTUM_OPTIONS
 
 
 def rule_options(params, names=None):
@@ -89,21 +80,8 @@ def rule_options(params, names=None):
         spelled = (names or {}).get(twice[0], twice[0])
         raise MLNNError(f"{twice[0]!r} is the hyper-parameter {spelled}; give it there, not in "
                         "both")
-    takes = option_names(OPTIMIZERS[check_choice(params["optimizer"], "optimizer",
-                                                 sorted(OPTIMIZERS))])
+    takes = option_names(rule_class(params["optimizer"]))
     return {**{name: params[name] for name in RULE_PARAMS if name in takes}, **options}
-
-
-def check_optimizer_options(params, names=None):
-    """Raise :class:`~mlnn.base.errors.MLNNError` unless the update rule ``params["optimizer"]``
-    takes the options :func:`rule_options` gives it (``optimizer_options``, None: its defaults),
-    which are checked by building it; the error names ``optimizer_options`` as ``names`` spells
-    it (see :func:`check_params`)."""
-    try:
-        get_rule(params["optimizer"], params["learning_rate"], **rule_options(params, names))
-    except MLNNError as error:
-        name = (names or {}).get("optimizer_options", "optimizer_options")
-        raise MLNNError(f"{name}: {error}") from None
 
 
 def _optional(check):
@@ -130,7 +108,7 @@ PARAMS = MappingProxyType({
         default="relu", check=_registered(ACTIVATIONS), kind=_names(ACTIVATIONS),
         help="f_h, the hidden units' activation (ReLU is the paper's choice, Sec. 3.5)."),
     "loss": Param(
-        default="ce", check=_registered(LOSSES), kind=_names(LOSSES),
+        default="ce", check=loss_class, kind=_names(LOSSES),
         help='"ce": sigmoid outputs and cross-entropy (Eq. 6, Sec. 3.4); "pwe": tanh outputs and '
              "BP-MLL's pairwise exponential error (Eq. 3, Sec. 3.2); see mlnn.nn.losses."),
     "loss_options": Param(
@@ -138,7 +116,7 @@ PARAMS = MappingProxyType({
         help='The options of the loss (None: its defaults), e.g. {"form": "pairwise"} for PWE: '
              "the literal O(|y||ȳ|) double sum instead of the O(L) form (the same numbers)."),
     "optimizer": Param(
-        default="adagrad", check=_registered(OPTIMIZERS), kind=_names(sorted(OPTIMIZERS)),
+        default="adagrad", check=rule_class, kind=_names(sorted(OPTIMIZERS)),
         help="The update rule (Sec. 3.5; see mlnn.nn.optimizers)."),
     "optimizer_options": Param(
         default=None, check=_optional(_check_options), kind="dict or None",
@@ -153,11 +131,10 @@ PARAMS = MappingProxyType({
     "momentum": Param(
         default=0.9, check=lambda value, name: check_float_in(value, name, 0, 1, closed="left"),
         kind="float in [0, 1)", parse=float,
-        help='μ, used only with optimizer="momentum" (or a rule with an option "momentum").'),
+        help='μ, used only with optimizer="momentum".'),
     "nesterov": Param(
         default=False, check=check_bool, kind="bool",
-        help='Nesterov\'s accelerated gradient, with optimizer="momentum" (or a rule with an '
-             'option "nesterov").'),
+        help='Nesterov\'s accelerated gradient, with optimizer="momentum".'),
     "weight_decay": Param(
         default=0.0, check=check_nonnegative_float, kind="float ≥ 0", parse=float,
         help="γ of an ℓ2 penalty (γ/2)‖θ‖² on W1 and W2 (BP-MLL as published uses one; the paper's "

@@ -4,7 +4,8 @@ r"""A rule of :mod:`mlnn.nn.optimizers` run on a network's parameters: :class:`L
 parameter's state, passes the rule reused buffers for its intermediate results (its
 ``work_arrays``), and runs the rule's own ``update`` -- on the rows of W1 a minibatch touched
 where the rule allows it, never densifying the gradient -- with the same parameters as the dense
-updates.
+updates. It holds the rule to the contract stated in :mod:`mlnn.nn.optimizers`, checking each of
+its answers once, on a parameter's first step.
 
 A :class:`~mlnn.nn.network.RowSparseGradient` carries only the rows of W1 whose features occur in
 the minibatch. A row whose gradient ∂J/∂θ is zero at step t still takes the step with
@@ -36,12 +37,13 @@ The cost of 1 and 2 is proportional to the rows touched; rows go in cache-sized 
 import numpy as np
 
 from mlnn.nn.network import RowSparseGradient
-from mlnn.nn.optimizers import MUST_RUN, Linear, get_rule, momentum_transition
+from mlnn.nn.optimizers import (MUST_RUN, Linear, check_moved, checked_idle_steps, checked_state,
+                                momentum_transition, work_count)
 from mlnn.base.validation import check_bool, check_nonnegative_float
 
 #: ``momentum_transition`` is the rule's own (mlnn.nn.optimizers), importable here beside
 #: ``matrix_powers``, which raises it to the power Δ.
-__all__ = ["LazyRows", "get_optimizer", "matrix_powers", "momentum_transition", "powers",
+__all__ = ["LazyRows", "matrix_powers", "momentum_transition", "powers",
            "apply_powers", "row_blocks", "ROW_BLOCK_BYTES"]
 
 #: Bytes of a parameter's rows per block in a row-sparse update (see :func:`row_blocks`).
@@ -131,8 +133,11 @@ class LazyRows:
         self.rule = rule
         self.weight_decay = check_nonnegative_float(weight_decay, "weight_decay")
         self.decay_biases = check_bool(decay_biases, "decay_biases")
+        self.work_arrays = work_count(rule)
         self.state = {}
         self.t = 0
+        self._idle = {}            # the rule's checked idle_steps(γ) of each parameter
+        self._checking = {}        # until a step with a gradient: did it have one, move θ?
         self._workspace = {}       # the reused buffers of :meth:`_buffers`
 
     def decay(self, name):
@@ -142,16 +147,22 @@ class LazyRows:
     def step(self, params, grads):
         """Apply one update with the gradients ``grads`` to ``params`` (in place)."""
         self.t += 1
+        if self._checking is not None:
+            self._checking = {"gradient": False, "moved": False}
         for name, grad in grads.items():
             theta = params[name]
+            self._slot(name, theta)
             if not isinstance(grad, RowSparseGradient):
                 self._apply(name, theta, slice(None), grad)
-            elif self._idle_steps(name) == MUST_RUN:
+            elif self._idle[name] == MUST_RUN:
                 self._update_every_row(name, theta, grad)
             else:
                 rows, values = grad.rows, grad.values
-                for block in row_blocks(max(len(rows), 1), values[:1].nbytes):  # once if k = 0
-                    self._apply(name, theta, rows[block], values[block])
+                for block in self._blocks(name, max(len(rows), 1), values[:1].nbytes):  # k = 0
+                    self._apply(name, theta, rows[block], values[block])                # once
+        if self._checking and self._checking["gradient"]:
+            check_moved(self.rule, self._checking["moved"])
+            self._checking = None
 
     def catch_up(self, params, rows):
         """Bring the rows ``rows[name]`` of each parameter ``name`` up to step ``t`` (in place).
@@ -168,25 +179,27 @@ class LazyRows:
         """Bring every row of every parameter up to step ``t`` (before evaluation or saving)."""
         self.catch_up(params, {name: slice(None) for name in self.state})
 
-    def _idle_steps(self, name):
-        """What the rule's step does to a row of ``name`` whose ∂J/∂θ is zero, as the rule says
-        (its ``idle_steps(γ)``): UNCHANGED, a Linear map, or MUST_RUN, also for a rule that
-        does not say."""
-        idle_steps = getattr(self.rule, "idle_steps", None)
-        return MUST_RUN if idle_steps is None else idle_steps(self.decay(name))
-
     def _slot(self, name, theta):
-        """The state of ``name``, made on its first step (rows up to date at step t − 1)."""
+        """The state of ``name``, made and checked on its first step (rows up to date at step
+        t − 1), with the rule's answer to ``idle_steps``."""
         if name not in self.state:
-            state = self.rule.new_state(theta)
-            if isinstance(self._idle_steps(name), Linear):
+            state = checked_state(self.rule, theta)
+            self._idle[name] = checked_idle_steps(self.rule, self.decay(name), state)
+            if isinstance(self._idle[name], Linear):
                 state["last_step"] = np.full(theta.shape[0], self.t - 1, dtype=np.int64)
             self.state[name] = state
         return self.state[name]
 
+    def _blocks(self, name, n_rows, row_bytes):
+        """:func:`row_blocks`, or one block of all rows when the state holds a 0-d array (one
+        value of the whole parameter, such as a step count, which a call advances once)."""
+        if any(array.ndim == 0 for array in self.state[name].values()):
+            return [slice(0, n_rows)]
+        return row_blocks(n_rows, row_bytes)
+
     def _apply(self, name, theta, rows, dJ):
         """Update rows ``rows`` of ``theta`` whose gradient ∂J/∂θ is ``dJ`` (decay γ θ added)."""
-        state = self._slot(name, theta)
+        state = self.state[name]
         if "last_step" in state:
             self._catch_up(name, theta, rows, self.t - 1)
         gamma = self.decay(name)
@@ -197,26 +210,30 @@ class LazyRows:
 
     def _update_rows(self, state, theta, rows, g):
         """The rule on the rows ``rows`` of ``theta`` and of its state, whose regularised
-        gradient is ``g``: gathered into preallocated buffers (views for a slice), updated by the
-        rule's ``update`` (given reused buffers for its ``work_arrays``, if it has any),
-        scattered back."""
-        names = [slot for slot in state if slot != "last_step"]
+        gradient is ``g``: the state's arrays of θ's shape gathered into preallocated buffers
+        (views for a slice), its 0-d arrays whole; updated by the rule's ``update`` (given
+        reused buffers for its ``work_arrays``, if it has any), scattered back."""
+        names = [slot for slot in state if slot != "last_step" and state[slot].ndim]
+        slots = {slot: array for slot, array in state.items() if array.ndim == 0}
         if isinstance(rows, slice):
-            theta_rows, slots = theta[rows], {slot: state[slot][rows] for slot in names}
+            theta_rows, gathered = theta[rows], [state[slot][rows] for slot in names]
         else:
             theta_rows, *gathered = self._buffers("gather", theta, len(g), 1 + len(names))
             np.take(theta, rows, axis=0, out=theta_rows, mode="clip")
-            slots = {slot: np.take(state[slot], rows, axis=0, out=buffer, mode="clip")
-                     for slot, buffer in zip(names, gathered)}
-        count = getattr(self.rule, "work_arrays", 0)
-        if count:
-            self.rule.update(theta_rows, g, slots, self._buffers("work", theta, len(g), count))
-        else:
-            self.rule.update(theta_rows, g, slots)
+            for slot, buffer in zip(names, gathered):
+                np.take(state[slot], rows, axis=0, out=buffer, mode="clip")
+        slots.update(zip(names, gathered))
+        work = (self._buffers("work", theta, len(g), self.work_arrays),) if self.work_arrays \
+            else ()
+        before = None if self._checking is None else theta_rows.copy()
+        self.rule.update(theta_rows, g, slots, *work)
+        if before is not None:
+            self._checking["gradient"] |= bool(np.any(g))
+            self._checking["moved"] |= not np.array_equal(before, theta_rows, equal_nan=True)
         if not isinstance(rows, slice):
             theta[rows] = theta_rows
-            for slot in names:
-                state[slot][rows] = slots[slot]
+            for slot, buffer in zip(names, gathered):
+                state[slot][rows] = buffer
 
     def _buffers(self, use, theta, n_rows, count):
         """``count`` arrays of ``n_rows`` rows of θ's shape and dtype for ``use``: views of
@@ -240,7 +257,7 @@ class LazyRows:
         if behind.size == 0:
             return
         rows = np.arange(len(last_step))[rows] if isinstance(rows, slice) else np.asarray(rows)
-        rows, skipped, linear = rows[behind], skipped[behind], self._idle_steps(name)
+        rows, skipped, linear = rows[behind], skipped[behind], self._idle[name]
         P = powers(linear.A, skipped)                        # A^Δ per row
         s = None if linear.slot is None else state[linear.slot]
         for block in row_blocks(len(rows), theta[:1].nbytes):
@@ -251,16 +268,9 @@ class LazyRows:
         """A row-sparse gradient, with the decay γ θ of every row, applied to every row (in
         blocks of rows)."""
         rows, values = grad.rows, grad.values
-        for block in row_blocks(theta.shape[0], theta[:1].nbytes):
+        for block in self._blocks(name, theta.shape[0], theta[:1].nbytes):
             low, high = np.searchsorted(rows, [block.start, block.stop])
             g = np.zeros_like(theta[block])
             g[rows[low:high] - block.start] = values[low:high]
             self._apply(name, theta, block, g)
 
-
-def get_optimizer(name, learning_rate, weight_decay, decay_biases=False, **options):
-    """The rule ``name`` (``sgd``, ``momentum`` with ``momentum``/``nesterov``, ``adagrad`` with
-    ``epsilon``, or any rule of :data:`~mlnn.nn.optimizers.OPTIMIZERS` with its options; see
-    :func:`~mlnn.nn.optimizers.get_rule`) wrapped in :class:`LazyRows` with weight decay γ ≥ 0
-    and ``decay_biases``."""
-    return LazyRows(get_rule(name, learning_rate, **options), weight_decay, decay_biases)

@@ -16,7 +16,11 @@ carries what the rest of mlnn needs to know of it: its ``name`` (its key in :dat
 ``title`` (for figures), its output activation (whose ``midpoint`` is the fixed threshold) and
 its ``options``, the arguments of its constructor, so that ``get_loss(loss.name,
 **loss.options)`` builds it again (a model file stores them). Adding a loss is one subclass of
-:class:`Loss` and its entry in :data:`LOSSES`.
+:class:`Loss` and its entry in :data:`LOSSES`, by a string key. What a loss answers is checked
+once, when it is first used, and refused with one :class:`~mlnn.base.errors.MLNNError` naming
+it: the entry must be a subclass of :class:`Loss`, each option must be stored under its own name
+(:func:`get_loss`), and its δ2 must be an array of z2's shape (:func:`checked_delta`, in every
+update of :func:`mlnn.nn.training.train`).
 
 Reduction. ``per_document`` returns the loss J_i of each document; ``value`` is the mean over the
 n documents of the minibatch, J = (1/n) Σ_i J_i. ``delta`` returns the paper's per-document δ2
@@ -31,7 +35,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from mlnn.base.errors import MLNNError
-from mlnn.base.validation import check_choice, check_dense_Y
+from mlnn.base.validation import check_choice, check_dense_Y, check_registered
 from mlnn.nn.activations import ACTIVATIONS
 
 
@@ -230,15 +234,44 @@ class PairwiseExponential(Loss):
 LOSSES = {"ce": CrossEntropy, "pwe": PairwiseExponential}
 
 
+def loss_class(name, option="loss"):
+    """The class registered as ``name`` in :data:`LOSSES`, refused unless a subclass of
+    :class:`Loss`; an unknown name is refused naming ``option``."""
+    kind = LOSSES[check_registered(name, option, LOSSES)]
+    if not (isinstance(kind, type) and issubclass(kind, Loss)):
+        raise MLNNError(f"loss {name!r}: registered as {kind!r}, not a subclass of "
+                        "mlnn.nn.losses.Loss")
+    return kind
+
+
 def get_loss(name, **options):
     """The loss ``name`` (a key of :data:`LOSSES`: ``ce``, ``pwe``) built with its ``options``,
-    e.g. ``get_loss("pwe", form="pairwise")``; a :class:`Loss` instance is passed through."""
-    if isinstance(name, Loss) and not options:
+    e.g. ``get_loss("pwe", form="pairwise")``. A :class:`Loss` instance is passed through; it
+    has its options already, so options given with one are refused, not ignored."""
+    if isinstance(name, Loss):
+        if options:
+            raise MLNNError(f"get_loss: {name!r} is built with its options already; give its "
+                            f"name {name.name!r} with the options instead")
         return name
-    kind = LOSSES[check_choice(name, "loss", sorted(LOSSES))]
+    kind = loss_class(name)
     known = option_names(kind)
     unknown = sorted(set(options) - set(known))
     if unknown:
         raise MLNNError(f"loss {name!r} has no option {unknown[0]!r}; its options: "
                         f"{known or 'none'}")
-    return kind(**options)
+    loss = kind(**options)
+    hidden = [option for option in known if option not in vars(loss)]
+    if hidden:
+        raise MLNNError(f"loss {name!r}: its option {hidden[0]!r} must be stored under its own "
+                        f"name (self.{hidden[0]} = {hidden[0]}), so that its options can be saved")
+    return loss
+
+
+def checked_delta(loss, delta2, z2):
+    """``delta2``, refused unless a NumPy array of real numbers of z2's shape (n, L)."""
+    if not isinstance(delta2, np.ndarray) or delta2.shape != np.shape(z2) \
+            or delta2.dtype.kind != "f":
+        raise MLNNError(f"loss {loss.name!r}: its δ2 must be a real NumPy array of z2's shape "
+                        f"{np.shape(z2)}, got {type(delta2).__name__} of shape "
+                        f"{getattr(delta2, 'shape', None)}")
+    return delta2

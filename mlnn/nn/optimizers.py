@@ -1,8 +1,8 @@
 r"""Gradient-descent update rules, each on its own with explicit, named state (paper Sec. 3.5).
 
 A rule is a small object: its hyper-parameters, ``new_state(theta)`` (the state of one
-parameter, a dict of arrays shaped like θ) and ``update(theta, g, state)``, one step in place
-with gradient g:
+parameter) and ``update(theta, g, state)``, one step in place with gradient g (the contract
+below):
 
 SGD          θ ← θ − η g                                  (the paper's Eq. 4)
 Momentum     v ← μ v − η g;  θ ← θ + v                    (classical)
@@ -15,27 +15,52 @@ small ε that only guards the division while G is 0. The paper writes out SGD an
 names momentum; Nesterov's form is ours.
 
 Each ``update`` is the one form of its rule, and the one training runs: a few in-place NumPy
-operations, each commented with the part of the formula it computes. Its intermediate results go
-into ``work``, ``work_arrays`` arrays shaped like θ that the caller passes in and reuses at every
-step (:class:`~mlnn.nn.lazy_updates.LazyRows` does), so that a step makes no temporary of θ's
-size; called without them (``update(theta, g, state)``), it makes its own.
+operations, each commented with the part of the formula it computes.
 
-A rule also says what its steps do to a row whose gradient ∂J/∂θ is zero, so that g = γ θ with
-weight decay γ (the rows of W1 whose words a minibatch lacks): ``idle_steps(gamma)`` answers
+The contract between a rule and the engine that runs it
+-------------------------------------------------------
 
-* :data:`UNCHANGED`: the row and its state stay as they are (SGD and AdaGrad without decay);
-* a :class:`Linear` map A: the step is (θ, s) ← A (θ, s) on the row of θ and of a state array s,
-  or θ ← a θ, so Δ of them are A^Δ in closed form (SGD with decay: θ ← (1 − ηγ) θ; momentum);
-* :data:`MUST_RUN`: no closed form, the step must run (AdaGrad with decay: G grows by (γθ)²).
+The engine is :class:`mlnn.nn.lazy_updates.LazyRows` (``LazyRows(AdaGrad(0.01),
+weight_decay=0.0)``): it adds the weight decay γ θ to the gradient, keeps the state and runs the
+rule on the rows of W1 a minibatch touched. A new rule is one class that keeps this contract,
+registered by a string key in :data:`OPTIMIZERS`. What a rule answers is checked once, when it
+is first used, and a wrong answer is refused with one :class:`~mlnn.base.errors.MLNNError` naming
+the rule (:func:`rule_class`, :func:`checked_state`, :func:`checked_idle_steps`,
+:func:`check_moved`).
 
-A rule that has no ``idle_steps`` (a new one, a student's) is taken as :data:`MUST_RUN`: it is
-applied to every row at every step, which is always right, only slower.
+* **Constructor** ``Rule(learning_rate, option=default, ...)``: η first, named ``learning_rate``,
+  then the rule's own options, by name (:func:`option_names`; no ``*args``, ``**kwargs``). The
+  names ``momentum`` and ``nesterov`` are :class:`Momentum`'s, the hyper-parameters μ and
+  Nesterov's form: no other rule takes an option so named. η, μ and Nesterov's form are
+  hyper-parameters, checked once where they enter (:mod:`mlnn.model.params`, as scikit-learn
+  checks its ``_parameter_constraints`` once in ``fit``): a rule trusts them and checks only its
+  other options. A rule holds only its hyper-parameters, so one object serves any number of
+  trainings.
+* **State** ``new_state(theta)``: a dict of NumPy arrays by string name, of any shape the engine
+  can share out: an array of θ's shape holds one value per entry of θ (momentum's v, AdaGrad's
+  G, Adam's m and v) and is passed row by row, the rows being updated; a 0-d array is one value
+  of the whole parameter (Adam's step count t) and is passed whole, so ``update`` is then called
+  once per step with all the rows to update. No other shape; ``last_step`` is the engine's name.
+* **update(theta, g, state, work=None)**, one step: changes θ and the arrays of ``state`` in
+  place (``theta -= ...``, ``G[...] = ...``, ``t += 1``), never rebinding them: ``theta = theta
+  - ...`` changes nothing (the first step with a nonzero gradient must move some θ: checked),
+  and a new array put in ``state`` is never seen (the engine keeps those ``new_state`` gave).
+  ``work`` holds ``work_arrays`` (an int ≥ 0; 0 if the rule does not say) arrays shaped like
+  ``theta``, reused at every step, for the intermediate results, so that a step makes no
+  temporary of θ's size; called without them, ``update`` makes its own.
+* **idle_steps(gamma)** (optional): what a step does to a row whose ∂J/∂θ is zero, so that
+  g = γ θ with weight decay γ (the rows of W1 whose words a minibatch lacks); asked once per
+  parameter, it answers
 
-A rule sees only θ, g and its state. Running it on a network's parameters -- ℓ2 weight decay
-(g = ∂J/∂θ + γ θ) and the row-sparse gradient of W1 -- is :class:`mlnn.nn.lazy_updates.LazyRows`,
-which wraps a rule: ``LazyRows(AdaGrad(0.01), weight_decay=0.0)``. A new rule is one class with
-``new_state`` and ``update`` (and ``idle_steps`` if it can say), registered by name in
-:data:`OPTIMIZERS`; its constructor takes η first, then its options (:func:`get_rule`).
+  - :data:`UNCHANGED`: the row and its state stay as they are (SGD and AdaGrad without decay);
+  - a :class:`Linear` map A: the step is (θ, s) ← A (θ, s) on the row of θ and of a state array
+    s of θ's shape, A a 2 × 2 NumPy array, or θ ← a θ with A = [[a]] and no slot, so Δ of them
+    are A^Δ in closed form (SGD with decay: θ ← (1 − ηγ) θ; momentum);
+  - :data:`MUST_RUN`: no closed form, the step must run (AdaGrad with decay: G grows by (γθ)²).
+
+  Anything else (None, ``True``, a number, another string) is refused, never read as UNCHANGED.
+  A rule without ``idle_steps`` (a new one, a student's) is taken as :data:`MUST_RUN`: it is
+  applied to every row at every step, which is always right, only slower.
 """
 
 import inspect
@@ -44,10 +69,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlnn.base.errors import MLNNError
-from mlnn.base.validation import check_bool, check_choice, check_float_in, check_positive_float
+from mlnn.base.validation import check_positive_float, check_registered
 
-__all__ = ["SGD", "Momentum", "AdaGrad", "OPTIMIZERS", "get_rule", "option_names", "UNCHANGED",
-           "MUST_RUN", "Linear", "momentum_transition"]
+__all__ = ["SGD", "Momentum", "AdaGrad", "OPTIMIZERS", "get_rule", "rule_class", "option_names",
+           "UNCHANGED", "MUST_RUN", "Linear", "momentum_transition", "checked_state",
+           "checked_idle_steps", "check_moved", "work_count"]
 
 #: ``idle_steps``: a step with ∂J/∂θ = 0 leaves the row of θ and of its state as they are.
 UNCHANGED = "unchanged"
@@ -77,7 +103,7 @@ class SGD:
     work_arrays = 1        # η g
 
     def __init__(self, learning_rate):
-        self.learning_rate = check_positive_float(learning_rate, "learning_rate")
+        self.learning_rate = learning_rate
 
     def new_state(self, theta):
         return {}
@@ -100,9 +126,7 @@ class Momentum:
     work_arrays = 2        # η g and, for Nesterov, μ v − η g
 
     def __init__(self, learning_rate, momentum, nesterov=False):
-        self.learning_rate = check_positive_float(learning_rate, "learning_rate")
-        self.momentum = check_float_in(momentum, "momentum", 0, 1, closed="left")
-        self.nesterov = check_bool(nesterov, "nesterov")
+        self.learning_rate, self.momentum, self.nesterov = learning_rate, momentum, nesterov
 
     def new_state(self, theta):
         return {"velocity": np.zeros_like(theta)}
@@ -142,8 +166,8 @@ class AdaGrad:
     work_arrays = 1        # g², then sqrt(G), ..., η0 g / (sqrt(G) + ε)
 
     def __init__(self, learning_rate, epsilon=1e-8):
-        self.learning_rate = check_positive_float(learning_rate, "learning_rate")
-        self.epsilon = check_positive_float(epsilon, "epsilon")
+        self.learning_rate = learning_rate
+        self.epsilon = check_positive_float(epsilon, "epsilon")     # its own option
 
     def new_state(self, theta):
         return {"sum_squares": np.zeros_like(theta)}
@@ -165,20 +189,105 @@ class AdaGrad:
 #: The rules by name (the ``optimizer`` of :mod:`mlnn.model.params`); a new rule is added here.
 OPTIMIZERS = {"sgd": SGD, "momentum": Momentum, "adagrad": AdaGrad}
 
+#: The names of :class:`Momentum`'s hyper-parameters, which no other rule's option may take.
+MOMENTUM_OPTIONS = ("momentum", "nesterov")
+
 
 def option_names(kind):
     """The options of the rule class ``kind``: its constructor's arguments after η."""
     return list(inspect.signature(kind).parameters)[1:]
 
 
+def rule_class(name, option="optimizer"):
+    """The class registered as ``name`` in :data:`OPTIMIZERS`, its constructor checked against
+    the contract (see the module doc); an unknown name is refused naming ``option``."""
+    kind = OPTIMIZERS[check_registered(name, option, OPTIMIZERS)]
+    if not isinstance(kind, type):
+        raise MLNNError(f"update rule {name!r}: registered as {kind!r}, not a class")
+    arguments = list(inspect.signature(kind).parameters.values())
+    if not arguments or arguments[0].name != "learning_rate":
+        raise MLNNError(f"update rule {name!r}: its constructor must take η first, named "
+                        f"learning_rate; it takes {[a.name for a in arguments]}")
+    if any(a.kind not in (a.POSITIONAL_OR_KEYWORD, a.KEYWORD_ONLY) for a in arguments):
+        raise MLNNError(f"update rule {name!r}: its constructor must name each option (no "
+                        "*args, **kwargs or positional-only arguments)")
+    taken = sorted(set(MOMENTUM_OPTIONS) & {a.name for a in arguments})
+    if taken and not issubclass(kind, Momentum):
+        raise MLNNError(f"update rule {name!r}: its option {taken[0]!r} is the name of the "
+                        "hyper-parameter of Momentum; name it otherwise")
+    return kind
+
+
 def get_rule(name, learning_rate, **options):
     """The rule ``name`` (a key of :data:`OPTIMIZERS`) with step size η = ``learning_rate`` and
     its ``options``, e.g. ``get_rule("momentum", 0.01, momentum=0.9)``; an option the rule does
-    not take is refused."""
-    kind = OPTIMIZERS[check_choice(name, "optimizer", sorted(OPTIMIZERS))]
+    not take is refused. η, μ and Nesterov's form are taken as checked (the module doc)."""
+    kind = rule_class(name)
     known = option_names(kind)
     unknown = sorted(set(options) - set(known))
     if unknown:
         raise MLNNError(f"optimizer {name!r} has no option {unknown[0]!r}; its options: "
                         f"{known or 'none'}")
     return kind(learning_rate, **options)
+
+
+def _refuse(rule, problem):
+    raise MLNNError(f"update rule {type(rule).__name__}: {problem}")
+
+
+def work_count(rule):
+    """The rule's ``work_arrays`` (0 if it says nothing), an int ≥ 0."""
+    count = getattr(rule, "work_arrays", 0)
+    if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)) \
+            or count < 0:
+        _refuse(rule, f"work_arrays must be an integer >= 0, got {count!r}")
+    return int(count)
+
+
+def checked_state(rule, theta):
+    """``rule.new_state(theta)``, refused unless a dict of arrays of θ's shape or 0-d, by names
+    other than the engine's ``last_step``."""
+    state = rule.new_state(theta)
+    if not isinstance(state, dict):
+        _refuse(rule, f"new_state must return a dict of arrays, got {type(state).__name__}")
+    for slot, array in state.items():
+        if not isinstance(slot, str) or slot == "last_step":
+            _refuse(rule, f"new_state names a state array {slot!r}; a name is a string other "
+                          "than 'last_step', which is the engine's")
+        shape = getattr(array, "shape", None)
+        if not isinstance(array, np.ndarray) or shape not in (theta.shape, ()):
+            _refuse(rule, f"new_state's {slot!r} must be a NumPy array of θ's shape "
+                          f"{theta.shape} or a 0-d array, got {type(array).__name__} of shape "
+                          f"{shape}")
+    return state
+
+
+def checked_idle_steps(rule, gamma, state):
+    """What ``rule`` says a zero-gradient step with decay ``gamma`` does (MUST_RUN if it says
+    nothing), refused unless UNCHANGED, MUST_RUN or a Linear map that fits ``state``."""
+    idle_steps = getattr(rule, "idle_steps", None)
+    answer = MUST_RUN if idle_steps is None else idle_steps(gamma)
+    if isinstance(answer, str) and answer in (UNCHANGED, MUST_RUN):
+        return answer
+    if not isinstance(answer, Linear):
+        _refuse(rule, f"idle_steps answered {answer!r}; it must answer UNCHANGED, MUST_RUN or "
+                      "a Linear map")
+    A, slot = answer.A, answer.slot
+    if not isinstance(A, np.ndarray) or A.shape != ((1, 1) if slot is None else (2, 2)) \
+            or A.dtype.kind not in "iuf" or not np.all(np.isfinite(A)):
+        shown = A.tolist() if isinstance(A, np.ndarray) else A        # on one line
+        _refuse(rule, f"idle_steps answered Linear({shown!r}, {slot!r}); A must be a finite "
+                      "NumPy array, 1 × 1 without a state slot, 2 × 2 with one")
+    rows = sorted(name for name, array in state.items() if array.ndim)
+    if slot is not None and slot not in rows:
+        _refuse(rule, f"idle_steps answered a Linear map of the state array {slot!r}, which is "
+                      f"not one of θ's shape in its state: {rows}")
+    return answer
+
+
+def check_moved(rule, moved):
+    """Refuse an ``update`` that left every θ as it was (``moved`` False) in a step with a
+    nonzero gradient: it bound a new array to the name ``theta`` instead of changing it."""
+    if not moved:
+        _refuse(rule, "θ did not change in a step with a nonzero gradient: update must change "
+                      "theta in place (theta -= ...), not bind a new array to the name")

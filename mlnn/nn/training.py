@@ -40,6 +40,7 @@ from mlnn.base.validation import (check_choice, check_nonnegative_float, check_p
                                   check_training_data)
 from mlnn.evaluation.metrics import ranking_measures
 from mlnn.nn.lazy_updates import LazyRows
+from mlnn.nn.losses import checked_delta
 from mlnn.nn.dropout import apply_input_mask, check_rate, hidden_mask, input_mask
 
 
@@ -138,6 +139,7 @@ def minibatch_update(network, loss, optimizer, X_batch, Y_batch, dropout, input_
     mask = hidden_mask((X_batch.shape[0], network.shape[1]), dropout, rng, network.dtype)
     cache = network.forward(X_batch, mask)
     value, delta2 = loss.value_and_delta(cache.z2, cache.o, Y_batch)
+    delta2 = checked_delta(loss, delta2, cache.z2)
     optimizer.step(network.params, network.backward(cache, delta2).params)
     return value
 
