@@ -117,9 +117,14 @@ def test_no_import_cycles():
     assert cycle is None, "import cycle: " + " -> ".join(cycle or ())
 
 
-#: The one import postponed into a function: the package's front page imports its estimator on
-#: first use, so that ``python -m mlnn`` holds back Ctrl-C before NumPy loads.
-LAZY = {"mlnn": {"mlnn.model.estimator"}}
+#: The imports postponed into a function: the package's front page imports its estimator on
+#: first use, so that ``python -m mlnn`` holds back Ctrl-C before NumPy loads; the course's
+#: front page its graders (so that an answer's process can load mlnn's pieces without them);
+#: the course command its tools.
+LAZY = {"mlnn": {"mlnn.model.estimator"},
+        "mlnn.course": {"mlnn.course.answers", "mlnn.course.pieces"},
+        "mlnn.cli.course": {"mlnn.tools.nbgrader_course", "mlnn.tools.course_grade",
+                            "mlnn.tools.course_bench"}}
 
 
 def test_no_function_level_imports_of_mlnn_modules():
@@ -185,8 +190,10 @@ LAYERS = {
     "model": {"base", "evaluation", "datasets", "nn"},
     "paper": {"base", "evaluation", "baselines", "model", "mlnn"},
     "figures": {"base", "datasets", "model", "nn"},
-    "tools": {"base", "baselines", "model", "nn", "course"},
-    "course": {"base", "evaluation", "datasets", "baselines", "nn", "model", "paper", "figures"},
+    "sandbox": {"base"},
+    "tools": {"base", "baselines", "model", "nn", "course", "sandbox"},
+    "course": {"base", "evaluation", "datasets", "baselines", "nn", "model", "paper", "figures",
+               "sandbox"},
     "cli": {"base", "baselines", "datasets", "evaluation", "figures", "model", "paper", "tools"},
     "__main__": {"base", "cli"},
     "mlnn": {"base", "model"},

@@ -23,6 +23,9 @@ import struct
 import sys
 import tempfile
 
+from mlnn.sandbox.confine import confine
+from mlnn.sandbox.wire import Channel
+
 #: What every answer may import: the standard library's common modules, NumPy, SciPy,
 #: matplotlib (loaded once, in the zygote).
 PRELOADED = ("math", "cmath", "itertools", "functools", "collections", "heapq", "bisect",
@@ -69,8 +72,6 @@ def _parameters(function):
 
 def child(fd, config, workdir):
     """One confined answer (never returns)."""
-    from mlnn.sandbox.confine import confine
-    from mlnn.sandbox.wire import Channel
     os.setsid()
     os.chdir(workdir)
     null = os.open(os.devnull, os.O_RDWR)
@@ -117,8 +118,6 @@ def preload():
     os.environ["MPLBACKEND"] = "Agg"
     for module in PRELOADED:
         importlib.import_module(module)
-    import mlnn.sandbox.confine  # noqa: F401  (loaded before any child is confined)
-    import mlnn.sandbox.wire  # noqa: F401
 
 
 def zygote(fd):
