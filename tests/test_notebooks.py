@@ -139,6 +139,52 @@ def test_numbers_in_the_text_are_printed_and_its_claims_checked(stem):
     assert "checked: " in printed and "not so in this fast run" not in printed, stem
 
 
+#: A markdown link or image, ``[text](target)`` or ``![alt](target)``, or an HTML src/href.
+LINK = re.compile(r"\]\(\s*<?([^)\s>]+)|(?:src|href)=[\"']([^\"']+)")
+
+
+def _links(text):
+    """The local targets of the links and images of a markdown text (no URL, no anchor)."""
+    targets = [a or b for a, b in LINK.findall(text)]
+    return [t.split("#")[0] for t in targets
+            if not re.match(r"[a-z][a-z0-9+.-]*:", t, re.I) and not t.startswith("#")]
+
+
+def _unserved(target, folder, root):
+    """Why ``jupyter lab notebooks/`` would not serve ``target`` linked from ``folder``, or None:
+    the server refuses whatever resolves outside its root, and a file that is not there."""
+    path = (folder / target).resolve()
+    if not path.is_relative_to(root.resolve()):
+        return f"{target} lies outside {root.name}/, which the server refuses (403)"
+    return None if path.exists() else f"{target} does not exist"
+
+
+def test_every_markdown_link_and_image_is_served_by_jupyter_lab_notebooks():
+    """What ``jupyter lab notebooks/`` serves: the notebooks' links stay inside their own folder
+    too (a released assignment is one notebook's folder), the course index's inside notebooks/."""
+    root = ROOT / "notebooks"
+    broken = []
+    for path in NOTEBOOKS:
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "markdown":
+                broken += [f"{path.name}: {why}" for target in _links(cell.source)
+                           if (why := _unserved(target, path.parent, path.parent))]
+    for path in sorted(root.rglob("*.md")):
+        broken += [f"{path.relative_to(root)}: {why}"
+                   for target in _links(path.read_text(encoding="utf-8"))
+                   if (why := _unserved(target, path.parent, root))]
+    assert not broken, "\n".join(broken)
+
+
+def test_the_link_check_refuses_a_link_above_the_root_and_a_missing_file(tmp_path):
+    (tmp_path / "a.png").write_bytes(b"")
+    assert _links("![x](../figures/a.png) [y](https://e.org) [z](#top) <img src='b.png'>") == \
+        ["../figures/a.png", "b.png"]
+    assert "outside" in _unserved("../a.png", tmp_path / "sub", tmp_path / "sub")
+    assert "does not exist" in _unserved("b.png", tmp_path, tmp_path)
+    assert _unserved("a.png", tmp_path, tmp_path) is None
+
+
 def _execute(path, tmp_path, monkeypatch, data=None, fast=True):
     figures = ROOT / "figures"
     before = _digest(figures) if figures.is_dir() else {}
