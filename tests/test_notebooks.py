@@ -264,3 +264,12 @@ def test_paths_inside_the_project_are_printed_relative_to_it(monkeypatch, tmp_pa
     monkeypatch.chdir(ROOT / "notebooks")
     assert str(environment.relative(ROOT / "figures")) == "figures"
     assert environment.relative(tmp_path) == tmp_path.resolve()
+
+
+def test_every_written_answer_cell_says_that_the_answer_goes_into_it():
+    prompts = [cell.source for path in NOTEBOOKS
+               for cell in nbformat.read(path, as_version=4).cells
+               if cell.cell_type == "markdown" and cell.source.startswith("**Your answer**")]
+    assert len(prompts) == 12
+    assert all(re.match(r"\*\*Your answer\*\* \(\d+ points?\)", p) for p in prompts)
+    assert all("Write your answer in this cell, below this line" in p for p in prompts)
