@@ -17,9 +17,11 @@ running, the error outputs, the stderr outputs and the images the browser could 
 """
 
 import argparse
+import json
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -34,25 +36,51 @@ from selenium.webdriver.common.by import By
 
 ROOT = Path(__file__).resolve().parents[1]
 
+#: The notebook on show (earlier ones stay open in hidden tabs).
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+
 #: What the page shows, counted in the browser.
-SUMMARY = """
-const q = s => document.querySelectorAll(s);
+SUMMARY = f"""
+const q = s => document.querySelectorAll('{PANEL} ' + s);
 const images = [...q('.jp-Notebook img')];
-return {cells: q('.jp-Notebook .jp-Cell').length,
+return {{cells: q('.jp-Cell').length,
         running: [...q('.jp-InputPrompt')].filter(p => p.textContent.includes('*')).length,
         errors: q('[data-mime-type="application/vnd.jupyter.error"]').length,
         stderr: q('[data-mime-type="application/vnd.jupyter.stderr"]').length,
-        broken: images.filter(i => i.complete && i.naturalWidth === 0).map(i => i.alt || i.src),
-        idle: !!document.querySelector('.jp-Notebook')};
+        broken: images.filter(i => i.complete && i.naturalWidth === 0).map(i => i.alt || i.src)}};
 """
 
-SCROLLER = ".jp-WindowedPanel-outer"
+SCROLLER = f"{PANEL} .jp-WindowedPanel-outer"
+
+#: JupyterLab settings for the check: every cell in the page (no windowing, so that every cell is
+#: counted and screenshot), no news.
+SETTINGS = {"@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+            "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
+                {"fetchNews": "false"}}
 
 
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def kernels_busy(base, token):
+    """How many kernels the server says are busy (or starting)."""
+    with urllib.request.urlopen(f"{base}/api/kernels?token={token}", timeout=10) as answer:
+        return sum(k["execution_state"] == "busy" for k in json.load(answer))
+
+
+def shut_down_kernels(base, token):
+    with urllib.request.urlopen(f"{base}/api/kernels?token={token}", timeout=10) as answer:
+        kernels = json.load(answer)
+    for kernel in kernels:
+        request = urllib.request.Request(f"{base}/api/kernels/{kernel['id']}?token={token}",
+                                         method="DELETE")
+        try:
+            urllib.request.urlopen(request, timeout=30)
+        except OSError:                 # gone already
+            pass
 
 
 def start_lab(folder, port, token, env):
@@ -97,13 +125,10 @@ def click_menu(driver, menu, item):
 
 
 def wait_until(driver, done, timeout):
-    """Poll the page until ``done`` holds twice in a row (a cell can start as another ends)."""
-    start, before = time.time(), False
-    while time.time() - start < timeout:
-        state = driver.execute_script(SUMMARY)
-        if done(state) and before:
-            return state
-        before = done(state)
+    """Poll until ``done()`` holds three times in a row (a cell can start as another ends)."""
+    start, streak = time.time(), 0
+    while time.time() - start < timeout and streak < 3:
+        streak = streak + 1 if done() else 0
         time.sleep(2)
     return driver.execute_script(SUMMARY)
 
@@ -127,11 +152,12 @@ def screenshots(driver, out, stem, pages):
 
 def validate(driver, out, stem, timeout):
     """Press nbgrader's Validate button and screenshot the dialog it opens."""
-    buttons = [b for b in driver.find_elements(By.CSS_SELECTOR, "button")
-               if "Validate" in (b.text or b.get_attribute("title") or "")]
-    if not buttons:
+    button = driver.execute_script(
+        f"return [...document.querySelectorAll('{PANEL} .jp-Toolbar *')]"
+        ".find(e => e.children.length === 0 && e.textContent.trim() === 'Validate');")
+    if button is None:
         return "no Validate button"
-    buttons[0].click()
+    button.click()
     start = time.time()
     while time.time() - start < timeout:
         dialogs = driver.find_elements(By.CSS_SELECTOR, ".jp-Dialog-content")
@@ -142,15 +168,16 @@ def validate(driver, out, stem, timeout):
     return "Validate did not finish"
 
 
-def check(driver, base, out, stem, args):
+def check(driver, base, token, out, stem, args):
     driver.get(f"{base}/lab/tree/{stem}.ipynb")
-    wait_until(driver, lambda s: s["cells"] > 0 and s["idle"], 120)
-    time.sleep(3)
+    idle = lambda: kernels_busy(base, token) == 0 and driver.execute_script(SUMMARY)["cells"]
+    wait_until(driver, idle, 120)
     driver.save_screenshot(str(out / f"{stem}_first_screen.png"))
     started = time.time()
     click_menu(driver, "Run", "Run All Cells")
     time.sleep(5)
-    state = wait_until(driver, lambda s: s["running"] == 0 and s["idle"], args.timeout)
+    state = wait_until(driver, lambda: idle() and driver.execute_script(SUMMARY)["running"] == 0,
+                       args.timeout)
     seconds = time.time() - started
     shots = screenshots(driver, out, stem, args.pages)
     print(f"{stem}: {state['cells']} cells in {seconds:.0f} s; still running {state['running']}, "
@@ -158,6 +185,7 @@ def check(driver, base, out, stem, args):
           f"broken images {state['broken'] or 0}; {len(shots)} screenshots", flush=True)
     if stem in args.validate:
         print(f"{stem}: Validate says:\n{validate(driver, out, stem, args.timeout)}", flush=True)
+    shut_down_kernels(base, token)
 
 
 def main():
@@ -179,11 +207,18 @@ def main():
     for stem in chosen:
         shutil.copy(ROOT / "notebooks" / f"{stem}.ipynb", folder)
     (folder / "figures").symlink_to(ROOT / "figures")
-    env = dict(os.environ, MLNN_FIGURES=str(args.out / "figures"), MPLBACKEND="Agg")
+    settings = folder.with_name(folder.name + "-settings")
+    for name, values in SETTINGS.items():
+        (settings / name).parent.mkdir(parents=True, exist_ok=True)
+        (settings / name).write_text(json.dumps(values), encoding="utf-8")
+    env = dict(os.environ, MLNN_FIGURES=str(args.out / "figures"), MPLBACKEND="Agg",
+               JUPYTERLAB_SETTINGS_DIR=str(settings),              # and no workspace of a
+               JUPYTERLAB_WORKSPACES_DIR=str(settings / "workspaces"))   # former run reopened
     env.pop("MLNN_FAST", None)
     if args.fast:
         env["MLNN_FAST"] = "1"
     port, token = free_port(), secrets.token_hex(16)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped"))     # so that finally runs
     lab = start_lab(folder, port, token, env)
     width, height = (int(v) for v in args.size.split("x"))
     driver = browser(width, height)
@@ -194,12 +229,13 @@ def main():
             if button.text == "No":             # JupyterLab's "notified about news?" toast
                 button.click()
         for stem in chosen:
-            check(driver, f"http://127.0.0.1:{port}", args.out, stem, args)
+            check(driver, f"http://127.0.0.1:{port}", token, args.out, stem, args)
     finally:
         driver.quit()
         lab.terminate()
         lab.wait(timeout=30)
         shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(settings, ignore_errors=True)
     print(f"screenshots in {args.out}")
 
 
