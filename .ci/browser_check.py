@@ -67,8 +67,11 @@ def free_port():
 
 def kernels_busy(base, token):
     """How many kernels the server says are busy (or starting)."""
-    with urllib.request.urlopen(f"{base}/api/kernels?token={token}", timeout=10) as answer:
-        return sum(k["execution_state"] == "busy" for k in json.load(answer))
+    try:
+        with urllib.request.urlopen(f"{base}/api/kernels?token={token}", timeout=10) as answer:
+            return sum(k["execution_state"] == "busy" for k in json.load(answer))
+    except OSError:             # the server busy shutting a kernel down: ask again later
+        return 1
 
 
 def shut_down_kernels(base, token):
