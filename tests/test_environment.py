@@ -1,8 +1,5 @@
 """The notebooks' environment policy: fast mode, reruns, and where figures go."""
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -70,52 +67,21 @@ def test_a_false_claim_stops_a_full_run_and_is_reported_in_fast_mode(monkeypatch
     assert capsys.readouterr().out == "not so in this fast run: two is below one\n"
 
 
-# -- under autograde -----------------------------------------------------------------------------
+# -- nothing about grading -----------------------------------------------------------------------
 
-@pytest.fixture
-def autograded(monkeypatch):
-    monkeypatch.setattr(environment, "AUTOGRADE", True)
+def test_nothing_the_notebooks_run_reads_whether_they_are_graded(monkeypatch):
+    """Grades are decided outside the student's kernel: fast mode is MLNN_FAST alone, whatever
+    nbgrader's variables say, and no notebook skips a cell of its own accord."""
     monkeypatch.delenv("MLNN_FAST", raising=False)
-    monkeypatch.delenv("MLNN_FIGURES", raising=False)
-
-
-def test_autograde_is_fast_mode_decided_at_import_as_the_graders_decide(autograded,
-                                                                         monkeypatch):
-    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)      # a student's unset changes nothing
-    assert environment.autograde() and environment.fast_mode()
-    script = ("from mlnn.course import grading\nfrom mlnn.figures import environment\n"
-              "print(grading.AUTOGRADE, environment.AUTOGRADE)")
-    for value, expected in (("", "False False"), ("autograde", "True True")):
-        env = dict(os.environ, NBGRADER_EXECUTION=value, PYTHONPATH=str(ROOT))
-        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                              text=True, check=True)
-        assert done.stdout.strip() == expected
-
-
-def test_autograde_leaves_no_scratch_folder_behind(tmp_path):
-    script = "from mlnn.figures import environment\nprint(environment.figures_dir())\n"
-    env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONPATH=str(ROOT),
-               NBGRADER_EXECUTION="autograde")
-    env.pop("MLNN_FIGURES", None)
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                          text=True, check=True)
-    assert done.stdout.strip().startswith(str(tmp_path / "mlnn-figures-"))
-    assert list(tmp_path.iterdir()) == []
-
-
-class Shell:
-    def __init__(self):
-        self.input_transformers_cleanup = []
-
-
-def test_demonstration_cells_are_skipped_under_autograde_only(autograded, monkeypatch):
-    shell = Shell()
-    assert environment.skip_demonstrations(shell) and environment.skip_demonstrations(shell)
-    (skip,) = shell.input_transformers_cleanup                  # registered once
-    cell = [environment.DEMONSTRATION + "\n", "train_for_minutes()\n"]
-    assert skip(cell) == [] and skip(["course.check_forward(forward)\n"]) != []
-    monkeypatch.setattr(environment, "AUTOGRADE", False)
-    assert not environment.skip_demonstrations(Shell())
+    for variable in ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING"):
+        monkeypatch.setenv(variable, "autograde")
+    assert not environment.fast_mode()
+    source = Path(environment.__file__).read_text(encoding="utf-8")
+    assert "NBGRADER" not in source and "AUTOGRADE" not in source.upper()
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        text = path.read_text(encoding="utf-8")
+        assert "NBGRADER" not in text and "skip_demonstrations" not in text, path.name
+        assert "skipped when autograded" not in text, path.name
 
 
 def test_stored_results_are_read_from_the_notebooks_folder_first(monkeypatch, tmp_path):

@@ -66,6 +66,55 @@ def test_worked_solution_passes(grader, stem, name, capsys):
     assert "".join(capsys.readouterr()).startswith("PASS")
 
 
+def _answer_cell(entry):
+    """The notebook's cells and the index of the answer cell of ``entry``."""
+    (path,) = (ROOT / "notebooks").glob(f"{entry.notebook}_*.ipynb")
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    (index,) = [i for i, cell in enumerate(cells)
+                if cell["metadata"].get("nbgrader", {}).get("grade_id")
+                == f"{entry.notebook}-{entry.name}"]
+    return cells, index
+
+
+def _notebook_imports(entry):
+    """The import statements of the notebook's code cells above the answer cell."""
+    cells, index = _answer_cell(entry)
+    lines = []
+    for cell in cells[:index]:
+        if cell["cell_type"] == "code":
+            source = "".join(cell["source"])
+            lines += [ast.get_source_segment(source, node) for node in ast.parse(source).body
+                      if isinstance(node, (ast.Import, ast.ImportFrom))]
+    return "\n".join(lines)
+
+
+def _pasted(entry):
+    """What a student pastes into the answer cell: the solution file's definition of the answer,
+    after the private helpers (``_name``) it calls, as written there, without the file's imports."""
+    source = (SOLUTIONS / f"{entry.solution}.py").read_text(encoding="utf-8")
+    defined = {node.name: node for node in ast.parse(source).body
+               if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    answer = defined[entry.name]
+    used = {node.id for node in ast.walk(answer) if isinstance(node, ast.Name)}
+    nodes = [defined[h] for h in sorted(used) if h.startswith("_") and h in defined] + [answer]
+    return "\n\n\n".join(ast.get_source_segment(source, node) for node in nodes)
+
+
+@pytest.mark.parametrize("entry", REGISTRY, ids=IDS)
+def test_worked_solution_passes_pasted_as_is_into_its_answer_cell(entry, capsys):
+    """The definition of the solution file, pasted into the answer cell, needs nothing but what
+    the notebook imports above that cell and the earlier answers of the notebook, pasted the same
+    way (the solution file's own imports stay behind)."""
+    namespace = {}
+    exec(compile(_notebook_imports(entry), "imports above the answer cell", "exec"), namespace)
+    earlier = [e for e in REGISTRY if e.notebook == entry.notebook
+               and _answer_cell(e)[1] < _answer_cell(entry)[1]]
+    for answer in earlier + [entry]:
+        exec(compile(_pasted(answer), f"{answer.solution}.py pasted", "exec"), namespace)
+    assert getattr(course, entry.grader)(namespace[entry.name])
+    assert capsys.readouterr().out.startswith("PASS")
+
+
 def _parameters(source, name):
     """The parameters of ``name`` in ``source``, of the function or of each method of the class:
     {function: (the names, how many of them have no default)}."""

@@ -11,7 +11,9 @@ temporary directory here), so the committed figures in ``figures/`` must come ou
 """
 
 import hashlib
+import importlib.util
 import json
+import math
 import os
 import re
 from pathlib import Path
@@ -20,6 +22,8 @@ import pytest
 
 from mlnn.base.errors import MLNNError
 from mlnn.figures import environment
+from mlnn.figures.curves import load_csv
+from mlnn.paper.ranks import Q_ALPHA
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -139,6 +143,52 @@ def test_numbers_in_the_text_are_printed_and_its_claims_checked(stem):
     assert "checked: " in printed and "not so in this fast run" not in printed, stem
 
 
+#: A markdown link or image, ``[text](target)`` or ``![alt](target)``, or an HTML src/href.
+LINK = re.compile(r"\]\(\s*<?([^)\s>]+)|(?:src|href)=[\"']([^\"']+)")
+
+
+def _links(text):
+    """The local targets of the links and images of a markdown text (no URL, no anchor)."""
+    targets = [a or b for a, b in LINK.findall(text)]
+    return [t.split("#")[0] for t in targets
+            if not re.match(r"[a-z][a-z0-9+.-]*:", t, re.I) and not t.startswith("#")]
+
+
+def _unserved(target, folder, root):
+    """Why ``jupyter lab notebooks/`` would not serve ``target`` linked from ``folder``, or None:
+    the server refuses whatever resolves outside its root, and a file that is not there."""
+    path = (folder / target).resolve()
+    if not path.is_relative_to(root.resolve()):
+        return f"{target} lies outside {root.name}/, which the server refuses (403)"
+    return None if path.exists() else f"{target} does not exist"
+
+
+def test_every_markdown_link_and_image_is_served_by_jupyter_lab_notebooks():
+    """What ``jupyter lab notebooks/`` serves: the notebooks' links stay inside their own folder
+    too (a released assignment is one notebook's folder), the course index's inside notebooks/."""
+    root = ROOT / "notebooks"
+    broken = []
+    for path in NOTEBOOKS:
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "markdown":
+                broken += [f"{path.name}: {why}" for target in _links(cell.source)
+                           if (why := _unserved(target, path.parent, path.parent))]
+    for path in sorted(root.rglob("*.md")):
+        broken += [f"{path.relative_to(root)}: {why}"
+                   for target in _links(path.read_text(encoding="utf-8"))
+                   if (why := _unserved(target, path.parent, root))]
+    assert not broken, "\n".join(broken)
+
+
+def test_the_link_check_refuses_a_link_above_the_root_and_a_missing_file(tmp_path):
+    (tmp_path / "a.png").write_bytes(b"")
+    assert _links("![x](../figures/a.png) [y](https://e.org) [z](#top) <img src='b.png'>") == \
+        ["../figures/a.png", "b.png"]
+    assert "outside" in _unserved("../a.png", tmp_path / "sub", tmp_path / "sub")
+    assert "does not exist" in _unserved("b.png", tmp_path, tmp_path)
+    assert _unserved("a.png", tmp_path, tmp_path) is None
+
+
 def _execute(path, tmp_path, monkeypatch, data=None, fast=True):
     figures = ROOT / "figures"
     before = _digest(figures) if figures.is_dir() else {}
@@ -218,3 +268,55 @@ def test_paths_inside_the_project_are_printed_relative_to_it(monkeypatch, tmp_pa
     monkeypatch.chdir(ROOT / "notebooks")
     assert str(environment.relative(ROOT / "figures")) == "figures"
     assert environment.relative(tmp_path) == tmp_path.resolve()
+
+
+def test_every_written_answer_cell_says_that_the_answer_goes_into_it():
+    prompts = [cell.source for path in NOTEBOOKS
+               for cell in nbformat.read(path, as_version=4).cells
+               if cell.cell_type == "markdown" and cell.source.startswith("**Your answer**")]
+    assert len(prompts) == 12
+    assert all(re.match(r"\*\*Your answer\*\* \(\d+ points?\)", p) for p in prompts)
+    assert all("Write your answer in this cell, below this line" in p for p in prompts)
+
+
+KEYS = ROOT / "notebooks" / "solutions" / "written_answers.md"
+
+
+def test_every_written_answer_has_a_key_with_its_question_and_points():
+    """notebooks/solutions/written_answers.md: one section per written answer, headed by its
+    grade id, then the question as the cell asks it, then bullets whose points add up to the
+    cell's."""
+    expected = {}
+    for path in NOTEBOOKS:
+        for cell in nbformat.read(path, as_version=4).cells:
+            prompt = re.match(r"\*\*Your answer\*\* \((\d+) points?\): (.+)", cell.source)
+            if cell.cell_type == "markdown" and prompt:
+                gid = f"{path.stem.split('_')[0]}-answer-{cell.id}"
+                expected[gid] = (int(prompt.group(1)), prompt.group(2))
+    sections = re.split(r"^## ", KEYS.read_text(encoding="utf-8"), flags=re.M)[1:]
+    assert [s.split("\n")[0] for s in sections] == list(expected)
+    for section in sections:
+        gid, _, question, *body = section.split("\n")
+        points, asked = expected[gid]
+        assert question == asked[0].upper() + asked[1:], gid
+        given = [int(n) for n in re.findall(r"^- \*\*(\d+) points?", "\n".join(body), re.M)]
+        assert sum(given) == points, (gid, given, points)
+
+
+def test_the_keys_quote_the_numbers_the_stored_results_give():
+    spec = importlib.util.spec_from_file_location(
+        "ex04", ROOT / "notebooks" / "solutions" / "ex04_dropout.py")
+    ex04 = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex04)
+    keys = KEYS.read_text(encoding="utf-8")
+    for curve in load_csv(ROOT / "figures" / "fig3_right_dropout_eta0.1.csv"):
+        update, rise = ex04.best_update(curve)
+        assert f"{update:,.0f}" in keys and f"{rise:.4f}".rstrip("0").rstrip(".") in keys, \
+            curve["label"]
+    for alpha, k, datasets in ((0.05, 8, 28), (0.05, 5, 10), (0.1, 8, 24), (0.1, 5, 8)):
+        q = Q_ALPHA[alpha][k - 2]
+        assert min(N for N in range(1, 100) if q * math.sqrt(k * (k + 1) / (6 * N)) < 2) == datasets
+        assert f"{q:g}" in keys or f"{q:.3f}" in keys
+        if alpha == 0.05:
+            assert f"**{datasets} datasets**" in keys
+    assert f"{Q_ALPHA[0.05][6] * math.sqrt(72 / 42):.2f}" in keys          # the study's 7

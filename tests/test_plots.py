@@ -1,5 +1,7 @@
 """Plot helpers: every figure carries labels, legends and titles, and saves as PNG."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -7,6 +9,9 @@ pytest.importorskip("matplotlib")
 
 from mlnn.base.errors import MLNNError  # noqa: E402
 from mlnn.figures import landscapes, plots  # noqa: E402
+from mlnn.figures.curves import UPDATE_RULES, load_csv  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _curves(**fixed):
@@ -265,3 +270,16 @@ def test_fig4s_log_axis_labels_do_not_overlap(every, last):
         assert len(boxes) >= 2
         boxes.sort(key=lambda box: box.x0)
         assert all(left.x1 < right.x0 for left, right in zip(boxes, boxes[1:]))
+
+
+def test_update_rules_are_named_once_for_every_legend_and_title():
+    """"AdaGrad" in Fig. 3 (left) and in every other legend or title, from one table."""
+    assert UPDATE_RULES["adagrad"] == "AdaGrad"
+    dropout = plots.plot_dropout(_curves(optimizer="adagrad"))
+    rates = plots.plot_learning_rates(_curves(optimizer="adagrad"))
+    for fig in (dropout, rates):
+        axes, suptitle = _texts(fig)
+        title = suptitle or axes[0].get_title()
+        assert "AdaGrad" in title and "adagrad" not in title, title
+    stored = load_csv(ROOT / "figures" / "fig3_left_convergence.csv")
+    assert {c["label"].split(",")[0] for c in stored} == {"AdaGrad", "momentum"}

@@ -13,6 +13,9 @@ from mlnn.base.errors import MLNNError
 from mlnn.base.fileio import atomic_write
 from mlnn.model.params import DEFAULT
 
+#: How each update rule is named in a legend or a title, the same in every figure.
+UPDATE_RULES = {"adagrad": "AdaGrad", "momentum": "momentum", "sgd": "SGD"}
+
 
 @dataclass(frozen=True)
 class Setting:

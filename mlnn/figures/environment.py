@@ -1,8 +1,6 @@
 """How the notebooks size their experiments and where figures go, read from the environment.
 
 * ``MLNN_FAST=1`` -- tiny experiments that run the whole pipeline in seconds (as the tests do);
-  under nbgrader's autograde (:func:`autograde`) always, and the demonstrations that grade
-  nothing are skipped;
 * ``MLNN_RERUN=1`` -- retrain a figure's networks instead of redrawing its stored curves;
 * ``MLNN_FIGURES`` -- where figures go; unset, a fresh scratch directory, unless
   ``MLNN_REFRESH_FIGURES=1`` makes a full run refresh the committed ``figures/``;
@@ -16,9 +14,7 @@ puts them for an nbgrader assignment), then from the project's ``figures/``.
 disagree.
 """
 
-import atexit
 import os
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -26,50 +22,9 @@ from mlnn import datasets
 from mlnn.base.errors import MLNNError
 
 
-#: Whether nbgrader is running the notebook (autograde or validate), decided once, when this
-#: module is first imported (in a notebook's first, locked cell), by the rule
-#: :data:`mlnn.course.grading.AUTOGRADE` follows; it only shortens the run, never a grade.
-AUTOGRADE = bool(os.environ.get("NBGRADER_EXECUTION"))
-
-
-def autograde():
-    """True under nbgrader's autograde (:data:`AUTOGRADE`): notebooks then run in fast mode and
-    skip the demonstrations that grade nothing."""
-    return AUTOGRADE
-
-
-#: The first line of a code cell that grades nothing and that autograde skips.
-DEMONSTRATION = "# demonstration (skipped when autograded)"
-
-
-def _skip_demonstration(lines):
-    """An IPython input transformer: a cell opening with :data:`DEMONSTRATION` becomes empty."""
-    return [] if lines and lines[0].startswith(DEMONSTRATION) else lines
-
-
-def skip_demonstrations(shell=None):
-    """Under autograde, have IPython (``shell``, default the running one) skip every cell that
-    opens with :data:`DEMONSTRATION`; returns whether it does. A grader cell never opens so
-    (autograde restores its source), and skipping an answer cell only fails its grader."""
-    if not autograde():
-        return False
-    if shell is None:
-        try:
-            from IPython import get_ipython
-        except ImportError:
-            return False
-        shell = get_ipython()
-    if shell is None:
-        return False
-    if _skip_demonstration not in shell.input_transformers_cleanup:
-        shell.input_transformers_cleanup.append(_skip_demonstration)
-    return True
-
-
 def fast_mode():
-    """True when ``MLNN_FAST=1`` or under autograde: notebooks then run tiny experiments (as
-    the tests do)."""
-    return os.environ.get("MLNN_FAST", "") == "1" or autograde()
+    """True when ``MLNN_FAST=1``: notebooks then run tiny experiments (as the tests do)."""
+    return os.environ.get("MLNN_FAST", "") == "1"
 
 
 def rerun_mode():
@@ -95,8 +50,6 @@ def figures_dir():
         directory = (project_root() or Path.cwd()) / "figures"
     else:
         directory = Path(tempfile.mkdtemp(prefix="mlnn-figures-"))
-        if autograde():                 # nobody looks at them: gone when the kernel ends
-            atexit.register(shutil.rmtree, directory, ignore_errors=True)
     directory.mkdir(parents=True, exist_ok=True)
     return directory
 

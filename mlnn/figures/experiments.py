@@ -22,7 +22,7 @@ from mlnn.base.errors import MLNNError
 from mlnn.base.fileio import check_output_path
 from mlnn.base.validation import (check_choice, check_positive_int, check_X, check_Y,
                                   validation_split)
-from mlnn.figures.curves import CURVE_COLUMNS, Setting, load_csv, save_csv
+from mlnn.figures.curves import CURVE_COLUMNS, UPDATE_RULES, Setting, load_csv, save_csv
 from mlnn.model.builders import build
 from mlnn.model.params import DEFAULT
 from mlnn.nn.training import train
@@ -133,10 +133,9 @@ def convergence_experiment(dataset=DATASETS["convergence"], fast=False, random_s
     """Fig. 3 (left): CE; AdaGrad (η0 = 0.01) vs momentum (η = 0.01, μ = 0.9) × ReLU, tanh and
     sigmoid hidden units. ``sizes`` override :data:`FULL` / :data:`FAST` (e.g. ``max_updates``)."""
     sizes = _sizes("convergence", fast, sizes)
-    settings = [Setting(f"{opt_name}, {hidden}", loss="ce", hidden_activation=hidden,
+    settings = [Setting(f"{UPDATE_RULES[opt]}, {hidden}", loss="ce", hidden_activation=hidden,
                         optimizer=opt, learning_rate=0.01, hidden_units=sizes["hidden_units"])
-                for opt, opt_name in (("adagrad", "AdaGrad"), ("momentum", "momentum"))
-                for hidden in ("relu", "tanh", "sigmoid")]
+                for opt in ("adagrad", "momentum") for hidden in ("relu", "tanh", "sigmoid")]
     return _run("convergence", settings, dataset, sizes, random_state, csv_path, verbose)
 
 

@@ -14,6 +14,7 @@ from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
 from mlnn.base.errors import MLNNError
 from mlnn.base.fileio import atomic_write
+from mlnn.figures.curves import UPDATE_RULES
 from mlnn.figures.environment import figures_dir
 from mlnn.figures.landscapes import surface_gradient
 from mlnn.nn.activations import get_activation
@@ -209,7 +210,7 @@ def plot_dropout(curves, measure="rankloss", title_prefix="Fig. 3 (right)",
     rates = sorted({float(curve["dropout"]) for curve in curves if float(curve["dropout"]) > 0})
     title = (f"{title_prefix} — {c['dataset']}: {c['loss'].upper()}, "
              f"{c['hidden_activation']} hidden units, "
-             f"{c['optimizer']} η = {c['learning_rate']:g}\n"
+             f"{UPDATE_RULES.get(c['optimizer'], c['optimizer'])} η = {c['learning_rate']:g}\n"
              f"no dropout (solid) vs dropout {'/'.join(f'{r:g}' for r in rates)} (dashed); "
              "hidden-layer sizes in shades of green (darker = larger)")
     fig, axes = _new_figure(1, len(panels), width=6.0, height=4.4)
@@ -239,7 +240,8 @@ def plot_learning_rates(curves, title_prefix="Fig. 4"):
     etas = sorted({curve["learning_rate"] for curve in curves})
     eta_list = ", ".join(f"{eta:g}" for eta in etas)
     fig.suptitle(f"{title_prefix} — {c['dataset']}: {' vs '.join(titles)} (left to right), "
-                 f"{c['hidden_activation']} hidden, {_size_note(curves)}, {c['optimizer']}\n"
+                 f"{c['hidden_activation']} hidden, {_size_note(curves)}, "
+                 f"{UPDATE_RULES.get(c['optimizer'], c['optimizer'])}\n"
                  f"η ∈ {{{eta_list}}} (η = 0.01 blue, 0.1 orange)"
                  + ("; solid = no dropout, dashed = dropout"
                     if any(float(curve["dropout"]) > 0 for curve in curves) else ", no dropout"))

@@ -918,3 +918,18 @@ MUTANTS += [
            "AdaGrad checks η again after the boundary did",
            tests=["tests/test_params_documented.py"]),
 ]
+
+# the notebooks' environment decides nothing about grading; one name per update rule in figures
+MUTANTS += [
+    mutant("fast-mode-under-nbgrader", "environment",
+           'return os.environ.get("MLNN_FAST", "") == "1"',
+           'return os.environ.get("MLNN_FAST", "") == "1" '
+           'or bool(os.environ.get("NBGRADER_EXECUTION"))',
+           "the notebooks switch to fast mode when nbgrader runs them"),
+    mutant("update-rule-lower-case", "curves", '"adagrad": "AdaGrad"', '"adagrad": "adagrad"',
+           "AdaGrad named adagrad in legends and titles", tests=["tests/test_plots.py"]),
+    mutant("dropout-title-raw-rule", "plots",
+           "f\"{UPDATE_RULES.get(c['optimizer'], c['optimizer'])} η = {c['learning_rate']:g}\\n\"",
+           "f\"{c['optimizer']} η = {c['learning_rate']:g}\\n\"",
+           "Fig. 3 (right) names the update rule by its key"),
+]
