@@ -18,6 +18,7 @@ from mlnn.course.pwe import _large_pwe_cases
 from mlnn.nn.gradcheck import loss_of_param, numerical_gradient, rel_error
 from mlnn.nn.losses import CrossEntropy, PairwiseExponential
 from tests.test_exercises import SOLUTIONS, solutions
+from tests.shown import shown
 
 worked = solutions("ex01b_build_it_from_zero")
 
@@ -33,7 +34,7 @@ PIECES = [(course.check_forward, "forward"), (course.check_ce_delta2, "ce_delta2
 @pytest.mark.parametrize("check, name", PIECES, ids=[name for _, name in PIECES])
 def test_the_worked_solution_passes(check, name, capsys):
     report = check(getattr(worked, name))
-    out = "".join(capsys.readouterr())
+    out = shown(capsys)
     assert report, out
     assert out.startswith("PASS"), out
 
@@ -721,7 +722,7 @@ def test_there_are_many_wrong_answers():
 @pytest.mark.parametrize("check, answer, words", WRONG, ids=[_name(a) for _, a, _ in WRONG])
 def test_a_wrong_answer_is_rejected_naming_its_mistake(check, answer, words, capsys):
     report = check(answer)
-    out = "".join(capsys.readouterr())
+    out = shown(capsys)
     assert not report, out
     assert out.startswith("NOT YET"), out
     assert words in out, out
@@ -733,7 +734,7 @@ def test_a_failure_of_the_grader_itself_is_not_blamed_on_the_student(monkeypatch
         raise RuntimeError("the grader's own reference failed")
     monkeypatch.setattr(training_loop, "mlnn_backward", failing)  # what check_update judges by
     report = course.check_update(worked.update)
-    out = "".join(capsys.readouterr())
+    out = shown(capsys)
     assert not report and out.startswith("ERROR") and "not a fault of your answer" in out
 
 
@@ -821,13 +822,13 @@ NEW_WRONG = [
 @pytest.mark.parametrize("check, answer, words", NEW_WRONG, ids=[_name(a) for _, a, _ in NEW_WRONG])
 def test_the_new_mistakes_are_rejected_by_name(check, answer, words, capsys):
     report = check(answer)
-    out = "".join(capsys.readouterr())
+    out = shown(capsys)
     assert not report and out.startswith("NOT YET") and words in out, out
     assert not CODE.search(out), f"the hint prints code: {out}"
 
 
 def test_the_pair_sum_passes_where_it_is_asked_for(capsys):
-    assert course.check_pwe_delta2_pairs(pwe_all_pairs_at_once), "".join(capsys.readouterr())
+    assert course.check_pwe_delta2_pairs(pwe_all_pairs_at_once), shown(capsys)
 
 
 @pytest.mark.parametrize("check, name", PIECES, ids=[name for _, name in PIECES])
@@ -836,7 +837,7 @@ def test_a_piece_left_as_a_stub_is_not_yet_done(check, name, capsys):
         ...
     stub.__name__ = name
     assert not check(stub)
-    assert "".join(capsys.readouterr()).startswith("NOT YET")
+    assert shown(capsys).startswith("NOT YET")
 
 
 # -- one mistake costs one piece: mlnn's pieces stand in for the student's other ones ----------
@@ -864,7 +865,7 @@ def test_one_wrong_piece_fails_its_own_grader_only(wrong, capsys):
     namespace = notebook_namespace()
     namespace[wrong] = ONE_MISTAKE[wrong]
     failed = [name for check, name in PIECES if not check(namespace[name])]
-    assert failed == [wrong], "".join(capsys.readouterr())
+    assert failed == [wrong], shown(capsys)
 
 
 def test_the_pieces_a_piece_calls_are_mlnns_while_it_is_judged(capsys):
@@ -873,15 +874,15 @@ def test_the_pieces_a_piece_calls_are_mlnns_while_it_is_judged(capsys):
     judged = pieces.standing_in(namespace["update"])
     assert judged.__globals__["ce_delta2"] is pieces.STAND_INS["ce_delta2"]
     assert namespace["update"].__globals__["ce_delta2"] is ce_sign        # the notebook's own
-    assert course.check_update(namespace["update"]), "".join(capsys.readouterr())
+    assert course.check_update(namespace["update"]), shown(capsys)
 
 
 def test_yours_if_keeps_a_passing_answer_and_gives_mlnns_piece_for_a_failing_one(capsys):
     assert pieces.yours_if(True, forward_without_b1, "forward") is forward_without_b1
-    assert "use your forward" in "".join(capsys.readouterr())
+    assert "use your forward" in shown(capsys)
     for name, stand_in in pieces.STAND_INS.items():
         assert pieces.yours_if(False, ONE_MISTAKE[name], name) is stand_in
-        out = "".join(capsys.readouterr())
+        out = shown(capsys)
         assert f"mlnn's own {name} until yours passes" in out and out.count("\n") == 1
 
 
@@ -903,7 +904,7 @@ def test_every_stand_in_has_the_notebooks_signature(name):
 
 @pytest.mark.parametrize("check, name", PIECES, ids=[name for _, name in PIECES])
 def test_mlnns_stand_in_passes_the_grader_of_its_piece(check, name, capsys):
-    assert check(pieces.STAND_INS[name]), "".join(capsys.readouterr())
+    assert check(pieces.STAND_INS[name]), shown(capsys)
 
 
 # -- the references the graders judge by, against central differences (once, here) ----------

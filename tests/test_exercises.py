@@ -20,6 +20,7 @@ from mlnn.course.registry import SOLUTIONS as SOLUTION_STEMS
 from mlnn.course.registry import Exercise, exercise
 from mlnn.course.standins import STAND_INS
 from mlnn.tools import course_audit, nbgrader_course
+from tests.shown import shown
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "notebooks" / "solutions"
@@ -63,7 +64,7 @@ def test_every_grader_is_reached_as_mlnn_course_and_the_solution_defines_the_ans
 @pytest.mark.parametrize("grader, stem, name", EXERCISES, ids=IDS)
 def test_worked_solution_passes(grader, stem, name, capsys):
     assert grader(getattr(solutions(stem), name))
-    assert "".join(capsys.readouterr()).startswith("PASS")
+    assert shown(capsys).startswith("PASS")
 
 
 def _answer_cell(entry):
@@ -147,14 +148,14 @@ def test_an_exercise_left_open_is_reported_not_raised(grader, capsys):
     def not_done(*args):
         ...
     assert not grader(not_done)
-    assert "".join(capsys.readouterr()).startswith("NOT YET")
+    assert shown(capsys).startswith("NOT YET")
 
 
 def test_a_failing_function_is_reported_not_raised(capsys):
     def broken(*args):
         raise ZeroDivisionError("oops")
     assert not course.check_delta1(broken)
-    assert "ZeroDivisionError" in "".join(capsys.readouterr())
+    assert "ZeroDivisionError" in shown(capsys)
 
 
 #: Every grader with a table of mistakes: each mistake is also a wrong answer.
@@ -166,7 +167,7 @@ TABLES = [(grader, mistake) for grader, _, _ in EXERCISES
                          ids=[f"{g.__name__}-{i}" for i, (g, _) in enumerate(TABLES)])
 def test_every_mistake_of_a_table_is_rejected_with_its_own_hint(grader, mistake, capsys):
     assert not grader(mistake.answer)
-    out = "".join(capsys.readouterr())
+    out = shown(capsys)
     assert out.startswith("NOT YET") and mistake.hint in out, out
 
 
@@ -174,10 +175,10 @@ def test_a_grader_decides_nothing_and_never_raises(monkeypatch, capsys):
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     mistake = course.derivatives.DELTA1_MISTAKES[1]
     assert not course.check_delta1(mistake.answer)
-    out = "".join(capsys.readouterr())
+    out = shown(capsys)
     assert out.startswith("NOT YET") and mistake.hint in out
     assert course.check_delta1(solutions("ex01_derivatives").delta1_tanh)
-    assert "".join(capsys.readouterr()).startswith("PASS")
+    assert shown(capsys).startswith("PASS")
 
 
 def test_nothing_of_the_course_reads_the_environment():

@@ -18,6 +18,7 @@ from mlnn.evaluation import metrics
 from mlnn.evaluation.metrics import LOWER_IS_BETTER
 from mlnn.paper.ranks import friedman_test
 from tests.test_exercises import solutions
+from tests.shown import shown
 
 ex01, ex02b = solutions("ex01_derivatives"), solutions("ex02b_optimizers_dropout")
 ex03, ex06 = solutions("ex03_convergence"), solutions("ex06_thresholds")
@@ -28,7 +29,7 @@ ex01b = solutions("ex01b_build_it_from_zero")
 def rejected(grader, answer, capsys):
     """The line a grader prints for a wrong answer (asserted NOT YET)."""
     assert not grader(answer)
-    out = "".join(capsys.readouterr())
+    out = shown(capsys)
     assert out.startswith("NOT YET"), out
     return out
 
@@ -174,7 +175,7 @@ def test_minus_infinity_passes_where_predicting_every_label_is_best(capsys):
     assert any(np.all(dict(named)["scores"] > ex06.best_threshold_one(**dict(named)))
                for _, named in course.check_f1_threshold.cases())      # the cases have one
     assert course.check_f1_threshold(threshold_minus_infinity_where_every_label_is_best), \
-        "".join(capsys.readouterr())
+        shown(capsys)
 
 
 @pytest.mark.parametrize("answer, words", [(lambda s, y: -np.inf, "F1"),
@@ -195,7 +196,7 @@ def train_by_keyword(params, optimizer, X, Y, epochs, batch_size, rng, update):
 
 
 def test_a_training_loop_calling_update_by_keyword_passes(capsys):
-    assert course.check_train(train_by_keyword), "".join(capsys.readouterr())
+    assert course.check_train(train_by_keyword), shown(capsys)
 
 
 # -- saturation and thresholds -----------------------------------------------------------------
@@ -234,7 +235,7 @@ def grad_W1_rows_from_column_sums(X, delta1):
 
 
 def test_rows_found_from_column_sums_pass(capsys):
-    assert course.check_grad_W1_rows(grad_W1_rows_from_column_sums), "".join(capsys.readouterr())
+    assert course.check_grad_W1_rows(grad_W1_rows_from_column_sums), shown(capsys)
 
 
 # -- dropout masks -----------------------------------------------------------------------------
@@ -314,7 +315,7 @@ def test_a_dropout_mask_of_the_wrong_law_shape_or_dtype_is_named(grader, answer,
     (course.check_inverted_dropout, inverted_from(lambda h, r, g: g.binomial(1, 1 - r, h.shape))),
     (course.check_input_dropout, input_from(lambda X, r, g: g.random(X.nnz) >= r))])
 def test_independent_coins_pass(grader, answer, capsys):
-    assert grader(answer), "".join(capsys.readouterr())
+    assert grader(answer), shown(capsys)
 
 
 # -- shuffles ----------------------------------------------------------------------------------
@@ -370,12 +371,12 @@ def train_sorting_each_minibatch(params, optimizer, X, Y, epochs, batch_size, rn
 
 
 def test_a_shuffle_that_sorts_each_minibatch_passes(capsys):
-    assert course.check_train(train_sorting_each_minibatch), "".join(capsys.readouterr())
+    assert course.check_train(train_sorting_each_minibatch), shown(capsys)
 
 
 def test_a_shuffle_by_random_keys_without_ties_passes(capsys):
     right = train_by_order(lambda n, rng, last: np.argsort(rng.random(n)))
-    assert course.check_train(right), "".join(capsys.readouterr())
+    assert course.check_train(right), shown(capsys)
 
 
 # -- near ties ---------------------------------------------------------------------------------
@@ -569,14 +570,14 @@ def test_a_float64_answer_to_float32_inputs_is_told_the_dtype_rule(capsys):
                                                    - 1 for y, s in zip(Y, S)]))],
     ids=["one-error as bool", "coverage as int"])
 def test_a_whole_number_may_be_an_int_or_a_bool(grader, answer, capsys):
-    assert grader(answer), "".join(capsys.readouterr())
+    assert grader(answer), shown(capsys)
 
 
 def test_rows_as_a_python_list_pass(capsys):
     def grad_W1_rows_listed(X, delta1):
         rows, values = ex01b.grad_W1_rows(X, delta1)
         return [int(r) for r in rows], values
-    assert course.check_grad_W1_rows(grad_W1_rows_listed), "".join(capsys.readouterr())
+    assert course.check_grad_W1_rows(grad_W1_rows_listed), shown(capsys)
 
 
 def test_an_update_that_hands_the_optimizer_a_copy_of_params_is_told_why(capsys):
@@ -630,7 +631,7 @@ CACHED = [(course.check_gradient_check, ex01.central_differences),
 
 @pytest.mark.parametrize("grader, answer", CACHED, ids=[g.__name__ for g, _ in CACHED])
 def test_an_answer_cached_by_the_shape_of_its_inputs_is_rejected(grader, answer, capsys):
-    assert grader(answer), "".join(capsys.readouterr())           # the answer itself is right
+    assert grader(answer), shown(capsys)           # the answer itself is right
     capsys.readouterr()
     out = rejected(grader, cached_by_shape(answer), capsys)
     true_of(grader, out)
@@ -856,7 +857,7 @@ UNUSUAL = [
                          ids=[f"{g.__name__}-{i}" for i, (g, _) in enumerate(UNUSUAL)])
 def test_a_right_answer_written_unusually_passes(grader, answer, capsys):
     with np.errstate(all="ignore"):
-        assert grader(answer), "".join(capsys.readouterr())
+        assert grader(answer), shown(capsys)
 
 
 #: Hints that used to name a mistake the answer does not make: now what the grader observed.

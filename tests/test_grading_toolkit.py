@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 from mlnn.course import grading
 from mlnn.nn.gradcheck import rel_error
+from tests.shown import shown
 
 #: The tolerance the course states (a relative error below 1e-7 means right, notebooks 01, 02b).
 STATED = 1e-7
@@ -162,7 +163,7 @@ def test_a_tie_tolerance_however_small_is_named_on_scores_one_step_apart(capsys)
         tie = np.abs(p - q) <= 1e-15
         return float((np.sum((p < q) & ~tie) + 0.5 * np.sum(tie)) / (y.sum() * (~y).sum()))
     assert not course.check_rank_loss_one(rank_loss_within_1e_15)
-    assert "without a tolerance or rounding" in "".join(capsys.readouterr())
+    assert "without a tolerance or rounding" in shown(capsys)
 
 
 def test_a_training_loop_that_sorts_each_minibatch_passes(capsys):
@@ -175,7 +176,7 @@ def test_a_training_loop_that_sorts_each_minibatch_passes(capsys):
             for start in range(0, X.shape[0], batch_size):
                 batch = np.sort(order[start:start + batch_size])
                 update(params, optimizer, X[batch], Y[batch])
-    assert course.check_train(train), "".join(capsys.readouterr())
+    assert course.check_train(train), shown(capsys)
 
 
 # -- every case on two draws, and a mistake named only where it explains every case -----------
@@ -217,14 +218,14 @@ def test_an_answer_cached_by_shape_is_seen_at_the_second_draw(capsys):
     def cached(x):
         return memory.setdefault(x.shape, x + 1)
     assert not _toy(cached)
-    assert "(another draw)" in "".join(capsys.readouterr())
+    assert "(another draw)" in shown(capsys)
 
 
 def test_a_mistake_is_named_only_when_it_explains_every_case(capsys):
     assert not _toy(lambda x: 2 * x)
-    assert "twice the right value" in "".join(capsys.readouterr())
+    assert "twice the right value" in shown(capsys)
     assert not _toy(lambda x: 2 * x if x.shape == (3,) else x + 1)
-    out = "".join(capsys.readouterr())
+    out = shown(capsys)
     assert "twice" not in out and "is off" in out, out
 
 

@@ -16,6 +16,7 @@ from mlnn.course.ranking_measures import ranking_cases
 from mlnn.datasets.synthetic import make_synthetic
 from mlnn.evaluation import metrics
 from mlnn.paper.selection import fit_br, warm_start
+from tests.shown import shown
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "notebooks" / "solutions"
 
@@ -44,7 +45,7 @@ IDS = [grader.__name__ for grader, _ in EXERCISES]
 @pytest.mark.parametrize("grader, solution", EXERCISES, ids=IDS)
 def test_worked_solution_passes(grader, solution, capsys):
     report = grader(solution)
-    out = "".join(capsys.readouterr())
+    out = shown(capsys)
     assert report and out.startswith("PASS"), out
 
 
@@ -53,7 +54,7 @@ def test_an_exercise_left_open_is_reported_not_raised(grader, capsys):
     def not_done(*args):
         ...
     assert not grader(not_done)
-    out = "".join(capsys.readouterr())
+    out = shown(capsys)
     assert out.startswith("NOT YET") and "no answer yet" in out, out
 
 
@@ -62,7 +63,7 @@ def test_an_exception_in_the_answer_is_the_students(grader, capsys):
     def broken(*args):
         raise KeyError("oops")
     assert not grader(broken)
-    out = "".join(capsys.readouterr())
+    out = shown(capsys)
     assert out.startswith("NOT YET") and "raised KeyError" in out, out
 
 
@@ -439,7 +440,7 @@ def test_at_least_thirty_wrong_answers():
                               in enumerate(WRONG)])
 def test_a_wrong_answer_fails_naming_its_problem(grader, wrong, problem, capsys):
     assert not grader(wrong)
-    out = "".join(capsys.readouterr())
+    out = shown(capsys)
     assert out.startswith("NOT YET") and problem in out, out
 
 
@@ -507,5 +508,5 @@ GRID_WRONG = [
                          ids=[w.__name__ for _, w, _ in GRID_WRONG])
 def test_near_ties_scores_off_a_grid_and_float32_are_rejected(grader, wrong, problem, capsys):
     assert not grader(wrong)
-    out = "".join(capsys.readouterr())
+    out = shown(capsys)
     assert out.startswith("NOT YET") and problem in out, out

@@ -23,6 +23,7 @@ from mlnn.course.update_rules import RMSPropRule
 from mlnn.nn import dropout as dropout_module
 from mlnn.paper.ranks import Q_ALPHA
 from tests.test_exercises import EXERCISES, SOLUTIONS, solutions
+from tests.shown import shown
 
 ex01, ex02 = solutions("ex01_derivatives"), solutions("ex02_landscapes")
 ex02b, ex03 = solutions("ex02b_optimizers_dropout"), solutions("ex03_convergence")
@@ -683,7 +684,7 @@ RIGHT = [
 @pytest.mark.parametrize("grader, right", RIGHT,
                          ids=[f"{g.__name__}-{i}" for i, (g, _) in enumerate(RIGHT)])
 def test_a_right_answer_written_differently_passes(grader, right, capsys):
-    assert grader(right), "".join(capsys.readouterr())
+    assert grader(right), shown(capsys)
 
 
 def test_there_are_at_least_a_hundred_wrong_answers_over_every_exercise():
@@ -697,7 +698,7 @@ def test_there_are_at_least_a_hundred_wrong_answers_over_every_exercise():
 def test_a_wrong_answer_is_rejected_with_a_message_naming_the_problem(grader, wrong, phrase,
                                                                       capsys):
     assert not grader(wrong)
-    out = "".join(capsys.readouterr())
+    out = shown(capsys)
     assert out.startswith("NOT YET"), out
     assert phrase in out, out
     assert not CODE.search(out.split(" raised ")[0]), out
@@ -708,9 +709,9 @@ def test_a_wrong_answer_is_rejected_with_a_message_naming_the_problem(grader, wr
 def test_every_worked_solution_passes_with_a_short_stable_line(grader, stem, name, capsys):
     function = getattr(solutions(stem), name)
     assert grader(function)
-    first = "".join(capsys.readouterr())
+    first = shown(capsys)
     assert grader(function)
-    assert "".join(capsys.readouterr()) == first
+    assert shown(capsys) == first
     assert first.startswith("PASS     ") and first.count("\n") == 1 and len(first) < 200
 
 
@@ -718,7 +719,7 @@ def test_every_worked_solution_passes_with_a_short_stable_line(grader, stem, nam
                          ids=[g.__name__ for g, _, _ in EXERCISES])
 def test_an_exercise_left_open_gets_the_same_short_hint(grader, capsys):
     assert not grader(lambda *args: None)
-    out = "".join(capsys.readouterr())
+    out = shown(capsys)
     assert out.startswith("NOT YET") and (grading.NO_ANSWER in out or "class" in out), out
 
 
@@ -726,17 +727,17 @@ def test_an_exception_inside_the_answer_is_the_students_and_the_graders_own_is_n
     def raising(d2, W2, h):
         raise KeyError("oops")
     assert not course.check_delta1(raising)
-    assert "your function raised KeyError" in "".join(capsys.readouterr())
+    assert "your function raised KeyError" in shown(capsys)
     report = grading.grade("a check", lambda: {}["a key the grader lacks"])
     assert report.status == "ERROR" and not report
-    assert "not a fault of your answer" in "".join(capsys.readouterr())
+    assert "not a fault of your answer" in shown(capsys)
 
 
 def test_an_error_of_the_answer_is_reported_on_one_short_line(capsys):
     def raising(d2, W2, h):
         raise ValueError("first line\n" + "x" * 500)
     assert not course.check_delta1(raising)
-    out = "".join(capsys.readouterr())
+    out = shown(capsys)
     assert out.count("\n") == 1 and len(out) < 300 and "first line x" in out
 
 

@@ -52,6 +52,8 @@ c.CourseDirectory.course_id = "mlnn"
 c.ClearSolutions.code_stub = {"python": ""}
 c.ClearSolutions.text_stub = ""
 # Points come from `python -m mlnn course grade .`, not from `nbgrader autograde`.
+# Validate runs a whole notebook in full mode: its longest cells take a few minutes.
+c.Execute.timeout = 600
 '''
 
 #: The written answers' keys for the instructor (one section ``## <grade id>`` each), put into
