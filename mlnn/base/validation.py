@@ -67,7 +67,7 @@ def _check_sparse_indices(A, name):
             _malformed(name, A, f"its indptr has shape {indptr.shape} ({indptr.dtype}), "
                                 f"expected ({rows + 1},) integers")
         data = np.asarray(A.data)
-        if data.ndim != (3 if A.format == "bsr" else 1) or data.shape[:1] != indices.shape:
+        if data.shape[:1] != indices.shape:
             _malformed(name, A, f"its data (shape {data.shape}) and indices (shape "
                                 f"{indices.shape}) differ in length")
         if indptr[0] != 0 or np.any(np.diff(indptr) < 0) or indptr[-1] > indices.size:
@@ -77,7 +77,7 @@ def _check_sparse_indices(A, name):
                            "row index" if A.format == "csc" else "column index")
     elif A.format == "coo":
         for axis, (index, n) in enumerate(zip((A.row, A.col), A.shape)):
-            if np.ndim(A.data) != 1 or np.asarray(index).shape != np.shape(A.data):
+            if np.asarray(index).shape != np.shape(A.data):
                 _malformed(name, A, "its row, column and data arrays differ in length")
             _check_index_range(name, A, np.asarray(index), n, ("row", "column")[axis] + " index")
 

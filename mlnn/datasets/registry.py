@@ -2,8 +2,9 @@
 
 Each name maps to a :class:`Spec`: its files under the data directory, its options, how it is
 built, which files key its cache and where they are published; a new reader is one module and one
-entry of :data:`SPECS`. Real datasets are processed once and cached (:mod:`mlnn.datasets.cache`); a missing pinned archive is
-downloaded when asked, else the error names each missing file and where it is published.
+entry of :data:`SPECS`. Real datasets are processed once and cached (:mod:`mlnn.datasets.cache`);
+a missing pinned archive is downloaded when asked, else the error names each missing file and
+where it is published.
 Reuters-21578 uses ModApte and comes with its fitted tf-idf vectorizer; the MULAN sets use their
 train/test files; the sets distributed as one file (rcv1subset1..5, reutersk500, stackex_*) get
 the project's seeded split (:func:`mlnn.base.validation.validation_split`), ``1 − train_fraction``
