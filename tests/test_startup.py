@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mlnn.cli import COMMANDS, build_parser, main
-from mlnn.tools.startup import COURSE_MODULES, imported_modules, text_model
+from mlnn.tools.startup import COURSE_MODULES, format_startup, imported_modules, text_model
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("numpy", "scipy", "matplotlib")
@@ -77,6 +77,11 @@ def test_bench_startup_times_each_command_in_fresh_processes(model, capsys):
     for entry in result["seconds"].values():
         assert len(entry["runs"]) == 2 and min(entry["runs"]) <= entry["median"] > 0
     assert result["repeats"] == 2 and len(result["load_average"]) == 3
+    assert result["model"] == f"text.npz, {path.stat().st_size:,} bytes"
+    report = format_startup(result).splitlines()
+    assert "median of 2 runs, predict with text.npz" in report[0]
+    assert [line.split()[:2] for line in report[1:]] == [
+        [name, f"{entry['median']:.3f}"] for name, entry in result["seconds"].items()]
 
 
 @pytest.mark.parametrize("extra, message", [

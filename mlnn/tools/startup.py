@@ -7,6 +7,7 @@ imports (``python -X importtime``): a count, not a time, so a test can hold it.
 """
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -62,6 +63,8 @@ def _seconds(argv):
 def benchmark_startup(repeats=5, model=None):
     """{command: {"runs": seconds of each run, "median": ...}} for :func:`commands`, the model
     ``model`` (default: :func:`text_model`'s), with the machine and its load average."""
+    described = "a small text model made for the run (text_model)" if model is None else \
+        f"{Path(model).name}, {Path(model).stat().st_size:,} bytes"
     with tempfile.TemporaryDirectory() as folder:
         model = model or text_model(Path(folder) / "text_model.npz")
         text = Path(folder) / "sentence.txt"
@@ -71,13 +74,8 @@ def benchmark_startup(repeats=5, model=None):
             _seconds(argv)                                  # warm the file cache
             runs = [_seconds(argv) for _ in range(repeats)]
             timed[name] = {"runs": runs, "median": statistics.median(runs)}
-    return {"seconds": timed, "repeats": repeats, "machine": machine_info(),
-            "load_average": list(_load_average())}
-
-
-def _load_average():
-    with open("/proc/loadavg") as handle:
-        return [float(word) for word in handle.read().split()[:3]]
+    return {"seconds": timed, "repeats": repeats, "model": described,
+            "machine": machine_info(), "load_average": list(os.getloadavg())}
 
 
 #: A child that runs ``python -m mlnn`` and, as it exits, writes the names in ``sys.modules``.
@@ -100,8 +98,9 @@ def imported_modules(args, cwd=None):
 def format_startup(result):
     """The report of a :func:`benchmark_startup` result."""
     machine, seconds = result["machine"], result["seconds"]
-    lines = [f"start-up of python -m mlnn, wall time, median of {result['repeats']} runs "
-             f"(load average {', '.join(map(str, result['load_average']))}; "
+    lines = [f"start-up of python -m mlnn, wall time, median of {result['repeats']} runs, "
+             f"predict with {result['model']} (load average "
+             f"{', '.join(map(str, result['load_average']))}; "
              f"{machine['cores']} cores, {machine['cpu']}, Python {machine['python']}):"]
     lines += [f"  {name:14s} {entry['median']:7.3f} s   (runs: "
               + " ".join(f"{s:.3f}" for s in entry["runs"]) + ")"
