@@ -57,6 +57,8 @@ def test_bench_text_report_for_a_pwe_method_in_float64(capsys):
     (["--epochs", "0"], "--epochs must be a positive integer"),
     (["--pwe-labels", "10,x"], "--pwe-labels must be comma-separated integers"),
     (["--pwe-labels", "1"], "at least 2 labels"),
+    (["--pwe-labels", ""], "--pwe-labels must be comma-separated integers, got ''"),
+    (["--pwe-labels", " "], "--pwe-labels must be comma-separated integers, got ' '"),
     (["--option", "n_train"], "is not KEY=VALUE"),
     (["-o", "n_train"], "is not KEY=VALUE"),
 ])

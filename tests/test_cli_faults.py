@@ -96,6 +96,19 @@ def _model_files(w, model):
               lambda e: dict(e, threshold_coef=e["threshold_coef"][:-1]))
     _resealed(model, w / "nanweight.npz", lambda e: dict(e, W2=e["W2"] * np.nan))
     _huge_shape(model, w / "hugeshape.npz")
+    deep = "[" * 100_000 + "]" * 100_000
+    _resealed(model, w / "deepmeta.npz", lambda e: dict(e, meta=np.array(
+        str(e["meta"])[:-1] + f', "extra": {deep}}}')))
+    _resealed(model, w / "hugeint.npz", lambda e: dict(e, meta=np.array(
+        str(e["meta"])[:-1] + f', "extra": {"9" * 5000}}}')))
+
+
+def _run_files(w):
+    """Run files of the synthetic dataset nested 100,000 deep or holding a 5,000-digit seed."""
+    for folder, text in (("deeprun", "[" * 100_000 + "]" * 100_000),
+                         ("bigseed", '{"dataset": "synthetic", "seed": 1' + "0" * 4999 + "}")):
+        (w / folder).mkdir()
+        (w / folder / "run_synthetic.json").write_text(text)
 
 
 def _huge_shape(model, target, member="W1.npy", descr="<f4"):
@@ -164,6 +177,7 @@ def workspace(tmp_path, trained, monkeypatch):
     (w / "model.npz").write_bytes(trained)
     _model_files(w, w / "model.npz")
     _svmlight_files(w)
+    _run_files(w)
     (w / "adir").mkdir()
     (w / "afile").write_text("a file\n")
     os.mkfifo(w / "fifo")
@@ -424,6 +438,18 @@ CASES += [
          plant=stdin("2 50 5\n0 0:1\n".encode("utf-16"))),
     Case("predict-model-forged", ["predict", "--model", "badjson.npz", "--input", "good.svm"],
          "badjson.npz: its 'meta' entry is not valid JSON"),
+    Case("predict-model-meta-deep", ["predict", "--model", "deepmeta.npz", "--input", "good.svm"],
+         "deepmeta.npz: its 'meta' entry is not valid JSON (it nests deeper than 100 levels)"),
+    Case("predict-model-meta-5000-digits", ["predict", "--model", "hugeint.npz", "--input",
+                                            "good.svm"],
+         "hugeint.npz: its 'meta' entry is not valid JSON (it holds an integer of 5000 digits"),
+    Case("reproduce-run-file-deep", ["reproduce", *SYNTHETIC, "--quick", "--methods", "br-b",
+                                     "--out", "deeprun"],
+         "run_synthetic.json is damaged (not valid JSON: it nests deeper than 100 levels); it "
+         "may hold earlier results, so it is left as it is"),
+    Case("reproduce-run-file-5000-digits", ["reproduce", *SYNTHETIC, "--quick", "--methods",
+                                            "br-b", "--out", "bigseed"],
+         "run_synthetic.json is damaged (not valid JSON: it holds an integer of 5000 digits"),
     # forged model files with a valid checksum: named by file and array, never a traceback
     Case("predict-short-label-names", ["predict", "--model", "shortnames.npz", "--input",
                                        "good.svm"],
@@ -752,7 +778,7 @@ def test_an_input_document_without_features_gets_no_label_and_one_warning(worksp
 def test_ctrl_c_while_the_modules_load_is_one_line_and_exit_130(tmp_path, signal_at_import,
                                                                  module):
     # SIGINT at its default in the child, as in a terminal, whatever the test runner inherited
-    process = subprocess.run([sys.executable, "-m", "mlnn", "data", "list"],
+    process = subprocess.run([sys.executable, "-m", "mlnn", "reproduce", "--help"],
                              env=signal_at_import(module, "SIGINT"),
                              cwd=tmp_path, capture_output=True, timeout=120,
                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))

@@ -14,6 +14,7 @@ import mlnn.datasets as datasets
 from mlnn.base.errors import MLNNError, MLNNWarning
 from mlnn.datasets import Dataset, load
 from mlnn.datasets import cache as cache_entries
+from mlnn.datasets import download, registry
 from mlnn.datasets.registry import SPECS
 from tests.arff_files import write_arff, write_mulan_xml
 
@@ -196,6 +197,31 @@ def test_missing_files_name_the_path(tmp_path, cache):
         assert str(tmp_path / relative) in message
     assert "do not exist; it cannot be downloaded automatically" in message
     assert "https://mulan.sourceforge.net" in message
+
+
+def _build_toy(root, spec, options):
+    """A reader of one file of "row;labels" lines: a new dataset is this and one entry."""
+    rows = (Path(root) / spec.files[0]).read_text().split()
+    X = sp.csr_matrix(np.eye(len(rows)))
+    Y = sp.csr_matrix(np.array([[int(c) for c in row] for row in rows], dtype=np.float64))
+    parts = {"X_train": X, "Y_train": Y, "X_test": X[:1], "Y_test": Y[:1]}
+    return parts, [f"w{k}" for k in range(len(rows))], ["a", "b"], {}
+
+
+def test_a_new_reader_is_one_entry(tmp_path, cache, monkeypatch):
+    monkeypatch.setitem(SPECS, "toy", registry.Spec(_build_toy, ("toy/rows.txt",),
+                                                     description="Toy rows.",
+                                                     published="the toy shop"))
+    with pytest.raises(MLNNError, match=r"toy/rows.txt, which does not exist; .*the toy shop"):
+        load("toy", data_dir=tmp_path)
+    (tmp_path / "toy").mkdir()
+    (tmp_path / "toy" / "rows.txt").write_text("10 01 11\n")
+    first, second = load("toy", data_dir=tmp_path), load("toy", data_dir=tmp_path)
+    _check_contract(first)
+    assert not first.info["from_cache"] and second.info["from_cache"]
+    assert first.info["source_sha256"] == [download.sha256_file(tmp_path / "toy/rows.txt")]
+    np.testing.assert_array_equal(second.Y_train.toarray(), [[1, 0], [0, 1], [1, 1]])
+    assert first.vectorizer is None and second.label_names == ["a", "b"]
 
 
 def test_a_missing_pinned_archive_is_not_downloaded_unless_asked(tmp_path, cache):

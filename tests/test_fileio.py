@@ -2,6 +2,7 @@
 archives read without trusting their headers; Ctrl-C held back; the lock file never empty."""
 
 import errno
+import json
 import os
 import re
 import signal
@@ -14,10 +15,10 @@ import numpy as np
 import pytest
 
 from mlnn.base import interrupts
-from mlnn.base.errors import MLNNError
-from mlnn.base.fileio import (ArchiveError, atomic_write, check_input_file,
-                              check_output_directory, check_output_path, describe_os_error,
-                              os_error_message, read_npz, write_files, write_text)
+from mlnn.base.errors import MLNNError, describe_os_error, os_error_message
+from mlnn.base.fileio import (JSON_MAX_DEPTH, JSON_MAX_DIGITS, ArchiveError, atomic_write,
+                              check_input_file, check_output_directory, check_output_path,
+                              read_json, read_npz, write_files, write_text)
 from mlnn.base.lock import LOCK_NAME, directory_lock, lock_holder
 
 
@@ -339,3 +340,32 @@ def test_a_temporary_lock_file_of_a_killed_process_is_removed(tmp_path):
     (tmp_path / f"{LOCK_NAME}.1.part").write_text("1\n")          # pid 1 is alive: kept
     with directory_lock(tmp_path):
         assert _listing(tmp_path) == [LOCK_NAME, f"{LOCK_NAME}.1.part"]
+
+
+def _nested(depth):
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize("text, reason", [
+    (_nested(100_000), f"it nests deeper than {JSON_MAX_DEPTH} levels"),     # the parser's limit
+    (_nested(JSON_MAX_DEPTH + 1), f"it nests deeper than {JSON_MAX_DEPTH} levels"),
+    ('{"a": [' + _nested(JSON_MAX_DEPTH - 1) + "]}", "it nests deeper"),
+    ('{"seed": ' + "9" * 5000 + "}", "it holds an integer of 5000 digits (at most 100)"),
+    ("[-" + "1" * (JSON_MAX_DIGITS + 1) + "]", f"an integer of {JSON_MAX_DIGITS + 1} digits"),
+    ("[" + "1" * 5000 + ".5]", "it holds a number too large for a float"),
+    ("[1e400]", "it holds a number too large for a float"),
+    ("{not json", "Expecting property name"),
+])
+def test_json_too_deep_too_long_or_invalid_is_one_value_error(text, reason):
+    with pytest.raises(ValueError) as error:
+        read_json(text)
+    assert reason in str(error.value) and "\n" not in str(error.value)
+
+
+def test_json_within_the_limits_reads_as_json_does():
+    deepest = _nested(JSON_MAX_DEPTH)
+    assert read_json(deepest) == json.loads(deepest)
+    longest = "-" + "9" * JSON_MAX_DIGITS
+    assert read_json(f'{{"n": {longest}, "x": 1.5e300, "y": NaN}}')["n"] == int(longest)
+    assert read_json('{"a": [1, {"b": null}], "s": "[[[["}') == {"a": [1, {"b": None}],
+                                                                   "s": "[[[["}

@@ -186,7 +186,7 @@ def test_a_dataset_that_cannot_be_fetched_names_the_files_and_where_to_get_them(
     assert err.count("\n") == 1 and "cannot be downloaded automatically" in err
     for relative in SPECS[name].files:
         assert str(data / relative) in err
-    assert download.MANUAL_SOURCES[SPECS[name].files[0].split("/")[0]] in err
+    assert SPECS[name].published in err
     assert RecordingHandler.requests == []
 
 

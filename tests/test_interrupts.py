@@ -98,7 +98,7 @@ def test_sigterm_during_training_is_one_line_exit_143_and_no_model(tmp_path):
 @pytest.mark.parametrize("module", ["numpy", "mlnn.paper.study"])
 def test_sigterm_while_the_modules_load_is_one_line_and_exit_143(tmp_path, signal_at_import,
                                                                   module):
-    process = subprocess.run([sys.executable, "-m", "mlnn", "data", "list"],
+    process = subprocess.run([sys.executable, "-m", "mlnn", "reproduce", "--help"],
                              env=signal_at_import(module, "SIGTERM"),
                              cwd=tmp_path, capture_output=True, timeout=120,
                              preexec_fn=_default_signals)

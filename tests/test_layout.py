@@ -191,7 +191,7 @@ LAYERS = {
     "paper": {"base", "evaluation", "baselines", "model", "mlnn"},
     "figures": {"base", "datasets", "model", "nn"},
     "sandbox": {"base"},
-    "tools": {"base", "baselines", "model", "nn", "course", "sandbox"},
+    "tools": {"base", "baselines", "datasets", "model", "nn", "course", "sandbox"},
     "course": {"base", "evaluation", "datasets", "baselines", "nn", "model", "paper", "figures",
                "sandbox"},
     "cli": {"base", "baselines", "datasets", "evaluation", "figures", "model", "paper", "tools"},
@@ -229,8 +229,8 @@ def test_model_files_are_arrays_to_file_only():
 
 
 def test_every_command_module_is_registered():
-    from mlnn.cli import COMMAND_GROUPS
-    registered = {group.__name__ for group in COMMAND_GROUPS}
+    from mlnn.cli import COMMANDS              # imported by name, when their command runs
+    registered = {f"mlnn.cli.{module}" for module, _ in COMMANDS.values()}
     modules = {name for name in MODULES if name.startswith("mlnn.cli.")} - {"mlnn.cli.options"}
     assert registered == modules
 

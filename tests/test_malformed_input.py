@@ -99,6 +99,13 @@ def _reassigned(attribute, position, value, matrix=None):
     return matrix
 
 
+def _shortened(attribute, matrix=None):
+    """A valid 3 × 6 matrix whose array ``attribute`` loses its last entry after construction."""
+    matrix = _csr([0, 2, 5], [0, 1, 2, 3]) if matrix is None else matrix
+    setattr(matrix, attribute, getattr(matrix, attribute)[:-1])
+    return matrix
+
+
 #: (id, a malformed sparse 3 × 6 X, the words of its message)
 MALFORMED = [
     ("column-past-width", lambda: _csr([0, 6, 2], [0, 1, 2, 3]), "column index 6, outside [0, 6)"),
@@ -115,6 +122,20 @@ MALFORMED = [
                                                  .tocsc()), "row index 3, outside [0, 3)"),
     ("coo-negative-column", lambda: _reassigned("col", 0, -2, _csr([0, 2, 5], [0, 1, 2, 3])
                                                  .tocoo()), "column index -2, outside"),
+    ("data-one-short-of-indptr", lambda: _shortened("data"),
+     "its data (shape (2,)) and indices (shape (3,)) differ in length"),
+    ("indices-one-short-of-data", lambda: _shortened("indices"),
+     "its data (shape (3,)) and indices (shape (2,)) differ in length"),
+    ("csc-data-one-short", lambda: _shortened("data", _csr([0, 2, 5], [0, 1, 2, 3]).tocsc()),
+     "its data (shape (2,)) and indices (shape (3,)) differ in length"),
+    ("bsr-data-one-short", lambda: _shortened("data", _csr([0, 2, 5], [0, 1, 2, 3]).tobsr()),
+     "its data (shape (2, 1, 1)) and indices (shape (3,)) differ in length"),
+    ("coo-data-one-short", lambda: _shortened("data", _csr([0, 2, 5], [0, 1, 2, 3]).tocoo()),
+     "row, column and data arrays differ in length"),
+    ("coo-row-one-short", lambda: _shortened("row", _csr([0, 2, 5], [0, 1, 2, 3]).tocoo()),
+     "row, column and data arrays differ in length"),
+    ("coo-col-one-short", lambda: _shortened("col", _csr([0, 2, 5], [0, 1, 2, 3]).tocoo()),
+     "row, column and data arrays differ in length"),
 ]
 MALFORMED_IDS = [case[0] for case in MALFORMED]
 

@@ -114,12 +114,25 @@ def test_tables_are_written_and_merged(quick_run, tmp_path):
     stored = json.loads((tmp_path / "run_synthetic.json").read_text())
     assert stored["methods"]["NN_A"]["test"] == pytest.approx(run["methods"]["NN_A"]["test"])
     csv_rows = (tmp_path / "table3_synthetic.csv").read_text().splitlines()
-    assert len(csv_rows) == 1 + 40
+    assert len(csv_rows) == 1 + len(merged["methods"]) * len(MEASURES)
     again = comparison_rows(stored)
     assert [(r["method"], r["measure"]) for r in again] == [(r["method"], r["measure"])
                                                              for r in rows]
     np.testing.assert_allclose([r["ours"] for r in again], [r["ours"] for r in rows])
     assert not list(tmp_path.glob("*.part"))
+
+
+def test_a_repeated_method_takes_the_new_record_and_keeps_the_others(quick_run, tmp_path):
+    _, run = quick_run
+    stored = {**_only(run, ["NN_A", "BR_B"]), "methods": {
+        **_only(run, ["NN_A", "BR_B"])["methods"], "NEWER_METHOD": {"test": {"x": 1}}}}
+    new_record = {**run["methods"]["BR_B"], "seconds": -1.0}
+    later = {**_only(run, ["BR_B"]), "methods": {"BR_B": new_record}}
+    merged = merge_runs(stored, later, tmp_path)
+    assert list(merged["methods"]) == ["NN_A", "BR_B", "NEWER_METHOD"]
+    assert merged["methods"]["BR_B"] is new_record
+    assert merged["methods"]["NN_A"] is stored["methods"]["NN_A"]
+    assert merge_runs(None, later, tmp_path) is later
 
 
 def test_another_seed_is_stored_under_its_own_name(quick_run, tmp_path):

@@ -220,6 +220,9 @@ def test_plan_lists_what_is_left_per_dataset_and_seed(tmp_path):
                               "got 0.1"),
     ({"C_values": "1"}, "C_values must be a non-empty list of positive numbers, got '1'"),
     ({"patience": 3}, "unknown option(s) ['patience']"),
+    ({"out_dir": None}, "out_dir must be the path of a directory, got None"),
+    ({"out_dir": ""}, "out_dir must be the path of a directory, got ''"),
+    ({"out_dir": 3}, "out_dir must be the path of a directory, got 3"),
 ])
 def test_plan_and_run_study_refuse_a_bad_argument_in_one_line_before_any_work(
         tmp_path, calls, arguments, message):
@@ -233,9 +236,25 @@ def test_plan_and_run_study_refuse_a_bad_argument_in_one_line_before_any_work(
              "quick": True, **arguments}
     for call in (plan, lambda **kwargs: run_study(load=never, log=print, **kwargs)):
         with pytest.raises(MLNNError) as error:
-            call(out_dir=tmp_path, **given)
+            call(**{"out_dir": tmp_path, **given})
         assert "\n" not in str(error.value) and message in str(error.value)
     assert calls == [] and files(tmp_path) == before
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("[" * 100_000 + "]" * 100_000, "it nests deeper than 100 levels"),
+    ('{"dataset": "synthetic", "seed": ' + "7" * 5000 + "}",
+     "it holds an integer of 5000 digits"),
+])
+def test_plan_calls_a_run_file_too_deep_or_too_long_damaged_and_keeps_it(tmp_path, text,
+                                                                         reason):
+    path = tmp_path / "run_synthetic.json"
+    path.write_text(text)
+    with pytest.raises(MLNNError) as error:
+        plan(["synthetic"], [0], tmp_path, methods=["br-b"], quick=True)
+    message = str(error.value)
+    assert "\n" not in message and f"{path} is damaged (not valid JSON: {reason}" in message
+    assert "left as it is" in message and path.read_text() == text
 
 
 def _mlnn(args, cwd, **env):

@@ -1,5 +1,9 @@
 """The project's exception types: every error bad input can provoke is an :class:`MLNNError`
-(a ``ValueError``) whose message names the argument, file or line at fault."""
+(a ``ValueError``) whose message names the argument, file or line at fault; and the one line an
+``OSError`` is told in. Imports nothing, so that ``python -m mlnn --help`` loads no NumPy."""
+
+import errno
+import os
 
 
 class MLNNError(ValueError):
@@ -30,3 +34,19 @@ class MLNNWarning(UserWarning):
 class NotFittedError(MLNNError, AttributeError):
     """A model was used before ``fit``: a ``ValueError`` and an ``AttributeError``, as
     scikit-learn's is (:func:`mlnn.base.validation.check_fitted` joins the two classes)."""
+
+
+def describe_os_error(error):
+    """A short reason for an ``OSError`` (e.g. "no space left on device"), without the path."""
+    reasons = {errno.ENOSPC: "no space left on device", errno.EACCES: "permission denied",
+               errno.EPERM: "permission denied", errno.EROFS: "read-only file system"}
+    return reasons.get(error.errno) or (error.strerror or str(error)).lower()
+
+
+def os_error_message(error, action="cannot access"):
+    """One line for an ``OSError``: "cannot read FILE: permission denied" (``action`` is the
+    verb phrase used when the error names no operation)."""
+    reason = describe_os_error(error)
+    if error.filename is None:
+        return f"{action}: {reason}"
+    return f"{action} {os.fsdecode(error.filename)}: {reason}"

@@ -1,5 +1,5 @@
 """Writing files so that nobody ever reads half of one, checking paths before work, reading
-archives without trusting them.
+archives and JSON without trusting them.
 
 Every file the project writes goes through :func:`atomic_write` (or :func:`write_text`, or
 :func:`write_files` for several files that belong together): the content goes to a temporary file
@@ -9,8 +9,8 @@ permissions of the file it replaces (a new one: 0666 less the umask).
 """
 
 import contextlib
-import errno
 import hashlib
+import json
 import math
 import os
 import tempfile
@@ -20,23 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mlnn.base.errors import MLNNError
-
-
-def describe_os_error(error):
-    """A short reason for an ``OSError`` (e.g. "no space left on device"), without the path."""
-    reasons = {errno.ENOSPC: "no space left on device", errno.EACCES: "permission denied",
-               errno.EPERM: "permission denied", errno.EROFS: "read-only file system"}
-    return reasons.get(error.errno) or (error.strerror or str(error)).lower()
-
-
-def os_error_message(error, action="cannot access"):
-    """One line for an ``OSError``: "cannot read FILE: permission denied" (``action`` is the
-    verb phrase used when the error names no operation)."""
-    reason = describe_os_error(error)
-    if error.filename is None:
-        return f"{action}: {reason}"
-    return f"{action} {os.fsdecode(error.filename)}: {reason}"
+from mlnn.base.errors import MLNNError, describe_os_error
 
 
 def check_input_file(path, name):
@@ -290,3 +274,43 @@ def _npy_header(member, name):
     if not all(isinstance(n, int) and n >= 0 for n in shape):
         raise ArchiveError(f"the entry {name!r} declares the invalid shape {shape}")
     return dtype, tuple(shape), fortran
+
+
+#: The deepest nesting and the longest integer of a JSON text the project reads (model files,
+#: run files): far beyond what it writes, far below what Python's parser (its recursion limit)
+#: and its int conversion (``sys.get_int_max_str_digits``) survive. Our choice.
+JSON_MAX_DEPTH = 100
+JSON_MAX_DIGITS = 100
+
+
+def read_json(text):
+    """The value of the JSON ``text``; ``ValueError`` saying why if it is not JSON, nests deeper
+    than :data:`JSON_MAX_DEPTH`, holds an integer of more than :data:`JSON_MAX_DIGITS` digits or
+    a number too large for a float. Every JSON the project reads goes through here."""
+    try:
+        value = json.loads(text, parse_int=_json_int, parse_float=_json_float)
+    except RecursionError:
+        raise ValueError(f"it nests deeper than {JSON_MAX_DEPTH} levels") from None
+    stack = [(value, 1)]
+    while stack:                        # iterative: a deep value must not recurse either
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > JSON_MAX_DEPTH:
+                raise ValueError(f"it nests deeper than {JSON_MAX_DEPTH} levels")
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return value
+
+
+def _json_int(text):
+    digits = len(text.lstrip("-"))
+    if digits > JSON_MAX_DIGITS:
+        raise ValueError(f"it holds an integer of {digits} digits (at most {JSON_MAX_DIGITS})")
+    return int(text)
+
+
+def _json_float(text):
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"it holds a number too large for a float ({text[:20]}...)")
+    return value

@@ -12,8 +12,7 @@ import os
 import time
 from pathlib import Path
 
-from mlnn.base.errors import MLNNError
-from mlnn.base.fileio import describe_os_error
+from mlnn.base.errors import MLNNError, describe_os_error
 
 #: Name of the lock file inside the locked directory.
 LOCK_NAME = ".mlnn-reproduce.lock"

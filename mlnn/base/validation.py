@@ -54,7 +54,7 @@ def _check_rows_equal(A, name, columns):
 def _check_sparse_indices(A, name):
     """Raise unless the index arrays of the sparse matrix ``A`` describe its shape (scipy's
     ``check_format(full_check=True)`` faults: an index outside the matrix, an ``indptr`` that is
-    not a non-decreasing sequence from 0): products read memory through them, so a bad index
+    not a non-decreasing sequence from 0, data and index arrays of different lengths): products read memory through them, so a bad index
     crashes the process or gives arbitrary results. One pass over the indices."""
     if A.format in ("csr", "csc", "bsr"):
         blocks = A.blocksize if A.format == "bsr" else (1, 1)
@@ -66,8 +66,11 @@ def _check_sparse_indices(A, name):
                 or indices.dtype.kind not in "iu" or indices.ndim != 1:
             _malformed(name, A, f"its indptr has shape {indptr.shape} ({indptr.dtype}), "
                                 f"expected ({rows + 1},) integers")
-        if indptr[0] != 0 or np.any(np.diff(indptr) < 0) \
-                or indptr[-1] > min(indices.size, len(A.data)):
+        data = np.asarray(A.data)
+        if data.shape[:1] != indices.shape:
+            _malformed(name, A, f"its data (shape {data.shape}) and indices (shape "
+                                f"{indices.shape}) differ in length")
+        if indptr[0] != 0 or np.any(np.diff(indptr) < 0) or indptr[-1] > indices.size:
             _malformed(name, A, "its indptr is not a non-decreasing sequence from 0 to the "
                                 "number of stored entries")
         _check_index_range(name, A, indices[:indptr[-1]], columns,

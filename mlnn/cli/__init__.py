@@ -3,6 +3,11 @@
 Each command group is one module whose ``register(subparsers)`` adds its parsers and sets
 ``func`` to a handler ``run_<command>(args)`` that returns the exit code; shared options are
 spelled the same everywhere (:mod:`mlnn.cli.options`). Nothing outside this package imports it.
+:data:`COMMANDS` names each command's module and help line: a command imports its own module
+only (``--help`` none, ``predict`` neither the course nor the figures), so that it starts in the
+time of the libraries it uses (``bench --startup`` measures it). A command module's
+``register(subparsers)`` adds exactly the commands :data:`COMMANDS` gives it, with the same help
+line; the module is imported only when one of its commands runs.
 
 :func:`main` is the one place that turns failures into messages: bad arguments, the project's
 errors, the operating system's and undecodable text are one line ``mlnn: error: ...`` (exit code
@@ -15,18 +20,29 @@ Python traceback instead.
 import argparse
 import contextlib
 import errno
+import importlib
 import io
 import os
 import sys
 import warnings
 
 from mlnn.base import interrupts
-from mlnn.base.errors import MLNNError, MLNNWarning
-from mlnn.base.fileio import os_error_message
-from mlnn.cli import bench, course, data, experiment, model, reproduce
+from mlnn.base.errors import MLNNError, MLNNWarning, os_error_message
 
-#: The command groups, in the order ``--help`` lists them.
-COMMAND_GROUPS = (data, model, reproduce, bench, experiment, course)
+#: Each command, in the order ``--help`` lists them: the module under ``mlnn.cli`` whose
+#: ``register(subparsers)`` adds it (imported only when that command runs) and its help line
+#: (the same as the module gives it).
+COMMANDS = {
+    "data": ("data", "dataset statistics, export and download"),
+    "train": ("model", "train one network method on a dataset"),
+    "evaluate": ("model", "the ten measures of a saved model on a dataset split"),
+    "predict": ("model", "label names for raw text or each document of an svmlight file"),
+    "reproduce": ("reproduce", "run the paper's methods on a dataset and compare with Table 3"),
+    "bench": ("bench", "time training: seconds per epoch, breakdown, peak memory, PWE δ2 cost"),
+    "experiment": ("experiment", "run a convergence experiment behind Figs. 3-4 and save its "
+                                 "curves"),
+    "course": ("course", "the course in nbgrader's format"),
+}
 
 
 class Parser(argparse.ArgumentParser):
@@ -38,31 +54,42 @@ class Parser(argparse.ArgumentParser):
         raise MLNNError(f"{message} (see '{self.prog} --help')")
 
 
-def build_parser():
-    """The argument parser of ``python -m mlnn`` with every command."""
+def build_parser(argv=None):
+    """The argument parser of ``python -m mlnn``: with ``argv``, the full parser of the command
+    it names only (its module imported), the others by name and help line; without, every
+    command in full."""
     parser = Parser(
         prog="python -m mlnn",
         description="Multi-label text classification with neural networks (Nam et al., 2014).")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
-    for group in COMMAND_GROUPS:
-        group.register(subparsers)
+    named = next((word for word in argv if not word.startswith("-")), None) \
+        if argv is not None else None
+    wanted = {module for name, (module, _) in COMMANDS.items() if argv is None or name == named}
+    for module in dict.fromkeys(module for module, _ in COMMANDS.values()):
+        if module in wanted:
+            importlib.import_module(f"mlnn.cli.{module}").register(subparsers)
+    for name, (module, line) in COMMANDS.items():
+        if module not in wanted:
+            subparsers.add_parser(name, help=line)
     return parser
 
 
 def main(argv=None):
     """Parse ``argv`` (default: ``sys.argv[1:]``), run the command, return its exit code."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)         # imports the command's module
     stop = interrupts.release()         # Ctrl-C or SIGTERM while ``python -m mlnn`` loaded
     if stop is not None:
         return _fail(*interrupts.report(stop))
     if os.environ.get("MLNN_TRACEBACK") == "1":
-        args = build_parser().parse_args(argv)
+        args = parser.parse_args(argv)
         return args.func(args) or 0
     with warnings.catch_warnings(), _whole_writes(), interrupts.sigterm_stops():
         warnings.simplefilter("default", MLNNWarning)     # each distinct warning once
         warnings.showwarning = _show_warning
         try:
-            args = build_parser().parse_args(argv)
+            args = parser.parse_args(argv)
             code = args.func(args) or 0
             sys.stdout.flush()          # a failure to write the output is this command's
             return code

@@ -1,11 +1,15 @@
 """``bench``: seconds per epoch, where the time goes, peak memory and the cost of PWE's δ2
 (:mod:`mlnn.tools.bench`); with ``--svm``, the BR linear SVMs beside liblinear
-(:mod:`mlnn.tools.svm_bench`). The report names the machine it ran on."""
+(:mod:`mlnn.tools.svm_bench`); with ``--startup``, how long ``python -m mlnn --help`` and
+``predict --text`` take to start (:mod:`mlnn.tools.startup`). The report names the machine it ran
+on."""
 
 import json
 import sys
 
 from mlnn.base.errors import MLNNError
+from mlnn.base.fileio import check_input_file
+from mlnn.base.validation import check_integer
 from mlnn.baselines.svm import DEFAULT_C_VALUES, DEFAULT_TOL
 from mlnn.cli.options import (add_dataset, add_param, add_seed, check_options, given_params,
                               load_dataset)
@@ -14,6 +18,7 @@ from mlnn.paper.methods import PAPER_NETWORK_ALIASES, network_params, resolve
 from mlnn.tools.bench import (DEFAULT_PWE_LABELS, PWE_DENSITY, benchmark_products,
                               benchmark_pwe_delta, benchmark_training)
 from mlnn.tools.machine import machine_info
+from mlnn.tools.startup import benchmark_startup, format_startup
 from mlnn.tools.svm_bench import (DEFAULT_SOLVERS, LIBLINEAR_DUAL_TOL, SOLVERS, benchmark_svm,
                                   format_svm_report)
 
@@ -52,6 +57,14 @@ def register(subparsers):
                              "(default %(default)s)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     _add_svm_options(parser)
+    group = parser.add_argument_group(
+        "start-up (--startup)", "time 'python -m mlnn --help' and 'predict --text' on one "
+        "sentence in fresh processes (median of --repeats runs), beside 'pip --version'")
+    group.add_argument("--startup", action="store_true",
+                       help="benchmark the start-up of the command line instead of training")
+    group.add_argument("--model", default=None,
+                       help="model file trained on text for predict --text (default: a small one "
+                            "made for the run)")
     parser.set_defaults(func=run_bench)
 
 
@@ -70,7 +83,8 @@ def _add_svm_options(parser):
             ("--tol", float, DEFAULT_TOL, "tolerance of the primal solvers"),
             ("--dual-tol", float, LIBLINEAR_DUAL_TOL, "tolerance of liblinear-dual"),
             ("--bias", float, 1.0, "the constant feature, liblinear's -B"),
-            ("--repeats", int, 3, "runs per solver and C; the median is reported"),
+            ("--repeats", int, 3, "runs per solver and C (per command with --startup); the "
+                                  "median is reported"),
             ("--max-iter", int, 1000, "iteration limit of every solver")):
         group.add_argument(option, type=kind, default=default, help=f"{text} (default {default:g})")
     group.add_argument("--solvers", default=",".join(DEFAULT_SOLVERS),
@@ -79,6 +93,11 @@ def _add_svm_options(parser):
 
 def run_bench(args):
     check_options(args, "--seed", "--max-documents")
+    if args.startup:
+        model = check_input_file(args.model, "--model") if args.model is not None else None
+        result = benchmark_startup(check_integer(args.repeats, "--repeats", minimum=1), model)
+        print(json.dumps(result) if args.json else format_startup(result))
+        return 0
     if args.svm:
         result = measure_svm(args)
         if args.json:   # JSON object keys are strings: C as printed by %g
@@ -121,7 +140,7 @@ def measure_svm(args):
 
 
 def _parse_label_counts(text):
-    if text.strip().lower() in ("", "none"):
+    if text.strip().lower() == "none":
         return ()
     counts = _parse_list(text, int, "--pwe-labels")
     if any(count < 2 for count in counts):

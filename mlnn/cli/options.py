@@ -105,7 +105,7 @@ def load_dataset(args, name=None, directory=None):
     downloaded (with progress lines) unless ``--offline`` or ``MLNN_OFFLINE`` forbid it."""
     name = name or args.dataset
     options = parse_options(args.option)
-    if directory is not None and name in SPECS and SPECS[name].kind != "synthetic":
+    if directory is not None and name in SPECS and SPECS[name].files:
         check_data_dir(directory, "--data-dir")     # named as typed (load names it data_dir)
     download = not (getattr(args, "offline", False) or offline())
     return load(name, data_dir=directory, download=download, progress=download_progress(args),

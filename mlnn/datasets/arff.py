@@ -17,8 +17,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from mlnn.base.errors import DataFormatError
-from mlnn.base.fileio import describe_os_error
+from mlnn.base.errors import DataFormatError, describe_os_error
 from mlnn.datasets.text import decode
 
 #: The largest magnitude a feature value may have: float32's, the precision the networks compute

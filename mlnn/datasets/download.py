@@ -14,8 +14,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlnn.base.errors import ChecksumError, MLNNError
-from mlnn.base.fileio import atomic_write, describe_os_error
+from mlnn.base.errors import ChecksumError, MLNNError, describe_os_error
+from mlnn.base.fileio import atomic_write
 from mlnn.datasets.paths import check_data_dir, data_dir as default_data_dir
 
 

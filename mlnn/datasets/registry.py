@@ -1,8 +1,10 @@
 """The named datasets and :func:`load`.
 
-Each name maps to a :class:`Spec`: its files under the data directory and its options. Real
-datasets are processed once and cached (:mod:`mlnn.datasets.cache`); a missing pinned archive is
-downloaded when asked, else the error names each missing file and where it is published.
+Each name maps to a :class:`Spec`: its files under the data directory, its options, how it is
+built, which files key its cache and where they are published; a new reader is one module and one
+entry of :data:`SPECS`. Real datasets are processed once and cached (:mod:`mlnn.datasets.cache`);
+a missing pinned archive is downloaded when asked, else the error names each missing file and
+where it is published.
 Reuters-21578 uses ModApte and comes with its fitted tf-idf vectorizer; the MULAN sets use their
 train/test files; the sets distributed as one file (rcv1subset1..5, reutersk500, stackex_*) get
 the project's seeded split (:func:`mlnn.base.validation.validation_split`), ``1 − train_fraction``
@@ -28,17 +30,37 @@ from mlnn.datasets.synthetic import make_synthetic
 from mlnn.datasets.text import STOP_WORDS, TfidfVectorizer
 
 
+def _listed(root, spec):
+    """The files of ``spec`` under ``root``: the sources whose SHA-256 sums key the cache."""
+    return [Path(root) / relative for relative in spec.files]
+
+
+def _absent(root, spec):
+    """The files of ``spec`` (relative paths) that do not exist under ``root``."""
+    return [relative for relative in spec.files if not (Path(root) / relative).exists()]
+
+
 @dataclass(frozen=True)
 class Spec:
-    """How to load one named dataset: its ``kind`` ("reuters", "mulan", "single" or
-    "synthetic"), its ``files`` under the data directory, the number of labels the XML must
-    name, and for "single" the number of ``AttK`` features to map the columns on by name."""
-    kind: str
+    """One named dataset. ``build(root, spec, options)`` reads its ``files`` under the data
+    directory ``root`` into (matrices, feature names, label names, the extras the cache keeps);
+    a dataset without files is generated, ``build(options)`` giving the :class:`Dataset`'s
+    arguments, and never cached. ``sources`` lists the files whose SHA-256 sums key the cache,
+    ``missing`` the files that are not there, ``published`` says where to get them (unless
+    :data:`~mlnn.datasets.download.SOURCES` pins a download), ``vectorizer(options, features,
+    extras)`` the fitted vectorizer of a text dataset. ``n_labels``: the number of labels the XML
+    must name; ``feature_space``: the number of ``AttK`` features to map the columns on by
+    name."""
+    build: object
     files: tuple = ()
     n_labels: int = None
     description: str = ""
     feature_space: int = None
     defaults: dict = field(default_factory=dict)
+    sources: object = _listed
+    missing: object = _absent
+    published: str = "its publisher"
+    vectorizer: object = None
 
 
 def _defaults(function):
@@ -50,26 +72,85 @@ def _defaults(function):
 LOADER_VERSION = 3
 
 
+def _reuters_sources(root, spec):
+    """Reuters-21578's archive, or else the SGML files of its directory."""
+    archive, folder = (Path(root) / relative for relative in spec.files)
+    return [archive] if archive.exists() else sorted(folder.glob("reut2-*.sgm"))
+
+
+def _reuters_missing(root, spec):
+    """The archive, unless it or the directory of SGML files is there."""
+    archive, folder = (Path(root) / relative for relative in spec.files)
+    return [] if archive.exists() or folder.is_dir() else [spec.files[0]]
+
+
+def _build_reuters(root, spec, options):
+    archive, folder = (Path(root) / relative for relative in spec.files)
+    train, test, categories = modapte_split(read_reuters(archive if archive.exists() else folder))
+    vectorizer = text_vectorizer(options)
+    X_train = vectorizer.fit_transform([d.text for d in train])
+    X_test = vectorizer.transform([d.text for d in test])
+    parts = {"X_train": X_train, "Y_train": label_matrix(train, categories),
+             "X_test": X_test, "Y_test": label_matrix(test, categories)}
+    return parts, list(vectorizer.vocabulary_), categories, {"idf": vectorizer.idf_}
+
+
+def text_vectorizer(options):
+    """The (unfitted) :class:`~mlnn.datasets.text.TfidfVectorizer` of a text dataset's options."""
+    stop_words = STOP_WORDS if options["stop_words"] else None
+    return TfidfVectorizer(**{**options, "stop_words": stop_words})
+
+
+def _reuters_vectorizer(options, features, extras):
+    return text_vectorizer(options).set_vocabulary(features, extras["idf"])
+
+
+def _build_mulan(root, spec, options):
+    train_path, test_path, xml_path = (Path(root) / relative for relative in spec.files)
+    labels = read_mulan_xml(xml_path, expected_count=spec.n_labels)
+    X_train, Y_train, features = read_arff(train_path, labels)
+    X_test, Y_test, features_test = read_arff(test_path, labels)
+    if features_test != features:
+        raise MLNNError(f"{test_path}: its features differ from those of {train_path}")
+    parts = {"X_train": X_train, "Y_train": Y_train, "X_test": X_test, "Y_test": Y_test}
+    return parts, features, labels, {}
+
+
+def _build_single(root, spec, options):
+    arff_path, xml_path = (Path(root) / relative for relative in spec.files)
+    labels = read_mulan_xml(xml_path, expected_count=spec.n_labels)
+    X, Y, features = read_arff(arff_path, labels)
+    if spec.feature_space is not None:
+        X, features = _align_by_name(X, features, spec.feature_space)
+    test_fraction = 1.0 - check_fraction(options["train_fraction"], "train_fraction")
+    train, test = validation_split(X.shape[0], test_fraction, options["random_state"])
+    parts = {"X_train": X[train], "Y_train": Y[train], "X_test": X[test], "Y_test": Y[test]}
+    return parts, features, labels, {}
+
+
 def _mulan(folder, stem, n_labels, text):
-    return Spec("mulan", (f"mulan/{folder}/{stem}-train.arff", f"mulan/{folder}/{stem}-test.arff",
-                          f"mulan/{folder}/{stem}.xml"), n_labels,
-                f"{text} MULAN ARFF, official train/test split.")
+    return Spec(_build_mulan, (f"mulan/{folder}/{stem}-train.arff",
+                               f"mulan/{folder}/{stem}-test.arff", f"mulan/{folder}/{stem}.xml"),
+                n_labels, f"{text} MULAN ARFF, official train/test split.",
+                published=MANUAL_SOURCES["mulan"])
 
 
 def _single(path, n_labels, text, feature_space=None):
-    return Spec("single", (f"{path}.arff.gz", f"{path}.xml"), n_labels,
+    return Spec(_build_single, (f"{path}.arff.gz", f"{path}.xml"), n_labels,
                 f"{text} Distributed as one file; seeded split (see mlnn.datasets.registry).",
-                feature_space, {"train_fraction": 2 / 3, "random_state": 0})
+                feature_space, {"train_fraction": 2 / 3, "random_state": 0},
+                published=MANUAL_SOURCES[path.split("/")[0]])
 
 
 SPECS = {
     "reuters21578": Spec(
-        "reuters", ("reuters21578.tar.gz", "reuters21578"), 90,
+        _build_reuters, ("reuters21578.tar.gz", "reuters21578"), 90,
         "Reuters-21578 (Lewis, Distribution 1.0), ModApte split, 90 categories with a training "
         "and a test document; TITLE + BODY; tokenised, stop words removed, Porter-stemmed, "
         "tf-idf fitted on the training split, L2-normalised (the paper, Sec. 4, names tf-idf with "
         "cosine normalisation; the rest is our choice).",
-        defaults={**_defaults(TfidfVectorizer), "stop_words": True}),   # stop words: True/False
+        defaults={**_defaults(TfidfVectorizer), "stop_words": True},    # stop words: True/False
+        sources=_reuters_sources, missing=_reuters_missing, vectorizer=_reuters_vectorizer),
     "delicious": _mulan("delicious", "delicious", 983,
                         "Delicious bookmarks (Tsoumakas et al. 2008): 500 binary word features, "
                         "983 tags."),
@@ -100,7 +181,7 @@ for _forum in ("chemistry", "chess", "coffee", "cooking", "cs", "philosophy"):
         f"Stack Exchange {_forum} forum questions (Charte et al. 2015), term-count features, "
         "tags as labels.")
 SPECS["synthetic"] = Spec(
-    "synthetic", (), None,
+    make_synthetic, (), None,
     "Synthetic multi-label documents: correlated labels, label-dependent word distributions, "
     "log-normal lengths, tf-idf (mlnn.datasets.synthetic).", defaults=_defaults(make_synthetic))
 
@@ -126,16 +207,6 @@ def _options(name, spec, options):
     return {**spec.defaults, **options}
 
 
-def missing_files(name, root):
-    """The source files of dataset ``name`` missing under the data directory ``root`` (relative
-    paths; Reuters-21578's archive is not missing if the directory of SGML files is there)."""
-    spec = SPECS[name]
-    if spec.kind == "reuters":
-        archive, folder = (Path(root) / f for f in spec.files)
-        return [] if archive.exists() or folder.is_dir() else [spec.files[0]]
-    return [relative for relative in spec.files if not (Path(root) / relative).exists()]
-
-
 def placement_message(name, root, missing):
     """What to do about the ``missing`` files of dataset ``name``: download them, or where to get
     them and where to put them under ``root``."""
@@ -147,9 +218,8 @@ def placement_message(name, root, missing):
         return (f"{head}; downloading is turned off (--offline, MLNN_OFFLINE=1 or "
                 f"download=False); fetch it with 'python -m mlnn data fetch {name}' (or run "
                 f"without --offline), or download {urls} and place it in {root}")
-    group = SPECS[name].files[0].split("/")[0]
-    source = MANUAL_SOURCES.get(group, "its publisher")
-    return (f"{head}; it cannot be downloaded automatically: get it from {source} and place "
+    return (f"{head}; it cannot be downloaded automatically: get it from "
+            f"{SPECS[name].published} and place "
             f"the files at exactly these paths (or set MLNN_DATA to the directory that holds "
             f"them)")
 
@@ -167,60 +237,6 @@ def _align_by_name(X, feature_names, size):
     return aligned, [f"Att{k}" for k in range(1, size + 1)]
 
 
-def _sources(root, spec):
-    """The source files whose SHA-256 sums key the cache: ``spec.files`` under ``root``; for
-    Reuters-21578 its archive, or else the SGML files of its directory."""
-    files = [Path(root) / relative for relative in spec.files]
-    if spec.kind == "reuters":
-        return files[:1] if files[0].exists() else sorted(files[1].glob("reut2-*.sgm"))
-    return files
-
-
-def _build_reuters(root, spec, options):
-    archive, folder = (Path(root) / relative for relative in spec.files)
-    train, test, categories = modapte_split(read_reuters(archive if archive.exists() else folder))
-    vectorizer = text_vectorizer(options)
-    X_train = vectorizer.fit_transform([d.text for d in train])
-    X_test = vectorizer.transform([d.text for d in test])
-    parts = {"X_train": X_train, "Y_train": label_matrix(train, categories),
-             "X_test": X_test, "Y_test": label_matrix(test, categories)}
-    return parts, list(vectorizer.vocabulary_), categories, {"idf": vectorizer.idf_}
-
-
-def text_vectorizer(options):
-    """The (unfitted) :class:`~mlnn.datasets.text.TfidfVectorizer` of a text dataset's options."""
-    stop_words = STOP_WORDS if options["stop_words"] else None
-    return TfidfVectorizer(**{**options, "stop_words": stop_words})
-
-
-def _build_mulan(root, spec, options):
-    train_path, test_path, xml_path = (Path(root) / relative for relative in spec.files)
-    labels = read_mulan_xml(xml_path, expected_count=spec.n_labels)
-    X_train, Y_train, features = read_arff(train_path, labels)
-    X_test, Y_test, features_test = read_arff(test_path, labels)
-    if features_test != features:
-        raise MLNNError(f"{test_path}: its features differ from those of {train_path}")
-    parts = {"X_train": X_train, "Y_train": Y_train, "X_test": X_test, "Y_test": Y_test}
-    return parts, features, labels, {}
-
-
-def _build_single(root, spec, options):
-    arff_path, xml_path = (Path(root) / relative for relative in spec.files)
-    labels = read_mulan_xml(xml_path, expected_count=spec.n_labels)
-    X, Y, features = read_arff(arff_path, labels)
-    if spec.feature_space is not None:
-        X, features = _align_by_name(X, features, spec.feature_space)
-    test_fraction = 1.0 - check_fraction(options["train_fraction"], "train_fraction")
-    train, test = validation_split(X.shape[0], test_fraction, options["random_state"])
-    parts = {"X_train": X[train], "Y_train": Y[train], "X_test": X[test], "Y_test": Y[test]}
-    return parts, features, labels, {}
-
-
-#: How each kind of dataset is built from its sources: (matrices, feature names, label names,
-#: the extras the cache keeps).
-_BUILDERS = {"reuters": _build_reuters, "mulan": _build_mulan, "single": _build_single}
-
-
 def load(name, data_dir=None, download=False, progress=None, **options):
     """The :class:`Dataset` ``name`` (one of :func:`names`), read from ``data_dir`` (default
     ``$MLNN_DATA``) or the cache, a missing pinned archive fetched first if ``download``;
@@ -229,31 +245,30 @@ def load(name, data_dir=None, download=False, progress=None, **options):
     started = time.perf_counter()
     options = check_request(name, options)
     spec = SPECS[name]
-    if spec.kind == "synthetic":                      # generated, never cached
-        return Dataset(name, description=spec.description, **make_synthetic(**options),
+    if not spec.files:                                # generated, never cached
+        return Dataset(name, description=spec.description, **spec.build(**options),
                        info={"options": options, "from_cache": False,
                              "load_seconds": time.perf_counter() - started})
     root = paths.check_data_dir(data_dir, "data_dir") if data_dir is not None \
         else paths.check_data_dir(paths.data_dir())
-    missing = missing_files(name, root)
+    missing = spec.missing(root, spec)
     if missing and name in SOURCES and download:
         fetch(name, data_dir=root, progress=progress)
     elif missing:
         raise MLNNError(placement_message(name, root, missing))
-    checksums = [sha256_file(path) for path in _sources(root, spec)]
+    checksums = [sha256_file(path) for path in spec.sources(root, spec)]
     path = cache.cache_path(name, checksums, {**options, "loader_version": LOADER_VERSION})
     cached = cache.load(path)
     from_cache, cache_written = cached is not None, False
     if not from_cache:
-        parts, features, labels, extras = _BUILDERS[spec.kind](root, spec, options)
+        parts, features, labels, extras = spec.build(root, spec, options)
         cache_written = cache.save(path, parts, features, labels, spec.description, extras)
         cached = parts, features, labels, spec.description, extras
     parts, features, labels, description, extras = cached
     info = {"options": options, "source_sha256": checksums, "cache_file": str(path),
             "from_cache": from_cache, "cache_written": cache_written,
             "load_seconds": time.perf_counter() - started}
-    vectorizer = text_vectorizer(options).set_vocabulary(features, extras["idf"]) \
-        if spec.kind == "reuters" else None
+    vectorizer = spec.vectorizer and spec.vectorizer(options, features, extras)
     return Dataset(name, feature_names=features, label_names=labels, description=description,
                    info=info, vectorizer=vectorizer, **parts)
 

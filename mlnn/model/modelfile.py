@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from mlnn.base.errors import MLNNError, ModelFileError
-from mlnn.base.fileio import ArchiveError, arrays_digest, atomic_write, read_npz
+from mlnn.base.fileio import ArchiveError, arrays_digest, atomic_write, read_json, read_npz
 
 FORMAT = "mlnn-model"
 #: What a model file holds; raised whenever that changes: 3, the loss's options are the
@@ -81,9 +81,9 @@ def read_model_file(path):
     if arrays_digest(arrays) != stored:
         raise ModelFileError(f"model file {path} fails its checksum: it was modified or corrupted")
     try:
-        meta = json.loads(str(arrays.pop("meta")))
-    except ValueError:
-        raise _not_a_model(path, "its 'meta' entry is not valid JSON") from None
+        meta = read_json(str(arrays.pop("meta")))
+    except ValueError as error:
+        raise _not_a_model(path, f"its 'meta' entry is not valid JSON ({error})") from None
     if not isinstance(meta, dict):
         raise _not_a_model(path, "its 'meta' entry is not a JSON object")
     arrays.pop("format")

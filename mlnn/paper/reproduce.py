@@ -19,7 +19,7 @@ import scipy
 
 from mlnn import __version__
 from mlnn.base.errors import MLNNError
-from mlnn.base.fileio import atomic_write, write_text
+from mlnn.base.fileio import atomic_write, read_json, write_text
 from mlnn.base.progress import Progress
 from mlnn.base.validation import check_choice, check_positive_float, validation_split
 from mlnn.evaluation.metrics import MEASURES, evaluate
@@ -223,8 +223,8 @@ def _experiment_key(record):
     settings = {"stopping": OLD_RUNS_STOPPING,
                 **{k: v for k, v in record.get("settings", {}).items()
                    if k not in ("learning_rates", "C_values")}}
-    return json.loads(json.dumps([record.get("seed"), record.get("budget"), settings],
-                                 default=json_default))
+    return read_json(json.dumps([record.get("seed"), record.get("budget"), settings],
+                                default=json_default))
 
 
 def merge_runs(previous, run, out_dir):

@@ -8,14 +8,13 @@ tables are regenerated from it when they are missing, older or incomplete
 :class:`~mlnn.base.errors.MLNNError` naming it (``null`` reads as an undefined measure).
 """
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from mlnn.base.errors import MLNNError
-from mlnn.base.fileio import describe_os_error
+from mlnn.base.errors import MLNNError, describe_os_error
+from mlnn.base.fileio import read_json
 from mlnn.evaluation.metrics import MEASURES
 
 #: The stopping rule of the run files written before the rule was recorded in them.
@@ -44,7 +43,7 @@ def read_run(path):
     except UnicodeDecodeError:
         _damaged(path, "not UTF-8 text")
     try:
-        run = json.loads(text)
+        run = read_json(text)
     except ValueError as error:
         _damaged(path, f"not valid JSON: {error}")
     _check_run(path, run)

@@ -8,6 +8,7 @@ tables are rebuilt first. The caller holds the output directory's lock.
 """
 
 import contextlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +41,8 @@ def plan(datasets, seeds, out_dir, methods=None, force=False, **options):
     """The jobs of a study; :class:`MLNNError` if a stored run file in ``out_dir`` is damaged or
     holds other settings (``options`` of :func:`~mlnn.paper.reproduce.reproduce`), or if an
     argument is wrong, before anything is read or run."""
+    if not isinstance(out_dir, (str, os.PathLike)) or not os.fspath(out_dir):
+        raise MLNNError(f"out_dir must be the path of a directory, got {out_dir!r}")
     datasets, seeds = _names(datasets, "datasets"), _names(seeds, "seeds")
     for name in datasets:
         if not isinstance(name, str) or not name:
