@@ -8,7 +8,8 @@ of the package (docstrings and comments).
 Every sentence that names the paper (the paper, Nam et al., or a section, equation, figure or
 table of it) in the READMEs, the notebooks' markdown and the module docstrings, whatever its
 wording, is a claim of ``tests/data/paper_claims.json``: the sentence, and the passages of the
-paper's LaTeX source (or rows of its table CSVs) it rests on. A new or reworded sentence fails
+paper's LaTeX source (or rows of its table CSVs) it rests on; a sentence saying what the paper
+does not say rests on a pattern its LaTeX source must not match (``absent: REGEX``). A new or reworded sentence fails
 until it is listed with its passages; with ``MLNN_PAPER_TEX`` naming the LaTeX file, every
 passage is checked to be in it, and every number a sentence attributes to the paper (the numbers
 after "paper", "the paper's", "Table 3" up to the end of the clause) to be in its passages."""
@@ -183,22 +184,6 @@ def names_the_paper(sentence):
 PAPER = re.compile(r"\b(?:the|this|its|whose|a) paper(?:'s)?\b|\bpaper(?:'s)? \d|\(paper\b|"
                    r"\bpapers?'|Nam et al\b|\bthe paper\b", re.IGNORECASE)
 
-#: Where a number is attributed to the paper: after one of these, up to the end of the clause.
-ATTRIBUTION = re.compile(r"\bpaper(?:'s)?(?: Table [123](?: as printed)?)?(?: value of)?|"
-                         r"\b(?:its |the paper's )?Table [123](?: as printed)?:?|Nam et al\.")
-CLAUSE_END = re.compile(r"[);]|\b(?:against|ours?|we|vs\.?|here|while|but|and ours)\b|—|\. ")
-
-
-def attributed(sentence):
-    """(text, value, decimals) of every number ``sentence`` attributes to the paper."""
-    spans = []
-    for match in ATTRIBUTION.finditer(sentence):
-        end = CLAUSE_END.search(sentence, match.end())
-        spans.append((match.end(), end.start() if end else len(sentence)))
-    return [(text, value, decimals) for start, text, value, decimals in texts.numbers(sentence)
-            if any(a <= start < b for a, b in spans)]
-
-
 def prose():
     """(part, sentence) of every sentence of the READMEs, notebook markdown and docstrings."""
     for part, text in [*texts.markdown_texts(), *texts.docstrings()]:
@@ -235,7 +220,7 @@ def test_the_check_finds_every_sentence_naming_the_paper(sentence, names):
     ("the paper's 0.182 against our 0.171", ["0.182"]),
 ])
 def test_the_check_finds_the_numbers_attributed_to_the_paper(sentence, expected):
-    assert [text for text, _, _ in attributed(sentence)] == expected
+    assert [text for text, _, _ in texts.attributed(sentence)] == expected
 
 
 def test_every_sentence_naming_the_paper_is_a_listed_claim():
@@ -264,7 +249,11 @@ def _paper_or_skip():
 
 
 def _in_the_paper(passage):
-    """Whether ``passage`` is in the LaTeX source, or, as ``file.csv: text``, in that table."""
+    """Whether ``passage`` is in the LaTeX source, or, as ``file.csv: text``, in that table; an
+    ``absent: REGEX`` passage, the ground of "the paper does not say ...", must match nowhere
+    in the LaTeX source (case-insensitive)."""
+    if passage.startswith("absent: "):
+        return re.search(passage[len("absent: "):], texts.paper_text(), re.IGNORECASE) is None
     name, _, row = passage.partition(".csv: ")
     if row:
         path = Path(texts.paper_tex_path()).parent / f"{name}.csv"
@@ -288,7 +277,7 @@ def test_every_number_attributed_to_the_paper_is_in_its_passages():
             continue
         pool = quoted_numbers(claim)
         wrong += [f"{part}: {text!r} in {sentence[:120]!r}" for text, value, decimals
-                  in attributed(sentence)
+                  in texts.attributed(sentence)
                   if text not in claim.get("unquoted", {})
                   and not texts.matches(value, decimals, pool)]
     assert not wrong, ("numbers attributed to the paper that the passages quoted for their "

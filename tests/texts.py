@@ -115,6 +115,22 @@ def numbers_in(text):
     return found
 
 
+#: Where a number is attributed to the paper: after one of these, up to the end of the clause.
+ATTRIBUTION = re.compile(r"\bpaper(?:'s)?(?: Table [123](?: as printed)?)?(?: value of)?|"
+                         r"\b(?:its |the paper's )?Table [123](?: as printed)?:?|Nam et al\.")
+CLAUSE_END = re.compile(r"[);]|\b(?:against|ours?|we|vs\.?|here|while|but|and ours)\b|—|\. ")
+
+
+def attributed(sentence):
+    """(text, value, decimals) of every number ``sentence`` attributes to the paper."""
+    spans = []
+    for match in ATTRIBUTION.finditer(sentence):
+        end = CLAUSE_END.search(sentence, match.end())
+        spans.append((match.end(), end.start() if end else len(sentence)))
+    return [(text, value, decimals) for start, text, value, decimals in numbers(sentence)
+            if any(a <= start < b for a, b in spans)]
+
+
 def paper_tex_path():
     return os.environ.get("MLNN_PAPER_TEX")
 
