@@ -7,7 +7,8 @@ still says what it says there: the main README, ``figures/README.md``,
 as printed, part by part (a README section, a notebook cell: :func:`tests.texts.markdown_texts`),
 to its source (:func:`source_text`): a result file under ``figures/`` or a key or rows of one, the
 code and outputs of notebook cells, a module, a table another test holds to its files
-(``text:PART``) or the paper (``paper``). The source must still hold the number, rounded to the
+(``text:PART``) or the paper (``paper``), or a list of them where one number stands for two
+results of a part. The source must still hold the number, rounded to the
 digits the text prints; a number measured or derived where no file keeps it is tied to
 ``none: <why>``. A figure that goes stale fails: a changed number is no longer tied, and a
 changed file no longer holds the number tied to it. So does a new number, or a new part."""
@@ -33,6 +34,8 @@ def _select(tree, path):
         return {k: _select(v, "") for k, v in tree.items() if k != "curves"} \
             if isinstance(tree, dict) else tree
     key, _, rest = path.partition(".")
+    if isinstance(tree, list):
+        tree = {str(index): value for index, value in enumerate(tree)}
     if not isinstance(tree, dict) or (key != "*" and key not in tree):
         return None
     if key == "*":
@@ -46,7 +49,7 @@ def source_text(source):
     ``curves``), ``FILE.json:a.b.*.c`` (a part of it), ``FILE.csv:column=value`` (its rows with
     that value), ``notebook:NAME`` or ``notebook:NAME#i,j`` (the code and outputs of a notebook
     or of those cells), ``text:PART`` (another part of the texts), ``calc:A:key / B:key`` (the
-    quotient of two numbers of JSON files; or their sum, with +)."""
+    quotient of two numbers of JSON files; or their sum, with +), ``ms:SOURCE`` (seconds in ms)."""
     kind, _, name = source.partition(":")
     if kind == "notebook":
         name, _, chosen = name.partition("#")
@@ -60,6 +63,8 @@ def source_text(source):
             if cell["cell_type"] == "code" and index in keep)
     if kind == "text":
         return dict(texts.markdown_texts())[name]
+    if kind == "ms":                    # ms:SOURCE, its seconds in milliseconds
+        return " ".join(repr(1000 * value) for value in texts.numbers_in(source_text(name)))
     if kind == "calc":                  # calc:A.json:key / B.json:key (or +): one number
         operator = " / " if " / " in name else " + "
         a, b = (json.loads(source_text(side)) for side in name.split(operator))
@@ -103,15 +108,18 @@ def untied(part, text, entry):
         return [] if (texts.ROOT / entry["held_by"]).exists() else [f"{part}: no {entry['held_by']}"]
     ties, wrong = entry.get("numbers", {}), []
     for sentence, token, value, decimals in result_numbers(text):
-        source = ties.get(token)
-        if source is None:
+        sources = ties.get(token)
+        sources = [sources] if isinstance(sources, str) else sources or []
+        if not sources:
             wrong.append(f"{part}: {token!r} is tied to no source, in {sentence[:140]!r}")
-        elif source.startswith("none:"):
+        elif any(source.startswith("none:") for source in sources):
             continue
-        elif source == "paper" and texts.paper_numbers() is None:
+        elif "paper" in sources and texts.paper_numbers() is None:
             pytest.skip("set MLNN_PAPER_TEX to the paper's LaTeX source to check these numbers")
-        elif round(abs(value), decimals) not in rounded(source, decimals):
-            wrong.append(f"{part}: {token!r} is not in {source}, in {sentence[:140]!r}")
+        elif not any(round(abs(value), decimals) in rounded(source, decimals)
+                     for source in sources):
+            wrong.append(f"{part}: {token!r} is not in {' or '.join(sources)}, in "
+                         f"{sentence[:140]!r}")
     return wrong
 
 
@@ -149,5 +157,7 @@ def test_every_source_and_part_of_the_registry_exists():
     entries = registry()
     assert not set(entries) - known, f"parts no text has any more: {sorted(set(entries) - known)}"
     for entry in entries.values():
-        for source in entry.get("numbers", {}).values():
-            assert source in ("paper",) or source.startswith("none: ") or source_text(source), source
+        for sources in entry.get("numbers", {}).values():
+            for source in [sources] if isinstance(sources, str) else sources:
+                assert source == "paper" or source.startswith("none: ") or source_text(source), \
+                    source
