@@ -49,7 +49,8 @@ def source_text(source):
     ``curves``), ``FILE.json:a.b.*.c`` (a part of it), ``FILE.csv:column=value`` (its rows with
     that value), ``notebook:NAME`` or ``notebook:NAME#i,j`` (the code and outputs of a notebook
     or of those cells), ``text:PART`` (another part of the texts), ``calc:A:key / B:key`` (the
-    quotient of two numbers of JSON files; or their sum, with +), ``ms:SOURCE`` (seconds in ms)."""
+    quotient of two numbers of JSON files, a part with several standing for their sum; or the
+    sum of the two, with +), ``ms:SOURCE`` (seconds in ms)."""
     kind, _, name = source.partition(":")
     if kind == "notebook":
         name, _, chosen = name.partition("#")
@@ -67,7 +68,7 @@ def source_text(source):
         return " ".join(repr(1000 * value) for value in texts.numbers_in(source_text(name)))
     if kind == "calc":                  # calc:A.json:key / B.json:key (or +): one number
         operator = " / " if " / " in name else " + "
-        a, b = (json.loads(source_text(side)) for side in name.split(operator))
+        a, b = (sum(texts.numbers_in(source_text(side))) for side in name.split(operator))
         return repr(a / b if operator == " / " else a + b)
     if source == "paper":
         return None
