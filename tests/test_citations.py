@@ -1,18 +1,18 @@
-"""Every "Sec. N" and "Eq. N" the project cites names a section or equation the paper has
-(the package data ``data/paper_contents.csv``; every "Fig. N" and "Table N" one of its figures
-and tables), and the one meant: a citation next to a concept must be one of the places the
-paper puts that concept (a citation beside "PWE" is Eq. 3 / Sec. 3.2, beside "CE"
-Eq. 6 / Sec. 3.4, and so on). Read: the notebooks' cell sources, the READMEs and every module
-of the package (docstrings and comments).
+"""Every "Sec. N" and "Eq. N" the project cites names a section or equation the paper has (the
+package data ``data/paper_contents.csv``; every "Fig. N" and "Table N" one of its figures and
+tables), and the one meant: a citation next to a concept must be one of the places the paper
+puts that concept (a citation beside "PWE" is Eq. 3 / Sec. 3.2, beside "CE" Eq. 6 / Sec. 3.4, and
+so on). Read: the notebooks' cell sources, the READMEs and every module of the package
+(docstrings and comments).
 
-Every sentence that names the paper (the paper, Nam et al., or a section, equation, figure or
-table of it) in the READMEs, the notebooks' markdown and the module docstrings, whatever its
-wording, is a claim of ``tests/data/paper_claims.json``: the sentence, and the passages of the
-paper's LaTeX source (or rows of its table CSVs) it rests on; a sentence saying what the paper
-does not say rests on a pattern its LaTeX source must not match (``absent: REGEX``). A new or reworded sentence fails
-until it is listed with its passages; with ``MLNN_PAPER_TEX`` naming the LaTeX file, every
-passage is checked to be in it, and every number a sentence attributes to the paper (the numbers
-after "paper", "the paper's", "Table 3" up to the end of the clause) to be in its passages."""
+Every sentence that names the paper (the paper, Nam et al., or a section, equation, figure or table
+of it) in the READMEs, the notebooks' markdown and the module docstrings, whatever its wording, is
+a claim of ``tests/data/paper_claims.json``: the sentence, and the passages of the paper's LaTeX
+source (or rows of its table CSVs) it rests on; a sentence saying what the paper does not say rests
+on a pattern its LaTeX source must not match (``absent: REGEX``). A new or reworded sentence fails
+until it is listed with its passages; with ``MLNN_PAPER_TEX`` naming the LaTeX file, every passage
+is checked to be in it, and every number a sentence attributes to the paper (the numbers after
+"paper", "the paper's", "Table 3" up to the end of the clause) to be in its passages."""
 
 import csv
 import json

@@ -106,7 +106,8 @@ def untied(part, text, entry):
     """The result numbers of a part that no source holds: untied, or tied to a source that does
     not hold them (any more)."""
     if "held_by" in entry:
-        return [] if (texts.ROOT / entry["held_by"]).exists() else [f"{part}: no {entry['held_by']}"]
+        held_by = entry["held_by"]
+        return [] if (texts.ROOT / held_by).exists() else [f"{part}: no {held_by}"]
     ties, wrong = entry.get("numbers", {}), []
     for sentence, token, value, decimals in result_numbers(text):
         sources = ties.get(token)

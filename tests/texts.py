@@ -84,7 +84,7 @@ def numbers(sentence):
     masked = NOT_A_RESULT.sub(lambda m: " " * len(m.group(0)), sentence)
     for match in NUMBER.finditer(masked):
         token, before, after = match.group(0), masked[:match.start()], masked[match.end():]
-        if (re.search(rf"[\w.{GLUED}]$|[A-Za-z]-$", before) or re.match(rf"[\w{GLUED}]|\.\d", after)):
+        if re.search(rf"[\w.{GLUED}]$|[A-Za-z]-$", before) or re.match(rf"[\w{GLUED}]|\.\d", after):
             continue
         plain = token.replace(",", "").replace("−", "-").lstrip("+")
         value = float(plain)

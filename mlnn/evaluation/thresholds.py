@@ -146,9 +146,10 @@ class ThresholdPredictor:
     """Per-document thresholds T(x) = θ_0 + θᵀz (Eq. 5's T = θᵀx, with our constant θ_0), z the
     input features or the scores.
 
-    lam : λ of Eq. 5; features : "input" (z = x, the paper's) or "scores" (z = o); fixed : None
-    or a constant T for every document (no regression); tol : LSQR's; intercept :
-    "penalised" (ours; Eq. 5 has no constant), "none" or "free" (module docstring); target : "f1" or "hamming"
+    lam : λ of Eq. 5 against the summed squared error (the paper's λ is this / M); features :
+    "input" (z = x, the paper's) or "scores" (z = o); fixed : None or a constant T for every
+    document (no regression); tol : LSQR's; intercept : "penalised" (ours; Eq. 5 has no
+    constant), "none" or "free" (module docstring); target : "f1" or "hamming"
     (:func:`optimal_thresholds`). After ``fit``: ``coef_`` = θ, ``intercept_`` = θ_0,
     ``n_iter_``, ``n_features_in_``. Predictions are strict: ŷ = 1 iff o > T(x).
     """

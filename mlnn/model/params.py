@@ -207,8 +207,9 @@ PARAMS = MappingProxyType({
         default=None, check=_optional(check_nonnegative_float), kind="float ≥ 0 or None",
         parse=float,
         help="Eq. 5's λ on our scale, against the summed squared error (the paper's λ is this "
-             "divided by the number of training documents). None: chosen from mlnn.evaluation.thresholds.DEFAULT_LAMBDAS on the "
-             "validation data, or λ = n (the number of training documents) when there is none."),
+             "divided by the number of training documents). None: chosen from "
+             "mlnn.evaluation.thresholds.DEFAULT_LAMBDAS on the validation data, or λ = n (the "
+             "number of training documents) when there is none."),
     "threshold_intercept": Param(
         default="penalised", check=_choice(*INTERCEPTS), kind=_names(INTERCEPTS),
         help="A constant feature of T (ours; Eq. 5 has none): penalised like every coefficient, "
