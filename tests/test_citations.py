@@ -1,13 +1,18 @@
-"""Every "Sec. N" and "Eq. N" the project cites names a section or equation the paper has
-(the package data ``data/paper_contents.csv``; every "Fig. N" and "Table N" one of its figures
-and tables), and the one meant: a citation next to a concept must be one of the places the
-paper puts that concept (a citation beside "PWE" is Eq. 3 / Sec. 3.2, beside "CE"
-Eq. 6 / Sec. 3.4, and so on). Read: the notebooks' cell sources, the READMEs and every module
-of the package (docstrings and comments).
+"""Every "Sec. N" and "Eq. N" the project cites names a section or equation the paper has (the
+package data ``data/paper_contents.csv``; every "Fig. N" and "Table N" one of its figures and
+tables), and the one meant: a citation next to a concept must be one of the places the paper
+puts that concept (a citation beside "PWE" is Eq. 3 / Sec. 3.2, beside "CE" Eq. 6 / Sec. 3.4, and
+so on). Read: the notebooks' cell sources, the READMEs and every module of the package
+(docstrings and comments).
 
-A sentence that credits the paper with a choice ("the paper's protocol", "as in the paper",
-"single runs", ...) must be one of :data:`CLAIMS`, each resting on a line of the paper's LaTeX
-source; with ``MLNN_PAPER_TEX`` naming that file, each line is checked to say it."""
+Every sentence that names the paper (the paper, Nam et al., or a section, equation, figure or table
+of it) in the READMEs, the notebooks' markdown and the module docstrings, whatever its wording, is
+a claim of ``tests/data/paper_claims.json``: the sentence, and the passages of the paper's LaTeX
+source (or rows of its table CSVs) it rests on; a sentence saying what the paper does not say rests
+on a pattern its LaTeX source must not match (``absent: REGEX``). A new or reworded sentence fails
+until it is listed with its passages; with ``MLNN_PAPER_TEX`` naming the LaTeX file, every passage
+is checked to be in it, and every number a sentence attributes to the paper (the numbers after
+"paper", "the paper's", "Table 3" up to the end of the clause) to be in its passages."""
 
 import csv
 import json
@@ -18,6 +23,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+
+from tests import texts
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -168,128 +175,110 @@ def test_every_citation_of_the_paper_names_what_it_means():
     assert not found, f"{len(found)} citations to fix:\n" + "\n".join(found)
 
 
-#: A sentence crediting the paper with a choice or a result: "the paper's protocol" (grid,
-#: choice, criterion, setting, conclusion, runs, ...), "as in the paper", "as the paper does",
-#: "the paper uses / chooses", "single run(s)", "one run each".
-CREDIT = re.compile(r"\bthe paper's (?:protocol|choices?|settings?|grids?|move|conclusions?|runs?|"
-                    r"budget|split|criterion|rule)\b|\bas in the paper\b|\bsingle[- ]runs?\b|"
-                    r"\bone run each\b|\bas the paper (?:does|did|states|says)\b|"
-                    r"(?<!beyond )\bthe paper (?:uses|chooses|chose|holds out|carves|selects)\b",
-                    re.IGNORECASE)
-
-#: Where a sentence ends: before a capital after a full stop, at a paragraph break, before a list
-#: item or a table row.
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z*(\[`])|\n\s*\n|\n\s*(?=[-*|] )")
-
-#: What the paper states, as the project credits it: (a pattern of the crediting sentence, the
-#: line of nam2014.tex it rests on, words of that line). A crediting sentence that matches none
-#: of them fails :func:`test_every_sentence_crediting_the_paper_is_a_listed_claim`.
-CLAIMS = [
-    # the choices of Sec. 3-4
-    (r"cross-entropy \(CE, Eq\. 6\) on sigmoid outputs, the paper's choice", 288,
-     r"we set $w(\mathbf{y})=1$, then the log loss above is equivalent to \emph{cross entropy}"),
-    (r"ReLU is the paper's choice", 505, r"\textit{ReLUs} for its hidden layer"),
-    (r"paper's grids? for (?:the base learning rate )?η0|η0 (?:\(networks\) )?from \{0\.001, "
-     r"0\.01, 0\.1\}|(?:the|full) budget \(the model description's defaults and the paper's grids",
-     510, r"determined among $\left[0.001, 0.01, 0.1\right]$ using validation data"),
-    (r"paper's grid for the SVMs' C|C of the paper's grid|C \(BR\) from 10⁻³ … 10³", 515,
-     r"optimized in the range of $[10^{-3},10^{-2}, \ldots , 10^2, 10^3]$"),
-    (r"How C is chosen for BR_B and BR_R is the paper's protocol", 515,
-     r"based on either average of micro- and macro-average F$_{1}$ or rankloss on validation set"),
-    (r"(?:mean of micro- and macro-F1|criterion)[^.]*(?:paper's criterion|the paper uses)[^.]*"
-     r"BR_B|BR_B's C, the mean of micro- and macro-F1|the paper's criterion\.$", 515,
-     r"average of micro- and macro-average F$_{1}$"),
-    (r"rank loss by default, by which the paper chooses BR_R's C", 517,
-     r"optimized on ranking measures are indicated as ${\rm BR}_{\rm R}$"),
-    (r"reported results use all labels, as the paper does", 454,
-     r"P_{macro} = \frac{1}{L}\sum_{l=1}^{L}"),
-    (r"paper chooses η0 from \{0\.001, 0\.01, 0\.1\} \"using validation data\"|[Tt]he paper "
-     r"chooses η0 (?:and C )?on validation data", 510, r"using validation data"),
-    # the datasets and figures of Sec. 4-5
-    (r"Reuters-21578 and Delicious \(as in the paper\)", 464,
-     r"The EUR-Lex, Delicious and Bookmarks datasets"),
-    (r"the paper uses EUR-Lex", 543, r"in terms of rank loss on EUR-Lex"),
-    (r"the paper uses the German Education Index", 589,
-     r"on the German Education Index test data"),
-    (r"The paper's setting: one input x, one hidden unit", 359, r"out of 5 parameters"),
-    (r"AdaGrad (?:is )?red[^.]*as in the paper's Fig\. 3", 549, r"AdaGrad (red lines)"),
-    (r"At the larger learning rate CE wins clearly\*\*, as in the paper", 600,
-     r"CE that works well a relatively larger"),
-    # the results of Sec. 5 (Tables 2 and 3)
-    (r"comparisons behind the paper's conclusions|the paper's conclusion — NN_A and NN_AD \(CE, "
-     r"ReLU, AdaGrad, without and with dropout\) work much better than BP-MLL on the ranking "
-     r"measures", 625,
-     r"work much better not only on rank loss but also on other ranking measures"),
-    (r"the paper's conclusion — NN_A and NN_AD [^—]* perform as well as or better than the other "
-     r"methods on the bipartition measures too \(Sec\. 5\)", 627,
-     r"${\rm NN}_{\rm A}$ and ${\rm NN}_{\rm AD}$ perform as"),
-    (r"NN_AD and NN_A (?:hold|have) the two best average\s+ranks on (?:all four|rankloss)", 643,
-     r"${\rm NN}_{\rm AD}$     &   \textbf{1.2}    &   \textbf{1.4}"),
-    (r"BR_B \(C by mean F1\) is last on rankloss and coverage, as in the paper's Table 2 "
-     r"\(7\.4 and 6\.9\)", 648, r"${\rm BR}_{\rm B}$  &   7.4 &   3.3 &   6.9"),
-    (r"CE ranks better than PWE\*\*: rank loss 0\.0030–0\.0032", 676,
-     r"\textbf{Reuters-21578}"),
-    (r"Dropout helps the CE network\*\* \(NN_AD better than NN_A", 712, r"\textbf{Delicious}"),
-]
+def names_the_paper(sentence):
+    """Whether ``sentence`` names the paper, or one of its sections, equations, figures, tables."""
+    return bool(PAPER.search(sentence)) or any(True for _ in citations(sentence))
 
 
-def credited(text):
-    """(line, sentence) of every sentence of ``text`` that credits the paper (:data:`CREDIT`)."""
-    start = 0
-    for end in [m.start() for m in SENTENCE_END.finditer(text)] + [len(text)]:
-        sentence = " ".join(text[start:end].split())
-        if CREDIT.search(sentence):
-            yield text.count("\n", 0, start) + 1, sentence
-        start = end
+#: The paper by name (not "paper" in "a paper trail": the word with "the", "its", "our").
+PAPER = re.compile(r"\b(?:the|this|its|whose|a) paper(?:'s)?\b|\bpaper(?:'s)? \d|\(paper\b|"
+                   r"\bpapers?'|Nam et al\b|\bthe paper\b", re.IGNORECASE)
+
+def prose():
+    """(part, sentence) of every sentence of the READMEs, notebook markdown and docstrings."""
+    for part, text in [*texts.markdown_texts(), *texts.docstrings()]:
+        for sentence in texts.sentences(text):
+            yield part, sentence
 
 
-def unlisted(name, text):
-    """Every crediting sentence of ``text`` that is none of :data:`CLAIMS`."""
-    return [f"{name}:{line}: {sentence[:200]!r}" for line, sentence in credited(text)
-            if not any(re.search(pattern, sentence) for pattern, _, _ in CLAIMS)]
+def claims():
+    """``{sentence: claim}`` of ``tests/data/paper_claims.json``."""
+    return {claim["sentence"]: claim for claim in texts.load("paper_claims.json")}
 
 
-def _prose():
-    """(name, text) of every notebook markdown cell, README and module."""
-    markdown = {f"{path.name} cell {index}" for path in (ROOT / "notebooks").glob("*.ipynb")
-                for index, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"])
-                if cell["cell_type"] == "markdown"}
-    return [(name, text) for name, text in _texts() if ".ipynb" not in name or name in markdown]
+def quoted_numbers(claim):
+    """Every number of the passages a claim quotes."""
+    return texts.numbers_in(" ".join(claim["source"]))
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("We used the paper's protocol (η0 chosen on a validation split of the training documents).",
-     1),
-    ("Its numbers come from single runs. The paper reports one table.", 1),
-    ("Reuters-21578 and Delicious (as in the paper) plus enron.", 0),
-    ("BR_B is, as in the paper, first on miP. ReLU is the paper's choice, Sec. 3.5.", 1),
-    ("The study beyond the paper uses this rule.", 0),
+@pytest.mark.parametrize("sentence, names", [
+    ("The paper chooses η0 on validation data.", True),
+    ("Eq. 5 has no constant.", True),
+    ("Its Table 1 counts 10,789 documents.", True),
+    ("Demšar (2006, Table 5) gives q_α.", False),
+    ("A label is predicted iff o > T(x).", False),
 ])
-def test_the_check_finds_an_unlisted_credit(text, expected):
-    assert len(unlisted("text", text)) == expected, unlisted("text", text)
+def test_the_check_finds_every_sentence_naming_the_paper(sentence, names):
+    assert names_the_paper(sentence) == names
 
 
-def test_every_sentence_crediting_the_paper_is_a_listed_claim():
-    found = [p for name, text in _prose() for p in unlisted(name, text)]
-    assert not found, (f"{len(found)} sentences credit the paper with what CLAIMS does not list "
-                       "(say it is ours, or add the claim with the LaTeX line it rests on):\n"
-                       + "\n".join(found))
+@pytest.mark.parametrize("sentence, expected", [
+    ("NN_AD's rank loss is 0.0031 (paper 0.0031) and 0.0842 on Delicious (paper 0.0836).",
+     ["0.0031", "0.0836"]),
+    ("macro-F1 0.462 ± 0.002 over 3 seeds (paper 0.496); trained longer, 0.538.", ["0.496"]),
+    ("our 1.235 labels per document against the paper's Table 1 value of 1.13", ["1.13"]),
+    ("the paper's 0.182 against our 0.171", ["0.182"]),
+])
+def test_the_check_finds_the_numbers_attributed_to_the_paper(sentence, expected):
+    assert [text for text, _, _ in texts.attributed(sentence)] == expected
+
+
+def test_every_sentence_naming_the_paper_is_a_listed_claim():
+    listed = claims()
+    missing = {sentence: part for part, sentence in prose()
+               if names_the_paper(sentence) and sentence not in listed}
+    stubs = [{"part": part, "sentence": sentence, "source": ["<the LaTeX it rests on>"]}
+             for sentence, part in missing.items()]
+    assert not missing, (f"{len(missing)} sentences name the paper but are not claims of "
+                         "tests/data/paper_claims.json (add each with the passages of the "
+                         "paper it rests on):\n" + json.dumps(stubs, indent=1, ensure_ascii=False))
 
 
 def test_every_claim_is_made_somewhere():
-    sentences = [s for _, text in _prose() for _, s in credited(text)]
-    unused = [pattern for pattern, _, _ in CLAIMS
-              if not any(re.search(pattern, s) for s in sentences)]
-    assert not unused, f"claims no text makes any more: {unused}"
+    made = {sentence for _, sentence in prose()}
+    unused = [sentence for sentence in claims() if sentence not in made]
+    assert not unused, "claims no text makes any more (remove them):\n" + "\n".join(unused)
 
 
-def test_every_claim_rests_on_its_line_of_the_paper():
-    path = os.environ.get("MLNN_PAPER_TEX")
-    if not path:
+def _paper_or_skip():
+    if texts.paper_text() is None:
         message = "set MLNN_PAPER_TEX to the paper's LaTeX source (nam2014.tex) to check"
         if os.environ.get("MLNN_REQUIRE_DATA") == "1":       # CI: the paper is there
             pytest.fail(message)
         pytest.skip(message)
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    wrong = [(line, words) for _, line, words in CLAIMS if words not in lines[line - 1]]
-    assert not wrong, f"lines of {path} that do not say what CLAIMS quotes: {wrong}"
+
+
+def _in_the_paper(passage):
+    """Whether ``passage`` is in the LaTeX source, or, as ``file.csv: text``, in that table; an
+    ``absent: REGEX`` passage, the ground of "the paper does not say ...", must match nowhere
+    in the LaTeX source (case-insensitive)."""
+    if passage.startswith("absent: "):
+        return re.search(passage[len("absent: "):], texts.paper_text(), re.IGNORECASE) is None
+    name, _, row = passage.partition(".csv: ")
+    if row:
+        path = Path(texts.paper_tex_path()).parent / f"{name}.csv"
+        return path.exists() and row in path.read_text(encoding="utf-8")
+    return " ".join(passage.split()) in texts.paper_text()
+
+
+def test_every_claim_rests_on_passages_of_the_paper():
+    _paper_or_skip()
+    wrong = [(claim["sentence"][:80], passage) for claim in claims().values()
+             for passage in claim["source"] or ["(none)"] if not _in_the_paper(passage)]
+    assert not wrong, f"passages not in {texts.paper_tex_path()} or its tables: {wrong}"
+
+
+def test_every_number_attributed_to_the_paper_is_in_its_passages():
+    listed = claims()
+    wrong = []
+    for part, sentence in prose():
+        claim = listed.get(sentence)
+        if claim is None:
+            continue
+        pool = quoted_numbers(claim)
+        wrong += [f"{part}: {text!r} in {sentence[:120]!r}" for text, value, decimals
+                  in texts.attributed(sentence)
+                  if text not in claim.get("unquoted", {})
+                  and not texts.matches(value, decimals, pool)]
+    assert not wrong, ("numbers attributed to the paper that the passages quoted for their "
+                       "sentence do not hold:\n" + "\n".join(wrong))

@@ -41,7 +41,8 @@ FEATURES = ("input", "scores")
 #: Per-document targets: the F1-optimal cut (the paper's) or the Hamming-optimal cut.
 TARGETS = ("f1", "hamming")
 
-#: The bias of T: penalised like the rest (Eq. 5), none, or unpenalised (not the paper's).
+#: The constant feature of T (ours: Eq. 5 is θᵀx with none): penalised like the rest, absent
+#: (Eq. 5 as written), or unpenalised.
 INTERCEPTS = ("penalised", "none", "free")
 
 
@@ -142,11 +143,13 @@ def ridge_with_intercept(Z, t, lam, tol=1e-10):
 
 
 class ThresholdPredictor:
-    """Per-document thresholds T(x) = θ_0 + θᵀz (Eq. 5), z the input features or the scores.
+    """Per-document thresholds T(x) = θ_0 + θᵀz (Eq. 5's T = θᵀx, with our constant θ_0), z the
+    input features or the scores.
 
-    lam : λ of Eq. 5; features : "input" (z = x, the paper's) or "scores" (z = o); fixed : None
-    or a constant T for every document (no regression); tol : LSQR's; intercept :
-    "penalised" (Eq. 5), "none" or "free" (module docstring); target : "f1" or "hamming"
+    lam : λ of Eq. 5 against the summed squared error (the paper's λ is this / M); features :
+    "input" (z = x, the paper's) or "scores" (z = o); fixed : None or a constant T for every
+    document (no regression); tol : LSQR's; intercept : "penalised" (ours; Eq. 5 has no
+    constant), "none" or "free" (module docstring); target : "f1" or "hamming"
     (:func:`optimal_thresholds`). After ``fit``: ``coef_`` = θ, ``intercept_`` = θ_0,
     ``n_iter_``, ``n_features_in_``. Predictions are strict: ŷ = 1 iff o > T(x).
     """

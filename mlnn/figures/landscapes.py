@@ -2,8 +2,9 @@ r"""Loss landscapes of a tiny network (paper Sec. 3.4, Fig. 2).
 
 The paper's setting: one input x, one hidden unit (W1 is a scalar), four outputs (W2 ∈ R^{4×1}),
 no biases. Of W2 only the first entry W2_1 varies; W2_2 = W2_3 = W2_4 = c are held fixed (c = 0
-in Fig. 2). For one training document (x, y) the loss J is then a function of two numbers,
-(W1, W2_1), and can be drawn as a surface or a contour map:
+in Fig. 2). With the instances x and targets y fixed (the paper does not give them; we take one
+document), the loss J is then a function of two numbers, (W1, W2_1), and can be drawn as a
+surface or a contour map:
 
     z1 = x W1,   h = f_h(z1),   z2 = h · (W2_1, c, c, c),   o = f_o(z2),   J = loss(o, y).
 

@@ -223,9 +223,9 @@ def plot_dropout(curves, measure="rankloss", title_prefix="Fig. 3 (right)",
 
 
 def plot_learning_rates(curves, title_prefix="Fig. 4"):
-    """Fig. 4: one column per loss, in the order of ``curves`` (the paper's PWE left of CE), at
-    several η (:data:`COLOURS`), dropout dashed; rank loss and MAP against updates on a log
-    axis."""
+    """Fig. 4: one column per loss, in the order of ``curves`` (ours: the paper draws both losses
+    in each panel, rank loss left and MAP right), at several η (:data:`COLOURS`), dropout dashed;
+    rank loss and MAP against updates on a log axis."""
     c = curves[0]
     losses = list(dict.fromkeys(curve["loss"] for curve in curves))
     titles = [get_loss(loss).title for loss in losses]

@@ -215,8 +215,8 @@ class MultiLabelNN:
                 None, scores, Y)
             self.threshold_lambda_ = None
         elif self.threshold_lambda is not None or X_val is None:
-            # ours: with nothing to choose λ on, λ = n weighs the penalty like the *mean*
-            # squared error with weight 1 (Eq. 5's λ multiplies the summed error)
+            # ours: with nothing to choose λ on, λ = n, that is λ = 1 on Eq. 5's scale (Eq. 5
+            # divides the summed error by 2M and multiplies ‖θ‖²/2 by λ: its λ is ours / M)
             lam = float(X.shape[0]) if self.threshold_lambda is None else self.threshold_lambda
             self.thresholds_ = ThresholdPredictor(lam=lam, **options).fit(X, scores, Y)
             self.threshold_lambda_ = float(lam)

@@ -183,18 +183,23 @@ PARAMS = MappingProxyType({
     "threshold_lambda": Param(
         default=None, check=_optional(check_nonnegative_float), kind="float ≥ 0 or None",
         parse=float,
-        help="Eq. 5's λ. None: chosen from mlnn.evaluation.thresholds.DEFAULT_LAMBDAS on the "
-             "validation data, or λ = n (the number of training documents) when there is none."),
+        help="Eq. 5's λ on our scale, against the summed squared error (the paper's λ is this "
+             "divided by the number of training documents). None: chosen from "
+             "mlnn.evaluation.thresholds.DEFAULT_LAMBDAS on the validation data, or λ = n (the "
+             "number of training documents) when there is none."),
     "threshold_intercept": Param(
         default="penalised", check=_choice(*INTERCEPTS), kind=_names(INTERCEPTS),
-        help="Eq. 5's constant feature: penalised like every coefficient, absent, or unpenalised."),
+        help="A constant feature of T (ours; Eq. 5 has none): penalised like every coefficient, "
+             "absent, or unpenalised."),
     "threshold_target": Param(
         default="f1", check=_choice(*TARGETS), kind=_names(TARGETS),
         help="The per-document targets T regresses on: F1-optimal (Sec. 3.3) or Hamming-optimal "
              "(BP-MLL's); see mlnn.evaluation.thresholds.ThresholdPredictor."),
     "init": Param(
         default="glorot", check=_choice(*INITIALISATIONS), kind=_names(INITIALISATIONS),
-        help="Uniform initialisation of W1 and W2 (biases start at zero)."),
+        help="Uniform initialisation of W1 and W2 (biases start at zero); the paper names "
+             "none. 'he' is the usual choice for ReLU units today; Glorot, the default, serves "
+             "every hidden activation alike."),
     "dtype": Param(
         default="float32", check=check_dtype, kind=_names(DTYPES),
         help="The precision of training and of the scores."),

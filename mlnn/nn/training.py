@@ -6,8 +6,9 @@
     input mask → optimizer.catch_up(rows of W1 the minibatch reads) → hidden mask
     → forward → J, δ2 = loss.value_and_delta → backward → optimizer.step
 
-and, every ``eval_every`` parameter updates (the x-axis of the paper's Figs. 3, 4), evaluates the
-network on validation data: one record of the returned :class:`History`.
+and, every ``eval_every`` parameter updates (the x-axis of the paper's Fig. 3; Fig. 4's caption
+says only that its x-axis is in log scale), evaluates the network on validation data: one record
+of the returned :class:`History`.
 
 Exact sparse updates. An optimizer may defer the steps of rows of W1 that have no gradient, when
 its rule gives them in closed form (momentum, SGD with weight decay; see
