@@ -80,10 +80,13 @@ BARRIER = re.compile(r"[);]|\n\s*(?:\n|\||``)")
 
 
 def _texts():
-    """(name, text) of every notebook cell source, README and module."""
+    """(name, text) of every notebook cell source (a markdown cell's formulas as plain text:
+    :func:`tests.texts.plain`), README and module."""
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         for index, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
-            yield f"{path.name} cell {index}", "".join(cell["source"])
+            source = "".join(cell["source"])
+            yield f"{path.name} cell {index}", \
+                texts.plain(source) if cell["cell_type"] == "markdown" else source
     readmes = [ROOT / "README.md", *sorted((ROOT / "notebooks").glob("**/README.md")),
                *sorted((ROOT / "figures").glob("**/README.md"))]
     for path in readmes + sorted((ROOT / "notebooks" / "solutions").glob("*.py")) + \

@@ -9,6 +9,7 @@ import ast
 import json
 import os
 import re
+import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
@@ -35,6 +36,51 @@ NOT_A_RESULT = re.compile(
     r"|\bsorted\(|https?://\S+")
 
 
+#: The LaTeX of the notebooks' formulas as plain text writes it; a command not listed loses its
+#: backslash (\tanh: tanh).
+SYMBOLS = {
+    "delta": "δ", "Delta": "Δ", "eta": "η", "theta": "θ", "lambda": "λ", "sigma": "σ",
+    "alpha": "α", "gamma": "γ", "mu": "μ", "rho": "ρ", "chi": "χ", "varepsilon": "ε", "ell": "ℓ",
+    "partial": "∂", "nabla": "∇", "sum": "Σ", "prod": "Π", "times": "×", "cdot": "·", "circ": "∘",
+    "in": "∈", "le": "≤", "ge": "≥", "ne": "≠", "ll": "≪", "gg": "≫", "approx": "≈", "pm": "±",
+    "leftarrow": "←", "mid": "|", "lvert": "|", "rvert": "|", "langle": "⟨", "rangle": "⟩",
+    "dots": "…", "top": "ᵀ", "sqrt": "√", "|": "‖", "{": "\x01", "}": "\x02", "#": "#", ",": "",
+    " ": " ", "\\": " ", "quad": " ", "qquad": " ", "big": ""}
+SUPERSCRIPT = str.maketrans("0123456789()−+ᵀ", "⁰¹²³⁴⁵⁶⁷⁸⁹⁽⁾⁻⁺ᵀ")
+ACCENT = {"bar": "\u0304", "hat": "\u0302"}
+
+
+def _script(match):
+    """A sub- or superscript: digits glued on (δ_2: δ2, W^{(1)}: W⁽¹⁾); others kept with ``_``,
+    ``^``."""
+    mark, body = match.group(1), match.group(2) or match.group(3)
+    if mark == "_" and body.isdigit():
+        return body
+    if mark == "^" and all(c in "0123456789()−+ᵀ" for c in body):
+        return body.translate(SUPERSCRIPT)
+    return mark + (body if re.fullmatch(r"\w+", body) else "{" + body + "}")
+
+
+def _formula(match):
+    """One formula (``$...$`` or ``$$...$$``) as plain text: symbols, scripts, minus signs."""
+    tex = match.group(0).strip("$").replace("{,}", ",")
+    tex = re.sub(r"\\(?:begin|end)\{[^{}]*\}", "", tex)
+    tex = re.sub(r"\\(?:mathbf|mathrm|mathbb|text|boldsymbol)\{([^{}]*)\}", r"\1", tex)
+    tex = re.sub(r"\\(bar|hat)\s*\{?(\w)\}?",
+                 lambda m: unicodedata.normalize("NFC", m.group(2) + ACCENT[m.group(1)]), tex)
+    tex = re.sub(r"\\t?frac\{([^{}]*)\}\{([^{}]*)\}", r"\1/\2", tex)
+    tex = re.sub(r"\\([A-Za-z]+|.)", lambda m: SYMBOLS.get(m.group(1), m.group(1)), tex)
+    tex = re.sub(r"([_^])(?:\{([^{}]*)\}|(\w|ᵀ))", _script, tex.replace("-", "−"))
+    tex = re.sub(r"√\{(\w+)\}|√\{([^{}]*)\}", lambda m: f"√{m[1]}" if m[1] else f"√({m[2]})", tex)
+    return tex.replace("\x01", "{").replace("\x02", "}")
+
+
+def plain(text):
+    """``text`` with its LaTeX formulas written as plain text (:func:`_formula`), so that a
+    sentence is the same whether its symbols are typeset or not; the words are left alone."""
+    return re.sub(r"\$\$.*?\$\$|\$(?:[^$\n]|\n(?!\s*\n))+?\$", _formula, text, flags=re.S)
+
+
 def _cells(path):
     return json.loads(path.read_text(encoding="utf-8"))["cells"]
 
@@ -57,7 +103,7 @@ def markdown_texts():
     for path in notebooks():
         for index, cell in enumerate(_cells(path)):
             if cell["cell_type"] == "markdown":
-                yield f"{path.name}#{index}", "".join(cell["source"])
+                yield f"{path.name}#{index}", plain("".join(cell["source"]))
 
 
 def docstrings():
