@@ -222,6 +222,12 @@ def within(function, *named, name="function", memory=np.inf, reference=None, cpu
     judged so (:mod:`mlnn.course.answers`)."""
     if name in OURS or not is_remote(function):
         return
+    seen = getattr(function, "limits_judged", None)
+    if seen is None:
+        seen = function.limits_judged = set()
+    if (memory, cpu, str(hint)) in seen:         # each limit once per answer, not per draw
+        return
+    seen.add((memory, cpu, str(hint)))
     copies = [pristine(value) for _, value in named]
     if cpu is None:
         cpu = 10 * min(cpu_time(reference, named) for _ in range(3))
