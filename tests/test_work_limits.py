@@ -46,6 +46,12 @@ def grad_W1_rows(X, delta1):
     rows = np.unique(X.indices)
     return rows, (X.toarray().T @ delta1)[rows] / X.shape[0]
 """, "made the sparse X dense"),
+    "the full product one column at a time": ("grad_W1_rows", """
+def grad_W1_rows(X, delta1):
+    rows = np.unique(X.indices)
+    columns = [np.asarray(X.T @ delta1[:, j:j + 1]) for j in range(delta1.shape[1])]
+    return rows, np.hstack(columns)[rows] / X.shape[0]
+""", "full D × F product"),
     "backward through the full product": ("backward", """
 def backward(X, z1, h, W2, delta2):
     n, delta1 = X.shape[0], delta1_relu(delta2, W2, z1)

@@ -62,8 +62,11 @@ WIDE, WIDE_ROWS = 1_000_000, 8
 
 
 #: The wide cases: many documents and few hidden units (X dense would be n × D, and densifying
-#: it row by row takes n · D steps), and the other way round (the full product would be D × F).
+#: it row by row takes n · D steps), and the other way round (the full product would be D × F;
+#: its work is judged with the hidden units repeated to :data:`MANY_UNITS`, where taking it one
+#: column at a time takes F · D steps).
 WIDE_SHAPES = [(1000, WIDE, 2, 3, np.float64), (2, WIDE, 40, 3, np.float64)]
+MANY_UNITS = 400
 
 
 DENSE_HINT = ("your function made the sparse X dense; products with X and Xᵀ work on the sparse "
@@ -78,6 +81,22 @@ ROW_HINT = ("your function made the sparse X dense, or rows of it (arrays of D e
             "works on the sparse X directly, at a cost proportional to its nonzeros")
 
 
+def widened(named, n):
+    """The named inputs with the hidden units repeated to :data:`MANY_UNITS`: every dense
+    array of n rows repeats its columns, W2 its rows (the same network, many more units)."""
+    F = next(v.shape[1] for _, v in named if isinstance(v, np.ndarray) and v.ndim == 2
+             and v.shape[0] == n)
+    repeat = MANY_UNITS // F
+
+    def wide(label, value):
+        if not isinstance(value, np.ndarray) or value.ndim != 2:
+            return value
+        if label == "W2":
+            return np.tile(value, (repeat, 1))
+        return np.tile(value, (1, repeat)) if value.shape == (n, F) else value
+    return [(label, wide(label, value)) for label, value in named]
+
+
 def run_sparse(function, *named, name="function", vectors=WIDE_ROWS):
     """:func:`~mlnn.course.grading.run`; on a wide case (D = :data:`WIDE`) first the work,
     whatever classes X goes through: more than ``vectors`` arrays of D entries, or the CPU
@@ -85,7 +104,8 @@ def run_sparse(function, *named, name="function", vectors=WIDE_ROWS):
     ``vectors`` < 1 a row of X made dense."""
     X = next((value for _, value in named if sp.issparse(value)), None)
     if X is not None and X.shape[1] >= WIDE:
-        within(function, *named, name=name, memory=vectors * X.shape[1] * 8,
+        judged = named if X.shape[0] >= 16 else widened(named, X.shape[0])
+        within(function, *judged, name=name, memory=vectors * X.shape[1] * 8,
                reference=STAND_INS.get(name, lambda *args: None),
                hint=ROW_HINT if vectors < 1 else DENSE_HINT if X.shape[0] >= 16 else FULL_HINT)
     return run(function, *named, name=name)
