@@ -120,7 +120,7 @@ def grade_notebook(release, submission, student, assignment):
         if answer is None or source_of(answer) is None:
             status, detail = "NOT YET", f"no answer cell {key}-{name} in the submission"
         else:
-            with contextlib.redirect_stdout(out):
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
                 report = run_cell(exercise, raw_grader(exercise.grader), source_of(answer),
                                   preamble(code, exercise.allows))
             status, detail = report.status, report.detail
