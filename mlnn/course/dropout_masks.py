@@ -5,7 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.course.grading import (NO_ANSWER, CaseRng, NotYet, StudentError, as_array, binomial_z,
-                                 dispersion, drawn_seed, each_draw, expect_dtype, expect_shape,
+                                 dispersion, dispersion_bounds, drawn_seed, each_draw, expect_dtype, expect_shape,
                                  expect_tuple, grade, judge, run, sparse_rows)
 
 
@@ -38,20 +38,24 @@ def judge_kept(kept, rate, column, trials, noun="units"):
     q = min(max(count / total, 0.001), 0.999)               # the observed kept fraction
     by_row = np.mean([dispersion(k.sum(axis=1), trials.sum(axis=1), q) for k in kept])
     by_column = np.mean([dispersion(k.sum(axis=0), trials.sum(axis=0), q) for k in kept])
-    if by_row > 3 and by_column > 3:
+    (row_low, row_high), (column_low, column_high) = (
+        dispersion_bounds(len(kept) * np.count_nonzero(trials.sum(axis=axis)))
+        for axis in (1, 0))
+    if by_row > row_high and by_column > column_high:
         raise NotYet(f"at rate {rate} the whole minibatch shares one coin: draw one for every "
                      f"{column} of every document")
-    if by_column > 3:
+    if by_column > column_high:
         raise NotYet(f"at rate {rate} each {column} is kept or dropped for all documents at once: "
                      "draw a separate coin for every document")
-    if by_row > 3:
+    if by_row > row_high:
         raise NotYet(f"at rate {rate} each document keeps or drops all its {column}s together: "
                      f"draw a separate coin for every {column}")
-    if by_row < 0.3 or by_column < 0.3:
-        one = "document" if by_row < 0.3 else column
+    if by_row < row_low or by_column < column_low:
+        one = "document" if by_row < row_low else column
         raise NotYet(f"at rate {rate} every {one} keeps about the same number of {noun}: with "
                      "an independent coin for each, that number varies from draw to draw")
-    if dispersion(kept.sum(axis=(1, 2)), np.full(len(kept), trials.sum()), q) < 0.1:
+    if (dispersion(kept.sum(axis=(1, 2)), np.full(len(kept), trials.sum()), q)
+            < dispersion_bounds(len(kept), low=0.1)[0]):
         raise NotYet(f"at rate {rate} every call keeps the same number of {noun}: with an "
                      "independent coin for each, the number kept varies from call to call")
     if _shared_coins_z(kept, trials > 0, q) > 8:
@@ -82,12 +86,15 @@ def judge_kept(kept, rate, column, trials, noun="units"):
 def _shared_coins_z(kept, present, q):
     """The largest z-score, over the distances d ≥ 1 in storage order, of how often the coins of
     entries d apart agree (summed over the draws): a coin copied from another (a mask resized
-    from fewer coins, rows or columns repeated) shows at its distance."""
+    from fewer coins, rows or columns repeated) shows at its distance. Only distances with
+    enough pairs that both land on the rarer side (30 expected) count: with fewer, a handful
+    of chance agreements would pass for a pattern."""
     coins = np.array([k[present] for k in kept], dtype=float) - q
     size = coins.shape[1]
     spectrum = np.fft.rfft(coins, 2 * size, axis=1)
     agreement = np.fft.irfft(spectrum * spectrum.conj(), 2 * size, axis=1)[:, :size].sum(axis=0)
-    lags = np.arange(1, max(size - 50, 2))
+    rare = min(q, 1 - q) ** 2 * len(kept)     # pairs both of the rarer side, per pair and lag
+    lags = np.arange(1, max(min(size - 50, int(size - 30 / rare)), 2))
     spread = np.sqrt(len(kept) * (size - lags)) * q * (1 - q)
     return float(np.max(np.abs(agreement[lags]) / spread))
 

@@ -25,6 +25,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import gammainccinv, gammaincinv
 
 from mlnn.nn.gradcheck import rel_error
 from mlnn.sandbox.client import Ended, is_remote
@@ -634,3 +635,12 @@ def dispersion(counts, trials, p):
     expected = trials[used] * p
     return float(np.mean((counts[used] - expected) ** 2 / (expected * (1 - p))))
 
+
+def dispersion_bounds(groups, low=0.3, high=3.0, chance=1e-9):
+    """The range of :func:`dispersion` over ``groups`` binomial counts (their proportion
+    estimated from them) that independent coins leave with probability below ``chance``: the
+    chi-square quantiles with groups − 1 degrees of freedom, over groups, widened to at least
+    (``low``, ``high``); few groups spread widely, and a fixed count still gives 0."""
+    df = max(groups - 1, 1)
+    return (min(low, 2 * gammaincinv(df / 2, chance) / groups),
+            max(high, 2 * gammainccinv(df / 2, chance) / groups))
