@@ -273,3 +273,29 @@ def test_each_written_answer_gets_its_key_in_the_source_and_a_missing_key_is_nam
     stem = next(s for s in STEMS if first.startswith(tool.key(s) + "-"))
     with pytest.raises(tool.CourseError, match=f"{first} has no key"):
         tool.source_version(project / "notebooks" / f"{stem}.ipynb", project / "notebooks")
+
+
+def test_grading_submissions_at_once_gives_the_grades_of_one_at_a_time(tmp_path):
+    """``course grade --jobs``: several graders' processes at once change no row of the report
+    (the source version stands in for the release; one student leaves an answer open)."""
+    from mlnn.tools import course_grade
+    for stem in tool.write_source(tmp_path):
+        if not stem.startswith(("04", "06_")):
+            continue
+        source = tool.read(tmp_path / "source" / stem / f"{stem}.ipynb")
+        for folder in ("release", "submitted/done", "submitted/open"):
+            (tmp_path / folder / stem).mkdir(parents=True)
+            tool.write(tmp_path / folder / stem / f"{stem}.ipynb", source)
+        opened = tmp_path / "submitted/open" / stem / f"{stem}.ipynb"
+        notebook = tool.read(opened)
+        first = next(c for c in notebook["cells"]
+                     if c["metadata"].get("nbgrader", {}).get("solution")
+                     and c["cell_type"] == "code")
+        first["source"] = "def unused():\n    pass\n"
+        tool.write(opened, notebook)
+    one, _, books = course_grade.grade_course(tmp_path, draw=3, jobs=1)
+    two, _, again = course_grade.grade_course(tmp_path, draw=3, jobs=2)
+    assert one == two and books == again
+    graded = [row for row in one if row[5] in ("PASS", "NOT YET", "ERROR")]
+    assert {row[5] for row in graded if row[0] == "done"} == {"PASS"}
+    assert "NOT YET" in {row[5] for row in one if row[0] == "open"}

@@ -33,6 +33,8 @@ def register(subparsers):
     grade.add_argument("--draw", type=int, default=None,
                        help="the seed of the graders' random cases (default: a new secret one, "
                             "printed at the end)")
+    grade.add_argument("--jobs", type=int, default=None,
+                       help="submissions graded at once (default: one per core)")
     grade.set_defaults(func=run_grade)
     bench = commands.add_parser("bench", help="time the grading of one student's eleven "
                                               "notebooks (the worked solutions)")
@@ -57,7 +59,7 @@ def run_source(args):
 
 def run_grade(args):
     from mlnn.tools import course_grade
-    return course_grade.main(args.directory, args.draw)
+    return course_grade.main(args.directory, args.draw, args.jobs)
 
 
 def run_bench(args):

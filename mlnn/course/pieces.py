@@ -142,6 +142,18 @@ class Case(NamedTuple):
     net: Network
 
 
+def first_layer(rng, X, F, dtype):
+    """W1 (D × F), normal with scale 0.8; on a wide case (D = :data:`WIDE`) only the rows of
+    the words present in X are drawn and the rest are 0: z1 reads no other row, and a wide
+    W1 of 40 units would take seconds to draw."""
+    if X.shape[1] < WIDE:
+        return rng.normal(scale=0.8, size=(X.shape[1], F)).astype(dtype)
+    present = np.unique(X.indices)
+    W1 = np.zeros((X.shape[1], F), dtype=dtype)
+    W1[present] = rng.normal(scale=0.8, size=(len(present), F))
+    return W1
+
+
 def network_case(seed, n, D, F, L, dtype=np.float64, output="sigmoid", kink=False):
     """A random :class:`Case` whose z1 stays 1e-3 away from ReLU's kink, unless ``kink``: then
     half the biases b1 are 0, so that a document without words has z1 = 0 there. (Many
@@ -149,7 +161,7 @@ def network_case(seed, n, D, F, L, dtype=np.float64, output="sigmoid", kink=Fals
     for attempt in range(100):
         rng = CaseRng(seed, attempt)
         X = documents(rng, n, D, dtype)
-        params = {"W1": rng.normal(scale=0.8, size=(D, F)).astype(dtype),
+        params = {"W1": first_layer(rng, X, F, dtype),
                   "b1": rng.normal(scale=0.4, size=F).astype(dtype),
                   "W2": rng.normal(scale=0.8, size=(F, L)).astype(dtype),
                   "b2": rng.normal(scale=0.3, size=L).astype(dtype)}

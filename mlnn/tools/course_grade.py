@@ -16,12 +16,16 @@ never a silent 0).
 
 import contextlib
 import csv
+import functools
 import io
 import json
+import multiprocessing
 import os
 import secrets
 import stat
+import sys
 import warnings
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from mlnn.base.errors import MLNNError
@@ -164,39 +168,58 @@ def submissions(course):
     return assignments, found
 
 
-def grade_course(course, draw=None):
-    """Grade every submission of the nbgrader course in ``course``; returns (rows, the draw of
-    the cases, {(student, assignment): autograded notebook})."""
+def grade_submission(found, draw):
+    """The rows and the autograded notebook (None if not graded) of one ``found`` submission
+    (an item of :func:`submissions`), on the cases of ``draw``."""
+    (course, student, assignment, path, problem) = found
+    token = drawing(draw, draw + 1)               # two draws of the cases, neither the students'
+    try:
+        if problem:
+            raise Unreadable(problem)
+        release = read_notebook(course / "release" / assignment / f"{assignment}.ipynb")
+        return grade_notebook(release, read_notebook(path), student, assignment)
+    except Unreadable as error:
+        return [(student, assignment, "-", 0, "", "not graded", str(error))], None
+    finally:
+        DRAWS.reset(token)
+
+
+def grade_course(course, draw=None, jobs=None):
+    """Grade every submission of the nbgrader course in ``course``, ``jobs`` at a time
+    (default: one per core; each in a process of the grader's own, with its own answers'
+    processes); returns (rows, the draw of the cases, {(student, assignment): autograded
+    notebook})."""
     course = Path(course)
     if not course.is_dir():
         raise MLNNError(f"course grade: {course} is not a directory")
+    if jobs is not None and jobs < 1:
+        raise MLNNError(f"course grade: --jobs must be at least 1, not {jobs}")
     draw = secrets.randbits(48) + 2 if draw is None else draw
-    assignments, found = submissions(course)
-    rows, notebooks = [], {}
-    token = drawing(draw, draw + 1)               # two draws of the cases, neither the students'
-    try:
-        for student, assignment, path, problem in found:
-            try:
-                if problem:
-                    raise Unreadable(problem)
-                release = read_notebook(course / "release" / assignment / f"{assignment}.ipynb")
-                result, notebooks[student, assignment] = grade_notebook(
-                    release, read_notebook(path), student, assignment)
-                rows += result
-            except Unreadable as error:
-                rows.append((student, assignment, "-", 0, "", "not graded", str(error)))
-    finally:
-        DRAWS.reset(token)
+    found = [(course, *item) for item in submissions(course)[1]]
+    jobs = min(len(found), jobs or os.cpu_count() or 1)
+    grade = functools.partial(grade_submission, draw=draw)
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            graded = list(pool.map(grade, found))
+    else:
+        graded = [grade(item) for item in found]
+    rows = [row for result, _ in graded for row in result]
+    notebooks = {(student, assignment): notebook for (_, student, assignment, _, _), (_, notebook)
+                 in zip(found, graded) if notebook is not None}
     return rows, draw, notebooks
 
 
 def write_gradebook(course, rows):
     """The auto scores into nbgrader's gradebook; False if there is none (or no nbgrader)."""
     database = Path(course) / "gradebook.db"
-    try:
+    blocked = sys.modules.setdefault("rfc3987_syntax", None) is None
+    try:                       # (jsonschema compiles its IRI grammar on import: seconds unused)
         from nbgrader.api import Gradebook, MissingEntry
     except ImportError:
         return False
+    finally:
+        if blocked:
+            sys.modules.pop("rfc3987_syntax", None)
     if not database.is_file():
         return False
     scored = {}
@@ -241,11 +264,11 @@ def csv_text(header, rows):
     return out.getvalue().encode("utf-8")
 
 
-def main(course, draw=None):
+def main(course, draw=None, jobs=None):
     """Grade, write the gradebook (or grades.csv), the autograded notebooks and the report;
     print one line per student and notebook."""
     course = Path(course)
-    rows, draw, notebooks = grade_course(course, draw)
+    rows, draw, notebooks = grade_course(course, draw, jobs)
     with Answer("") as probe:
         enforced = "; ".join(probe.enforced)
     rows.insert(0, ("-", "-", "answers' processes", "", "", "enforced", enforced))
