@@ -87,15 +87,15 @@ def tokens(source):
 
 
 @functools.lru_cache(maxsize=None)
-def library_source(reach):
-    """The source of the routine ``reach`` names, or None (not mlnn's, or not found)."""
+def library_tokens(reach):
+    """The tokens of the source of the routine ``reach`` names ([] if not mlnn's or not found)."""
     module, _, name = reach.rpartition(".")
     if not module.startswith("mlnn"):
-        return None
+        return []
     try:
-        return inspect.getsource(getattr(importlib.import_module(module), name))
+        return tokens(inspect.getsource(getattr(importlib.import_module(module), name)))
     except (ImportError, AttributeError, TypeError, OSError):
-        return None
+        return []
 
 
 def copies(tree, source, reaches):
@@ -106,7 +106,7 @@ def copies(tree, source, reaches):
             continue
         body = tokens(ast.get_source_segment(source, node) or "")
         for reach in reaches:
-            theirs = tokens(library_source(reach) or "")
+            theirs = library_tokens(reach)
             if min(len(body), len(theirs)) >= SHORTEST and difflib.SequenceMatcher(
                     None, body, theirs, autojunk=False).ratio() >= SIMILAR:
                 found.append(reach)

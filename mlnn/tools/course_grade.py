@@ -98,9 +98,26 @@ def by_grade_id(notebook):
     return cells
 
 
-def grade_notebook(release, submission, student, assignment):
-    """The rows of one submission, and the notebook nbgrader keeps as autograded."""
-    key, rows = assignment.split("_", 1)[0], []
+def judge_answer(task, draw):
+    """(status, detail, flags) of one answer: ``task`` = (index of its exercise in the
+    registry, the answer cell's source, the imports it runs after), on ``draw``'s cases."""
+    index, source, imports = task
+    exercise = EXERCISES[index]
+    token = drawing(draw, draw + 1)               # two draws of the cases, neither the students'
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            report = run_cell(exercise, raw_grader(exercise.grader), source, imports)
+    finally:
+        DRAWS.reset(token)
+    return report.status, report.detail, course_audit.answer_flags(source, exercise.reaches)
+
+
+def plan_notebook(release, submission, student, assignment):
+    """The rows of one submission as far as reading it gives them, the notebook nbgrader keeps
+    as autograded (grader outputs still to come), and the answers to judge: a list of
+    (row index, grader cell, task of :func:`judge_answer`)."""
+    key, rows, tasks = assignment.split("_", 1)[0], [], []
     theirs = by_grade_id(submission)
     graded = json.loads(json.dumps(release))
     code = []
@@ -115,34 +132,43 @@ def grade_notebook(release, submission, student, assignment):
                              "untouched", "written answer left as released"))
             continue
         name = gid[len(key) + 1:-len("-test")] if gid and gid.endswith("-test") else None
-        exercise = next((e for e in EXERCISES if e.notebook == key and e.name == name), None)
-        if exercise is None:
-            code.append(source)
-            continue
-        answer = theirs.get(f"{key}-{name}")
-        out = io.StringIO()
-        if answer is None or source_of(answer) is None:
-            status, detail = "NOT YET", f"no answer cell {key}-{name} in the submission"
-        else:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-                report = run_cell(exercise, raw_grader(exercise.grader), source_of(answer),
-                                  preamble(code, exercise.allows))
-            status, detail = report.status, report.detail
-            for kind, what in course_audit.answer_flags(source_of(answer), exercise.reaches):
-                rows.append((student, assignment, f"{key}-{name}", "", "", f"flag: {kind}",
-                             what))
-        points = exercise.points if status == "PASS" else 0
-        rows.append((student, assignment, f"{key}-{name}", points, exercise.points, status,
-                     detail))
-        cell["outputs"] = [{"name": "stdout", "output_type": "stream",
-                            "text": f"{status:<8} {detail}\n"}]
+        index = next((i for i, e in enumerate(EXERCISES) if e.notebook == key and e.name == name),
+                     None)
+        if index is not None:
+            answer = theirs.get(f"{key}-{name}")
+            rows.append((student, assignment, f"{key}-{name}", 0, EXERCISES[index].points,
+                         "NOT YET", f"no answer cell {key}-{name} in the submission"))
+            if answer is not None and source_of(answer) is not None:
+                tasks.append((len(rows) - 1, cell, (index, source_of(answer),
+                                                     preamble(code, EXERCISES[index].allows))))
+            cell["outputs"] = [output(*rows[-1][5:])]
         code.append(source)
     locked = {grade_id(c): source_of(c) for c in release["cells"]
               if (c.get("metadata", {}).get("nbgrader") or {}).get("locked")}
     mine = {k: source_of(c) for k, c in theirs.items()}
     rows += [(student, assignment, "-", "", "", f"flag: {kind}", what)
              for kind, what in course_audit.locked_flags(locked, mine)]
-    return rows, graded
+    return rows, graded, tasks
+
+
+def output(status, detail):
+    """A grader cell's output in the autograded notebook: the grader's line."""
+    return {"name": "stdout", "output_type": "stream", "text": f"{status:<8} {detail}\n"}
+
+
+def judged(rows, tasks, results):
+    """``rows`` with each task's row replaced by its result, the flags before it; the grader
+    cells' outputs set."""
+    done = {at: (cell, result) for (at, cell, _), result in zip(tasks, results)}
+    out = []
+    for at, row in enumerate(rows):
+        if at in done:
+            cell, (status, detail, flags) = done[at]
+            out += [(*row[:3], "", "", f"flag: {kind}", what) for kind, what in flags]
+            row = (*row[:3], row[4] if status == "PASS" else 0, row[4], status, detail)
+            cell["outputs"] = [output(status, detail)]
+        out.append(row)
+    return out
 
 
 def submissions(course):
@@ -168,25 +194,9 @@ def submissions(course):
     return assignments, found
 
 
-def grade_submission(found, draw):
-    """The rows and the autograded notebook (None if not graded) of one ``found`` submission
-    (an item of :func:`submissions`), on the cases of ``draw``."""
-    (course, student, assignment, path, problem) = found
-    token = drawing(draw, draw + 1)               # two draws of the cases, neither the students'
-    try:
-        if problem:
-            raise Unreadable(problem)
-        release = read_notebook(course / "release" / assignment / f"{assignment}.ipynb")
-        return grade_notebook(release, read_notebook(path), student, assignment)
-    except Unreadable as error:
-        return [(student, assignment, "-", 0, "", "not graded", str(error))], None
-    finally:
-        DRAWS.reset(token)
-
-
 def grade_course(course, draw=None, jobs=None):
-    """Grade every submission of the nbgrader course in ``course``, ``jobs`` at a time
-    (default: one per core; each in a process of the grader's own, with its own answers'
+    """Grade every submission of the nbgrader course in ``course``, ``jobs`` answers at a
+    time (default: one per core; each grader in a process of its own, with its own answers'
     processes); returns (rows, the draw of the cases, {(student, assignment): autograded
     notebook})."""
     course = Path(course)
@@ -195,17 +205,27 @@ def grade_course(course, draw=None, jobs=None):
     if jobs is not None and jobs < 1:
         raise MLNNError(f"course grade: --jobs must be at least 1, not {jobs}")
     draw = secrets.randbits(48) + 2 if draw is None else draw
-    found = [(course, *item) for item in submissions(course)[1]]
-    jobs = min(len(found), jobs or os.cpu_count() or 1)
-    grade = functools.partial(grade_submission, draw=draw)
+    planned, notebooks = [], {}
+    for student, assignment, path, problem in submissions(course)[1]:
+        try:
+            if problem:
+                raise Unreadable(problem)
+            release = read_notebook(course / "release" / assignment / f"{assignment}.ipynb")
+            rows, notebooks[student, assignment], tasks = plan_notebook(
+                release, read_notebook(path), student, assignment)
+        except Unreadable as error:
+            rows, tasks = [(student, assignment, "-", 0, "", "not graded", str(error))], []
+        planned.append((rows, tasks))
+    every = [task for _, tasks in planned for _, _, task in tasks]
+    judge = functools.partial(judge_answer, draw=draw)
+    jobs = min(len(every), jobs or os.cpu_count() or 1)
     if jobs > 1:
         with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            graded = list(pool.map(grade, found))
+            results = iter(list(pool.map(judge, every)))
     else:
-        graded = [grade(item) for item in found]
-    rows = [row for result, _ in graded for row in result]
-    notebooks = {(student, assignment): notebook for (_, student, assignment, _, _), (_, notebook)
-                 in zip(found, graded) if notebook is not None}
+        results = map(judge, every)
+    rows = [row for rows, tasks in planned
+            for row in judged(rows, tasks, [next(results) for _ in tasks])]
     return rows, draw, notebooks
 
 

@@ -821,7 +821,7 @@ MUTANTS += [
            "if True", "the notebook's every import repeated in the answer's process",
            tests=["tests/test_sandbox.py", "tests/test_work_limits.py", "tests/test_nbgrader.py"]),
     mutant("grade-points-for-not-yet", "course_grade",
-           'points = exercise.points if status == "PASS" else 0', "points = exercise.points",
+           'row[4] if status == "PASS" else 0, row[4]', "row[4], row[4]",
            "an answer that did not pass scores", tests=["tests/test_nbgrader.py"]),
 ]
 
