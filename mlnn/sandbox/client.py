@@ -69,6 +69,15 @@ def zygote():
     return ours, process
 
 
+def forget_zygote():
+    """In a process forked from one that has a zygote: leave it to that process (this one
+    starts its own on first use)."""
+    sock = _ZYGOTE.pop("socket", None)
+    _ZYGOTE.pop("process", None)
+    if sock is not None:
+        sock.close()
+
+
 def stop_zygote():
     """End the zygote (it ends every answer's process it started)."""
     process = _ZYGOTE.pop("process", None)

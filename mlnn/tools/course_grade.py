@@ -34,7 +34,7 @@ from mlnn.course import raw_grader
 from mlnn.course.answers import preamble, run_cell
 from mlnn.course.grading import DRAWS, drawing
 from mlnn.course.registry import EXERCISES
-from mlnn.sandbox.client import Answer
+from mlnn.sandbox.client import Answer, forget_zygote
 from mlnn.tools import course_audit
 
 #: The largest notebook read, in bytes.
@@ -220,7 +220,8 @@ def grade_course(course, draw=None, jobs=None):
     judge = functools.partial(judge_answer, draw=draw)
     jobs = min(len(every), jobs or os.cpu_count() or 1)
     if jobs > 1:
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"),
+                                 initializer=forget_zygote) as pool:
             results = iter(list(pool.map(judge, every)))
     else:
         results = map(judge, every)
