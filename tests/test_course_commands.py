@@ -293,9 +293,9 @@ def test_grading_submissions_at_once_gives_the_grades_of_one_at_a_time(tmp_path)
                      and c["cell_type"] == "code")
         first["source"] = "def unused():\n    pass\n"
         tool.write(opened, notebook)
-    one, _, books = course_grade.grade_course(tmp_path, draw=3, jobs=1)
-    two, _, again = course_grade.grade_course(tmp_path, draw=3, jobs=2)
-    assert one == two and books == again
+    one, _, books, limits = course_grade.grade_course(tmp_path, draw=3, jobs=1)
+    two, _, again, same = course_grade.grade_course(tmp_path, draw=3, jobs=2)
+    assert one == two and books == again and limits == same
     graded = [row for row in one if row[5] in ("PASS", "NOT YET", "ERROR")]
     assert {row[5] for row in graded if row[0] == "done"} == {"PASS"}
     assert "NOT YET" in {row[5] for row in one if row[0] == "open"}

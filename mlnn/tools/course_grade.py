@@ -198,7 +198,7 @@ def grade_course(course, draw=None, jobs=None):
     """Grade every submission of the nbgrader course in ``course``, ``jobs`` answers at a
     time (default: one per core; each grader in a process of its own, with its own answers'
     processes); returns (rows, the draw of the cases, {(student, assignment): autograded
-    notebook})."""
+    notebook}, what was enforced on the answers' processes)."""
     course = Path(course)
     if not course.is_dir():
         raise MLNNError(f"course grade: {course} is not a directory")
@@ -222,12 +222,20 @@ def grade_course(course, draw=None, jobs=None):
     if jobs > 1:
         with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"),
                                  initializer=forget_zygote) as pool:
+            probe = pool.submit(enforced)
             results = iter(list(pool.map(judge, every)))
+            limits = probe.result()
     else:
-        results = map(judge, every)
+        results, limits = map(judge, every), enforced()
     rows = [row for rows, tasks in planned
             for row in judged(rows, tasks, [next(results) for _ in tasks])]
-    return rows, draw, notebooks
+    return rows, draw, notebooks, limits
+
+
+def enforced():
+    """What the kernel enforces on an answer's process, in words."""
+    with Answer("") as probe:
+        return "; ".join(probe.enforced)
 
 
 def write_gradebook(course, rows):
@@ -289,10 +297,8 @@ def main(course, draw=None, jobs=None):
     """Grade, write the gradebook (or grades.csv), the autograded notebooks and the report;
     print one line per student and notebook."""
     course = Path(course)
-    rows, draw, notebooks = grade_course(course, draw, jobs)
-    with Answer("") as probe:
-        enforced = "; ".join(probe.enforced)
-    rows.insert(0, ("-", "-", "answers' processes", "", "", "enforced", enforced))
+    rows, draw, notebooks, limits = grade_course(course, draw, jobs)
+    rows.insert(0, ("-", "-", "answers' processes", "", "", "enforced", limits))
     files = {course / "mlnn-report.csv": csv_text(COLUMNS, rows)}
     for (student, assignment), notebook in notebooks.items():
         folder = course / "autograded" / student / assignment
@@ -312,7 +318,7 @@ def main(course, draw=None, jobs=None):
         print(f"{student:<16} {assignment:<32} {points:>3} auto points")
         for line in flags.get((student, assignment), []):
             print(f"    {line}")
-    print(f"each answer ran in a process of its own: {enforced}")
+    print(f"each answer ran in a process of its own: {limits}")
     print(f"cases drawn with seed {draw} (`--draw {draw}` grades again with the same cases); "
           f"{'gradebook.db' if in_gradebook else 'grades.csv'} and mlnn-report.csv written")
     return 0
