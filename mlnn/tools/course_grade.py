@@ -217,6 +217,8 @@ def grade_course(course, draw=None, jobs=None):
             rows, tasks = [(student, assignment, "-", 0, "", "not graded", str(error))], []
         planned.append((rows, tasks))
     every = [task for _, tasks in planned for _, _, task in tasks]
+    for index in {task[0] for task in every}:    # loaded once, before the graders' processes
+        raw_grader(EXERCISES[index].grader)
     judge = functools.partial(judge_answer, draw=draw)
     jobs = min(len(every), jobs or os.cpu_count() or 1)
     if jobs > 1:
