@@ -1,8 +1,6 @@
-"""``bench``: seconds per epoch, where the time goes, peak memory and the cost of PWE's δ2
-(:mod:`mlnn.tools.bench`); with ``--svm``, the BR linear SVMs beside liblinear
-(:mod:`mlnn.tools.svm_bench`); with ``--startup``, how long ``python -m mlnn --help`` and
-``predict --text`` take to start (:mod:`mlnn.tools.startup`). The report names the machine it ran
-on."""
+"""``bench``: training (:mod:`mlnn.tools.bench`), ``--svm`` the BR SVMs beside liblinear
+(:mod:`mlnn.tools.svm_bench`), ``--startup`` the command line's start (:mod:`mlnn.tools.startup`),
+each reported with the machine it ran on."""
 
 import json
 import sys
@@ -19,7 +17,7 @@ from mlnn.tools.bench import (DEFAULT_PWE_LABELS, PWE_DENSITY, benchmark_product
                               benchmark_pwe_delta, benchmark_training)
 from mlnn.tools.machine import machine_info
 from mlnn.tools.startup import benchmark_startup, format_startup
-from mlnn.tools.svm_bench import (DEFAULT_SOLVERS, LIBLINEAR_DUAL_TOL, SOLVERS, benchmark_svm,
+from mlnn.tools.svm_bench import (LIBLINEAR_DUAL_TOL, SOLVERS, benchmark_svm,
                                   format_svm_report)
 
 #: The hyper-parameters ``bench`` takes, and their options.
@@ -34,7 +32,6 @@ PHASE_LABELS = {"forward": "forward (X W1, h, z2, o)",
 
 
 def register(subparsers):
-    """Add ``bench`` to ``subparsers``."""
     parser = subparsers.add_parser(
         "bench", help="time training: seconds per epoch, breakdown, peak memory, PWE δ2 cost",
         description="Trains a network method with AdaGrad on the training split of a dataset and "
@@ -87,7 +84,7 @@ def _add_svm_options(parser):
                                   "median is reported"),
             ("--max-iter", int, 1000, "iteration limit of every solver")):
         group.add_argument(option, type=kind, default=default, help=f"{text} (default {default:g})")
-    group.add_argument("--solvers", default=",".join(DEFAULT_SOLVERS),
+    group.add_argument("--solvers", default=",".join(SOLVERS),
                        help=f"comma-separated, from {','.join(SOLVERS)} (default %(default)s)")
 
 
@@ -113,13 +110,11 @@ def run_bench(args):
 
 
 def _training_split(args):
-    """X_train and Y_train of ``--dataset``, cut to ``--max-documents``."""
     dataset = load_dataset(args)
     return dataset.X_train[:args.max_documents], dataset.Y_train[:args.max_documents]
 
 
 def _parse_list(text, kind, option):
-    """The comma-separated ``text`` of ``option`` as a tuple of ``kind`` (int or float)."""
     try:
         return tuple(kind(part) for part in text.split(","))
     except ValueError:
@@ -128,8 +123,6 @@ def _parse_list(text, kind, option):
 
 
 def measure_svm(args):
-    """:func:`mlnn.tools.svm_bench.benchmark_svm`'s result for ``args``, with the dataset and
-    the machine."""
     C_values = _parse_list(args.C_values, float, "--C-values")
     solvers = tuple(part.strip() for part in args.solvers.split(",") if part.strip())
     X, Y = _training_split(args)
@@ -149,7 +142,6 @@ def _parse_label_counts(text):
 
 
 def measure(args):
-    """Run the benchmark described by the parsed ``args``; returns the result dict."""
     check_options(args, "--epochs", "--warmup")
     given = given_params(args, BENCH_OPTIONS)
     check_params(given, BENCH_OPTIONS)
@@ -172,7 +164,6 @@ def measure(args):
 
 
 def format_report(result):
-    """The human-readable report of a :func:`measure` result."""
     machine, floor, footprint = result["machine"], result["floor"], result["footprint_mb"]
     lines = [
         f"{result['method']} on {result['dataset']}: {result['n_documents']:,} documents × "

@@ -1,12 +1,9 @@
 """``train``, ``evaluate`` and ``predict``: one network method and its model file.
 
-``train`` checks every option and ``--out`` before it loads the data, once: the model it
-trains is made then, and its check is the one of every hyper-parameter (``--optimizer-option``
-too, by building the rule). ``predict --text`` turns
-raw text into features with the vectorizer saved in the model file; ``predict --input`` reads
-svmlight vectors. A document with nothing to classify (no feature, no known word) gets no label
-and a warning naming it; ``evaluate`` reports a measure no document defines as ``nan`` (``null``
-in ``--json``) with a warning saying why.
+``train`` checks every option and ``--out`` before it loads the data. ``predict --text`` uses
+the vectorizer saved in the model file, ``--input`` reads svmlight vectors; a document with
+nothing to classify gets no label and a warning naming it. ``evaluate`` reports a measure no
+document defines as ``nan`` (``null`` in ``--json``) with a warning saying why.
 """
 
 import json
@@ -42,7 +39,6 @@ RULE_OPTIONS = {"optimizer_options": "--optimizer-option",
 
 
 def register(subparsers):
-    """Add ``train``, ``evaluate`` and ``predict`` to ``subparsers``."""
     train = subparsers.add_parser(
         "train", help="train one network method on a dataset",
         description="Trains a network of the paper on the training split of a dataset, with early "
@@ -130,8 +126,8 @@ def run_train(args):
 
 
 def _rule_options(pairs):
-    """The hyper-parameters of ``--optimizer-option KEY=VALUE ...``: μ and Nesterov's form as
-    themselves, the others as ``optimizer_options``."""
+    """``--optimizer-option KEY=VALUE ...``: μ and Nesterov's form as themselves, the others as
+    ``optimizer_options``."""
     try:
         options = parse_options(pairs)
     except MLNNError as error:
@@ -141,7 +137,6 @@ def _rule_options(pairs):
 
 
 def load_model(path):
-    """The model in the file ``path`` (``--model``), or a one-line error saying why not."""
     path = check_input_file(path, "--model")
     if path == "-":
         raise MLNNError("--model: a model cannot be read from standard input; give its file")
@@ -173,8 +168,7 @@ def run_evaluate(args):
 
 
 def read_input(path, model, zero_based):
-    """The documents of ``--input`` (a file, or ``-`` for standard input) as X, with the
-    model's number of features and the precision it computes in."""
+    """X of ``--input`` (a file or ``-``), of the model's number of features and dtype."""
     path = check_input_file(path, "--input")
     widths = {"n_features": model.n_features_in_, "zero_based": zero_based,
               "dtype": np.dtype(model.dtype)}
@@ -185,8 +179,8 @@ def read_input(path, model, zero_based):
 
 
 def read_texts(paths):
-    """``[(name, text), ...]`` of ``--text``: each file is one document, each directory gives
-    its ``*.txt`` files in name order, ``-`` is standard input (named ``<stdin>``)."""
+    """``[(name, text), ...]`` of ``--text``: a file is one document, a directory its ``*.txt``
+    files in name order, ``-`` standard input (``<stdin>``)."""
     documents = []
     for given in paths:
         if str(given) != "-" and Path(given).is_dir():
@@ -202,13 +196,10 @@ def read_texts(paths):
 
 
 def _featureless(X):
-    """Which rows of X (CSR) have no non-zero feature: a bool array."""
     return np.asarray((X != 0).sum(axis=1)).ravel() == 0
 
 
 def _warn_featureless(X, source):
-    """One warning naming the documents of ``--input`` without any feature (no label is
-    predicted for them)."""
     rows = np.flatnonzero(_featureless(X))
     if rows.size:
         shown = ", ".join(str(i + 1) for i in rows[:10]) + (", ..." if rows.size > 10 else "")
@@ -218,9 +209,7 @@ def _warn_featureless(X, source):
 
 
 def _text_features(model, documents):
-    """X of the ``[(name, text), ...]`` of ``--text``; a warning names each document without a
-    word of the model's vocabulary (an empty file, unknown words), for which no label is
-    printed."""
+    """X of ``--text``'s documents; a warning names each without a word of the vocabulary."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MLNNWarning)      # named by file below instead
         X = model.transform_text([text for _, text in documents])

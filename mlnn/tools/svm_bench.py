@@ -1,13 +1,10 @@
 """How fast the BR linear SVMs train, side by side with liblinear on the same problem.
 
-:func:`benchmark_svm` fits the L SVMs of :mod:`mlnn.baselines.svm` at every C of a grid and, when
-scikit-learn is importable, liblinear (``LinearSVC``, one label at a time, the same squared
-hinge, regularised constant feature and tolerance). For every solver and C it reports the
-seconds (median over ``repeats``) and the primal objective reached. Solvers: ``"tron"``
-(warm-started along the grid, as :func:`mlnn.paper.selection.fit_br`), ``"tron-cold"`` (from
-w = 0), ``"liblinear-primal"`` (``-s 2``, the same stopping rule) and ``"liblinear-dual"``
-(``-s 1``, tolerance ``dual_tol``). Labels liblinear cannot train (one sign only) are left out
-of every objective (``skipped``). Pin BLAS to one thread and compare within one run.
+Solvers: ``"tron"`` (:mod:`mlnn.baselines.svm`, warm-started along the C grid as
+:func:`mlnn.paper.selection.fit_br`), ``"tron-cold"`` (from w = 0), and when scikit-learn is
+installed liblinear's ``LinearSVC`` (same squared hinge, regularised constant feature):
+``"liblinear-primal"`` (``-s 2``, the same stopping rule), ``"liblinear-dual"`` (``-s 1``).
+Labels of one sign only are left out of every objective (``skipped``).
 """
 
 import importlib.util
@@ -22,7 +19,7 @@ from mlnn.base.validation import (check_choice, check_positive_float, check_posi
 from mlnn.baselines.svm import (DEFAULT_C_VALUES, DEFAULT_TOL, ConvergenceWarning, LinearSVMBR,
                                  _primal_value, augment_bias)
 
-SOLVERS = DEFAULT_SOLVERS = ("tron", "tron-cold", "liblinear-primal", "liblinear-dual")
+SOLVERS = ("tron", "tron-cold", "liblinear-primal", "liblinear-dual")
 LIBLINEAR = ("liblinear-primal", "liblinear-dual")
 
 #: liblinear's default tolerance of its dual coordinate descent (-s 1), "liblinear-dual".
@@ -30,7 +27,6 @@ LIBLINEAR_DUAL_TOL = 0.1
 
 
 def liblinear_available():
-    """True when scikit-learn (which bundles liblinear) is installed."""
     return importlib.util.find_spec("sklearn") is not None
 
 
@@ -81,14 +77,10 @@ def _check_options(C_values, tol, dual_tol, bias, repeats, max_iter, solvers):
 
 def benchmark_svm(X, Y, C_values=DEFAULT_C_VALUES, tol=DEFAULT_TOL,
                   dual_tol=LIBLINEAR_DUAL_TOL, bias=1.0, repeats=3, max_iter=1000,
-                  solvers=DEFAULT_SOLVERS, log=None):
-    """Time the BR SVMs of every solver of ``solvers`` at every C (module docstring).
-
-    Returns a dict: ``rows``, one per (solver, C) with ``seconds`` (median), ``all_seconds`` and
-    ``objective``; ``ratios`` and ``cold_ratios``, {C: median over the repeats of "tron" (or
-    "tron-cold") / "liblinear-primal" seconds}; the problem's sizes, ``skipped`` labels and
-    settings. ``log`` receives a line per solver and C.
-    """
+                  solvers=SOLVERS, log=None):
+    """Time every solver at every C: ``rows`` of (solver, C) with ``seconds`` (median),
+    ``all_seconds`` and ``objective``; ``ratios`` and ``cold_ratios`` (:func:`_ratios`); the sizes,
+    ``skipped`` labels and settings. ``log`` receives a line per solver and C."""
     C_values, repeats, max_iter = _check_options(C_values, tol, dual_tol, bias, repeats, max_iter,
                                                  tuple(solvers))
     X = check_X(X, "X")
@@ -132,9 +124,8 @@ def _ratios(rows, solver="tron"):
 
 
 def format_svm_report(result):
-    """A Markdown table of :func:`benchmark_svm`'s result: one line per C, two columns (seconds,
-    objective) per solver, and the ratios of "tron" and "tron-cold" to "liblinear-primal"
-    seconds (medians of the per-repeat ratios)."""
+    """A Markdown table of :func:`benchmark_svm`'s result: a line per C, seconds and objective
+    per solver, and the ratios."""
     solvers = list(dict.fromkeys(row["solver"] for row in result["rows"]))
     cells = {(row["solver"], row["C"]): row for row in result["rows"]}
     C_values = sorted({row["C"] for row in result["rows"]})
