@@ -199,17 +199,23 @@ def _featureless(X):
     return np.asarray((X != 0).sum(axis=1)).ravel() == 0
 
 
-def _warn_featureless(X, source):
-    rows = np.flatnonzero(_featureless(X))
-    if rows.size:
-        shown = ", ".join(str(i + 1) for i in rows[:10]) + (", ..." if rows.size > 10 else "")
-        warnings.warn(f"--input: {rows.size} of the {X.shape[0]} documents of {source} (number "
-                      f"{shown}, counting from 1) have no feature; no label is predicted for "
-                      "them", MLNNWarning)
-
-
-def _text_features(model, documents):
-    """X of ``--text``'s documents; a warning names each without a word of the vocabulary."""
+def _documents(args, model):
+    """X of ``--input`` or ``--text`` and each line's prefix (``NAME<TAB>`` for ``--text``); a
+    warning names the documents with nothing to classify (no feature, no known word)."""
+    if args.input is not None:
+        X = read_input(args.input, model, args.zero_based)
+        rows = np.flatnonzero(_featureless(X))
+        if rows.size:
+            shown = ", ".join(str(i + 1) for i in rows[:10]) + (", ..." if rows.size > 10 else "")
+            warnings.warn(f"--input: {rows.size} of the {X.shape[0]} documents of "
+                          f"{'<stdin>' if args.input == '-' else args.input} (number {shown}, "
+                          "counting from 1) have no feature; no label is predicted for them",
+                          MLNNWarning)
+        return X, [""] * X.shape[0]
+    if getattr(model, "vectorizer_", None) is None:
+        raise MLNNError(f"--text: the model {args.model} was not trained on a text dataset "
+                        "(it has no vocabulary); give svmlight vectors with --input")
+    documents = read_texts(args.text)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MLNNWarning)      # named by file below instead
         X = model.transform_text([text for _, text in documents])
@@ -217,31 +223,19 @@ def _text_features(model, documents):
         name, text = documents[i]
         what = "is empty" if not text.strip() else "has no word of the model's vocabulary"
         warnings.warn(f"--text: {name} {what}; no label is predicted for it", MLNNWarning)
-    return X
+    return X, [name.replace("\t", " ").replace("\n", " ") + "\t" for name, _ in documents]
 
 
 def run_predict(args):
     model = load_model(args.model)
-    if args.text is not None:
-        if getattr(model, "vectorizer_", None) is None:
-            raise MLNNError(f"--text: the model {args.model} was not trained on a text dataset "
-                            "(it has no vocabulary); give svmlight vectors with --input")
-        documents = read_texts(args.text)
-        X = _text_features(model, documents)
-    else:
-        X = read_input(args.input, model, args.zero_based)
-        _warn_featureless(X, "<stdin>" if args.input == "-" else args.input)
+    X, prefixes = _documents(args, model)
     scores = model.decision_function(X)
     Y_pred = model.thresholds_.predict(X, scores, dense=True)
     Y_pred[_featureless(X)] = 0      # no feature, no known word: nothing in it to classify
     names = model.label_names_ or [str(i) for i in range(model.n_labels_)]
-    scored = args.scores or args.text is not None
-    lines = []
-    for i in range(X.shape[0]):
-        labels = np.flatnonzero(Y_pred[i])
-        line = " ".join(f"{names[l]}:{scores[i, l]:.4f}" if scored else names[l] for l in labels)
-        if args.text is not None:                       # NAME<TAB>label:score ...
-            line = documents[i][0].replace("\t", " ").replace("\n", " ") + "\t" + line
-        lines.append(line)
-    sys.stdout.write("".join(line + "\n" for line in lines))
+    scored = args.scores or args.text is not None       # --text: NAME<TAB>label:score ...
+    sys.stdout.write("".join(
+        prefix + " ".join(f"{names[l]}:{scores[i, l]:.4f}" if scored else names[l]
+                          for l in np.flatnonzero(Y_pred[i])) + "\n"
+        for i, prefix in enumerate(prefixes)))
     return 0

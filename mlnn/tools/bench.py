@@ -61,13 +61,8 @@ class Stopwatch:
 
 
 def nbytes(*arrays):
-    total = 0
-    for array in arrays:
-        if sp.issparse(array):
-            total += array.data.nbytes + array.indices.nbytes + array.indptr.nbytes
-        else:
-            total += np.asarray(array).nbytes
-    return total
+    return sum(a.data.nbytes + a.indices.nbytes + a.indptr.nbytes if sp.issparse(a)
+               else np.asarray(a).nbytes for a in arrays)
 
 
 def benchmark_training(X, Y, epochs, warmup, random_state=0, **params):
@@ -85,12 +80,10 @@ def benchmark_training(X, Y, epochs, warmup, random_state=0, **params):
     network, loss, optimizer = build(X.shape[1], Y.shape[1],
                                      **{**params, "random_state": random_state})
     totals = defaultdict(float)
-    marks = [(time.perf_counter(), {})]     # (time, phase totals) at every epoch boundary
-    cpu = [time.process_time()]
+    marks = [(time.perf_counter(), time.process_time(), {})]    # at every epoch boundary
 
     def mark_epoch(record, _network):     # the trainer evaluates once per epoch by default
-        marks.append((time.perf_counter(), dict(totals)))
-        cpu.append(time.process_time())
+        marks.append((time.perf_counter(), time.process_time(), dict(totals)))
 
     train(Stopwatch(network, PHASES["network"], totals), Stopwatch(loss, PHASES["loss"], totals),
           Stopwatch(optimizer, PHASES["optimizer"], totals), X, Y, batch_size=p["batch_size"],
@@ -101,7 +94,7 @@ def benchmark_training(X, Y, epochs, warmup, random_state=0, **params):
     seconds = float(np.median(epoch_seconds))
     footprint_mb = _footprint_mb(X, Y, network, optimizer)
     return {"epoch_seconds": epoch_seconds, "seconds_per_epoch": seconds,
-            "cpu_seconds_per_epoch": float(np.median(np.diff(cpu[warmup:]))),
+            "cpu_seconds_per_epoch": float(np.median(np.diff([m[1] for m in marks[warmup:]]))),
             "docs_per_second": X.shape[0] / seconds, "breakdown_seconds": breakdown,
             "peak_rss_mb": peak, "footprint_mb": footprint_mb,
             "peak_rss_ratio": peak / footprint_mb["total"]}
@@ -109,7 +102,7 @@ def benchmark_training(X, Y, epochs, warmup, random_state=0, **params):
 
 def _epoch_breakdown(marks):
     epoch_seconds, phases = [], defaultdict(list)
-    for (t0, before), (t1, after) in zip(marks, marks[1:]):
+    for (t0, _, before), (t1, _, after) in zip(marks, marks[1:]):
         epoch_seconds.append(t1 - t0)
         for phase in PHASE_ORDER:
             phases[phase].append(after.get(phase, 0.0) - before.get(phase, 0.0))
@@ -118,8 +111,7 @@ def _epoch_breakdown(marks):
 
 
 def _footprint_mb(X, Y, network, optimizer):
-    footprint = {"data": nbytes(X, Y),
-                 "parameters": nbytes(*network.params.values()),
+    footprint = {"data": nbytes(X, Y), "parameters": nbytes(*network.params.values()),
                  "optimizer_state": nbytes(*(array for state in optimizer.state.values()
                                              for array in state.values()))}
     footprint["total"] = sum(footprint.values())

@@ -71,8 +71,8 @@ def _check_options(C_values, tol, dual_tol, bias, repeats, max_iter, solvers):
         raise MLNNError("solvers must name at least one solver")
     for value, name in ((tol, "tol"), (dual_tol, "dual_tol"), (bias, "bias")):
         check_positive_float(value, name)
-    return C_values, check_positive_int(repeats, "repeats"), check_positive_int(max_iter,
-                                                                                "max_iter")
+    return (C_values, check_positive_int(repeats, "repeats"),
+            check_positive_int(max_iter, "max_iter"))
 
 
 def benchmark_svm(X, Y, C_values=DEFAULT_C_VALUES, tol=DEFAULT_TOL,
@@ -140,11 +140,8 @@ def format_svm_report(result):
              "", "| " + " | ".join(header) + " |",
              "|" + "---|" * len(header)]
     for C in C_values:
-        row = [f"{C:g}"]
-        for solver in solvers:
-            cell = cells[solver, C]
-            row += [f"{cell['seconds']:.2f}", f"{cell['objective']:.6g}"]
-        row += [f"{ratio[C]:.2f}×" for ratio in ratios.values()]
+        row = [f"{C:g}", *(f"{cells[s, C]['seconds']:.2f} | {cells[s, C]['objective']:.6g}"
+                           for s in solvers), *(f"{ratio[C]:.2f}×" for ratio in ratios.values())]
         lines.append("| " + " | ".join(row) + " |")
     if not result["liblinear"]:
         lines.append("(scikit-learn is not installed: liblinear was not timed)")
