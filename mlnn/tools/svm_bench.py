@@ -30,29 +30,24 @@ def liblinear_available():
     return importlib.util.find_spec("sklearn") is not None
 
 
-def _fit_liblinear(X, Y, C, dual, tol, bias, max_iter, labels):
-    """LinearSVC on each label of ``labels`` in turn: W (D+1) × L (zero columns elsewhere)."""
-    from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
-    from sklearn.svm import LinearSVC
-
-    W = np.zeros((X.shape[1] + 1, Y.shape[1]))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SklearnConvergenceWarning)
-        for label in labels:
-            model = LinearSVC(C=C, loss="squared_hinge", penalty="l2", dual=dual, tol=tol,
-                              fit_intercept=True, intercept_scaling=bias, max_iter=max_iter)
-            model.fit(X, Y[:, label])
-            W[:-1, label] = model.coef_.ravel()
-            W[-1, label] = model.intercept_[0] / bias
-    return W
-
-
 def _fit(solver, X, Y, C, tol, dual_tol, bias, max_iter, compared, previous):
-    """One solver at one C: (W (D+1) × L, the model to warm-start the next C from or None)."""
+    """One solver at one C: (W (D+1) × L, the model to warm-start the next C from or None);
+    liblinear fits each label of ``compared`` in turn (zero columns elsewhere)."""
     if solver in LIBLINEAR:
+        from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
+        from sklearn.svm import LinearSVC
+
         dual = solver == "liblinear-dual"
-        return _fit_liblinear(X, Y, C, dual, dual_tol if dual else tol, bias, max_iter,
-                              compared), None
+        W = np.zeros((X.shape[1] + 1, Y.shape[1]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SklearnConvergenceWarning)
+            for label in compared:
+                model = LinearSVC(C=C, loss="squared_hinge", penalty="l2", dual=dual,
+                                  tol=dual_tol if dual else tol, fit_intercept=True,
+                                  intercept_scaling=bias, max_iter=max_iter).fit(X, Y[:, label])
+                W[:-1, label] = model.coef_.ravel()
+                W[-1, label] = model.intercept_[0] / bias
+        return W, None
     start = {} if previous is None or solver == "tron-cold" else \
         {"coef": previous.coef_, "intercept": previous.intercept_}
     with warnings.catch_warnings():
