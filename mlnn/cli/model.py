@@ -167,17 +167,6 @@ def run_evaluate(args):
     return 0
 
 
-def read_input(path, model, zero_based):
-    """X of ``--input`` (a file or ``-``), of the model's number of features and dtype."""
-    path = check_input_file(path, "--input")
-    widths = {"n_features": model.n_features_in_, "zero_based": zero_based,
-              "dtype": np.dtype(model.dtype)}
-    if path == "-":
-        text = decode(sys.stdin.buffer.read(), "<stdin>")
-        return parse_svmlight(text, "<stdin>", **widths)[0]
-    return read_svmlight(path, **widths)[0]
-
-
 def read_texts(paths):
     """``[(name, text), ...]`` of ``--text``: a file is one document, a directory its ``*.txt``
     files in name order, ``-`` standard input (``<stdin>``)."""
@@ -203,7 +192,11 @@ def _documents(args, model):
     """X of ``--input`` or ``--text`` and each line's prefix (``NAME<TAB>`` for ``--text``); a
     warning names the documents with nothing to classify (no feature, no known word)."""
     if args.input is not None:
-        X = read_input(args.input, model, args.zero_based)
+        path = check_input_file(args.input, "--input")
+        widths = {"n_features": model.n_features_in_, "zero_based": args.zero_based,
+                  "dtype": np.dtype(model.dtype)}       # the model's, and its precision
+        X = parse_svmlight(decode(sys.stdin.buffer.read(), "<stdin>"), "<stdin>", **widths)[0] \
+            if path == "-" else read_svmlight(path, **widths)[0]
         rows = np.flatnonzero(_featureless(X))
         if rows.size:
             shown = ", ".join(str(i + 1) for i in rows[:10]) + (", ..." if rows.size > 10 else "")
