@@ -61,6 +61,7 @@ class Stopwatch:
 
 
 def nbytes(*arrays):
+    """The bytes held by dense arrays and CSR matrices (data, indices and indptr)."""
     return sum(a.data.nbytes + a.indices.nbytes + a.indptr.nbytes if sp.issparse(a)
                else np.asarray(a).nbytes for a in arrays)
 
