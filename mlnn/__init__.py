@@ -2,12 +2,7 @@
 
 A reference implementation of J. Nam, J. Kim, E. Loza Mencía, I. Gurevych and J. Fürnkranz,
 *Large-scale Multi-label Text Classification — Revisiting Neural Networks*, ECML PKDD 2014.
-
-:class:`MultiLabelNN` is the paper's network behind a scikit-learn-style estimator
-(:mod:`mlnn.model`); ``python -m mlnn`` is the command line (:mod:`mlnn.cli`). The folders are
-layers, each importing only those before it: ``base``, ``evaluation``, ``datasets``,
-``baselines``, ``nn`` (the network of Sec. 3), ``model``, ``paper``, ``figures``, ``tools``,
-``course``, ``cli``.
+:class:`MultiLabelNN` is the estimator (:mod:`mlnn.model`); ``python -m mlnn`` the command line.
 """
 
 from mlnn.base.errors import (ChecksumError, DataFormatError, DivergenceError, MLNNError,
@@ -21,7 +16,7 @@ __all__ = ["MultiLabelNN", "MLNNError", "NotFittedError", "DataFormatError", "Ch
 
 def __getattr__(name):
     """``MultiLabelNN``, imported on first use: importing mlnn loads no NumPy, so that
-    ``python -m mlnn`` can hold back Ctrl-C before it does (:mod:`mlnn.__main__`)."""
+    ``python -m mlnn`` can hold back Ctrl-C until it has (:mod:`mlnn.__main__`)."""
     if name == "MultiLabelNN":
         from mlnn.model.estimator import MultiLabelNN
         return MultiLabelNN

@@ -1,20 +1,13 @@
 """The command line, ``python -m mlnn COMMAND ...``: a thin shell over the library.
 
-Each command group is one module whose ``register(subparsers)`` adds its parsers and sets
-``func`` to a handler ``run_<command>(args)`` that returns the exit code; shared options are
-spelled the same everywhere (:mod:`mlnn.cli.options`). Nothing outside this package imports it.
-:data:`COMMANDS` names each command's module and help line: a command imports its own module
-only (``--help`` none, ``predict`` neither the course nor the figures), so that it starts in the
-time of the libraries it uses (``bench --startup`` measures it). A command module's
-``register(subparsers)`` adds exactly the commands :data:`COMMANDS` gives it, with the same help
-line; the module is imported only when one of its commands runs.
+Each module's ``register(subparsers)`` adds the commands :data:`COMMANDS` gives it, each with a
+handler ``run_<command>(args)`` returning the exit code. A command imports its own module only
+(``--help`` none), so that it starts in the time of the libraries it uses (``bench --startup``).
 
-:func:`main` is the one place that turns failures into messages: bad arguments, the project's
-errors, the operating system's and undecodable text are one line ``mlnn: error: ...`` (exit code
-2); Ctrl-C is ``mlnn: interrupted`` (130), SIGTERM ``mlnn: terminated`` (143), a file being
-written left as it was. Each distinct warning is one line ``mlnn: warning: ...``, printed once; a
-closed standard output (``| head``) ends the command quietly; ``MLNN_TRACEBACK=1`` gives the
-Python traceback instead.
+:func:`main` turns failures into one line ``mlnn: error: ...`` (exit code 2); Ctrl-C is
+``mlnn: interrupted`` (130), SIGTERM ``mlnn: terminated`` (143); each distinct warning is one line
+``mlnn: warning: ...``; a closed standard output (``| head``) ends quietly; ``MLNN_TRACEBACK=1``
+gives the traceback instead.
 """
 
 import argparse
@@ -29,9 +22,7 @@ import warnings
 from mlnn.base import interrupts
 from mlnn.base.errors import MLNNError, MLNNWarning, os_error_message
 
-#: Each command, in the order ``--help`` lists them: the module under ``mlnn.cli`` whose
-#: ``register(subparsers)`` adds it (imported only when that command runs) and its help line
-#: (the same as the module gives it).
+#: Each command in ``--help``'s order: the module under ``mlnn.cli`` that adds it, its help line.
 COMMANDS = {
     "data": ("data", "dataset statistics, export and download"),
     "train": ("model", "train one network method on a dataset"),
@@ -46,18 +37,15 @@ COMMANDS = {
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse's parser, reporting a bad argument (unknown option, invalid int, ...) by raising
-    :class:`MLNNError` (printed by :func:`main` as one line) instead of printing the usage and
-    exiting."""
+    """argparse's parser, raising :class:`MLNNError` on a bad argument instead of exiting."""
 
     def error(self, message):
         raise MLNNError(f"{message} (see '{self.prog} --help')")
 
 
 def build_parser(argv=None):
-    """The argument parser of ``python -m mlnn``: with ``argv``, the full parser of the command
-    it names only (its module imported), the others by name and help line; without, every
-    command in full."""
+    """The parser of ``python -m mlnn``: in full for the command ``argv`` names (every command
+    without ``argv``), the others by name and help line only."""
     parser = Parser(
         prog="python -m mlnn",
         description="Multi-label text classification with neural networks (Nam et al., 2014).")
@@ -109,8 +97,8 @@ def main(argv=None):
                          "save it as UTF-8")
 
 
-#: Errors of writing that name no file: every file the library writes is named in its error,
-#: so these come from writing the command's output (standard output redirected to a file).
+#: Errors of writing that name no file: those of the command's output (every file the library
+#: writes is named in its error).
 _UNNAMED_WRITE_ERRORS = (errno.EFBIG, errno.ENOSPC, errno.EDQUOT)
 
 
@@ -123,8 +111,8 @@ def _os_error_line(error):
 
 @contextlib.contextmanager
 def _whole_writes():
-    """Standard output that reports a short write: unbuffered (``python -u``), Python drops the
-    rest of a partial write (a full disk) silently; a line-buffered writer raises the error."""
+    """Standard output that reports a short write (a full disk), which Python drops silently
+    when unbuffered (``python -u``)."""
     stream = sys.stdout
     if not isinstance(getattr(stream, "buffer", None), io.FileIO):
         yield
@@ -151,7 +139,6 @@ def _fail(line, code=2):
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
-    """Print a warning as one line: ``mlnn: warning: ...``."""
     text = str(message) if issubclass(category, MLNNWarning) else \
         f"{category.__name__}: {message}"
     print(f"mlnn: warning: {_one_line(text)}", file=sys.stderr, flush=True)

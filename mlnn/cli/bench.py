@@ -1,8 +1,6 @@
-"""``bench``: seconds per epoch, where the time goes, peak memory and the cost of PWE's δ2
-(:mod:`mlnn.tools.bench`); with ``--svm``, the BR linear SVMs beside liblinear
-(:mod:`mlnn.tools.svm_bench`); with ``--startup``, how long ``python -m mlnn --help`` and
-``predict --text`` take to start (:mod:`mlnn.tools.startup`). The report names the machine it ran
-on."""
+"""``bench``: training (:mod:`mlnn.tools.bench`), ``--svm`` the BR SVMs beside liblinear
+(:mod:`mlnn.tools.svm_bench`), ``--startup`` the command line's start (:mod:`mlnn.tools.startup`),
+each reported with the machine it ran on."""
 
 import json
 import sys
@@ -19,7 +17,7 @@ from mlnn.tools.bench import (DEFAULT_PWE_LABELS, PWE_DENSITY, benchmark_product
                               benchmark_pwe_delta, benchmark_training)
 from mlnn.tools.machine import machine_info
 from mlnn.tools.startup import benchmark_startup, format_startup
-from mlnn.tools.svm_bench import (DEFAULT_SOLVERS, LIBLINEAR_DUAL_TOL, SOLVERS, benchmark_svm,
+from mlnn.tools.svm_bench import (LIBLINEAR_DUAL_TOL, SOLVERS, benchmark_svm,
                                   format_svm_report)
 
 #: The hyper-parameters ``bench`` takes, and their options.
@@ -34,14 +32,12 @@ PHASE_LABELS = {"forward": "forward (X W1, h, z2, o)",
 
 
 def register(subparsers):
-    """Add ``bench`` to ``subparsers``."""
     parser = subparsers.add_parser(
         "bench", help="time training: seconds per epoch, breakdown, peak memory, PWE δ2 cost",
         description="Trains a network method with AdaGrad on the training split of a dataset and "
-                    "reports seconds per epoch (median after warm-up), documents per second, "
-                    "where the time goes, the five matrix products alone on the same shapes "
-                    "(the floor of an epoch) and the epoch's ratio to them, peak memory, and "
-                    "the PWE δ2 in its pairwise and factorised forms against the number of labels.")
+                    "reports seconds per epoch (median after warm-up), where the time goes, the "
+                    "five matrix products alone (the floor of an epoch), peak memory, and the "
+                    "PWE δ2 in its pairwise and factorised forms against the number of labels.")
     add_dataset(parser, required=False, default="reuters21578")
     parser.add_argument("--max-documents", type=int, default=None,
                         help="use only the first N training documents")
@@ -87,7 +83,7 @@ def _add_svm_options(parser):
                                   "median is reported"),
             ("--max-iter", int, 1000, "iteration limit of every solver")):
         group.add_argument(option, type=kind, default=default, help=f"{text} (default {default:g})")
-    group.add_argument("--solvers", default=",".join(DEFAULT_SOLVERS),
+    group.add_argument("--solvers", default=",".join(SOLVERS),
                        help=f"comma-separated, from {','.join(SOLVERS)} (default %(default)s)")
 
 
@@ -96,30 +92,24 @@ def run_bench(args):
     if args.startup:
         model = check_input_file(args.model, "--model") if args.model is not None else None
         result = benchmark_startup(check_integer(args.repeats, "--repeats", minimum=1), model)
-        print(json.dumps(result) if args.json else format_startup(result))
-        return 0
-    if args.svm:
-        result = measure_svm(args)
+        report = format_startup
+    elif args.svm:
+        result, report = measure_svm(args), format_svm_report
         if args.json:   # JSON object keys are strings: C as printed by %g
-            keyed = {key: {f"{C:g}": ratio for C, ratio in result[key].items()}
-                     for key in ("ratios", "cold_ratios")}
-            print(json.dumps({**result, **keyed}))
-        else:
-            print(format_svm_report(result))
-        return 0
-    result = measure(args)
-    print(json.dumps(result) if args.json else format_report(result))
+            result.update({key: {f"{C:g}": ratio for C, ratio in result[key].items()}
+                           for key in ("ratios", "cold_ratios")})
+    else:
+        result, report = measure(args), format_report
+    print(json.dumps(result) if args.json else report(result))
     return 0
 
 
 def _training_split(args):
-    """X_train and Y_train of ``--dataset``, cut to ``--max-documents``."""
     dataset = load_dataset(args)
     return dataset.X_train[:args.max_documents], dataset.Y_train[:args.max_documents]
 
 
 def _parse_list(text, kind, option):
-    """The comma-separated ``text`` of ``option`` as a tuple of ``kind`` (int or float)."""
     try:
         return tuple(kind(part) for part in text.split(","))
     except ValueError:
@@ -128,8 +118,6 @@ def _parse_list(text, kind, option):
 
 
 def measure_svm(args):
-    """:func:`mlnn.tools.svm_bench.benchmark_svm`'s result for ``args``, with the dataset and
-    the machine."""
     C_values = _parse_list(args.C_values, float, "--C-values")
     solvers = tuple(part.strip() for part in args.solvers.split(",") if part.strip())
     X, Y = _training_split(args)
@@ -149,7 +137,6 @@ def _parse_label_counts(text):
 
 
 def measure(args):
-    """Run the benchmark described by the parsed ``args``; returns the result dict."""
     check_options(args, "--epochs", "--warmup")
     given = given_params(args, BENCH_OPTIONS)
     check_params(given, BENCH_OPTIONS)
@@ -172,44 +159,37 @@ def measure(args):
 
 
 def format_report(result):
-    """The human-readable report of a :func:`measure` result."""
     machine, floor, footprint = result["machine"], result["floor"], result["footprint_mb"]
     lines = [
-        f"{result['method']} on {result['dataset']}: {result['n_documents']:,} documents × "
-        f"{result['n_features']:,} features ({result['nnz_per_document']:.1f} nonzeros each), "
-        f"{result['n_labels']} labels; batch {result['batch_size']}, "
-        f"{result['hidden_units']} hidden units, {result['dtype']}, AdaGrad η0 = "
-        f"{result['learning_rate']}",
-        f"machine: {machine['cores']} cores, {machine['cpu']}; Python {machine['python']}, "
-        f"NumPy {machine['numpy']}, SciPy {machine['scipy']}, BLAS {machine['blas']}"
-        + "".join(f", {name}={value}"
-                  for name, value in machine.get("thread_settings", {}).items()),
+        "{method} on {dataset}: {n_documents:,} documents × {n_features:,} features "
+        "({nnz_per_document:.1f} nonzeros each), {n_labels} labels; batch {batch_size}, "
+        "{hidden_units} hidden units, {dtype}, AdaGrad η0 = {learning_rate}".format(**result),
+        "machine: {cores} cores, {cpu}; Python {python}, NumPy {numpy}, SciPy {scipy}, "
+        "BLAS {blas}".format(**machine) + "".join(
+            f", {name}={value}" for name, value in machine.get("thread_settings", {}).items()),
         f"epochs: {result['warmup']} warm-up + {result['epochs']} timed: "
         + " ".join(f"{seconds:.3f}" for seconds in result["epoch_seconds"]) + " s",
-        f"seconds per epoch (median): {result['seconds_per_epoch']:.3f} (CPU "
-        f"{result['cpu_seconds_per_epoch']:.3f})    "
-        f"documents per second: {result['docs_per_second']:,.0f}",
+        "seconds per epoch (median): {seconds_per_epoch:.3f} (CPU {cpu_seconds_per_epoch:.3f})"
+        "    documents per second: {docs_per_second:,.0f}".format(**result),
         "time per epoch (median of the timed epochs):"]
     total = sum(result["breakdown_seconds"].values()) or 1.0
-    for phase, seconds in result["breakdown_seconds"].items():
-        share = 100 * seconds / total
-        lines.append(f"  {PHASE_LABELS[phase]:42s} {seconds:8.3f} s  {share:5.1f} %")
+    lines += [f"  {PHASE_LABELS[phase]:42s} {seconds:8.3f} s  {100 * seconds / total:5.1f} %"
+              for phase, seconds in result["breakdown_seconds"].items()]
     lines.append(f"the five products alone (median of {result['epochs']} epochs): "
                  f"{floor['total']:.3f} s (" + ", ".join(
                      f"{name} {seconds:.3f}" for name, seconds in floor["products"].items())
                  + f"); the epoch takes {result['floor_ratio']:.2f}× that floor (CPU time: "
                  f"{floor['cpu_total']:.3f} s, {result['cpu_floor_ratio']:.2f}×)")
-    lines.append(f"peak memory (ru_maxrss, whole process): {result['peak_rss_mb']:.0f} MiB; data "
-                 f"{footprint['data']:.1f} + parameters {footprint['parameters']:.1f} + optimizer "
-                 f"state {footprint['optimizer_state']:.1f} = {footprint['total']:.1f} MiB "
-                 f"(peak / that = {result['peak_rss_ratio']:.2f})")
+    lines.append("peak memory (ru_maxrss, whole process): {0:.0f} MiB; data {data:.1f} + "
+                 "parameters {parameters:.1f} + optimizer state {optimizer_state:.1f} = "
+                 "{total:.1f} MiB (peak / that = {1:.2f})".format(
+                     result["peak_rss_mb"], result["peak_rss_ratio"], **footprint))
     if result["pwe_delta"]:
         lines += [f"PWE δ2 of a {result['batch_size']}-document minibatch, pairwise vs "
                   f"factorised, |y| = {100 * PWE_DENSITY:g} % of L (fastest of 3):",
                   f"  {'L':>6s} {'|y|':>5s} {'pairwise ms':>12s} {'factorised ms':>14s} "
                   f"{'ratio':>8s}"]
-    for row in result["pwe_delta"]:
-        lines.append(f"  {row['labels']:6d} {row['relevant']:5d} "
-                     f"{1000 * row['pairwise_seconds']:12.3f} "
-                     f"{1000 * row['factorised_seconds']:14.3f} {row['ratio']:8.1f}")
+    lines += [f"  {row['labels']:6d} {row['relevant']:5d} {1000 * row['pairwise_seconds']:12.3f} "
+              f"{1000 * row['factorised_seconds']:14.3f} {row['ratio']:8.1f}"
+              for row in result["pwe_delta"]]
     return "\n".join(lines)

@@ -1,9 +1,6 @@
-"""``python -m mlnn data info | export | fetch | list``: dataset statistics, export and download.
-
-``info`` gives the statistics of the paper's Table 1 and more; ``export`` writes the matrices in
-svmlight format with the feature and label names (four files, replaced together or not at all);
-``fetch`` downloads and verifies a pinned archive (refused under ``MLNN_OFFLINE=1``).
-"""
+"""``data info | export | fetch | list``: Table 1's statistics and more; the matrices in svmlight
+format with the feature and label names (four files, written together or not at all); a pinned
+archive downloaded and verified (refused under ``MLNN_OFFLINE=1``); the dataset names."""
 
 import json
 import math
@@ -18,6 +15,19 @@ from mlnn.datasets.download import check_base_url
 from mlnn.datasets.paths import offline
 from mlnn.datasets.svmlight import format_svmlight
 
+#: The lines of ``data info``: a label and the statistics it shows.
+INFO_ROWS = (
+    ("documents M (train / test)", "{M:,} ({n_train:,} / {n_test:,})"),
+    ("features D", "{D:,}"),
+    ("labels L", "{L:,}"),
+    ("label cardinality C (train / test)", "{C:.3f} ({C_train:.3f} / {C_test:.3f})"),
+    ("non-zero features per document", "{nnz_per_doc:.1f}"),
+    ("labels without positives (all / train / test)", "{labels_without_positives} / "
+     "{labels_without_train_positives} / {labels_without_test_positives}"),
+    ("documents without labels (train / test)",
+     "{docs_without_labels_train} / {docs_without_labels_test}"),
+    ("load time", "{load_seconds:.2f} s{cached}"))
+
 
 def run_info(args):
     dataset = load_dataset(args, args.name, args.data_dir)
@@ -30,33 +40,18 @@ def run_info(args):
         print(json.dumps(plain, sort_keys=True, allow_nan=False))
         return 0
     print(f"{dataset.name}: {dataset.description}")
-    rows = [
-        ("documents M (train / test)", f"{stats['M']:,} ({stats['n_train']:,} / "
-                                       f"{stats['n_test']:,})"),
-        ("features D", f"{stats['D']:,}"),
-        ("labels L", f"{stats['L']:,}"),
-        ("label cardinality C (train / test)", f"{stats['C']:.3f} ({stats['C_train']:.3f} / "
-                                               f"{stats['C_test']:.3f})"),
-        ("non-zero features per document", f"{stats['nnz_per_doc']:.1f}"),
-        ("labels without positives (all / train / test)",
-         f"{stats['labels_without_positives']} / {stats['labels_without_train_positives']} / "
-         f"{stats['labels_without_test_positives']}"),
-        ("documents without labels (train / test)",
-         f"{stats['docs_without_labels_train']} / {stats['docs_without_labels_test']}"),
-        ("load time", f"{stats['load_seconds']:.2f} s"
-                      + (" (from cache)" if stats["from_cache"] else "")),
-    ]
-    width = max(len(label) for label, _ in rows)
-    for label, value in rows:
-        print(f"  {label:<{width}}  {value}")
+    stats["cached"] = " (from cache)" if stats["from_cache"] else ""
+    width = max(len(label) for label, _ in INFO_ROWS)
+    for label, value in INFO_ROWS:
+        print(f"  {label:<{width}}  {value.format(**stats)}")
     return 0
 
 
 def run_export(args):
     out = check_output_directory(args.out, "--out")
     name = args.name
-    paths = {"train": out / f"{name}-train.svm", "test": out / f"{name}-test.svm",
-             "features": out / f"{name}-features.txt", "labels": out / f"{name}-labels.txt"}
+    paths = {kind: out / f"{name}-{kind}.{'svm' if kind in ('train', 'test') else 'txt'}"
+             for kind in ("train", "test", "features", "labels")}
     if out.exists():
         for path in paths.values():
             check_output_path(path, "--out")
@@ -68,8 +63,7 @@ def run_export(args):
         contents[kind] = "".join(entry.replace("\n", " ") + "\n" for entry in listed).encode()
     with output_directory(out, "--out"):
         write_files({path: contents[kind] for kind, path in paths.items()})   # all four, or none
-    for path in paths.values():
-        print(path)
+    print(*paths.values(), sep="\n")
     return 0
 
 
@@ -88,13 +82,11 @@ def run_fetch(args):
 
 
 def run_list(args):
-    for name in names():
-        print(name)
+    print(*names(), sep="\n")
     return 0
 
 
 def register(subparsers):
-    """Add the ``data`` command and its subcommands to ``subparsers``."""
     parser = subparsers.add_parser("data", help="dataset statistics, export and download")
     commands = parser.add_subparsers(dest="data_command", metavar="SUBCOMMAND")
     commands.required = True
@@ -106,14 +98,13 @@ def register(subparsers):
         add_option(sub)
         add_offline(sub)
         add_progress(sub)
+        return sub
 
-    info = commands.add_parser("info", help="Table 1 statistics of a dataset")
-    common(info)
+    info = common(commands.add_parser("info", help="Table 1 statistics of a dataset"))
     info.add_argument("--json", action="store_true", help="print one JSON object")
     info.set_defaults(func=run_info)
 
-    export = commands.add_parser("export", help="write a dataset in svmlight format")
-    common(export)
+    export = common(commands.add_parser("export", help="write a dataset in svmlight format"))
     export.add_argument("--format", choices=["svmlight"], required=True)
     export.add_argument("--out", required=True, metavar="DIR", help="output directory")
     export.set_defaults(func=run_export)
@@ -126,5 +117,4 @@ def register(subparsers):
     add_progress(fetch)
     fetch.set_defaults(func=run_fetch)
 
-    listing = commands.add_parser("list", help="registered dataset names")
-    listing.set_defaults(func=run_list)
+    commands.add_parser("list", help="registered dataset names").set_defaults(func=run_list)

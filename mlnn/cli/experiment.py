@@ -13,7 +13,6 @@ OPTIONS = {"learning_rate": "--learning-rate"}
 
 
 def register(subparsers):
-    """Add ``experiment`` to ``subparsers``."""
     parser = subparsers.add_parser(
         "experiment", help="run a convergence experiment behind Figs. 3-4 and save its curves",
         description="Train the networks of one convergence experiment (Figs. 3-4) and write the "
@@ -51,6 +50,5 @@ def run_experiment(args):
 
 
 def _is_curves_file(path):
-    """Whether ``path`` starts like a curves CSV (its first columns)."""
     with open(path, "rb") as handle:
         return handle.read(64).startswith(",".join(CSV_COLUMNS[:2]).encode())

@@ -1,12 +1,9 @@
 """``train``, ``evaluate`` and ``predict``: one network method and its model file.
 
-``train`` checks every option and ``--out`` before it loads the data, once: the model it
-trains is made then, and its check is the one of every hyper-parameter (``--optimizer-option``
-too, by building the rule). ``predict --text`` turns
-raw text into features with the vectorizer saved in the model file; ``predict --input`` reads
-svmlight vectors. A document with nothing to classify (no feature, no known word) gets no label
-and a warning naming it; ``evaluate`` reports a measure no document defines as ``nan`` (``null``
-in ``--json``) with a warning saying why.
+``train`` checks every option and ``--out`` before it loads the data. ``predict --text`` uses
+the vectorizer saved in the model file, ``--input`` reads svmlight vectors; a document with
+nothing to classify gets no label and a warning naming it. ``evaluate`` reports a measure no
+document defines as ``nan`` (``null`` in ``--json``) with a warning saying why.
 """
 
 import json
@@ -42,7 +39,6 @@ RULE_OPTIONS = {"optimizer_options": "--optimizer-option",
 
 
 def register(subparsers):
-    """Add ``train``, ``evaluate`` and ``predict`` to ``subparsers``."""
     train = subparsers.add_parser(
         "train", help="train one network method on a dataset",
         description="Trains a network of the paper on the training split of a dataset, with early "
@@ -130,8 +126,8 @@ def run_train(args):
 
 
 def _rule_options(pairs):
-    """The hyper-parameters of ``--optimizer-option KEY=VALUE ...``: μ and Nesterov's form as
-    themselves, the others as ``optimizer_options``."""
+    """``--optimizer-option KEY=VALUE ...``: μ and Nesterov's form as themselves, the others as
+    ``optimizer_options``."""
     try:
         options = parse_options(pairs)
     except MLNNError as error:
@@ -141,7 +137,6 @@ def _rule_options(pairs):
 
 
 def load_model(path):
-    """The model in the file ``path`` (``--model``), or a one-line error saying why not."""
     path = check_input_file(path, "--model")
     if path == "-":
         raise MLNNError("--model: a model cannot be read from standard input; give its file")
@@ -172,21 +167,9 @@ def run_evaluate(args):
     return 0
 
 
-def read_input(path, model, zero_based):
-    """The documents of ``--input`` (a file, or ``-`` for standard input) as X, with the
-    model's number of features and the precision it computes in."""
-    path = check_input_file(path, "--input")
-    widths = {"n_features": model.n_features_in_, "zero_based": zero_based,
-              "dtype": np.dtype(model.dtype)}
-    if path == "-":
-        text = decode(sys.stdin.buffer.read(), "<stdin>")
-        return parse_svmlight(text, "<stdin>", **widths)[0]
-    return read_svmlight(path, **widths)[0]
-
-
 def read_texts(paths):
-    """``[(name, text), ...]`` of ``--text``: each file is one document, each directory gives
-    its ``*.txt`` files in name order, ``-`` is standard input (named ``<stdin>``)."""
+    """``[(name, text), ...]`` of ``--text``: a file is one document, a directory its ``*.txt``
+    files in name order, ``-`` standard input (``<stdin>``)."""
     documents = []
     for given in paths:
         if str(given) != "-" and Path(given).is_dir():
@@ -202,25 +185,30 @@ def read_texts(paths):
 
 
 def _featureless(X):
-    """Which rows of X (CSR) have no non-zero feature: a bool array."""
     return np.asarray((X != 0).sum(axis=1)).ravel() == 0
 
 
-def _warn_featureless(X, source):
-    """One warning naming the documents of ``--input`` without any feature (no label is
-    predicted for them)."""
-    rows = np.flatnonzero(_featureless(X))
-    if rows.size:
-        shown = ", ".join(str(i + 1) for i in rows[:10]) + (", ..." if rows.size > 10 else "")
-        warnings.warn(f"--input: {rows.size} of the {X.shape[0]} documents of {source} (number "
-                      f"{shown}, counting from 1) have no feature; no label is predicted for "
-                      "them", MLNNWarning)
-
-
-def _text_features(model, documents):
-    """X of the ``[(name, text), ...]`` of ``--text``; a warning names each document without a
-    word of the model's vocabulary (an empty file, unknown words), for which no label is
-    printed."""
+def _documents(args, model):
+    """X of ``--input`` or ``--text`` and each line's prefix (``NAME<TAB>`` for ``--text``); a
+    warning names the documents with nothing to classify (no feature, no known word)."""
+    if args.input is not None:
+        path = check_input_file(args.input, "--input")
+        widths = {"n_features": model.n_features_in_, "zero_based": args.zero_based,
+                  "dtype": np.dtype(model.dtype)}       # the model's, and its precision
+        X = parse_svmlight(decode(sys.stdin.buffer.read(), "<stdin>"), "<stdin>", **widths)[0] \
+            if path == "-" else read_svmlight(path, **widths)[0]
+        rows = np.flatnonzero(_featureless(X))
+        if rows.size:
+            shown = ", ".join(str(i + 1) for i in rows[:10]) + (", ..." if rows.size > 10 else "")
+            warnings.warn(f"--input: {rows.size} of the {X.shape[0]} documents of "
+                          f"{'<stdin>' if args.input == '-' else args.input} (number {shown}, "
+                          "counting from 1) have no feature; no label is predicted for them",
+                          MLNNWarning)
+        return X, [""] * X.shape[0]
+    if getattr(model, "vectorizer_", None) is None:
+        raise MLNNError(f"--text: the model {args.model} was not trained on a text dataset "
+                        "(it has no vocabulary); give svmlight vectors with --input")
+    documents = read_texts(args.text)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MLNNWarning)      # named by file below instead
         X = model.transform_text([text for _, text in documents])
@@ -228,31 +216,19 @@ def _text_features(model, documents):
         name, text = documents[i]
         what = "is empty" if not text.strip() else "has no word of the model's vocabulary"
         warnings.warn(f"--text: {name} {what}; no label is predicted for it", MLNNWarning)
-    return X
+    return X, [name.replace("\t", " ").replace("\n", " ") + "\t" for name, _ in documents]
 
 
 def run_predict(args):
     model = load_model(args.model)
-    if args.text is not None:
-        if getattr(model, "vectorizer_", None) is None:
-            raise MLNNError(f"--text: the model {args.model} was not trained on a text dataset "
-                            "(it has no vocabulary); give svmlight vectors with --input")
-        documents = read_texts(args.text)
-        X = _text_features(model, documents)
-    else:
-        X = read_input(args.input, model, args.zero_based)
-        _warn_featureless(X, "<stdin>" if args.input == "-" else args.input)
+    X, prefixes = _documents(args, model)
     scores = model.decision_function(X)
     Y_pred = model.thresholds_.predict(X, scores, dense=True)
     Y_pred[_featureless(X)] = 0      # no feature, no known word: nothing in it to classify
     names = model.label_names_ or [str(i) for i in range(model.n_labels_)]
-    scored = args.scores or args.text is not None
-    lines = []
-    for i in range(X.shape[0]):
-        labels = np.flatnonzero(Y_pred[i])
-        line = " ".join(f"{names[l]}:{scores[i, l]:.4f}" if scored else names[l] for l in labels)
-        if args.text is not None:                       # NAME<TAB>label:score ...
-            line = documents[i][0].replace("\t", " ").replace("\n", " ") + "\t" + line
-        lines.append(line)
-    sys.stdout.write("".join(line + "\n" for line in lines))
+    scored = args.scores or args.text is not None       # --text: NAME<TAB>label:score ...
+    sys.stdout.write("".join(
+        prefix + " ".join(f"{names[l]}:{scores[i, l]:.4f}" if scored else names[l]
+                          for l in np.flatnonzero(Y_pred[i])) + "\n"
+        for i, prefix in enumerate(prefixes)))
     return 0

@@ -1,9 +1,8 @@
 """Arguments shared by several commands, spelled the same in each, and their parsing.
 
-A bad value is reported naming the option as the user typed it (``--seed``, ``-o random_state``).
-An option that sets a hyper-parameter is parsed, defaulted, helped and checked by its description
-in :mod:`mlnn.model.params`. A negative number (``-1``, ``-1e-3``, ``-inf``) is taken as a value,
-never as an option, so that its check can say what is wrong with it.
+A bad value is reported naming the option as typed (``--seed``, ``-o random_state``); an option
+setting a hyper-parameter is parsed, helped and checked by :mod:`mlnn.model.params`. A negative
+number (``-1``, ``-1e-3``, ``-inf``) is taken as a value, so that its check says what is wrong.
 """
 
 import contextlib
@@ -22,9 +21,12 @@ from mlnn.model.params import PARAMS
 NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$|^-(inf|infinity|nan)$",
                              re.IGNORECASE)
 
+#: The least value of each integer option that only the command line has.
+MINIMUMS = {"--seed": 0, "--warmup": 0, "--max-updates": 1, "--max-documents": 1, "--epochs": 1}
+
 
 def add_dataset(parser, required=True, default=None):
-    """``--dataset NAME`` and ``-o/--option KEY=VALUE`` (repeatable dataset options)."""
+    """``--dataset NAME`` and ``-o/--option KEY=VALUE``."""
     parser.add_argument("--dataset", required=required, default=default,
                         help="dataset name (see 'data list')"
                              + (f"; default {default}" if default else ""))
@@ -45,20 +47,6 @@ def add_progress(parser):
     group.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
-def show_progress(args):
-    """Whether to print progress lines for ``args`` (see :func:`mlnn.base.progress.wanted`)."""
-    return wanted(quiet=getattr(args, "quiet", False), force=getattr(args, "progress", False),
-                  stream=sys.stderr)
-
-
-def download_progress(args):
-    """For ``progress=`` of a download: a reporter of one line per tenth of the file on
-    standard error, or None when progress is not shown for ``args``."""
-    if not show_progress(args):
-        return None
-    return lambda filename: DownloadProgress(filename, stream=sys.stderr)
-
-
 def add_option(parser):
     parser.add_argument("-o", "--option", action="append", metavar="KEY=VALUE",
                         help="dataset option (repeatable), e.g. -o stem=false or -o n_train=1000")
@@ -69,9 +57,8 @@ def add_seed(parser):
 
 
 def add_param(parser, option, param, default=None, shown=None):
-    """``option`` (e.g. ``--epochs``) setting the hyper-parameter ``param`` (``max_epochs``),
-    parsed and helped by its description; without a ``default`` the option stays None when not
-    given, and ``shown`` says in the help which default then applies."""
+    """``option`` (``--epochs``) setting the hyper-parameter ``param`` (``max_epochs``); without
+    a ``default`` it stays None when not given, and ``shown`` says which default then applies."""
     spec = PARAMS[param]
     parser._negative_number_matcher = NEGATIVE_NUMBER     # see the module doc
     shown = shown or f"default {default}"
@@ -79,16 +66,25 @@ def add_param(parser, option, param, default=None, shown=None):
                         help=f"{param}: {spec.help.rstrip('.')} ({shown})".replace("%", "%%"))
 
 
+def show_progress(args):
+    """Whether to print progress lines (:func:`mlnn.base.progress.wanted`)."""
+    return wanted(quiet=getattr(args, "quiet", False), force=getattr(args, "progress", False),
+                  stream=sys.stderr)
+
+
+def download_progress(args):
+    """A download's ``progress=``: a line per tenth of the file on standard error, or None."""
+    if show_progress(args):
+        return lambda filename: DownloadProgress(filename, stream=sys.stderr)
+    return None
+
+
 def given_params(args, options):
-    """``{hyper-parameter: value}`` of the ``options`` (hyper-parameter → the option that sets
-    it, also how a check names a bad value) given in ``args``, unchecked."""
+    """``{hyper-parameter: value}`` of the ``options`` (hyper-parameter → option) given in
+    ``args``, unchecked."""
     values = {param: getattr(args, option.lstrip("-").replace("-", "_"))
               for param, option in options.items()}
     return {param: value for param, value in values.items() if value is not None}
-
-
-#: The least value of each integer option that only the command line has.
-MINIMUMS = {"--seed": 0, "--warmup": 0, "--max-updates": 1, "--max-documents": 1, "--epochs": 1}
 
 
 def check_options(args, *names):
@@ -100,9 +96,9 @@ def check_options(args, *names):
 
 
 def load_dataset(args, name=None, directory=None):
-    """The dataset named by ``--dataset`` (or ``name``), with the ``-o`` options applied, read
-    from ``directory`` (``--data-dir``, else ``$MLNN_DATA``); a missing pinned archive is
-    downloaded (with progress lines) unless ``--offline`` or ``MLNN_OFFLINE`` forbid it."""
+    """The dataset ``--dataset`` (or ``name``) with the ``-o`` options, from ``directory``
+    (``--data-dir``, else ``$MLNN_DATA``), downloaded if missing unless ``--offline`` or
+    ``MLNN_OFFLINE`` forbid it."""
     name = name or args.dataset
     options = parse_options(args.option)
     if directory is not None and name in SPECS and SPECS[name].files:
@@ -124,8 +120,7 @@ def parse_value(text):
 
 
 def parse_options(pairs):
-    """``["key=value", ...]`` (from ``-o/--option``) as a dict, values read by
-    :func:`parse_value`."""
+    """``["key=value", ...]`` (``-o/--option``) as a dict of :func:`parse_value` values."""
     options = {}
     for pair in pairs or ():
         key, sep, value = pair.partition("=")

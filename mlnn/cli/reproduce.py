@@ -1,9 +1,8 @@
 """``reproduce``: the paper's Table 3 on a list of datasets and seeds, next to the paper's numbers.
 
-The datasets' names and options and ``--out`` are checked before any work (a directory made
-for a run that fails before storing anything is removed again), then ``--out`` is locked against
-a second run; every method is stored as soon as it ends, so Ctrl-C keeps the methods done and
-the same command resumes (:mod:`mlnn.paper.study`).
+The datasets and ``--out`` are checked before any work, then ``--out`` is locked against a second
+run; each method is stored as it ends, so after Ctrl-C the same command resumes
+(:mod:`mlnn.paper.study`).
 """
 
 import sys
@@ -25,7 +24,6 @@ from mlnn.paper.study import run_study
 
 
 def register(subparsers):
-    """Add ``reproduce`` to ``subparsers``."""
     parser = subparsers.add_parser(
         "reproduce", help="run the paper's methods on a dataset and compare with Table 3",
         description="Runs the methods with model selection on a validation split of the training "

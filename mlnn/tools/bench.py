@@ -1,12 +1,9 @@
-r"""How fast a network of the paper trains, where the time goes, and how much memory it takes.
+"""How fast a network of the paper trains, where the time goes, and how much memory it takes.
 
-:func:`benchmark_training` trains a network (AdaGrad, Sec. 3.5) with the real trainer for
-``warmup + epochs`` epochs and measures the seconds per epoch (median of the timed epochs) and
-CPU time, each epoch split into forward pass, loss (value and δ2), backward pass and optimizer
-(timed by :class:`Stopwatch` proxies around the network, the loss and the optimizer, in the same
-run), and the peak memory beside the bytes of the data, the parameters and the optimizer state.
-:func:`benchmark_products` times the five matrix products of a minibatch update alone (the floor
-of an epoch); :func:`benchmark_pwe_delta` the PWE δ2 (Sec. 3.4), pairwise and factorised.
+:func:`benchmark_training` times epochs of the real trainer, split into phases by
+:class:`Stopwatch` proxies in the same run, and the peak memory beside the bytes of data,
+parameters and optimizer state; :func:`benchmark_products` the five matrix products of an update
+alone (an epoch's floor); :func:`benchmark_pwe_delta` the PWE δ2 (Sec. 3.4) in both forms.
 """
 
 import time
@@ -64,21 +61,15 @@ class Stopwatch:
 
 
 def nbytes(*arrays):
-    """The bytes held by dense arrays and CSR matrices."""
-    total = 0
-    for array in arrays:
-        if sp.issparse(array):
-            total += array.data.nbytes + array.indices.nbytes + array.indptr.nbytes
-        else:
-            total += np.asarray(array).nbytes
-    return total
+    """The bytes held by dense arrays and CSR matrices (data, indices and indptr)."""
+    return sum(a.data.nbytes + a.indices.nbytes + a.indptr.nbytes if sp.issparse(a)
+               else np.asarray(a).nbytes for a in arrays)
 
 
 def benchmark_training(X, Y, epochs, warmup, random_state=0, **params):
-    """Train a network with the hyper-parameters ``params`` (the others
-    :data:`~mlnn.model.params.DEFAULTS`) on (X, Y) for ``warmup + epochs`` epochs and time it
-    (module docstring): a dict of ``seconds_per_epoch``, ``breakdown_seconds`` (per phase of
-    :data:`PHASES`), ``peak_rss_mb``, ``footprint_mb``, ..."""
+    """Train a network of ``params`` (else :data:`~mlnn.model.params.DEFAULTS`) on (X, Y) for
+    ``warmup + epochs`` epochs: ``seconds_per_epoch`` (median of the timed), ``breakdown_seconds``
+    (per phase of :data:`PHASES`), ``peak_rss_mb``, ``footprint_mb``, ..."""
     for name in params:
         check_choice(name, "hyper-parameter", DEFAULTS)
         if name in NOT_TIMED:
@@ -90,12 +81,10 @@ def benchmark_training(X, Y, epochs, warmup, random_state=0, **params):
     network, loss, optimizer = build(X.shape[1], Y.shape[1],
                                      **{**params, "random_state": random_state})
     totals = defaultdict(float)
-    marks = [(time.perf_counter(), {})]     # (time, phase totals) at every epoch boundary
-    cpu = [time.process_time()]
+    marks = [(time.perf_counter(), time.process_time(), {})]    # at every epoch boundary
 
     def mark_epoch(record, _network):     # the trainer evaluates once per epoch by default
-        marks.append((time.perf_counter(), dict(totals)))
-        cpu.append(time.process_time())
+        marks.append((time.perf_counter(), time.process_time(), dict(totals)))
 
     train(Stopwatch(network, PHASES["network"], totals), Stopwatch(loss, PHASES["loss"], totals),
           Stopwatch(optimizer, PHASES["optimizer"], totals), X, Y, batch_size=p["batch_size"],
@@ -106,16 +95,15 @@ def benchmark_training(X, Y, epochs, warmup, random_state=0, **params):
     seconds = float(np.median(epoch_seconds))
     footprint_mb = _footprint_mb(X, Y, network, optimizer)
     return {"epoch_seconds": epoch_seconds, "seconds_per_epoch": seconds,
-            "cpu_seconds_per_epoch": float(np.median(np.diff(cpu[warmup:]))),
+            "cpu_seconds_per_epoch": float(np.median(np.diff([m[1] for m in marks[warmup:]]))),
             "docs_per_second": X.shape[0] / seconds, "breakdown_seconds": breakdown,
             "peak_rss_mb": peak, "footprint_mb": footprint_mb,
             "peak_rss_ratio": peak / footprint_mb["total"]}
 
 
 def _epoch_breakdown(marks):
-    """Seconds of each epoch between consecutive ``marks``, and the median seconds per phase."""
     epoch_seconds, phases = [], defaultdict(list)
-    for (t0, before), (t1, after) in zip(marks, marks[1:]):
+    for (t0, _, before), (t1, _, after) in zip(marks, marks[1:]):
         epoch_seconds.append(t1 - t0)
         for phase in PHASE_ORDER:
             phases[phase].append(after.get(phase, 0.0) - before.get(phase, 0.0))
@@ -124,9 +112,7 @@ def _epoch_breakdown(marks):
 
 
 def _footprint_mb(X, Y, network, optimizer):
-    """MiB of the training data, the parameters and the optimizer state, and their total."""
-    footprint = {"data": nbytes(X, Y),
-                 "parameters": nbytes(*network.params.values()),
+    footprint = {"data": nbytes(X, Y), "parameters": nbytes(*network.params.values()),
                  "optimizer_state": nbytes(*(array for state in optimizer.state.values()
                                              for array in state.values()))}
     footprint["total"] = sum(footprint.values())
@@ -139,11 +125,9 @@ PRODUCTS = ("X W1", "h W2", "δ2 W2ᵀ", "Xᵀ δ1", "hᵀ δ2")
 
 def benchmark_products(X, n_labels, hidden_units, batch_size, dtype=DEFAULT.dtype, epochs=3,
                        random_state=0):
-    """Seconds per epoch of the five matrix products of training (:data:`PRODUCTS`) alone, on
-    the trainer's minibatches of X (n × D CSR, seeded order) and random arrays of ``dtype``;
-    X_kᵀ δ1 on the k features present, δ2 W2ᵀ as (W2 δ2ᵀ)ᵀ (faster with W2 in C order).
-    Returns ``{"products": {name: median seconds}, "total": ..., "cpu_total": ...}``.
-    """
+    """Median seconds per epoch of each of :data:`PRODUCTS` on the trainer's minibatches of X
+    (seeded order) and random arrays of ``dtype``; X_kᵀ δ1 on the k features present, δ2 W2ᵀ as
+    (W2 δ2ᵀ)ᵀ (faster with W2 in C order): ``{"products": ..., "total", "cpu_total"}``."""
     rng = np.random.default_rng(random_state)
     X = check_X(X, "X", dtype=np.dtype(dtype))
     X = X[rng.permutation(X.shape[0])]
@@ -180,16 +164,13 @@ def benchmark_products(X, n_labels, hidden_units, batch_size, dtype=DEFAULT.dtyp
 
 
 def _present_columns(X):
-    """X (CSR) restricted to the columns that hold a nonzero, as CSR (n × k)."""
     return X[:, np.flatnonzero(np.bincount(X.indices, minlength=X.shape[1]))]
 
 
 def benchmark_pwe_delta(label_counts, n_documents, density=PWE_DENSITY, repeats=3,
                         dtype=DEFAULT.dtype, random_state=0):
-    """Seconds for one PWE δ2 of an n_documents × L minibatch, pairwise vs factorised, per L
-    (o = tanh(z2), z2 ~ N(0, 1), ``density`` · L relevant labels; the fastest of ``repeats``):
-    a list of dicts ``labels``, ``relevant``, ``pairwise_seconds``, ``factorised_seconds``,
-    ``ratio``."""
+    """Per L, the fastest of ``repeats`` PWE δ2 of n_documents × L, pairwise and factorised
+    (o = tanh(z2), z2 ~ N(0, 1), ``density`` · L relevant labels)."""
     rng = np.random.default_rng(random_state)
     rows = []
     for L in label_counts:

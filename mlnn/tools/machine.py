@@ -14,7 +14,6 @@ THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"
 
 
 def machine_info():
-    """Cores, CPU model, Python, NumPy and SciPy versions and the BLAS NumPy uses."""
     threads = {name: os.environ[name] for name in THREAD_VARIABLES if name in os.environ}
     return {"cores": os.cpu_count(), "cpu": cpu_model(), "python": platform.python_version(),
             "numpy": np.__version__, "scipy": scipy.__version__, "blas": blas_info(),
@@ -39,8 +38,7 @@ def blas_info():
             return "; ".join(f"{pool.get('internal_api')} {pool.get('version')} "
                              f"({pool.get('num_threads')} threads)" for pool in pools)
     try:
-        config = np.show_config(mode="dicts")
-        blas = config["Build Dependencies"]["blas"]
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
         return f"{blas.get('name')} {blas.get('version')}"
     except Exception:     # numpy < 1.25 has no mode="dicts"; the BLAS name is then not reported
         return "unknown"

@@ -1,9 +1,8 @@
 """How long ``python -m mlnn`` takes to start, and what it imports on the way.
 
-:func:`benchmark_startup` times ``--help`` and ``predict --text`` on one sentence, each in fresh
-subprocesses (the median of ``repeats`` runs, wall time), beside ``pip --version`` as a yardstick
-of a Python command line on the same machine. :func:`imported_modules` lists what a command
-imports (``python -X importtime``): a count, not a time, so a test can hold it.
+:func:`benchmark_startup` times ``--help`` and ``predict --text`` on one sentence in fresh
+processes (median of ``repeats``, wall time) beside ``pip --version``, the yardstick of a Python
+command line; :func:`imported_modules` lists what a command imports: a count a test can hold.
 """
 
 import json
@@ -34,20 +33,10 @@ def text_model(path):
                  "rates rose at the central bank"] * 5
     vectorizer = TfidfVectorizer()
     X = vectorizer.fit_transform(documents)
-    Y = [[1, 0], [0, 1], [1, 0], [0, 1]] * 5
     model = MultiLabelNN(hidden_units=4, max_epochs=2, random_state=0)
-    model.fit(X, Y, label_names=["crude", "interest"], vectorizer=vectorizer)
+    model.fit(X, [[1, 0], [0, 1]] * 10, label_names=["crude", "interest"], vectorizer=vectorizer)
     model.save(path)
     return path
-
-
-def commands(model, text):
-    """{name: argv} of the commands timed, ``predict`` with the model file ``model`` on the
-    text file ``text``."""
-    mlnn = [sys.executable, "-m", "mlnn"]
-    return {"help": [*mlnn, "--help"],
-            "predict_text": [*mlnn, "predict", "--model", str(model), "--text", str(text)],
-            "pip_version": [sys.executable, "-m", "pip", "--version"]}
 
 
 def _seconds(argv):
@@ -61,16 +50,20 @@ def _seconds(argv):
 
 
 def benchmark_startup(repeats=5, model=None):
-    """{command: {"runs": seconds of each run, "median": ...}} for :func:`commands`, the model
-    ``model`` (default: :func:`text_model`'s), with the machine and its load average."""
+    """{command: {"runs": seconds of each run, "median": ...}} with ``predict`` on ``model``
+    (default: :func:`text_model`'s), the machine and its load average."""
     described = "a small text model made for the run (text_model)" if model is None else \
         f"{Path(model).name}, {Path(model).stat().st_size:,} bytes"
+    mlnn = [sys.executable, "-m", "mlnn"]
     with tempfile.TemporaryDirectory() as folder:
         model = model or text_model(Path(folder) / "text_model.npz")
         text = Path(folder) / "sentence.txt"
         write_text(text, SENTENCE + "\n")
         timed = {}
-        for name, argv in commands(model, text).items():
+        for name, argv in {"help": [*mlnn, "--help"],
+                           "predict_text": [*mlnn, "predict", "--model", str(model), "--text",
+                                            str(text)],
+                           "pip_version": [sys.executable, "-m", "pip", "--version"]}.items():
             _seconds(argv)                                  # warm the file cache
             runs = [_seconds(argv) for _ in range(repeats)]
             timed[name] = {"runs": runs, "median": statistics.median(runs)}
@@ -97,12 +90,12 @@ def imported_modules(args, cwd=None):
 
 def format_startup(result):
     """The report of a :func:`benchmark_startup` result."""
-    machine, seconds = result["machine"], result["seconds"]
+    machine = result["machine"]
     lines = [f"start-up of python -m mlnn, wall time, median of {result['repeats']} runs, "
              f"predict with {result['model']} (load average "
              f"{', '.join(map(str, result['load_average']))}; "
              f"{machine['cores']} cores, {machine['cpu']}, Python {machine['python']}):"]
     lines += [f"  {name:14s} {entry['median']:7.3f} s   (runs: "
               + " ".join(f"{s:.3f}" for s in entry["runs"]) + ")"
-              for name, entry in seconds.items()]
+              for name, entry in result["seconds"].items()]
     return "\n".join(lines)

@@ -1,13 +1,10 @@
 """How fast the BR linear SVMs train, side by side with liblinear on the same problem.
 
-:func:`benchmark_svm` fits the L SVMs of :mod:`mlnn.baselines.svm` at every C of a grid and, when
-scikit-learn is importable, liblinear (``LinearSVC``, one label at a time, the same squared
-hinge, regularised constant feature and tolerance). For every solver and C it reports the
-seconds (median over ``repeats``) and the primal objective reached. Solvers: ``"tron"``
-(warm-started along the grid, as :func:`mlnn.paper.selection.fit_br`), ``"tron-cold"`` (from
-w = 0), ``"liblinear-primal"`` (``-s 2``, the same stopping rule) and ``"liblinear-dual"``
-(``-s 1``, tolerance ``dual_tol``). Labels liblinear cannot train (one sign only) are left out
-of every objective (``skipped``). Pin BLAS to one thread and compare within one run.
+Solvers: ``"tron"`` (:mod:`mlnn.baselines.svm`, warm-started along the C grid as
+:func:`mlnn.paper.selection.fit_br`), ``"tron-cold"`` (from w = 0), and when scikit-learn is
+installed liblinear's ``LinearSVC`` (same squared hinge, regularised constant feature):
+``"liblinear-primal"`` (``-s 2``, the same stopping rule), ``"liblinear-dual"`` (``-s 1``).
+Labels of one sign only are left out of every objective (``skipped``).
 """
 
 import importlib.util
@@ -22,7 +19,7 @@ from mlnn.base.validation import (check_choice, check_positive_float, check_posi
 from mlnn.baselines.svm import (DEFAULT_C_VALUES, DEFAULT_TOL, ConvergenceWarning, LinearSVMBR,
                                  _primal_value, augment_bias)
 
-SOLVERS = DEFAULT_SOLVERS = ("tron", "tron-cold", "liblinear-primal", "liblinear-dual")
+SOLVERS = ("tron", "tron-cold", "liblinear-primal", "liblinear-dual")
 LIBLINEAR = ("liblinear-primal", "liblinear-dual")
 
 #: liblinear's default tolerance of its dual coordinate descent (-s 1), "liblinear-dual".
@@ -30,33 +27,27 @@ LIBLINEAR_DUAL_TOL = 0.1
 
 
 def liblinear_available():
-    """True when scikit-learn (which bundles liblinear) is installed."""
     return importlib.util.find_spec("sklearn") is not None
 
 
-def _fit_liblinear(X, Y, C, dual, tol, bias, max_iter, labels):
-    """LinearSVC on each label of ``labels`` in turn: W (D+1) × L (zero columns elsewhere)."""
-    from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
-    from sklearn.svm import LinearSVC
-
-    W = np.zeros((X.shape[1] + 1, Y.shape[1]))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SklearnConvergenceWarning)
-        for label in labels:
-            model = LinearSVC(C=C, loss="squared_hinge", penalty="l2", dual=dual, tol=tol,
-                              fit_intercept=True, intercept_scaling=bias, max_iter=max_iter)
-            model.fit(X, Y[:, label])
-            W[:-1, label] = model.coef_.ravel()
-            W[-1, label] = model.intercept_[0] / bias
-    return W
-
-
 def _fit(solver, X, Y, C, tol, dual_tol, bias, max_iter, compared, previous):
-    """One solver at one C: (W (D+1) × L, the model to warm-start the next C from or None)."""
+    """One solver at one C: (W (D+1) × L, the model to warm-start the next C from or None);
+    liblinear fits each label of ``compared`` in turn (zero columns elsewhere)."""
     if solver in LIBLINEAR:
+        from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
+        from sklearn.svm import LinearSVC
+
         dual = solver == "liblinear-dual"
-        return _fit_liblinear(X, Y, C, dual, dual_tol if dual else tol, bias, max_iter,
-                              compared), None
+        W = np.zeros((X.shape[1] + 1, Y.shape[1]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SklearnConvergenceWarning)
+            for label in compared:
+                model = LinearSVC(C=C, loss="squared_hinge", penalty="l2", dual=dual,
+                                  tol=dual_tol if dual else tol, fit_intercept=True,
+                                  intercept_scaling=bias, max_iter=max_iter).fit(X, Y[:, label])
+                W[:-1, label] = model.coef_.ravel()
+                W[-1, label] = model.intercept_[0] / bias
+        return W, None
     start = {} if previous is None or solver == "tron-cold" else \
         {"coef": previous.coef_, "intercept": previous.intercept_}
     with warnings.catch_warnings():
@@ -75,20 +66,16 @@ def _check_options(C_values, tol, dual_tol, bias, repeats, max_iter, solvers):
         raise MLNNError("solvers must name at least one solver")
     for value, name in ((tol, "tol"), (dual_tol, "dual_tol"), (bias, "bias")):
         check_positive_float(value, name)
-    return C_values, check_positive_int(repeats, "repeats"), check_positive_int(max_iter,
-                                                                                "max_iter")
+    return (C_values, check_positive_int(repeats, "repeats"),
+            check_positive_int(max_iter, "max_iter"))
 
 
 def benchmark_svm(X, Y, C_values=DEFAULT_C_VALUES, tol=DEFAULT_TOL,
                   dual_tol=LIBLINEAR_DUAL_TOL, bias=1.0, repeats=3, max_iter=1000,
-                  solvers=DEFAULT_SOLVERS, log=None):
-    """Time the BR SVMs of every solver of ``solvers`` at every C (module docstring).
-
-    Returns a dict: ``rows``, one per (solver, C) with ``seconds`` (median), ``all_seconds`` and
-    ``objective``; ``ratios`` and ``cold_ratios``, {C: median over the repeats of "tron" (or
-    "tron-cold") / "liblinear-primal" seconds}; the problem's sizes, ``skipped`` labels and
-    settings. ``log`` receives a line per solver and C.
-    """
+                  solvers=SOLVERS, log=None):
+    """Time every solver at every C: ``rows`` of (solver, C) with ``seconds`` (median),
+    ``all_seconds`` and ``objective``; ``ratios`` and ``cold_ratios`` (:func:`_ratios`); the sizes,
+    ``skipped`` labels and settings. ``log`` receives a line per solver and C."""
     C_values, repeats, max_iter = _check_options(C_values, tol, dual_tol, bias, repeats, max_iter,
                                                  tuple(solvers))
     X = check_X(X, "X")
@@ -132,9 +119,8 @@ def _ratios(rows, solver="tron"):
 
 
 def format_svm_report(result):
-    """A Markdown table of :func:`benchmark_svm`'s result: one line per C, two columns (seconds,
-    objective) per solver, and the ratios of "tron" and "tron-cold" to "liblinear-primal"
-    seconds (medians of the per-repeat ratios)."""
+    """A Markdown table of :func:`benchmark_svm`'s result: a line per C, seconds and objective
+    per solver, and the ratios."""
     solvers = list(dict.fromkeys(row["solver"] for row in result["rows"]))
     cells = {(row["solver"], row["C"]): row for row in result["rows"]}
     C_values = sorted({row["C"] for row in result["rows"]})
@@ -149,11 +135,8 @@ def format_svm_report(result):
              "", "| " + " | ".join(header) + " |",
              "|" + "---|" * len(header)]
     for C in C_values:
-        row = [f"{C:g}"]
-        for solver in solvers:
-            cell = cells[solver, C]
-            row += [f"{cell['seconds']:.2f}", f"{cell['objective']:.6g}"]
-        row += [f"{ratio[C]:.2f}×" for ratio in ratios.values()]
+        row = [f"{C:g}", *(f"{cells[s, C]['seconds']:.2f} | {cells[s, C]['objective']:.6g}"
+                           for s in solvers), *(f"{ratio[C]:.2f}×" for ratio in ratios.values())]
         lines.append("| " + " | ".join(row) + " |")
     if not result["liblinear"]:
         lines.append("(scikit-learn is not installed: liblinear was not timed)")
