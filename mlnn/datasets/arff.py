@@ -9,6 +9,7 @@ a problem are the rows walked one by one, to name its line.
 """
 
 import gzip
+import re
 import xml.etree.ElementTree as ET
 import zlib
 from collections import Counter
@@ -85,14 +86,13 @@ def read_arff(path, label_names):
     labels = np.array([position[name] for name in label_names], dtype=np.int64)
     features = np.setdiff1d(np.arange(len(names)), labels)
     matrix = matrix.tocsc()
-    Y = matrix[:, labels].tocsr()
+    X, Y = (matrix[:, columns].tocsr() for columns in (features, labels))
     if not np.all(Y.data == 1):
         bad_row = Y.nonzero()[0][np.flatnonzero(Y.data != 1)[0]]
         raise DataFormatError(f"{path}:{numbers[bad_row]}: a label attribute has a value other "
                               "than 0/1")
-    X = matrix[:, features].tocsr()
-    X.sort_indices()
     Y = Y.astype(np.int8)
+    X.sort_indices()
     Y.sort_indices()
     return X, Y, [names[i] for i in features]
 
@@ -123,15 +123,10 @@ def _parse_attribute(rest, where):
     if not rest:
         raise DataFormatError(f"{where}: @attribute without a name")
     if rest[0] in "'\"":                              # a quoted name, with backslash escapes
-        i, chars = 1, []
-        while i < len(rest) and rest[i] != rest[0]:
-            if rest[i] == "\\" and i + 1 < len(rest):
-                i += 1
-            chars.append(rest[i])
-            i += 1
-        if i >= len(rest):
+        quoted = re.match(r"(['\"])((?:\\.|(?!\1)[^\\])*)\1(.*)", rest, re.S)
+        if not quoted:
             raise DataFormatError(f"{where}: unterminated quoted attribute name")
-        name, kind = "".join(chars), rest[i + 1:].strip()
+        name, kind = re.sub(r"\\(.)", r"\1", quoted[2], flags=re.S), quoted[3].strip()
     else:
         name, kind = (rest.split(None, 1) + [""])[:2]
     if not kind:
