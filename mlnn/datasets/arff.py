@@ -27,8 +27,7 @@ _LARGEST = float(np.finfo(np.float32).max)
 
 
 def read_text(path):
-    """The text of the file ``path`` (``.gz`` decompressed), decoded by
-    :func:`mlnn.datasets.text.decode`; DataFormatError if it cannot be read."""
+    """The text of the file ``path`` (``.gz`` decompressed), by :func:`.text.decode`."""
     path = Path(path)
     try:
         if path.name.endswith(".gz"):
@@ -43,8 +42,8 @@ def read_text(path):
 
 
 def read_mulan_xml(path, expected_count=None):
-    """The label names of a MULAN XML file, in file order (nested labels depth first); if
-    ``expected_count`` is given, the file must name that many."""
+    """The label names of a MULAN XML file, in file order (nested labels depth first), of which
+    there must be ``expected_count`` if given."""
     try:
         root = ET.fromstring(read_text(path))
     except ET.ParseError as error:
@@ -118,8 +117,8 @@ def _parse_header(lines, path):
 
 
 def _parse_attribute(rest, where):
-    """The name of the attribute declared by ``rest`` (the text after ``@attribute``), after
-    checking that its type is numeric or nominal with numeric values."""
+    """The name of the attribute ``rest`` (the text after ``@attribute``) declares, whose type
+    must be numeric or nominal with numeric values."""
     if not rest:
         raise DataFormatError(f"{where}: @attribute without a name")
     if rest[0] in "'\"":                              # a quoted name, with backslash escapes
@@ -145,9 +144,9 @@ def _parse_attribute(rest, where):
 
 
 def _parse_data(path, rows, numbers, n_attributes):
-    """The data rows (sparse ``{i v,...}`` if the first one is, else dense ``v1,...,vK``) as a
-    CSR matrix (rows × attributes, float64), every number converted at once; any problem is
-    located by :func:`_raise_first_error`."""
+    """The data rows (sparse ``{i v,...}`` if the first one is, else dense) as a CSR matrix
+    (rows × attributes, float64), every number converted at once; any problem is located by
+    :func:`_raise_first_error`."""
     sparse = rows[0].startswith("{")
     if sparse:
         inners = [row[1:-1].strip() for row in rows]
@@ -187,7 +186,7 @@ def csr_rows(counts, columns, values, width):
 
 
 def _raise_first_error(path, rows, numbers, n_attributes, sparse):
-    """Raise the DataFormatError naming the first bad entry, walking the rows one by one."""
+    """Raise the DataFormatError of the first bad entry, walking the rows one by one."""
     for row, number in zip(rows, numbers):
         where, seen = f"{path}:{number}", set()
         for index, value in _entries(row, where, n_attributes, sparse):
@@ -222,8 +221,7 @@ def check_entry(where, kind, index, value, width, seen, dtype, offset=0):
 
 
 def _entries(row, where, n_attributes, sparse):
-    """The (index, value) texts of one data row, whose form (braces, entries, the number of
-    values of a dense row) is checked."""
+    """The (index, value) texts of one data row, whose form is checked."""
     if not sparse:
         fields = row.split(",")
         if len(fields) != n_attributes:
