@@ -65,23 +65,23 @@ LOADER_VERSION = 3
 
 def _reuters_sources(root, spec):
     """Reuters-21578's archive, or else the SGML files of its directory."""
-    archive, folder = (Path(root) / relative for relative in spec.files)
+    archive, folder = _listed(root, spec)
     return [archive] if archive.exists() else sorted(folder.glob("reut2-*.sgm"))
 
 
 def _reuters_missing(root, spec):
-    archive, folder = (Path(root) / relative for relative in spec.files)
+    archive, folder = _listed(root, spec)
     return [] if archive.exists() or folder.is_dir() else [spec.files[0]]
 
 
 def _build_reuters(root, spec, options):
-    archive, folder = (Path(root) / relative for relative in spec.files)
+    archive, folder = _listed(root, spec)
     train, test, categories = modapte_split(read_reuters(archive if archive.exists() else folder))
     vectorizer = text_vectorizer(options)
-    X_train = vectorizer.fit_transform([d.text for d in train])
-    X_test = vectorizer.transform([d.text for d in test])
-    parts = {"X_train": X_train, "Y_train": label_matrix(train, categories),
-             "X_test": X_test, "Y_test": label_matrix(test, categories)}
+    parts = {"X_train": vectorizer.fit_transform([d.text for d in train]),
+             "Y_train": label_matrix(train, categories),
+             "X_test": vectorizer.transform([d.text for d in test]),
+             "Y_test": label_matrix(test, categories)}
     return parts, list(vectorizer.vocabulary_), categories, {"idf": vectorizer.idf_}
 
 
@@ -95,7 +95,7 @@ def _reuters_vectorizer(options, features, extras):
 
 
 def _build_mulan(root, spec, options):
-    train_path, test_path, xml_path = (Path(root) / relative for relative in spec.files)
+    train_path, test_path, xml_path = _listed(root, spec)
     labels = read_mulan_xml(xml_path, expected_count=spec.n_labels)
     X_train, Y_train, features = read_arff(train_path, labels)
     X_test, Y_test, features_test = read_arff(test_path, labels)
@@ -106,7 +106,7 @@ def _build_mulan(root, spec, options):
 
 
 def _build_single(root, spec, options):
-    arff_path, xml_path = (Path(root) / relative for relative in spec.files)
+    arff_path, xml_path = _listed(root, spec)
     labels = read_mulan_xml(xml_path, expected_count=spec.n_labels)
     X, Y, features = read_arff(arff_path, labels)
     if spec.feature_space is not None:
