@@ -212,12 +212,9 @@ class TfidfVectorizer:
                  min_df=1, sublinear_tf=False, norm=True):
         if int(min_df) < 1:
             raise MLNNError(f"min_df must be >= 1, got {min_df!r}")
-        self.stem = stem
-        self.stop_words = frozenset(stop_words or ())
-        self.token_pattern = token_pattern
-        self.min_df = int(min_df)
-        self.sublinear_tf = sublinear_tf
-        self.norm = norm
+        self.stem, self.token_pattern, self.sublinear_tf, self.norm = \
+            stem, token_pattern, sublinear_tf, norm
+        self.stop_words, self.min_df = frozenset(stop_words or ()), int(min_df)
 
     def _analyze(self, documents):
         return [analyze(doc, self.token_pattern, self.stop_words, self.stem) for doc in documents]
