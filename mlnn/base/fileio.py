@@ -129,13 +129,12 @@ def write_files(contents):
             with open(temporaries[path], "wb") as handle:
                 handle.write(data)
                 _seal(handle, temporaries[path], path)
-        for path, temporary in list(temporaries.items()):
+        for path, temporary in temporaries.items():
             os.replace(temporary, path)
-            del temporaries[path]
     except OSError as error:
         raise MLNNError(f"cannot write {path}: {describe_os_error(error)}") from None
     finally:
-        for temporary in temporaries.values():
+        for temporary in temporaries.values():        # those renamed are gone already
             _remove(temporary)
 
 
