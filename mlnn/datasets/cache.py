@@ -38,10 +38,9 @@ def save(path, parts, feature_names, label_names, description, extras=None):
     arrays = {}
     for part in _MATRICES:
         matrix = sp.csr_matrix(parts[part])
-        arrays[f"{part}_data"] = matrix.data
-        arrays[f"{part}_indices"] = matrix.indices
-        arrays[f"{part}_indptr"] = matrix.indptr
-        arrays[f"{part}_shape"] = np.array(matrix.shape, dtype=np.int64)
+        arrays.update({f"{part}_data": matrix.data, f"{part}_indices": matrix.indices,
+                       f"{part}_indptr": matrix.indptr,
+                       f"{part}_shape": np.array(matrix.shape, dtype=np.int64)})
     for key, value in (("feature_names", feature_names), ("label_names", label_names),
                        ("description", description)):
         arrays[key] = np.array(value, dtype=str)
