@@ -265,11 +265,9 @@ class TfidfVectorizer:
         if settings.get("analyzer") != ANALYZER:
             raise MLNNError(f"the text analyzer {settings.get('analyzer')!r} is not this "
                             f"version's ({ANALYZER!r})")
-        vectorizer = cls(stem=bool(settings["stem"]),
-                         stop_words=[str(w) for w in arrays["stop_words"]],
-                         token_pattern=str(settings["token_pattern"]),
-                         min_df=settings["min_df"], sublinear_tf=bool(settings["sublinear_tf"]),
-                         norm=bool(settings["norm"]))
+        vectorizer = cls(stop_words=[str(w) for w in arrays["stop_words"]],
+                         token_pattern=str(settings["token_pattern"]), min_df=settings["min_df"],
+                         **{key: bool(settings[key]) for key in ("stem", "sublinear_tf", "norm")})
         return vectorizer.set_vocabulary(arrays["vocabulary"].tolist(), arrays["idf"])
 
     def transform(self, documents, warn_empty=False):
