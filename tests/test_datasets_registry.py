@@ -284,10 +284,13 @@ def _parts(**changes):
 
 
 @pytest.mark.parametrize("parts, reason", [
-    (_parts(Y_train=np.eye(3, 2) * 2), "Y_train holds values other than 0 and 1"),
-    (_parts(Y_test=np.eye(3, 2)), "X_test and Y_test have 2 and 3 rows"),
-    (_parts(X_test=np.eye(2, 5)), "the training and test matrices have different widths"),
-    (_parts(X_train=np.eye(3, 4) * np.inf), "X_train holds a non-finite value"),
+    (_parts(Y_train=np.eye(3, 2) * 2), "Y_train must be a 0/1 label matrix; found the value 2.0"),
+    (_parts(Y_test=np.eye(3, 2)), "Y_test has shape (3, 2), expected (2, 2) (documents × labels)"),
+    (_parts(X_test=np.eye(2, 5)), "X_test has 5 features (columns), expected 4"),
+    (_parts(Y_train=np.eye(2, 2)),
+     "Y_train has shape (2, 2), expected (3, 2) (documents × labels)"),
+    (_parts(X_train=np.eye(3, 4) * np.inf),
+     "X_train contains NaN or infinite values (first at row 0, column 0)"),
 ])
 def test_a_cache_entry_whose_matrices_do_not_fit_together_is_rebuilt(tmp_path, parts, reason):
     """A sealed entry (valid checksum) that is inconsistent is damaged: None and a warning."""

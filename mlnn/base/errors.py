@@ -1,6 +1,6 @@
-"""The project's exception types: every error bad input can provoke is an :class:`MLNNError`
-(a ``ValueError``) whose message names the argument, file or line at fault; and the one line an
-``OSError`` is told in. Imports nothing, so that ``python -m mlnn --help`` loads no NumPy."""
+"""The project's exception types (every error bad input can provoke is an :class:`MLNNError`, a
+``ValueError``) and the one line an ``OSError`` is told in. Imports nothing: ``python -m mlnn
+--help`` loads no NumPy."""
 
 import errno
 import os
@@ -27,8 +27,7 @@ class DivergenceError(MLNNError):
 
 
 class MLNNWarning(UserWarning):
-    """Something was wrong, or repaired (a damaged cache entry rebuilt); the command line prints
-    it as one line, ``mlnn: warning: ...``."""
+    """Something was wrong, or repaired; the command line prints it as ``mlnn: warning: ...``."""
 
 
 class NotFittedError(MLNNError, AttributeError):
@@ -44,8 +43,7 @@ def describe_os_error(error):
 
 
 def os_error_message(error, action="cannot access"):
-    """One line for an ``OSError``: "cannot read FILE: permission denied" (``action`` is the
-    verb phrase used when the error names no operation)."""
+    """One line for an ``OSError``: "cannot read FILE: permission denied"."""
     reason = describe_os_error(error)
     if error.filename is None:
         return f"{action}: {reason}"

@@ -24,8 +24,8 @@ from mlnn.base.errors import MLNNError, describe_os_error
 
 
 def check_input_file(path, name):
-    """Raise :class:`MLNNError` naming ``name`` unless ``path`` is an existing, readable regular
-    file (or ``-``, standard input). Returns ``path`` as a :class:`~pathlib.Path` (or ``-``)."""
+    """``path`` as a :class:`~pathlib.Path` (or ``-``, standard input); raise naming ``name``
+    unless it is an existing, readable regular file."""
     if path is None or str(path) == "":
         raise MLNNError(f"{name}: the file name is empty")
     if str(path) == "-":
@@ -41,10 +41,9 @@ def check_input_file(path, name):
 
 
 def check_output_path(path, name="--out", looks_right=None, what=None):
-    """``path`` as a :class:`~pathlib.Path`; raise :class:`MLNNError` naming ``name`` unless a
-    file can be written there (a writable existing directory, not a directory itself). With
-    ``looks_right``, a non-empty file there must be ``what`` ("an mlnn model file") by
-    ``looks_right(path)``: a typo must not overwrite it."""
+    """``path`` as a :class:`~pathlib.Path`; raise naming ``name`` unless a file can be written
+    there. With ``looks_right``, a non-empty file there must be ``what`` ("an mlnn model file")
+    by ``looks_right(path)``: a typo must not overwrite it."""
     if path is None or str(path) == "":
         raise MLNNError(f"{name}: the output path is empty")
     path = Path(path)
@@ -68,8 +67,8 @@ def check_output_path(path, name="--out", looks_right=None, what=None):
 
 
 def check_output_directory(path, name="--out"):
-    """Raise :class:`MLNNError` naming ``name`` unless ``path`` is, or can be made as, a writable
-    directory (its parent must exist). Returns ``path`` as a :class:`~pathlib.Path`."""
+    """``path`` as a :class:`~pathlib.Path`; raise naming ``name`` unless it is, or can be made
+    as, a writable directory (its parent must exist)."""
     if path is None or str(path) == "":
         raise MLNNError(f"{name}: the output directory is empty")
     path = Path(path)
@@ -84,9 +83,8 @@ def check_output_directory(path, name="--out"):
 
 @contextlib.contextmanager
 def output_directory(path, name="--out"):
-    """The directory ``path`` (checked by :func:`check_output_directory`), made if missing, for
-    the ``with`` block; if the block fails and leaves a directory it made empty, the directory
-    is removed again: a failed command leaves nothing behind."""
+    """The directory ``path``, checked and made if missing, for the ``with`` block; if the block
+    fails and leaves a directory it made empty, it is removed again."""
     path = check_output_directory(path, name)
     made = not path.exists()
     try:
@@ -115,11 +113,9 @@ def atomic_write(path, mode="w", encoding="utf-8"):
             _seal(handle, temporary, path)
         os.replace(temporary, path)
     except OSError as error:
-        _remove(temporary)
         raise MLNNError(f"cannot write {path}: {describe_os_error(error)}") from None
-    except BaseException:
-        _remove(temporary)
-        raise
+    finally:
+        _remove(temporary)                 # gone already once renamed
 
 
 def write_files(contents):
@@ -133,13 +129,12 @@ def write_files(contents):
             with open(temporaries[path], "wb") as handle:
                 handle.write(data)
                 _seal(handle, temporaries[path], path)
-        for path, temporary in list(temporaries.items()):
+        for path, temporary in temporaries.items():
             os.replace(temporary, path)
-            del temporaries[path]
     except OSError as error:
         raise MLNNError(f"cannot write {path}: {describe_os_error(error)}") from None
     finally:
-        for temporary in temporaries.values():
+        for temporary in temporaries.values():        # those renamed are gone already
             _remove(temporary)
 
 
@@ -150,7 +145,7 @@ def _target(path):
 
 
 def _temporary(path):
-    """A new empty file beside ``path`` (hidden, ending in .part); its name."""
+    """The name of a new empty file beside ``path`` (hidden, ending in .part)."""
     try:
         descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
                                                  suffix=".part")
@@ -178,7 +173,6 @@ def _mode_for(path):
 
 
 def write_text(path, text, encoding="utf-8"):
-    """Write ``text`` to ``path`` atomically (:func:`atomic_write`)."""
     with atomic_write(path, "w", encoding) as handle:
         handle.write(text)
 
@@ -190,7 +184,7 @@ def _remove(temporary):
 
 def arrays_digest(arrays):
     """SHA-256 (hex) of the dict ``arrays``: every entry's name, dtype, shape and bytes, in name
-    order (model files and cached datasets store it to detect damage)."""
+    order (stored by model files and cached datasets to detect damage)."""
     digest = hashlib.sha256()
     for name in sorted(arrays):
         array = np.ascontiguousarray(arrays[name])
@@ -200,8 +194,7 @@ def arrays_digest(arrays):
 
 
 class ArchiveError(MLNNError):
-    """An ``.npz`` archive that cannot be read as plain arrays; ``reason`` says why (the caller
-    adds the file name)."""
+    """An ``.npz`` archive that cannot be read as plain arrays; ``reason`` says why."""
 
     def __init__(self, reason):
         super().__init__(reason)
@@ -230,7 +223,7 @@ def read_npz(path):
 
 
 def _read_member(archive, info):
-    """(name, array) of one member of the archive, its header checked against its size first."""
+    """(name, array) of one member, its header checked against its size first."""
     if not info.filename.endswith(".npy"):
         raise ArchiveError(f"its member {info.filename!r} is not a .npy array")
     name = info.filename[:-len(".npy")]
@@ -252,19 +245,18 @@ def _read_member(archive, info):
 
 def _npy_header(member, name):
     """(dtype, shape, fortran_order) from the ``.npy`` header of ``member``, checked."""
+    readers = {(1, 0): np.lib.format.read_array_header_1_0,
+               (2, 0): np.lib.format.read_array_header_2_0}
     try:
         version = np.lib.format.read_magic(member)
-        readers = {(1, 0): np.lib.format.read_array_header_1_0,
-                   (2, 0): np.lib.format.read_array_header_2_0}
-        if version not in readers:
-            raise ArchiveError(f"the entry {name!r} has .npy format version {version}")
-        shape, fortran, dtype = readers[version](member)
-    except ArchiveError:
-        raise
+        reader = readers.get(version)
+        shape, fortran, dtype = reader(member) if reader else (None, None, None)
     except (ValueError, TypeError, SyntaxError, OverflowError) as error:
         reason = "a header longer than 10,000 bytes" if "max_header_size" in str(error) else \
             f"an invalid .npy header ({error})"
         raise ArchiveError(f"the entry {name!r} has {reason}") from None
+    if reader is None:
+        raise ArchiveError(f"the entry {name!r} has .npy format version {version}")
     if dtype.hasobject:
         raise ArchiveError(f"it holds Python objects (its entry {name!r})")
     if dtype.kind not in ARCHIVE_KINDS or dtype.itemsize == 0 or dtype.fields is not None \

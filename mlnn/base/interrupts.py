@@ -31,9 +31,8 @@ _AT_START = {signal.SIGINT: (signal.default_int_handler,),
 
 
 def _replace(received, replaceable=_OURS):
-    """For each stop whose handler is ``replaceable``, install one that appends the stop's
-    exception to ``received``; {signal: the handler replaced}, empty unless this is the main
-    thread (elsewhere ``signal.signal`` raises ValueError)."""
+    """{signal: the handler replaced} by one that appends the stop's exception to ``received``,
+    for each stop whose handler is ``replaceable``; empty unless this is the main thread."""
     previous = {}
     for signum, stop in STOPS.items():
         if signal.getsignal(signum) in replaceable[signum]:
@@ -50,8 +49,8 @@ def _restore(previous):
 
 
 def hold():
-    """From now on, record SIGINT and SIGTERM instead of acting (until :func:`release`);
-    idempotent. Called as ``python -m mlnn`` starts."""
+    """Record SIGINT and SIGTERM instead of acting until :func:`release` (as the command line
+    starts); idempotent."""
     if _held:
         return
     received = []

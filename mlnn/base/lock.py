@@ -92,7 +92,7 @@ def _create_exclusive(path):
 
 
 def _remove_if_stale(path, name):
-    """Remove the lock at ``path`` if its owner is gone; raise if a live process holds it."""
+    """Remove the lock at ``path`` unless a live process holds it (then raise)."""
     holder = lock_holder(path)
     if holder is None:
         with contextlib.suppress(FileNotFoundError):

@@ -33,8 +33,8 @@ def format_bytes(count):
 
 
 def wanted(stream, quiet=False, force=False):
-    """Whether to show progress on ``stream``: forced by ``force`` (``--progress``), else not
-    under ``quiet`` (``--quiet``), else only when ``stream`` is a terminal."""
+    """Whether to show progress on ``stream``: with ``force``, never with ``quiet``, else when
+    ``stream`` is a terminal."""
     if force:
         return True
     if quiet:
@@ -56,8 +56,8 @@ class Progress:
         self.started = time.perf_counter()
 
     def step(self, done, text, elapsed=None):
-        """Print (when enabled) and return the line after step ``done`` (``elapsed`` default:
-        since construction); the time left is the mean step so far times the steps left."""
+        """Print (when enabled) and return the line after step ``done`` (``elapsed``: since
+        construction); the time left is the mean step so far times the steps left."""
         elapsed = time.perf_counter() - self.started if elapsed is None else elapsed
         left = elapsed / done * (self.total - done) if done > 0 else None
         if done >= self.total:

@@ -1,10 +1,9 @@
 """Every input and option check of the project, and its one seeded train/validation split.
 
-Each check returns its input in canonical form (X: CSR with sorted indices and no duplicate,
-float of the requested dtype; Y: 0/1) or raises :class:`~mlnn.base.errors.MLNNError` naming the
-argument and the problem, never a traceback from inside NumPy (nor a crash: a sparse matrix's
-index arrays are checked before anything reads through them). :func:`validation_split` is the
-only place that carves validation documents out of training documents.
+Each check returns its input in canonical form (X: CSR, sorted indices, no duplicate, of the
+requested dtype; Y: 0/1) or raises :class:`~mlnn.base.errors.MLNNError` naming the argument and
+the problem, never a traceback from inside NumPy (nor a crash: a sparse matrix's index arrays
+are checked before anything reads through them).
 """
 
 import functools
@@ -18,8 +17,7 @@ from mlnn.base.errors import MLNNError, MLNNWarning, NotFittedError
 
 
 def _as_2d(A, name, columns, what="a 2-D array or sparse matrix"):
-    """A sparse input as CSR (its index arrays checked first), anything else as a 2-D ndarray;
-    raise if it is neither, e.g. on rows of different lengths."""
+    """A sparse ``A`` as CSR (its index arrays checked first), anything else as a 2-D ndarray."""
     if sp.issparse(A):
         _check_sparse_indices(A, name)
         return sp.csr_matrix(A)
@@ -35,27 +33,25 @@ def _as_2d(A, name, columns, what="a 2-D array or sparse matrix"):
 
 
 def _check_rows_equal(A, name, columns):
-    """Raise unless the rows of the list or tuple ``A`` (if it is one) are sequences of one
-    length: a ragged list, such as label sets given as lists of names, cannot be a matrix."""
+    """Raise if ``A`` is a list or tuple of rows of different lengths (a ragged label list)."""
     rows = (list, tuple, np.ndarray)
     if not isinstance(A, (list, tuple)) or not all(isinstance(row, rows) for row in A):
         return
     lengths = [len(row) for row in A]
     if len(set(lengths)) > 1:
         first = next(i for i, n in enumerate(lengths) if n != lengths[0])
-        example = " (e.g. a multi-label indicator matrix from label sets)" \
-            if columns == "labels" else ""
-        kind = "0/1 " if columns == "labels" else ""
+        labels = columns == "labels"
+        example = " (e.g. a multi-label indicator matrix from label sets)" if labels else ""
         raise MLNNError(f"{name} must be a 2-D matrix (documents × {columns}){example}, but its "
                         f"rows have different lengths (row 0 has {lengths[0]} entries, row "
-                        f"{first} has {lengths[first]}); give one {kind}column per {columns[:-1]}")
+                        f"{first} has {lengths[first]}); give one {'0/1 ' if labels else ''}"
+                        f"column per {columns[:-1]}")
 
 
 def _check_sparse_indices(A, name):
-    """Raise unless the index arrays of the sparse matrix ``A`` describe its shape (scipy's
-    ``check_format(full_check=True)`` faults: an index outside the matrix, an ``indptr`` that is
-    not a non-decreasing sequence from 0, data and index arrays of different lengths): products read memory through them, so a bad index
-    crashes the process or gives arbitrary results. One pass over the indices."""
+    """Raise on the faults of scipy's ``check_format(full_check=True)`` (an index outside the
+    matrix, a bad ``indptr``, arrays of different lengths), in one pass: products read memory
+    through the index arrays, so a bad index crashes the process or gives arbitrary results."""
     if A.format in ("csr", "csc", "bsr"):
         blocks = A.blocksize if A.format == "bsr" else (1, 1)
         rows, columns = (n // b for n, b in zip(A.shape, blocks))
@@ -94,22 +90,20 @@ def _check_index_range(name, A, indices, n, what):
 
 
 def _malformed(name, A, problem):
-    """Raise the one line of a sparse ``A`` whose index arrays do not fit its shape."""
     raise MLNNError(f"{name} is a malformed {A.format.upper()} matrix of shape {A.shape}: "
                     f"{problem}; rebuild it from valid index arrays (scipy's check_format("
                     "full_check=True) finds such faults)")
 
 
 def _check_shape(A, name, shape):
-    """Raise unless ``shape`` is None or the (n × L) shape of ``A``."""
     if shape is not None and A.shape != tuple(shape):
         raise MLNNError(f"{name} has shape {A.shape}, expected {tuple(shape)} "
                         "(documents × labels)")
 
 
 def _check_finite(X, name, overflow=None):
-    """Raise unless every stored value of the CSR matrix X is finite, naming the first bad entry
-    (as an overflow of the dtype ``overflow`` when given)."""
+    """Raise unless every stored value of the CSR X is finite, naming the first bad entry (as an
+    overflow of the dtype ``overflow`` when given)."""
     if np.issubdtype(X.dtype, np.inexact) and not np.all(np.isfinite(X.data)):
         bad = np.flatnonzero(~np.isfinite(X.data))[0]
         row = np.searchsorted(X.indptr, bad, side="right") - 1
@@ -119,10 +113,14 @@ def _check_finite(X, name, overflow=None):
         raise MLNNError(f"{name} contains NaN or infinite values (first at {where})")
 
 
+def _check_count(A, name, axis, expected, what):
+    if expected is not None and A.shape[axis] != expected:
+        raise MLNNError(f"{name} has {A.shape[axis]} {what}, expected {expected}")
+
+
 def check_X(X, name="X", n_features=None, dtype=np.float64, n_samples=None):
-    """X (n × D, sparse or dense) as a CSR matrix of ``dtype`` in canonical form (sorted
-    indices, duplicates summed): dense and sparse input take the same path and give identical
-    results. Dense float16 is widened (scipy.sparse does not hold it)."""
+    """X (n × D, sparse or dense) as a canonical CSR matrix of ``dtype``: dense and sparse input
+    take the same path. Dense float16 is widened (scipy.sparse does not hold it)."""
     X = _as_2d(X, name, "features")
     if np.issubdtype(X.dtype, np.complexfloating):
         raise MLNNError(f"{name} must hold real numbers (Complex data not supported), "
@@ -138,10 +136,8 @@ def check_X(X, name="X", n_features=None, dtype=np.float64, n_samples=None):
             cast = X.astype(dtype)
         _check_finite(cast, name, overflow=np.dtype(dtype).name)
         X = cast
-    if n_samples is not None and X.shape[0] != n_samples:
-        raise MLNNError(f"{name} has {X.shape[0]} rows (documents), expected {n_samples}")
-    if n_features is not None and X.shape[1] != n_features:
-        raise MLNNError(f"{name} has {X.shape[1]} features (columns), expected {n_features}")
+    _check_count(X, name, 0, n_samples, "rows (documents)")
+    _check_count(X, name, 1, n_features, "features (columns)")
     if not X.has_canonical_format:         # sorted, each entry once (duplicates summed)
         X = X.copy()
         X.sum_duplicates()
@@ -151,8 +147,7 @@ def check_X(X, name="X", n_features=None, dtype=np.float64, n_samples=None):
 def check_Y(Y, name="Y", n_samples=None, n_labels=None, shape=None):
     """The 0/1 label matrix Y (n × L; bool, integer or real; dense, nested lists or sparse) as a
     new CSR int8 matrix without explicit zeros. Sparse input is judged after summing duplicates
-    (a COO entry stored twice as 1 is a 2). ``n_samples``/``n_labels`` check one dimension,
-    ``shape`` both."""
+    (a COO entry stored twice as 1 is a 2)."""
     Y = _as_2d(Y, name, "labels", "a 2-D 0/1 array or sparse matrix")
     if sp.issparse(Y):
         Y = Y.copy()                       # sum_duplicates works in place
@@ -160,8 +155,7 @@ def check_Y(Y, name="Y", n_samples=None, n_labels=None, shape=None):
     check_label_values(Y.data if sp.issparse(Y) else Y, name)
     if n_samples is not None and Y.shape[0] != n_samples:
         raise MLNNError(f"{name} has {Y.shape[0]} rows but X has {n_samples} documents")
-    if n_labels is not None and Y.shape[1] != n_labels:
-        raise MLNNError(f"{name} has {Y.shape[1]} labels (columns), expected {n_labels}")
+    _check_count(Y, name, 1, n_labels, "labels (columns)")
     _check_shape(Y, name, shape)
     Y = sp.csr_matrix(Y.astype(np.int8, copy=True))
     Y.eliminate_zeros()
@@ -182,8 +176,8 @@ def check_label_values(values, name):
 
 
 def check_dense_Y(Y, name="Y", shape=None):
-    """The 0/1 label matrix Y (n × L) as a dense ndarray of its own dtype (a dense ndarray is
-    returned as is), checked as :func:`check_Y` does: for the losses' minibatch labels."""
+    """Y checked as :func:`check_Y` does, as a dense ndarray of its own dtype (a dense ndarray
+    is returned as is): for the losses' minibatch labels."""
     Y = _as_2d(Y, name, "labels", "a 2-D 0/1 array or sparse matrix")
     Y = Y.toarray() if sp.issparse(Y) else Y
     check_label_values(Y, name)
@@ -192,7 +186,7 @@ def check_dense_Y(Y, name="Y", shape=None):
 
 
 def check_scores(scores, name="scores"):
-    """Return the dense real matrix ``scores`` as float64; raise on sparse or NaN/inf."""
+    """The dense real matrix ``scores`` as float64; raise on sparse or NaN/inf."""
     if sp.issparse(scores):
         raise MLNNError(f"{name} must be a dense array (documents × labels), got a sparse matrix")
     scores = _as_2d(scores, name, "labels", "a 2-D array of real numbers")
@@ -206,8 +200,8 @@ def check_scores(scores, name="scores"):
 
 
 def _check_real(value, name, requirement, accept):
-    """``value`` as a float if it is a real scalar (a Python or NumPy int or float; no bool, no
-    complex) that ``accept``s; else raise naming the ``requirement``."""
+    """``value`` as a float if it is a real scalar (no bool, no complex) that ``accept``s; else
+    raise naming the ``requirement``."""
     real = not isinstance(value, (bool, np.bool_)) and isinstance(
         value, (int, float, np.integer, np.floating))
     try:
@@ -220,24 +214,21 @@ def _check_real(value, name, requirement, accept):
 
 
 def check_finite_float(value, name):
-    """``value`` as a float; raise unless it is a finite real number."""
     return _check_real(value, name, "a finite number", np.isfinite)
 
 
 def check_positive_float(value, name):
-    """``value`` as a float; raise unless it is a finite real number > 0."""
     return _check_real(value, name, "a positive finite number",
                        lambda v: np.isfinite(v) and v > 0)
 
 
 def check_nonnegative_float(value, name):
-    """``value`` as a float; raise unless it is a finite real number ≥ 0."""
     return _check_real(value, name, "a finite number ≥ 0", lambda v: np.isfinite(v) and v >= 0)
 
 
 def check_float_in(value, name, low, high, closed="left"):
-    """``value`` as a float; raise unless it is a real number between ``low`` and ``high``, the
-    ends included as ``closed`` says: "left", "right", "both" or "neither"."""
+    """``value`` as a float between ``low`` and ``high``, the ends included as ``closed`` says:
+    "left", "right", "both" or "neither"."""
     ends = {"left": "[)", "right": "(]", "both": "[]", "neither": "()"}
     left, right = ends[check_choice(closed, "closed", ends)]
 
@@ -248,12 +239,11 @@ def check_float_in(value, name, low, high, closed="left"):
 
 
 def check_fraction(value, name, allow_zero=False):
-    """``value`` as a float in (0, 1), or in [0, 1) with ``allow_zero``; raise otherwise."""
+    """``value`` as a float in (0, 1), or in [0, 1) with ``allow_zero``."""
     return check_float_in(value, name, 0, 1, closed="left" if allow_zero else "neither")
 
 
 def _is_int(value):
-    """Whether ``value`` is a Python or NumPy integer (a bool is not)."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
@@ -270,23 +260,20 @@ check_positive_int = check_integer
 
 
 def check_bool(value, name):
-    """``value`` as a bool; raise unless it is True or False (Python's or NumPy's)."""
     if not isinstance(value, (bool, np.bool_)):
         raise MLNNError(f"{name} must be True or False, got {value!r}")
     return bool(value)
 
 
 def check_seed(value, name="random_state"):
-    """``value`` unchanged; raise unless it is None or an integer ≥ 0 (not a bool): a seed for
-    ``numpy.random.default_rng``."""
+    """``value`` unchanged; raise unless it is None or an integer ≥ 0 (a seed)."""
     if value is not None and (not _is_int(value) or value < 0):
         raise MLNNError(f"{name} must be None or an integer >= 0 (a seed), got {value!r}")
     return value
 
 
 def check_choice(value, name, choices):
-    """``value`` unchanged; raise unless it is one of ``choices`` (an array or a list never is,
-    even one equal to a name)."""
+    """``value`` unchanged; raise unless it is one of ``choices`` (an array or a list never is)."""
     try:
         known = hash(value) is not None and value in choices
     except TypeError:                      # unhashable: an array, a list, a dict
@@ -297,13 +284,13 @@ def check_choice(value, name, choices):
 
 
 def check_registered(value, name, registry):
-    """``value`` unchanged; raise unless it is a key of ``registry``, a dict of entries by name
-    read now (an entry registered later counts; a key that is not a string names nothing)."""
+    """``value`` unchanged; raise unless it is a string key of the dict ``registry`` (read now,
+    so that an entry registered later counts)."""
     return check_choice(value, name, sorted(key for key in registry if isinstance(key, str)))
 
 
 def check_length(values, name, expected):
-    """``values`` as a list; raise unless it has ``expected`` entries (e.g. one name per label)."""
+    """``values`` as a list; raise unless it has ``expected`` entries."""
     values = list(values)
     if len(values) != expected:
         raise MLNNError(f"{name} has {len(values)} entries, expected {expected}")
@@ -331,7 +318,7 @@ def _joined_not_fitted_error(sklearn_class):
 
 
 def check_sample_weight(sample_weight, n):
-    """``sample_weight`` as a float64 array of ``n`` finite weights ≥ 0, not all 0; else raise."""
+    """``sample_weight`` as a float64 array of ``n`` finite weights ≥ 0, not all 0."""
     try:
         weights = np.asarray(sample_weight, dtype=np.float64)
     except (TypeError, ValueError):
@@ -346,10 +333,9 @@ def check_sample_weight(sample_weight, n):
 
 def check_training_data(X, Y, X_val=None, Y_val=None, n_features=None, n_labels=None,
                         dtype=np.float64, warn=False):
-    """(X, Y, X_val, Y_val) checked for training (:func:`check_X`, :func:`check_Y`); ``X_val``
-    and ``Y_val`` together or not at all. Raise if X and Y leave nothing to learn (no positive
-    label, or only empty documents); with ``warn``, warn naming the labels without a positive
-    document."""
+    """(X, Y, X_val, Y_val) checked for training; ``X_val`` and ``Y_val`` together or not at all.
+    Raise if X and Y leave nothing to learn; with ``warn``, warn naming the labels without a
+    positive document."""
     if Y is None:
         raise MLNNError("the labels Y are missing: training requires y to be passed, "
                         "but the target y is None")
@@ -409,7 +395,8 @@ def check_validation_labels(Y_val, name):
 def validation_split(n, fraction, random_state=0):
     """``(fit_rows, val_rows)``, both sorted: the validation documents are the first
     ``round(fraction · n)`` entries of ``default_rng(random_state).permutation(n)`` (ours: the
-    paper chooses η0 and C on validation data, Sec. 4, but does not say where they come from)."""
+    paper chooses η0 and C on validation data, Sec. 4, but does not say where they come from).
+    The only place that carves validation documents out of training documents."""
     fraction = check_fraction(fraction, "validation fraction")
     n_val = int(round(fraction * n))
     if n_val < 1 or n_val >= n:
@@ -420,8 +407,8 @@ def validation_split(n, fraction, random_state=0):
 
 
 def check_split(validation, n):
-    """An explicit ``(fit_rows, val_rows)`` pair as flat ``intp`` arrays, checked: both
-    non-empty, inside ``[0, n)`` and disjoint."""
+    """An explicit ``(fit_rows, val_rows)`` as flat ``intp`` arrays: non-empty, inside
+    ``[0, n)`` and disjoint."""
     try:
         fit_rows, val_rows = (np.asarray(part, dtype=np.intp).ravel() for part in validation)
     except (TypeError, ValueError):

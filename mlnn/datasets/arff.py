@@ -9,6 +9,7 @@ a problem are the rows walked one by one, to name its line.
 """
 
 import gzip
+import re
 import xml.etree.ElementTree as ET
 import zlib
 from collections import Counter
@@ -26,8 +27,7 @@ _LARGEST = float(np.finfo(np.float32).max)
 
 
 def read_text(path):
-    """The text of the file ``path`` (``.gz`` decompressed), decoded by
-    :func:`mlnn.datasets.text.decode`; DataFormatError if it cannot be read."""
+    """The text of the file ``path`` (``.gz`` decompressed), by :func:`.text.decode`."""
     path = Path(path)
     try:
         if path.name.endswith(".gz"):
@@ -42,8 +42,8 @@ def read_text(path):
 
 
 def read_mulan_xml(path, expected_count=None):
-    """The label names of a MULAN XML file, in file order (nested labels depth first); if
-    ``expected_count`` is given, the file must name that many."""
+    """The label names of a MULAN XML file, in file order (nested labels depth first), of which
+    there must be ``expected_count`` if given."""
     try:
         root = ET.fromstring(read_text(path))
     except ET.ParseError as error:
@@ -85,14 +85,13 @@ def read_arff(path, label_names):
     labels = np.array([position[name] for name in label_names], dtype=np.int64)
     features = np.setdiff1d(np.arange(len(names)), labels)
     matrix = matrix.tocsc()
-    Y = matrix[:, labels].tocsr()
+    X, Y = (matrix[:, columns].tocsr() for columns in (features, labels))
     if not np.all(Y.data == 1):
         bad_row = Y.nonzero()[0][np.flatnonzero(Y.data != 1)[0]]
         raise DataFormatError(f"{path}:{numbers[bad_row]}: a label attribute has a value other "
                               "than 0/1")
-    X = matrix[:, features].tocsr()
-    X.sort_indices()
     Y = Y.astype(np.int8)
+    X.sort_indices()
     Y.sort_indices()
     return X, Y, [names[i] for i in features]
 
@@ -118,20 +117,15 @@ def _parse_header(lines, path):
 
 
 def _parse_attribute(rest, where):
-    """The name of the attribute declared by ``rest`` (the text after ``@attribute``), after
-    checking that its type is numeric or nominal with numeric values."""
+    """The name of the attribute ``rest`` (the text after ``@attribute``) declares, whose type
+    must be numeric or nominal with numeric values."""
     if not rest:
         raise DataFormatError(f"{where}: @attribute without a name")
     if rest[0] in "'\"":                              # a quoted name, with backslash escapes
-        i, chars = 1, []
-        while i < len(rest) and rest[i] != rest[0]:
-            if rest[i] == "\\" and i + 1 < len(rest):
-                i += 1
-            chars.append(rest[i])
-            i += 1
-        if i >= len(rest):
+        quoted = re.match(r"(['\"])((?:\\.|(?!\1)[^\\])*)\1(.*)", rest, re.S)
+        if not quoted:
             raise DataFormatError(f"{where}: unterminated quoted attribute name")
-        name, kind = "".join(chars), rest[i + 1:].strip()
+        name, kind = re.sub(r"\\(.)", r"\1", quoted[2], flags=re.S), quoted[3].strip()
     else:
         name, kind = (rest.split(None, 1) + [""])[:2]
     if not kind:
@@ -150,9 +144,9 @@ def _parse_attribute(rest, where):
 
 
 def _parse_data(path, rows, numbers, n_attributes):
-    """The data rows (sparse ``{i v,...}`` if the first one is, else dense ``v1,...,vK``) as a
-    CSR matrix (rows × attributes, float64), every number converted at once; any problem is
-    located by :func:`_raise_first_error`."""
+    """The data rows (sparse ``{i v,...}`` if the first one is, else dense) as a CSR matrix
+    (rows × attributes, float64), every number converted at once; any problem is located by
+    :func:`_raise_first_error`."""
     sparse = rows[0].startswith("{")
     if sparse:
         inners = [row[1:-1].strip() for row in rows]
@@ -192,7 +186,7 @@ def csr_rows(counts, columns, values, width):
 
 
 def _raise_first_error(path, rows, numbers, n_attributes, sparse):
-    """Raise the DataFormatError naming the first bad entry, walking the rows one by one."""
+    """Raise the DataFormatError of the first bad entry, walking the rows one by one."""
     for row, number in zip(rows, numbers):
         where, seen = f"{path}:{number}", set()
         for index, value in _entries(row, where, n_attributes, sparse):
@@ -227,8 +221,7 @@ def check_entry(where, kind, index, value, width, seen, dtype, offset=0):
 
 
 def _entries(row, where, n_attributes, sparse):
-    """The (index, value) texts of one data row, whose form (braces, entries, the number of
-    values of a dense row) is checked."""
+    """The (index, value) texts of one data row, whose form is checked."""
     if not sparse:
         fields = row.split(",")
         if len(fields) != n_attributes:

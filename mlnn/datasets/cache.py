@@ -15,6 +15,7 @@ import scipy.sparse as sp
 
 from mlnn.base.errors import MLNNError, MLNNWarning
 from mlnn.base.fileio import arrays_digest, atomic_write, read_npz
+from mlnn.base.validation import check_X, check_Y
 from mlnn.datasets.paths import cache_dir
 
 FORMAT_VERSION = 2
@@ -37,13 +38,12 @@ def save(path, parts, feature_names, label_names, description, extras=None):
     arrays = {}
     for part in _MATRICES:
         matrix = sp.csr_matrix(parts[part])
-        arrays[f"{part}_data"] = matrix.data
-        arrays[f"{part}_indices"] = matrix.indices
-        arrays[f"{part}_indptr"] = matrix.indptr
-        arrays[f"{part}_shape"] = np.array(matrix.shape, dtype=np.int64)
-    arrays["feature_names"] = np.array(feature_names, dtype=str)
-    arrays["label_names"] = np.array(label_names, dtype=str)
-    arrays["description"] = np.array(description, dtype=str)
+        arrays.update({f"{part}_data": matrix.data, f"{part}_indices": matrix.indices,
+                       f"{part}_indptr": matrix.indptr,
+                       f"{part}_shape": np.array(matrix.shape, dtype=np.int64)})
+    for key, value in (("feature_names", feature_names), ("label_names", label_names),
+                       ("description", description)):
+        arrays[key] = np.array(value, dtype=str)
     for name, value in (extras or {}).items():
         arrays[_EXTRA + name] = np.asarray(value)
     arrays["sha256"] = np.array(arrays_digest(arrays))
@@ -76,39 +76,21 @@ def load(path):
 
 
 def _entry(arrays):
-    """The tuple :func:`load` returns, from the checked arrays of an entry; ValueError if the
-    matrices are not consistent."""
-    parts = {}
-    for part in _MATRICES:
-        shape = tuple(int(n) for n in arrays[f"{part}_shape"])
-        parts[part] = sp.csr_matrix(
-            (arrays[f"{part}_data"], arrays[f"{part}_indices"], arrays[f"{part}_indptr"]),
-            shape=shape)
-        parts[part].check_format(full_check=True)
-        if not np.all(np.isfinite(parts[part].data)):
-            raise ValueError(f"{part} holds a non-finite value")
-        parts[part].has_sorted_indices = True
-    _check_parts(parts)
+    """The tuple :func:`load` returns, from the checked arrays of an entry; ValueError unless
+    the matrices are consistent CSR matrices that fit together (one set of documents per split,
+    one set of features and labels, Y of 0/1): checked as any input is
+    (:mod:`mlnn.base.validation`)."""
+    X, Y, X_test, Y_test = (sp.csr_matrix(
+        (arrays[f"{part}_data"], arrays[f"{part}_indices"], arrays[f"{part}_indptr"]),
+        shape=tuple(int(n) for n in arrays[f"{part}_shape"])) for part in _MATRICES)
+    X_test = check_X(X_test, "X_test", n_features=X.shape[1])
+    parts = {"X_train": check_X(X, "X_train"), "X_test": X_test,
+             "Y_train": check_Y(Y, "Y_train", shape=(X.shape[0], Y.shape[1])),
+             "Y_test": check_Y(Y_test, "Y_test", shape=(X_test.shape[0], Y.shape[1]))}
     feature_names = [str(s) for s in arrays["feature_names"]]
     label_names = [str(s) for s in arrays["label_names"]]
-    if len(feature_names) != parts["X_train"].shape[1] or \
-            len(label_names) != parts["Y_train"].shape[1]:
+    if len(feature_names) != X.shape[1] or len(label_names) != Y.shape[1]:
         raise ValueError("the names do not match the matrices")
     extras = {name[len(_EXTRA):]: value for name, value in arrays.items()
               if name.startswith(_EXTRA)}
     return parts, feature_names, label_names, str(arrays["description"]), extras
-
-
-def _check_parts(parts):
-    """ValueError unless the four matrices fit together: X and Y of a split have the same
-    documents, both splits the same features and labels, and Y holds only 0 and 1."""
-    for split in ("train", "test"):
-        X, Y = parts[f"X_{split}"], parts[f"Y_{split}"]
-        if X.shape[0] != Y.shape[0]:
-            raise ValueError(f"X_{split} and Y_{split} have {X.shape[0]} and {Y.shape[0]} rows")
-        if not np.all((Y.data == 0) | (Y.data == 1)):
-            raise ValueError(f"Y_{split} holds values other than 0 and 1")
-    if parts["X_train"].shape[1] != parts["X_test"].shape[1] or \
-            parts["Y_train"].shape[1] != parts["Y_test"].shape[1]:
-        raise ValueError("the training and test matrices have different widths")
-

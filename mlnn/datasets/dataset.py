@@ -30,8 +30,8 @@ class Dataset:
         n_train, n_test = self.X_train.shape[0], self.X_test.shape[0]
         M, L = n_train + n_test, Y_train.shape[1]
         labels_train, labels_test = np.diff(Y_train.indptr), np.diff(Y_test.indptr)
-        positives_train = np.bincount(Y_train.indices, minlength=L)
-        positives_test = np.bincount(Y_test.indices, minlength=L)
+        positives_train, positives_test = (np.bincount(Y.indices, minlength=L)
+                                           for Y in (Y_train, Y_test))
         nan = float("nan")                  # a mean over no documents is undefined, not 0
         C = float((labels_train.sum() + labels_test.sum()) / M) if M else nan
         return {

@@ -21,7 +21,7 @@ from mlnn.datasets.paths import check_data_dir, data_dir as default_data_dir
 
 @dataclass(frozen=True)
 class Source:
-    """One downloadable file: where it goes under the data directory, its URL and SHA-256."""
+    """One downloadable file: its name under the data directory, its URL and SHA-256."""
     filename: str
     url: str
     sha256: str
@@ -50,7 +50,6 @@ _CHUNK = 1 << 20
 
 
 def sha256_file(path):
-    """Hex SHA-256 of the file at ``path``."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(_CHUNK), b""):
@@ -79,8 +78,7 @@ def fetch_file(url, destination, sha256, force=False, timeout=60.0, progress=Non
 
 
 def _download(url, handle, timeout, progress=None):
-    """Stream ``url`` into the open file ``handle``, calling ``progress(received, total)`` after
-    each block; returns the SHA-256 of the bytes."""
+    """The SHA-256 of ``url``, streamed into the open file ``handle``."""
     digest, received = hashlib.sha256(), 0
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
@@ -106,7 +104,7 @@ def _download(url, handle, timeout, progress=None):
 
 
 def check_base_url(base_url, name="base_url"):
-    """``base_url``; raise naming ``name`` unless it is an http(s)://, ftp:// or file:// URL."""
+    """``base_url``, if it is an http(s)://, ftp:// or file:// URL."""
     parts = urllib.parse.urlsplit(str(base_url))
     if parts.scheme not in ("http", "https", "ftp", "file") or \
             (parts.scheme != "file" and not parts.netloc):

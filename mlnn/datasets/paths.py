@@ -9,25 +9,21 @@ from mlnn.base.errors import MLNNError
 
 
 def data_dir():
-    """The data directory: ``$MLNN_DATA`` if set, else ``~/.cache/mlnn``."""
     return Path(os.environ.get("MLNN_DATA") or Path.home() / ".cache" / "mlnn")
 
 
 def cache_dir():
-    """The cache of processed matrices: ``$MLNN_CACHE`` if set, else ``~/.cache/mlnn/processed``."""
     return Path(os.environ.get("MLNN_CACHE") or Path.home() / ".cache" / "mlnn" / "processed")
 
 
 def offline():
-    """Whether ``$MLNN_OFFLINE`` forbids downloads: set, and not empty, ``0``, ``false`` or
-    ``no`` (in any case)."""
+    """Whether ``$MLNN_OFFLINE`` is set, and not empty, ``0``, ``false`` or ``no`` (any case)."""
     return os.environ.get("MLNN_OFFLINE", "").strip().lower() not in ("", "0", "false", "no")
 
 
 def check_data_dir(path, name="MLNN_DATA", create=False):
-    """``path`` as a Path; raise :class:`MLNNError` naming ``name`` (the option or variable that
-    gave it) if it exists but is not a readable directory (with ``create``: writable, for a
-    download). A missing directory is left to the caller, which names the file it needs."""
+    """``path`` as a Path; raise naming ``name`` if it exists but is not a readable (with
+    ``create``: writable) directory. A missing one is left to the caller, which names the file."""
     path = Path(path)
     if not path.exists():
         return path

@@ -47,18 +47,14 @@ def _unescape(text):
         .replace("&amp;", "&")
 
 
-def _element(pattern, content):
-    """The text of the first element ``pattern`` matches in ``content``; "" if there is none."""
-    match = pattern.search(content)
-    return match.group(1) if match else ""
+def _elements(tag, content):
+    """The texts of the elements ``<tag ...>...</tag>`` in ``content``."""
+    return re.findall(rf"<{tag}\b[^>]*>(.*?)</{tag}>", content, re.S)
 
 
-_TITLE = re.compile(r"<TITLE>(.*?)</TITLE>", re.S)
-_BODY = re.compile(r"<BODY>(.*?)</BODY>", re.S)
-_TEXT = re.compile(r"<TEXT\b[^>]*>(.*?)</TEXT>", re.S)
-_TOPICS = re.compile(r"<TOPICS>(.*?)</TOPICS>", re.S)
-_D = re.compile(r"<D>(.*?)</D>", re.S)
-_TAG = re.compile(r"<[^>]*>")
+def _element(tag, content):
+    """The text of the first element ``tag`` in ``content``; "" if there is none."""
+    return (_elements(tag, content) or [""])[0]
 
 
 def parse_sgml(text, source="<string>"):
@@ -83,13 +79,10 @@ def parse_sgml(text, source="<string>"):
         content = text[match.end():end]
         if ("<TOPICS>" in content) != ("</TOPICS>" in content):
             raise DataFormatError(f"{source}:{line}: unclosed <TOPICS> in document {newid}")
-        topics = [_unescape(t).strip() for t in _D.findall(_element(_TOPICS, content))]
-        title = _unescape(_element(_TITLE, content)).strip()
-        body = _unescape(_element(_BODY, content)).strip()
-        if title or body:
-            full = title + "\n" + body
-        else:
-            full = _unescape(_TAG.sub(" ", _element(_TEXT, content))).strip()
+        topics = [_unescape(t).strip() for t in _elements("D", _element("TOPICS", content))]
+        title, body = (_unescape(_element(tag, content)).strip() for tag in ("TITLE", "BODY"))
+        full = title + "\n" + body if title or body else \
+            _unescape(re.sub(r"<[^>]*>", " ", _element("TEXT", content))).strip()
         documents.append(ReutersDocument(
             newid=newid, lewissplit=attributes["LEWISSPLIT"],
             has_topics=attributes.get("TOPICS") == "YES", topics=topics, text=full))
@@ -132,14 +125,11 @@ def read_reuters(source):
 def modapte_split(documents):
     """``(train, test, categories)``: the ModApte documents (each with a kept category) and the
     sorted categories that have a training and a test document (90 for the real collection)."""
-    candidates = [d for d in documents if d.has_topics and d.lewissplit in ("TRAIN", "TEST")]
-    in_train = {t for d in candidates if d.lewissplit == "TRAIN" for t in d.topics}
-    in_test = {t for d in candidates if d.lewissplit == "TEST" for t in d.topics}
-    categories = sorted(in_train & in_test)
-    keep = set(categories)
-    train = [d for d in candidates if d.lewissplit == "TRAIN" and keep.intersection(d.topics)]
-    test = [d for d in candidates if d.lewissplit == "TEST" and keep.intersection(d.topics)]
-    return train, test, categories
+    train, test = ([d for d in documents if d.has_topics and d.lewissplit == split]
+                   for split in ("TRAIN", "TEST"))
+    keep = {t for d in train for t in d.topics} & {t for d in test for t in d.topics}
+    train, test = ([d for d in split if keep.intersection(d.topics)] for split in (train, test))
+    return train, test, sorted(keep)
 
 
 def label_matrix(documents, categories):

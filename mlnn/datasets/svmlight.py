@@ -27,7 +27,7 @@ def read_svmlight(path, n_features=None, n_labels=None, zero_based="auto", dtype
 
 def parse_svmlight(text, source="<string>", n_features=None, n_labels=None, zero_based="auto",
                    dtype=np.float64):
-    """:func:`read_svmlight` on the ``text`` of a file (``source`` names it in messages)."""
+    """:func:`read_svmlight` on the ``text`` of a file named ``source``."""
     lone = re.search("\r(?!\n)", text)         # classic Mac OS line ends: one run-together line
     if lone:
         line = text.count("\n", 0, lone.start()) + 1
@@ -55,9 +55,8 @@ def parse_svmlight(text, source="<string>", n_features=None, n_labels=None, zero
 
 
 def _split_line(line):
-    """(label text, feature text) of a data line; None for an empty or comment line. A line of
-    blanks is a document without labels and features. Blanks are spaces or tabs, as anywhere in
-    the format."""
+    """(label text, feature text) of a data line; None for an empty or comment line (a line of
+    blanks, spaces or tabs, is a document without labels and features)."""
     line = line.split("#", 1)[0].rstrip("\r")
     if not line:
         return None
@@ -69,8 +68,7 @@ def _split_line(line):
 
 def _parse_documents(source, documents, n_features, n_labels, zero_based, dtype):
     """X and Y of the (line number, label text, feature text) ``documents``, all numbers
-    converted at once; any problem is located by :func:`_raise_first_error`. ``zero_based``
-    None: decided by :func:`_index_base`."""
+    converted at once; any problem is located by :func:`_raise_first_error`."""
     labels, features = [d[1] for d in documents], [d[2] for d in documents]
     feature_counts = [text.count(":") for text in features]
     tokens = " ".join(features).replace(":", " ").split()

@@ -56,7 +56,7 @@ ANALYZER = "lowercase; inner apostrophes dropped; token_pattern; stop words; Por
 
 def decode(raw, source):
     """The text of the bytes ``raw`` read from ``source`` (named in messages): UTF-8 (a byte-order
-    mark dropped), else Latin-1; UTF-16, UTF-32 and binary refused (:func:`check_text_bytes`)."""
+    mark dropped), else Latin-1."""
     check_text_bytes(raw, source)
     try:
         return raw.decode("utf-8-sig")
@@ -66,8 +66,7 @@ def decode(raw, source):
 
 def check_text_bytes(raw, source):
     """Raise :class:`~mlnn.base.errors.DataFormatError` if the bytes ``raw`` of ``source`` are
-    UTF-16 or UTF-32 text (by a byte-order mark, or zero bytes between ASCII characters) or hold
-    a zero byte (a binary file)."""
+    UTF-16 or UTF-32 text or hold a zero byte (a binary file)."""
     encoding = _wide_encoding(raw)
     if encoding is not None:
         raise DataFormatError(f"{source}: the file is encoded as {encoding}; mlnn reads UTF-8 "
@@ -102,8 +101,7 @@ def tokenize(text, token_pattern=DEFAULT_TOKEN_PATTERN):
 # --- The Porter stemmer (Porter 1980) -----------------------------------------------------
 
 def _pattern(word):
-    """Porter's consonants "c" and vowels "v" of ``word``: a consonant is a letter other than
-    a, e, i, o, u, and other than a y after a consonant."""
+    """Porter's consonants "c" and vowels "v" of ``word`` (y after a consonant is a vowel)."""
     pattern = ""
     for letter in word:
         vowel = letter in "aeiou" or (letter == "y" and pattern.endswith("c"))
@@ -129,27 +127,32 @@ def _ends_cvc(word):
     return _pattern(word).endswith("cvc") and word[-1] not in "wxy"
 
 
-def _replace_longest(word, rules):
-    """Apply the rule with the longest matching suffix if m(stem) > 0."""
+def _replace_longest(word, rules, m=0):
+    """Apply the rule with the longest matching suffix if m(stem) > ``m`` (-ion only after s or
+    t); a longest suffix whose stem fails leaves ``word`` as it is."""
     for suffix, replacement in rules:
         if word.endswith(suffix):
             stem = word[:len(word) - len(suffix)]
-            return stem + replacement if _measure(stem) > 0 else word
+            ok = _measure(stem) > m and (suffix != "ion" or stem.endswith(("s", "t")))
+            return stem + replacement if ok else word
     return word
 
 
-_STEP2 = sorted([
+def _longest_first(rules):
+    return sorted(rules, key=lambda rule: -len(rule[0]))
+
+
+_STEP2 = _longest_first([
     ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"),
     ("izer", "ize"), ("abli", "able"), ("alli", "al"), ("entli", "ent"), ("eli", "e"),
     ("ousli", "ous"), ("ization", "ize"), ("ation", "ate"), ("ator", "ate"), ("alism", "al"),
     ("iveness", "ive"), ("fulness", "ful"), ("ousness", "ous"), ("aliti", "al"),
-    ("iviti", "ive"), ("biliti", "ble")], key=lambda rule: -len(rule[0]))
-_STEP3 = sorted([
-    ("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"),
-    ("ful", ""), ("ness", "")], key=lambda rule: -len(rule[0]))
-_STEP4 = sorted(["al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment",
-                 "ent", "ion", "ou", "ism", "ate", "iti", "ous", "ive", "ize"],
-                key=lambda suffix: -len(suffix))
+    ("iviti", "ive"), ("biliti", "ble")])
+_STEP3 = _longest_first([("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"),
+                         ("ical", "ic"), ("ful", ""), ("ness", "")])
+_STEP4 = _longest_first([(suffix, "") for suffix in (
+    "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou",
+    "ism", "ate", "iti", "ous", "ive", "ize")])
 
 
 @functools.lru_cache(maxsize=None)
@@ -179,16 +182,9 @@ def porter_stem(word):
     # Step 1c: y -> i when the stem has a vowel.
     if word.endswith("y") and _has_vowel(word[:-1]):
         word = word[:-1] + "i"
-    # Steps 2 and 3: double and single suffixes, m > 0.
-    word = _replace_longest(word, _STEP2)
-    word = _replace_longest(word, _STEP3)
-    # Step 4: m > 1; -ion only after s or t.
-    for suffix in _STEP4:
-        if word.endswith(suffix):
-            stem = word[:-len(suffix)]
-            if _measure(stem) > 1 and (suffix != "ion" or stem.endswith(("s", "t"))):
-                word = stem
-            break
+    # Steps 2 and 3: double and single suffixes, m > 0; step 4: m > 1, -ion only after s or t.
+    word = _replace_longest(_replace_longest(word, _STEP2), _STEP3)
+    word = _replace_longest(word, _STEP4, m=1)
     # Step 5a: final -e.
     if word.endswith("e"):
         stem = word[:-1]
@@ -216,12 +212,9 @@ class TfidfVectorizer:
                  min_df=1, sublinear_tf=False, norm=True):
         if int(min_df) < 1:
             raise MLNNError(f"min_df must be >= 1, got {min_df!r}")
-        self.stem = stem
-        self.stop_words = frozenset(stop_words or ())
-        self.token_pattern = token_pattern
-        self.min_df = int(min_df)
-        self.sublinear_tf = sublinear_tf
-        self.norm = norm
+        self.stem, self.token_pattern, self.sublinear_tf, self.norm = \
+            stem, token_pattern, sublinear_tf, norm
+        self.stop_words, self.min_df = frozenset(stop_words or ()), int(min_df)
 
     def _analyze(self, documents):
         return [analyze(doc, self.token_pattern, self.stop_words, self.stem) for doc in documents]
@@ -232,7 +225,6 @@ class TfidfVectorizer:
         return self
 
     def fit_transform(self, documents):
-        """:meth:`fit` on ``documents`` and return their tf-idf matrix."""
         terms = self._analyze(documents)
         df = Counter(term for doc in terms for term in set(doc))     # documents per term
         vocabulary = sorted(term for term, count in df.items() if count >= self.min_df)
@@ -241,8 +233,8 @@ class TfidfVectorizer:
         return self._tfidf(terms)
 
     def set_vocabulary(self, vocabulary, idf):
-        """This vectorizer, fitted with the D terms ``vocabulary`` and their ``idf`` as :meth:`fit`
-        leaves it (how a model file or the dataset cache restores it)."""
+        """This vectorizer, fitted with the D terms ``vocabulary`` and their ``idf`` (how a model
+        file or the dataset cache restores it)."""
         vocabulary = [str(term) for term in vocabulary]
         idf = np.array(idf, dtype=np.float64).reshape(-1)
         if idf.size != len(vocabulary):
@@ -268,16 +260,14 @@ class TfidfVectorizer:
 
     @classmethod
     def from_state(cls, settings, arrays):
-        """The fitted vectorizer of :meth:`get_state`'s ``(settings, arrays)``. Raises
-        :class:`MLNNError` if they were written by a different analyzer."""
+        """The fitted vectorizer of :meth:`get_state`'s ``(settings, arrays)``, unless they were
+        written by a different analyzer."""
         if settings.get("analyzer") != ANALYZER:
             raise MLNNError(f"the text analyzer {settings.get('analyzer')!r} is not this "
                             f"version's ({ANALYZER!r})")
-        vectorizer = cls(stem=bool(settings["stem"]),
-                         stop_words=[str(w) for w in arrays["stop_words"]],
-                         token_pattern=str(settings["token_pattern"]),
-                         min_df=settings["min_df"], sublinear_tf=bool(settings["sublinear_tf"]),
-                         norm=bool(settings["norm"]))
+        vectorizer = cls(stop_words=[str(w) for w in arrays["stop_words"]],
+                         token_pattern=str(settings["token_pattern"]), min_df=settings["min_df"],
+                         **{key: bool(settings[key]) for key in ("stem", "sublinear_tf", "norm")})
         return vectorizer.set_vocabulary(arrays["vocabulary"].tolist(), arrays["idf"])
 
     def transform(self, documents, warn_empty=False):
@@ -297,11 +287,9 @@ class TfidfVectorizer:
 
     def _tfidf(self, terms):
         """The tf-idf matrix (n × D CSR) of the analysed documents ``terms``."""
-        rows, columns = [], []
-        for i, doc in enumerate(terms):
-            found = [self._index[t] for t in doc if t in self._index]
-            rows += [i] * len(found)
-            columns += found
+        found = [[self._index[t] for t in doc if t in self._index] for doc in terms]
+        rows = np.repeat(np.arange(len(found)), [len(columns) for columns in found])
+        columns = np.array([j for columns in found for j in columns], dtype=np.int64)
         counts = sp.csr_matrix((np.ones(len(columns)), (rows, columns)),
                                shape=(len(terms), len(self.vocabulary_)))
         return tfidf_weight(counts, self.idf_, self.sublinear_tf, self.norm)
