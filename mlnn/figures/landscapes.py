@@ -63,8 +63,7 @@ def _check_labels(y):
 
 
 def _forward(loss, hidden, W1, W2_1, x, y, c):
-    """Forward pass of G parameter settings (W1[g], W2_1[g]) on the document (x, y):
-    (z1, h (G,), W2 = (W2_1, c, ..., c) (G, L), z2, o, Y (G, L))."""
+    """Forward pass of G settings (W1[g], W2_1[g]) on (x, y): (z1, h, W2, z2, o, Y)."""
     G, L = W1.size, y.size
     z1 = x * W1
     h = hidden.fn(z1)
@@ -77,9 +76,8 @@ def _forward(loss, hidden, W1, W2_1, x, y, c):
 
 
 def loss_surface(loss, hidden_activation, W1, W2_1, x=1.0, y=(1, 0, 0, 0), c=0.0):
-    """The loss J(W1, W2_1) of the one-input, one-hidden-unit, L-output network on the document
-    (x, y), with W2_2..L = c, as a :class:`Surface`. ``loss`` ("ce", "pwe" or a Loss) brings its
-    own output activation; W1, W2_1 : 1-d grids."""
+    """J(W1, W2_1) on the 1-d grids W1, W2_1 for the document (x, y), W2_2..L = c: a
+    :class:`Surface`. ``loss`` ("ce", "pwe" or a Loss) brings its output activation."""
     loss, hidden = get_loss(loss), get_activation(hidden_activation)
     W1, W2_1 = _check_grid(W1, "W1"), _check_grid(W2_1, "W2_1")
     y = _check_labels(y)
@@ -112,8 +110,7 @@ def plateau_fraction(surface, tol=1e-2):
 
 
 def figure2_surfaces(n_points=101, limit=4.0, x=1.0, y=(1, 0, 0, 0), c=0.0):
-    """The surfaces of both Fig. 2 panels (:data:`PANELS`) on the grid [−limit, limit]², keyed
-    by (loss, hidden activation)."""
+    """The surfaces of :data:`PANELS` on [−limit, limit]², by (loss, hidden activation)."""
     grid = np.linspace(-limit, limit, int(n_points))
     keys = {key for panel in PANELS.values() for key in panel}
     return {key: loss_surface(key[0], key[1], grid, grid, x=x, y=y, c=c) for key in sorted(keys)}

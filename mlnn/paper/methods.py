@@ -92,9 +92,8 @@ def resolve(name):
 
 
 def network_params(name, n_features=None, n_documents=None):
-    """The :class:`~mlnn.model.estimator.MultiLabelNN` hyper-parameters of a network method (its
-    overrides, else the defaults); BP-MLL as published also needs D and N, which size its hidden
-    layer and weight decay."""
+    """The :class:`~mlnn.model.estimator.MultiLabelNN` hyper-parameters of a network method;
+    BP-MLL as published also needs D and N (its hidden layer and weight decay)."""
     name = resolve(name)
     spec = METHODS[name]
     if spec["kind"] == "br":

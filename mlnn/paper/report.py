@@ -30,14 +30,13 @@ def dataset_markdown(summary, index):
 
 
 def rank_markdown(summary, R, paper):
-    """Average ranks (``R``, methods × measures) beside the paper's Table 2 (``paper``, from
-    :func:`mlnn.paper.ranks.paper_table2`): one row "ours" and one row "paper" per method."""
+    """Average ranks (``R``, methods × measures): a row "ours" and a row "paper" (``paper``:
+    :func:`mlnn.paper.ranks.paper_table2`) per method."""
     lines = ["| method | | " + " | ".join(summary.measures) + " | mean |",
              "|---|---|" + "---:|" * (len(summary.measures) + 1)]
     for i, method in enumerate(summary.methods):
-        ours = list(R[i])
-        theirs = [paper[method][m] for m in summary.measures]
-        for label, values in (("ours", ours), ("paper", theirs)):
+        for label, values in (("ours", list(R[i])),
+                              ("paper", [paper[method][m] for m in summary.measures])):
             lines.append(f"| {method if label == 'ours' else ''} | {label} | "
                          + " | ".join(f"{v:.2f}" for v in values)
                          + f" | {np.mean(values):.2f} |")
@@ -54,7 +53,7 @@ def friedman_markdown(summary, tests, cd):
 
 
 def plot_cd_diagram(R, names, cd, title="", ax=None):
-    """Draw the CD diagram of average ranks ``R`` (k,) of ``names`` into ``ax`` (default a new
+    """The CD diagram of average ranks ``R`` (k,) of ``names``, drawn into ``ax`` (or a new
     figure); returns the figure."""
     if ax is None:
         ax = Figure(figsize=(7.0, 3.0), constrained_layout=True).subplots()
@@ -106,14 +105,14 @@ def plot_cd_grid(R, methods, measures, cd):
 
 def paired_differences(runs, dataset, better, worse, measure):
     """``{seed: difference}``: how much ``better`` beats ``worse`` on ``measure`` (positive:
-    better), over the seeds of ``dataset`` that hold both."""
+    better) on each seed of ``dataset`` that holds both."""
     sign = -1.0 if measure in LOWER_IS_BETTER else 1.0
     ours, theirs = (seed_values(runs, dataset, method, measure) for method in (better, worse))
     return {seed: sign * (ours[seed] - theirs[seed]) for seed in ours if seed in theirs}
 
 
 def seed_values(runs, dataset, method, measure):
-    """``{seed: test value}`` of ``method`` on ``dataset`` over the stored seeds that ran it."""
+    """``{seed: test value}`` of ``method`` on ``dataset``."""
     return {run["seed"]: run["methods"][method]["test"][measure] for run in runs
             if run["dataset"] == dataset and method in run["methods"]}
 
