@@ -2,13 +2,12 @@
 
 Each trains a few networks that differ in one or two settings (a :class:`Setting`) on the same
 data, evaluates them every ``eval_every`` updates on a validation split of the training data
-(never the test split), and returns their learning curves (stored as CSV by
-:mod:`mlnn.figures.curves`). One function per figure: :func:`convergence_experiment` (Fig. 3
-left), :func:`dropout_experiment` (Fig. 3 right), :func:`learning_rate_experiment` (Fig. 4), each
-on its figure's dataset or a stand-in (:data:`DATASETS`: Delicious for EUR-Lex, Reuters-21578
-for German Education Index). Every experiment is seeded; ``fast=True`` shrinks everything so the
-pipeline runs in seconds (its curves show nothing); the full sizes (:data:`FULL`) are smaller
-than the paper's.
+(never the test split), and returns their learning curves. One function per figure:
+:func:`convergence_experiment` (Fig. 3 left), :func:`dropout_experiment` (Fig. 3 right),
+:func:`learning_rate_experiment` (Fig. 4), each on its figure's dataset or a stand-in
+(:data:`DATASETS`: Delicious for EUR-Lex, Reuters-21578 for German Education Index). Every
+experiment is seeded; ``fast=True`` shrinks everything so the pipeline runs in seconds (its
+curves show nothing); the full sizes (:data:`FULL`) are smaller than the paper's.
 """
 
 import time
