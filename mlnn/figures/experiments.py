@@ -168,8 +168,8 @@ EXPERIMENTS = {
 
 
 def run_or_load(name, csv_path, fast=False, rerun=False, **kwargs):
-    """Curves of experiment ``name``: read from ``csv_path`` if it exists (not ``fast`` nor
-    ``rerun``), else run and saved there."""
+    """Curves of ``name``: read from ``csv_path`` if it exists (full mode, not ``rerun``), else
+    run and saved there."""
     check_choice(name, "experiment", EXPERIMENTS)
     path = Path(csv_path)
     if not fast and not rerun and path.exists():

@@ -53,8 +53,7 @@ def friedman_markdown(summary, tests, cd):
 
 
 def plot_cd_diagram(R, names, cd, title="", ax=None):
-    """The CD diagram of average ranks ``R`` (k,) of ``names``, drawn into ``ax`` (or a new
-    figure); returns the figure."""
+    """The CD diagram of average ranks ``R`` (k,) of ``names`` in ``ax`` (or a new figure)."""
     if ax is None:
         ax = Figure(figsize=(7.0, 3.0), constrained_layout=True).subplots()
     R = np.asarray(R, dtype=float)
@@ -123,8 +122,8 @@ def seed_markdown(runs, dataset, methods, measures):
 
 
 def significant_pairs(R, methods, cd):
-    """(better, worse, difference) of the pairs whose average ranks differ by at least ``cd``
-    (Nemenyi), the largest first."""
+    """(better, worse, difference) of the pairs whose ranks differ by ``cd`` or more, largest
+    first."""
     R = np.asarray(R, dtype=float)
     pairs = [(methods[i], methods[j], R[j] - R[i]) for i in range(len(R))
              for j in range(len(R)) if R[j] - R[i] >= cd]

@@ -87,8 +87,7 @@ def table_paths(out_dir, dataset, seed):
 
 
 def tables_current(run, out_dir):
-    """Whether both tables of ``run`` exist, are not older than its run file and name its
-    methods."""
+    """Whether both tables of ``run`` exist, are not older than its run file, name its methods."""
     run_file = run_path(out_dir, run["dataset"], run["seed"])
     csv_path, md_path = table_paths(out_dir, run["dataset"], run["seed"])
     try:

@@ -64,8 +64,7 @@ def selection_model(method, eta, budget, random_state):
 
 def select_learning_rate(method, X_fit, Y_fit, X_val, Y_val, budget, random_state, log=print,
                          progress=False, rules=("rankloss",)):
-    """:func:`selection_run` for each η0 of ``budget["learning_rates"]``: ({η0: fitted model},
-    {rule: {η0: :func:`rule_outcome`}})."""
+    """:func:`selection_run` per η0 of the budget: ({η0: model}, {rule: {η0: rule_outcome}})."""
     models, outcomes = {}, {rule: {} for rule in rules}
     steps = Progress(len(budget["learning_rates"]), enabled=progress)
     for done, eta in enumerate(budget["learning_rates"], start=1):

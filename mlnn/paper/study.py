@@ -63,8 +63,7 @@ def plan(datasets, seeds, out_dir, methods=None, force=False, **options):
 
 
 def _names(values, name, allow_empty=False):
-    """``values`` as a list; raise unless it is a collection (not a string), non-empty unless
-    ``allow_empty``."""
+    """``values`` as a list; raise unless a collection (not a string), non-empty if required."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise MLNNError(f"{name} must be a list, got {values!r}; write [{values!r}] for one")
     values = list(values)
@@ -88,8 +87,7 @@ def _check_options(options):
 
 
 def run_study(datasets, seeds, out_dir, load, methods=None, force=False, log=print, **options):
-    """Run every job of :func:`plan`, storing each method as it ends; returns the jobs.
-    ``load(name)`` loads a dataset, when needed."""
+    """Run every job of :func:`plan`, storing each method as it ends (``load(name)``: data)."""
     jobs = plan(datasets, seeds, out_dir, methods, force, **options)
     _remove_partial_files(out_dir, log)
     loaded = {}
