@@ -7,7 +7,7 @@ so a study stopped by Ctrl-C or a crash resumes. The caller holds the output dir
 
 import contextlib
 import os
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
 
 from mlnn.base import interrupts
@@ -23,15 +23,8 @@ from mlnn.paper.results import read_run, run_path, table_paths, tables_current
 SETTING_NAMES = ("quick", "refit", "learning_rates", "C_values", "select_by", "stopping")
 RUN_OPTIONS = ("sensitivity", "progress", "other_rules")
 
-
-@dataclass(frozen=True)
-class Job:
-    """One (dataset, seed) of a study and the methods it still has to run."""
-
-    dataset: str
-    seed: int
-    methods: tuple
-    stored: tuple
+#: One (dataset, seed) of a study, the methods it still has to run and those already stored.
+Job = namedtuple("Job", ("dataset", "seed", "methods", "stored"))
 
 
 def plan(datasets, seeds, out_dir, methods=None, force=False, **options):
