@@ -1,8 +1,7 @@
 """Learning curves stored as CSV: one row per evaluation, the setting's fields repeated.
 
 A curve is a dict: the fields of a :class:`Setting`, ``experiment``, ``dataset`` and the lists
-of :data:`CURVE_COLUMNS` (one entry per evaluation), written by :func:`save_csv` and read back
-by :func:`load_csv`.
+of :data:`CURVE_COLUMNS` (one entry per evaluation).
 """
 
 import csv
@@ -19,8 +18,7 @@ UPDATE_RULES = {"adagrad": "AdaGrad", "momentum": "momentum", "sgd": "SGD"}
 
 @dataclass(frozen=True)
 class Setting:
-    """One network configuration of a convergence experiment: a ``label`` and the hyper-parameters
-    an experiment varies, defaulting to :mod:`mlnn.model.params`'."""
+    """One network of a convergence experiment: a ``label`` and the hyper-parameters varied."""
 
     label: str
     loss: str = DEFAULT.loss
@@ -42,7 +40,7 @@ _TYPES = {"experiment": str, "dataset": str, **{f.name: f.type for f in fields(S
 
 
 def save_csv(curves, path):
-    """Write curves as a long table with the columns :data:`CSV_COLUMNS`, one row per evaluation."""
+    """Write curves with the columns :data:`CSV_COLUMNS`, one row per evaluation."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(path, "w") as handle:

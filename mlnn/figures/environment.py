@@ -1,17 +1,8 @@
-"""How the notebooks size their experiments and where figures go, read from the environment.
-
-* ``MLNN_FAST=1`` -- tiny experiments that run the whole pipeline in seconds (as the tests do);
-* ``MLNN_RERUN=1`` -- retrain a figure's networks instead of redrawing its stored curves;
-* ``MLNN_FIGURES`` -- where figures go; unset, a fresh scratch directory, unless
-  ``MLNN_REFRESH_FIGURES=1`` makes a full run refresh the committed ``figures/``;
-* ``MLNN_DATA`` -- the real datasets; without them a notebook falls back to the stored curves
-  (:func:`stored`) and the synthetic collection (:func:`load_or_synthetic`), and says so.
-
-Stored results are read from ``figures/`` beside the notebook first (where ``course source``
-puts them for an nbgrader assignment), then from the project's ``figures/``.
-
-:func:`claim` checks what a notebook's text says about its results: a full run stops if they
-disagree.
+"""How the notebooks size their experiments and where figures go, read from the environment:
+``MLNN_FAST=1`` (tiny experiments, as the tests run), ``MLNN_RERUN=1`` (retrain instead of
+redrawing stored curves), ``MLNN_FIGURES`` (where figures go: by default a scratch directory, or
+with ``MLNN_REFRESH_FIGURES=1`` the committed ``figures/``) and ``MLNN_DATA`` (the datasets;
+without them a notebook falls back to stored curves and the synthetic collection, and says so).
 """
 
 import os
@@ -23,12 +14,12 @@ from mlnn.base.errors import MLNNError
 
 
 def fast_mode():
-    """True when ``MLNN_FAST=1``: notebooks then run tiny experiments (as the tests do)."""
+    """True when ``MLNN_FAST=1``: tiny experiments."""
     return os.environ.get("MLNN_FAST", "") == "1"
 
 
 def rerun_mode():
-    """True when ``MLNN_RERUN=1``: notebooks retrain instead of reading stored curves."""
+    """True when ``MLNN_RERUN=1``: retrain instead of reading stored curves."""
     return os.environ.get("MLNN_RERUN", "") == "1"
 
 
@@ -42,8 +33,8 @@ def project_root(start=None):
 
 
 def figures_dir():
-    """Where to save figures (created if needed): ``$MLNN_FIGURES``; else the project's
-    ``figures/`` in a full run with ``MLNN_REFRESH_FIGURES=1``; else a fresh scratch directory."""
+    """Where to save figures (created): ``$MLNN_FIGURES``, else the project's ``figures/`` in a
+    full run with ``MLNN_REFRESH_FIGURES=1``, else a fresh scratch directory."""
     if os.environ.get("MLNN_FIGURES"):
         directory = Path(os.environ["MLNN_FIGURES"])
     elif os.environ.get("MLNN_REFRESH_FIGURES", "") == "1" and not fast_mode():
@@ -55,8 +46,7 @@ def figures_dir():
 
 
 def banner():
-    """The line a notebook prints first: the mode, and in fast mode the smoke-test warning, so
-    that no reader takes its numbers for results."""
+    """The line a notebook prints first: the mode, in fast mode with the smoke-test warning."""
     if fast_mode():
         return ("FAST MODE (MLNN_FAST=1): a smoke test. What this notebook trains or computes "
                 "below is shrunk to run\nin seconds: those numbers only show that the code runs "
@@ -66,9 +56,8 @@ def banner():
 
 
 def claim(holds, statement):
-    """Check one statement the notebook's text makes about the results above it: print
-    ``checked: statement`` if it ``holds``; else stop a full run (:class:`MLNNError`), or in
-    fast mode print ``not so in this fast run: statement``."""
+    """Check a statement of a notebook's text about its results: print ``checked: ...`` if it
+    ``holds``; else stop a full run (:class:`MLNNError`), or in fast mode say it is not so."""
     if holds:
         print(f"checked: {statement}")
     elif fast_mode():
@@ -78,9 +67,8 @@ def claim(holds, statement):
 
 
 def stored_figures():
-    """The directory of the stored results: ``figures/`` beside the notebook (the current
-    directory) if there is one, else the project's ``figures/``, whatever ``MLNN_FIGURES``
-    says."""
+    """The stored results: ``figures/`` beside the notebook (the current directory, as ``course
+    source`` puts them), else the project's ``figures/``, whatever ``MLNN_FIGURES`` says."""
     beside = Path.cwd() / "figures"
     return beside if beside.is_dir() else (project_root() or Path.cwd()) / "figures"
 
@@ -94,9 +82,8 @@ def stored(name):
 
 
 def load_or_synthetic(name, **synthetic_options):
-    """``(dataset, real)``: the dataset ``name`` from ``MLNN_DATA`` and True, or, when its files
-    are not there, the synthetic collection (:func:`mlnn.datasets.synthetic.make_synthetic`
-    with ``synthetic_options``) and False. Either way one line says which was loaded."""
+    """``(dataset, real)``: ``name`` from ``MLNN_DATA`` and True, else the synthetic collection
+    (``synthetic_options``) and False; one line says which."""
     try:
         data = datasets.load(name)
     except MLNNError as error:

@@ -2,13 +2,12 @@
 
 Each trains a few networks that differ in one or two settings (a :class:`Setting`) on the same
 data, evaluates them every ``eval_every`` updates on a validation split of the training data
-(never the test split), and returns their learning curves (stored as CSV by
-:mod:`mlnn.figures.curves`). One function per figure: :func:`convergence_experiment` (Fig. 3
-left), :func:`dropout_experiment` (Fig. 3 right), :func:`learning_rate_experiment` (Fig. 4), each
-on its figure's dataset or a stand-in (:data:`DATASETS`: Delicious for EUR-Lex, Reuters-21578
-for German Education Index). Every experiment is seeded; ``fast=True`` shrinks everything so the
-pipeline runs in seconds (its curves show nothing); the full sizes (:data:`FULL`) are smaller
-than the paper's.
+(never the test split), and returns their learning curves. One function per figure:
+:func:`convergence_experiment` (Fig. 3 left), :func:`dropout_experiment` (Fig. 3 right),
+:func:`learning_rate_experiment` (Fig. 4), each on its figure's dataset or a stand-in
+(:data:`DATASETS`: Delicious for EUR-Lex, Reuters-21578 for German Education Index). Every
+experiment is seeded; ``fast=True`` shrinks everything so the pipeline runs in seconds (its
+curves show nothing); the full sizes (:data:`FULL`) are smaller than the paper's.
 """
 
 import time
@@ -45,9 +44,8 @@ DATASETS = {"convergence": "reuters21578", "dropout": "delicious", "learning_rat
 
 def prepare_data(dataset, validation_fraction=0.2, max_train=None, max_val=None,
                  random_state=0):
-    """``{"name", "X_train", "Y_train", "X_val", "Y_val"}`` of a dataset (a registered name or
-    an object with ``X_train``, ``Y_train``): the validation documents carved from its training
-    split; ``max_train`` / ``max_val`` keep a seeded subset (fast mode)."""
+    """``{"name", "X_train", "Y_train", "X_val", "Y_val"}`` of a dataset (a name or an object
+    with ``X_train``, ``Y_train``), validation carved from training; ``max_*``: a seeded subset."""
     if isinstance(dataset, str):
         name, data = dataset, datasets.load(dataset)
     else:
@@ -71,8 +69,7 @@ def _subsample(rows, size, rng):
 
 
 def components(setting, n_features, n_labels, random_state=0):
-    """(network, loss, optimizer) of a :class:`Setting`, in the description's precision
-    (float32), seeded by ``random_state``."""
+    """(network, loss, optimizer) of a :class:`Setting` (float32), seeded by ``random_state``."""
     return build(n_features, n_labels, loss=setting.loss, hidden_units=setting.hidden_units,
                  hidden_activation=setting.hidden_activation, optimizer=setting.optimizer,
                  learning_rate=setting.learning_rate, momentum=setting.momentum,
@@ -81,9 +78,8 @@ def components(setting, n_features, n_labels, random_state=0):
 
 def run_setting(setting, data, max_updates, eval_every, batch_size=DEFAULT.batch_size,
                 random_state=0, verbose=False):
-    """Train one network for ``max_updates`` updates; its curve as a dict: the setting's fields,
-    ``dataset`` and the lists of :data:`~mlnn.figures.curves.CURVE_COLUMNS`. Settings of the same
-    size start from the same weights."""
+    """Train one network for ``max_updates`` updates: its curve (:mod:`mlnn.figures.curves`).
+    Settings of the same size start from the same weights."""
     X, Y = data["X_train"], data["Y_train"]
     network, loss, optimizer = components(setting, X.shape[1], Y.shape[1], random_state)
     batches_per_epoch = -(-X.shape[0] // batch_size)
@@ -114,8 +110,7 @@ def _sizes(experiment, fast, overrides):
 
 
 def _run(experiment, settings, dataset, sizes, random_state, csv_path, verbose):
-    """:func:`run_setting` for each setting on the same data; saved to ``csv_path`` if given
-    (checked before any training, written atomically)."""
+    """:func:`run_setting` for each setting on the same data, saved to ``csv_path`` if given."""
     if csv_path is not None:
         check_output_path(csv_path, "csv_path")
     data = prepare_data(dataset, max_train=sizes["max_train"], max_val=sizes["max_val"],
@@ -173,8 +168,8 @@ EXPERIMENTS = {
 
 
 def run_or_load(name, csv_path, fast=False, rerun=False, **kwargs):
-    """Curves of experiment ``name``: read from ``csv_path`` if it exists (full mode, not
-    ``rerun``), else run the experiment and save them there (fast runs always run)."""
+    """Curves of ``name``: read from ``csv_path`` if it exists (full mode, not ``rerun``), else
+    run and saved there."""
     check_choice(name, "experiment", EXPERIMENTS)
     path = Path(csv_path)
     if not fast and not rerun and path.exists():

@@ -63,8 +63,9 @@ def _check_labels(y):
 
 
 def _forward(loss, hidden, W1, W2_1, x, y, c):
-    """Forward pass of G parameter settings (W1[g], W2_1[g]) on the document (x, y):
-    (z1, h (G,), W2 = (W2_1, c, ..., c) (G, L), z2, o, Y (G, L))."""
+    """Forward pass on (x, y) at each point of the grid W1 × W2_1, one row per point (in the
+    order of ``np.meshgrid(W1, W2_1)``): (z1, h, W2, z2, o, Y)."""
+    W1, W2_1 = (grid.ravel() for grid in np.meshgrid(W1, W2_1))
     G, L = W1.size, y.size
     z1 = x * W1
     h = hidden.fn(z1)
@@ -77,15 +78,13 @@ def _forward(loss, hidden, W1, W2_1, x, y, c):
 
 
 def loss_surface(loss, hidden_activation, W1, W2_1, x=1.0, y=(1, 0, 0, 0), c=0.0):
-    """The loss J(W1, W2_1) of the one-input, one-hidden-unit, L-output network on the document
-    (x, y), with W2_2..L = c, as a :class:`Surface`. ``loss`` ("ce", "pwe" or a Loss) brings its
-    own output activation; W1, W2_1 : 1-d grids."""
+    """J(W1, W2_1) on the 1-d grids W1, W2_1 for the document (x, y), W2_2..L = c: a
+    :class:`Surface`. ``loss`` ("ce", "pwe" or a Loss) brings its output activation."""
     loss, hidden = get_loss(loss), get_activation(hidden_activation)
     W1, W2_1 = _check_grid(W1, "W1"), _check_grid(W2_1, "W2_1")
     y = _check_labels(y)
-    grid_W1, grid_W2_1 = np.meshgrid(W1, W2_1)
-    *_, z2, o, Y = _forward(loss, hidden, grid_W1.ravel(), grid_W2_1.ravel(), float(x), y, float(c))
-    J = loss.per_document(z2, o, Y).reshape(grid_W1.shape)
+    *_, z2, o, Y = _forward(loss, hidden, W1, W2_1, float(x), y, float(c))
+    J = loss.per_document(z2, o, Y).reshape(W2_1.size, W1.size)
     return Surface(W1, W2_1, J, loss.name, hidden.name, float(x), tuple(int(v) for v in y),
                    float(c))
 
@@ -94,15 +93,13 @@ def surface_gradient(surface):
     """(∂J/∂W1, ∂J/∂W2_1) on the grid of ``surface`` by backpropagation: ∂J/∂W2_1 = δ2_1 · h,
     δ1 = (Σ_l δ2_l W2_l) · f_h'(z1), ∂J/∂W1 = δ1 · x."""
     loss, hidden = get_loss(surface.loss), get_activation(surface.hidden_activation)
-    grid_W1, grid_W2_1 = np.meshgrid(surface.W1, surface.W2_1)
-    y = np.asarray(surface.y, dtype=np.float64)
-    z1, h, W2, z2, o, Y = _forward(loss, hidden, grid_W1.ravel(), grid_W2_1.ravel(), surface.x, y,
-                                   surface.c)
+    z1, h, W2, z2, o, Y = _forward(loss, hidden, surface.W1, surface.W2_1, surface.x,
+                                   np.asarray(surface.y, dtype=np.float64), surface.c)
     delta2 = loss.delta(z2, o, Y)
     dJ_dW2_1 = delta2[:, 0] * h
     delta1 = (delta2 * W2).sum(axis=1) * hidden.grad(z1, h)
     dJ_dW1 = delta1 * surface.x
-    return dJ_dW1.reshape(grid_W1.shape), dJ_dW2_1.reshape(grid_W1.shape)
+    return dJ_dW1.reshape(surface.J.shape), dJ_dW2_1.reshape(surface.J.shape)
 
 
 def plateau_fraction(surface, tol=1e-2):
@@ -112,8 +109,7 @@ def plateau_fraction(surface, tol=1e-2):
 
 
 def figure2_surfaces(n_points=101, limit=4.0, x=1.0, y=(1, 0, 0, 0), c=0.0):
-    """The surfaces of both Fig. 2 panels (:data:`PANELS`) on the grid [−limit, limit]², keyed
-    by (loss, hidden activation)."""
+    """The surfaces of :data:`PANELS` on [−limit, limit]², by (loss, hidden activation)."""
     grid = np.linspace(-limit, limit, int(n_points))
     keys = {key for panel in PANELS.values() for key in panel}
     return {key: loss_surface(key[0], key[1], grid, grid, x=x, y=y, c=c) for key in sorted(keys)}

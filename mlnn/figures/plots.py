@@ -1,8 +1,6 @@
 """Matplotlib helpers that draw the paper's figures (Figs. 2-4) and the notebooks' other plots.
 
-Every function returns a :class:`matplotlib.figure.Figure` (object-oriented API, no ``pyplot``
-state); :func:`save_figure` writes it as PNG, by default into
-:func:`mlnn.figures.environment.figures_dir`.
+Every function returns a :class:`matplotlib.figure.Figure` (no ``pyplot`` state).
 """
 
 from pathlib import Path
@@ -53,8 +51,7 @@ def colour(key):
 
 
 def hidden_units_colour(F):
-    """A shade of green for a hidden layer of F units, darker the larger F (8 light, 1,024 and
-    more darkest; by the square of log2 F, so 256 and 1,024 differ)."""
+    """A green for F hidden units, darker the larger F (by the square of log2 F, 8 to 1,024)."""
     position = np.clip((np.log2(float(F)) - 3.0) / 7.0, 0.0, 1.0)
     return matplotlib.colormaps["YlGn"](0.25 + 0.75 * position ** 2)
 
@@ -75,7 +72,7 @@ MEASURE_NAMES = {"rankloss": "rank loss (validation)", "MAP": "MAP (validation)"
 
 
 def save_figure(fig, name, directory=None, dpi=110):
-    """Save ``fig`` as the PNG ``directory/name`` at ``dpi`` ≥ 100; return the path."""
+    """Save ``fig`` as the PNG ``directory/name`` (default :func:`figures_dir`); the path."""
     if dpi < 100:
         raise MLNNError(f"figures are saved at 100 dpi or more, not {dpi}")
     directory = figures_dir() if directory is None else Path(directory)
@@ -88,8 +85,16 @@ def save_figure(fig, name, directory=None, dpi=110):
 
 def _new_figure(nrows=1, ncols=1, width=6.0, height=4.2, **kwargs):
     fig = Figure(figsize=(width * ncols, height * nrows), constrained_layout=True)
-    axes = fig.subplots(nrows, ncols, squeeze=False, **kwargs)
-    return fig, axes
+    return fig, fig.subplots(nrows, ncols, squeeze=False, **kwargs)
+
+
+def _finish(ax, title, legend=8, **grid):
+    """The legend, a light grid and the title of a one-panel plot; returns its figure."""
+    ax.legend(fontsize=legend)
+    ax.grid(True, alpha=0.3, **grid)
+    if title:
+        ax.set_title(title, fontsize=10)
+    return ax.figure
 
 
 # -- Fig. 2: loss landscapes ----------------------------------------------------------------------
@@ -101,8 +106,8 @@ def _surface_title(surface):
 
 
 def plot_landscape_pair(left, right, title):
-    """Two loss landscapes (:class:`mlnn.figures.landscapes.Surface`) side by side, 3-D surfaces
-    above contour maps, on one z-scale and one colour scale."""
+    """Two :class:`~mlnn.figures.landscapes.Surface` side by side, 3-D above contours, on one
+    z-scale and one colour scale."""
     fig = Figure(figsize=(11, 9), constrained_layout=True)
     low, high = min(left.J.min(), right.J.min()), max(left.J.max(), right.J.max())
     levels = np.linspace(low, high, 25)
@@ -165,9 +170,7 @@ def plot_curves(curves, measure="rankloss", ax=None, logx=False, colour_by="opti
     if measure not in curves[0]:
         raise MLNNError(f"curves have no measure {measure!r}; they have "
                         f"{sorted(k for k, v in curves[0].items() if isinstance(v, list))}")
-    if ax is None:
-        fig, axes = _new_figure()
-        ax = axes[0, 0]
+    ax = _new_figure()[1][0, 0] if ax is None else ax
     for curve in curves:
         ax.plot(curve["updates"], curve[measure], CURVE_STYLES[style_by](curve),
                 color=CURVE_COLOURS[colour_by](curve), label=curve["label"], linewidth=1.6)
@@ -180,11 +183,7 @@ def plot_curves(curves, measure="rankloss", ax=None, logx=False, colour_by="opti
         ax.set_yscale("log")
     ax.set(xlabel="number of parameter updates" + (" (log scale)" if logx else ""),
            ylabel=MEASURE_NAMES.get(measure, measure) + (" (log scale)" if logy else ""))
-    ax.grid(True, alpha=0.3, which="both" if logx or logy else "major")
-    ax.legend(fontsize=8)
-    if title:
-        ax.set_title(title, fontsize=10)
-    return ax.figure
+    return _finish(ax, title, which="both" if logx or logy else "major")
 
 
 def plot_convergence(curves, measure="rankloss", title_prefix="Fig. 3 (left)"):
@@ -252,21 +251,16 @@ def plot_learning_rates(curves, title_prefix="Fig. 4"):
 
 def plot_timings(n_labels, seconds, title):
     """Log-log timings: ``seconds`` maps a method name to one time per entry of ``n_labels``."""
-    fig, axes = _new_figure()
-    ax = axes[0, 0]
+    ax = _new_figure()[1][0, 0]
     for index, (name, values) in enumerate(seconds.items()):
         ax.loglog(n_labels, values, "o-", color=series_colour(name, index), label=name)
     ax.set(xlabel="number of labels L", ylabel="seconds per δ2 computation")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    ax.set_title(title, fontsize=10)
-    return fig
+    return _finish(ax, title, legend=None, which="both")
 
 
 def plot_bars(groups, values, series, ylabel, title):
     """Grouped bars: ``values[s][g]`` for series s (legend) and group g (x tick labels)."""
-    fig, axes = _new_figure(width=7.0)
-    ax = axes[0, 0]
+    ax = _new_figure(width=7.0)[1][0, 0]
     x = np.arange(len(groups))
     width = 0.8 / max(len(series), 1)
     for index, name in enumerate(series):
@@ -274,32 +268,24 @@ def plot_bars(groups, values, series, ylabel, title):
                color=series_colour(name, index))
     ax.set_xticks(x, groups, rotation=30, ha="right")
     ax.set_ylabel(ylabel)
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title(title, fontsize=10)
-    return fig
+    return _finish(ax, title, axis="y")
 
 
 def plot_histograms(samples, bins, xlabel, title):
     """Overlaid step histograms: ``samples`` maps a legend name to a 1-d array."""
-    fig, axes = _new_figure()
-    ax = axes[0, 0]
+    ax = _new_figure()[1][0, 0]
     for index, (name, values) in enumerate(samples.items()):
         ax.hist(np.asarray(values), bins=bins, histtype="step", linewidth=1.6,
                 color=series_colour(name, index), label=name)
     ax.set(xlabel=xlabel, ylabel="number of documents")
-    ax.legend(fontsize=8)
-    ax.grid(True, alpha=0.3)
-    ax.set_title(title, fontsize=10)
-    return fig
+    return _finish(ax, title)
 
 
 # -- notebook 2b: AdaGrad's per-feature learning rates --------------------------------------------
 
 def plot_effective_rates(updates, rates, document_frequency, final_rates, eta, title):
-    """AdaGrad's effective learning rate η0 / (√G + ε), mean over a row of W1: per feature
-    during training (left), and at the end against ``document_frequency`` (right), beside the
-    single rate ``eta`` of SGD and momentum."""
+    """AdaGrad's effective learning rate η0 / (√G + ε) (mean over a row of W1) during training
+    (left) and at the end against ``document_frequency`` (right), beside SGD's ``eta``."""
     fig, axes = _new_figure(1, 2, width=5.6, height=4.2)
     left, right = axes[0]
     for index, (name, values) in enumerate(rates.items()):

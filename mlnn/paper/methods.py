@@ -35,12 +35,10 @@ from mlnn.model.params import DEFAULTS
 #: The paper's grid for the base learning rate η0.
 LEARNING_RATES = (0.001, 0.01, 0.1)
 
-#: The paper's grid for the SVMs' C, 10⁻³ … 10³ (defined with the solver,
-#: :mod:`mlnn.baselines.svm`).
+#: The paper's grid for the SVMs' C, 10⁻³ … 10³ (defined in :mod:`mlnn.baselines.svm`).
 C_VALUES = DEFAULT_C_VALUES
 
-#: Each method: its ``kind`` and, for a network, the hyper-parameters it sets (the others are
-#: the model description's; BP-MLL as published sets its whole protocol, the last paragraph above).
+#: Each method: its ``kind`` and, for a network, the hyper-parameters it sets (else the defaults).
 METHODS = {
     "NN_A": {"kind": "nn"},
     "NN_AD": {"kind": "nn", "dropout": 0.5},
@@ -92,9 +90,8 @@ def resolve(name):
 
 
 def network_params(name, n_features=None, n_documents=None):
-    """The :class:`~mlnn.model.estimator.MultiLabelNN` hyper-parameters of a network method (its
-    overrides, else the defaults); BP-MLL as published also needs D and N, which size its hidden
-    layer and weight decay."""
+    """The :class:`~mlnn.model.estimator.MultiLabelNN` hyper-parameters of a network method;
+    BP-MLL as published also needs D and N (its hidden layer and weight decay)."""
     name = resolve(name)
     spec = METHODS[name]
     if spec["kind"] == "br":

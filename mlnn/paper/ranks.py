@@ -27,8 +27,8 @@ Q_ALPHA = {
 
 
 def average_ranks(values, lower_is_better):
-    """R_j: the mean over the N datasets of each method's rank there (1 = best, ties averaged),
-    array (k,), from the values (N datasets × k methods) of one measure, no NaN."""
+    """R_j (k,): each method's mean rank (1 = best, ties averaged) over the N datasets, from the
+    values (N datasets × k methods) of one measure."""
     values = np.asarray(values, dtype=float)
     if values.ndim != 2 or values.shape[1] < 2:
         raise MLNNError(f"values must be a (datasets × methods) array with at least two methods, "
@@ -77,8 +77,8 @@ def critical_difference(k, N, alpha=0.05):
 
 
 def cliques(R, cd):
-    """The maximal groups of two or more methods whose average ranks lie within ``cd`` of each
-    other (index tuples ordered by rank), as joined by bars in a CD diagram."""
+    """The maximal groups (index tuples by rank) of two or more methods whose average ranks lie
+    within ``cd`` of each other: the bars of a CD diagram."""
     order = np.argsort(R, kind="stable")
     sorted_R = np.asarray(R)[order]
     groups = []
@@ -93,16 +93,12 @@ def rank_table(means, lower_is_better):
     """Average ranks R (k × measures) and a :class:`Friedman` test per measure, from ``means``
     (N datasets × k methods × measures) and ``lower_is_better`` (a bool per measure)."""
     means = np.asarray(means, dtype=float)
-    R, tests = [], []
-    for index, lower in enumerate(lower_is_better):
-        R.append(average_ranks(means[:, :, index], lower))
-        tests.append(friedman_test(R[-1], means.shape[0]))
-    return np.array(R).T, tests
+    R = [average_ranks(means[:, :, index], lower) for index, lower in enumerate(lower_is_better)]
+    return np.array(R).T, [friedman_test(r, means.shape[0]) for r in R]
 
 
 def paper_table2():
-    """The paper's Table 2, average ranks over five of its datasets, from the package data:
-    ``{method: {measure: rank}}`` (the ten measures of :data:`mlnn.evaluation.metrics.MEASURES`)."""
+    """The paper's Table 2 (average ranks over five datasets): ``{method: {measure: rank}}``."""
     text = resources.files("mlnn").joinpath("data/paper_table2.csv").read_text()
     return {row["method"]: {m: float(v) for m, v in row.items() if m != "method"}
             for row in csv.DictReader(text.splitlines())}

@@ -30,14 +30,13 @@ def dataset_markdown(summary, index):
 
 
 def rank_markdown(summary, R, paper):
-    """Average ranks (``R``, methods × measures) beside the paper's Table 2 (``paper``, from
-    :func:`mlnn.paper.ranks.paper_table2`): one row "ours" and one row "paper" per method."""
+    """Average ranks (``R``, methods × measures): a row "ours" and a row "paper" (``paper``:
+    :func:`mlnn.paper.ranks.paper_table2`) per method."""
     lines = ["| method | | " + " | ".join(summary.measures) + " | mean |",
              "|---|---|" + "---:|" * (len(summary.measures) + 1)]
     for i, method in enumerate(summary.methods):
-        ours = list(R[i])
-        theirs = [paper[method][m] for m in summary.measures]
-        for label, values in (("ours", ours), ("paper", theirs)):
+        for label, values in (("ours", list(R[i])),
+                              ("paper", [paper[method][m] for m in summary.measures])):
             lines.append(f"| {method if label == 'ours' else ''} | {label} | "
                          + " | ".join(f"{v:.2f}" for v in values)
                          + f" | {np.mean(values):.2f} |")
@@ -54,8 +53,7 @@ def friedman_markdown(summary, tests, cd):
 
 
 def plot_cd_diagram(R, names, cd, title="", ax=None):
-    """Draw the CD diagram of average ranks ``R`` (k,) of ``names`` into ``ax`` (default a new
-    figure); returns the figure."""
+    """The CD diagram of average ranks ``R`` (k,) of ``names`` in ``ax`` (or a new figure)."""
     if ax is None:
         ax = Figure(figsize=(7.0, 3.0), constrained_layout=True).subplots()
     R = np.asarray(R, dtype=float)
@@ -70,26 +68,18 @@ def plot_cd_diagram(R, names, cd, title="", ax=None):
         ax.text(tick, 0.4, str(tick), ha="center", va="bottom", fontsize=8)
     ax.hlines(1.5, 1, 1 + cd, color="black", linewidth=1.5)
     ax.text(1 + cd / 2, 1.6, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=8)
-    _label_methods(ax, R, names, order)
+    for position, method in enumerate(order):     # the better half named on the left
+        left = position < (k + 1) // 2
+        y = -((position if left else k - 1 - position) + 1.5) * 0.9 * max(1.0, 4.0 / k)
+        x_text = 0.6 if left else k + 0.4
+        ax.plot([R[method], R[method], x_text], [0, y, y], color="0.35", linewidth=0.8)
+        ax.text(x_text, y, f"{names[method]} ({R[method]:.2f})", ha="right" if left else "left",
+                va="center", fontsize=8)
     for row, group in enumerate(cliques(R, cd)):
         ax.hlines(-0.35 - 0.3 * row, R[group[0]] - 0.05, R[group[-1]] + 0.05, color="black",
                   linewidth=3)
     ax.set_title(title, fontsize=9)
     return ax.figure
-
-
-def _label_methods(ax, R, names, order):
-    """Each method's name on the left (better half) or right, with a line to its rank."""
-    k = len(R)
-    half = (k + 1) // 2
-    for position, method in enumerate(order):
-        left = position < half
-        row = position if left else k - 1 - position
-        y = -(row + 1.5) * 0.9 * max(1.0, 4.0 / k)
-        x_text = 0.6 if left else k + 0.4
-        ax.plot([R[method], R[method], x_text], [0, y, y], color="0.35", linewidth=0.8)
-        ax.text(x_text, y, f"{names[method]} ({R[method]:.2f})", ha="right" if left else "left",
-                va="center", fontsize=8)
 
 
 def plot_cd_grid(R, methods, measures, cd):
@@ -106,14 +96,14 @@ def plot_cd_grid(R, methods, measures, cd):
 
 def paired_differences(runs, dataset, better, worse, measure):
     """``{seed: difference}``: how much ``better`` beats ``worse`` on ``measure`` (positive:
-    better), over the seeds of ``dataset`` that hold both."""
+    better) on each seed of ``dataset`` that holds both."""
     sign = -1.0 if measure in LOWER_IS_BETTER else 1.0
     ours, theirs = (seed_values(runs, dataset, method, measure) for method in (better, worse))
     return {seed: sign * (ours[seed] - theirs[seed]) for seed in ours if seed in theirs}
 
 
 def seed_values(runs, dataset, method, measure):
-    """``{seed: test value}`` of ``method`` on ``dataset`` over the stored seeds that ran it."""
+    """``{seed: test value}`` of ``method`` on ``dataset``."""
     return {run["seed"]: run["methods"][method]["test"][measure] for run in runs
             if run["dataset"] == dataset and method in run["methods"]}
 
@@ -132,8 +122,8 @@ def seed_markdown(runs, dataset, methods, measures):
 
 
 def significant_pairs(R, methods, cd):
-    """(better, worse, difference) of the pairs whose average ranks differ by at least ``cd``
-    (Nemenyi), the largest first."""
+    """(better, worse, difference) of the pairs whose ranks differ by ``cd`` or more, largest
+    first."""
     R = np.asarray(R, dtype=float)
     pairs = [(methods[i], methods[j], R[j] - R[i]) for i in range(len(R))
              for j in range(len(R)) if R[j] - R[i] >= cd]

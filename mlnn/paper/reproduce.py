@@ -2,9 +2,7 @@
 
 One seeded validation split of the training documents is shared by all methods, which choose
 their hyper-parameters on it (:mod:`mlnn.paper.selection`); the test split gives only the final
-numbers. :func:`reproduce` returns the comparison rows and the run record; :func:`merge_runs`
-adds the stored methods not rerun; :func:`write_results` writes the record (JSON) and the tables
-made from it (CSV, Markdown), each atomically (names in :mod:`mlnn.paper.results`).
+numbers.
 """
 
 import csv
@@ -33,8 +31,7 @@ from mlnn.paper.selection import CRITERIA, fit_br, fit_network_method, fit_publi
 #: Names of the datasets in the paper's Table 3, by registry name.
 PAPER_DATASETS = {"reuters21578": "Reuters-21578", "delicious": "Delicious"}
 
-#: The full budget (the model description's defaults and the paper's grids), and the small one
-#: of ``quick`` (used in CI).
+#: The full budget (the defaults and the paper's grids), and the small one of ``quick`` (CI).
 BUDGETS = {
     "full": {"hidden_units": DEFAULT.hidden_units, "max_epochs": DEFAULT.max_epochs,
              "patience": DEFAULT.patience, "learning_rates": LEARNING_RATES, "C_values": C_VALUES},
@@ -43,9 +40,8 @@ BUDGETS = {
 }
 
 
-#: The networks' main stopping rule, declared before any test number under it was computed,
-#: though after the rank-loss rule's test numbers had been seen (README, "Stopping rule"); the
-#: other rules are sensitivity rows.
+#: The networks' main stopping rule, declared before any test number under it was computed
+#: (README, "Stopping rule"); the other rules are sensitivity rows.
 DECLARED_RULE = {
     "rule": "meanF_best",
     "why": "The paper gives no number of epochs and no stopping rule; the only validation "
@@ -77,10 +73,8 @@ def evaluate_on_test(model, thresholds, dataset):
 
 def run_method(method, dataset, fit_rows, val_rows, settings, random_state, log,
                sensitivity=False, progress=False, other_rules=()):
-    """``method`` chosen on the validation split (``fit_rows``, ``val_rows``) of ``dataset``'s
-    training documents (:mod:`mlnn.paper.selection`), then tested: (test measures, record). A
-    network's sensitivity rows (``sensitivity``, ``other_rules``) get their test measures in the
-    record."""
+    """``method`` chosen on (``fit_rows``, ``val_rows``) of the training documents, then tested:
+    (test measures, record, its sensitivity rows with their test measures)."""
     X, Y, kind = dataset.X_train, dataset.Y_train, METHODS[method]["kind"]
     if kind == "published":
         model, record = fit_published_method(method, X, Y, random_state, log)
@@ -106,8 +100,7 @@ def run_method(method, dataset, fit_rows, val_rows, settings, random_state, log,
 def settings_record(random_state=0, quick=False, refit=True, learning_rates=None, C_values=None,
                     select_by="rankloss", stopping=DECLARED_RULE["rule"]):
     """What identifies an experiment in its run file: ``{"seed", "budget", "settings"}`` (runs
-    are merged only when these agree, apart from the grids). Minibatches and the validation
-    split are the model description's."""
+    are merged only when these agree, apart from the grids)."""
     budget = dict(BUDGETS["quick" if quick else "full"])
     for key, grid in (("learning_rates", learning_rates), ("C_values", C_values)):
         if grid is not None:
@@ -131,9 +124,8 @@ def settings_record(random_state=0, quick=False, refit=True, learning_rates=None
 def reproduce(dataset, methods=None, random_state=0, quick=False, refit=True, learning_rates=None,
               C_values=None, select_by="rankloss", sensitivity=False, log=print, after_each=None,
               progress=False, stopping=DECLARED_RULE["rule"], other_rules=()):
-    """Run ``methods`` (default: the paper's eight) on a loaded dataset: (rows, run record).
-    ``learning_rates``, ``C_values`` replace the budget's grids; ``after_each(run)`` is called
-    after every method; ``other_rules`` are sensitivity rows (:func:`stopping_table`)."""
+    """Run ``methods`` (default: the paper's eight) on a loaded dataset: (rows, run record);
+    ``after_each(run)`` is called after every method, ``other_rules`` are sensitivity rows."""
     methods = [resolve(m) for m in (methods or PAPER_METHODS)]
     other_rules = tuple(check_choice(rule, "other stopping rule", tuple(STOPPING_RULES))
                         for rule in other_rules if rule != stopping)
@@ -184,8 +176,7 @@ def markdown_table(rows):
 
 
 def _choice_table(rows, column):
-    """A Markdown table of ``rows`` (method, choice, record): the choice under ``column``, then
-    η0, the epochs and the ten test measures of the record; empty if there are no rows."""
+    """Markdown of ``rows`` (method, choice, record): ``column``, η0, epochs, test measures."""
     if not rows:
         return ""
     lines = [f"| method | {column} | η0 | epochs | " + " | ".join(MEASURES) + " |",
@@ -198,22 +189,19 @@ def _choice_table(rows, column):
 
 
 def _known(run):
-    """(method, record) of the methods of ``run`` this version knows: the record of another
-    (stored by a newer mlnn) is kept in the run file but not read beyond its test measures."""
+    """(method, record) of the methods of ``run`` this version knows (not a newer mlnn's)."""
     return [(method, record) for method, record in run["methods"].items() if method in METHODS]
 
 
 def sensitivity_table(run):
-    """η0 by each selection criterion → the ten test measures, for the networks of ``run`` that
-    were run with ``sensitivity`` (Markdown; empty if none was)."""
+    """η0 by each selection criterion → the test measures (Markdown; empty without any)."""
     return _choice_table([(method, entry["selected_by"], entry) for method, record in _known(run)
                           if record.get("alternative") is not None
                           for entry in (record, record["alternative"])], "selected by")
 
 
 def stopping_table(run):
-    """The ten test measures of each network of ``run`` under its main stopping rule and under
-    every sensitivity rule (Markdown; empty if no network was run with other rules)."""
+    """The test measures of each network under each stopping rule (Markdown; empty if none)."""
     return _choice_table([(method, entry["stopping"], entry)
                           for method, record in _known(run) if record.get("rules")
                           for entry in (record, *record["rules"].values())], "stopping rule")
@@ -229,10 +217,8 @@ def _experiment_key(record):
 
 
 def merge_runs(previous, run, out_dir):
-    """``run`` plus the methods of ``previous`` (the stored run of the same dataset and seed, or
-    None) that it did not repeat, in the paper's order. A stored run with other settings is
-    never dropped: :class:`MLNNError` says so. What a newer mlnn stored and this one does not
-    know (a method, an entry of the record) is kept as it is, after the rest."""
+    """``run`` plus the methods of ``previous`` (the stored run, or None) it did not repeat, in
+    the paper's order, a newer mlnn's after the rest; :class:`MLNNError` for other settings."""
     if previous is None:
         return run
     if _experiment_key(previous) != _experiment_key(run):
@@ -269,8 +255,7 @@ def comparison_rows(run):
 
 
 def write_results(run, out_dir):
-    """Write the run file of ``run`` into ``out_dir``, then the tables made from it
-    (:mod:`mlnn.paper.results` names them), each atomically."""
+    """Write the run file of ``run`` into ``out_dir``, then its tables, each atomically."""
     csv_path, md_path = table_paths(out_dir, run["dataset"], run["seed"])
     rows = comparison_rows(run)
     write_text(run_path(out_dir, run["dataset"], run["seed"]),

@@ -1,11 +1,8 @@
 """Stored runs of the reproduction: where each (dataset, seed) lives and how it is read back.
 
 Seed 0 is stored as ``run_<dataset>.json``, ``table3_<dataset>.csv`` and ``.md``; seed k > 0 as
-``run_<dataset>_seed<k>.json`` and so on. The JSON run file is the only source of truth (each
-method's chosen hyper-parameters, validation scores, wall time and ten test measures); the
-tables are regenerated from it when they are missing, older or incomplete
-(:func:`tables_current`). A damaged run file is never ignored: :func:`read_run` raises
-:class:`~mlnn.base.errors.MLNNError` naming it (``null`` reads as an undefined measure).
+``run_<dataset>_seed<k>.json`` and so on. The JSON run file is the only source of truth; the
+tables are regenerated from it (:func:`tables_current`). A damaged run file is never ignored.
 """
 
 from dataclasses import dataclass
@@ -27,7 +24,7 @@ def stem(dataset, seed):
 
 
 def run_path(out_dir, dataset, seed):
-    """The run file of ``dataset`` and ``seed`` in ``out_dir`` (:class:`~pathlib.Path`)."""
+    """The run file of ``dataset`` and ``seed`` in ``out_dir``."""
     return Path(out_dir) / f"run_{stem(dataset, seed)}.json"
 
 
@@ -90,8 +87,7 @@ def table_paths(out_dir, dataset, seed):
 
 
 def tables_current(run, out_dir):
-    """Whether both tables of the stored ``run`` exist, are not older than its run file and name
-    every one of its methods."""
+    """Whether both tables of ``run`` exist, are not older than its run file, name its methods."""
     run_file = run_path(out_dir, run["dataset"], run["seed"])
     csv_path, md_path = table_paths(out_dir, run["dataset"], run["seed"])
     try:
@@ -108,17 +104,15 @@ def tables_current(run, out_dir):
 
 
 def load_runs(directory):
-    """Every run file ``run_*.json`` of ``directory``, read by :func:`read_run`, sorted by
-    (dataset, seed). Raises :class:`MLNNError` if one is damaged."""
+    """Every run file ``run_*.json`` of ``directory`` (:func:`read_run`), by (dataset, seed)."""
     runs = [read_run(path) for path in sorted(Path(directory).glob("run_*.json"))]
     return sorted((run for run in runs if run is not None),
                   key=lambda run: (run["dataset"], run["seed"]))
 
 
 def rank_loss_runs(figures):
-    """The runs of every collection under early stopping on validation rank loss: the main run
-    files of ``figures``, except where ``figures/stopping/`` holds the rank-loss run of a
-    (dataset, seed). Sorted by (dataset, seed)."""
+    """The runs stopped on validation rank loss: those of ``figures/stopping/``, else the main
+    run files of ``figures``, by (dataset, seed)."""
     moved = load_runs(Path(figures) / "stopping")
     kept = {(run["dataset"], run["seed"]) for run in moved}
     runs = moved + [run for run in load_runs(figures) if (run["dataset"], run["seed"]) not in kept]
@@ -135,8 +129,7 @@ def _mean_std(by_seed):
 
 @dataclass(frozen=True)
 class Summary:
-    """Stored results averaged over seeds: means and stds (N datasets × k methods × m
-    measures; std NaN for one seed), and the seeds of each dataset."""
+    """Means and stds over seeds (N datasets × k methods × m measures; std NaN for one seed)."""
 
     datasets: tuple
     methods: tuple
@@ -147,9 +140,8 @@ class Summary:
 
 
 def summarise(runs, methods, measures=MEASURES, datasets=None):
-    """A :class:`Summary` of ``runs`` (from :func:`load_runs`) over the (dataset, seed) runs that
-    hold all ``methods``; ``datasets`` restricts and orders the datasets (default: all, sorted).
-    """
+    """A :class:`Summary` of the ``runs`` that hold all ``methods``; ``datasets`` restricts and
+    orders the datasets (default: all, sorted)."""
     scores = {}                 # {dataset: {seed: array (methods × measures)}}
     for run in runs:
         if all(method in run["methods"] for method in methods):

@@ -32,9 +32,8 @@ CRITERIA = {"rankloss": "min", "meanF": "max"}
 
 
 def rule_outcome(model, params, record, X_fit, Y_fit, X_val, Y_val):
-    """What a stopping rule chose on one selection run: its ``record``'s epoch and updates, and
-    the threshold λ and validation mean F1 of the network with that epoch's ``params``, λ chosen
-    as :meth:`MultiLabelNN.fit` chooses it (Sec. 3.3)."""
+    """A rule's stop on one selection run: its ``record``'s epoch and updates, and the λ (as
+    :meth:`MultiLabelNN.fit` chooses it, Sec. 3.3) and validation mean F1 of its ``params``."""
     network = copy.deepcopy(model.network_)
     for name, array in params.items():
         network.params[name][...] = array
@@ -48,9 +47,8 @@ def rule_outcome(model, params, record, X_fit, Y_fit, X_val, Y_val):
 
 
 def selection_run(model, X_fit, Y_fit, X_val, Y_val, rules):
-    """Train ``model`` once for its ``max_epochs``, every measure recorded on (X_val, Y_val),
-    while each stopping rule of ``rules`` runs live on the same run; {rule: :func:`rule_outcome`}.
-    """
+    """Train ``model`` once for its ``max_epochs``, each rule of ``rules`` running live on
+    (X_val, Y_val): {rule: :func:`rule_outcome`}."""
     model.set_params(stopping="fixed").fit(X_fit, Y_fit, X_val, Y_val, rules=rules)
     best = model.rule_stops_
     return {rule: rule_outcome(model, best[rule][1], best[rule][0], X_fit, Y_fit, X_val, Y_val)
@@ -66,9 +64,7 @@ def selection_model(method, eta, budget, random_state):
 
 def select_learning_rate(method, X_fit, Y_fit, X_val, Y_val, budget, random_state, log=print,
                          progress=False, rules=("rankloss",)):
-    """:func:`selection_run` for each η0 of ``budget["learning_rates"]``: (``models``
-    {η0: fitted estimator}, ``outcomes`` {rule: {η0: :func:`rule_outcome`}}). ``progress``: a
-    line per η0 on standard error."""
+    """:func:`selection_run` per η0 of the budget: ({η0: model}, {rule: {η0: rule_outcome}})."""
     models, outcomes = {}, {rule: {} for rule in rules}
     steps = Progress(len(budget["learning_rates"]), enabled=progress)
     for done, eta in enumerate(budget["learning_rates"], start=1):
@@ -93,9 +89,8 @@ def choose(scores, criterion):
 
 
 def refit(model, X, Y, outcome, stopping):
-    """``model``'s hyper-parameters trained again on all of (X, Y), without a validation split,
-    for the epochs and with the λ of ``outcome`` (a :func:`rule_outcome`), labelled with the
-    rule ``stopping`` that chose them."""
+    """``model``'s hyper-parameters trained on all of (X, Y) for the epochs and with the λ of
+    ``outcome`` (a :func:`rule_outcome`), labelled with the rule ``stopping`` that chose them."""
     final = MultiLabelNN(**model.get_params()).set_params(
         max_epochs=int(outcome["epoch"]), validation_fraction=0.0,
         threshold_lambda=outcome["threshold_lambda"], stopping="fixed")
@@ -103,16 +98,15 @@ def refit(model, X, Y, outcome, stopping):
 
 
 def _choice(outcomes, eta, select_by):
-    """The η0 ``eta`` chosen by ``select_by`` and its stop (``outcomes``: {η0: rule_outcome})."""
+    """The η0 ``eta`` chosen by ``select_by`` and its stop."""
     return {"learning_rate": eta, "best_epoch": outcomes[eta]["epoch"],
             "best_updates": outcomes[eta]["updates"],
             "threshold_lambda": outcomes[eta]["threshold_lambda"], "selected_by": select_by}
 
 
 def rule_record(outcomes, rule, select_by):
-    """The record of the stopping rule ``rule`` from its selection runs alone (``outcomes``:
-    {η0: :func:`rule_outcome`}): the η0 ``select_by`` chooses, its stop, and every η0's
-    validation scores and stop."""
+    """The record of ``rule`` from its selection runs (``outcomes``: {η0: rule_outcome}): the η0
+    ``select_by`` chooses, its stop, and every η0's validation scores and stop."""
     eta = choose({e: o[select_by] for e, o in outcomes.items()}, select_by)
     return {**_choice(outcomes, eta, select_by), "stopping": rule,
             "validation": {c: {e: o[c] for e, o in outcomes.items()} for c in CRITERIA},
@@ -121,9 +115,8 @@ def rule_record(outcomes, rule, select_by):
 
 
 def _final(model, outcome, rule, X, Y, refit_all, refits):
-    """The network of the selection run ``model`` stopped by ``rule`` at ``outcome`` (a
-    :func:`rule_outcome`): refitted on all of (X, Y) (``refit_all``; a choice already in
-    ``refits`` by (η0, epochs, λ) is copied), or the selection run's own."""
+    """The network ``rule`` stopped at ``outcome``: refitted on all of (X, Y) if ``refit_all``
+    (once per (η0, epochs, λ), cached in ``refits``), else the selection run ``model`` itself."""
     if refit_all:
         key = (model.learning_rate, outcome["epoch"], outcome["threshold_lambda"])
         if key not in refits:
@@ -137,10 +130,10 @@ def _final(model, outcome, rule, X, Y, refit_all, refits):
 
 def fit_network_method(method, X, Y, fit_rows, val_rows, budget, random_state, alternative=False,
                        log=print, progress=False, other_rules=()):
-    """Select η0 and the epochs on (``fit_rows``, ``val_rows``) of (X, Y) as the settings
-    ``budget`` (:func:`mlnn.paper.reproduce.settings_record`) say, then refit: (model, record).
-    ``other_rules`` and, with ``alternative``, the other criterion's η0 give sensitivity rows,
-    each with a ``"model"`` the caller evaluates."""
+    """Select η0 and the epochs on (``fit_rows``, ``val_rows``) of (X, Y) as ``budget``
+    (:func:`mlnn.paper.reproduce.settings_record`) says, then refit: (model, record).
+    ``other_rules`` and ``alternative`` (the other criterion's η0) give sensitivity rows, each
+    with a ``"model"``."""
     started = time.perf_counter()
     stopping, select_by, refit_all = budget["stopping"], budget["select_by"], budget["refit"]
     rules = (stopping, *other_rules)
@@ -188,9 +181,8 @@ def fit_published_method(method, X, Y, random_state, log=print):
 
 @dataclass
 class BRResult:
-    """The outcome of :func:`fit_br`: the SVMs with the chosen C, the threshold predictor of
-    their margins (0 for BR_B) and its λ, and per C tried the validation measures, the
-    ``criterion`` and ``fit_seconds`` (``validation_scores``); BR_R's {λ: value}."""
+    """What :func:`fit_br` chose: the SVMs, their threshold predictor (0 for BR_B) and λ, a
+    row per C (validation measures, ``criterion``, ``fit_seconds``) and BR_R's {λ: value}."""
 
     model: LinearSVMBR
     C: float
@@ -205,14 +197,11 @@ class BRResult:
 
     def predict(self, X, scores=None):
         """Label sets (n, L) 0/1 CSR of X (``scores``: its margins, if already computed)."""
-        if scores is None:
-            scores = self.model.decision_function(X)
-        return self.thresholds.predict(X, scores)
+        return self.thresholds.predict(X, self.decision_function(X) if scores is None else scores)
 
 
 def warm_start(model):
-    """The keyword arguments of :meth:`LinearSVMBR.fit` that start from ``model``'s weights
-    (``{}``, a cold start, when ``model`` is None)."""
+    """:meth:`LinearSVMBR.fit`'s arguments to start from ``model``'s weights (None: cold)."""
     return {} if model is None else {"coef": model.coef_, "intercept": model.intercept_}
 
 
@@ -241,15 +230,13 @@ def _search_C(C_values, variant, X_fit, Y_fit, X_val, Y_val, svm_options, progre
 def fit_br(X_train, Y_train, variant="B", C_values=DEFAULT_C_VALUES,
            validation_fraction=DEFAULT.validation_fraction, validation=None, random_state=0,
            refit=True, progress=False, **svm_options):
-    """Binary relevance with linear SVMs and C chosen on validation data: a :class:`BRResult`.
+    """Binary relevance with linear SVMs, C chosen on validation data: a :class:`BRResult`.
 
     X_train : (n, D) CSR; Y_train : (n, L) 0/1. ``variant`` "B": C maximising the
-    :func:`~mlnn.evaluation.metrics.selection_score` of the sign predictions; "R": C minimising
-    the validation rank loss, then a threshold predictor on the margins (Eq. 5, λ chosen on the
-    same split). The split is the seeded ``validation_fraction`` or ``validation`` =
-    (fit_rows, val_rows); ``refit`` retrains the chosen C (and BR_R's thresholds) on all of
-    X_train; ``svm_options`` go to :class:`~mlnn.baselines.svm.LinearSVMBR`.
-    """
+    :func:`~mlnn.evaluation.metrics.selection_score` of the signs; "R": C minimising rank loss,
+    then a threshold predictor on the margins (Eq. 5). The split: the seeded
+    ``validation_fraction``, or ``validation`` = (fit_rows, val_rows); ``refit`` retrains on all
+    of X_train; ``svm_options`` go to :class:`~mlnn.baselines.svm.LinearSVMBR`."""
     check_choice(variant, "variant", ("B", "R"))
     C_values = sorted(check_positive_float(C, "C_values entry") for C in C_values)
     if not C_values:

@@ -46,8 +46,8 @@ def rule_entries(record):
 
 
 def rule_values(runs, dataset, method, rule, key):
-    """``{seed: value}`` of ``key`` (a test measure, ``"best_epoch"`` or ``"learning_rate"``) of
-    ``method`` under ``rule`` on ``dataset``."""
+    """``{seed: value}`` of ``key`` (a test measure, ``"best_epoch"``, ...) of ``method`` under
+    ``rule`` on ``dataset``."""
     values = {}
     for run in runs:
         record = run["methods"].get(method) if run["dataset"] == dataset else None
@@ -67,9 +67,8 @@ def _cell(values, paper, measure):
 
 
 def rule_markdown(runs, dataset, methods, rules, paper):
-    """Methods × rules × measures of ``dataset``: mean ± std over the seeds, ✓ where the paper's
-    value (``paper``: {method: {measure: value}}) lies within tolerance, n and each seed's
-    epochs; then the paper's row."""
+    """Methods × rules × measures of ``dataset``: mean ± std over the seeds (✓: the paper's
+    value, ``paper[method][measure]``, within tolerance), n and each seed's epochs."""
     lines = ["| method | stopping rule | n | epochs (by seed) | " + " | ".join(MEASURES) + " |",
              "|---|---|---:|---|" + "---:|" * len(MEASURES)]
     for method in methods:
@@ -95,14 +94,13 @@ STUDY = (("NN_A NN_AD".split(), ("meanF_best", "rankloss", "meanF", "fixed")),
 
 
 def stored_runs(figures):
-    """The run records under ``figures``: first ``stopping/run_*.json`` (the rank-loss rule's
-    earlier runs), then the main ``run_*.json``, which win where a seed is in both."""
+    """The run records of ``figures/stopping/`` (the rank-loss rule's), then of ``figures``."""
     return load_runs(figures / "stopping") + load_runs(figures)
 
 
 def study_tables(runs, paper, datasets):
-    """``{dataset: [markdown table, ...]}``: :func:`rule_markdown` for each group of
-    :data:`STUDY` held on that dataset (``datasets``: {name: the paper's name})."""
+    """``{dataset: [markdown, ...]}``: :func:`rule_markdown` of each :data:`STUDY` group held on
+    the dataset (``datasets``: {name: the paper's name})."""
     tables = {}
     for dataset, paper_name in datasets.items():
         for methods, rules in STUDY:
@@ -127,8 +125,8 @@ def validation_curves(record):
 
 
 def plot_curves(record, title, measures=MEASURES + ("hamming", "meanF"), colours=None):
-    """One panel per measure: its validation curve against epochs for every η0 (``colours``:
-    {η0: colour}), a marker where each rule stops (filled on the η0 it chose)."""
+    """Per measure, the validation curve of each η0 (``colours``: {η0: colour}) against epochs,
+    a marker where each rule stops (filled on the η0 it chose)."""
     curves, stops = validation_curves(record), rule_stops(record)
     chosen = {rule: float(entry["learning_rate"]) for rule, entry in rule_entries(record).items()}
     rows = -(-len(measures) // 4)
@@ -162,9 +160,8 @@ def plot_curves(record, title, measures=MEASURES + ("hamming", "meanF"), colours
 
 def validation_run(dataset, method, budget, rules, random_state=0, out=None,
                    select_by="rankloss"):
-    """The selection runs of a network ``method`` and where each rule of ``rules`` stops, as
-    ``reproduce`` makes them but without refits or test numbers: a run-file-like record
-    (``"validation_only"``), written to ``out`` (JSON) if given."""
+    """The selection runs of ``method`` as ``reproduce`` makes them, without refits or test
+    numbers: a ``"validation_only"`` run record, written to ``out`` (JSON) if given."""
     method, started = resolve(method), time.perf_counter()
     budget = {"batch_size": DEFAULT.batch_size, **budget}
     fit, val = validation_split(dataset.X_train.shape[0], DEFAULT.validation_fraction,
@@ -184,9 +181,8 @@ def validation_run(dataset, method, budget, rules, random_state=0, out=None,
 
 
 def refit_validation_run(dataset, run, budget, out=None, rules=None):
-    """The refits of a :func:`validation_run`, as ``reproduce`` makes them
-    (:func:`mlnn.paper.selection.refit`), with their test measures under ``test``; ``rules``
-    (default all) in that order, the run written to ``out`` after each. Returns the run."""
+    """The refits of a :func:`validation_run` (as ``reproduce`` makes them) with their test
+    measures, for ``rules`` (default all), the run written to ``out`` after each."""
     run, budget = {**run, "validation_only": False}, {"batch_size": DEFAULT.batch_size, **budget}
     (method, record), = run["methods"].items()
     entries = rule_entries(record)

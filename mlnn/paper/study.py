@@ -2,14 +2,12 @@
 
 :func:`run_study` runs :func:`mlnn.paper.reproduce.reproduce` for every (dataset, seed) and
 stores each method as soon as it ends; run again, it skips what is stored (``force`` reruns),
-so a study stopped by Ctrl-C or a crash resumes. Every stored run file it extends is read before
-any training: a damaged file or other settings stop it at once. Writes hold Ctrl-C back; stale
-tables are rebuilt first. The caller holds the output directory's lock.
+so a study stopped by Ctrl-C or a crash resumes. The caller holds the output directory's lock.
 """
 
 import contextlib
 import os
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
 
 from mlnn.base import interrupts
@@ -20,27 +18,18 @@ from mlnn.paper.methods import PAPER_METHODS, resolve
 from mlnn.paper.reproduce import merge_runs, reproduce, settings_record, write_results
 from mlnn.paper.results import read_run, run_path, table_paths, tables_current
 
-#: The arguments of :func:`~mlnn.paper.reproduce.reproduce` that define an experiment.
+#: The arguments of :func:`~mlnn.paper.reproduce.reproduce` that define an experiment, and the
+#: other ``options`` a study passes on to it.
 SETTING_NAMES = ("quick", "refit", "learning_rates", "C_values", "select_by", "stopping")
-
-#: The other ``options`` a study passes on to :func:`~mlnn.paper.reproduce.reproduce`.
 RUN_OPTIONS = ("sensitivity", "progress", "other_rules")
 
-
-@dataclass(frozen=True)
-class Job:
-    """One (dataset, seed) of a study and the methods it still has to run."""
-
-    dataset: str
-    seed: int
-    methods: tuple
-    stored: tuple
+#: One (dataset, seed) of a study, the methods it still has to run and those already stored.
+Job = namedtuple("Job", ("dataset", "seed", "methods", "stored"))
 
 
 def plan(datasets, seeds, out_dir, methods=None, force=False, **options):
-    """The jobs of a study; :class:`MLNNError` if a stored run file in ``out_dir`` is damaged or
-    holds other settings (``options`` of :func:`~mlnn.paper.reproduce.reproduce`), or if an
-    argument is wrong, before anything is read or run."""
+    """The jobs of a study; :class:`MLNNError` for a wrong argument, or a stored run file that is
+    damaged or holds other settings, before anything is run."""
     if not isinstance(out_dir, (str, os.PathLike)) or not os.fspath(out_dir):
         raise MLNNError(f"out_dir must be the path of a directory, got {out_dir!r}")
     datasets, seeds = _names(datasets, "datasets"), _names(seeds, "seeds")
@@ -67,8 +56,7 @@ def plan(datasets, seeds, out_dir, methods=None, force=False, **options):
 
 
 def _names(values, name, allow_empty=False):
-    """``values`` as a list; raise unless it is a list, tuple or other collection (a string is
-    one name, not a list of its letters), non-empty unless ``allow_empty``."""
+    """``values`` as a list; raise unless a collection (not a string), non-empty if required."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise MLNNError(f"{name} must be a list, got {values!r}; write [{values!r}] for one")
     values = list(values)
@@ -79,7 +67,7 @@ def _names(values, name, allow_empty=False):
 
 def _check_options(options):
     """Raise unless ``options`` are options of :func:`~mlnn.paper.reproduce.reproduce` of the
-    right kind (the grids are checked by :func:`~mlnn.paper.reproduce.settings_record`)."""
+    right kind (the grids: :func:`~mlnn.paper.reproduce.settings_record`)."""
     unknown = sorted(set(options) - set(SETTING_NAMES) - set(RUN_OPTIONS))
     if unknown:
         raise MLNNError(f"unknown option(s) {unknown}; valid: "
@@ -92,8 +80,7 @@ def _check_options(options):
 
 
 def run_study(datasets, seeds, out_dir, load, methods=None, force=False, log=print, **options):
-    """Run every job of :func:`plan`, storing each method as it ends; returns the jobs.
-    ``load(name)`` loads a dataset (once, and only when needed)."""
+    """Run every job of :func:`plan`, storing each method as it ends (``load(name)``: data)."""
     jobs = plan(datasets, seeds, out_dir, methods, force, **options)
     _remove_partial_files(out_dir, log)
     loaded = {}
@@ -140,8 +127,7 @@ def _rebuild_tables(out_dir, job, log):
 
 
 def _saver(out_dir, job):
-    """Store a run record merged with the stored one, with Ctrl-C held back during the writes
-    (:func:`mlnn.base.interrupts.deferred`)."""
+    """Store a run record merged with the stored one, Ctrl-C held back during the writes."""
     def save(run):
         with interrupts.deferred():
             previous = read_run(run_path(out_dir, job.dataset, job.seed))
