@@ -178,16 +178,14 @@ def delta_cases(output, seed):
 def yours_if(report, answer, name):
     """``answer`` if its grader passed, else mlnn's own piece ``name``; says which one the cells
     below use."""
-    if report:
-        print(f"→ the cells below use your {name}")
-        return answer
-    print(f"→ the cells below use mlnn's own {name} until yours passes")
-    return STAND_INS[name]
+    print(f"→ the cells below use your {name}" if report
+          else f"→ the cells below use mlnn's own {name} until yours passes")
+    return answer if report else STAND_INS[name]
 
 
 # -- the gradients of a piece, compared ------------------------------------------------------------
 
-def expect_rows(answer, expected, what, wrongs, inputs):
+def expect_rows(answer, expected, case, wrongs, inputs):
     """∂J/∂W1 as a (rows, values) pair: the sorted features present in X, their gradient rows."""
     if answer is None:
         raise NotYet(NO_ANSWER)
