@@ -67,10 +67,8 @@ check_rmsprop = make_grader("check_rmsprop", "RMSProp against a dense loop", _rm
 
 
 def rmsprop_rule(keep_G=True, shared=False, **mistake):
-    """RMSProp as mlnn writes a rule (by the literal loop), or with one mistake: G not kept
-    (like a new array put in ``state["mean_square"]``: the executor hands ``update`` a new
-    dict at every step), one G ``shared`` by the parameters of a shape, or a ``mistake`` of
-    :func:`_rmsprop_literal`."""
+    """RMSProp as mlnn writes a rule (by the literal loop), or with one mistake: G not kept,
+    one G ``shared`` by the parameters of a shape, or a ``mistake`` of :func:`_rmsprop_literal`."""
     class RMSProp:
         def __init__(self, learning_rate, rho=0.9, epsilon=1e-8):
             self.learning_rate, self.rho, self.epsilon = learning_rate, rho, epsilon
