@@ -75,8 +75,8 @@ def widened(named, n):
     F = next(v.shape[1] for _, v in named if isinstance(v, np.ndarray) and v.ndim == 2
              and v.shape[0] == n)
     repeat = MANY_UNITS // F
-    return [(label, np.tile(value, (repeat, 1)) if label == "W2" else np.tile(value, (1, repeat))
-             if isinstance(value, np.ndarray) and value.shape == (n, F) else value)
+    return [(label, np.tile(value, (repeat, 1)) if label == "W2"
+             else np.tile(value, (1, repeat)) if np.shape(value) == (n, F) else value)
             for label, value in named]
 
 
