@@ -69,23 +69,12 @@ check_input_gradient = make_grader(
              lambda X, d1: np.asarray(X.T @ d1))], scale="the factor must follow the minibatch")
 
 
-def _one_sided(f, x, h):
+def _differences(f, x, h, sides=2, dtype=float):
+    """(f(x + h e_i) − f(x − h e_i)) / 2h, or one-sided (f(x + h e_i) − f(x)) / h, with x ± h
+    in ``dtype`` (truncated, in an integer dtype)."""
     units = np.eye(x.size).reshape((x.size,) + x.shape)
-    return np.array([(f(x + h * e) - f(x)) / h for e in units]).reshape(x.shape)
-
-
-def _integer_copy(f, x, h):
-    """Central differences on a copy of x that keeps x's integer dtype: x ± h truncated."""
-    x, grad = np.array(x), np.zeros(np.shape(x))
-    for i in np.ndindex(x.shape):
-        saved = x[i]
-        x[i] = saved + h
-        f_plus = f(x)
-        x[i] = saved - h
-        f_minus = f(x)
-        x[i] = saved
-        grad[i] = (f_plus - f_minus) / (2 * h)
-    return grad
+    ends = [[f((x + s * h * e).astype(dtype)) for s in (1, 1 - sides)] for e in units]
+    return np.array([(up - down) / (sides * h) for up, down in ends]).reshape(x.shape)
 
 
 def _gradient_check_cases():
@@ -106,11 +95,11 @@ def _gradient_check_cases():
 
 check_gradient_check = make_grader("check_gradient_check", "central differences",
                                 numerical_gradient, _gradient_check_cases, [
-    Mistake("that is a one-sided difference; use both sides of x", _one_sided),
+    Mistake("that is a one-sided difference; use both sides of x", variant(_differences, sides=1)),
     Mistake("twice the central difference: the two points are 2h apart",
             lambda f, x, h: 2 * numerical_gradient(f, x, h)),
     Mistake("x keeps its integer dtype, so x ± h is truncated to an integer: work on a float "
-            "copy of x", _integer_copy)])
+            "copy of x", lambda f, x, h: _differences(f, x, h, dtype=x.dtype))])
 
 
 # -- notebook 01b: the sparse forward pass, CE's δ2, δ1 through ReLU, backward ---------------------
@@ -245,9 +234,7 @@ def _grad_W1_cases():
     present in X, and only those; one minibatch has no word at all."""
     for seed, shape in enumerate(SHAPES + [(3, 8, 3, 4, np.float64)] + WIDE_SHAPES):
         case, cache, grads = backward_case(50 + seed, shape)
-        X = case.X
-        if seed == len(SHAPES):
-            X = sp.csr_matrix(X.shape, dtype=X.dtype)
+        X = sp.csr_matrix(case.X.shape, dtype=case.X.dtype) if seed == len(SHAPES) else case.X
         yield f"∂J/∂W1 for {shape_words(shape)}", [("X", X), ("delta1", grads.delta1)]
 
 
@@ -283,9 +270,8 @@ def _backward_cases():
     gradients of the mean loss (Sec. 3.2) with ReLU hidden units."""
     for seed, shape in enumerate(SHAPES + WIDE_SHAPES):
         case, cache, grads = backward_case(60 + seed, shape, kink=seed == 2)
-        named = [("X", case.X), ("z1", cache.z1), ("h", cache.h), ("W2", case.params["W2"]),
-                 ("delta2", grads.delta2)]
-        yield f"for {shape_words(shape)}", named
+        yield f"for {shape_words(shape)}", [("X", case.X), ("z1", cache.z1), ("h", cache.h),
+                                            ("W2", case.params["W2"]), ("delta2", grads.delta2)]
 
 
 check_backward = piece(make_grader("check_backward", "backward: ∂J/∂W1 (row-sparse), ∂J/∂b1, "

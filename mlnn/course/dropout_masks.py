@@ -5,19 +5,18 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlnn.course.grading import (NO_ANSWER, CaseRng, NotYet, StudentError, as_array, binomial_z,
-                                 dispersion, dispersion_bounds, drawn_seed, each_draw, expect_dtype, expect_shape,
-                                 expect_tuple, grade, judge, run, sparse_rows)
-
+                                 dispersion, dispersion_bounds, drawn_seed, each_draw,
+                                 expect_dtype, expect_shape, expect_tuple, grade, judge, run,
+                                 sparse_rows)
 
 #: The dropout rates the graders try, with the draws at each: tenths, a quarter, and a rate off
 #: the percent grid (coins drawn on a coarse grid keep the wrong fraction there).
 RATES = {0.2: 20, 0.5: 20, 0.7: 20, 0.1: 20, 0.25: 20, 0.0151: 4}
 
-
 #: The shape and dtype of h at each rate: never one shape only, large where few units are
 #: dropped, float32 at two rates, and one hidden unit per document at one.
-H_SHAPES = {0.2: (30, 40), 0.5: (600, 1, np.float32), 0.7: (64, 9), 0.1: (5, 50, np.float32),
-            0.25: (30, 40), 0.0151: (120, 160)}
+H_SHAPES = {0.2: (30, 40, np.float64), 0.5: (600, 1, np.float32), 0.7: (64, 9, np.float64),
+            0.1: (5, 50, np.float32), 0.25: (30, 40, np.float64), 0.0151: (120, 160, np.float64)}
 
 
 def judge_scale(kept, original, rate, what):
@@ -132,8 +131,8 @@ def _inverted_kept(inverted_dropout, h, rate, rng):
 def _input_kept(input_dropout, X, rate, rng):
     """The kept stored entries of one call (a grid like X), after checking type, shape, dtype
     as returned, zeros and the scale."""
-    answer, what = run(input_dropout, ("X", X), ("rate", rate), ("rng", rng)), \
-        f"the dropped-out X at rate {rate}"
+    answer = run(input_dropout, ("X", X), ("rate", rate), ("rng", rng))
+    what = f"the dropped-out X at rate {rate}"
     if answer is None:
         raise NotYet(NO_ANSWER)
     if not sp.issparse(answer) or answer.format != "csr":
@@ -148,15 +147,15 @@ def _input_kept(input_dropout, X, rate, rng):
     return dense != 0
 
 
-def _check_dropout(title, kept, given, draws, column, noun):
-    """Judge ``kept(x, rate, rng)``, the kept entries of one call on ``given(rate)``, at every
-    rate: ``draws(rate)`` calls from one generator, judged by their distribution; then the
-    masks must come from the generator passed in."""
+def _check_dropout(title, answer, kept, given, draws, column, noun):
+    """Judge ``kept(answer, x, rate, rng)``, the kept entries of one call on ``given(rate)``, at
+    every rate: first the masks must come from the generator passed in, then ``draws(rate)``
+    calls from one generator are judged by their distribution."""
     def attempt():
         for rate, _ in ((rate, draw) for rate in RATES for draw in each_draw()):
             x, rng = given(rate), np.random.default_rng(drawn_seed(9))
             present = x.toarray() != 0 if sp.issparse(x) else np.ones(np.shape(x), dtype=bool)
-            first, again, other = (kept(x, rate, np.random.default_rng(drawn_seed(seed)))
+            first, again, other = (kept(answer, x, rate, np.random.default_rng(drawn_seed(seed)))
                                    for seed in (11, 11, 12))
             if not np.array_equal(first, again):
                 raise NotYet("two generators with the same seed gave different masks: draw the "
@@ -165,8 +164,8 @@ def _check_dropout(title, kept, given, draws, column, noun):
             if np.array_equal(first, other):
                 raise NotYet("generators with different seeds gave the same mask: draw the coins "
                              "from the generator rng passed in, not from one of your own")
-            judge_kept(np.array([kept(x, rate, rng) for _ in range(draws(rate))]), rate, column,
-                       present.astype(float), noun)
+            judge_kept(np.array([kept(answer, x, rate, rng) for _ in range(draws(rate))]), rate,
+                       column, present.astype(float), noun)
         return (f"rates {', '.join(map(str, RATES))}: kept fraction, independence across "
                 f"{column}s, documents and calls, the generator passed in; inputs unchanged")
     return grade(title, attempt)
@@ -176,10 +175,10 @@ def check_inverted_dropout(inverted_dropout):
     """``inverted_dropout(h, rate, rng)`` → (h ∘ mask, mask), mask entries 0 or 1/(1 − rate)
     in h's dtype, each unit of each document kept independently with probability 1 − rate,
     drawn from ``rng``; h of several shapes."""
-    return _check_dropout(
-        "inverted dropout", lambda h, rate, rng: _inverted_kept(inverted_dropout, h, rate, rng),
-        lambda rate: CaseRng(9).uniform(0.1, 2.0, size=H_SHAPES[rate][:2]).astype(
-            (*H_SHAPES[rate][2:], np.float64)[0]), RATES.get, "unit", "units")
+    def h(rate):
+        return CaseRng(9).uniform(0.1, 2.0, size=H_SHAPES[rate][:2]).astype(H_SHAPES[rate][2])
+    return _check_dropout("inverted dropout", inverted_dropout, _inverted_kept, h, RATES.get,
+                          "unit", "units")
 
 
 def input_X(rate):
@@ -193,7 +192,5 @@ def input_X(rate):
 def check_input_dropout(input_dropout):
     """``input_dropout(X, rate, rng)`` → CSR X (X's dtype) with each stored value kept
     ×1/(1 − rate) or dropped, independently, with the coins drawn from ``rng``."""
-    return _check_dropout(
-        "input dropout on a sparse X",
-        lambda X, rate, rng: _input_kept(input_dropout, X, rate, rng), input_X,
-        lambda rate: 12, "feature", "stored entries")
+    return _check_dropout("input dropout on a sparse X", input_dropout, _input_kept, input_X,
+                          lambda rate: 12, "feature", "stored entries")

@@ -1,12 +1,8 @@
-r"""Notebook 01b's machinery: the student's network (Eq. 2) built from zero, one piece at a time.
+"""Notebook 01b's machinery: the student's network (Eq. 2) built from zero, one piece at a time.
 
-Each piece is judged on its own: while it runs, mlnn's pieces (:data:`STAND_INS`, in
-:mod:`~mlnn.course.standins`) stand in for the student's other pieces that it calls, so one
-mistake fails one grader (:func:`piece`; in the answer's own process they are defined there,
-:mod:`mlnn.course.answers`). What an exercise rules out, X made dense or the full D × F product
-Xᵀ δ1, is judged on wide cases by the memory and CPU time the operating system lets the answer
-have (:func:`run_sparse`). Also the random minibatches of the graders, and :func:`yours_if`,
-which gives the cells below the student's piece once it passed, else mlnn's stand-in.
+Each piece is judged with mlnn's pieces (:data:`STAND_INS`) standing in for the student's others
+(:func:`piece`), so one mistake fails one grader; X made dense or the full D × F product Xᵀ δ1 is
+judged on wide cases by the memory and CPU time the answer may have (:func:`run_sparse`).
 """
 
 import functools
@@ -19,10 +15,9 @@ from scipy.special import expit
 
 from mlnn.course.grading import (NO_ANSWER, CaseRng, NotYet, as_array, expect_items, judge,
                                  label_rows, run, within)
-from mlnn.course.standins import (STAND_INS, grad_W1_rows_scaled, mlnn_backward,  # noqa: F401
-                                  mlnn_ce_delta2, mlnn_delta1_relu, mlnn_forward,
-                                  mlnn_grad_W1_rows, mlnn_train, mlnn_update, pwe_reference,
-                                  Reference)
+from mlnn.course.standins import (STAND_INS, Reference, grad_W1_rows_scaled,  # noqa: F401
+                                  mlnn_backward, mlnn_ce_delta2, mlnn_delta1_relu, mlnn_forward,
+                                  mlnn_grad_W1_rows, mlnn_update)
 from mlnn.nn.losses import CrossEntropy
 from mlnn.nn.network import Network
 from mlnn.sandbox.client import is_remote
@@ -55,11 +50,9 @@ def piece(grader):
 SHAPES = [(6, 12, 5, 5, np.float64), (1, 6, 3, 4, np.float64), (4, 9, 4, 3, np.float64),
           (3, 10, 2, 7, np.float64), (9, 30, 6, 2, np.float64), (5, 14, 4, 6, np.float32)]
 
-
 #: The vocabulary size D of the wide cases, where the work done tells a sparse product from X
 #: made dense (n × D) or the full D × F product; both stay under ``WIDE_ROWS`` · D entries.
 WIDE, WIDE_ROWS = 1_000_000, 8
-
 
 #: The wide cases: many documents and few hidden units (X dense would be n × D, and densifying
 #: it row by row takes n · D steps), and the other way round (the full product would be D × F;
@@ -68,15 +61,10 @@ WIDE, WIDE_ROWS = 1_000_000, 8
 WIDE_SHAPES = [(1000, WIDE, 2, 3, np.float64), (2, WIDE, 40, 3, np.float64)]
 MANY_UNITS = 400
 
-
 DENSE_HINT = ("your function made the sparse X dense; products with X and Xᵀ work on the sparse "
               "matrix directly, at a cost proportional to its nonzeros")
-
-
 FULL_HINT = ("your function forms the full D × F product Xᵀ δ1 (one row per feature of the "
              "vocabulary); restrict Xᵀ to the features present in the minibatch first")
-
-
 ROW_HINT = ("your function made the sparse X dense, or rows of it (arrays of D entries): X W1 "
             "works on the sparse X directly, at a cost proportional to its nonzeros")
 
@@ -87,14 +75,9 @@ def widened(named, n):
     F = next(v.shape[1] for _, v in named if isinstance(v, np.ndarray) and v.ndim == 2
              and v.shape[0] == n)
     repeat = MANY_UNITS // F
-
-    def wide(label, value):
-        if not isinstance(value, np.ndarray) or value.ndim != 2:
-            return value
-        if label == "W2":
-            return np.tile(value, (repeat, 1))
-        return np.tile(value, (1, repeat)) if value.shape == (n, F) else value
-    return [(label, wide(label, value)) for label, value in named]
+    return [(label, np.tile(value, (repeat, 1)) if label == "W2"
+             else np.tile(value, (1, repeat)) if np.shape(value) == (n, F) else value)
+            for label, value in named]
 
 
 def run_sparse(function, *named, name="function", vectors=WIDE_ROWS):
@@ -207,21 +190,19 @@ def delta_cases(output, seed):
 def yours_if(report, answer, name):
     """``answer`` if its grader passed, else mlnn's own piece ``name``; says which one the cells
     below use."""
-    if report:
-        print(f"→ the cells below use your {name}")
-        return answer
-    print(f"→ the cells below use mlnn's own {name} until yours passes")
-    return STAND_INS[name]
+    print(f"→ the cells below use your {name}" if report
+          else f"→ the cells below use mlnn's own {name} until yours passes")
+    return answer if report else STAND_INS[name]
 
 
 # -- the gradients of a piece, compared ------------------------------------------------------------
 
-def expect_rows(answer, expected, case, wrongs, inputs, what="∂J/∂W1"):
-    """A (rows, values) pair: the sorted features present in X, and their gradient rows."""
+def expect_rows(answer, expected, case, wrongs, inputs):
+    """∂J/∂W1 as a (rows, values) pair: the sorted features present in X, their gradient rows."""
     if answer is None:
         raise NotYet(NO_ANSWER)
     if type(answer) is not tuple or len(answer) != 2:
-        raise NotYet(f"{what} must be a tuple (rows, values): the sorted indices of the words "
+        raise NotYet("∂J/∂W1 must be a tuple (rows, values): the sorted indices of the words "
                      "present in the minibatch, and the k × F block of their gradient rows")
     rows, (right, values) = as_array(answer[0], "rows"), expected
     if rows.size == 0 and isinstance(answer[0], (list, tuple)):
@@ -230,25 +211,23 @@ def expect_rows(answer, expected, case, wrongs, inputs, what="∂J/∂W1"):
     if rows.ndim != 1 or rows.dtype.kind not in "iu":
         raise NotYet("rows must be a 1-d array (or list) of integer feature indices")
     if len(rows) == D and k < D:
-        raise NotYet(f"{what} holds all D = {D} rows; store only the k = {k} rows of the words "
+        raise NotYet(f"∂J/∂W1 holds all D = {D} rows; store only the k = {k} rows of the words "
                      "present in the minibatch (every other row is zero)")
     if set(rows.tolist()) != set(right.tolist()):
         raise NotYet("rows must be exactly the features (columns of X) that occur in the "
                      f"minibatch: {k} of them here, you gave {len(rows)}")
     if len(rows) != k or np.any(np.diff(rows) <= 0):
         raise NotYet("rows must be sorted, each feature once")
-    judge(answer[1], values, f"the values of {what}", [(w[1], h) for w, h in wrongs])
-
-
-GRADIENTS = ("b1", "W2", "b2")
+    judge(answer[1], values, "the values of ∂J/∂W1")
 
 
 def expect_backward(answer, expected, what, wrongs, inputs):
     """A dict of the four gradients: W1 as (rows, values), the others arrays."""
     if answer is None:
         raise NotYet(NO_ANSWER)
-    if not isinstance(answer, dict) or set(answer) != {"W1", *GRADIENTS}:
+    if not isinstance(answer, dict) or set(answer) != {"W1", "b1", "W2", "b2"}:
         raise NotYet("return a dict with the keys W1, b1, W2, b2")
     expect_rows(answer["W1"], expected["W1"], what, (), inputs)
-    expect_items(GRADIENTS, label="∂J/∂{}")({k: answer[k] for k in GRADIENTS},
-                                            {k: expected[k] for k in GRADIENTS}, what, wrongs)
+    dense = ("b1", "W2", "b2")
+    expect_items(dense, label="∂J/∂{}")({k: answer[k] for k in dense},
+                                        {k: expected[k] for k in dense}, what, wrongs)

@@ -77,8 +77,7 @@ def check_update(update):
                 within(update, ("params", pristine(case.params)), ("optimizer", Recorder()),
                        ("X_batch", case.X), ("Y_batch", case.Y), name="update",
                        memory=WIDE_ROWS * shape[1] * 8, reference=mlnn_update, hint=DENSE_HINT)
-            params, optimizer = pristine(case.params), Recorder()
-            before = pristine(params)
+            params, optimizer, before = pristine(case.params), Recorder(), pristine(case.params)
             run(lambda X_batch, Y_batch: update(params, optimizer, X_batch, Y_batch),
                 ("X_batch", case.X), ("Y_batch", case.Y), name="update")
             if not same(before, params):

@@ -6,7 +6,7 @@ import numpy as np
 
 from mlnn.course.grading import (NO_ANSWER, CaseRng, Mistake, NotYet, as_array, call, case_rngs,
                                  expect_class, expect_items, expect_tuple, make_grader, pristine,
-                                 run, same, within)
+                                 run, same, variant, within)
 from mlnn.course.pieces import Reference, piece
 from mlnn.course.rules import STEPS, rule_problem
 from mlnn.nn.lazy_updates import LazyRows
@@ -54,36 +54,29 @@ def _rmsprop_cases():
 
 
 INSIDE = "ε is inside the square root; it belongs outside, added to the root"
-
-
 SWAPPED = ("ρ and 1 − ρ are swapped: G keeps the fraction ρ of its old value and takes 1 − ρ of "
            "the new g²")
 
 
 check_rmsprop = make_grader("check_rmsprop", "RMSProp against a dense loop", _rmsprop_literal,
-                         _rmsprop_cases, [
-    Mistake(INSIDE, lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, rho, eps, True)),
-    Mistake(SWAPPED, lambda t, G, g, eta, rho, eps: _rmsprop_literal(t, G, g, eta, rho, eps,
-                                                                    swapped=True))],
-                         runner=_rmsprop_steps, expect=expect_items(("θ", "G"), (1, 0)),
-                         name="rmsprop_step")
+                            _rmsprop_cases, [
+    Mistake(INSIDE, variant(_rmsprop_literal, inside=True)),
+    Mistake(SWAPPED, variant(_rmsprop_literal, swapped=True))],
+                            runner=_rmsprop_steps, expect=expect_items(("θ", "G"), (1, 0)),
+                            name="rmsprop_step")
 
 
 def rmsprop_rule(keep_G=True, shared=False, **mistake):
-    """RMSProp as mlnn writes a rule, ``new_state(theta)`` and ``update(theta, g, state)`` in
-    place (by the literal loop); or with one mistake: G not kept (run where mlnn runs a rule,
-    the same as a new array put in ``state["mean_square"]``: the executor hands ``update`` a new
-    dict of its state's arrays at every step), one G ``shared`` by the parameters of a shape, or
-    a ``mistake`` of :func:`_rmsprop_literal`."""
+    """RMSProp as mlnn writes a rule (by the literal loop), or with one mistake: G not kept,
+    one G ``shared`` by the parameters of a shape, or a ``mistake`` of :func:`_rmsprop_literal`."""
     class RMSProp:
         def __init__(self, learning_rate, rho=0.9, epsilon=1e-8):
             self.learning_rate, self.rho, self.epsilon = learning_rate, rho, epsilon
             self.shared = {}
 
         def new_state(self, theta):
-            if shared:
-                return {"mean_square": self.shared.setdefault(theta.shape, np.zeros_like(theta))}
-            return {"mean_square": np.zeros_like(theta)}
+            G = np.zeros_like(theta)
+            return {"mean_square": self.shared.setdefault(theta.shape, G) if shared else G}
 
         def update(self, theta, g, state):
             G = state["mean_square"]
@@ -97,15 +90,12 @@ def rmsprop_rule(keep_G=True, shared=False, **mistake):
 RMSPropRule = rmsprop_rule()
 
 
-#: The methods of an update rule, as :class:`mlnn.nn.lazy_updates.LazyRows` calls them.
-RULE_METHODS = {"new_state": "new_state(theta)", "update": "update(theta, g, state)"}
-
-
 def _drive_rule(Rule, *named, name):
     """The parameters after the rule's steps, run where mlnn runs a rule: in
     :class:`mlnn.nn.lazy_updates.LazyRows`, W1's gradients row-sparse."""
     settings, start, sequence = (value for _, value in named)
-    expect_class(Rule, "RMSProp", RULE_METHODS)
+    expect_class(Rule, "RMSProp", {"new_state": "new_state(theta)",
+                                   "update": "update(theta, g, state)"})
     rule = call(Rule, *settings, name=name)
     params = pristine(start)
     for key, theta in params.items():
@@ -130,8 +120,7 @@ def _drive_rule(Rule, *named, name):
 
 def _rule_cases():
     """``RMSProp(learning_rate, rho, epsilon)`` with ``new_state(theta)`` and ``update(theta, g,
-    state)``: six steps on four parameters (W1's gradients row-sparse, b1 and b2 of one shape),
-    run as mlnn's lazy executor runs a rule, against the literal loop."""
+    state)``: six steps on four parameters (W1's gradients row-sparse, b1 and b2 of one shape)."""
     for rng, settings in zip(case_rngs(7, 3), RMSPROP_SETTINGS[1:]):
         params, sequence = rule_problem(rng, 7, 3, 3)
         yield (f"after {STEPS} steps with η, ρ, ε = {settings}",
@@ -139,7 +128,7 @@ def _rule_cases():
 
 
 check_rmsprop_rule = make_grader("check_rmsprop_rule", "RMSProp as an mlnn update rule",
-                              RMSPropRule, _rule_cases, [
+                                 RMSPropRule, _rule_cases, [
     Mistake("G starts from 0 at every step: keep it in the state and write the new G into that "
             "array, in place (G[...] = ...); a new array put in state[\"mean_square\"] is never "
             "seen by the executor, which keeps the arrays new_state gave",
@@ -149,8 +138,8 @@ check_rmsprop_rule = make_grader("check_rmsprop_rule", "RMSProp as an mlnn updat
             rmsprop_rule(adagrad=True)),
     Mistake(INSIDE, rmsprop_rule(inside=True)),
     Mistake(SWAPPED, rmsprop_rule(swapped=True))],
-                              runner=_drive_rule, expect=expect_items(("b1", "b2", "W2", "W1")),
-                              name="RMSProp(learning_rate, rho, epsilon)")
+                                 runner=_drive_rule, expect=expect_items(("b1", "b2", "W2", "W1")),
+                                 name="RMSProp(learning_rate, rho, epsilon)")
 
 
 # -- notebook 02b: momentum's catch-up over skipped steps ------------------------------------------
@@ -164,17 +153,14 @@ def _momentum_skipped(theta, v, mu, eta, gamma, skipped):
     return A[0, 0] * theta + A[0, 1] * v, A[1, 0] * theta + A[1, 1] * v
 
 
-STEPS_HINT = ("your catch-up does work for every skipped step (a loop over the Δ steps, or arrays "
-              "of Δ entries): the closed form costs the same whatever Δ is")
-
-
 def run_closed_form(function, *named, name="function"):
     """:func:`~mlnn.course.grading.run`; on a case of a million skipped steps first the work
     of a billion, whatever form it takes: no loop over the steps, no array of them."""
     if dict(named)["skipped"] >= 10 ** 6:
         many = [(label, 10 ** 9 if label == "skipped" else value) for label, value in named]
         within(function, *many, name=name, memory=1 << 20, reference=_momentum_skipped,
-               hint=STEPS_HINT)
+               hint="your catch-up does work for every skipped step (a loop over the Δ steps, "
+                    "or arrays of Δ entries): the closed form costs the same whatever Δ is")
     return run(function, *named, name=name)
 
 
@@ -193,7 +179,7 @@ def _momentum_cases():
 
 
 check_momentum_skip = make_grader("check_momentum_skip", "momentum's catch-up in closed form",
-                               _momentum_skipped, _momentum_cases, [
+                                  _momentum_skipped, _momentum_cases, [
     Mistake("θ moves by the whole v at every skipped step, but v shrinks by μ at each",
             lambda t, v, mu, eta, gamma, d: (t + d * v, mu ** d * v)),
     Mistake("the factor μ/(1 − μ) does not follow the μ passed in",
@@ -211,7 +197,7 @@ check_momentum_skip = make_grader("check_momentum_skip", "momentum's catch-up in
     Mistake("the weight decay is missing: a skipped step still has the gradient γ θ, which "
             "changes v and θ",
             lambda t, v, mu, eta, gamma, d: _momentum_skipped(t, v, mu, eta, 0, d))],
-                               expect=expect_items(("θ", "v")), runner=run_closed_form)
+                                  expect=expect_items(("θ", "v")), runner=run_closed_form)
 
 
 # -- notebook 03: AdaGrad's per-feature rates ------------------------------------------------------
@@ -238,7 +224,7 @@ def _rates_cases():
 
 
 check_adagrad_rates = make_grader("check_adagrad_rates", "AdaGrad's per-feature learning rates",
-                               _adagrad_rates, _rates_cases, [
+                                  _adagrad_rates, _rates_cases, [
     Mistake("each rate uses only the gradient of its own step; AdaGrad accumulates all steps so "
             "far", lambda grads, eta0: eta0 / (np.abs(grads) + 1e-8)),
     Mistake("they are right where a gradient has been seen and off where none has yet: guard "
@@ -248,8 +234,8 @@ check_adagrad_rates = make_grader("check_adagrad_rates", "AdaGrad's per-feature 
             lambda grads, eta0: eta0 / (np.cumsum(grads ** 2, axis=0) + 1e-8)),
     Mistake("ε is added to √G, outside the root",
             lambda grads, eta0: eta0 / np.sqrt(np.cumsum(grads ** 2, axis=0) + 1e-8))],
-                               nonfinite="are infinite or NaN where no gradient has been seen "
-                                         "yet: the small ε that guards the division is missing")
+                                  nonfinite="are infinite or NaN where no gradient has been seen "
+                                            "yet: the small ε that guards the division is missing")
 
 
 # -- notebook 01b: AdaGrad with its state ----------------------------------------------------------
@@ -382,6 +368,6 @@ def _adagrad_cases():
 
 
 check_adagrad = piece(make_grader("check_adagrad", "AdaGrad with its state", Reference,
-                               _adagrad_cases, ADAGRAD_MISTAKES, runner=_drive_adagrad,
-                               name="AdaGrad(eta0, epsilon)",
-                               expect=expect_items(("b1", "b2", "W2", "W1"))))
+                                  _adagrad_cases, ADAGRAD_MISTAKES, runner=_drive_adagrad,
+                                  name="AdaGrad(eta0, epsilon)",
+                                  expect=expect_items(("b1", "b2", "W2", "W1"))))
