@@ -63,14 +63,13 @@ def _ridge_cases():
 
 
 check_ridge = make_grader("check_ridge", "ridge regression of Eq. 5", _ridge, _ridge_cases, [
-    Mistake("the penalty λ‖θ‖² is missing", lambda Z, t, lam: _ridge(Z, t, 0.0)),
-    Mistake("the penalty counts half: λ‖θ‖² has weight λ here",
-            lambda Z, t, lam: _ridge(Z, t, lam / 2)),
-    Mistake("the penalty counts twice: λ‖θ‖² has weight λ here",
-            lambda Z, t, lam: _ridge(Z, t, 2 * lam)),
-    Mistake("that θ averages the squared error over the M documents (the paper's 1/(2M) "
-            "scale); Eq. 5 is solved here with the plain sum of squares",
-            lambda Z, t, lam: _ridge(Z, t, lam * len(t)))])
+    Mistake(hint, lambda Z, t, lam, penalty=penalty: _ridge(Z, t, penalty(lam, len(t))))
+    for hint, penalty in (
+        ("the penalty λ‖θ‖² is missing", lambda lam, M: 0.0),
+        ("the penalty counts half: λ‖θ‖² has weight λ here", lambda lam, M: lam / 2),
+        ("the penalty counts twice: λ‖θ‖² has weight λ here", lambda lam, M: 2 * lam),
+        ("that θ averages the squared error over the M documents (the paper's 1/(2M) scale); "
+         "Eq. 5 is solved here with the plain sum of squares", lambda lam, M: lam * M))])
 
 
 #: The keys of :func:`check_micro_macro`'s answer, in the paper's order.
@@ -135,14 +134,11 @@ ZERO_ONE = ("a zero denominator with something to count (nothing predicted while
 
 
 BIPARTITION_MISTAKES = [
-    Mistake("your macro measures average over the documents (rows); "
-            "macro averages over the labels (columns): P, R and F1 of "
-            "each label, then their mean over the L labels",
+    Mistake("your macro measures average over the documents (rows); macro averages over the "
+            "labels (columns): P, R and F1 of each label, then their mean over the L labels",
             _per_document(BIPARTITION[3:])),
-    Mistake("your micro measures average per-document values; micro "
-            "pools TP, FP and FN over every document and label first, "
-            "then divides",
-            _per_document(BIPARTITION[:3])),
+    Mistake("your micro measures average per-document values; micro pools TP, FP and FN over "
+            "every document and label first, then divides", _per_document(BIPARTITION[:3])),
     Mistake("your micro measures are means of per-label values — that is macro averaging; "
             "micro pools TP, FP and FN over all labels first",
             _changed(lambda r, t, p: dict(miP=r["maP"], miR=r["maR"], miF=r["maF"]))),
@@ -152,20 +148,14 @@ BIPARTITION_MISTAKES = [
     Mistake("macro-F1 is the mean of the per-label F1 scores, not the harmonic mean of maP and maR",
             _changed(lambda r, t, p: dict(maF=2 * r["maP"] * r["maR"] / (r["maP"] + r["maR"])
             if r["maP"] + r["maR"] > 0 else 0.0))),
-    Mistake(EMPTY_ZERO,
-            _macro_with(empty_value=0.0, micro_too=True)),
-    Mistake(EMPTY_ZERO,
-            _macro_with(empty_value=0.0)),
+    *(Mistake(EMPTY_ZERO, _macro_with(empty_value=0.0, micro_too=m)) for m in (True, False)),
     Mistake("a label with no true and no predicted positive still counts in the macro average (it "
             "scores 1); yours leaves it out",
             _macro_with(keep=lambda tp, fp, fn: tp + fp + fn > 0)),
     Mistake("the paper's macro average runs over all L labels, also those with no true positive "
             "document (a label only predicted scores 0, a label neither true nor predicted 1)",
             _macro_with(keep=lambda tp, fp, fn: tp + fn > 0)),
-    Mistake(ZERO_ONE,
-            _macro_with(zero_value=1.0, micro_too=True)),
-    Mistake(ZERO_ONE,
-            _macro_with(zero_value=1.0)),
+    *(Mistake(ZERO_ONE, _macro_with(zero_value=1.0, micro_too=m)) for m in (True, False)),
     Mistake("precision and recall are swapped: precision = TP / (TP + FP) (of what was predicted), "
             "recall = TP / (TP + FN) (of what is relevant)",
             _changed(lambda r, t, p: dict(miP=r["miR"], miR=r["miP"], maP=r["maR"], maR=r["maP"])))]
@@ -193,16 +183,12 @@ def _bipartition_cases():
     cases.append((Y_true, Y_true ^ (rng.random((300, 120)) < 0.03)))
     for number, (t, p) in enumerate(cases):
         t, p = np.asarray(t, dtype=np.int8), np.asarray(p, dtype=np.int8)
-        parts = [f"case {number + 1}, with n = {t.shape[0]} documents and L = {t.shape[1]} labels"]
-        if (~(t > 0) & ~(p > 0)).all(axis=0).any():
-            parts.append("a label no document has and none is predicted")
-        if (~t.any(axis=0) & p.any(axis=0)).any():
-            parts.append("a label predicted but never true")
-        if not t.any():
-            parts.append("no label true in any document")
-        if not p.any():
-            parts.append("nothing predicted")
-        yield ", ".join(parts), [("Y_true", t), ("Y_pred", p)]
+        notes = {"a label no document has and none is predicted": not (t | p).any(axis=0).all(),
+                 "a label predicted but never true": (~t.any(axis=0) & p.any(axis=0)).any(),
+                 "no label true in any document": not t.any(), "nothing predicted": not p.any()}
+        yield (", ".join([f"case {number + 1}, with n = {t.shape[0]} documents and L = "
+                          f"{t.shape[1]} labels", *(note for note in notes if notes[note])]),
+               [("Y_true", t), ("Y_pred", p)])
 
 
 def _expect_bipartition(answer, expected, what, wrongs, inputs):
@@ -293,24 +279,19 @@ OTHER_MEAN = ("BR_B chooses by the arithmetic mean (miF + maF) / 2 of micro- and
 
 SELECTION_MISTAKES = [
     Mistake("your C is the one the TEST split prefers: choose C on the validation split; the test "
-            "split only reports the result",
-            variant(select, split="test")),
+            "split only reports the result", variant(select, split="test")),
     Mistake("ties: when several C values score the same, take the first of the grid (the "
-            "smallest C), not the last",
-            variant(select, last=True)),
+            "smallest C), not the last", variant(select, last=True)),
     Mistake("BR_B's macro-F1 runs over the labels that have a positive validation document (the "
             "project's selection convention), not over all labels",
             variant(select, macro_labels="all")),
-    Mistake("BR_B chooses by the MEAN of micro- and macro-F1, not by micro-F1 alone",
-            variant(select, criterion="miF")),
-    Mistake("BR_B chooses by the MEAN of micro- and macro-F1, not by macro-F1 alone",
-            variant(select, criterion="maF")),
+    *(Mistake(f"BR_B chooses by the MEAN of micro- and macro-F1, not by {name} alone",
+              variant(select, criterion=key)) for key, name in (("miF", "micro-F1"),
+                                                                ("maF", "macro-F1"))),
     Mistake("BR_B predicts label l when its margin is strictly positive, s_l > 0; a margin of "
-            "exactly 0 is not a prediction",
-            variant(select, predict=lambda S: S >= 0)),
+            "exactly 0 is not a prediction", variant(select, predict=lambda S: S >= 0)),
     Mistake("the SVM margins are not probabilities: BR_B's sign prediction thresholds them at "
-            "0, not 0.5",
-            variant(select, predict=lambda S: S > 0.5)),
+            "0, not 0.5", variant(select, predict=lambda S: S > 0.5)),
     Mistake("BR_B chooses C by F1 of its sign predictions, not by rank loss (that is BR_R)",
             variant(select, by="R")),
     Mistake("BR_R chooses C by the validation rank loss of the margins, not by F1 (that is BR_B)",
@@ -393,7 +374,7 @@ def disagreeing_cases(rng, n=200, L=10):
     the geometric and harmonic means C = 1 (micro- and macro-F1 about equal); a BR_R case where
     the mean rank loss of the documents chooses C = 1 (half the documents, of 100 pairs each, in
     a random order) and the rank loss pooled over all pairs C = 0.1 (the other half, of 19
-    pairs, all wrong). The grader's tests check that these criteria choose so."""
+    pairs, all wrong)."""
     Y = np.zeros((n, L), dtype=np.int8)
     Y[rng.permutation(n)[:80], 0] = 1                          # a frequent label, 9 rare ones
     for label in range(1, L):

@@ -4,7 +4,7 @@ PWE's in closed form (Eq. 3) and the slope of CE (Sec. 3.4) along W2_1."""
 import numpy as np
 from scipy.special import expit
 
-from mlnn.course.grading import Mistake, case_rngs, make_grader
+from mlnn.course.grading import Mistake, case_rngs, make_grader, variant
 from mlnn.figures.landscapes import loss_surface, surface_gradient
 
 
@@ -61,29 +61,23 @@ def _pwe_landscape_cases():
     yield from _landscape_cases("J", ("W1", "W2_1", "c", "y"))
 
 
-def _pwe_normalised_by(norm):
-    return lambda W1, W2_1, c, y: _pwe_pairs(W1, W2_1, c, y, norm)
-
-
 check_pwe_landscape = make_grader("check_pwe_landscape", "PWE landscape in closed form",
                                _pwe_landscape, _pwe_landscape_cases, [
     Mistake("that is J of the network in the text (y = (1, 0, 0, 0), c = 0); this one has the "
             "labels y and the weights c", lambda W1, W2_1, c, y: np.exp(-np.tanh(W2_1 * np.tanh(
                 W1)))),
-    Mistake("J divides the pair sum by |y||ȳ|, the number of (relevant, irrelevant) pairs, not "
-            "by L", _pwe_normalised_by(lambda p, q, L: L)),
-    Mistake("J divides the pair sum by |y||ȳ|, the number of (relevant, irrelevant) pairs, not "
-            "by |y|²", _pwe_normalised_by(lambda p, q, L: p * p)),
-    Mistake("J divides the pair sum by |y||ȳ|, the number of (relevant, irrelevant) pairs, not "
-            "by |ȳ|²", _pwe_normalised_by(lambda p, q, L: q * q)),
+    *(Mistake("J divides the pair sum by |y||ȳ|, the number of (relevant, irrelevant) pairs, not "
+              f"by {name}", variant(_pwe_pairs, norm=norm)) for name, norm in (
+        ("L", lambda p, q, L: L), ("|y|²", lambda p, q, L: p * p),
+        ("|ȳ|²", lambda p, q, L: q * q))),
     Mistake("the pair sum is not averaged: J divides it by |y||ȳ|, the number of (relevant, "
-            "irrelevant) pairs", _pwe_normalised_by(lambda p, q, L: 1)),
+            "irrelevant) pairs", variant(_pwe_pairs, norm=lambda p, q, L: 1)),
     Mistake("the pairs of the other relevant labels count too: each (p, n) with o_p = o_n = o_c "
-            "adds exp(0) = 1", lambda W1, W2_1, c, y: _pwe_pairs(W1, W2_1, c, y, others=False)),
+            "adds exp(0) = 1", variant(_pwe_pairs, others=False)),
     Mistake("the outputs that share the weight c are not 0 here: o_l = tanh(c h) for l > 1",
-            lambda W1, W2_1, c, y: _pwe_pairs(W1, W2_1, c, y, shared=False)),
+            variant(_pwe_pairs, shared=False)),
     Mistake("the output units of PWE are tanh, not the sigmoid",
-            lambda W1, W2_1, c, y: _pwe_pairs(W1, W2_1, c, y, output=expit))],
+            variant(_pwe_pairs, output=expit))],
                                scale="check how the pair terms are counted and averaged")
 
 
