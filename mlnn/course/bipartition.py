@@ -124,15 +124,6 @@ def _per_document(keys):
     return _changed(lambda r, t, p: dict(zip(keys, (v.mean() for v in _prf(*_counts(t, p, 1))))))
 
 
-EMPTY_ZERO = ("a label with no true and no predicted positive (TP = FP = FN = 0) scores 1 here "
-              "(MULAN's convention), and so do the micro measures when nothing is true and "
-              "nothing predicted; yours scores it 0")
-
-
-ZERO_ONE = ("a zero denominator with something to count (nothing predicted while something is "
-            "true, or predicted while nothing is true) gives 0, not 1")
-
-
 BIPARTITION_MISTAKES = [
     Mistake("your macro measures average over the documents (rows); macro averages over the "
             "labels (columns): P, R and F1 of each label, then their mean over the L labels",
@@ -148,14 +139,19 @@ BIPARTITION_MISTAKES = [
     Mistake("macro-F1 is the mean of the per-label F1 scores, not the harmonic mean of maP and maR",
             _changed(lambda r, t, p: dict(maF=2 * r["maP"] * r["maR"] / (r["maP"] + r["maR"])
             if r["maP"] + r["maR"] > 0 else 0.0))),
-    *(Mistake(EMPTY_ZERO, _macro_with(empty_value=0.0, micro_too=m)) for m in (True, False)),
+    *(Mistake("a label with no true and no predicted positive (TP = FP = FN = 0) scores 1 here "
+              "(MULAN's convention), and so do the micro measures when nothing is true and "
+              "nothing predicted; yours scores it 0", _macro_with(empty_value=0.0, micro_too=m))
+      for m in (True, False)),
     Mistake("a label with no true and no predicted positive still counts in the macro average (it "
             "scores 1); yours leaves it out",
             _macro_with(keep=lambda tp, fp, fn: tp + fp + fn > 0)),
     Mistake("the paper's macro average runs over all L labels, also those with no true positive "
             "document (a label only predicted scores 0, a label neither true nor predicted 1)",
             _macro_with(keep=lambda tp, fp, fn: tp + fn > 0)),
-    *(Mistake(ZERO_ONE, _macro_with(zero_value=1.0, micro_too=m)) for m in (True, False)),
+    *(Mistake("a zero denominator with something to count (nothing predicted while something is "
+              "true, or predicted while nothing is true) gives 0, not 1",
+              _macro_with(zero_value=1.0, micro_too=m)) for m in (True, False)),
     Mistake("precision and recall are swapped: precision = TP / (TP + FP) (of what was predicted), "
             "recall = TP / (TP + FN) (of what is relevant)",
             _changed(lambda r, t, p: dict(miP=r["miR"], miR=r["miP"], maP=r["maR"], maR=r["maP"])))]
@@ -223,20 +219,22 @@ check_micro_macro = make_grader("check_micro_macro", "micro and macro P/R/F1 by 
 
 # -- notebook 06b: the choice of C for BR_B and BR_R -----------------------------------------------
 
+#: The arguments of ``select_C``, in order.
+SELECT_ARGUMENTS = ("C_values", "S_val", "Y_val", "S_test", "Y_test", "variant")
+
+
 def selection_values(S_list, Y, variant, predict=lambda S: S > 0, combine=None, pooled=False,
                      **score):
     """The validation criterion of each C: BR_B's mean of micro- and macro-F1 of the label sets
     ``predict(S)`` (:func:`mlnn.evaluation.metrics.selection_score`, higher is better), BR_R's
     rank loss (lower is better); or with a mistake: micro- and macro-F1 ``combine`` d otherwise,
     the rank loss ``pooled`` over all the pairs of all documents."""
-    if variant == "B" and combine:
+    if variant == "R":
+        return [(_pooled_rank_loss if pooled else metrics.rank_loss)(Y, S) for S in S_list]
+    if combine:
         return [combine(*(metrics.selection_score(Y, predict(S), criterion=c, **score)
                           for c in ("miF", "maF"))) for S in S_list]
-    if variant == "B":
-        return [metrics.selection_score(Y, predict(S), **score) for S in S_list]
-    if pooled:
-        return [_pooled_rank_loss(Y, S) for S in S_list]
-    return [metrics.rank_loss(Y, S) for S in S_list]
+    return [metrics.selection_score(Y, predict(S), **score) for S in S_list]
 
 
 def _pooled_rank_loss(Y, S):
@@ -273,10 +271,6 @@ def reference_C(C_values, S_val, Y_val, variant):
     return select(C_values, S_val, Y_val, None, None, variant)
 
 
-OTHER_MEAN = ("BR_B chooses by the arithmetic mean (miF + maF) / 2 of micro- and macro-F1, not by "
-              "another mean of the two (such as the geometric or the harmonic one)")
-
-
 SELECTION_MISTAKES = [
     Mistake("your C is the one the TEST split prefers: choose C on the validation split; the test "
             "split only reports the result", variant(select, split="test")),
@@ -303,7 +297,9 @@ SELECTION_MISTAKES = [
     *(Mistake("criteria that differ, however little, are not tied: compare them exactly (the "
               "first C wins only an exact tie), not within a tolerance such as np.isclose's",
               variant(select, near=near)) for near in (True, 1e-12)),
-    *(Mistake(OTHER_MEAN, variant(select, combine=mean)) for mean in (
+    *(Mistake("BR_B chooses by the arithmetic mean (miF + maF) / 2 of micro- and macro-F1, not by "
+              "another mean of the two (such as the geometric or the harmonic one)",
+              variant(select, combine=mean)) for mean in (
         lambda a, b: np.sqrt(a * b), lambda a, b: 2 * a * b / (a + b) if a + b else 0.0)),
     Mistake("BR_R's rank loss is the mean over the documents of each one's fraction of pairs "
             "ordered wrongly, not the fraction of all pairs pooled over the documents",
@@ -345,14 +341,12 @@ def _random_selection_case(rng, k):
         C_values = C_values[:int(rng.integers(3, len(C_values) + 1))]
         n_val, n_test, L = (int(v) for v in rng.integers((20, 20, 3), (61, 61, 11)))
         Y_val, Y_test = _labels(rng, n_val, L), _labels(rng, n_test, L)
-        S_val, S_test = _margins(rng, Y_val, len(C_values)), _margins(rng, Y_test,
-                                                                      len(C_values))
+        S_val, S_test = (_margins(rng, Y, len(C_values)) for Y in (Y_val, Y_test))
         planted = _plant_tie(C_values, S_val, Y_val, variant) if k % 3 else set()
         values = selection_values(S_val, Y_val, variant)
         if not any(abs(values[i] - values[j]) < 1e-9 and {i, j} != planted
                    for i in range(len(values)) for j in range(i + 1, len(values))):
-            return [("C_values", C_values), ("S_val", S_val), ("Y_val", Y_val),
-                    ("S_test", S_test), ("Y_test", Y_test), ("variant", variant)]
+            return list(zip(SELECT_ARGUMENTS, (C_values, S_val, Y_val, S_test, Y_test, variant)))
 
 
 def selection_cases(count=36, seed=2016):
@@ -387,8 +381,7 @@ def disagreeing_cases(rng, n=200, L=10):
     balanced[np.argmax(Y[:, 1:], axis=0), np.arange(1, L)] = 0
     S = [np.round(np.where(P > 0, 1, -1) * rng.uniform(0.2, 2, size=P.shape), 2)
          for P in (np.zeros_like(Y), balanced, best_micro)]
-    yield [("C_values", [0.1, 1.0, 10.0]), ("S_val", S), ("Y_val", Y), ("S_test", S),
-           ("Y_test", Y), ("variant", "B")]
+    yield list(zip(SELECT_ARGUMENTS, ([0.1, 1.0, 10.0], S, Y, S, Y, "B")))
     Y = np.zeros((n, 20), dtype=np.int8)
     Y[: n // 2, :10], Y[n // 2:, 0] = 1, 1                     # 100 pairs, and 19
     ordered = np.where(Y > 0, 1.0, -1.0) + rng.uniform(0, 0.5, size=Y.shape)
@@ -396,8 +389,7 @@ def disagreeing_cases(rng, n=200, L=10):
     mixed = np.vstack([ordered[: n // 2], -ordered[n // 2:]])  # many pairs right, few wrong
     rights = np.vstack([shuffled[: n // 2], ordered[n // 2:]])  # many pairs random, few right
     S = [shuffled, mixed, rights]
-    yield [("C_values", [0.01, 0.1, 1.0]), ("S_val", S), ("Y_val", Y), ("S_test", S),
-           ("Y_test", Y), ("variant", "R")]
+    yield list(zip(SELECT_ARGUMENTS, ([0.01, 0.1, 1.0], S, Y, S, Y, "R")))
 
 
 def near_tie_case(rng, n=2000, L=50):
@@ -413,8 +405,7 @@ def near_tie_case(rng, n=2000, L=50):
     near[0, 0] = L / 2 - 1.5                     # the lowest relevant score below an irrelevant
     S_val = [best + rng.normal(scale=2.0, size=Y.shape), near, best,
              best + rng.normal(size=Y.shape)]
-    return [("C_values", C_values), ("S_val", S_val), ("Y_val", Y), ("S_test", S_val),
-            ("Y_test", Y), ("variant", "R")]
+    return list(zip(SELECT_ARGUMENTS, (C_values, S_val, Y, S_val, Y, "R")))
 
 
 def nearer_tie_case(m=2000):
@@ -431,8 +422,7 @@ def nearer_tie_case(m=2000):
     near[1, [m - 2, m - 1]] = near[1, [m - 1, m - 2]]    # one pair wrong of m² − 1
     worse[0, :m] = worse[0, :m][::-1] - m                 # every pair of document 1 wrong
     S_val = [worse, near, best, worse[::-1]]
-    return [("C_values", [0.01, 0.1, 1.0, 10.0]), ("S_val", S_val), ("Y_val", Y),
-            ("S_test", S_val), ("Y_test", Y), ("variant", "R")]
+    return list(zip(SELECT_ARGUMENTS, ([0.01, 0.1, 1.0, 10.0], S_val, Y, S_val, Y, "R")))
 
 
 def _expect_selection(answer, expected, what, wrongs, inputs):

@@ -36,10 +36,6 @@ def _on_grid(values, W1, W2_1):
     return np.diag(values(a, b))[:-1].reshape(np.shape(W1))
 
 
-def _sigmoid_z2(W1, W2_1):
-    return expit(W2_1 * np.tanh(W1))
-
-
 def _pwe_landscape(W1, W2_1, c, y):
     return _on_grid(lambda a, b: loss_surface("pwe", "tanh", a, b, y=y, c=c).J, W1, W2_1)
 
@@ -85,6 +81,12 @@ def _ce_slope(W1, W2_1):
     return _on_grid(lambda a, b: surface_gradient(loss_surface("ce", "tanh", a, b))[1], W1, W2_1)
 
 
+def _slope(W1, W2_1, output=expit, y=1, factor=np.tanh, clip=np.inf):
+    """∂J/∂W2_1 = (o − y) h with one mistake: o = ``output``(z2) of z2 clipped to ±``clip``,
+    another label ``y``, another ``factor`` of W1 than h = tanh(W1)."""
+    return (output(np.clip(W2_1 * np.tanh(W1), -clip, clip)) - y) * factor(W1)
+
+
 def _ce_slope_cases():
     """``ce_dJ_dW2_1(W1, W2_1)`` → ∂J/∂W2_1 of CE, y = 1 for the one output; the last case deep
     in saturation (z2 = W2_1 tanh(W1) from 25 to 32, −30 and ±800: (σ(z2) − 1) h holds there,
@@ -98,12 +100,10 @@ def _ce_slope_cases():
 
 check_ce_slope = make_grader("check_ce_slope", "CE slope along W2_1", _ce_slope, _ce_slope_cases, [
     Mistake("the sign is flipped", lambda W1, W2_1: -_ce_slope(W1, W2_1)),
-    Mistake("δ2 alone: ∂z2/∂W2_1 contributes a factor", lambda W1, W2_1: _sigmoid_z2(W1, W2_1) - 1),
+    Mistake("δ2 alone: ∂z2/∂W2_1 contributes a factor", variant(_slope, factor=np.ones_like)),
     Mistake("the factor from z2 = W2_1 h is the hidden unit's output h, not its input W1",
-            lambda W1, W2_1: (_sigmoid_z2(W1, W2_1) - 1) * W1),
-    Mistake("CE's output unit is the sigmoid, not tanh",
-            lambda W1, W2_1: (np.tanh(W2_1 * np.tanh(W1)) - 1) * np.tanh(W1)),
-    Mistake("δ2 = o − y has a label in it: y = 1 for this output",
-            lambda W1, W2_1: _sigmoid_z2(W1, W2_1) * np.tanh(W1)),
+            variant(_slope, factor=np.asarray)),
+    Mistake("CE's output unit is the sigmoid, not tanh", variant(_slope, output=np.tanh)),
+    Mistake("δ2 = o − y has a label in it: y = 1 for this output", variant(_slope, y=0)),
     Mistake("z2 is clipped: σ(z2) − 1 holds however large z2 is, and needs no clipping",
-            lambda W1, W2_1: (expit(np.clip(W2_1 * np.tanh(W1), -20, 20)) - 1) * np.tanh(W1))])
+            variant(_slope, clip=20))])
