@@ -72,7 +72,9 @@ check_ridge = make_grader("check_ridge", "ridge regression of Eq. 5", _ridge, _r
          "Eq. 5 is solved here with the plain sum of squares", lambda lam, M: lam * M))])
 
 
-#: The keys of :func:`check_micro_macro`'s answer, in the paper's order.
+#: The keys of :func:`check_micro_macro`'s answer, in the paper's order, as
+#: :func:`mlnn.evaluation.metrics.bipartition_measures` (the reference) gives them, by MULAN's
+#: convention: a label with TP = FP = FN = 0 scores 1, any other zero denominator 0.
 BIPARTITION = ("miP", "miR", "miF", "maP", "maR", "maF")
 
 
@@ -92,13 +94,6 @@ def _prf(tp, fp, fn, empty_value=1.0, zero_value=0.0):
     return ratio(tp, tp + fp), ratio(tp, tp + fn), ratio(2 * tp, 2 * tp + fp + fn)
 
 
-def bipartition_reference(Y_true, Y_pred):
-    """micro and macro P/R/F1 by :func:`mlnn.evaluation.metrics.bipartition_measures` (MULAN's
-    convention: a label with TP = FP = FN = 0 scores 1, any other zero denominator 0)."""
-    values = metrics.bipartition_measures(Y_true, Y_pred)
-    return {key: float(values[key]) for key in BIPARTITION}
-
-
 def _macro_with(keep=None, micro_too=False, **convention):
     """A mistaken convention for the macro average (and, with ``micro_too``, the micro one)."""
     def bipartition(Y_true, Y_pred):
@@ -115,7 +110,7 @@ def _macro_with(keep=None, micro_too=False, **convention):
 def _changed(change):
     """The right answer with the keys ``change(right, Y_true, Y_pred)`` gives replaced."""
     def bipartition(Y_true, Y_pred):
-        right = bipartition_reference(Y_true, Y_pred)
+        right = metrics.bipartition_measures(Y_true, Y_pred)
         return {**right, **change(right, Y_true, Y_pred)}
     return bipartition
 
@@ -213,7 +208,7 @@ def _expect_bipartition(answer, expected, what, wrongs, inputs):
 
 
 check_micro_macro = make_grader("check_micro_macro", "micro and macro P/R/F1 by hand",
-                             bipartition_reference, _bipartition_cases, BIPARTITION_MISTAKES,
+                             metrics.bipartition_measures, _bipartition_cases, BIPARTITION_MISTAKES,
                              expect=_expect_bipartition)
 
 

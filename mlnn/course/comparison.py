@@ -114,8 +114,7 @@ def _cd_cases():
     """``nemenyi_cd(k, N, q_alpha)`` → Nemenyi's CD, q_α times the standard deviation of a
     difference of two average ranks (Demšar 2006)."""
     for rng, k in zip(case_rngs(22, 8), (2, 3, 6, 10, 4, 15, 8, 25)):
-        N = int(rng.integers(2, 60))
-        q = float(rng.uniform(1.5, 4.0))
+        N, q = int(rng.integers(2, 60)), float(rng.uniform(1.5, 4.0))
         yield f"CD for k = {k}, N = {N}, q_α = {q:.3f}", [("k", k), ("N", N), ("q_alpha", q)]
 
 

@@ -60,8 +60,8 @@ def _pwe_landscape_cases():
 check_pwe_landscape = make_grader("check_pwe_landscape", "PWE landscape in closed form",
                                _pwe_landscape, _pwe_landscape_cases, [
     Mistake("that is J of the network in the text (y = (1, 0, 0, 0), c = 0); this one has the "
-            "labels y and the weights c", lambda W1, W2_1, c, y: np.exp(-np.tanh(W2_1 * np.tanh(
-                W1)))),
+            "labels y and the weights c",
+            lambda W1, W2_1, c, y: _pwe_pairs(W1, W2_1, 0.0, (1, 0, 0, 0))),
     *(Mistake("J divides the pair sum by |y||ȳ|, the number of (relevant, irrelevant) pairs, not "
               f"by {name}", variant(_pwe_pairs, norm=norm)) for name, norm in (
         ("L", lambda p, q, L: L), ("|y|²", lambda p, q, L: p * p),

@@ -56,8 +56,8 @@ def _excluded_cases():
 
 
 check_pwe_excluded = make_grader(
-    "check_pwe_excluded", "PWE's excluded documents",
-    lambda Y: np.isin(np.count_nonzero(Y, axis=1), (0, Y.shape[1])), _excluded_cases, [
+    "check_pwe_excluded", "PWE's excluded documents", PairwiseExponential().excluded,
+    _excluded_cases, [
         Mistake("a document whose labels are all relevant has no pair either",
                 lambda Y: np.count_nonzero(Y, axis=1) == 0),
         Mistake("a document with no relevant label has no pair either",

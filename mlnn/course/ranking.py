@@ -191,8 +191,7 @@ def one_document_cases(seed, count, n, what, gap=None):
     """(scores, y) of one document at a time, from ``count`` cases of n documents: L from 3 to
     12, labels of several dtypes, every document with a relevant and an irrelevant label, the
     scores of each kind; then the documents of :data:`NEAR_TIES` and :func:`large_documents`.
-    With a ``gap``, no two scores are closer than ``gap`` (and no document of
-    :data:`NEAR_TIES`)."""
+    With a ``gap``, no two scores are closer than ``gap`` (and no document of :data:`NEAR_TIES`)."""
     for rng, dtype, kind in zip(case_rngs(seed, count), (np.int8, np.float64, np.int32, np.int64),
                                 SCORE_KINDS):
         L = int(rng.integers(3, 13))
