@@ -63,17 +63,18 @@ def _ridge_cases():
 
 
 check_ridge = make_grader("check_ridge", "ridge regression of Eq. 5", _ridge, _ridge_cases, [
-    Mistake("the penalty λ‖θ‖² is missing", lambda Z, t, lam: _ridge(Z, t, 0.0)),
-    Mistake("the penalty counts half: λ‖θ‖² has weight λ here",
-            lambda Z, t, lam: _ridge(Z, t, lam / 2)),
-    Mistake("the penalty counts twice: λ‖θ‖² has weight λ here",
-            lambda Z, t, lam: _ridge(Z, t, 2 * lam)),
-    Mistake("that θ averages the squared error over the M documents (the paper's 1/(2M) "
-            "scale); Eq. 5 is solved here with the plain sum of squares",
-            lambda Z, t, lam: _ridge(Z, t, lam * len(t)))])
+    Mistake(hint, lambda Z, t, lam, penalty=penalty: _ridge(Z, t, penalty(lam, len(t))))
+    for hint, penalty in (
+        ("the penalty λ‖θ‖² is missing", lambda lam, M: 0.0),
+        ("the penalty counts half: λ‖θ‖² has weight λ here", lambda lam, M: lam / 2),
+        ("the penalty counts twice: λ‖θ‖² has weight λ here", lambda lam, M: 2 * lam),
+        ("that θ averages the squared error over the M documents (the paper's 1/(2M) scale); "
+         "Eq. 5 is solved here with the plain sum of squares", lambda lam, M: lam * M))])
 
 
-#: The keys of :func:`check_micro_macro`'s answer, in the paper's order.
+#: The keys of :func:`check_micro_macro`'s answer, in the paper's order, as
+#: :func:`mlnn.evaluation.metrics.bipartition_measures` (the reference) gives them, by MULAN's
+#: convention: a label with TP = FP = FN = 0 scores 1, any other zero denominator 0.
 BIPARTITION = ("miP", "miR", "miF", "maP", "maR", "maF")
 
 
@@ -93,13 +94,6 @@ def _prf(tp, fp, fn, empty_value=1.0, zero_value=0.0):
     return ratio(tp, tp + fp), ratio(tp, tp + fn), ratio(2 * tp, 2 * tp + fp + fn)
 
 
-def bipartition_reference(Y_true, Y_pred):
-    """micro and macro P/R/F1 by :func:`mlnn.evaluation.metrics.bipartition_measures` (MULAN's
-    convention: a label with TP = FP = FN = 0 scores 1, any other zero denominator 0)."""
-    values = metrics.bipartition_measures(Y_true, Y_pred)
-    return {key: float(values[key]) for key in BIPARTITION}
-
-
 def _macro_with(keep=None, micro_too=False, **convention):
     """A mistaken convention for the macro average (and, with ``micro_too``, the micro one)."""
     def bipartition(Y_true, Y_pred):
@@ -116,7 +110,7 @@ def _macro_with(keep=None, micro_too=False, **convention):
 def _changed(change):
     """The right answer with the keys ``change(right, Y_true, Y_pred)`` gives replaced."""
     def bipartition(Y_true, Y_pred):
-        right = bipartition_reference(Y_true, Y_pred)
+        right = metrics.bipartition_measures(Y_true, Y_pred)
         return {**right, **change(right, Y_true, Y_pred)}
     return bipartition
 
@@ -125,24 +119,12 @@ def _per_document(keys):
     return _changed(lambda r, t, p: dict(zip(keys, (v.mean() for v in _prf(*_counts(t, p, 1))))))
 
 
-EMPTY_ZERO = ("a label with no true and no predicted positive (TP = FP = FN = 0) scores 1 here "
-              "(MULAN's convention), and so do the micro measures when nothing is true and "
-              "nothing predicted; yours scores it 0")
-
-
-ZERO_ONE = ("a zero denominator with something to count (nothing predicted while something is "
-            "true, or predicted while nothing is true) gives 0, not 1")
-
-
 BIPARTITION_MISTAKES = [
-    Mistake("your macro measures average over the documents (rows); "
-            "macro averages over the labels (columns): P, R and F1 of "
-            "each label, then their mean over the L labels",
+    Mistake("your macro measures average over the documents (rows); macro averages over the "
+            "labels (columns): P, R and F1 of each label, then their mean over the L labels",
             _per_document(BIPARTITION[3:])),
-    Mistake("your micro measures average per-document values; micro "
-            "pools TP, FP and FN over every document and label first, "
-            "then divides",
-            _per_document(BIPARTITION[:3])),
+    Mistake("your micro measures average per-document values; micro pools TP, FP and FN over "
+            "every document and label first, then divides", _per_document(BIPARTITION[:3])),
     Mistake("your micro measures are means of per-label values — that is macro averaging; "
             "micro pools TP, FP and FN over all labels first",
             _changed(lambda r, t, p: dict(miP=r["maP"], miR=r["maR"], miF=r["maF"]))),
@@ -152,20 +134,19 @@ BIPARTITION_MISTAKES = [
     Mistake("macro-F1 is the mean of the per-label F1 scores, not the harmonic mean of maP and maR",
             _changed(lambda r, t, p: dict(maF=2 * r["maP"] * r["maR"] / (r["maP"] + r["maR"])
             if r["maP"] + r["maR"] > 0 else 0.0))),
-    Mistake(EMPTY_ZERO,
-            _macro_with(empty_value=0.0, micro_too=True)),
-    Mistake(EMPTY_ZERO,
-            _macro_with(empty_value=0.0)),
+    *(Mistake("a label with no true and no predicted positive (TP = FP = FN = 0) scores 1 here "
+              "(MULAN's convention), and so do the micro measures when nothing is true and "
+              "nothing predicted; yours scores it 0", _macro_with(empty_value=0.0, micro_too=m))
+      for m in (True, False)),
     Mistake("a label with no true and no predicted positive still counts in the macro average (it "
             "scores 1); yours leaves it out",
             _macro_with(keep=lambda tp, fp, fn: tp + fp + fn > 0)),
     Mistake("the paper's macro average runs over all L labels, also those with no true positive "
             "document (a label only predicted scores 0, a label neither true nor predicted 1)",
             _macro_with(keep=lambda tp, fp, fn: tp + fn > 0)),
-    Mistake(ZERO_ONE,
-            _macro_with(zero_value=1.0, micro_too=True)),
-    Mistake(ZERO_ONE,
-            _macro_with(zero_value=1.0)),
+    *(Mistake("a zero denominator with something to count (nothing predicted while something is "
+              "true, or predicted while nothing is true) gives 0, not 1",
+              _macro_with(zero_value=1.0, micro_too=m)) for m in (True, False)),
     Mistake("precision and recall are swapped: precision = TP / (TP + FP) (of what was predicted), "
             "recall = TP / (TP + FN) (of what is relevant)",
             _changed(lambda r, t, p: dict(miP=r["miR"], miR=r["miP"], maP=r["maR"], maR=r["maP"])))]
@@ -193,16 +174,12 @@ def _bipartition_cases():
     cases.append((Y_true, Y_true ^ (rng.random((300, 120)) < 0.03)))
     for number, (t, p) in enumerate(cases):
         t, p = np.asarray(t, dtype=np.int8), np.asarray(p, dtype=np.int8)
-        parts = [f"case {number + 1}, with n = {t.shape[0]} documents and L = {t.shape[1]} labels"]
-        if (~(t > 0) & ~(p > 0)).all(axis=0).any():
-            parts.append("a label no document has and none is predicted")
-        if (~t.any(axis=0) & p.any(axis=0)).any():
-            parts.append("a label predicted but never true")
-        if not t.any():
-            parts.append("no label true in any document")
-        if not p.any():
-            parts.append("nothing predicted")
-        yield ", ".join(parts), [("Y_true", t), ("Y_pred", p)]
+        notes = {"a label no document has and none is predicted": not (t | p).any(axis=0).all(),
+                 "a label predicted but never true": (~t.any(axis=0) & p.any(axis=0)).any(),
+                 "no label true in any document": not t.any(), "nothing predicted": not p.any()}
+        yield (", ".join([f"case {number + 1}, with n = {t.shape[0]} documents and L = "
+                          f"{t.shape[1]} labels", *(note for note in notes if notes[note])]),
+               [("Y_true", t), ("Y_pred", p)])
 
 
 def _expect_bipartition(answer, expected, what, wrongs, inputs):
@@ -231,11 +208,15 @@ def _expect_bipartition(answer, expected, what, wrongs, inputs):
 
 
 check_micro_macro = make_grader("check_micro_macro", "micro and macro P/R/F1 by hand",
-                             bipartition_reference, _bipartition_cases, BIPARTITION_MISTAKES,
+                             metrics.bipartition_measures, _bipartition_cases, BIPARTITION_MISTAKES,
                              expect=_expect_bipartition)
 
 
 # -- notebook 06b: the choice of C for BR_B and BR_R -----------------------------------------------
+
+#: The arguments of ``select_C``, in order.
+SELECT_ARGUMENTS = ("C_values", "S_val", "Y_val", "S_test", "Y_test", "variant")
+
 
 def selection_values(S_list, Y, variant, predict=lambda S: S > 0, combine=None, pooled=False,
                      **score):
@@ -243,14 +224,12 @@ def selection_values(S_list, Y, variant, predict=lambda S: S > 0, combine=None, 
     ``predict(S)`` (:func:`mlnn.evaluation.metrics.selection_score`, higher is better), BR_R's
     rank loss (lower is better); or with a mistake: micro- and macro-F1 ``combine`` d otherwise,
     the rank loss ``pooled`` over all the pairs of all documents."""
-    if variant == "B" and combine:
+    if variant == "R":
+        return [(_pooled_rank_loss if pooled else metrics.rank_loss)(Y, S) for S in S_list]
+    if combine:
         return [combine(*(metrics.selection_score(Y, predict(S), criterion=c, **score)
                           for c in ("miF", "maF"))) for S in S_list]
-    if variant == "B":
-        return [metrics.selection_score(Y, predict(S), **score) for S in S_list]
-    if pooled:
-        return [_pooled_rank_loss(Y, S) for S in S_list]
-    return [metrics.rank_loss(Y, S) for S in S_list]
+    return [metrics.selection_score(Y, predict(S), **score) for S in S_list]
 
 
 def _pooled_rank_loss(Y, S):
@@ -287,30 +266,21 @@ def reference_C(C_values, S_val, Y_val, variant):
     return select(C_values, S_val, Y_val, None, None, variant)
 
 
-OTHER_MEAN = ("BR_B chooses by the arithmetic mean (miF + maF) / 2 of micro- and macro-F1, not by "
-              "another mean of the two (such as the geometric or the harmonic one)")
-
-
 SELECTION_MISTAKES = [
     Mistake("your C is the one the TEST split prefers: choose C on the validation split; the test "
-            "split only reports the result",
-            variant(select, split="test")),
+            "split only reports the result", variant(select, split="test")),
     Mistake("ties: when several C values score the same, take the first of the grid (the "
-            "smallest C), not the last",
-            variant(select, last=True)),
+            "smallest C), not the last", variant(select, last=True)),
     Mistake("BR_B's macro-F1 runs over the labels that have a positive validation document (the "
             "project's selection convention), not over all labels",
             variant(select, macro_labels="all")),
-    Mistake("BR_B chooses by the MEAN of micro- and macro-F1, not by micro-F1 alone",
-            variant(select, criterion="miF")),
-    Mistake("BR_B chooses by the MEAN of micro- and macro-F1, not by macro-F1 alone",
-            variant(select, criterion="maF")),
+    *(Mistake(f"BR_B chooses by the MEAN of micro- and macro-F1, not by {name} alone",
+              variant(select, criterion=key)) for key, name in (("miF", "micro-F1"),
+                                                                ("maF", "macro-F1"))),
     Mistake("BR_B predicts label l when its margin is strictly positive, s_l > 0; a margin of "
-            "exactly 0 is not a prediction",
-            variant(select, predict=lambda S: S >= 0)),
+            "exactly 0 is not a prediction", variant(select, predict=lambda S: S >= 0)),
     Mistake("the SVM margins are not probabilities: BR_B's sign prediction thresholds them at "
-            "0, not 0.5",
-            variant(select, predict=lambda S: S > 0.5)),
+            "0, not 0.5", variant(select, predict=lambda S: S > 0.5)),
     Mistake("BR_B chooses C by F1 of its sign predictions, not by rank loss (that is BR_R)",
             variant(select, by="R")),
     Mistake("BR_R chooses C by the validation rank loss of the margins, not by F1 (that is BR_B)",
@@ -322,7 +292,9 @@ SELECTION_MISTAKES = [
     *(Mistake("criteria that differ, however little, are not tied: compare them exactly (the "
               "first C wins only an exact tie), not within a tolerance such as np.isclose's",
               variant(select, near=near)) for near in (True, 1e-12)),
-    *(Mistake(OTHER_MEAN, variant(select, combine=mean)) for mean in (
+    *(Mistake("BR_B chooses by the arithmetic mean (miF + maF) / 2 of micro- and macro-F1, not by "
+              "another mean of the two (such as the geometric or the harmonic one)",
+              variant(select, combine=mean)) for mean in (
         lambda a, b: np.sqrt(a * b), lambda a, b: 2 * a * b / (a + b) if a + b else 0.0)),
     Mistake("BR_R's rank loss is the mean over the documents of each one's fraction of pairs "
             "ordered wrongly, not the fraction of all pairs pooled over the documents",
@@ -364,14 +336,12 @@ def _random_selection_case(rng, k):
         C_values = C_values[:int(rng.integers(3, len(C_values) + 1))]
         n_val, n_test, L = (int(v) for v in rng.integers((20, 20, 3), (61, 61, 11)))
         Y_val, Y_test = _labels(rng, n_val, L), _labels(rng, n_test, L)
-        S_val, S_test = _margins(rng, Y_val, len(C_values)), _margins(rng, Y_test,
-                                                                      len(C_values))
+        S_val, S_test = (_margins(rng, Y, len(C_values)) for Y in (Y_val, Y_test))
         planted = _plant_tie(C_values, S_val, Y_val, variant) if k % 3 else set()
         values = selection_values(S_val, Y_val, variant)
         if not any(abs(values[i] - values[j]) < 1e-9 and {i, j} != planted
                    for i in range(len(values)) for j in range(i + 1, len(values))):
-            return [("C_values", C_values), ("S_val", S_val), ("Y_val", Y_val),
-                    ("S_test", S_test), ("Y_test", Y_test), ("variant", variant)]
+            return list(zip(SELECT_ARGUMENTS, (C_values, S_val, Y_val, S_test, Y_test, variant)))
 
 
 def selection_cases(count=36, seed=2016):
@@ -393,7 +363,7 @@ def disagreeing_cases(rng, n=200, L=10):
     the geometric and harmonic means C = 1 (micro- and macro-F1 about equal); a BR_R case where
     the mean rank loss of the documents chooses C = 1 (half the documents, of 100 pairs each, in
     a random order) and the rank loss pooled over all pairs C = 0.1 (the other half, of 19
-    pairs, all wrong). The grader's tests check that these criteria choose so."""
+    pairs, all wrong)."""
     Y = np.zeros((n, L), dtype=np.int8)
     Y[rng.permutation(n)[:80], 0] = 1                          # a frequent label, 9 rare ones
     for label in range(1, L):
@@ -406,8 +376,7 @@ def disagreeing_cases(rng, n=200, L=10):
     balanced[np.argmax(Y[:, 1:], axis=0), np.arange(1, L)] = 0
     S = [np.round(np.where(P > 0, 1, -1) * rng.uniform(0.2, 2, size=P.shape), 2)
          for P in (np.zeros_like(Y), balanced, best_micro)]
-    yield [("C_values", [0.1, 1.0, 10.0]), ("S_val", S), ("Y_val", Y), ("S_test", S),
-           ("Y_test", Y), ("variant", "B")]
+    yield list(zip(SELECT_ARGUMENTS, ([0.1, 1.0, 10.0], S, Y, S, Y, "B")))
     Y = np.zeros((n, 20), dtype=np.int8)
     Y[: n // 2, :10], Y[n // 2:, 0] = 1, 1                     # 100 pairs, and 19
     ordered = np.where(Y > 0, 1.0, -1.0) + rng.uniform(0, 0.5, size=Y.shape)
@@ -415,8 +384,7 @@ def disagreeing_cases(rng, n=200, L=10):
     mixed = np.vstack([ordered[: n // 2], -ordered[n // 2:]])  # many pairs right, few wrong
     rights = np.vstack([shuffled[: n // 2], ordered[n // 2:]])  # many pairs random, few right
     S = [shuffled, mixed, rights]
-    yield [("C_values", [0.01, 0.1, 1.0]), ("S_val", S), ("Y_val", Y), ("S_test", S),
-           ("Y_test", Y), ("variant", "R")]
+    yield list(zip(SELECT_ARGUMENTS, ([0.01, 0.1, 1.0], S, Y, S, Y, "R")))
 
 
 def near_tie_case(rng, n=2000, L=50):
@@ -432,8 +400,7 @@ def near_tie_case(rng, n=2000, L=50):
     near[0, 0] = L / 2 - 1.5                     # the lowest relevant score below an irrelevant
     S_val = [best + rng.normal(scale=2.0, size=Y.shape), near, best,
              best + rng.normal(size=Y.shape)]
-    return [("C_values", C_values), ("S_val", S_val), ("Y_val", Y), ("S_test", S_val),
-            ("Y_test", Y), ("variant", "R")]
+    return list(zip(SELECT_ARGUMENTS, (C_values, S_val, Y, S_val, Y, "R")))
 
 
 def nearer_tie_case(m=2000):
@@ -450,8 +417,7 @@ def nearer_tie_case(m=2000):
     near[1, [m - 2, m - 1]] = near[1, [m - 1, m - 2]]    # one pair wrong of m² − 1
     worse[0, :m] = worse[0, :m][::-1] - m                 # every pair of document 1 wrong
     S_val = [worse, near, best, worse[::-1]]
-    return [("C_values", [0.01, 0.1, 1.0, 10.0]), ("S_val", S_val), ("Y_val", Y),
-            ("S_test", S_val), ("Y_test", Y), ("variant", "R")]
+    return list(zip(SELECT_ARGUMENTS, ([0.01, 0.1, 1.0, 10.0], S_val, Y, S_val, Y, "R")))
 
 
 def _expect_selection(answer, expected, what, wrongs, inputs):

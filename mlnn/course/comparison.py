@@ -88,16 +88,11 @@ def _friedman_cases():
                [("R", average_ranks(rng.random((N, k)), True)), ("N", N)])
 
 
-def _chi2(R, N, k=None, scale=1.0, centre=True, pairs=1):
-    """χ²_F = 12 N / (k (k + 1)) (Σ R_j² − k (k + 1)² / 4), or with one mistake: another ``k``
-    (the size of R by default), a ``scale``, no ``centre`` term, k (k + ``pairs``)."""
-    k = len(R) if k is None else k
-    centre_term = len(R) * (len(R) + 1) ** 2 / 4.0 if centre else 0.0
-    return scale * 12.0 * N / (k * (k + pairs)) * (np.sum(np.square(R)) - centre_term)
-
-
-def _iman_davenport(R, N):
-    return friedman_test(R, N).F
+def _chi2(R, N, centre=True, pairs=1):
+    """χ²_F = 12 N / (k (k + 1)) (Σ R_j² − k (k + 1)² / 4), or with one mistake: no ``centre``
+    term, k (k + ``pairs``)."""
+    k = len(R)
+    return 12.0 * N / (k * (k + pairs)) * (np.sum(np.square(R)) - k * (k + 1) ** 2 / 4.0 * centre)
 
 
 check_friedman = make_grader("check_friedman", "Friedman's statistic",
@@ -112,15 +107,14 @@ check_friedman = make_grader("check_friedman", "Friedman's statistic",
     Mistake("the factor N is missing: χ²_F grows with the number of datasets",
             lambda R, N: _chi2(R, N) / N),
     Mistake("that is Iman and Davenport's F_F; the exercise asks for Friedman's χ²_F",
-            _iman_davenport)])
+            lambda R, N: friedman_test(R, N).F)])
 
 
 def _cd_cases():
     """``nemenyi_cd(k, N, q_alpha)`` → Nemenyi's CD, q_α times the standard deviation of a
     difference of two average ranks (Demšar 2006)."""
     for rng, k in zip(case_rngs(22, 8), (2, 3, 6, 10, 4, 15, 8, 25)):
-        N = int(rng.integers(2, 60))
-        q = float(rng.uniform(1.5, 4.0))
+        N, q = int(rng.integers(2, 60)), float(rng.uniform(1.5, 4.0))
         yield f"CD for k = {k}, N = {N}, q_α = {q:.3f}", [("k", k), ("N", N), ("q_alpha", q)]
 
 

@@ -4,7 +4,7 @@ PWE's in closed form (Eq. 3) and the slope of CE (Sec. 3.4) along W2_1."""
 import numpy as np
 from scipy.special import expit
 
-from mlnn.course.grading import Mistake, case_rngs, make_grader
+from mlnn.course.grading import Mistake, case_rngs, make_grader, variant
 from mlnn.figures.landscapes import loss_surface, surface_gradient
 
 
@@ -36,10 +36,6 @@ def _on_grid(values, W1, W2_1):
     return np.diag(values(a, b))[:-1].reshape(np.shape(W1))
 
 
-def _sigmoid_z2(W1, W2_1):
-    return expit(W2_1 * np.tanh(W1))
-
-
 def _pwe_landscape(W1, W2_1, c, y):
     return _on_grid(lambda a, b: loss_surface("pwe", "tanh", a, b, y=y, c=c).J, W1, W2_1)
 
@@ -61,34 +57,34 @@ def _pwe_landscape_cases():
     yield from _landscape_cases("J", ("W1", "W2_1", "c", "y"))
 
 
-def _pwe_normalised_by(norm):
-    return lambda W1, W2_1, c, y: _pwe_pairs(W1, W2_1, c, y, norm)
-
-
 check_pwe_landscape = make_grader("check_pwe_landscape", "PWE landscape in closed form",
                                _pwe_landscape, _pwe_landscape_cases, [
     Mistake("that is J of the network in the text (y = (1, 0, 0, 0), c = 0); this one has the "
-            "labels y and the weights c", lambda W1, W2_1, c, y: np.exp(-np.tanh(W2_1 * np.tanh(
-                W1)))),
-    Mistake("J divides the pair sum by |y||ȳ|, the number of (relevant, irrelevant) pairs, not "
-            "by L", _pwe_normalised_by(lambda p, q, L: L)),
-    Mistake("J divides the pair sum by |y||ȳ|, the number of (relevant, irrelevant) pairs, not "
-            "by |y|²", _pwe_normalised_by(lambda p, q, L: p * p)),
-    Mistake("J divides the pair sum by |y||ȳ|, the number of (relevant, irrelevant) pairs, not "
-            "by |ȳ|²", _pwe_normalised_by(lambda p, q, L: q * q)),
+            "labels y and the weights c",
+            lambda W1, W2_1, c, y: _pwe_pairs(W1, W2_1, 0.0, (1, 0, 0, 0))),
+    *(Mistake("J divides the pair sum by |y||ȳ|, the number of (relevant, irrelevant) pairs, not "
+              f"by {name}", variant(_pwe_pairs, norm=norm)) for name, norm in (
+        ("L", lambda p, q, L: L), ("|y|²", lambda p, q, L: p * p),
+        ("|ȳ|²", lambda p, q, L: q * q))),
     Mistake("the pair sum is not averaged: J divides it by |y||ȳ|, the number of (relevant, "
-            "irrelevant) pairs", _pwe_normalised_by(lambda p, q, L: 1)),
+            "irrelevant) pairs", variant(_pwe_pairs, norm=lambda p, q, L: 1)),
     Mistake("the pairs of the other relevant labels count too: each (p, n) with o_p = o_n = o_c "
-            "adds exp(0) = 1", lambda W1, W2_1, c, y: _pwe_pairs(W1, W2_1, c, y, others=False)),
+            "adds exp(0) = 1", variant(_pwe_pairs, others=False)),
     Mistake("the outputs that share the weight c are not 0 here: o_l = tanh(c h) for l > 1",
-            lambda W1, W2_1, c, y: _pwe_pairs(W1, W2_1, c, y, shared=False)),
+            variant(_pwe_pairs, shared=False)),
     Mistake("the output units of PWE are tanh, not the sigmoid",
-            lambda W1, W2_1, c, y: _pwe_pairs(W1, W2_1, c, y, output=expit))],
+            variant(_pwe_pairs, output=expit))],
                                scale="check how the pair terms are counted and averaged")
 
 
 def _ce_slope(W1, W2_1):
     return _on_grid(lambda a, b: surface_gradient(loss_surface("ce", "tanh", a, b))[1], W1, W2_1)
+
+
+def _slope(W1, W2_1, output=expit, y=1, factor=np.tanh, clip=np.inf):
+    """∂J/∂W2_1 = (o − y) h with one mistake: o = ``output``(z2) of z2 clipped to ±``clip``,
+    another label ``y``, another ``factor`` of W1 than h = tanh(W1)."""
+    return (output(np.clip(W2_1 * np.tanh(W1), -clip, clip)) - y) * factor(W1)
 
 
 def _ce_slope_cases():
@@ -104,12 +100,10 @@ def _ce_slope_cases():
 
 check_ce_slope = make_grader("check_ce_slope", "CE slope along W2_1", _ce_slope, _ce_slope_cases, [
     Mistake("the sign is flipped", lambda W1, W2_1: -_ce_slope(W1, W2_1)),
-    Mistake("δ2 alone: ∂z2/∂W2_1 contributes a factor", lambda W1, W2_1: _sigmoid_z2(W1, W2_1) - 1),
+    Mistake("δ2 alone: ∂z2/∂W2_1 contributes a factor", variant(_slope, factor=np.ones_like)),
     Mistake("the factor from z2 = W2_1 h is the hidden unit's output h, not its input W1",
-            lambda W1, W2_1: (_sigmoid_z2(W1, W2_1) - 1) * W1),
-    Mistake("CE's output unit is the sigmoid, not tanh",
-            lambda W1, W2_1: (np.tanh(W2_1 * np.tanh(W1)) - 1) * np.tanh(W1)),
-    Mistake("δ2 = o − y has a label in it: y = 1 for this output",
-            lambda W1, W2_1: _sigmoid_z2(W1, W2_1) * np.tanh(W1)),
+            variant(_slope, factor=np.asarray)),
+    Mistake("CE's output unit is the sigmoid, not tanh", variant(_slope, output=np.tanh)),
+    Mistake("δ2 = o − y has a label in it: y = 1 for this output", variant(_slope, y=0)),
     Mistake("z2 is clipped: σ(z2) − 1 holds however large z2 is, and needs no clipping",
-            lambda W1, W2_1: (expit(np.clip(W2_1 * np.tanh(W1), -20, 20)) - 1) * np.tanh(W1))])
+            variant(_slope, clip=20))])

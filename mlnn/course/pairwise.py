@@ -39,32 +39,29 @@ def _pwe_by_label(relevant, irrelevant):
 
 
 PWE_MISTAKES = [
-    Mistake("the sign is flipped: relevant labels get a negative δ2, irrelevant ones a positive "
-            "δ2", _pwe_by_label(-1, -1)),
-    Mistake("the relevant labels' δ2 has the wrong sign", _pwe_by_label(-1, 1)),
-    Mistake("the irrelevant labels' δ2 has the wrong sign", _pwe_by_label(1, -1)),
-    Mistake("the irrelevant labels' δ2 is missing: each n ∈ ȳ gets a term from each of its pairs",
-            _pwe_by_label(1, 0)),
-    Mistake("the relevant labels' δ2 is missing: each p ∈ y gets a term from each of its pairs",
-            _pwe_by_label(0, 1)),
-    Mistake("that is ∂J/∂o; δ2 = ∂J/∂z2 also needs tanh'(z2) = (1 + o)(1 − o)",
-            variant(pwe_variant, derivative="none")),
-    Mistake("the derivative of tanh is (1 + o)(1 − o), not o(1 − o)",
-            variant(pwe_variant, derivative="sigmoid")),
-    Mistake("tanh'(z2) is (1 + o)(1 − o) = 1 − o², not 1 − o",
-            variant(pwe_variant, derivative="one_minus_o")),
-    Mistake("each label's δ2 takes only its own tanh'(z2), not also that of the other label of "
-            "the pair", variant(pwe_variant, both=True)),
-    Mistake("S_y and S_ȳ are swapped: a relevant label's δ2 sums over the irrelevant labels, an "
-            "irrelevant label's over the relevant ones", variant(pwe_variant, swapped=True)),
-    Mistake("wrong normaliser: divide by |y||ȳ|, the number of pairs, not |y|²",
-            variant(pwe_variant, normaliser="y2")),
-    Mistake("wrong normaliser: divide by |y||ȳ|, not |ȳ|²",
-            variant(pwe_variant, normaliser="ybar2")),
-    Mistake("the pair sum is not normalised: divide by |y||ȳ|",
-            variant(pwe_variant, normaliser="1")),
-    Mistake("wrong normaliser: |y||ȳ|, not L²", variant(pwe_variant, normaliser="L2")),
-    Mistake("wrong normaliser: |y||ȳ|, not L", variant(pwe_variant, normaliser="L")),
-    Mistake("o is clipped: δ2 holds however close o is to ±1 (tanh'(z2) = (1 + o)(1 − o) is "
-            "then small, rightly), and needs no clipping", variant(pwe_variant, clip=0.99)),
+    *(Mistake(hint, _pwe_by_label(relevant, irrelevant)) for hint, relevant, irrelevant in (
+        ("the sign is flipped: relevant labels get a negative δ2, irrelevant ones a positive δ2",
+         -1, -1),
+        ("the relevant labels' δ2 has the wrong sign", -1, 1),
+        ("the irrelevant labels' δ2 has the wrong sign", 1, -1),
+        ("the irrelevant labels' δ2 is missing: each n ∈ ȳ gets a term from each of its pairs", 1,
+         0),
+        ("the relevant labels' δ2 is missing: each p ∈ y gets a term from each of its pairs", 0,
+         1))),
+    *(Mistake(hint, variant(pwe_variant, **mistake)) for hint, mistake in (
+        ("that is ∂J/∂o; δ2 = ∂J/∂z2 also needs tanh'(z2) = (1 + o)(1 − o)",
+         {"derivative": "none"}),
+        ("the derivative of tanh is (1 + o)(1 − o), not o(1 − o)", {"derivative": "sigmoid"}),
+        ("tanh'(z2) is (1 + o)(1 − o) = 1 − o², not 1 − o", {"derivative": "one_minus_o"}),
+        ("each label's δ2 takes only its own tanh'(z2), not also that of the other label of the "
+         "pair", {"both": True}),
+        ("S_y and S_ȳ are swapped: a relevant label's δ2 sums over the irrelevant labels, an "
+         "irrelevant label's over the relevant ones", {"swapped": True}),
+        ("wrong normaliser: divide by |y||ȳ|, the number of pairs, not |y|²", {"normaliser": "y2"}),
+        ("wrong normaliser: divide by |y||ȳ|, not |ȳ|²", {"normaliser": "ybar2"}),
+        ("the pair sum is not normalised: divide by |y||ȳ|", {"normaliser": "1"}),
+        ("wrong normaliser: |y||ȳ|, not L²", {"normaliser": "L2"}),
+        ("wrong normaliser: |y||ȳ|, not L", {"normaliser": "L"}),
+        ("o is clipped: δ2 holds however close o is to ±1 (tanh'(z2) = (1 + o)(1 − o) is then "
+         "small, rightly), and needs no clipping", {"clip": 0.99}))),
     Mistake("δ2 is per document: no 1/n here", lambda z2, o, Y: pwe_reference(z2, o, Y) / len(o))]

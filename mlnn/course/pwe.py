@@ -56,30 +56,12 @@ def _excluded_cases():
 
 
 check_pwe_excluded = make_grader(
-    "check_pwe_excluded", "PWE's excluded documents",
-    lambda Y: np.isin(np.count_nonzero(Y, axis=1), (0, Y.shape[1])), _excluded_cases, [
+    "check_pwe_excluded", "PWE's excluded documents", PairwiseExponential().excluded,
+    _excluded_cases, [
         Mistake("a document whose labels are all relevant has no pair either",
                 lambda Y: np.count_nonzero(Y, axis=1) == 0),
         Mistake("a document with no relevant label has no pair either",
                 lambda Y: np.count_nonzero(Y, axis=1) == Y.shape[1])], kind="b")
-
-
-PAIRS_HINT = ("your δ2 does work for every (relevant, irrelevant) pair: the factorised form needs "
-              "only two sums over the labels of each document, O(L) per document")
-
-
-LOOP_HINT = ("your δ2 loops over the documents (or the labels) one at a time: compute it for all "
-             "documents at once, with array operations over the whole minibatch")
-
-
-LABELS_HINT = ("on 2 documents of 200,000 labels your δ2 takes far longer than array work of O(L) "
-               "per document: it loops over the labels or the pairs one at a time; the factorised "
-               "form needs only two sums over the labels of each document")
-
-
-SQUARE_HINT = ("your δ2 forms an array with a row per document for every document (n × n, such as "
-               "a product over the documents whose diagonal is kept): each document's sums need "
-               "only its own row, O(L) per document")
 
 
 # -- notebook 01b: a minibatch, by the pair sum and factorised -------------------------------------
@@ -112,10 +94,22 @@ def _large_pwe_cases():
                [("z2", z2), ("o", np.tanh(z2)), ("Y", labels(rng, n, L))])
 
 
-#: The sizes (n, L) where the work of PWE's δ2 shows: a loop over the labels or an array of
-#: all pairs (2 documents of 200,000 labels), a loop over the documents or an n × n array
-#: (200,000 documents of 4 labels).
-MANY_LABELS, MANY_DOCUMENTS = (2, 200_000), (200_000, 4)
+#: The sizes (n, L) where the work of PWE's δ2 shows, and the hints of too much memory or CPU
+#: time there: an array of all pairs or a loop over the labels (2 documents of 200,000 labels),
+#: an n × n array or a loop over the documents (200,000 documents of 4 labels).
+WORK_SHOWN = {
+    "labels": ((2, 200_000), {
+        "memory": "your δ2 does work for every (relevant, irrelevant) pair: the factorised form "
+                  "needs only two sums over the labels of each document, O(L) per document",
+        "cpu": "on 2 documents of 200,000 labels your δ2 takes far longer than array work of O(L) "
+               "per document: it loops over the labels or the pairs one at a time; the "
+               "factorised form needs only two sums over the labels of each document"}),
+    "documents": ((200_000, 4), {
+        "memory": "your δ2 forms an array with a row per document for every document (n × n, "
+                  "such as a product over the documents whose diagonal is kept): each "
+                  "document's sums need only its own row, O(L) per document",
+        "cpu": "your δ2 loops over the documents (or the labels) one at a time: compute it for "
+               "all documents at once, with array operations over the whole minibatch"})}
 
 
 def run_linear(function, *named, name="function"):
@@ -125,8 +119,7 @@ def run_linear(function, *named, name="function"):
     n, L = np.shape(named[1][1])
     if max(n, L) >= 1000:
         rng = CaseRng(32)
-        size, hint = ((MANY_LABELS, {"memory": PAIRS_HINT, "cpu": LABELS_HINT}) if L >= 1000
-                      else (MANY_DOCUMENTS, {"memory": SQUARE_HINT, "cpu": LOOP_HINT}))
+        size, hint = WORK_SHOWN["labels" if L >= 1000 else "documents"]
         z2 = rng.normal(size=size)
         Y = (rng.random(size) < rng.uniform(0.2, 0.8, size=(size[0], 1))).astype(float)
         Y[:, 0], Y[:, 1] = 1, 0                # every document has a pair

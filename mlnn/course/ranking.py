@@ -88,11 +88,11 @@ def _plus(measure, c, sign=1):
 TIES_ORDER = ("ties: your rank depends on the order of tied labels in the row; a tie puts k "
               "behind every label it ties with")
 
-#: The mistakes of each ranking measure, as wrong answers f(y, s) of one document.
-RANKING_MISTAKES = {
+#: The mistakes of each ranking measure, as wrong answers f(y, s) of one document; first of
+#: each, scores within 1e-6 taken as tied.
+RANKING_MISTAKES = {measure: [Mistake(TOLERANT, _rounded(measure)), *table]
+                    for measure, table in {
     "one-error": [
-        Mistake(TOLERANT,
-                _rounded("one-error")),
         Mistake("ties at the top: your answer depends on which tied label comes first in the row; "
                 "count an error whenever any label sharing the top score is irrelevant",
                 lambda y, s: float(not y[int(np.argmax(s))])),
@@ -102,61 +102,38 @@ RANKING_MISTAKES = {
         Mistake("one-error is 1 when the top label is NOT relevant; yours is inverted",
                 _plus("one-error", 1, -1))],
     "coverage": [
-        Mistake(TOLERANT,
-                _rounded("coverage")),
-        Mistake(TIES_ORDER,
-                _coverage_with(_order_rank)),
-        Mistake("ties: rank(k) counts every label scoring at least as "
-                "high as k (s_l ≥ s_k), not only those scoring higher",
-                _coverage_with(_strict_rank)),
-        Mistake("off by one, 1 too large: the paper's coverage counts the steps "
-                "past the top label, rank − 1 (a single relevant label ranked "
-                "first has coverage 0)",
+        Mistake(TIES_ORDER, _coverage_with(_order_rank)),
+        Mistake("ties: rank(k) counts every label scoring at least as high as k (s_l ≥ s_k), not "
+                "only those scoring higher", _coverage_with(_strict_rank)),
+        Mistake("off by one, 1 too large: the paper's coverage counts the steps past the top "
+                "label, rank − 1 (a single relevant label ranked first has coverage 0)",
                 _plus("coverage", 1)),
-        Mistake("off by one, 1 too small: rank(k) counts label k itself",
-                _plus("coverage", -1)),
-        Mistake("coverage looks for the relevant label ranked "
-                "LAST (how far down one must go to see all of "
-                "y), not the first",
-                _coverage_with(pessimistic_rank, min))],
+        Mistake("off by one, 1 too small: rank(k) counts label k itself", _plus("coverage", -1)),
+        Mistake("coverage looks for the relevant label ranked LAST (how far down one must go to "
+                "see all of y), not the first", _coverage_with(pessimistic_rank, min))],
     "rank loss": [
-        Mistake(TOLERANT,
-                _rounded("rank loss")),
-        Mistake("normalise by the number of (relevant, irrelevant) pairs "
-                "|y||ȳ|, not by L",
-                _rank_loss_with(0.5, len)),
-        Mistake("normalise by |y||ȳ|, not by L²",
-                _rank_loss_with(0.5, lambda y: len(y) ** 2)),
-        Mistake("normalise by |y||ȳ|, not by |y|·L",
-                _rank_loss_with(0.5, lambda y: y.sum() * len(y))),
-        Mistake("a tie between a relevant and an irrelevant label counts "
-                "½ (Eq. 1), not as a whole error",
-                _rank_loss_with(1.0, _pairs)),
-        Mistake("a tie between a relevant and an irrelevant label counts "
-                "½ (Eq. 1), not 0",
-                _rank_loss_with(0.0, _pairs)),
-        Mistake("divide by |y||ȳ|, the number of (relevant, "
-                "irrelevant) pairs",
-                _rank_loss_with(0.5, lambda y: 1)),
-        Mistake("rank loss counts the pairs ordered wrongly (relevant below "
-                "irrelevant), not those ordered rightly",
-                _plus("rank loss", 1, -1))],
+        *(Mistake(hint, _rank_loss_with(tie, norm)) for hint, tie, norm in (
+            ("normalise by the number of (relevant, irrelevant) pairs |y||ȳ|, not by L", 0.5, len),
+            ("normalise by |y||ȳ|, not by L²", 0.5, lambda y: len(y) ** 2),
+            ("normalise by |y||ȳ|, not by |y|·L", 0.5, lambda y: y.sum() * len(y)),
+            ("a tie between a relevant and an irrelevant label counts ½ (Eq. 1), not as a whole "
+             "error", 1.0, _pairs),
+            ("a tie between a relevant and an irrelevant label counts ½ (Eq. 1), not 0", 0.0,
+             _pairs),
+            ("divide by |y||ȳ|, the number of (relevant, irrelevant) pairs", 0.5, lambda y: 1))),
+        Mistake("rank loss counts the pairs ordered wrongly (relevant below irrelevant), not those "
+                "ordered rightly", _plus("rank loss", 1, -1))],
     "MAP": [
-        Mistake(TOLERANT,
-                _rounded("MAP")),
         Mistake("average the precisions over the relevant labels (divide by |y|), not over all L",
                 _ap_with(pessimistic_rank, len)),
-        Mistake("average the precisions at the ranks of the relevant labels only, "
-                "not at every label",
-                _ap_all_precisions),
+        Mistake("average the precisions at the ranks of the relevant labels only, not at every "
+                "label", _ap_all_precisions),
         Mistake("average precision is a mean over the relevant labels: divide the sum by |y|",
                 _ap_with(pessimistic_rank, lambda y: 1.0)),
-        Mistake("ties: rank(k) counts every label scoring at least as "
-                "high as k (s_l ≥ s_k)",
+        Mistake("ties: rank(k) counts every label scoring at least as high as k (s_l ≥ s_k)",
                 _ap_with(_strict_rank, np.sum)),
-        Mistake(TIES_ORDER,
-                _ap_by_position)],
-}
+        Mistake(TIES_ORDER, _ap_by_position)],
+}.items()}
 
 #: What each measure does with tied scores, for a hint when only documents with ties go wrong.
 TIES = {"one-error": "a document is an error whenever any label sharing the top score is "
@@ -214,8 +191,7 @@ def one_document_cases(seed, count, n, what, gap=None):
     """(scores, y) of one document at a time, from ``count`` cases of n documents: L from 3 to
     12, labels of several dtypes, every document with a relevant and an irrelevant label, the
     scores of each kind; then the documents of :data:`NEAR_TIES` and :func:`large_documents`.
-    With a ``gap``, no two scores are closer than ``gap`` (and no document of
-    :data:`NEAR_TIES`)."""
+    With a ``gap``, no two scores are closer than ``gap`` (and no document of :data:`NEAR_TIES`)."""
     for rng, dtype, kind in zip(case_rngs(seed, count), (np.int8, np.float64, np.int32, np.int64),
                                 SCORE_KINDS):
         L = int(rng.integers(3, 13))

@@ -73,22 +73,15 @@ def ranking_cases(need_irrelevant=False, count=40, seed=2014):
 
 def _describe_document(y, s, index, n):
     """Words for one document of a case, to say where an answer goes wrong."""
-    parts = [f"document {index + 1} of a case with n = {n}, L = {len(s)}, |y| = {int(y.sum())}"]
-    top = s == s.max()
-    if top.sum() > 1:
-        parts.append(f"its top score shared by {int(top.sum())} labels")
-    elif any(np.sum(s == s[k]) > 1 for k in np.flatnonzero(y)):
-        parts.append("a relevant label tied with another label")
-    if y.sum() == 1:
-        parts.append("one relevant label")
-    if y.all():
-        parts.append("every label relevant")
-    if s.min() < 0:
-        parts.append("negative scores")
-    gaps = np.diff(np.sort(s))
-    if np.any((gaps > 0) & (gaps < 1e-9)):
-        parts.append("two scores less than 1e-9 apart (not tied)")
-    return ", ".join(parts)
+    top, gaps = int(np.sum(s == s.max())), np.diff(np.sort(s))
+    notes = {f"its top score shared by {top} labels": top > 1,
+             "a relevant label tied with another label":
+                 top == 1 and any(np.sum(s == s[k]) > 1 for k in np.flatnonzero(y)),
+             "one relevant label": y.sum() == 1, "every label relevant": y.all(),
+             "negative scores": s.min() < 0,
+             "two scores less than 1e-9 apart (not tied)": np.any((gaps > 0) & (gaps < 1e-9))}
+    return ", ".join([f"document {index + 1} of a case with n = {n}, L = {len(s)}, |y| = "
+                      f"{int(y.sum())}", *(note for note in notes if notes[note])])
 
 
 def _rows(per_document):

@@ -1,9 +1,7 @@
 """Update rules as the graders of notebooks 01b and 02b run them: a problem of four named
-parameters with W1's gradients row-sparse, and one step of a rule on it."""
+parameters with W1's gradients row-sparse."""
 
 import numpy as np
-
-from mlnn.course.grading import call
 
 #: Steps of each problem.
 STEPS = 6
@@ -25,16 +23,3 @@ def rule_problem(rng, D, F, L, dtype=np.float64, steps=STEPS):
         sequence.append(grads)
     return params, sequence
 
-
-def apply_rule(rule, params, states, grads):
-    """One step of an update rule on every parameter, as mlnn's lazy executor runs it: a
-    gradient (rows, values) updates the gathered rows of θ and of each state array, scattered
-    back; a dense gradient the whole parameter."""
-    for name, g in grads.items():
-        rows, g = g if isinstance(g, tuple) else (slice(None), g)
-        theta, state = params[name], states[name]
-        theta_rows, slots = theta[rows], {k: v[rows] for k, v in state.items()}
-        call(rule.update, theta_rows, g.copy(), slots, name="update")
-        theta[rows] = theta_rows
-        for k, v in slots.items():
-            state[k][rows] = v
