@@ -574,7 +574,8 @@ def check(title, student, reference, cases, mistakes=(), *, name="function", run
 
 def make_grader(label, title, reference, cases, mistakes=(), **options):
     """The grader called ``label``: ``grader(student)`` runs :func:`check` and returns its
-    :class:`Report` (true when it passed); ``grader.mistakes`` is its table, ``grader.cases()`` its cases."""
+    :class:`Report` (true when it passed); ``grader.mistakes`` is its table, ``grader.cases()``
+    its cases."""
     def grader(student):
         return check(title, student, reference, cases, mistakes, **options)
     grader.__name__ = grader.__qualname__ = label
