@@ -52,13 +52,13 @@ _BLOCK_ENTRIES = 1 << 22
 # -- ranking measures -----------------------------------------------------------------------------
 
 def _rank_statistics(Y, scores):
-    """Per-document rank loss, one-error, coverage and average precision: four (n,) arrays,
-    ``nan`` where undefined. Y : dense bool (n × L); scores : float64 (n × L).
+    """Per-document rank loss, one-error, coverage and average precision, four (n,) arrays
+    (``nan`` where undefined), from Y (dense bool) and scores (float64), n × L.
 
-    Each row is sorted once and viewed as one flat array; ties are the runs of equal scores. For
-    a relevant label at flat position p in the run [first, stop) of the row starting at row·L,
-    ``first − row·L`` labels score higher and ``stop − row·L`` at least as high (its rank);
-    relevant counts in such ranges come from binary search in the relevant positions.
+    Each row sorted once, viewed as one flat array; ties are runs of equal scores. For a relevant
+    label at flat position p in the run [first, stop) of a row starting at row·L, ``first −
+    row·L`` labels score higher, ``stop − row·L`` at least as high (its rank); relevant counts in
+    such ranges come from binary search in the relevant positions.
     """
     n, L = scores.shape
     order = np.argsort(-scores, axis=1)
@@ -131,9 +131,8 @@ def _mean_defined(values):
 
 
 def ranking_measures(Y_true, scores):
-    """The four ranking measures at once (each row of ``scores`` sorted once, in row blocks): a
-    dict of ``rankloss``, ``oneError``, ``coverage``, ``MAP``, each averaged over the documents
-    that define it. Y_true : (n, L) 0/1; scores : (n, L) dense f(x)."""
+    """``rankloss``, ``oneError``, ``coverage``, ``MAP`` of Y_true (n, L, 0/1) and scores (n, L),
+    each averaged over the documents that define it."""
     scores = check_scores(scores)
     Y = check_not_empty(check_Y(Y_true, "Y_true", shape=scores.shape))
     n, L = scores.shape
@@ -165,9 +164,8 @@ def _column_sums(Y):
 
 
 def bipartition_measures(Y_true, Y_pred, macro_labels="all"):
-    """Micro- and macro-averaged precision, recall and F1 of predicted label sets: a dict of
-    ``miP, miR, miF, maP, maR, maF``. Y_true, Y_pred : (n, L) 0/1. ``macro_labels``: "all" (the
-    paper's) or "present" (only the labels with a positive in Y_true; ``nan`` if none)."""
+    """``miP, miR, miF, maP, maR, maF`` of Y_pred against Y_true (n, L, 0/1); macro averages over
+    ``macro_labels`` "all" or "present" (with a positive in Y_true; ``nan`` if none)."""
     check_choice(macro_labels, "macro_labels", MACRO_LABELS)
     Yt = check_not_empty(check_Y(Y_true, "Y_true"))
     Yp = check_Y(Y_pred, "Y_pred", shape=Yt.shape)
@@ -198,11 +196,9 @@ def hamming_loss(Y_true, Y_pred):
 
 
 def selection_score(Y_true, Y_pred, criterion="meanF", macro_labels="present"):
-    """The value maximised when a hyper-parameter is chosen on validation documents (higher is
-    better): ``criterion`` of :data:`SELECTION_CRITERIA` ("meanF" = (miF + maF) / 2). Ours (the
-    paper does not say): macro averages run over the labels with a validation positive unless
-    ``macro_labels="all"`` (an absent label scores 1 exactly when nothing is predicted for it);
-    :func:`evaluate` keeps the paper's definition."""
+    """The value maximised when a hyper-parameter is chosen on validation documents:
+    ``criterion`` ("meanF" = (miF + maF) / 2). Ours: macro averages over the labels with a
+    validation positive unless ``macro_labels="all"``."""
     check_choice(criterion, "criterion", SELECTION_CRITERIA)
     result = bipartition_measures(Y_true, Y_pred, macro_labels=macro_labels)
     if criterion == "meanF":
@@ -211,8 +207,7 @@ def selection_score(Y_true, Y_pred, criterion="meanF", macro_labels="present"):
 
 
 def evaluate(Y_true, scores, Y_pred):
-    """The ten measures of the paper's Table 3 (:data:`MEASURES`), then Hamming loss: a dict of
-    floats. Y_true, Y_pred : (n, L) 0/1; scores : (n, L) dense f(x)."""
+    """The ten measures of the paper's Table 3 (:data:`MEASURES`), then Hamming loss."""
     result = ranking_measures(Y_true, scores)           # both functions check their inputs
     result.update(bipartition_measures(Y_true, Y_pred))
     result["hamming"] = hamming_loss(Y_true, Y_pred)
