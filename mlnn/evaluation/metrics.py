@@ -1,9 +1,8 @@
 """The ten evaluation measures of the paper (Sec. 4, "Evaluation Measures"), Hamming loss, and the
 validation-selection score.
 
-``Y`` is the n × L 0/1 matrix of true label sets (row k: the label set y of document k, ȳ its
-complement), ``scores`` the dense n × L outputs f(x) (higher: more relevant), ``Y_pred`` the
-predicted label sets; ``Y`` and ``Y_pred`` may be dense or sparse, bool, integer or real 0/1.
+``Y`` (n × L, 0/1, dense or sparse): row k the label set y of document k, ȳ its complement;
+``scores`` the dense n × L outputs f(x); ``Y_pred`` the predicted label sets.
 
     rank loss     Eq. 1: (#{(k,l) ∈ y×ȳ : f_k < f_l} + ½ #{(k,l) ∈ y×ȳ : f_k = f_l}) / (|y||ȳ|)
     one-error     1 if the top-ranked label is not relevant, else 0
@@ -44,8 +43,7 @@ MACRO_LABELS = ("all", "present")
 #: Criteria :func:`selection_score` can maximise; "meanF" is the mean of micro- and macro-F1.
 SELECTION_CRITERIA = ("meanF", "miF", "maF", "miP", "miR", "maP", "maR")
 
-# Documents are processed in blocks of at most this many matrix entries to bound memory
-# (several int64 arrays of the block's size are alive at once).
+# Documents go in blocks of at most this many matrix entries, to bound memory.
 _BLOCK_ENTRIES = 1 << 22
 
 
@@ -105,7 +103,7 @@ def _rank_statistics(Y, scores):
 
 
 def check_not_empty(Y):
-    """Raise :class:`MLNNError` if ``Y`` has no document or no label (no measure is defined)."""
+    """Raise :class:`MLNNError` if ``Y`` has no document or no label."""
     n, L = Y.shape
     if n == 0 or L == 0:
         what = "no documents" if n == 0 else "no labels"
@@ -146,8 +144,7 @@ def ranking_measures(Y_true, scores):
 
 
 def rank_loss(Y_true, scores):
-    """Rank loss (Eq. 1): the fraction of (relevant, irrelevant) label pairs ordered wrongly,
-    ties counting ½, averaged over the documents that have both kinds of label."""
+    """Rank loss (Eq. 1): the fraction of (relevant, irrelevant) pairs ordered wrongly, ties ½."""
     return ranking_measures(Y_true, scores)["rankloss"]
 
 
@@ -187,8 +184,7 @@ def bipartition_measures(Y_true, Y_pred, macro_labels="all"):
 
 
 def hamming_loss(Y_true, Y_pred):
-    """The fraction of wrong label decisions, (|Y_true| + |Y_pred| − 2 |Y_true ∘ Y_pred|) /
-    (n·L), counted on the sparse matrices."""
+    """The fraction of wrong decisions, (|Y_true| + |Y_pred| − 2 |Y_true ∘ Y_pred|) / (n·L)."""
     Yt = check_not_empty(check_Y(Y_true, "Y_true"))
     Yp = check_Y(Y_pred, "Y_pred", shape=Yt.shape)
     wrong = Yt.nnz + Yp.nnz - 2 * Yt.multiply(Yp).nnz

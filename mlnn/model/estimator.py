@@ -54,10 +54,8 @@ class MultiLabelNN:
 
     Attributes
     ----------
-    network_ : :class:`~mlnn.nn.network.Network`
-    loss_, optimizer_ : the loss, and the optimizer that trained it (not kept by :meth:`save`)
-    thresholds_ : :class:`~mlnn.evaluation.thresholds.ThresholdPredictor`
-    history_ : :class:`~mlnn.nn.training.History`
+    network_, loss_, thresholds_, history_ : the Network, Loss, ThresholdPredictor, History
+    optimizer_ : the optimizer that trained it (not kept by :meth:`save`)
     classes_ : list of L arrays ``[0, 1]`` (in the dtype of the labels given to ``fit``)
     n_features_in_, n_labels_ : int, D and L
     n_updates_, best_updates_ : int, parameter updates made, and at the best validation rank loss
@@ -67,7 +65,6 @@ class MultiLabelNN:
     fit_time_ : float, seconds
     feature_names_, label_names_ : list of str or None
     vectorizer_ : :class:`~mlnn.datasets.text.TfidfVectorizer` or None, what turned text into X
-        (for :meth:`transform_text` and ``predict --text``)
     """
 
     hidden_units: int = DEFAULT.hidden_units

@@ -59,9 +59,8 @@ def _check_options(value, name):
                         f"None, got {value!r}")
 
 
-#: The hyper-parameters that are also options of an update rule, μ and Nesterov's form of
-#: ``optimizer="momentum"`` (Sec. 3.5; no other rule takes options of these names):
-#: ``optimizer_options`` holds a rule's other options.
+#: The hyper-parameters that are options of ``optimizer="momentum"`` (μ and Nesterov's form,
+#: Sec. 3.5); ``optimizer_options`` holds a rule's other options.
 RULE_PARAMS = MOMENTUM_OPTIONS
 
 

@@ -21,9 +21,8 @@ from mlnn.nn.training import EarlyStopping
 STOPPING_RULES = {"rankloss": ("rankloss", "min", True), "meanF": ("meanF", "max", True),
                   "meanF_best": ("meanF", "max", False), "fixed": None}
 
-#: Training documents the threshold predictor of each evaluation is fitted on, at most (ours: a
-#: seeded subsample; recording every measure then costs 18 % of an NN_AD epoch on Reuters-21578
-#: and 28 % on Delicious, the ranking measures alone 1 % and 4 %).
+#: At most this many training documents (ours: a seeded subsample) fit each evaluation's
+#: thresholds: every measure then costs 18 % of an NN_AD epoch on Reuters-21578, 28 % on Delicious.
 THRESHOLD_ROWS = 1000
 
 

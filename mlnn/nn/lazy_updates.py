@@ -91,11 +91,6 @@ def apply_powers(theta, s, rows, P):
 BIASES = ("b1", "b2")
 
 
-def is_decayed(name, decay_biases):
-    """Whether parameter ``name`` is in the weight-decay term (weights always, biases if asked)."""
-    return decay_biases or name not in BIASES
-
-
 class LazyRows:
     """A rule's ``update`` on dense or row-sparse gradients, with ℓ2 weight decay (module doc).
 
@@ -117,8 +112,8 @@ class LazyRows:
         self._workspace = {}       # the reused buffers of :meth:`_buffers`
 
     def decay(self, name):
-        """γ for the parameter ``name`` (0 if it is not decayed)."""
-        return self.weight_decay if is_decayed(name, self.decay_biases) else 0.0
+        """γ for the parameter ``name``: weights always, biases with ``decay_biases``, else 0."""
+        return self.weight_decay if self.decay_biases or name not in BIASES else 0.0
 
     def step(self, params, grads):
         """Apply one update with the gradients ``grads`` to ``params`` (in place)."""

@@ -92,10 +92,8 @@ class CrossEntropy(Loss):
 
     J_i = − Σ_l [ y_l log o_l + (1 − y_l) log(1 − o_l) ],   o_l = σ(z2_l).
 
-    Computed from the logits, so it is finite for any finite z2: for y_l ∈ {0, 1} the term of
-    label l is −log σ(z) if y_l = 1 and −log(1 − σ(z)) = −log σ(−z) if y_l = 0, that is
-    softplus(s_l) with the signed logit s_l = (1 − 2 y_l) z2_l and softplus(s) = −log σ(−s) =
-    log(1 + e^s) = max(s, 0) + log1p(e^−|s|) (no overflow, no cancellation).
+    Computed from the logits (finite for any finite z2): the term of label l is softplus(s_l),
+    s_l = (1 − 2 y_l) z2_l, softplus(s) = log(1 + e^s) = max(s, 0) + log1p(e^−|s|).
 
     Delta (Sec. 3.4): with δ2_l = ∂J/∂o_l · f_o'(z2_l) and f_o' = o(1 − o),
 
@@ -107,8 +105,7 @@ class CrossEntropy(Loss):
     output = ACTIVATIONS["sigmoid"]
 
     def per_document(self, z2, o, Y):
-        # softplus with NumPy's ufuncs in z2's dtype: scipy.special.log_expit(−s) gives the same
-        # numbers but is much slower on float32 input, the dtype of training.
+        # NumPy's ufuncs in z2's dtype: scipy's log_expit(−s) is much slower on float32
         z2 = np.asarray(z2)
         Y = as_labels(Y, z2)
         s = (1 - 2 * Y) * z2
@@ -163,7 +160,6 @@ class PairwiseExponential(Loss):
         return self.value_and_delta(z2, o, Y)[1]
 
     def value_and_delta(self, z2, o, Y):
-        # one pass of the chosen form gives J_i and ∂J_i/∂o (they share the exponentials)
         J, dJ_do = self._forms(o, Y)
         return mean_loss(J), dJ_do * self.output.grad(np.asarray(z2), np.asarray(o))
 
@@ -244,7 +240,7 @@ def get_loss(name, **options):
 
 
 def checked_delta(loss, delta2, z2):
-    """``delta2``, refused unless a NumPy array of real numbers of z2's shape (n, L)."""
+    """``delta2``, refused unless a real NumPy array of z2's shape (n, L)."""
     if not isinstance(delta2, np.ndarray) or delta2.shape != np.shape(z2) \
             or delta2.dtype.kind != "f":
         raise MLNNError(f"loss {loss.name!r}: its δ2 must be a real NumPy array of z2's shape "

@@ -44,10 +44,6 @@ import numpy as np
 from mlnn.base.errors import MLNNError
 from mlnn.base.validation import check_positive_float, check_registered
 
-__all__ = ["SGD", "Momentum", "AdaGrad", "OPTIMIZERS", "get_rule", "rule_class", "option_names",
-           "UNCHANGED", "MUST_RUN", "Linear", "momentum_transition", "checked_state",
-           "checked_idle_steps", "check_moved", "work_count"]
-
 #: ``idle_steps``: a step with ∂J/∂θ = 0 leaves the row of θ and of its state as they are.
 UNCHANGED = "unchanged"
 

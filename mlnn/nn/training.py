@@ -244,7 +244,5 @@ def _epochs(run, network, loss, optimizer, X, Y, rng, *, batch_size, max_epochs,
             if run.updates % eval_every == 0 or run.updates == max_updates:
                 stop = run.evaluate(epoch)
             if stop or run.updates == max_updates:
-                break
-        if stop or run.updates == max_updates:
-            break
+                return run.finish(epoch, stop)
     return run.finish(epoch, stop)
