@@ -8,10 +8,8 @@ weights), the primal problem is the squared hinge (L2-loss; liblinear ``-s 2``)
     min_w  f(w) = ½‖w‖² + C Σ_i max(0, 1 − y_il wᵀx_i)²,
 
 solved by trust-region Newton (Lin, Weng & Keerthi, JMLR 2008; :func:`_tron`) for all labels at
-once: the labels share the documents, so W is D × L, and the conjugate gradient runs per group of
-labels on the rows of their active sets (:func:`_group_cg`). Model selection over C (BR_B, BR_R)
-is :func:`mlnn.paper.selection.fit_br`, warm-started along the ascending C grid with liblinear's
-``tol=0.01``; its time beside liblinear's is in ``figures/README.md`` (``bench --svm``).
+once (W is D × L), the conjugate gradient per group of labels on the rows of their active sets
+(:func:`_group_cg`). Model selection over C is :func:`mlnn.paper.selection.fit_br`.
 """
 import warnings
 from dataclasses import dataclass
@@ -48,8 +46,8 @@ def _column_dot(A, B):
 
 
 def _columns(A, mask):
-    """The columns of A (or entries of a vector) where ``mask`` is True, as a C-ordered copy
-    (``A[:, mask]`` would be Fortran-ordered, which slows every later row-wise product)."""
+    """The columns of A (or entries of a vector) where ``mask`` is True, C-ordered (unlike
+    ``A[:, mask]``)."""
     return np.compress(mask, A, axis=-1)
 
 
@@ -67,9 +65,8 @@ class LinearSVMBR:
         self.max_iter = check_positive_int(max_iter, "max_iter")
 
     def fit(self, X, Y, coef=None, intercept=None):
-        """Train the L SVMs. X : (n, D) CSR (dense is converted); Y : (n, L) 0/1 dense or CSR.
-        ``coef`` (D, L) and ``intercept`` (L,) warm-start TRON (e.g. from a fit with another C).
-        Returns self."""
+        """Train the L SVMs on X (n, D) and Y (n, L, 0/1), warm-started from ``coef`` (D, L) and
+        ``intercept`` (L,) if given; returns self."""
         X = check_X(X, "X")
         X.sum_duplicates()
         Y = check_Y(Y, "Y", n_samples=X.shape[0])
@@ -164,10 +161,9 @@ def _trust_region_cg(X, G, D, delta, eps_cg):
     """Steihaug's conjugate gradient for every column (liblinear's ``trcg``): approximately
     minimise q(s) = gᵀs + ½sᵀHs subject to ‖s‖ ≤ Δ.
 
-    X : the rows of X̃ (CSR) outside which D is 0; G : (D+1) × k gradients; D : those rows'
-    Hessian weights (rows × k); delta : (k,) radii. A column stops when ‖r‖ ≤ eps_cg·‖g‖
-    (r = −g − Hs) or on the boundary. ‖s‖², sᵀp and ‖p‖² follow the CG recurrences, so only pᵀHp
-    and ‖r‖² are dot products over the features. Returns (S, R): steps and residuals, (D+1) × k.
+    X : the rows of X̃ outside which D is 0; G : (D+1) × k gradients; D : those rows' Hessian
+    weights; delta : (k,) radii. A column stops when ‖r‖ ≤ eps_cg·‖g‖ (r = −g − Hs) or on the
+    boundary; ‖s‖², sᵀp and ‖p‖² follow the CG recurrences. Returns (S, R), (D+1) × k.
     """
     S, R = np.zeros_like(G), -G
     cols, Sw, Rw, Pw, Dw, dw = np.arange(G.shape[1]), S, R, R.copy(), D, delta  # working set
@@ -218,8 +214,7 @@ SIGMA = (0.25, 0.5, 4.0)
 
 def _new_radius(delta, step_norm, actual, predicted, gs, f_change):
     """Δ after a trial step s, for every column (liblinear's rule): towards α‖s‖, α the
-    minimiser of the quadratic through f(w), gᵀs and f(w + s), shrinking when the actual
-    reduction is poor and growing when it is good."""
+    minimiser of the quadratic through f(w), gᵀs and f(w + s)."""
     sigma1, sigma2, sigma3 = SIGMA
     curve = f_change - gs
     alpha = np.where(curve <= 0, sigma3,
@@ -244,8 +239,8 @@ def _stopping_threshold(gradient_at_zero, S, tol):
 
 @dataclass
 class _Working:
-    """The labels TRON still optimises (indices into all L) and, per column, their w, signed
-    margins Q, signs S, active sets A, ∇f, f, radius Δ and whether Δ awaits its first cap."""
+    """The labels TRON still optimises and, per column, their w, Q, S, A, ∇f, f, Δ and whether
+    Δ awaits its first cap."""
 
     labels: np.ndarray
     W: np.ndarray
@@ -275,9 +270,8 @@ def _label_groups(A, size=GROUP_SIZE):
 
 
 def _group_cg(X, G, A, C, delta, eps_cg):
-    """Conjugate gradient (:func:`_trust_region_cg`) for every group of labels
-    (:func:`_label_groups`), each on the rows of X̃ in the union of its labels' active sets I
-    (outside them D = 2C·A = 0, so the products X̃ᵀ(D ⊙ X̃P) need no other rows): (S, R)."""
+    """:func:`_trust_region_cg` for every group of labels (:func:`_label_groups`), each on the
+    rows of X̃ in the union of its labels' active sets (outside them D = 0): (S, R)."""
     S, R = np.empty_like(G), np.empty_like(G)
     for cols in _label_groups(A):
         Ag = np.take(A, cols, axis=1)
@@ -302,14 +296,11 @@ def _trial(X, work, C, eps_cg):
 
 
 def _tron(X, S, W, C, tol, max_iter, eps_cg=0.1):
-    """Trust-region Newton for all labels at once, starting from W ((D+1) × L, not modified).
-
-    X : n × (D+1) CSR (augmented); S : n × L signs ±1. Each iteration takes a CG step inside
-    ‖s‖ ≤ Δ (:func:`_group_cg`), accepted if f falls by more than ETA[0] × the predicted
-    reduction; Δ follows liblinear's ``tron.cpp`` (:func:`_new_radius`). A label leaves at
-    :func:`_stopping_threshold` (against ∇f(0) also for warm starts), when its reductions fall
-    below 1e-12·|f|, or after ``max_iter`` iterations. Returns (W, S ⊙ X̃W, n_iter, converged).
-    """
+    """Trust-region Newton for all labels at once, from W ((D+1) × L, not modified); X : n ×
+    (D+1) CSR, S : n × L signs. A CG step inside ‖s‖ ≤ Δ is accepted if f falls by more than
+    ETA[0] × the predicted reduction; a label leaves at :func:`_stopping_threshold` (against
+    ∇f(0)), when its reductions fall below 1e-12·|f|, or after ``max_iter`` iterations.
+    Returns (W, S ⊙ X̃W, n_iter, converged)."""
     W = np.array(W, dtype=np.float64)
     S = S.astype(np.int8)                            # ±1: an eighth of the memory traffic
     Q = S * np.asarray(X @ W)

@@ -1,9 +1,8 @@
 """The ten evaluation measures of the paper (Sec. 4, "Evaluation Measures"), Hamming loss, and the
 validation-selection score.
 
-``Y`` is the n × L 0/1 matrix of true label sets (row k: the label set y of document k, ȳ its
-complement), ``scores`` the dense n × L outputs f(x) (higher: more relevant), ``Y_pred`` the
-predicted label sets; ``Y`` and ``Y_pred`` may be dense or sparse, bool, integer or real 0/1.
+``Y`` (n × L, 0/1, dense or sparse): row k the label set y of document k, ȳ its complement;
+``scores`` the dense n × L outputs f(x); ``Y_pred`` the predicted label sets.
 
     rank loss     Eq. 1: (#{(k,l) ∈ y×ȳ : f_k < f_l} + ½ #{(k,l) ∈ y×ȳ : f_k = f_l}) / (|y||ȳ|)
     one-error     1 if the top-ranked label is not relevant, else 0
@@ -44,21 +43,20 @@ MACRO_LABELS = ("all", "present")
 #: Criteria :func:`selection_score` can maximise; "meanF" is the mean of micro- and macro-F1.
 SELECTION_CRITERIA = ("meanF", "miF", "maF", "miP", "miR", "maP", "maR")
 
-# Documents are processed in blocks of at most this many matrix entries to bound memory
-# (several int64 arrays of the block's size are alive at once).
+# Documents go in blocks of at most this many matrix entries, to bound memory.
 _BLOCK_ENTRIES = 1 << 22
 
 
 # -- ranking measures -----------------------------------------------------------------------------
 
 def _rank_statistics(Y, scores):
-    """Per-document rank loss, one-error, coverage and average precision: four (n,) arrays,
-    ``nan`` where undefined. Y : dense bool (n × L); scores : float64 (n × L).
+    """Per-document rank loss, one-error, coverage and average precision, four (n,) arrays
+    (``nan`` where undefined), from Y (dense bool) and scores (float64), n × L.
 
-    Each row is sorted once and viewed as one flat array; ties are the runs of equal scores. For
-    a relevant label at flat position p in the run [first, stop) of the row starting at row·L,
-    ``first − row·L`` labels score higher and ``stop − row·L`` at least as high (its rank);
-    relevant counts in such ranges come from binary search in the relevant positions.
+    Each row sorted once, viewed as one flat array; ties are runs of equal scores. For a relevant
+    label at flat position p in the run [first, stop) of a row starting at row·L, ``first −
+    row·L`` labels score higher, ``stop − row·L`` at least as high (its rank); relevant counts in
+    such ranges come from binary search in the relevant positions.
     """
     n, L = scores.shape
     order = np.argsort(-scores, axis=1)
@@ -105,7 +103,7 @@ def _rank_statistics(Y, scores):
 
 
 def check_not_empty(Y):
-    """Raise :class:`MLNNError` if ``Y`` has no document or no label (no measure is defined)."""
+    """Raise :class:`MLNNError` if ``Y`` has no document or no label."""
     n, L = Y.shape
     if n == 0 or L == 0:
         what = "no documents" if n == 0 else "no labels"
@@ -131,9 +129,8 @@ def _mean_defined(values):
 
 
 def ranking_measures(Y_true, scores):
-    """The four ranking measures at once (each row of ``scores`` sorted once, in row blocks): a
-    dict of ``rankloss``, ``oneError``, ``coverage``, ``MAP``, each averaged over the documents
-    that define it. Y_true : (n, L) 0/1; scores : (n, L) dense f(x)."""
+    """``rankloss``, ``oneError``, ``coverage``, ``MAP`` of Y_true (n, L, 0/1) and scores (n, L),
+    each averaged over the documents that define it."""
     scores = check_scores(scores)
     Y = check_not_empty(check_Y(Y_true, "Y_true", shape=scores.shape))
     n, L = scores.shape
@@ -147,8 +144,7 @@ def ranking_measures(Y_true, scores):
 
 
 def rank_loss(Y_true, scores):
-    """Rank loss (Eq. 1): the fraction of (relevant, irrelevant) label pairs ordered wrongly,
-    ties counting ½, averaged over the documents that have both kinds of label."""
+    """Rank loss (Eq. 1): the fraction of (relevant, irrelevant) pairs ordered wrongly, ties ½."""
     return ranking_measures(Y_true, scores)["rankloss"]
 
 
@@ -165,9 +161,8 @@ def _column_sums(Y):
 
 
 def bipartition_measures(Y_true, Y_pred, macro_labels="all"):
-    """Micro- and macro-averaged precision, recall and F1 of predicted label sets: a dict of
-    ``miP, miR, miF, maP, maR, maF``. Y_true, Y_pred : (n, L) 0/1. ``macro_labels``: "all" (the
-    paper's) or "present" (only the labels with a positive in Y_true; ``nan`` if none)."""
+    """``miP, miR, miF, maP, maR, maF`` of Y_pred against Y_true (n, L, 0/1); macro averages over
+    ``macro_labels`` "all" or "present" (with a positive in Y_true; ``nan`` if none)."""
     check_choice(macro_labels, "macro_labels", MACRO_LABELS)
     Yt = check_not_empty(check_Y(Y_true, "Y_true"))
     Yp = check_Y(Y_pred, "Y_pred", shape=Yt.shape)
@@ -189,8 +184,7 @@ def bipartition_measures(Y_true, Y_pred, macro_labels="all"):
 
 
 def hamming_loss(Y_true, Y_pred):
-    """The fraction of wrong label decisions, (|Y_true| + |Y_pred| − 2 |Y_true ∘ Y_pred|) /
-    (n·L), counted on the sparse matrices."""
+    """The fraction of wrong decisions, (|Y_true| + |Y_pred| − 2 |Y_true ∘ Y_pred|) / (n·L)."""
     Yt = check_not_empty(check_Y(Y_true, "Y_true"))
     Yp = check_Y(Y_pred, "Y_pred", shape=Yt.shape)
     wrong = Yt.nnz + Yp.nnz - 2 * Yt.multiply(Yp).nnz
@@ -198,11 +192,9 @@ def hamming_loss(Y_true, Y_pred):
 
 
 def selection_score(Y_true, Y_pred, criterion="meanF", macro_labels="present"):
-    """The value maximised when a hyper-parameter is chosen on validation documents (higher is
-    better): ``criterion`` of :data:`SELECTION_CRITERIA` ("meanF" = (miF + maF) / 2). Ours (the
-    paper does not say): macro averages run over the labels with a validation positive unless
-    ``macro_labels="all"`` (an absent label scores 1 exactly when nothing is predicted for it);
-    :func:`evaluate` keeps the paper's definition."""
+    """The value maximised when a hyper-parameter is chosen on validation documents:
+    ``criterion`` ("meanF" = (miF + maF) / 2). Ours: macro averages over the labels with a
+    validation positive unless ``macro_labels="all"``."""
     check_choice(criterion, "criterion", SELECTION_CRITERIA)
     result = bipartition_measures(Y_true, Y_pred, macro_labels=macro_labels)
     if criterion == "meanF":
@@ -211,8 +203,7 @@ def selection_score(Y_true, Y_pred, criterion="meanF", macro_labels="present"):
 
 
 def evaluate(Y_true, scores, Y_pred):
-    """The ten measures of the paper's Table 3 (:data:`MEASURES`), then Hamming loss: a dict of
-    floats. Y_true, Y_pred : (n, L) 0/1; scores : (n, L) dense f(x)."""
+    """The ten measures of the paper's Table 3 (:data:`MEASURES`), then Hamming loss."""
     result = ranking_measures(Y_true, scores)           # both functions check their inputs
     result.update(bipartition_measures(Y_true, Y_pred))
     result["hamming"] = hamming_loss(Y_true, Y_pred)

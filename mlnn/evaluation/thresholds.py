@@ -47,9 +47,8 @@ INTERCEPTS = ("penalised", "none", "free")
 
 
 def _cut_quality(rel, criterion):
-    """Quality of predicting the top k labels, k = 0 … L (higher is better), from ``rel`` (n, L)
-    in decreasing score order: F1 = 2 TP_k / (k + |y|) (1 if both are 0), or −(|y| + k − 2 TP_k).
-    """
+    """Quality of predicting the top k labels, k = 0 … L, from ``rel`` (n, L) in decreasing
+    score order: F1 = 2 TP_k / (k + |y|) (1 if both are 0), or −(|y| + k − 2 TP_k)."""
     n, L = rel.shape
     tp = np.column_stack([np.zeros(n), np.cumsum(rel, axis=1)])    # tp[:, k] = TP of the top k
     k = np.arange(L + 1)
@@ -83,9 +82,8 @@ def _cut_thresholds(s, best_k):
 
 
 def optimal_thresholds(scores, Y, criterion="f1"):
-    """Per-document optimal thresholds t_m (Sec. 3.3, the regression targets of Eq. 5): (n,).
-    With the scores o_m (n, L) sorted, the best cut after the top k by ``criterion``
-    (:func:`_cut_quality`; the smallest k on ties) gives t_m = (s_k + s_{k+1}) / 2."""
+    """Per-document optimal thresholds t_m (Sec. 3.3, the regression targets of Eq. 5), (n,):
+    t_m = (s_k + s_{k+1}) / 2 for the best cut after the top k (the smallest k on ties)."""
     check_choice(criterion, "criterion", TARGETS)
     scores = check_scores(scores)
     Y = check_Y(Y, "Y", shape=scores.shape).toarray().astype(bool)
@@ -102,9 +100,7 @@ def optimal_thresholds(scores, Y, criterion="f1"):
 
 
 def ridge(Z, t, lam, tol=1e-10):
-    """Solve Eq. 5, min_w ‖Z w − t‖² + lam ‖w‖², by LSQR with damp = √lam and at most
-    max(2d, 1000) iterations (Z, CSR, dense or a LinearOperator, is only multiplied): (w, n_iter).
-    """
+    """Solve Eq. 5, min_w ‖Z w − t‖² + lam ‖w‖², by LSQR with damp = √lam: (w, n_iter)."""
     result = lsqr(Z, np.asarray(t, dtype=np.float64), damp=np.sqrt(lam), atol=tol, btol=tol,
                   iter_lim=max(2 * Z.shape[1], 1000))
     return result[0], result[2]
@@ -144,14 +140,11 @@ def ridge_with_intercept(Z, t, lam, tol=1e-10):
 
 class ThresholdPredictor:
     """Per-document thresholds T(x) = θ_0 + θᵀz (Eq. 5's T = θᵀx, with our constant θ_0), z the
-    input features or the scores.
+    input features or the scores; ŷ = 1 iff o > T(x).
 
     lam : λ of Eq. 5 against the summed squared error (the paper's λ is this / M); features :
-    "input" (z = x, the paper's) or "scores" (z = o); fixed : None or a constant T for every
-    document (no regression); tol : LSQR's; intercept : "penalised" (ours; Eq. 5 has no
-    constant), "none" or "free" (module docstring); target : "f1" or "hamming"
-    (:func:`optimal_thresholds`). After ``fit``: ``coef_`` = θ, ``intercept_`` = θ_0,
-    ``n_iter_``, ``n_features_in_``. Predictions are strict: ŷ = 1 iff o > T(x).
+    "input" or "scores"; fixed : None or a constant T; intercept : "penalised", "none" or
+    "free"; target : "f1" or "hamming". After ``fit``: ``coef_`` = θ, ``intercept_`` = θ_0.
     """
 
     def __init__(self, lam=1.0, features="input", fixed=None, tol=1e-10, intercept="penalised",
@@ -176,9 +169,8 @@ class ThresholdPredictor:
         return scores, check_X(X, "X", n_samples=scores.shape[0], n_features=n_features)
 
     def fit(self, X, scores, Y, targets=None):
-        """Fit T on training documents: X (n, D) CSR (may be None unless ``features="input"``),
-        scores (n, L) dense, Y (n, L) 0/1; ``targets`` (n,) if already computed by
-        :func:`optimal_thresholds` with this ``target``. Returns self."""
+        """Fit T on X (n, D; None unless ``features="input"``), scores (n, L) and Y (n, L), with
+        the ``targets`` (n,) of :func:`optimal_thresholds` if already computed; returns self."""
         scores, Z = self._design(X, scores, fitting=True)
         Y = check_Y(Y, "Y", shape=scores.shape)
         if self.fixed is not None:
@@ -213,8 +205,8 @@ class ThresholdPredictor:
         return np.asarray(Z @ self.coef_).ravel() + self.intercept_
 
     def predict(self, X, scores, dense=False):
-        """The label sets ŷ_kl = 1 iff o_kl > T(x_k) (strictly; a score equal to the threshold is
-        not predicted): (n, L) int8, CSR unless ``dense``."""
+        """The label sets ŷ_kl = 1 iff o_kl > T(x_k) (strictly): (n, L) int8, CSR unless
+        ``dense``."""
         t = self.predict_threshold(X, scores)
         Y_pred = (np.asarray(scores, dtype=np.float64) > t[:, None]).astype(np.int8)
         return Y_pred if dense else sp.csr_matrix(Y_pred)
@@ -222,9 +214,8 @@ class ThresholdPredictor:
 
 def select_lambda(X_train, scores_train, Y_train, X_val, scores_val, Y_val,
                   lams=DEFAULT_LAMBDAS, features="input", **kwargs):
-    """Choose λ of ``lams`` by the :func:`mlnn.evaluation.metrics.selection_score` of the
-    validation label sets, ties (``nan`` the worst) to the **largest** λ: (the fitted
-    :class:`ThresholdPredictor`, λ, {λ: validation value})."""
+    """Choose λ of ``lams`` by the validation ``selection_score``, ties to the **largest** λ
+    (``nan`` the worst): (the fitted predictor, λ, {λ: validation value})."""
     lams = sorted({check_nonnegative_float(lam, "each λ in lams") for lam in lams})
     if not lams:
         raise MLNNError("lams must contain at least one value")

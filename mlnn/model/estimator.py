@@ -54,10 +54,8 @@ class MultiLabelNN:
 
     Attributes
     ----------
-    network_ : :class:`~mlnn.nn.network.Network`
-    loss_, optimizer_ : the loss, and the optimizer that trained it (not kept by :meth:`save`)
-    thresholds_ : :class:`~mlnn.evaluation.thresholds.ThresholdPredictor`
-    history_ : :class:`~mlnn.nn.training.History`
+    network_, loss_, thresholds_, history_ : the Network, Loss, ThresholdPredictor, History
+    optimizer_ : the optimizer that trained it (not kept by :meth:`save`)
     classes_ : list of L arrays ``[0, 1]`` (in the dtype of the labels given to ``fit``)
     n_features_in_, n_labels_ : int, D and L
     n_updates_, best_updates_ : int, parameter updates made, and at the best validation rank loss
@@ -67,7 +65,6 @@ class MultiLabelNN:
     fit_time_ : float, seconds
     feature_names_, label_names_ : list of str or None
     vectorizer_ : :class:`~mlnn.datasets.text.TfidfVectorizer` or None, what turned text into X
-        (for :meth:`transform_text` and ``predict --text``)
     """
 
     hidden_units: int = DEFAULT.hidden_units
@@ -114,10 +111,9 @@ class MultiLabelNN:
         return self
 
     def check_params(self, names=None):
-        """Check each hyper-parameter not checked before (:func:`mlnn.model.params.check_params`,
-        ``names`` as there), and build the loss and the update rule ``fit`` trains with when
-        their hyper-parameters changed (which checks their options); ``fit`` calls it first.
-        Returns self."""
+        """Check each hyper-parameter changed since the last check (``names`` as in
+        :func:`mlnn.model.params.check_params`) and build the loss and the rule ``fit`` trains
+        with when theirs changed (checking their options); returns self."""
         params, (checked, loss, rule) = self.get_params(), getattr(self, "_checked", ({},) * 3)
         changed = {name for name, value in params.items()
                    if name not in checked or checked[name] is not value}
@@ -136,14 +132,10 @@ class MultiLabelNN:
 
     def fit(self, X, Y, X_val=None, Y_val=None, feature_names=None, label_names=None,
             vectorizer=None, rules=()):
-        """Train the network and fit its thresholds (see the module docstring); returns self.
-
-        X (n × D, sparse or dense) are the documents, Y (n × L) their 0/1 labels in any dtype,
-        which ``predict`` answers in; ``X_val, Y_val`` validation documents (else a
-        ``validation_fraction`` of X). ``feature_names``, ``label_names`` and the fitted
-        ``vectorizer`` that made X from text are kept with the model. ``rules``: stopping rules
-        watched live beside ``stopping`` (:class:`~mlnn.model.stopping_rules.RuleWatch`).
-        """
+        """Train the network and fit its thresholds (module doc); returns self. X (n × D), Y
+        (n × L, 0/1 in the dtype ``predict`` answers in); ``X_val, Y_val`` validation documents;
+        names and the ``vectorizer`` that made X are kept; ``rules`` are stopping rules watched
+        live beside ``stopping`` (:class:`~mlnn.model.stopping_rules.RuleWatch`)."""
         started = time.perf_counter()
         self.check_params()
         given = Y                         # its dtype is predict's, read once Y is checked
@@ -192,8 +184,8 @@ class MultiLabelNN:
         return self
 
     def _stopping(self, X, Y, network, rules=()):
-        """The early stopping of the ``stopping`` rule (None for "fixed") and the validation it
-        and ``rules`` watch: the ranking measures, or all ten (:func:`threshold_validation`)."""
+        """The early stopping of ``stopping`` (None for "fixed") and the validation it and
+        ``rules`` watch: the ranking measures, or all ten (:func:`threshold_validation`)."""
         stopper = stopping_rule(self.stopping, self.patience)
         if {self.stopping, *rules} == {"rankloss"}:
             return stopper, ranking_validation
@@ -226,14 +218,13 @@ class MultiLabelNN:
                 lams=DEFAULT_LAMBDAS, **options)
 
     def _progress(self):
-        """The ``verbose`` callable of training: the user's, or one line per evaluation."""
+        """The ``verbose`` of training: the user's callable, or one line per evaluation."""
         if callable(self.verbose):
             return self.verbose
         return epoch_reporter(self.max_epochs, stream=sys.stdout) if self.verbose else None
 
     def transform_text(self, documents):
-        """The rows X (CSR, n × D) of raw ``documents`` (list of str), made by the vectorizer the
-        model was trained with."""
+        """X (CSR, n × D) of raw ``documents`` (list of str), by the model's vectorizer."""
         check_fitted(self, "network_")
         if getattr(self, "vectorizer_", None) is None:
             raise MLNNError("this model was not trained on a text dataset: it has no vocabulary "
@@ -252,25 +243,21 @@ class MultiLabelNN:
         return X
 
     def decision_function(self, X):
-        """The scores o = f_o(z2): an n × L ndarray of ``dtype``, highest for the most relevant
-        labels (sigmoid outputs in (0, 1) for CE, tanh outputs in (−1, 1) for PWE)."""
+        """The scores o = f_o(z2), n × L of ``dtype`` (sigmoid for CE, tanh for PWE)."""
         X = self._check_input(X)
         return self.network_.scores(X)
 
     def predict_proba(self, X):
-        """Per-label scores in [0, 1], an n × L float64 ndarray: the outputs o mapped from the
-        output activation's range (low, high) onto [0, 1], (o − low) / (high − low). For CE the
-        sigmoid outputs o themselves, each label's P(y_l = 1 | x) (Eq. 6); for PWE (1 + o)/2,
-        ranking scores rather than probabilities, since PWE fits only the order of the labels
+        """(o − low) / (high − low) in [0, 1], n × L float64: for CE the sigmoid outputs, each
+        label's P(y_l = 1 | x) (Eq. 6); for PWE (1 + o)/2, ranking scores, not probabilities
         (Eq. 3)."""
         o = np.asarray(self.decision_function(X), dtype=np.float64)
         low, high = self.network_.output.range
         return (o - low) / (high - low)
 
     def predict(self, X):
-        """0/1 label sets, ŷ_kl = 1 iff o_kl > T(x_k) (Sec. 3.3): an n × L ndarray in the dtype
-        of the labels given to ``fit`` (``classes_``), or a CSR matrix if ``sparse_output``
-        (float32 for float16 labels, which scipy.sparse does not hold)."""
+        """0/1 label sets, ŷ_kl = 1 iff o_kl > T(x_k) (Sec. 3.3), n × L in the labels' dtype
+        (``classes_``), CSR if ``sparse_output``."""
         X = self._check_input(X)
         Y_pred = self.thresholds_.predict(X, self.network_.scores(X), dense=not self.sparse_output)
         dtype = self.classes_[0].dtype
@@ -279,9 +266,8 @@ class MultiLabelNN:
         return Y_pred.astype(dtype, copy=False)
 
     def score(self, X, y, sample_weight=None):
-        """Subset accuracy, scikit-learn's ``score`` for multi-label classifiers: the (weighted)
-        fraction of documents whose predicted label set equals their row of ``y`` (Y) exactly;
-        :meth:`evaluate` gives the paper's ten measures."""
+        """Subset accuracy (scikit-learn's ``score``): the (weighted) fraction of documents
+        whose predicted label set equals their row of ``y``."""
         X = self._check_input(X)
         Y = check_Y(y, "y", n_samples=X.shape[0], n_labels=self.n_labels_)
         Y_pred = self.thresholds_.predict(X, self.network_.scores(X))
@@ -306,8 +292,7 @@ class MultiLabelNN:
                     input_tags=InputTags(sparse=True))
 
     def save(self, path):
-        """Write the fitted model to one ``.npz`` file (:mod:`mlnn.model.modelfile`), with the
-        hyper-parameters it was fitted with (one set after ``fit`` is for the next fit)."""
+        """Write the fitted model, with the hyper-parameters it was fitted with, to ``.npz``."""
         check_fitted(self, "network_")
         params = dict(self._fitted_params)
         params["verbose"] = bool(params["verbose"]) if not callable(params["verbose"]) else False
@@ -331,8 +316,7 @@ class MultiLabelNN:
 
     @classmethod
     def load(cls, path):
-        """Read a model written by :meth:`save`, without pickle; a file whose entries do not make
-        a valid model raises :class:`~mlnn.base.errors.ModelFileError`."""
+        """Read a model written by :meth:`save`, without pickle (else ModelFileError)."""
         with loading(path):
             arrays, meta = read_model_file(path)
             params = meta["params"]
@@ -369,8 +353,7 @@ def _check_vectorizer(vectorizer, n_features):
 
 
 def _saved_vectorizer(meta, arrays):
-    """The text vectorizer of a model file (entries ``text/*``, checked by the file's reader,
-    and header ``text``), or None."""
+    """The text vectorizer of a model file (``text/*`` and header ``text``), or None."""
     if "text" not in meta:
         return None
     state = {name.split("/", 1)[1]: value for name, value in arrays.items()
@@ -386,8 +369,7 @@ def _records(history):
 
 
 def _thresholds(saved, coef):
-    """A fitted :class:`~mlnn.evaluation.thresholds.ThresholdPredictor` from a model file's header
-    and θ."""
+    """The fitted ThresholdPredictor of a model file's header and θ."""
     thresholds = ThresholdPredictor(lam=saved["lam"], features=saved["features"],
                                     fixed=saved["fixed"], intercept=saved["form"],
                                     target=saved["target"])

@@ -19,11 +19,9 @@ This module knows files, not models: what goes in is decided by
 =====================  ================================================================
 
 A missing, truncated, tampered or foreign file, or one of another format version, raises
-:class:`~mlnn.base.errors.ModelFileError` saying which. Files of older versions are read by one
-function, :func:`upgrade`, which turns their header into the current one. The checksum proves only that a file is
-intact, so every entry is also checked against the others (dtype, shape, finite values):
-a file altered and re-sealed is refused naming the entry. A model is rebuilt inside
-:func:`loading`, which reports what is still missing the same way, never as a ``KeyError``.
+:class:`~mlnn.base.errors.ModelFileError` saying which; older versions are read by :func:`upgrade`.
+Every entry is also checked against the others (dtype, shape, finite values), so a file altered
+and re-sealed is refused naming the entry; :func:`loading` reports what a rebuild misses.
 """
 
 import contextlib
@@ -37,9 +35,8 @@ from mlnn.base.errors import MLNNError, ModelFileError
 from mlnn.base.fileio import ArchiveError, arrays_digest, atomic_write, read_json, read_npz
 
 FORMAT = "mlnn-model"
-#: What a model file holds; raised whenever that changes: 3, the loss's options are the
-#: hyper-parameter ``loss_options`` (version 2 held PWE's form as ``pwe_form``, and some version
-#: 2 files already ``loss_options``). Older files are read by :func:`upgrade` alone.
+#: Raised whenever what a file holds changes: 3, the loss's options are ``loss_options``
+#: (version 2 held PWE's form as ``pwe_form``).
 FORMAT_VERSION = 3
 #: The versions :func:`upgrade` reads.
 READABLE_VERSIONS = (2, 3)
@@ -48,8 +45,7 @@ HEADER = {"format": "U", "format_version": "iu", "meta": "U", "checksum": "U"}
 
 
 def write_model_file(path, arrays, meta):
-    """Write ``arrays`` and the JSON header ``meta`` to ``path`` atomically
-    (:func:`mlnn.base.fileio.atomic_write`: a temporary file, then a rename)."""
+    """Write ``arrays`` and the JSON header ``meta`` to ``path`` atomically."""
     clash = sorted(set(arrays) & set(HEADER))
     if clash:
         raise ModelFileError(f"the entries {clash} are reserved for the file header")
@@ -94,10 +90,8 @@ def read_model_file(path):
 
 
 def upgrade(path, version, meta):
-    """The header ``meta`` of a file of format ``version`` as a current one: the one place that
-    reads older files. Version 2: PWE's form ``pwe_form`` becomes ``loss_options`` (for the loss
-    "pwe"; the other losses have no options); a file that also holds ``loss_options`` saying
-    otherwise contradicts itself and is refused."""
+    """The header ``meta`` of a file of format ``version`` as a current one. Version 2: PWE's
+    ``pwe_form`` becomes ``loss_options`` (refused if its ``loss_options`` say otherwise)."""
     params = meta.get("params")
     if version == FORMAT_VERSION or not isinstance(params, dict) or "pwe_form" not in params:
         return meta
@@ -115,10 +109,8 @@ NETWORK = {"W1": 2, "b1": 1, "W2": 2, "b2": 1}
 
 
 def check_model_arrays(path, arrays, meta):
-    """Raise :class:`ModelFileError` naming ``path`` and the entry unless the entries of a model
-    file (``arrays``, ``meta`` as :func:`read_model_file` returns them) make a consistent
-    network: the dtype and dimensions of W1, b1, W2, b2, D × F, F × L and the names, threshold
-    coefficients and vectorizer that go with them, all finite."""
+    """Raise :class:`ModelFileError` naming the entry unless ``arrays`` and ``meta`` make a
+    consistent network with its names, threshold coefficients and vectorizer, all finite."""
     D, F, L = _network_sizes(path, arrays, meta)
     expected = {"W1": [(D, F)], "b1": [(F,)], "W2": [(F, L)], "b2": [(L,)],
                 "threshold_coef": _threshold_widths(path, meta, D, L),
@@ -135,8 +127,7 @@ def check_model_arrays(path, arrays, meta):
 
 
 def _network_sizes(path, arrays, meta):
-    """(D, F, L) from W1 and W2, checked against each other and the header's ``fitted`` sizes
-    and hidden units; W1..b2 must have the header's dtype."""
+    """(D, F, L) from W1 and W2, checked against each other and the header."""
     params = meta.get("params") if isinstance(meta.get("params"), dict) else {}
     dtype = params.get("dtype")
     for name, ndim in NETWORK.items():
@@ -164,8 +155,7 @@ def _network_sizes(path, arrays, meta):
 
 
 def _check_label_dtype(path, label_dtype):
-    """The header's ``label_dtype`` (what ``predict`` answers in) must name a bool, integer or
-    real NumPy dtype."""
+    """The header's ``label_dtype`` must name a bool, integer or real dtype."""
     try:
         kind = np.dtype(label_dtype).kind if isinstance(label_dtype, str) else None
     except TypeError:
@@ -195,8 +185,8 @@ def _threshold_widths(path, meta, D, L):
 
 
 def _check_entry(path, name, array, kind, shapes):
-    """Raise unless ``array`` is of ``kind`` ("f" real, "U" text), has one of ``shapes`` (None:
-    any 1-D shape) and, if real, only finite values."""
+    """Raise unless ``array`` is of ``kind`` ("f", "U"), of one of ``shapes`` (None: 1-D) and
+    finite."""
     if array.dtype.kind != kind:
         what = "floating-point numbers" if kind == "f" else "strings"
         _inconsistent(path, name, f"has dtype {array.dtype}, expected {what}")
@@ -219,8 +209,7 @@ def _inconsistent(path, name, problem):
 
 @contextlib.contextmanager
 def loading(path):
-    """Turn any error of rebuilding a model from the entries of ``path`` (a missing key, a value
-    of the wrong type or shape) into :class:`~mlnn.base.errors.ModelFileError`."""
+    """Turn any error of rebuilding a model from ``path`` into ModelFileError."""
     try:
         yield
     except ModelFileError:
@@ -242,8 +231,7 @@ _ZIP_MAGIC, _NPY_MAGIC = (b"PK\x03\x04", b"PK\x05\x06"), b"\x93NUMPY"
 
 
 def is_model_file(path):
-    """Whether ``path`` looks like a file of :func:`write_model_file` (a zip archive with the
-    header entries); its content is not checked (see :func:`read_model_file`)."""
+    """Whether ``path`` is a zip archive with the header entries (content not checked)."""
     try:
         with zipfile.ZipFile(path) as archive:
             return {f"{name}.npy" for name in HEADER} <= set(archive.namelist())

@@ -4,9 +4,7 @@ Read like scikit-learn's ``_parameter_constraints``: one :class:`Param` per hype
 the order of :class:`~mlnn.model.estimator.MultiLabelNN`'s signature. This is the one place a
 default is stated and the one check of each value, at the public boundary; the estimator, the
 paper's methods, the figures, the benchmark and the command line's options read from it. Inner
-layers trust what the boundary checked: the update rules take η, μ and Nesterov's form as
-checked (the contract in :mod:`mlnn.nn.optimizers`), and :mod:`mlnn.model.builders` builds the
-loss and the rule straight from these values, their own options checked by building them.
+layers trust what the boundary checked.
 """
 
 import textwrap
@@ -48,14 +46,12 @@ def _choice(*choices):
 
 
 def _registered(registry):
-    """A check that a value is a key of ``registry`` (read when checking, so that a loss or an
-    activation registered later is accepted)."""
+    """A check that a value is a key of ``registry`` (read when checking)."""
     return lambda value, name: check_registered(value, name, registry)
 
 
 def _check_options(value, name):
-    """``loss_options``, ``optimizer_options``: a dict of option names to numbers, strings,
-    booleans or None (what a model file can hold)."""
+    """``loss_options``, ``optimizer_options``: a dict of names to plain values."""
     plain = (str, int, float, bool, type(None))
     if not isinstance(value, dict) or not all(
             isinstance(key, str) and isinstance(option, plain) for key, option in value.items()):
@@ -63,17 +59,14 @@ def _check_options(value, name):
                         f"None, got {value!r}")
 
 
-#: The hyper-parameters that are also options of an update rule, μ and Nesterov's form of
-#: ``optimizer="momentum"`` (Sec. 3.5; no other rule takes options of these names):
-#: ``optimizer_options`` holds a rule's other options.
+#: The hyper-parameters that are options of ``optimizer="momentum"`` (μ and Nesterov's form,
+#: Sec. 3.5); ``optimizer_options`` holds a rule's other options.
 RULE_PARAMS = MOMENTUM_OPTIONS
 
 
 def rule_options(params, names=None):
-    """The options of the update rule ``params["optimizer"]`` from the hyper-parameters
-    ``params``: those of :data:`RULE_PARAMS` that the rule takes, and ``optimizer_options``. An
-    option given both as a hyper-parameter (or learning_rate, η) and in ``optimizer_options`` is
-    refused, naming the hyper-parameter as ``names`` spells it."""
+    """The options of the rule ``params["optimizer"]``: those of :data:`RULE_PARAMS` it takes
+    and ``optimizer_options``; one given both ways is refused."""
     options = params["optimizer_options"] or {}
     twice = sorted(set(options) & {"learning_rate", *RULE_PARAMS})
     if twice:

@@ -21,15 +21,13 @@ from mlnn.nn.training import EarlyStopping
 STOPPING_RULES = {"rankloss": ("rankloss", "min", True), "meanF": ("meanF", "max", True),
                   "meanF_best": ("meanF", "max", False), "fixed": None}
 
-#: Training documents the threshold predictor of each evaluation is fitted on, at most (ours: a
-#: seeded subsample; recording every measure then costs 18 % of an NN_AD epoch on Reuters-21578
-#: and 28 % on Delicious, the ranking measures alone 1 % and 4 %).
+#: At most this many training documents (ours: a seeded subsample) fit each evaluation's
+#: thresholds: every measure then costs 18 % of an NN_AD epoch on Reuters-21578, 28 % on Delicious.
 THRESHOLD_ROWS = 1000
 
 
 def stopping_rule(rule, patience):
-    """The :class:`EarlyStopping` of ``rule`` (a key of :data:`STOPPING_RULES`), or None for
-    ``"fixed"``."""
+    """The :class:`EarlyStopping` of ``rule``, or None for ``"fixed"``."""
     check_choice(rule, "stopping rule", tuple(STOPPING_RULES))
     if STOPPING_RULES[rule] is None:
         return None
@@ -38,13 +36,9 @@ def stopping_rule(rule, patience):
 
 
 class RuleWatch:
-    """A :func:`train` callback that runs several stopping rules live on one run.
-
-    Each rule's :class:`EarlyStopping` sees every record until it would have stopped;
-    ``best[rule]`` is (its best record, a copy of the parameters at that record), for ``"fixed"``
-    the last record and the final parameters (:meth:`finish`). Training stops once every rule
-    has stopped (never while ``"fixed"`` is watched).
-    """
+    """A :func:`train` callback running several stopping rules live on one run: ``best[rule]``
+    is (its best record, the parameters there; for ``"fixed"`` the last ones, :meth:`finish`);
+    training stops once every rule has stopped."""
 
     def __init__(self, rules, patience):
         self.stoppers = {rule: stopping_rule(rule, patience) for rule in rules}
@@ -68,8 +62,8 @@ class RuleWatch:
 
 
 def threshold_rows(n, random_state=None):
-    """The sorted rows (a seeded subsample of :data:`THRESHOLD_ROWS`, or all ``n``) of the
-    training documents that :func:`threshold_validation` fits thresholds on."""
+    """The sorted training rows thresholds are fitted on: a seeded :data:`THRESHOLD_ROWS`, or
+    all ``n``."""
     if n <= THRESHOLD_ROWS:
         return np.arange(n)
     rng = np.random.default_rng(random_state)
@@ -77,13 +71,10 @@ def threshold_rows(n, random_state=None):
 
 
 def threshold_validation(X_fit, Y_fit, lams=DEFAULT_LAMBDAS, fixed=None, **options):
-    """A ``validate`` for :func:`train` that records all of Sec. 4's measures and the Hamming
-    loss, ``meanF`` and ``threshold_lambda``: at each evaluation the threshold predictor of
-    Eq. 5 is fitted to the scores of the training documents (X_fit, Y_fit), its λ chosen from
-    ``lams`` on the validation documents (:func:`mlnn.evaluation.thresholds.select_lambda`), as
-    the final model's is (``fixed``: a fixed threshold instead). ``options`` go to
-    :class:`~mlnn.evaluation.thresholds.ThresholdPredictor`.
-    """
+    """A ``validate`` for :func:`train` recording all of Sec. 4's measures, Hamming loss,
+    ``meanF`` and ``threshold_lambda``, with the thresholds of Eq. 5 fitted on (X_fit, Y_fit)
+    and λ chosen from ``lams`` on the validation data as the final model's (``fixed``: a fixed
+    threshold); ``options`` go to the ThresholdPredictor."""
     def validate(network, X_val, Y_val):
         scores_fit, scores_val = network.scores(X_fit), network.scores(X_val)
         if fixed is not None:

@@ -1,12 +1,9 @@
 """Activation functions, each with its derivative beside it (paper Sec. 3.2, Eq. 2; ReLU: Sec. 3.5).
 
-An :class:`Activation` holds ``fn(z)`` and ``grad(z, a)``: the derivative ∂a/∂z evaluated
-element-wise, given the pre-activation ``z`` *and* the activation ``a = fn(z)`` (every derivative
-here is cheapest in terms of one of them: ReLU uses ``z``, tanh and sigmoid use ``a``). Neither
-function modifies its arguments. It also carries its ``title`` (for figures) and, for an output
-activation, its ``range`` (low, high), the limits of its values: their ``midpoint`` is the fixed
-threshold of ``threshold="fixed"`` (0.5 for sigmoid outputs, 0 for tanh outputs), and
-``predict_proba`` maps the range onto [0, 1]. Adding one is its entry in :data:`ACTIVATIONS`.
+An :class:`Activation` holds ``fn(z)`` and ``grad(z, a)`` = ∂a/∂z element-wise, given ``z`` *and*
+``a = fn(z)`` (ReLU uses z, tanh and sigmoid a), neither modified; its ``title`` and, for output
+units, its ``range`` (low, high), whose ``midpoint`` is the fixed threshold. Adding one is its
+entry in :data:`ACTIVATIONS`.
 
 ==========  ==============================  =========================  ==========================
 name        a = f(z)                        f'(z)                      role in the paper
@@ -30,8 +27,8 @@ from mlnn.base.validation import check_choice
 
 
 class Activation(NamedTuple):
-    """An element-wise activation ``fn`` and its derivative ``grad(z, a) = f'(z)``; its ``title``
-    and, for output units, its ``range`` (low, high) (None: not an output activation)."""
+    """An element-wise activation ``fn``, its derivative ``grad(z, a) = f'(z)``, ``title`` and
+    ``range`` (None: not an output activation)."""
 
     name: str
     fn: Callable[[np.ndarray], np.ndarray]
@@ -41,7 +38,7 @@ class Activation(NamedTuple):
 
     @property
     def midpoint(self):
-        """(low + high) / 2, the middle of the range: the fixed threshold (None without one)."""
+        """(low + high) / 2: the fixed threshold (None without a range)."""
         return None if self.range is None else (self.range[0] + self.range[1]) / 2
 
 
@@ -83,7 +80,7 @@ ACTIVATIONS = {
 
 
 def get_activation(name):
-    """Look up an activation by name (``relu``, ``tanh`` or ``sigmoid``), or pass one through."""
+    """The activation ``name`` (``relu``, ``tanh``, ``sigmoid``), or an Activation, passed on."""
     if isinstance(name, Activation):
         return name
     return ACTIVATIONS[check_choice(name, "activation", sorted(ACTIVATIONS))]

@@ -1,17 +1,10 @@
 """Dropout (Hinton et al. 2012; paper Sec. 3.5), as explicit masks.
 
 Each unit is kept with probability 1 − rate. We use *inverted* dropout: a kept unit is scaled by
-1 / (1 − rate) during training, so the mask entries are 0 or 1/(1 − rate) and nothing changes at
-test time. This is equivalent to Hinton et al.'s weight scaling (train unscaled, multiply the
-outgoing weights by 1 − rate at test time): both make the expected training-time input of the next
-layer equal its test-time input.
-
-The masks are plain arrays made from an explicit ``numpy.random.Generator``, so a forward/backward
-pass with a fixed mask is deterministic and can be gradient-checked.
-
-A rate is checked once, by :func:`check_rate`, where it enters: :func:`mlnn.nn.training.train`
-and the model description (:mod:`mlnn.model.params`). The mask functions, called for every
-minibatch, trust it.
+1 / (1 − rate) during training, so nothing changes at test time (equivalent to Hinton et al.'s
+scaling of the outgoing weights by 1 − rate at test time). The masks are plain arrays from an
+explicit ``numpy.random.Generator``, so a pass with a fixed mask can be gradient-checked. A rate
+is checked once where it enters (:func:`check_rate`); the mask functions trust it.
 """
 
 import numpy as np
@@ -27,11 +20,8 @@ def check_rate(rate, name="dropout"):
 
 
 def hidden_mask(shape, rate, rng, dtype=np.float64):
-    """A dropout mask for the hidden units h (n × F): entries 0 or 1/(1 − rate), or None if rate 0.
-
-    Draws ``rng.random(shape, dtype=float32)`` and keeps a unit where that number is ≥ ``rate``
-    (a rate in [0, 1), see :func:`check_rate`).
-    """
+    """A dropout mask for h (n × F), 0 or 1/(1 − rate), or None if rate 0: keeps a unit where
+    ``rng.random(shape, dtype=float32)`` is ≥ ``rate``."""
     if rate == 0:
         return None
     keep = rng.random(shape, dtype=np.float32) >= rate
@@ -39,13 +29,8 @@ def hidden_mask(shape, rate, rng, dtype=np.float64):
 
 
 def input_mask(X, rate, rng):
-    """A dropout mask over the *stored* entries of a CSR input X: one value per ``X.data`` entry.
-
-    Zero inputs contribute nothing whether dropped or not, so only the nonzeros need a mask; the
-    dropped input is ``X`` with ``data * mask`` (see :func:`apply_input_mask`): the same stored
-    pattern, with dropped entries stored as explicit zeros. Returns None if rate 0 (a rate in
-    [0, 1), see :func:`check_rate`).
-    """
+    """A dropout mask over the *stored* entries of a CSR input X, one value per ``X.data``
+    entry (zeros need none), or None if rate 0; see :func:`apply_input_mask`."""
     if not sp.issparse(X):
         raise MLNNError("input dropout needs X as a scipy.sparse CSR matrix, got "
                         f"{type(X).__name__}")

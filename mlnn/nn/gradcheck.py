@@ -1,14 +1,8 @@
-"""Gradient checking by finite differences (for the tests and the first notebook).
+"""Gradient checking by finite differences, on copies (for the tests and the first notebook).
 
-Two checks, both on copies (nothing passed in is modified):
-
-* :func:`numerical_gradient` — central differences on every entry,
-  ∂f/∂x_i ≈ (f(x + h e_i) − f(x − h e_i)) / 2h. Exact up to O(h²); costs 2 evaluations per entry.
-* :func:`directional_derivative` — the derivative along one direction v,
-  ⟨∇f(x), v⟩ ≈ (f(x + h v) − f(x − h v)) / 2h: two evaluations however many parameters there are,
-  which makes it the check of choice for a large W1 (after HIPS/autograd's ``check_grads``).
-
-Compare with :func:`rel_error`, max |a − b| / max(|a| + |b|, floor).
+:func:`numerical_gradient`: ∂f/∂x_i ≈ (f(x + h e_i) − f(x − h e_i)) / 2h, 2 evaluations per entry;
+:func:`directional_derivative`: ⟨∇f(x), v⟩ ≈ (f(x + h v) − f(x − h v)) / 2h, two evaluations in
+all (the check for a large W1, after HIPS/autograd's ``check_grads``); compare by :func:`rel_error`.
 """
 
 import numpy as np
@@ -27,8 +21,7 @@ def rel_error(a, b, floor=1e-8):
 
 
 def numerical_gradient(f, x, h=1e-6):
-    """Central-difference gradient of the scalar function ``f`` at the array ``x`` (a copy is
-    used)."""
+    """Central-difference gradient of the scalar function ``f`` at (a copy of) ``x``."""
     x = np.array(x, dtype=np.float64)
     grad = np.zeros_like(x)
     flat, grad_flat = x.reshape(-1), grad.reshape(-1)
@@ -55,13 +48,6 @@ def directional_derivative(f, x, v, h=1e-6):
     return (f(x + h * v) - f(x - h * v)) / (2 * h)
 
 
-def network_loss(network, loss, X, Y, mask=None):
-    """The mean minibatch loss J of ``network`` on (X, Y), as a function of nothing but the
-    params."""
-    cache = network.forward(X, mask=mask)
-    return loss.value(cache.z2, cache.o, Y)
-
-
 def loss_of_param(network, loss, X, Y, name, mask=None):
     """J as a function of one parameter array (evaluated on a copy of the network)."""
     def f(value):
@@ -69,5 +55,6 @@ def loss_of_param(network, loss, X, Y, name, mask=None):
         params[name] = value
         copy = Network(**params, hidden_activation=network.hidden_activation,
                        output=network.output)
-        return network_loss(copy, loss, X, Y, mask)
+        cache = copy.forward(X, mask=mask)
+        return loss.value(cache.z2, cache.o, Y)
     return f

@@ -1,37 +1,25 @@
 r"""A rule of :mod:`mlnn.nn.optimizers` run on a network's parameters: :class:`LazyRows`.
 
 ``LazyRows(rule, weight_decay=γ)`` adds the weight decay γ θ to the gradient, keeps each
-parameter's state, passes the rule reused buffers for its intermediate results (its
-``work_arrays``), and runs the rule's own ``update`` -- on the rows of W1 a minibatch touched
-where the rule allows it, never densifying the gradient -- with the same parameters as the dense
-updates. It holds the rule to the contract stated in :mod:`mlnn.nn.optimizers`, checking each of
-its answers once, on a parameter's first step.
+parameter's state, lends the rule reused buffers (its ``work_arrays``) and runs its ``update`` on
+the rows of W1 a minibatch touched, never densifying the gradient, with the parameters of the
+dense updates. It checks the rule's answers to the contract of :mod:`mlnn.nn.optimizers` once,
+on a parameter's first step.
 
-A :class:`~mlnn.nn.network.RowSparseGradient` carries only the rows of W1 whose features occur in
-the minibatch. A row whose gradient ∂J/∂θ is zero at step t still takes the step with
-g_t = γ θ (weight decay γ). What such a step does, the rule says (its ``idle_steps(γ)``, see
-:mod:`mlnn.nn.optimizers`); LazyRows asks, and
+A row whose ∂J/∂θ is zero at step t still takes the step with g_t = γ θ; the rule's
+``idle_steps(γ)`` says what that step does:
 
 * UNCHANGED (SGD and AdaGrad, γ = 0): only the touched rows are updated;
 * a Linear map A (SGD, γ > 0: θ ← (1 − ηγ) θ; momentum, any γ: (θ, v) ← A (θ, v),
-  :func:`~mlnn.nn.optimizers.momentum_transition`): such steps are deferred, and Δ of them
-  applied at once as A^Δ (:func:`powers`, :func:`matrix_powers`, :func:`apply_powers`). For
-  momentum with γ = 0 this is v ← μ^Δ v, θ ← θ + μ (1 − μ^Δ)/(1 − μ) v (classical; μ² instead
-  of μ for Nesterov);
-* MUST_RUN (AdaGrad, γ > 0: G grows by (γθ)² at every step, which has no closed form), and any
-  rule that does not say (a new rule, a student's RMSProp, whose G decays at every step): the rule
-  is applied to **every row at every step** (a pass over all D × F entries of W1 and its state).
+  :func:`~mlnn.nn.optimizers.momentum_transition`): the steps are deferred, and Δ of them
+  applied at once as A^Δ (:func:`powers`, :func:`matrix_powers`, :func:`apply_powers`);
+* MUST_RUN (AdaGrad, γ > 0: G grows by (γθ)² at every step), and any rule that does not say:
+  the rule runs on **every row at every step**.
 
-Deferred steps (a Linear map): each row records the step up to which it is up to date
-(``state[name]["last_step"]``), and the skipped steps are applied in closed form
-
-1. in :meth:`LazyRows.step`, to the rows that have a gradient, before their update;
-2. in :meth:`LazyRows.catch_up`, to the rows named: :func:`mlnn.nn.training.train` calls it
-   before each forward pass with the rows of W1 that the minibatch reads (its features), so the
-   forward pass, and hence the gradient, sees the same parameters as in the dense updates;
-3. in :meth:`LazyRows.flush`, to every row: before the parameters are used (evaluation, saving).
-
-The cost of 1 and 2 is proportional to the rows touched; rows go in cache-sized blocks.
+A deferred row records the step it is up to date at (``state[name]["last_step"]``); the skipped
+steps are applied in :meth:`LazyRows.step` before the row's update, in :meth:`LazyRows.catch_up`
+to the rows a minibatch reads (before its forward pass, so the gradient is the dense one) and in
+:meth:`LazyRows.flush` to every row (before evaluation or saving). Rows go in cache-sized blocks.
 """
 
 import numpy as np
@@ -41,8 +29,6 @@ from mlnn.nn.optimizers import (MUST_RUN, Linear, check_moved, checked_idle_step
                                 momentum_transition, work_count)
 from mlnn.base.validation import check_bool, check_nonnegative_float
 
-#: ``momentum_transition`` is the rule's own (mlnn.nn.optimizers), importable here beside
-#: ``matrix_powers``, which raises it to the power Δ.
 __all__ = ["LazyRows", "matrix_powers", "momentum_transition", "powers",
            "apply_powers", "row_blocks", "ROW_BLOCK_BYTES"]
 
@@ -51,10 +37,8 @@ ROW_BLOCK_BYTES = 256 * 1024
 
 
 def matrix_powers(A, exponents):
-    """A^e for each integer e ≥ 0 in ``exponents``: an array (len(exponents), n, n) for A n × n.
-
-    Repeated squaring, vectorised over the exponents: log2(max e) products of n × n matrices.
-    """
+    """A^e for each integer e ≥ 0 in ``exponents``, (len(exponents), n, n) for A n × n, by
+    repeated squaring vectorised over the exponents."""
     exponents = np.asarray(exponents, dtype=np.int64)
     assert np.all(exponents >= 0), f"negative numbers of skipped steps: {exponents[exponents < 0]}"
     result = np.broadcast_to(np.eye(len(A)), (len(exponents),) + np.shape(A)).copy()
@@ -69,13 +53,8 @@ def matrix_powers(A, exponents):
 
 
 def row_blocks(n_rows, row_bytes):
-    """Slices of consecutive rows that cover ``range(n_rows)``, about ROW_BLOCK_BYTES each.
-
-    Every rule updates each row on its own, so the rows of an update (or a catch-up) are
-    processed in such blocks: a block of θ, its state and its gradient stays in the CPU's L2 cache
-    through the few element-wise passes of the update, instead of each pass streaming all k × F
-    entries from main memory.
-    """
+    """Slices of consecutive rows covering ``range(n_rows)``, about ROW_BLOCK_BYTES each: a
+    block of θ, its state and its gradient stays in the L2 cache through the update's passes."""
     block = max(1, ROW_BLOCK_BYTES // max(row_bytes, 1))
     return [slice(start, start + block) for start in range(0, n_rows, block)]
 
@@ -86,8 +65,8 @@ def per_row(factor, theta):
 
 
 def powers(A, skipped):
-    """A^Δ for each Δ in ``skipped``, an array (len(skipped), n, n): a number's powers a^Δ for
-    A = [[a]], else :func:`matrix_powers` of the distinct Δ."""
+    """A^Δ for each Δ in ``skipped``, (len(skipped), n, n); :func:`matrix_powers` of the
+    distinct Δ unless A = [[a]]."""
     if A.shape == (1, 1):
         return (A[0, 0] ** skipped).reshape(-1, 1, 1)       # θ ← a^Δ θ
     distinct, which = np.unique(skipped, return_inverse=True)
@@ -112,21 +91,13 @@ def apply_powers(theta, s, rows, P):
 BIASES = ("b1", "b2")
 
 
-def is_decayed(name, decay_biases):
-    """Whether parameter ``name`` is in the weight-decay term (weights always, biases if asked)."""
-    return decay_biases or name not in BIASES
-
-
 class LazyRows:
-    """A rule's ``update(theta, g, state)`` run on dense or row-sparse gradients, with ℓ2
-    weight decay and the zero-gradient steps the rule's ``idle_steps`` allows to defer or skip
-    (see the module doc).
+    """A rule's ``update`` on dense or row-sparse gradients, with ℓ2 weight decay (module doc).
 
     With ``weight_decay`` γ > 0 the objective is J + (γ/2) Σ ‖θ‖² over W1 and W2, and over b1, b2
     too with ``decay_biases`` (Zhang & Zhou 2006 decay every parameter of BP-MLL); the rule gets
-    g = ∂J/∂θ + γ θ. ``state[name]`` holds the rule's state of parameter ``name`` and, for a
-    deferred parameter, ``last_step``; ``t`` counts the steps. ``step(params, grads)`` updates
-    the arrays of ``params`` in place; ``catch_up`` and ``flush`` apply the deferred steps.
+    g = ∂J/∂θ + γ θ. ``state[name]`` holds the state of parameter ``name`` (and ``last_step``);
+    ``t`` counts the steps.
     """
 
     def __init__(self, rule, weight_decay, decay_biases=False):
@@ -141,8 +112,8 @@ class LazyRows:
         self._workspace = {}       # the reused buffers of :meth:`_buffers`
 
     def decay(self, name):
-        """γ for the parameter ``name`` (0 if it is not decayed)."""
-        return self.weight_decay if is_decayed(name, self.decay_biases) else 0.0
+        """γ for the parameter ``name``: weights always, biases with ``decay_biases``, else 0."""
+        return self.weight_decay if self.decay_biases or name not in BIASES else 0.0
 
     def step(self, params, grads):
         """Apply one update with the gradients ``grads`` to ``params`` (in place)."""
@@ -165,12 +136,8 @@ class LazyRows:
             self._checking = None
 
     def catch_up(self, params, rows):
-        """Bring the rows ``rows[name]`` of each parameter ``name`` up to step ``t`` (in place).
-
-        Applies the deferred zero-gradient steps of those rows (see the module doc); nothing to do
-        for a rule that defers nothing. :func:`mlnn.nn.training.train` calls it before each
-        forward pass with the rows of W1 the minibatch reads.
-        """
+        """Bring the rows ``rows[name]`` of each parameter ``name`` up to step ``t`` (in place):
+        their deferred zero-gradient steps."""
         for name, index in rows.items():
             if "last_step" in self.state.get(name, {}):
                 self._catch_up(name, params[name], index, self.t)
@@ -180,8 +147,7 @@ class LazyRows:
         self.catch_up(params, {name: slice(None) for name in self.state})
 
     def _slot(self, name, theta):
-        """The state of ``name``, made and checked on its first step (rows up to date at step
-        t − 1), with the rule's answer to ``idle_steps``."""
+        """The state of ``name``, made and checked on its first step, with ``idle_steps``."""
         if name not in self.state:
             state = checked_state(self.rule, theta)
             self._idle[name] = checked_idle_steps(self.rule, self.decay(name), state)
@@ -191,8 +157,7 @@ class LazyRows:
         return self.state[name]
 
     def _blocks(self, name, n_rows, row_bytes):
-        """:func:`row_blocks`, or one block of all rows when the state holds a 0-d array (one
-        value of the whole parameter, such as a step count, which a call advances once)."""
+        """:func:`row_blocks`, or one block when the state holds a 0-d array (a step count)."""
         if any(array.ndim == 0 for array in self.state[name].values()):
             return [slice(0, n_rows)]
         return row_blocks(n_rows, row_bytes)
@@ -209,10 +174,8 @@ class LazyRows:
             state["last_step"][rows] = self.t
 
     def _update_rows(self, state, theta, rows, g):
-        """The rule on the rows ``rows`` of ``theta`` and of its state, whose regularised
-        gradient is ``g``: the state's arrays of θ's shape gathered into preallocated buffers
-        (views for a slice), its 0-d arrays whole; updated by the rule's ``update`` (given
-        reused buffers for its ``work_arrays``, if it has any), scattered back."""
+        """The rule on rows ``rows`` of θ and its state with regularised gradient ``g``: rows
+        gathered into reused buffers (views for a slice), updated, scattered back."""
         names = [slot for slot in state if slot != "last_step" and state[slot].ndim]
         slots = {slot: array for slot, array in state.items() if array.ndim == 0}
         if isinstance(rows, slice):
@@ -236,9 +199,8 @@ class LazyRows:
                 state[slot][rows] = buffer
 
     def _buffers(self, use, theta, n_rows, count):
-        """``count`` arrays of ``n_rows`` rows of θ's shape and dtype for ``use``: views of
-        arrays made once (per use, row shape and dtype; at least a block of rows,
-        :func:`row_blocks`) and reused by every later step."""
+        """``count`` arrays of ``n_rows`` rows like θ for ``use``: views of arrays made once (at
+        least a block of rows) and reused by every later step."""
         key = (use, theta.shape[1:], theta.dtype)
         arrays = self._workspace.get(key, [])
         if len(arrays) < count or arrays[0].shape[0] < n_rows:
@@ -265,8 +227,7 @@ class LazyRows:
         last_step[rows] = to_step
 
     def _update_every_row(self, name, theta, grad):
-        """A row-sparse gradient, with the decay γ θ of every row, applied to every row (in
-        blocks of rows)."""
+        """A row-sparse gradient applied to every row, in blocks (MUST_RUN)."""
         rows, values = grad.rows, grad.values
         for block in self._blocks(name, theta.shape[0], theta[:1].nbytes):
             low, high = np.searchsorted(rows, [block.start, block.stop])

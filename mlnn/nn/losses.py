@@ -4,23 +4,15 @@ output deltas δ2 = ∂J/∂z2 (Sec. 3.4; PWE's δ2: Eq. 10).
 Notation (one document per row): ``z2`` (n × L) output pre-activations, ``o = f_o(z2)`` (n × L)
 outputs, ``Y`` (n × L, 0/1) the relevant labels y; ȳ are the irrelevant ones.
 
-Labels. ``Y`` may be bool, integer or real 0/1, a dense array, an ``np.matrix`` or a scipy.sparse
-matrix: every method first turns it into a dense ndarray of the outputs' floating dtype
-(:func:`as_labels`), so all of these give the same numbers and the results are plain ndarrays.
-Anything else (values other than 0 and 1, a shape other than z2's) raises
+``Y`` may be bool, integer or real 0/1, dense, ``np.matrix`` or scipy.sparse (:func:`as_labels`
+makes it a dense ndarray of the outputs' dtype); other values or a shape other than z2's raise
 :class:`~mlnn.base.errors.MLNNError`.
 
-Each loss is paired explicitly with its output activation (:attr:`Loss.output`): the delta it
-returns is ∂J/∂z2 *through that activation*, so the network never assumes ``o − y``. A loss
-carries what the rest of mlnn needs to know of it: its ``name`` (its key in :data:`LOSSES`), its
-``title`` (for figures), its output activation (whose ``midpoint`` is the fixed threshold) and
-its ``options``, the arguments of its constructor, so that ``get_loss(loss.name,
-**loss.options)`` builds it again (a model file stores them). Adding a loss is one subclass of
-:class:`Loss` and its entry in :data:`LOSSES`, by a string key. What a loss answers is checked
-once, when it is first used, and refused with one :class:`~mlnn.base.errors.MLNNError` naming
-it: the entry must be a subclass of :class:`Loss`, each option must be stored under its own name
-(:func:`get_loss`), and its δ2 must be an array of z2's shape (:func:`checked_delta`, in every
-update of :func:`mlnn.nn.training.train`).
+Each loss is paired explicitly with its output activation (:attr:`Loss.output`): its delta is
+∂J/∂z2 *through that activation*, so the network never assumes ``o − y``. Adding a loss is one
+subclass of :class:`Loss` and its entry in :data:`LOSSES`; its constructor's arguments are its
+``options`` (``get_loss(loss.name, **loss.options)`` builds it again). What a loss answers is
+checked on first use (:func:`loss_class`, :func:`get_loss`, :func:`checked_delta`).
 
 Reduction. ``per_document`` returns the loss J_i of each document; ``value`` is the mean over the
 n documents of the minibatch, J = (1/n) Σ_i J_i. ``delta`` returns the paper's per-document δ2
@@ -40,12 +32,8 @@ from mlnn.nn.activations import ACTIVATIONS
 
 
 def as_labels(Y, like=None):
-    """Y as a dense (n, L) ndarray of ``like``'s floating dtype (float64 if ``like`` is None or not
-    floating), after checking that it holds only 0 and 1 and, if ``like`` is given, has its shape
-    (:func:`mlnn.base.validation.check_dense_Y`).
-
-    Y : bool, integer or real 0/1, dense, ``np.matrix`` or scipy.sparse. The input is not modified.
-    """
+    """Y (0/1, dense, ``np.matrix`` or sparse; not modified) as a dense (n, L) ndarray of
+    ``like``'s floating dtype (else float64), checked to be 0/1 and, given ``like``, its shape."""
     Y = check_dense_Y(Y, "Y", shape=None if like is None else np.shape(like))
     kind = np.asarray(like).dtype if like is not None else None
     return Y.astype(kind if kind is not None and kind.kind == "f" else np.float64, copy=False)
@@ -62,12 +50,8 @@ def option_names(kind):
 
 
 class Loss(ABC):
-    """Base class: a loss J(o, y) paired with its output activation ``output``.
-
-    A subclass sets ``name``, ``title`` and ``output``; each argument of its constructor is an
-    option, stored under its own name (``self.form = form``), so that :attr:`options` can read it
-    back.
-    """
+    """Base class: a loss J(o, y) paired with its output activation ``output``. A subclass sets
+    ``name``, ``title`` and ``output`` and stores each constructor argument under its own name."""
 
     name = None
     title = None
@@ -75,8 +59,7 @@ class Loss(ABC):
 
     @property
     def options(self):
-        """The constructor's arguments, ``{option: value}``: ``get_loss(self.name,
-        **self.options)`` builds this loss again."""
+        """The constructor's arguments, ``{option: value}``."""
         return {option: getattr(self, option) for option in option_names(type(self))}
 
     def __repr__(self):
@@ -109,10 +92,8 @@ class CrossEntropy(Loss):
 
     J_i = − Σ_l [ y_l log o_l + (1 − y_l) log(1 − o_l) ],   o_l = σ(z2_l).
 
-    Computed from the logits, so it is finite for any finite z2: for y_l ∈ {0, 1} the term of
-    label l is −log σ(z) if y_l = 1 and −log(1 − σ(z)) = −log σ(−z) if y_l = 0, that is
-    softplus(s_l) with the signed logit s_l = (1 − 2 y_l) z2_l and softplus(s) = −log σ(−s) =
-    log(1 + e^s) = max(s, 0) + log1p(e^−|s|) (no overflow, no cancellation).
+    Computed from the logits (finite for any finite z2): the term of label l is softplus(s_l),
+    s_l = (1 − 2 y_l) z2_l, softplus(s) = log(1 + e^s) = max(s, 0) + log1p(e^−|s|).
 
     Delta (Sec. 3.4): with δ2_l = ∂J/∂o_l · f_o'(z2_l) and f_o' = o(1 − o),
 
@@ -124,8 +105,7 @@ class CrossEntropy(Loss):
     output = ACTIVATIONS["sigmoid"]
 
     def per_document(self, z2, o, Y):
-        # softplus with NumPy's ufuncs in z2's dtype: scipy.special.log_expit(−s) gives the same
-        # numbers but is much slower on float32 input, the dtype of training.
+        # NumPy's ufuncs in z2's dtype: scipy's log_expit(−s) is much slower on float32
         z2 = np.asarray(z2)
         Y = as_labels(Y, z2)
         s = (1 - 2 * Y) * z2
@@ -147,24 +127,18 @@ class PairwiseExponential(Loss):
         δ2_p = −1/(|y||ȳ|) · Σ_{n ∈ ȳ} exp(−(o_p − o_n)) · (1 + o_p)(1 − o_p)     for p ∈ y
         δ2_n = +1/(|y||ȳ|) · Σ_{p ∈ y} exp(−(o_p − o_n)) · (1 + o_n)(1 − o_n)     for n ∈ ȳ
 
-    Two forms compute the same numbers:
-
     ``form="pairwise"``: the literal double sum, O(|y| · |ȳ|) per document — the cost the paper
-    attributes to PWE (up to L²/4 pairs).
-
-    ``form="factorised"`` (default): exp(−(o_p − o_n)) = exp(−o_p) · exp(o_n), so the double sum is
-    a product of two single sums, S_y = Σ_{p∈y} exp(−o_p) and S_ȳ = Σ_{n∈ȳ} exp(o_n):
+    attributes to PWE (up to L²/4 pairs). ``form="factorised"`` (default), the same numbers:
+    exp(−(o_p − o_n)) = exp(−o_p) · exp(o_n), so with S_y = Σ_{p∈y} exp(−o_p) and
+    S_ȳ = Σ_{n∈ȳ} exp(o_n):
 
         J_i = S_y · S_ȳ / (|y||ȳ|),
         ∂J_i/∂o_p = −exp(−o_p) · S_ȳ / (|y||ȳ|),   ∂J_i/∂o_n = exp(o_n) · S_y / (|y||ȳ|),
 
-    which is O(L) per document. Since o ∈ [−1, 1] every exponential lies in [e⁻¹, e].
+    which is O(L) per document (o ∈ [−1, 1]: every exponential lies in [e⁻¹, e]).
 
-    Undefined documents. PWE needs at least one relevant and one irrelevant label. As in BP-MLL,
-    documents with no relevant label or with all labels relevant are excluded: their J_i and δ2
-    rows are 0 (they still count in the minibatch size n of the mean). :meth:`excluded` says which.
-    Only these: a document with a single pair (e.g. L = 2 and one relevant label p, irrelevant n)
-    is kept, with J_i = exp(−(o_p − o_n)).
+    As in BP-MLL, documents with no relevant or no irrelevant label are excluded
+    (:meth:`excluded`): their J_i and δ2 rows are 0; they still count in the n of the mean.
     """
 
     name = "pwe"
@@ -186,7 +160,6 @@ class PairwiseExponential(Loss):
         return self.value_and_delta(z2, o, Y)[1]
 
     def value_and_delta(self, z2, o, Y):
-        # one pass of the chosen form gives J_i and ∂J_i/∂o (they share the exponentials)
         J, dJ_do = self._forms(o, Y)
         return mean_loss(J), dJ_do * self.output.grad(np.asarray(z2), np.asarray(o))
 
@@ -245,9 +218,8 @@ def loss_class(name, option="loss"):
 
 
 def get_loss(name, **options):
-    """The loss ``name`` (a key of :data:`LOSSES`: ``ce``, ``pwe``) built with its ``options``,
-    e.g. ``get_loss("pwe", form="pairwise")``. A :class:`Loss` instance is passed through; it
-    has its options already, so options given with one are refused, not ignored."""
+    """The loss ``name`` (``ce``, ``pwe``) built with its ``options``, e.g. ``get_loss("pwe",
+    form="pairwise")``; a :class:`Loss` instance is passed through (options with one refused)."""
     if isinstance(name, Loss):
         if options:
             raise MLNNError(f"get_loss: {name!r} is built with its options already; give its "
@@ -268,7 +240,7 @@ def get_loss(name, **options):
 
 
 def checked_delta(loss, delta2, z2):
-    """``delta2``, refused unless a NumPy array of real numbers of z2's shape (n, L)."""
+    """``delta2``, refused unless a real NumPy array of z2's shape (n, L)."""
     if not isinstance(delta2, np.ndarray) or delta2.shape != np.shape(z2) \
             or delta2.dtype.kind != "f":
         raise MLNNError(f"loss {loss.name!r}: its δ2 must be a real NumPy array of z2's shape "

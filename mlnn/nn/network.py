@@ -23,9 +23,8 @@ The gradients are those of the mean loss J = (1/n) Σ_i J_i over the minibatch:
     ∂J/∂W2 = (h ∘ mask)ᵀ δ2 / n,   ∂J/∂b2 = Σ_i δ2_i / n,
     ∂J/∂W1 = Xᵀ δ1 / n,            ∂J/∂b1 = Σ_i δ1_i / n.
 
-Sparse by design. Row j of Xᵀ δ1 is zero unless feature j occurs in the minibatch, and a batch of
-text touches a few thousand of the D features. :meth:`Network.backward` therefore returns ∂J/∂W1
-as a :class:`RowSparseGradient` holding only those rows; a dense D × F gradient is never formed.
+Row j of Xᵀ δ1 is zero unless feature j occurs in the minibatch, so :meth:`Network.backward`
+returns ∂J/∂W1 as a :class:`RowSparseGradient` of those rows; a dense D × F one is never formed.
 """
 
 from typing import NamedTuple, Optional
@@ -75,8 +74,7 @@ class Gradients(NamedTuple):
 
     @property
     def params(self):
-        """The parameter gradients by name, as the optimizers take them (the keys of
-        :attr:`Network.params`)."""
+        """The parameter gradients by name, as the optimizers take them."""
         return {"W1": self.W1, "b1": self.b1, "W2": self.W2, "b2": self.b2}
 
 
@@ -87,8 +85,7 @@ DTYPES = ("float32", "float64")
 
 
 def check_dtype(dtype, name="dtype"):
-    """The precision's name, "float32" or "float64", from a name or a NumPy dtype or scalar type
-    (``np.float32``); raise on anything else."""
+    """The precision's name, "float32" or "float64", from a name, dtype or scalar type."""
     is_dtype = isinstance(dtype, np.dtype) or (isinstance(dtype, type)
                                                and issubclass(dtype, np.generic))
     return check_choice(np.dtype(dtype).name if is_dtype else dtype, name, DTYPES)
@@ -102,9 +99,7 @@ def init_weights(fan_in, fan_out, rng, dtype, scheme="glorot"):
     """
     check_choice(scheme, "initialisation", INITIALISATIONS)
     a = np.sqrt(6.0 / (fan_in + fan_out)) if scheme == "glorot" else np.sqrt(6.0 / fan_in)
-    # The generator draws float64; drawing all D × F at once and casting would hold a float64
-    # copy of W1, twice the size of a float32 W1, next to the result (the peak memory of a whole
-    # training run). Blocks of rows draw the same numbers in the same order.
+    # in blocks of rows, the same numbers in the same order without a float64 copy of all of W1
     W = np.empty((fan_in, fan_out), dtype=dtype)
     block = max(1, 2**20 // max(fan_out, 1))
     for start in range(0, fan_in, block):
@@ -121,9 +116,8 @@ def dropped(h, mask):
 class Network:
     """z1 = X W1 + b1, h = f_h(z1), z2 = (h ∘ mask) W2 + b2, o = f_o(z2)  (paper Eq. 2).
 
-    Parameters are plain arrays in :attr:`params` (``W1, b1, W2, b2``, also attributes of those
-    names), updated in place by the optimizers. ``hidden_activation`` f_h and ``output`` f_o are
-    activation names or :class:`~mlnn.nn.activations.Activation`.
+    :attr:`params` holds the arrays ``W1, b1, W2, b2`` (also attributes), updated in place by the
+    optimizers; f_h and f_o are activation names or :class:`~mlnn.nn.activations.Activation`.
     """
 
     def __init__(self, W1, b1, W2, b2, hidden_activation, output="sigmoid"):
@@ -138,12 +132,8 @@ class Network:
     @classmethod
     def initialize(cls, n_features, n_labels, hidden_units, hidden_activation, output="sigmoid",
                    random_state=None, dtype=np.float32, *, init):
-        """A new network with weights from :func:`init_weights` and zero biases.
-
-        ``random_state`` is an int seed, a ``numpy.random.Generator`` or None. A number of hidden
-        units that is not a positive integer, or too large for the weights to be stored, and a
-        precision other than float32 and float64 are refused.
-        """
+        """A new network with weights from :func:`init_weights` and zero biases, seeded by
+        ``random_state`` (int, Generator or None)."""
         hidden_units = check_positive_int(hidden_units, "hidden_units")
         dtype = np.dtype(check_dtype(dtype))
         entries = (int(n_features) + int(n_labels)) * hidden_units
@@ -156,21 +146,10 @@ class Network:
         return cls(W1, np.zeros(hidden_units, dtype), W2, np.zeros(n_labels, dtype),
                    hidden_activation, output)
 
-    @property
-    def W1(self):
-        return self.params["W1"]
-
-    @property
-    def b1(self):
-        return self.params["b1"]
-
-    @property
-    def W2(self):
-        return self.params["W2"]
-
-    @property
-    def b2(self):
-        return self.params["b2"]
+    W1 = property(lambda self: self.params["W1"])
+    b1 = property(lambda self: self.params["b1"])
+    W2 = property(lambda self: self.params["W2"])
+    b2 = property(lambda self: self.params["b2"])
 
     @property
     def dtype(self):
@@ -183,12 +162,8 @@ class Network:
         return D, F, self.W2.shape[1]
 
     def forward(self, X, mask=None):
-        """The forward pass on a minibatch; returns a :class:`Cache`.
-
-        X is n × D (CSR, or anything :func:`~mlnn.base.validation.check_X` accepts, e.g. a dense
-        array). ``mask`` is an optional n × F dropout mask on h from
-        :func:`mlnn.nn.dropout.hidden_mask`.
-        """
+        """The forward pass on X (n × D, CSR or dense) with an optional n × F dropout ``mask``
+        on h; returns a :class:`Cache`."""
         X = self._as_input(X)
         p = self.params
         z1 = X @ p["W1"]
@@ -219,14 +194,9 @@ class Network:
         )
 
     def _input_gradient(self, X, delta1, scale):
-        """∂J/∂W1 = Xᵀ δ1 / n on the rows of the features present in X only.
-
-        The columns of X that occur are renumbered 0..k−1, which gives an n × k CSR matrix X_k
-        with X = X_k P for a 0/1 selection matrix P; then Xᵀ δ1 = Pᵀ (X_kᵀ δ1) and X_kᵀ δ1 is the
-        k × F block of nonzero rows. The occurring columns are found by marking them in a
-        length-D boolean vector, O(nnz + D) with no sorting, and come out sorted and unique.
-        The 1/n is applied to δ1 (n × F) rather than to the k × F result: k ≫ n for text.
-        """
+        """∂J/∂W1 = Xᵀ δ1 / n on the rows of the features present in X only: the k occurring
+        columns renumbered give X = X_k P (P a 0/1 selection), so Xᵀ δ1 = Pᵀ (X_kᵀ δ1), X_kᵀ δ1
+        the k × F nonzero rows (sorted, found in O(nnz + D)); 1/n is applied to δ1 (k ≫ n)."""
         present = np.zeros(X.shape[1], dtype=bool)
         present[X.indices] = True
         rows = np.flatnonzero(present)

@@ -14,53 +14,26 @@ AdaGrad is the paper's per-parameter learning rate η_{i,τ} = η0 / sqrt(Σ_{t�
 small ε that only guards the division while G is 0. The paper writes out SGD and AdaGrad and
 names momentum; Nesterov's form is ours.
 
-Each ``update`` is the one form of its rule, and the one training runs: a few in-place NumPy
-operations, each commented with the part of the formula it computes.
+The contract of a rule with its engine, :class:`mlnn.nn.lazy_updates.LazyRows` (a new rule is
+one class keeping it, registered in :data:`OPTIMIZERS`; a wrong answer is refused once, on first
+use, with one :class:`~mlnn.base.errors.MLNNError` naming the rule):
 
-The contract between a rule and the engine that runs it
--------------------------------------------------------
-
-The engine is :class:`mlnn.nn.lazy_updates.LazyRows` (``LazyRows(AdaGrad(0.01),
-weight_decay=0.0)``): it adds the weight decay γ θ to the gradient, keeps the state and runs the
-rule on the rows of W1 a minibatch touched. A new rule is one class that keeps this contract,
-registered by a string key in :data:`OPTIMIZERS`. What a rule answers is checked once, when it
-is first used, and a wrong answer is refused with one :class:`~mlnn.base.errors.MLNNError` naming
-the rule (:func:`rule_class`, :func:`checked_state`, :func:`checked_idle_steps`,
-:func:`check_moved`).
-
-* **Constructor** ``Rule(learning_rate, option=default, ...)``: η first, named ``learning_rate``,
-  then the rule's own options, by name (:func:`option_names`; no ``*args``, ``**kwargs``). The
-  names ``momentum`` and ``nesterov`` are :class:`Momentum`'s, the hyper-parameters μ and
-  Nesterov's form: no other rule takes an option so named. η, μ and Nesterov's form are
-  hyper-parameters, checked once where they enter (:mod:`mlnn.model.params`, as scikit-learn
-  checks its ``_parameter_constraints`` once in ``fit``): a rule trusts them and checks only its
-  other options. A rule holds only its hyper-parameters, so one object serves any number of
-  trainings.
-* **State** ``new_state(theta)``: a dict of NumPy arrays by string name, of any shape the engine
-  can share out: an array of θ's shape holds one value per entry of θ (momentum's v, AdaGrad's
-  G, Adam's m and v) and is passed row by row, the rows being updated; a 0-d array is one value
-  of the whole parameter (Adam's step count t) and is passed whole, so ``update`` is then called
-  once per step with all the rows to update. No other shape; ``last_step`` is the engine's name.
-* **update(theta, g, state, work=None)**, one step: changes θ and the arrays of ``state`` in
-  place (``theta -= ...``, ``G[...] = ...``, ``t += 1``), never rebinding them: ``theta = theta
-  - ...`` changes nothing (the first step with a nonzero gradient must move some θ: checked),
-  and a new array put in ``state`` is never seen (the engine keeps those ``new_state`` gave).
-  ``work`` holds ``work_arrays`` (an int ≥ 0; 0 if the rule does not say) arrays shaped like
-  ``theta``, reused at every step, for the intermediate results, so that a step makes no
-  temporary of θ's size; called without them, ``update`` makes its own.
-* **idle_steps(gamma)** (optional): what a step does to a row whose ∂J/∂θ is zero, so that
-  g = γ θ with weight decay γ (the rows of W1 whose words a minibatch lacks); asked once per
-  parameter, it answers
-
-  - :data:`UNCHANGED`: the row and its state stay as they are (SGD and AdaGrad without decay);
-  - a :class:`Linear` map A: the step is (θ, s) ← A (θ, s) on the row of θ and of a state array
-    s of θ's shape, A a 2 × 2 NumPy array, or θ ← a θ with A = [[a]] and no slot, so Δ of them
-    are A^Δ in closed form (SGD with decay: θ ← (1 − ηγ) θ; momentum);
-  - :data:`MUST_RUN`: no closed form, the step must run (AdaGrad with decay: G grows by (γθ)²).
-
-  Anything else (None, ``True``, a number, another string) is refused, never read as UNCHANGED.
-  A rule without ``idle_steps`` (a new one, a student's) is taken as :data:`MUST_RUN`: it is
-  applied to every row at every step, which is always right, only slower.
+* **Constructor** ``Rule(learning_rate, option=default, ...)``: η first, then the rule's own
+  options by name (no ``*args``, ``**kwargs``); ``momentum`` and ``nesterov`` are
+  :class:`Momentum`'s alone. η, μ and Nesterov's form are checked once where they enter
+  (:mod:`mlnn.model.params`); a rule checks only its other options and holds nothing else.
+* **new_state(theta)**: a dict of NumPy arrays by name, each of θ's shape (passed row by row)
+  or 0-d (one value of the parameter, passed whole, such as Adam's step count t);
+  ``last_step`` is the engine's name.
+* **update(theta, g, state, work=None)**: one step, changing θ and the state arrays in place
+  (``theta -= ...``), never rebinding them (checked: the first step with a nonzero gradient
+  must move θ). ``work`` holds ``work_arrays`` (int ≥ 0) reused arrays shaped like θ for the
+  intermediate results; without them ``update`` makes its own.
+* **idle_steps(gamma)** (optional): what a step does to a row whose ∂J/∂θ is zero (g = γ θ):
+  :data:`UNCHANGED`; a :class:`Linear` map A, (θ, s) ← A (θ, s) with A 2 × 2 and s a state
+  array of θ's shape, or θ ← a θ with A = [[a]], so Δ steps are A^Δ; or :data:`MUST_RUN` (no
+  closed form). Anything else is refused; a rule without it is taken as MUST_RUN (always right,
+  only slower).
 """
 
 import inspect
@@ -71,10 +44,6 @@ import numpy as np
 from mlnn.base.errors import MLNNError
 from mlnn.base.validation import check_positive_float, check_registered
 
-__all__ = ["SGD", "Momentum", "AdaGrad", "OPTIMIZERS", "get_rule", "rule_class", "option_names",
-           "UNCHANGED", "MUST_RUN", "Linear", "momentum_transition", "checked_state",
-           "checked_idle_steps", "check_moved", "work_count"]
-
 #: ``idle_steps``: a step with ∂J/∂θ = 0 leaves the row of θ and of its state as they are.
 UNCHANGED = "unchanged"
 
@@ -84,16 +53,15 @@ MUST_RUN = "must run"
 
 @dataclass(frozen=True)
 class Linear:
-    """``idle_steps``: a step with ∂J/∂θ = 0 is linear in the row, (θ, s) ← A (θ, s) with A
-    2 × 2 and s the row of the state array ``slot``, or θ ← a θ with A = [[a]] and no slot (any
-    other state array stays); Δ such steps are A^Δ."""
+    """``idle_steps``: (θ, s) ← A (θ, s), A 2 × 2, s the row of state array ``slot``; or
+    θ ← a θ with A = [[a]] and no slot (other state arrays stay)."""
 
     A: np.ndarray
     slot: str = None
 
 
 def work_or_new(theta, work, count):
-    """``work``, or ``count`` new arrays shaped like θ when it is None (a call without them)."""
+    """``work``, or ``count`` new arrays shaped like θ when it is None."""
     return [np.empty_like(theta) for _ in range(count)] if work is None else work
 
 
@@ -118,10 +86,8 @@ class SGD:
 
 
 class Momentum:
-    """Classical momentum, v ← μ v − η g; θ ← θ + v, or Nesterov's, θ ← θ + μ v − η g.
-
-    State per parameter: ``velocity`` v (shape of θ).
-    """
+    """Classical momentum, v ← μ v − η g; θ ← θ + v, or Nesterov's, θ ← θ + μ v − η g; state
+    ``velocity`` v."""
 
     work_arrays = 2        # η g and, for Nesterov, μ v − η g
 
@@ -158,10 +124,8 @@ def momentum_transition(rule, gamma):
 
 
 class AdaGrad:
-    """G ← G + g²;  θ ← θ − η0 g / (sqrt(G) + ε)  (Duchi et al. 2011; paper Sec. 3.5).
-
-    State per parameter: ``sum_squares`` G (shape of θ).
-    """
+    """G ← G + g²;  θ ← θ − η0 g / (sqrt(G) + ε)  (Duchi et al. 2011; paper Sec. 3.5); state
+    ``sum_squares`` G."""
 
     work_arrays = 1        # g², then sqrt(G), ..., η0 g / (sqrt(G) + ε)
 
@@ -200,7 +164,7 @@ def option_names(kind):
 
 def rule_class(name, option="optimizer"):
     """The class registered as ``name`` in :data:`OPTIMIZERS`, its constructor checked against
-    the contract (see the module doc); an unknown name is refused naming ``option``."""
+    the contract; an unknown name is refused naming ``option``."""
     kind = OPTIMIZERS[check_registered(name, option, OPTIMIZERS)]
     if not isinstance(kind, type):
         raise MLNNError(f"update rule {name!r}: registered as {kind!r}, not a class")
@@ -219,9 +183,8 @@ def rule_class(name, option="optimizer"):
 
 
 def get_rule(name, learning_rate, **options):
-    """The rule ``name`` (a key of :data:`OPTIMIZERS`) with step size η = ``learning_rate`` and
-    its ``options``, e.g. ``get_rule("momentum", 0.01, momentum=0.9)``; an option the rule does
-    not take is refused. η, μ and Nesterov's form are taken as checked (the module doc)."""
+    """The rule ``name`` with η = ``learning_rate`` and its ``options``, e.g.
+    ``get_rule("momentum", 0.01, momentum=0.9)``; an option the rule does not take is refused."""
     kind = rule_class(name)
     known = option_names(kind)
     unknown = sorted(set(options) - set(known))
@@ -245,8 +208,7 @@ def work_count(rule):
 
 
 def checked_state(rule, theta):
-    """``rule.new_state(theta)``, refused unless a dict of arrays of θ's shape or 0-d, by names
-    other than the engine's ``last_step``."""
+    """``rule.new_state(theta)``, refused unless a dict of arrays of θ's shape or 0-d."""
     state = rule.new_state(theta)
     if not isinstance(state, dict):
         _refuse(rule, f"new_state must return a dict of arrays, got {type(state).__name__}")
@@ -263,8 +225,8 @@ def checked_state(rule, theta):
 
 
 def checked_idle_steps(rule, gamma, state):
-    """What ``rule`` says a zero-gradient step with decay ``gamma`` does (MUST_RUN if it says
-    nothing), refused unless UNCHANGED, MUST_RUN or a Linear map that fits ``state``."""
+    """``rule.idle_steps(gamma)`` (MUST_RUN without one), refused unless UNCHANGED, MUST_RUN or
+    a Linear map that fits ``state``."""
     idle_steps = getattr(rule, "idle_steps", None)
     answer = MUST_RUN if idle_steps is None else idle_steps(gamma)
     if isinstance(answer, str) and answer in (UNCHANGED, MUST_RUN):
@@ -286,8 +248,7 @@ def checked_idle_steps(rule, gamma, state):
 
 
 def check_moved(rule, moved):
-    """Refuse an ``update`` that left every θ as it was (``moved`` False) in a step with a
-    nonzero gradient: it bound a new array to the name ``theta`` instead of changing it."""
+    """Refuse an ``update`` that left every θ as it was in a step with a nonzero gradient."""
     if not moved:
         _refuse(rule, "θ did not change in a step with a nonzero gradient: update must change "
                       "theta in place (theta -= ...), not bind a new array to the name")

@@ -10,21 +10,11 @@ and, every ``eval_every`` parameter updates (the x-axis of the paper's Fig. 3; F
 says only that its x-axis is in log scale), evaluates the network on validation data: one record
 of the returned :class:`History`.
 
-Exact sparse updates. An optimizer may defer the steps of rows of W1 that have no gradient, when
-its rule gives them in closed form (momentum, SGD with weight decay; see
-:mod:`mlnn.nn.lazy_updates`). ``catch_up`` brings the rows a minibatch
-reads up to date before its forward pass, and ``flush`` brings every row up to date before each
-evaluation and at the end: the parameters of the dense updates, at the cost of the rows touched.
-
-Random numbers. One ``numpy.random.Generator`` (from ``random_state``) is drawn from in this
-order: at the start of each epoch ``rng.permutation(n)``; then for each minibatch of n_b documents
-the input-dropout mask (``rng.random(nnz, dtype=float32)``, one per stored entry of the minibatch,
-only if ``input_dropout`` > 0) and the hidden-dropout mask (``rng.random((n_b, F),
-dtype=float32)``, only if ``dropout`` > 0); see :mod:`mlnn.nn.dropout`.
-
-Divergence. A minibatch loss J or parameters that are not finite stop training at once with
-:class:`~mlnn.base.errors.DivergenceError` ("training diverged at update N (loss inf); lower the
-learning rate").
+``catch_up`` and ``flush`` (:mod:`mlnn.nn.lazy_updates`) make the deferred sparse updates exact.
+One ``numpy.random.Generator`` (from ``random_state``) draws, in this order: ``rng.permutation(n)``
+at each epoch, then per minibatch the input-dropout mask (only if ``input_dropout`` > 0) and the
+hidden-dropout mask (only if ``dropout`` > 0; :mod:`mlnn.nn.dropout`). A loss or parameters that
+are not finite stop training with :class:`~mlnn.base.errors.DivergenceError`.
 
 Early stopping (:class:`EarlyStopping`) watches one validation measure (rank loss by default, by
 which the paper chooses BR_R's C; it does not say what its networks select on), keeps the best
@@ -48,8 +38,8 @@ from mlnn.nn.dropout import apply_input_mask, check_rate, hidden_mask, input_mas
 @dataclass
 class History:
     """One record per evaluation: ``updates``, ``epoch``, ``elapsed`` (s), ``train_loss`` (mean
-    loss over the minibatches since the previous record), ``excluded`` (documents the loss left
-    out so far, see :meth:`mlnn.nn.losses.Loss.excluded`) and the validation measures."""
+    since the previous record), ``excluded`` (documents the loss left out so far) and the
+    validation measures."""
 
     records: list = field(default_factory=list)
     best: dict = None
@@ -69,11 +59,8 @@ class EarlyStopping:
     """Stop when ``monitor`` has not improved by more than ``min_delta`` for ``patience``
     evaluations (never, for ``patience=None``: the best evaluation of the whole run is kept).
 
-    ``mode`` is ``"min"`` (rank loss, one-error, coverage) or ``"max"`` (MAP, F1). An evaluation
-    improves on the best so far only if it is better by *strictly more* than ``min_delta``
-    (``best − value > min_delta`` for ``"min"``): a tie is not an improvement, so with the default
-    ``min_delta = 0`` a repeated best value counts as an evaluation without improvement and the
-    earlier parameters are kept.
+    ``mode`` is ``"min"`` or ``"max"``. Only a gain of *strictly more* than ``min_delta`` is an
+    improvement: on a tie the earlier parameters are kept.
     """
 
     def __init__(self, monitor="rankloss", mode="min", *, patience, min_delta=0.0):
@@ -112,16 +99,13 @@ class EarlyStopping:
 
 
 def ranking_validation(network, X_val, Y_val):
-    """The default validation: the four ranking measures of :mod:`mlnn.evaluation.metrics` on
-    (X_val, Y_val)."""
+    """The default validation: the four ranking measures on (X_val, Y_val)."""
     return ranking_measures(Y_val, network.scores(X_val))
 
 
 def minibatches(X, Y, batch_size, rng):
-    """One epoch of (X_batch, Y_batch) in a random order: X and Y are permuted once, then sliced.
-
-    Slicing contiguous rows of CSR is cheap (no index sorting); Y_batch is dense 0/1 in X's dtype.
-    """
+    """One epoch of (X_batch, Y_batch): X and Y permuted once, then sliced (cheap for CSR);
+    Y_batch dense 0/1 in X's dtype."""
     order = rng.permutation(X.shape[0])
     X, Y = X[order], Y[order]
     for start in range(0, X.shape[0], batch_size):
@@ -130,11 +114,7 @@ def minibatches(X, Y, batch_size, rng):
 
 
 def minibatch_update(network, loss, optimizer, X_batch, Y_batch, dropout, input_dropout, rng):
-    """One parameter update on a minibatch (see the module doc for the order); returns J.
-
-    The rows of W1 the forward pass reads, those of the features stored in the minibatch, are
-    brought up to date first (``optimizer.catch_up``), so the gradient is the dense one.
-    """
+    """One parameter update on a minibatch (the order of the module doc); returns J."""
     X_batch = apply_input_mask(X_batch, input_mask(X_batch, input_dropout, rng))
     optimizer.catch_up(network.params, {"W1": np.unique(X_batch.indices)})
     mask = hidden_mask((X_batch.shape[0], network.shape[1]), dropout, rng, network.dtype)
@@ -163,8 +143,7 @@ def check_finite_params(params, updates):
 
 
 class _Run:
-    """The bookkeeping of one call of :func:`train`: the counts since the last evaluation, the
-    evaluations themselves (flush, record, validate, early stopping, callbacks) and the end."""
+    """The bookkeeping of one call of :func:`train`: counts, evaluations and the end."""
 
     def __init__(self, network, optimizer, validation, early_stopping, callbacks, verbose):
         self.network, self.optimizer = network, optimizer
@@ -222,21 +201,14 @@ def train(network, loss, optimizer, X, Y, *, batch_size, max_epochs, max_updates
           verbose=None):
     """Train ``network`` in place with minibatch gradient descent; returns a :class:`History`.
 
-    X (n × D, CSR or dense) and Y (n × L, 0/1) are the training data; ``loss`` must be paired with
-    the network's output activation. Each epoch visits every document once, in a new random order,
-    in minibatches of ``batch_size`` (the last one smaller if needed). ``dropout`` is the rate on
-    the hidden units, ``input_dropout`` on the input features. Training stops after ``max_epochs``
-    epochs or exactly ``max_updates`` parameter updates, whichever comes first.
-
-    ``eval_every`` counts parameter updates between evaluations (default: once per epoch; the count
-    runs on across epochs), and a last record is made for the updates after the last evaluation.
-    Each record has the mean of the minibatch losses J since the previous record (``train_loss``)
-    and, with validation data, ``validate(network, X_val, Y_val)``, computed after
-    ``optimizer.flush``. ``optimizer`` is an update rule (one of :mod:`mlnn.nn.optimizers`, or any
-    object with ``new_state`` and ``update``) or one wrapped in
-    :class:`~mlnn.nn.lazy_updates.LazyRows` (for weight decay, or to keep its state).
-    ``callbacks`` are called as ``callback(record, network)`` after each evaluation; one
-    returning True stops training. ``verbose`` is a callable taking each record.
+    X (n × D, CSR or dense), Y (n × L, 0/1); ``loss`` paired with the network's output. Each
+    epoch visits every document once in a new order, in minibatches of ``batch_size``; training
+    stops after ``max_epochs`` epochs or exactly ``max_updates`` updates. ``eval_every`` counts
+    updates between evaluations (default: once per epoch), plus a last record at the end; a
+    record holds ``train_loss`` and, with validation data, ``validate(network, X_val, Y_val)``.
+    ``optimizer`` is an update rule or one wrapped in :class:`~mlnn.nn.lazy_updates.LazyRows`.
+    ``callbacks(record, network)`` run after each evaluation (True stops training); ``verbose``
+    takes each record.
     """
     check_pairing(network, loss)
     D, _, L = network.shape
@@ -272,7 +244,5 @@ def _epochs(run, network, loss, optimizer, X, Y, rng, *, batch_size, max_epochs,
             if run.updates % eval_every == 0 or run.updates == max_updates:
                 stop = run.evaluate(epoch)
             if stop or run.updates == max_updates:
-                break
-        if stop or run.updates == max_updates:
-            break
+                return run.finish(epoch, stop)
     return run.finish(epoch, stop)

@@ -205,8 +205,8 @@ MUTANTS = [
            "work = ()",
            "the executor passes no reused buffers: every step makes its own",
            tests=["tests/test_optimizers.py"]),
-    mutant("decay-biases", "lazy_updates", "return decay_biases or name not in BIASES",
-           "return True", "biases always decayed", tests=["tests/test_optimizers.py"]),
+    mutant("decay-biases", "lazy_updates", "self.decay_biases or name not in BIASES",
+           "True", "biases always decayed", tests=["tests/test_optimizers.py"]),
     # training
     mutant("train-no-catch-up", "training",
            "optimizer.catch_up(network.params, {\"W1\": np.unique(X_batch.indices)})",
