@@ -21,7 +21,6 @@ the thresholds then sit near the mean target whatever λ is) and ``fixed`` thres
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator, lsqr
 
 from mlnn.base.errors import MLNNError
 from mlnn.base.validation import (check_choice, check_finite_float, check_fitted,
@@ -101,6 +100,7 @@ def optimal_thresholds(scores, Y, criterion="f1"):
 
 def ridge(Z, t, lam, tol=1e-10):
     """Solve Eq. 5, min_w ‖Z w − t‖² + lam ‖w‖², by LSQR with damp = √lam: (w, n_iter)."""
+    from scipy.sparse.linalg import lsqr         # here: a prediction loads no solver
     result = lsqr(Z, np.asarray(t, dtype=np.float64), damp=np.sqrt(lam), atol=tol, btol=tol,
                   iter_lim=max(2 * Z.shape[1], 1000))
     return result[0], result[2]
@@ -116,6 +116,7 @@ def with_constant(Z):
 
 def _centred_operator(Z, mean):
     """Z − 1 meanᵀ as a linear operator, without forming it."""
+    from scipy.sparse.linalg import LinearOperator
     n, d = Z.shape
 
     def matvec(v):
