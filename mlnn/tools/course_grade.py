@@ -24,6 +24,7 @@ import os
 import secrets
 import stat
 import sys
+import threading
 import warnings
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -221,12 +222,14 @@ def grade_course(course, draw=None, jobs=None):
         raw_grader(EXERCISES[index].grader)
     judge = functools.partial(judge_answer, draw=draw)
     jobs = min(len(every), jobs or os.cpu_count() or 1)
-    if jobs > 1:
+    if jobs > 1:           # the exercises of most points (the longest work) start first
+        first = sorted(range(len(every)), key=lambda i: -EXERCISES[every[i][0]].points)
         with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"),
                                  initializer=forget_zygote) as pool:
-            probe = pool.submit(enforced)
-            results = iter(list(pool.map(judge, every)))
-            limits = probe.result()
+            probe = pool.submit(enforced)        # every grader process is forked by now
+            threading.Thread(target=nbgrader_api, daemon=True).start()
+            done = dict(zip(first, pool.map(judge, [every[i] for i in first])))
+            results, limits = iter([done[i] for i in range(len(every))]), probe.result()
     else:
         results, limits = map(judge, every), enforced()
     rows = [row for rows, tasks in planned
@@ -240,19 +243,26 @@ def enforced():
         return "; ".join(probe.enforced)
 
 
-def write_gradebook(course, rows):
-    """The auto scores into nbgrader's gradebook; False if there is none (or no nbgrader)."""
-    database = Path(course) / "gradebook.db"
+def nbgrader_api():
+    """nbgrader's (Gradebook, MissingEntry), or None without nbgrader."""
     blocked = sys.modules.setdefault("rfc3987_syntax", None) is None
     try:                       # (jsonschema compiles its IRI grammar on import: seconds unused)
         from nbgrader.api import Gradebook, MissingEntry
+        return Gradebook, MissingEntry
     except ImportError:
-        return False
+        return None
     finally:
         if blocked:
             sys.modules.pop("rfc3987_syntax", None)
-    if not database.is_file():
+
+
+def write_gradebook(course, rows):
+    """The auto scores into nbgrader's gradebook; False if there is none (or no nbgrader)."""
+    database = Path(course) / "gradebook.db"
+    api = nbgrader_api()
+    if api is None or not database.is_file():
         return False
+    Gradebook, MissingEntry = api
     scored = {}
     for student, assignment, item, points, _, status, _ in rows:
         if status in ("PASS", "NOT YET", "ERROR"):
