@@ -299,3 +299,23 @@ def test_grading_submissions_at_once_gives_the_grades_of_one_at_a_time(tmp_path)
     graded = [row for row in one if row[5] in ("PASS", "NOT YET", "ERROR")]
     assert {row[5] for row in graded if row[0] == "done"} == {"PASS"}
     assert "NOT YET" in {row[5] for row in one if row[0] == "open"}
+
+
+def _killed(task, draw):
+    os._exit(9)
+
+
+def test_a_grader_process_that_dies_is_one_line_and_writes_nothing(tmp_path, monkeypatch):
+    """A grader's process killed under ``course grade`` (the kernel's OOM killer, say) ends the
+    command with one named line, before any file is written."""
+    from mlnn.base.errors import MLNNError
+    from mlnn.tools import course_grade
+    stem = next(s for s in tool.write_source(tmp_path) if s.startswith("06_"))
+    source = tool.read(tmp_path / "source" / stem / f"{stem}.ipynb")
+    for folder in ("release", "submitted/a"):
+        (tmp_path / folder / stem).mkdir(parents=True)
+        tool.write(tmp_path / folder / stem / f"{stem}.ipynb", source)
+    monkeypatch.setattr(course_grade, "judge_answer", _killed)
+    with pytest.raises(MLNNError, match="ended without an answer"):
+        course_grade.main(tmp_path, draw=3, jobs=2)
+    assert not (tmp_path / "mlnn-report.csv").exists()

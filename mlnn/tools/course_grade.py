@@ -27,6 +27,7 @@ import sys
 import threading
 import warnings
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from mlnn.base.errors import MLNNError
@@ -228,8 +229,12 @@ def grade_course(course, draw=None, jobs=None):
                                  initializer=forget_zygote) as pool:
             probe = pool.submit(enforced)        # every grader process is forked by now
             threading.Thread(target=nbgrader_api, daemon=True).start()
-            done = dict(zip(first, pool.map(judge, [every[i] for i in first])))
-            results, limits = iter([done[i] for i in range(len(every))]), probe.result()
+            try:
+                done = dict(zip(first, pool.map(judge, [every[i] for i in first])))
+                results, limits = iter([done[i] for i in range(len(every))]), probe.result()
+            except BrokenProcessPool:
+                raise MLNNError("course grade: a grader's process ended without an answer (out "
+                                "of memory?); nothing was written") from None
     else:
         results, limits = map(judge, every), enforced()
     rows = [row for rows, tasks in planned
