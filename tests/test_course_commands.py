@@ -160,7 +160,8 @@ SIGNALLED = textwrap.dedent('''
     import os, signal, sys
     from mlnn.base import fileio
     from mlnn.cli import main
-    seal = fileio._seal
+    signal.signal(signal.SIGINT, signal.default_int_handler)   # as python -m mlnn does, even
+    seal = fileio._seal                                        # where started with SIGINT ignored
     def interrupted(handle, temporary, path):
         handle.write(b"" if "b" in handle.mode else "")
         os.kill(os.getpid(), signal.{signal})       # in the middle of the first write
