@@ -90,7 +90,10 @@ def run_mutant(mutant, timeout):
         except subprocess.TimeoutExpired:
             return "error", time.perf_counter() - started, f"timeout after {timeout} s"
     lines = (done.stdout.strip().splitlines() or [""])
-    status = {0: "survived", 1: "caught"}.get(done.returncode, "error")
+    # killed by a signal: the mutant crashed the test process (memory read through a bad index,
+    # say), which no passing suite does
+    status = {0: "survived", 1: "caught"}.get(done.returncode,
+                                              "caught" if done.returncode < 0 else "error")
     return status, time.perf_counter() - started, lines[-1]
 
 
