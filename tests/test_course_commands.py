@@ -320,3 +320,9 @@ def test_a_grader_process_that_dies_is_one_line_and_writes_nothing(tmp_path, mon
     with pytest.raises(MLNNError, match="ended without an answer"):
         course_grade.main(tmp_path, draw=3, jobs=2)
     assert not (tmp_path / "mlnn-report.csv").exists()
+
+
+def test_course_grade_refuses_no_jobs_in_one_line(tmp_path, capsys):
+    assert main(["course", "grade", str(tmp_path), "--jobs", "0"]) == 2
+    assert capsys.readouterr().err.strip() == \
+        "mlnn: error: course grade: --jobs must be at least 1, not 0"
