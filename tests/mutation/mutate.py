@@ -3,11 +3,13 @@
 Each entry of :data:`catalogue.MUTANTS` names a library module, an exact snippet of its source, a
 replacement (the bug: a sign flip, an off-by-one, a wrong normaliser, a derivative off by 1 %, ...),
 the test files that own the module and a one-line description. For each mutant the runner copies
-``mlnn/``, ``tests/`` and the package configuration into a temporary directory, replaces the
-snippet (which must occur exactly once, so the catalogue cannot silently rot as the code changes),
-and runs ``python -m pytest -x -q -p no:cacheprovider <owning test files>`` there with a timeout.
-A mutant is *caught* if the tests fail, *survived* if they pass, *error* if the snippet is missing
-or ambiguous or pytest times out or cannot run. The working tree is never modified.
+``mlnn/``, ``tests/`` and the package configuration into a temporary directory (the rest of the
+project linked), replaces the snippet (which must occur exactly once, so the catalogue cannot
+silently rot as the code changes), and runs ``python -m pytest -x -q -p no:cacheprovider <owning
+test files>`` there with a timeout. A mutant is *caught* if the tests fail (or crash), *survived*
+if they pass, *error* if the snippet is missing or ambiguous or pytest times out or cannot run.
+First each set of test files runs once on the unchanged copy, and must pass: otherwise a failure
+would not be the mutant's. The working tree is never modified.
 
 Usage (from the repository root)::
 
@@ -35,6 +37,9 @@ from catalogue import MUTANTS  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 COPIED_FILES = ("setup.cfg", "pyproject.toml")
 
+#: What of the project a mutant's copy does without.
+LEFT_OUT = (".git", ".hypothesis", ".pytest_cache")
+
 
 def apply(source, original, replacement, where):
     """``source`` with the single occurrence of ``original`` replaced; raises if not exactly one."""
@@ -60,25 +65,33 @@ def check_catalogue(mutants, every_id=None):
 
 
 def copy_tree(destination):
-    """Copy the library, its tests and the package configuration into ``destination``."""
+    """Copy the library, its tests and the package configuration into ``destination``, and link
+    the rest of the project (notebooks, figures, README.md, ...) read as it is: a test that
+    reads them must fail for the mutant, not for their absence."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
     for folder in ("mlnn", "tests"):
         shutil.copytree(ROOT / folder, destination / folder, ignore=ignore)
     for name in COPIED_FILES:
         if (ROOT / name).is_file():
             shutil.copy2(ROOT / name, destination / name)
+    for path in ROOT.iterdir():
+        if not (destination / path.name).exists() and path.name not in LEFT_OUT:
+            (destination / path.name).symlink_to(path)
 
 
 def run_mutant(mutant, timeout):
-    """(status, seconds, last line of pytest's output) for one mutant, in a fresh copy."""
+    """(status, seconds, last line of pytest's output) for one mutant, in a fresh copy; the
+    mutant None runs the tests on the unchanged copy (the control: "survived" there means the
+    tests pass without a bug, so a failure with one is the bug's)."""
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mlnn-mutant-") as tmp:
         tmp = Path(tmp)
         copy_tree(tmp)
         target = tmp / mutant["path"]
         try:
-            target.write_text(apply(target.read_text(), mutant["original"],
-                                    mutant["replacement"], mutant["id"]))
+            if mutant["original"] is not None:
+                target.write_text(apply(target.read_text(), mutant["original"],
+                                        mutant["replacement"], mutant["id"]))
         except ValueError as error:
             return "error", time.perf_counter() - started, str(error)
         env = dict(os.environ, PYTHONPATH=str(tmp), PYTHONDONTWRITEBYTECODE="1")
@@ -122,6 +135,14 @@ def main(argv=None):
             print(f"{m['id']:28s} {m['path']:22s} {m['description']}")
         print(f"{len(mutants)} mutants")
         return 0
+    for tests in sorted({tuple(m["tests"]) for m in mutants}):
+        control = {"id": "control", "path": mutants[0]["path"], "original": None,
+                   "tests": list(tests)}
+        status, _, last = run_mutant(control, args.timeout)
+        if status != "survived":
+            print(f"the unchanged tests {' '.join(tests)} do not pass ({last}): no mutant of "
+                  "theirs can be judged")
+            return 1
     counts = {"caught": 0, "survived": 0, "error": 0}
     print(f"{'mutant':28s} {'module':22s} {'status':9s} {'time':>6s}  last line of pytest")
     for m in mutants:
