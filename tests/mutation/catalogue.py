@@ -784,8 +784,7 @@ MUTANTS += [
     mutant("wire-object-dtype", "wire", "if dtype.kind not in KINDS or dtype.hasobject",
            "if dtype.hasobject and False", "an array of any dtype accepted from the other process",
            tests=["tests/test_sandbox.py"]),
-    mutant("wire-no-write-back", "wire", "            for arg, now in zip(args, values[1:]):\n"
-           "                write_back(arg, now)\n", "",
+    mutant("wire-no-write-back", "wire", "        write_back(entry, now)\n", "",
            "changes made in place by the answer lost", tests=["tests/test_sandbox.py"]),
     mutant("confine-no-landlock", "confine", "    if abi:\n        landlock(directory, abi)",
            "    if False:\n        landlock(directory, abi)",
