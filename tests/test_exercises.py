@@ -246,6 +246,8 @@ def test_a_library_routine_used_or_copied_is_flagged():
     assert course_audit.answer_flags("from mlnn.paper import ranks as r\n"
                                      "f = lambda R, N: r.friedman_test(R, N)", reaches) == [
         ("library", "mlnn.paper.ranks.friedman_test")]
+    assert course_audit.answer_flags("import mlnn.paper as p\nf = p.friedman_test", reaches) == [
+        ("library", "mlnn.paper.ranks.friedman_test")]      # by its final name, another path
     copied = inspect.getsource(importlib.import_module("mlnn.paper.ranks").friedman_test)
     copied = copied.replace("friedman_test", "friedman_chi2").replace("chi2 =", "statistic =")
     assert [kind for kind, _ in course_audit.answer_flags(copied, reaches)] == ["copied"]
