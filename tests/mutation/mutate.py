@@ -3,8 +3,8 @@
 Each entry of :data:`catalogue.MUTANTS` names a library module, an exact snippet of its source, a
 replacement (the bug: a sign flip, an off-by-one, a wrong normaliser, a derivative off by 1 %, ...),
 the test files that own the module and a one-line description. For each mutant the runner copies
-``mlnn/``, ``tests/`` and the package configuration into a temporary directory (the rest of the
-project linked), replaces the snippet (which must occur exactly once, so the catalogue cannot
+the project (``mlnn/``, ``tests/``, the notebooks, figures and READMEs) into a temporary
+directory, replaces the snippet (which must occur exactly once, so the catalogue cannot
 silently rot as the code changes), and runs ``python -m pytest -x -q -p no:cacheprovider <owning
 test files>`` there with a timeout. A mutant is *caught* if the tests fail (or crash), *survived*
 if they pass, *error* if the snippet is missing or ambiguous or pytest times out or cannot run.
@@ -35,10 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from catalogue import MUTANTS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-COPIED_FILES = ("setup.cfg", "pyproject.toml")
-
 #: What of the project a mutant's copy does without.
-LEFT_OUT = (".git", ".hypothesis", ".pytest_cache")
+LEFT_OUT = (".git", ".hypothesis", ".pytest_cache", "mlnn.egg-info")
 
 
 def apply(source, original, replacement, where):
@@ -65,18 +63,17 @@ def check_catalogue(mutants, every_id=None):
 
 
 def copy_tree(destination):
-    """Copy the library, its tests and the package configuration into ``destination``, and link
-    the rest of the project (notebooks, figures, README.md, ...) read as it is: a test that
-    reads them must fail for the mutant, not for their absence."""
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
-    for folder in ("mlnn", "tests"):
-        shutil.copytree(ROOT / folder, destination / folder, ignore=ignore)
-    for name in COPIED_FILES:
-        if (ROOT / name).is_file():
-            shutil.copy2(ROOT / name, destination / name)
+    """Copy the project (the library, its tests, the notebooks, the figures, the READMEs, ...)
+    into ``destination``, without its history, caches and virtual environments: a test that
+    reads any of it must fail for the mutant, not for its absence."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", "venv")
     for path in ROOT.iterdir():
-        if not (destination / path.name).exists() and path.name not in LEFT_OUT:
-            (destination / path.name).symlink_to(path)
+        if path.name in LEFT_OUT:
+            continue
+        if path.is_dir():
+            shutil.copytree(path, destination / path.name, ignore=ignore, symlinks=True)
+        else:
+            shutil.copy2(path, destination / path.name)
 
 
 def run_mutant(mutant, timeout):
