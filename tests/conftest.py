@@ -26,6 +26,14 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
+@pytest.fixture(autouse=True)
+def _answers_processes_end():
+    """Every answer's process a test started through :func:`tests.across.across` ends with it."""
+    yield
+    from tests.across import end_all
+    end_all()
+
+
 def _data_dir():
     value = os.environ.get("MLNN_DATA")
     return Path(value) if value else None

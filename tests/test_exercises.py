@@ -256,6 +256,19 @@ def test_a_library_routine_used_or_copied_is_flagged():
     assert course_audit.locked_flags({"a": "x"}, {}) == [("locked", "a deleted")]
 
 
+@pytest.mark.parametrize("source, names", [
+    ("AdaGrad = [c for c in ().__class__.__base__.__subclasses__() if c.__name__ == 'AdaGrad'][0]",
+     ["__base__", "__subclasses__"]),
+    ("AdaGrad = drive_adagrad.__globals__['np']", ["__globals__"]),
+    ("import sys\nAdaGrad = sys.modules['mlnn.nn.optimizers'].AdaGrad", ["sys"]),
+    ("import gc as g\nAdaGrad = [o for o in g.get_objects()][0]", ["gc"]),
+    ("AdaGrad = getattr(drive_adagrad, '__glob' + 'als__')", ["getattr"]),
+    ("f = lambda: eval('1')", ["eval"]),
+    ("x = '__subclasses__'", ["__subclasses__"])])
+def test_reaching_objects_through_pythons_internals_is_flagged(source, names):
+    assert course_audit.answer_flags(source, ()) == [("introspection", n) for n in names]
+
+
 def _top_level_names(path):
     """The names a module of mlnn/course defines at its top level."""
     names = []

@@ -18,6 +18,7 @@ from mlnn.evaluation import metrics
 from mlnn.evaluation.metrics import LOWER_IS_BETTER
 from mlnn.paper.ranks import friedman_test
 from tests.test_exercises import solutions
+from tests.across import judged
 from tests.shown import shown
 
 ex01, ex02b = solutions("ex01_derivatives"), solutions("ex02b_optimizers_dropout")
@@ -27,8 +28,9 @@ ex01b = solutions("ex01b_build_it_from_zero")
 
 
 def rejected(grader, answer, capsys):
-    """The line a grader prints for a wrong answer (asserted NOT YET)."""
-    assert not grader(answer)
+    """The line a grader prints for a wrong answer judged from a process of its own (asserted
+    NOT YET)."""
+    assert not judged(grader, answer)
     out = shown(capsys)
     assert out.startswith("NOT YET"), out
     return out

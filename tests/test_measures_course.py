@@ -16,6 +16,7 @@ from mlnn.course.ranking_measures import ranking_cases
 from mlnn.datasets.synthetic import make_synthetic
 from mlnn.evaluation import metrics
 from mlnn.paper.selection import fit_br, warm_start
+from tests.across import judged
 from tests.shown import shown
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "notebooks" / "solutions"
@@ -439,7 +440,7 @@ def test_at_least_thirty_wrong_answers():
                          ids=[f"{g.__name__}-{w.__name__}-{i}" for i, (g, w, _)
                               in enumerate(WRONG)])
 def test_a_wrong_answer_fails_naming_its_problem(grader, wrong, problem, capsys):
-    assert not grader(wrong)
+    assert not judged(grader, wrong)
     out = shown(capsys)
     assert out.startswith("NOT YET") and problem in out, out
 
@@ -507,6 +508,6 @@ GRID_WRONG = [
 @pytest.mark.parametrize("grader, wrong, problem", GRID_WRONG,
                          ids=[w.__name__ for _, w, _ in GRID_WRONG])
 def test_near_ties_scores_off_a_grid_and_float32_are_rejected(grader, wrong, problem, capsys):
-    assert not grader(wrong)
+    assert not judged(grader, wrong)
     out = shown(capsys)
     assert out.startswith("NOT YET") and problem in out, out

@@ -64,6 +64,18 @@ def fork():
 def env():
     import os
     return sorted(os.environ)
+
+def scale(X):
+    X.data *= 2
+
+def relabel(h):
+    h.dtype = np.int64
+
+def float32_values(X):
+    X.data = X.data.astype(np.float32)
+
+def as_matrix(a):
+    return np.asmatrix(a)
 '''
 
 
@@ -138,6 +150,29 @@ def test_changes_in_place_come_back_and_handed_back_arguments_are_the_callers():
         np.testing.assert_array_equal(p["w"], 3.0)
 
 
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_a_sparse_argument_changed_in_place_comes_back_changed(answer, fmt):
+    X = sp.random(5, 8, density=0.4, format=fmt, random_state=3)
+    before = X.toarray()
+    answer.get("scale")(X)
+    np.testing.assert_array_equal(X.toarray(), 2 * before)
+    answer.get("float32_values")(X)
+    assert X.format == fmt and X.dtype == np.float32
+
+
+def test_an_array_relabelled_in_place_comes_back_relabelled(answer):
+    h = np.linspace(0.5, 2.0, 6).reshape(2, 3)
+    bits = h.view(np.int64).copy()
+    answer.get("relabel")(h)
+    assert h.dtype == np.int64 and h.shape == (2, 3)
+    np.testing.assert_array_equal(h, bits)
+
+
+def test_a_numpy_matrix_crosses_as_a_matrix(answer):
+    got = answer.get("as_matrix")(np.arange(6.0).reshape(2, 3))
+    assert isinstance(got, np.matrix) and got.shape == (2, 3)
+
+
 def test_what_the_answer_raises_is_raised_here_by_name(answer):
     with pytest.raises(Raised) as raised:
         answer.get("allocate")("many")
@@ -170,6 +205,18 @@ def test_what_an_exercise_allows_is_importable():
         running.get("imports")("mlnn.evaluation.metrics")
         with pytest.raises(Raised):
             running.get("imports")("mlnn.nn.network")
+
+
+def test_what_the_stand_ins_and_drivers_load_is_not_importable():
+    stand_ins = {"forward": ("mlnn.course.standins", "mlnn_forward"),
+                 "drive_rule": ("mlnn.course.standins", "drive_rule")}
+    with Answer(CODE, allow=["mlnn.evaluation.metrics"], stand_ins=stand_ins) as running:
+        assert running.get("forward") is not None
+        running.get("imports")("mlnn.evaluation.metrics")
+        for module in ("mlnn.nn.network", "mlnn.nn.optimizers", "mlnn.course.standins"):
+            with pytest.raises(Raised) as raised:
+                running.get("imports")(module)
+            assert raised.value.kind == "ModuleNotFoundError", module
 
 
 def test_memory_beyond_the_limit_is_refused_by_the_kernel():

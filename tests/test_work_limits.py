@@ -65,6 +65,21 @@ def update(params, optimizer, X_batch, Y_batch):
     z1, h, z2, o = forward(X_batch, **params)
     optimizer.step(params, backward(X_batch, z1, h, params["W2"], ce_delta2(z2, o, Y_batch)))
 """, "made the sparse X dense"),
+    "AdaGrad through a dense gradient": ("AdaGrad", """
+class AdaGrad:
+    def __init__(self, eta0, epsilon=1e-8):
+        self.eta0, self.epsilon, self.G = eta0, epsilon, {}
+
+    def step(self, params, grads):
+        for name, g in grads.items():
+            if isinstance(g, tuple):
+                dense = np.zeros_like(params[name])
+                dense[g[0]] = g[1]
+                g = dense
+            G = self.G.setdefault(name, np.zeros_like(params[name]))
+            G += g * g
+            params[name] -= self.eta0 * g / (np.sqrt(G) + self.epsilon)
+""", "does work on every row of W1"),
     "all pairs by einsum": ("pwe_delta2", """
 def pwe_delta2(z2, o, Y):
     relevant = (np.asarray(Y) > 0).astype(o.dtype)

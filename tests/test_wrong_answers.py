@@ -23,6 +23,7 @@ from mlnn.course.update_rules import RMSPropRule
 from mlnn.nn import dropout as dropout_module
 from mlnn.paper.ranks import Q_ALPHA
 from tests.test_exercises import EXERCISES, SOLUTIONS, solutions
+from tests.across import judged
 from tests.shown import shown
 
 ex01, ex02 = solutions("ex01_derivatives"), solutions("ex02_landscapes")
@@ -697,7 +698,7 @@ def test_there_are_at_least_a_hundred_wrong_answers_over_every_exercise():
                          ids=[f"{g.__name__}-{i}" for i, (g, _, _) in enumerate(WRONG)])
 def test_a_wrong_answer_is_rejected_with_a_message_naming_the_problem(grader, wrong, phrase,
                                                                       capsys):
-    assert not grader(wrong)
+    assert not judged(grader, wrong)
     out = shown(capsys)
     assert out.startswith("NOT YET"), out
     assert phrase in out, out
@@ -708,9 +709,9 @@ def test_a_wrong_answer_is_rejected_with_a_message_naming_the_problem(grader, wr
 @pytest.mark.parametrize("grader, stem, name", EXERCISES, ids=[g.__name__ for g, _, _ in EXERCISES])
 def test_every_worked_solution_passes_with_a_short_stable_line(grader, stem, name, capsys):
     function = getattr(solutions(stem), name)
-    assert grader(function)
+    assert judged(grader, function)
     first = shown(capsys)
-    assert grader(function)
+    assert judged(grader, function)
     assert shown(capsys) == first
     assert first.startswith("PASS     ") and first.count("\n") == 1 and len(first) < 200
 

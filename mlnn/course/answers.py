@@ -6,7 +6,8 @@ submitted notebook, a notebook's grader cell from the kernel's own cell (:func:`
 same checks, cases and hints either way. The process may import the standard library's common
 modules, NumPy, SciPy, matplotlib, and the mlnn modules its exercise ``allows``; nothing of the
 graders. It runs the notebook's imports (:func:`preamble`) before the cell; in 01b mlnn's own
-pieces stand in for the student's others that the piece ``uses``.
+pieces stand in for the student's others that the piece ``uses``, and a class answer's driver
+is there (:data:`~mlnn.course.drivers.DRIVERS`), so that its state stays where it lives.
 """
 
 import ast
@@ -14,6 +15,7 @@ import functools
 import linecache
 import sys
 
+from mlnn.course.drivers import DRIVERS
 from mlnn.course.grading import NO_ANSWER, Report
 from mlnn.course.registry import EXERCISES
 from mlnn.course.standins import STAND_INS
@@ -50,6 +52,8 @@ def run_cell(exercise, grader, source, imports=""):
     defines as the exercise's answer, run in a process of its own."""
     stand_ins = {name: ("mlnn.course.standins", STAND_INS[name].__name__)
                  for name in exercise.uses}
+    if exercise.name in DRIVERS:
+        stand_ins[DRIVERS[exercise.name][1]] = DRIVERS[exercise.name]
     try:
         with Answer(source, imports, allow=exercise.allows, stand_ins=stand_ins) as answer:
             if answer.error:

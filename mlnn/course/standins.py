@@ -1,15 +1,18 @@
 """mlnn's own pieces of notebook 01b with the notebook's signatures: what stands in for the
 student's other pieces while one piece is judged (in the answer's own process too: this module
 imports only the library, nothing of the graders), and in the cells below a piece until it
-passes (:func:`mlnn.course.pieces.yours_if`)."""
+passes (:func:`mlnn.course.pieces.yours_if`); and the driver of notebook 02b's RMSProp rule,
+which runs it where mlnn runs a rule (:func:`drive_rule`)."""
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
+from mlnn.course.drivers import Misstep
 from mlnn.nn.activations import get_activation
+from mlnn.nn.lazy_updates import LazyRows
 from mlnn.nn.losses import CrossEntropy
-from mlnn.nn.network import Network
+from mlnn.nn.network import Network, RowSparseGradient
 from mlnn.nn.optimizers import AdaGrad as MlnnAdaGrad
 
 
@@ -93,6 +96,28 @@ def mlnn_train(params, optimizer, X, Y, epochs, batch_size, rng, update=mlnn_upd
         for start in range(0, X.shape[0], batch_size):
             batch = order[start:start + batch_size]
             update(params, optimizer, X[batch], Y[batch])
+
+
+def drive_rule(Rule, settings, start, sequence):
+    """The parameters after notebook 02b's ``Rule(*settings)`` took each gradient dict of
+    ``sequence`` from ``start`` where mlnn runs a rule: in
+    :class:`mlnn.nn.lazy_updates.LazyRows`, W1's gradients row-sparse (None if a state is
+    None; :class:`~mlnn.course.drivers.Misstep` if it is not a dict of arrays shaped like its
+    parameter)."""
+    rule, params = Rule(*settings), {key: theta.copy() for key, theta in start.items()}
+    for theta in params.values():
+        state = rule.new_state(theta.copy())
+        if state is None:
+            return None
+        if not isinstance(state, dict) or not all(
+                np.shape(v) == theta.shape for v in state.values()):
+            raise Misstep("the state of one parameter, new_state(theta), must be a dict of "
+                          "arrays shaped like theta (AdaGrad's holds its sum of squares)")
+    executor = LazyRows(rule, weight_decay=0.0)
+    for grads in sequence:
+        executor.step(params, {key: RowSparseGradient(*g, params[key].shape)
+                               if isinstance(g, tuple) else g for key, g in grads.items()})
+    return params
 
 
 #: mlnn's own piece of each name, with the notebook's signature: what stands in for a piece of

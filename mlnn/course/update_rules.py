@@ -2,16 +2,21 @@
 per-feature rates (03), RMSProp as a loop and as an mlnn rule on named parameters, momentum's
 catch-up in closed form (02b)."""
 
+import functools
+import time
+
 import numpy as np
 
-from mlnn.course.grading import (NO_ANSWER, CaseRng, Mistake, NotYet, as_array, call, case_rngs,
-                                 expect_class, expect_items, expect_tuple, make_grader, pristine,
-                                 run, same, variant, within)
+from mlnn.course.grading import (CPU_SLACK, NO_ANSWER, OURS, CaseRng, Mistake, NotYet,
+                                 StudentError, agree, as_array, call, case_rngs, expect_class,
+                                 expect_items, expect_tuple, make_grader, pristine, run, variant,
+                                 within)
+from mlnn.course.drivers import drive_adagrad
 from mlnn.course.pieces import Reference, piece
 from mlnn.course.rules import STEPS, rule_problem
-from mlnn.nn.lazy_updates import LazyRows
-from mlnn.nn.network import RowSparseGradient
+from mlnn.course.standins import drive_rule
 from mlnn.nn.optimizers import AdaGrad
+from mlnn.sandbox.client import cpu_seconds, is_remote
 
 
 # -- notebook 02b: RMSProp, as a loop and as an mlnn rule ------------------------------------------
@@ -90,27 +95,29 @@ def rmsprop_rule(keep_G=True, shared=False, **mistake):
 RMSPropRule = rmsprop_rule()
 
 
+def driven(driver, Class, *args, name):
+    """``driver(Class, *args)``, for a class answer of another process by the driver of that
+    process on the class itself (its state stays where it lives between calls, as in a
+    notebook); a :class:`~mlnn.course.drivers.Misstep` the driver raises is the hint."""
+    if is_remote(Class):
+        driver, Class = Class.answer.get(driver.__name__), Class.ref
+    try:
+        return call(driver, Class, *args, name=name)
+    except StudentError as error:
+        if error.kind == "Misstep":
+            raise NotYet(str(error.error)) from None
+        raise
+
+
 def _drive_rule(Rule, *named, name):
-    """The parameters after the rule's steps, run where mlnn runs a rule: in
-    :class:`mlnn.nn.lazy_updates.LazyRows`, W1's gradients row-sparse."""
+    """The parameters after the rule's steps, run where mlnn runs a rule
+    (:func:`~mlnn.course.standins.drive_rule`)."""
     settings, start, sequence = (value for _, value in named)
     expect_class(Rule, "RMSProp", {"new_state": "new_state(theta)",
                                    "update": "update(theta, g, state)"})
-    rule = call(Rule, *settings, name=name)
-    params = pristine(start)
-    for key, theta in params.items():
-        state = call(rule.new_state, theta.copy(), name="new_state")
-        if state is None:
-            raise NotYet(NO_ANSWER)
-        if not isinstance(state, dict) or not all(
-                np.shape(v) == theta.shape for v in state.values()):
-            raise NotYet("the state of one parameter, new_state(theta), must be a dict of arrays "
-                         "shaped like theta (AdaGrad's holds its sum of squares)")
-    executor = LazyRows(rule, weight_decay=0.0)
-    for grads in sequence:
-        call(executor.step, params, {key: RowSparseGradient(*g, params[key].shape)
-                                     if isinstance(g, tuple) else g
-                                     for key, g in grads.items()}, name="update")
+    params = driven(drive_rule, Rule, settings, start, sequence, name=name)
+    if params is None:
+        raise NotYet(NO_ANSWER)
     for key in params:
         if np.array_equal(params[key], start[key]):
             raise NotYet(f"{key} did not change in {STEPS} steps: update must change θ (and "
@@ -271,87 +278,71 @@ ADAGRAD_MISTAKES = [
         lambda G, g, eta0, eps: (G + g * g, -eta0 * g / (np.sqrt(G + g * g) + eps))))]
 
 
-class WatchedRows(np.ndarray):
-    """W1 recording in ``written`` the rows a step writes: by item assignment, by a ufunc
-    writing into it, or by ``ufunc.at``."""
+#: The wide problem of notebook 01b's AdaGrad: D rows of W1, a few of them in each step's
+#: gradient, so that a step doing work on every row of W1 takes far longer than one on its rows.
+WIDE_D, WIDE_STEPS, WIDE_ROWS = 1_000_000, 100, 20
 
-    def __array_finalize__(self, obj):
-        self.written = None                  # views and copies record nothing
-
-    def record(self, key):
-        if self.written is not None:
-            probe = np.zeros(self.shape, dtype=bool)
-            probe[key] = True
-            self.written |= probe.reshape(len(probe), -1).any(axis=1)
-
-    def __setitem__(self, key, value):
-        self.record(key)
-        super().__setitem__(key, value)
-
-    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
-        if method == "at" and isinstance(inputs[0], WatchedRows):
-            inputs[0].record(inputs[1])
-        for array in out or ():
-            if isinstance(array, WatchedRows):
-                array.record(Ellipsis)
-        plain = [x.view(np.ndarray) if isinstance(x, WatchedRows) else x for x in inputs]
-        if out is not None:
-            kwargs["out"] = tuple(x.view(np.ndarray) if isinstance(x, WatchedRows) else x
-                                  for x in out)
-        result = getattr(ufunc, method)(*plain, **kwargs)
-        return (out[0] if len(out) == 1 else out) if out is not None else result
+WIDE_HINT = ("step does work on every row of W1 (a dense gradient, or a write or copy of all of "
+             "W1): only the rows listed in rows have a gradient and may be touched (k × F work "
+             "per step instead of D × F)")
 
 
-def take_steps(optimizer, params, steps):
-    """``optimizer.step`` on each gradient dict: the parameters updated in place (W1 on the rows
-    given only), the gradients left unchanged."""
-    arrays = dict(params)
-    for grads in steps:
-        given = pristine(grads)
-        call(optimizer.step, params, given, name="AdaGrad.step")
-        if not same(grads, given):
-            raise NotYet("step modified the gradients it was given; leave them unchanged")
-        W1, rows = params.get("W1"), grads["W1"][0]
-        if isinstance(W1, WatchedRows) and W1.written is not None:
-            extra = W1.written.copy()
-            extra[rows], W1.written[:] = False, False
-            if extra.any() and len(rows) + extra.sum() == len(W1):
-                raise NotYet(f"step wrote all {len(W1)} rows of W1; only the rows listed in rows "
-                             "have a gradient and may be touched (k × F work per step instead "
-                             "of D × F)")
-            if extra.any():
-                raise NotYet("step wrote rows of W1 that have no gradient in this step; W1's "
-                             "gradient (rows, values) applies to the rows listed in rows only")
-        for name, array in arrays.items():
-            if params.get(name) is not array:
-                raise NotYet(f"step replaced params[{name!r}] by a new array; update it in place "
-                             "(on W1's rows only), otherwise every step copies all of W1")
-    return params
+@functools.cache
+def wide_problem():
+    """(η0, ε, parameters, steps) of the wide problem, W1 D × 4, each step's W1 gradient on
+    :data:`WIDE_ROWS` rows."""
+    rng = np.random.default_rng(2014)
+    start = {"W1": rng.normal(size=(WIDE_D, 4)), "b1": rng.normal(size=4),
+             "W2": rng.normal(size=(4, 3)), "b2": rng.normal(size=3)}
+    steps = [{"W1": (np.sort(rng.choice(WIDE_D, WIDE_ROWS, replace=False)),
+                     rng.normal(size=(WIDE_ROWS, 4))), "b1": rng.normal(size=4),
+              "W2": rng.normal(size=(4, 3)), "b2": rng.normal(size=3)}
+             for _ in range(WIDE_STEPS)]
+    return 0.1, 1e-8, start, steps
 
 
-def state_of(optimizer):
-    """Copies of the data attributes an optimizer reaches (its own and its class's)."""
-    return {name: pristine(getattr(optimizer, name)) for name in dir(optimizer)
-            if not name.startswith("__") and not callable(getattr(optimizer, name))}
+def _wide_steps(AdaGrad, name):
+    """:class:`NotYet` unless ``AdaGrad``, an answer of another process, takes the steps of the
+    wide problem, to the same parameters, within twice the CPU time that handing it the
+    problem takes there (the same call without steps) and ten times that of mlnn's steps
+    here."""
+    if name in OURS or not is_remote(AdaGrad) or getattr(AdaGrad, "wide_judged", False):
+        return
+    AdaGrad.wide_judged = True
+    eta0, epsilon, start, steps = wide_problem()
+    ours = []
+    for _ in range(2):
+        params = pristine(start)
+        began = time.process_time()
+        expected = drive_adagrad(Reference, eta0, epsilon, params, steps, False)
+        ours.append(time.process_time() - began)
+    with AdaGrad.answer.limited(memory=1 << 40, cpu=60.0) as limited:
+        drive, Class = limited.get("drive_adagrad"), limited.get(AdaGrad.__name__).ref
+        before = cpu_seconds(limited.pid)
+        driven(drive, Class, eta0, epsilon, pristine(start), [], False, name=name)
+        limited.cpu = 2 * (cpu_seconds(limited.pid) - before) + 10 * min(ours) + CPU_SLACK
+        try:
+            got = driven(drive, Class, eta0, epsilon, pristine(start), steps, False, name=name)
+        except StudentError as error:
+            if error.kind in ("cpu", "wall", "MemoryError"):
+                raise NotYet(WIDE_HINT) from None
+            raise
+    if not agree(got, expected):
+        raise NotYet(f"after {WIDE_STEPS} steps on a W1 of {WIDE_D:,} rows the parameters are "
+                     "off")
 
 
 def _drive_adagrad(AdaGrad, *named, name):
-    """The parameters after the steps of ``AdaGrad(eta0, epsilon)``, once a step of another
-    optimizer has left its state untouched."""
-    eta0, epsilon, start, steps = (value for _, value in named)
+    """The parameters after the steps of ``AdaGrad(eta0, epsilon)``
+    (:func:`~mlnn.course.standins.drive_adagrad`); an answer of another process right on them
+    also on the wide problem (:func:`_wide_steps`)."""
     expect_class(AdaGrad, "AdaGrad", {"step": "step(params, grads)"})
-    optimizer = call(AdaGrad, eta0, epsilon, name=name)
-    other, before = call(AdaGrad, 0.5, 0.01, name=name), state_of(optimizer)
-    take_steps(other, pristine(start), steps[:1])
-    if not same(before, state_of(optimizer)):
-        raise NotYet("two AdaGrad objects used side by side interfere: each must keep its own G, "
-                     "made in __init__, not shared between objects")
-    params = pristine(start)
-    params["W1"] = start["W1"].copy().view(WatchedRows)
-    params["W1"].written = np.zeros(len(start["W1"]), dtype=bool)
-    take_steps(optimizer, params, steps)
-    if all(np.array_equal(params[name], start[name]) for name in start):
+    args = [value for _, value in named]
+    params = driven(drive_adagrad, AdaGrad, *args, name=name)
+    if all(np.array_equal(params[key], args[2][key]) for key in args[2]):
         raise NotYet(NO_ANSWER)
+    if agree(params, drive_adagrad(Reference, *pristine(args))):    # right here: how it works
+        _wide_steps(AdaGrad, name)
     return params
 
 

@@ -230,7 +230,7 @@ def proxy_function(answer, ref, name, info):
 
 def proxy_class(answer, ref, name, info):
     """A class standing for the answer's class ``name``: constructing it constructs one there;
-    its public methods are called there."""
+    its public methods are called there; ``ref`` hands the class itself back to its process."""
     def init(self, *args):
         self._ref = answer.request({"op": "call", "ref": ref._number}, args)
 
@@ -242,7 +242,7 @@ def proxy_class(answer, ref, name, info):
         return call
     methods = [m for m in info.get("methods") or [] if isinstance(m, str) and m.isidentifier()]
     body = {m: method(m) for m in methods}
-    body.update(__init__=init, answer=answer, remote=True)
+    body.update(__init__=init, answer=answer, remote=True, ref=ref)
     cls = type(name if name.isidentifier() else "Answer", (Remote,), body)
     cls.__signature__ = _signature(info.get("parameters"))
     return cls

@@ -2,23 +2,24 @@
 bytes, never pickle, and the one request/answer loop both sides run (:class:`Channel`).
 
 A value is data or a reference. Data: None, bools, ints, floats, strings; tuples, lists and
-dicts of values; NumPy arrays and scalars of bool, integer or float dtype; SciPy CSR, CSC and
-COO matrices (their index arrays checked before use); a NumPy ``Generator`` (its bit
-generator's state). Anything else (a function, a class, an object) stays in its process and
-crosses as a reference: the other side gets a :class:`Ref` whose calls and method calls come
-back as requests. So no object of one process ever exists in the other.
+dicts of values; NumPy arrays (``numpy.matrix`` too) and scalars of bool, integer or float
+dtype; SciPy CSR, CSC and COO matrices (their index arrays checked before use); a NumPy
+``Generator`` (its bit generator's state). Anything else (a function, a class, an object) stays
+in its process and crosses as a reference: the other side gets a :class:`Ref` whose calls and
+method calls come back as requests. So no object of one process ever exists in the other.
 
 Within one request the answering side keeps what it was given: handing back an argument it
 received (``optimizer.step(params, ...)`` with the ``params`` it was called with) reaches the
 caller as that same object, its new contents written into it; and after a call, every
 argument's new contents are written back into the caller's copies (an update made in place
-stays an update made in place).
+stays an update made in place, in a sparse matrix too, and so does a new dtype or shape).
 """
 
 import json
 import math
 import socket
 import struct
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -150,8 +151,9 @@ class Encoder:
         return self.plain(value, depth)
 
     def plain(self, value, depth):
-        if isinstance(value, np.ndarray) and value.dtype.kind in KINDS and not isinstance(
-                value, np.matrix):
+        if isinstance(value, np.ndarray) and value.dtype.kind in KINDS:
+            if isinstance(value, np.matrix):
+                return {"matrix": self.array(np.asarray(value))}
             return self.array(value)
         if sp.issparse(value) and value.format in SPARSE and value.dtype.kind in KINDS:
             parts = ((value.data, value.row, value.col) if value.format == "coo"
@@ -212,6 +214,10 @@ class Decoder:
             return self.array(node)
         if kind == "scalar":
             return self.array(node["scalar"])[()]
+        if kind == "matrix":
+            with warnings.catch_warnings():        # (NumPy advises against the class)
+                warnings.simplefilter("ignore", PendingDeprecationWarning)
+                return np.asmatrix(self.array(node["matrix"]))
         if kind in ("list", "tuple"):
             items = [self(v, depth + 1) for v in _listed(node[kind])]
             return items if kind == "list" else tuple(items)
@@ -283,11 +289,21 @@ def _generator(state):
 
 def write_back(original, now):
     """Write the new contents ``now`` of a value into the ``original`` in place where its type
-    allows: arrays of one shape and dtype, dicts, lists, a generator's state; recursively."""
+    allows: arrays (a new dtype or shape included), sparse matrices, dicts, lists, a
+    generator's state; recursively."""
     if isinstance(original, np.ndarray) and isinstance(now, np.ndarray):
-        if original.shape == now.shape and original.dtype == now.dtype \
-                and original.flags.writeable:
+        if original.flags.writeable and (original.shape != now.shape
+                                         or original.dtype != now.dtype):
+            _refit(original, now)
+        if original.flags.writeable and original.shape == now.shape \
+                and original.dtype == now.dtype:
             np.copyto(original, now)
+    elif sp.issparse(original) and sp.issparse(now) and original.format == now.format:
+        if original.shape != now.shape:
+            original.resize(now.shape)
+        for part in ("data", "row", "col") if now.format == "coo" else (
+                "data", "indices", "indptr"):
+            setattr(original, part, getattr(now, part))
     elif isinstance(original, dict) and isinstance(now, dict):
         for key in [k for k in original if k not in now]:
             del original[key]
@@ -309,6 +325,22 @@ def write_back(original, now):
         original.bit_generator.state = now.bit_generator.state
 
 
+def _refit(original, now):
+    """Give the array ``original`` (one that owns its buffer) the dtype and shape of ``now``, in
+    place, as the answer did to its copy (a relabelled or resized argument is a change the
+    caller must see)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            original.resize((original.size,), refcheck=False)
+            original.dtype = np.uint8
+            original.resize((now.nbytes,), refcheck=False)
+            original.dtype = now.dtype
+            original.resize(now.shape, refcheck=False)
+    except (ValueError, TypeError, AttributeError):
+        pass
+
+
 def _same_kind(a, b):
     arrays = isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape \
         and a.dtype == b.dtype
@@ -316,11 +348,13 @@ def _same_kind(a, b):
 
 
 def containers(values, found=None, depth=0):
-    """Every array, dict, list, tuple and generator inside ``values``, in the order of a walk
-    through them: both sides number a call's arguments so, to mention one handed back."""
+    """Every array, sparse matrix, dict, list, tuple and generator inside ``values``, in the
+    order of a walk through them: both sides number a call's arguments so, to mention one
+    handed back."""
     found = [] if found is None else found
     for value in values:
-        if isinstance(value, (np.ndarray, dict, list, tuple, np.random.Generator)):
+        if isinstance(value, (np.ndarray, dict, list, tuple, np.random.Generator)) or (
+                sp.issparse(value) and value.format in SPARSE):
             found.append(value)
         if depth < MAX_DEPTH and isinstance(value, dict):
             containers(value.values(), found, depth + 1)

@@ -5,10 +5,11 @@ The zygote runs no student code and holds nothing of the graders: it imports the
 :data:`PRELOADED` modules and the wire, then waits for the grader's requests, each a
 configuration and a socket. Its child, per request: a new session and an empty working
 directory; the mlnn modules the exercise allows and mlnn's own pieces standing in for the
-student's other pieces (notebook 01b); then :func:`~mlnn.sandbox.confine.confine`; then the
-preamble (the notebook's imports) and the answer's code; then it answers calls until told to
-exit. Once confined it can import only what is loaded already: every other import is refused
-with the list of what is allowed.
+student's other pieces (notebook 01b) and a class answer's driver; then
+:func:`~mlnn.sandbox.confine.confine`, and every mlnn module but the allowed ones forgotten; then
+the preamble (the notebook's imports) and the answer's code; then it answers calls until told to
+exit. Once confined it can import only what is loaded already, of mlnn only what is allowed:
+every other import is refused with the list of what is allowed.
 """
 
 import builtins
@@ -70,6 +71,16 @@ def _parameters(function):
             for p in signature.parameters.values()]
 
 
+def forget_modules(allowed):
+    """Drop from ``sys.modules`` every mlnn module but those ``allowed`` (and their packages):
+    what the stand-ins, the drivers and this process loaded keeps working, and an import of it
+    is refused."""
+    kept = {".".join(name.split(".")[:i + 1]) for name in allowed
+            for i in range(name.count(".") + 1)}
+    for name in [n for n in sys.modules if n.split(".")[0] == "mlnn" and n not in kept]:
+        del sys.modules[name]
+
+
 def child(fd, config, workdir):
     """One confined answer (never returns)."""
     os.setsid()
@@ -89,6 +100,7 @@ def child(fd, config, workdir):
     enforced = confine(workdir, config["memory"], config["cpu"], config["abi"])
     sys.meta_path.insert(0, Refuse(f", and {', '.join(allowed)}" if allowed else ""))
     sys.path[:] = []
+    forget_modules(allowed)
 
     def resolve(request):
         if request.get("op") == "describe":

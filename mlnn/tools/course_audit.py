@@ -10,6 +10,9 @@ is whether the behaviour is the student's:
   imported module (``from mlnn.paper import ranks as r; r.average_ranks``);
 * ``copied``: a definition of the cell whose tokens match those of such a routine's source by
   :data:`SIMILAR` or more (names and layout changed or not);
+* ``introspection``: the cell reaches objects it was not given, through Python's internals
+  (``__subclasses__``, ``__globals__``, ``sys.modules``, ``gc``, ...) or by names it builds
+  (``getattr``, ``eval``, ``exec``): the way to a loaded routine that no import allows;
 * ``locked``: a locked cell of the release changed or missing (grading never runs it).
 
 A flag is a reason to read the cell, not a verdict.
@@ -75,6 +78,31 @@ def library_names(tree, reaches):
     return found
 
 
+#: What an answer never needs, and what reaches objects it was not given.
+INTROSPECTION = frozenset({
+    "__subclasses__", "__globals__", "__closure__", "__code__", "__builtins__", "__import__",
+    "__dict__", "__mro__", "__bases__", "__base__", "__loader__", "__spec__", "gc", "sys",
+    "inspect", "importlib", "builtins", "getattr", "setattr", "vars", "globals", "locals",
+    "eval", "exec", "compile"})
+
+
+def introspection(tree):
+    """The names of :data:`INTROSPECTION` the cell uses: as names, attributes, imports, or
+    (the dunders) inside strings."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.update(a.name.split(".")[0] for a in node.names)
+            found.add((getattr(node, "module", None) or "").split(".")[0])
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.update(w for w in INTROSPECTION if w.startswith("__") and w in node.value)
+    return sorted(found & INTROSPECTION)
+
+
 def tokens(source):
     """The token strings of Python ``source`` (comments and layout dropped)."""
     skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
@@ -120,6 +148,7 @@ def answer_flags(source, reaches):
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     flags = [("library", reach) for reach in library_names(tree, reaches)]
+    flags += [("introspection", name) for name in introspection(tree)]
     return flags + [("copied", f"{reach} (a definition matching its source)")
                     for reach in copies(tree, source, reaches)]
 
