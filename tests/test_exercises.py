@@ -21,6 +21,7 @@ from mlnn.course.registry import SOLUTIONS as SOLUTION_STEMS
 from mlnn.course.registry import Exercise, exercise
 from mlnn.course.standins import STAND_INS
 from mlnn.tools import course_audit, nbgrader_course
+from tests.across import judged
 from tests.shown import shown
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -188,7 +189,7 @@ TABLES = [(grader, mistake) for grader, _, _ in EXERCISES
 @pytest.mark.parametrize("grader, mistake", TABLES,
                          ids=[f"{g.__name__}-{i}" for i, (g, _) in enumerate(TABLES)])
 def test_every_mistake_of_a_table_is_rejected_with_its_own_hint(grader, mistake, capsys):
-    assert not grader(mistake.answer)
+    assert not judged(grader, mistake.answer)      # as the grading command judges an answer
     out = shown(capsys)
     assert out.startswith("NOT YET") and mistake.hint in out, out
 
