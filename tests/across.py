@@ -2,8 +2,8 @@
 own, through :mod:`mlnn.sandbox.wire`, so that only calls and values cross.
 
 :func:`across` forks this process; the child serves the answer (a function or a class of the
-test's) as an answer's process serves a notebook cell's code, the parent gets the proxy the
-graders get from :class:`mlnn.sandbox.client.Answer`. A limited call (a grader's judgement of
+test's) on the channel an answer's process answers on (:func:`mlnn.sandbox.worker.answering`);
+the parent gets the proxy the graders get from :class:`mlnn.sandbox.client.Answer`. A limited call (a grader's judgement of
 how the answer works) runs in a new fork under the same kernel limit on its address space.
 Nothing is confined: the tests' answers are ours; what crosses, and how, is the real thing.
 """
@@ -13,9 +13,9 @@ import os
 import resource
 import signal
 
+from mlnn.course.drivers import DRIVERS
 from mlnn.course.pieces import standing_in
 from mlnn.course.registry import EXERCISES
-from mlnn.course.drivers import DRIVERS
 from mlnn.sandbox import client, worker
 from mlnn.sandbox.confine import address_space
 from mlnn.sandbox.wire import Channel, socket_pair
@@ -36,7 +36,7 @@ class Forked(client.Answer):
                 if memory is not None:
                     limit = address_space() + int(memory)
                     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-                serve(theirs, namespace)
+                worker.answering(theirs, namespace).serve()
             except (EOFError, ConnectionError):
                 pass
             finally:
@@ -54,22 +54,6 @@ class Forked(client.Answer):
             os.waitpid(self.pid, 0)
         except ChildProcessError:
             pass
-
-
-def serve(sock, namespace):
-    """Answer the grader's requests on ``sock`` about the names of ``namespace``."""
-    def resolve(request):
-        name = request.get("name")
-        if request.get("op") == "describe":
-            return lambda: worker.describe(namespace[name]) if name in namespace \
-                else {"kind": "missing"}
-        if request.get("op") == "get":
-            return lambda: namespace.get(name)
-        target = channel.objects[request["ref"]]
-        return getattr(target, request["method"]) if "method" in request else target
-
-    channel = Channel(sock, resolve)
-    channel.serve()
 
 
 #: The answers' processes started by :func:`across`, ended by :func:`end_all`.

@@ -81,6 +81,22 @@ def forget_modules(allowed):
         del sys.modules[name]
 
 
+def answering(sock, namespace):
+    """The channel on which an answer's process answers the grader's requests: what a name of
+    ``namespace`` is (``describe``), its value (``get``), and calls of what it handed over."""
+    def resolve(request):
+        if request.get("op") == "describe":
+            name = request.get("name")
+            return lambda: describe(namespace[name]) if name in namespace else {"kind": "missing"}
+        if request.get("op") == "get":
+            return lambda: namespace.get(request.get("name"))
+        target = channel.objects[request["ref"]]
+        return getattr(target, request["method"]) if "method" in request else target
+
+    channel = Channel(sock, resolve)
+    return channel
+
+
 def child(fd, config, workdir):
     """One confined answer (never returns)."""
     os.setsid()
@@ -102,16 +118,7 @@ def child(fd, config, workdir):
     sys.path[:] = []
     forget_modules(allowed)
 
-    def resolve(request):
-        if request.get("op") == "describe":
-            name = request.get("name")
-            return lambda: describe(namespace[name]) if name in namespace else {"kind": "missing"}
-        if request.get("op") == "get":
-            return lambda: namespace.get(request.get("name"))
-        target = channel.objects[request["ref"]]
-        return getattr(target, request["method"]) if "method" in request else target
-
-    channel = Channel(sock, resolve)
+    channel = answering(sock, namespace)
     error = None
     try:
         for code in (config.get("preamble", ""), config["source"]):
